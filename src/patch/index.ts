@@ -1,0 +1,110 @@
+/**
+ * src/patch — the PURE patch engine of hagent: agent text → {@link ParsedPatch} → {@link Plan}
+ * (the new bytes, op, counts and match level of every file), computed entirely in memory.
+ *
+ * Owns: intake leniencies, the Codex and unified-diff parsers, chunk location (unique match,
+ * four comparison levels), byte fidelity, file-op checks, and their diagnostics.
+ * Must not import `node:fs`, `node:child_process`, `chokidar`, `git/`, `fsx/` or `transaction/`,
+ * read the clock or `process.cwd()`: it takes text and a snapshot, and returns values or throws
+ * {@link HagentError}. Other folders import only from this file.
+ * Paths are opaque strings here: policy normalizes and checks them before planning.
+ */
+
+import type { HagentError } from '../errors.js';
+import { locatePatch, unwrapText } from './intake.js';
+import { parseCodex } from './parse-codex.js';
+import { parseUnifiedDiff } from './parse-udiff.js';
+import { plan } from './plan.js';
+import type { ParsedPatch, Plan, Snapshot } from './types.js';
+
+export type {
+  Chunk,
+  ChunkPlacement,
+  FileMode,
+  FileState,
+  Leniency,
+  MatchLevel,
+  ParsedPatch,
+  PatchOp,
+  Plan,
+  PlannedFile,
+  Snapshot,
+} from './types.js';
+
+/**
+ * Parses what an agent sent: a Codex `apply_patch` patch or a unified diff, possibly wrapped in a
+ * Markdown fence, prose, a heredoc (`[cd DIR &&] apply_patch <<'EOF'`) or JSON
+ * (`{"command":["apply_patch","…"]}`, `{"input":"…"}`), with CRLF line breaks.
+ * Rule: patch-language.md §1 (grammar), §2 (the 11 leniencies, each reported in `leniencies`).
+ *
+ * Line numbers (`patchLine`, error `details.line`) are 1-based lines of the text as given (of the
+ * unwrapped string for a JSON wrapper). `cwd` is the heredoc's `cd DIR`, recorded, not applied:
+ * the caller must check it is inside the worktree.
+ *
+ * @param text the patch text (already decoded from bytes).
+ * @returns `{format, ops, leniencies, cwd?}`; ops in patch order.
+ * @throws HagentError `PATCH_SYNTAX` (not a patch, a line that breaks the grammar, no End Patch,
+ *   ops after a premature End Patch; `details.line`), `MULTIPLE_PATCHES` (two complete patches),
+ *   `UNSUPPORTED_FILE` (a binary diff, or a symlink/submodule mode in a unified diff).
+ * @example
+ * const parsed = parsePatch('*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch\n');
+ * // parsed.ops[0] → { kind: 'add', path: 'a.txt', lines: ['hi'], finalNewline: true, patchLine: 2 }
+ */
+export function parsePatch(text: string): ParsedPatch {
+  const intake = unwrapText(text);
+  const located = locatePatch(intake);
+  const leniencies = intake.leniencies;
+  const ops =
+    located.format === 'codex'
+      ? parseCodex(intake.lines, located.begin, located.end, leniencies)
+      : parseUnifiedDiff(intake.lines, located.start, located.end, leniencies);
+  const parsed: ParsedPatch = { format: located.format, ops, leniencies: [...leniencies] };
+  if (intake.cwd !== undefined) parsed.cwd = intake.cwd;
+  return parsed;
+}
+
+/**
+ * Every path the planner needs the state of, in patch order without duplicates: each op's path,
+ * each move destination (to refuse a move onto an existing file) and each copy source.
+ * The caller reads them (lstat + bytes + mode) into the {@link Snapshot} given to {@link planPatch}.
+ */
+export function pathsToRead(parsed: ParsedPatch): string[] {
+  const out = new Set<string>();
+  for (const op of parsed.ops) {
+    if (op.kind === 'add' && op.copyFrom !== undefined) out.add(op.copyFrom);
+    out.add(op.path);
+    if (op.kind === 'update' && op.moveTo !== undefined) out.add(op.moveTo);
+  }
+  return [...out];
+}
+
+/**
+ * Computes the whole patch in memory against `snapshot` (which must hold every path of
+ * {@link pathsToRead}). Nothing is written: the result is what the transaction writes, all or nothing.
+ *
+ * - Chunks are located in file order with a cursor; `@@` anchors narrow the search (stacked anchors
+ *   allowed; a prefix match only when unique); each chunk must match uniquely at the strictest of
+ *   four levels (exact, trim-end, trim, unicode). Rule: patch-language.md §3.
+ * - Context lines keep the file's bytes; new lines take the file's dominant line ending; BOM, a
+ *   missing final newline and a final blank line are kept; mode is kept on update and move. §4.
+ * - Add/Move onto an existing path, Update/Delete/Move of a missing path or directory, two ops on one
+ *   path are refused. §5. A no-op file among real changes is a warning; all no-ops → NO_CHANGES.
+ *
+ * `PlannedFile.chunks[].startLine` is 1-based in the original file; `added`/`removed` count the
+ * lines really changed (a delete counts the file's lines, an add its lines); `level` is the loosest
+ * level any chunk of the file matched at. `Plan.leniencies` = the parser's plus `one-blank-line-retry`.
+ *
+ * @throws HagentError with `details` {path, chunk (1-based), line (1-based), candidates (1-based lines)}
+ *   and always a `hint`:
+ *   `DUPLICATE_PATH`, `FILE_EXISTS`, `FILE_NOT_FOUND`, `UNSUPPORTED_FILE` (NUL bytes, invalid UTF-8,
+ *   not a regular file), `CONTEXT_NOT_FOUND` (hint: closest region and its first differing line),
+ *   `AMBIGUOUS_MATCH` (candidates, and an anchor to add), `OVERLAPPING_CHUNKS`, `NO_CHANGES`,
+ *   `INTERNAL` (the snapshot lacks a path from pathsToRead: a caller bug).
+ * @example
+ * const plan = planPatch(parsed, new Map([['a.txt', { kind: 'missing' }]]));
+ * // plan.files[0] → { op: 'add', path: 'a.txt', bytes: <"hi\n">, mode: '100644', added: 1, … }
+ */
+export function planPatch(parsed: ParsedPatch, snapshot: Snapshot): Plan {
+  return plan(parsed, snapshot);
+}
+

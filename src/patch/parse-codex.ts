@@ -1,0 +1,269 @@
+/**
+ * Parser of the Codex `apply_patch` language: the lines between `*** Begin Patch` and
+ * `*** End Patch` → ops. Grammar: patch-language.md §1; leniencies §2.1, 2.6–2.9, 2.11.
+ * It does not check that the patch applies (the planner does).
+ */
+
+import { HagentError } from '../errors.js';
+import { classifyMarker, type Marker } from './markers.js';
+import type { Chunk, Leniency, PatchOp } from './types.js';
+
+const UDIFF_HUNK = /^@@+\s*-\d+(?:,\d+)?\s+\+\d+(?:,\d+)?\s*@@+(.*)$/;
+
+/**
+ * Parses the ops of a Codex patch whose `*** Begin Patch` is at 0-based `begin` and
+ * `*** End Patch` at `end`. Leniencies used are appended to `leniencies` (no duplicates).
+ * Line numbers in errors and `patchLine` are 1-based (`index + 1`).
+ * @throws HagentError `PATCH_SYNTAX` with `line` for a line that breaks the grammar.
+ */
+export function parseCodex(lines: readonly string[], begin: number, end: number, leniencies: Leniency[]): PatchOp[] {
+  const note = (l: Leniency): void => {
+    if (!leniencies.includes(l)) leniencies.push(l);
+  };
+  const noteAll = (m: Marker): void => m.leniencies.forEach(note);
+  const ops: PatchOp[] = [];
+  let i = begin + 1;
+  while (i < end) {
+    const line = lines[i] as string;
+    if (line.trim() === '') {
+      note('stray-blank-line');
+      i++;
+      continue;
+    }
+    const header = classifyMarker(line, true);
+    if (!header || header.kind === 'unknown-star' || header.kind === 'eof' || header.kind === 'move' || header.kind === 'begin' || header.kind === 'end') {
+      throw syntax(i, `expected an op header ("*** Add File: ", "*** Update File: ", "*** Delete File: ") or "*** End Patch", found ${quote(line)}`, 'each op starts with "*** Add File: PATH", "*** Update File: PATH" or "*** Delete File: PATH"');
+    }
+    noteAll(header);
+    const path = header.path as string;
+    if (path === '') throw syntax(i, 'the op header names no path', 'write the path after the colon, e.g. "*** Update File: src/a.py"');
+    if (header.kind === 'delete') {
+      ops.push({ kind: 'delete', path, patchLine: i + 1 });
+      i++;
+    } else if (header.kind === 'add') {
+      i = parseAdd(lines, i, end, path, ops, note);
+    } else {
+      i = parseUpdate(lines, i, end, path, ops, note);
+    }
+  }
+  return ops;
+}
+
+/** True for a line that ends an Add body or a chunk: a known marker, or `***` anything at column 0. */
+function isOpBoundary(line: string): boolean {
+  const m = classifyMarker(line, false);
+  if (!m) return false;
+  if (m.kind === 'unknown-star') return line.startsWith('***');
+  return true;
+}
+
+function parseAdd(lines: readonly string[], headerAt: number, end: number, path: string, ops: PatchOp[], note: (l: Leniency) => void): number {
+  let k = headerAt + 1;
+  while (k < end && (lines[k] as string).trim() === '') k++;
+  const firstBody = k < end ? (lines[k] as string) : undefined;
+  if (firstBody === undefined || isOpBoundary(firstBody)) {
+    if (k > headerAt + 1) note('stray-blank-line');
+    ops.push({ kind: 'add', path, lines: [], finalNewline: true, patchLine: headerAt + 1 });
+    return k;
+  }
+  const body: string[] = [];
+  if (firstBody.startsWith('+')) {
+    // All body lines carry '+'. Blank lines between '+' lines are empty content lines.
+    let j = headerAt + 1;
+    while (j < end) {
+      const line = lines[j] as string;
+      if (line.startsWith('+')) {
+        body.push(line.slice(1));
+        j++;
+        continue;
+      }
+      if (line.trim() === '') {
+        let q = j;
+        while (q < end && (lines[q] as string).trim() === '') q++;
+        if (q < end && (lines[q] as string).startsWith('+')) {
+          for (; j < q; j++) body.push('');
+          continue;
+        }
+        break;
+      }
+      if (isOpBoundary(line) || classifyMarker(line, true)) break;
+      throw syntax(j, `Add File body line without "+" among lines with it: ${quote(line)}`, 'prefix every line of an added file with "+" (all lines or none)');
+    }
+    ops.push({ kind: 'add', path, lines: body, finalNewline: true, patchLine: headerAt + 1 });
+    return j;
+  }
+  // No '+' at all (§2.7): the body runs to the next "***" line; no body line may carry '+'.
+  let j = headerAt + 1;
+  for (; j < end; j++) {
+    const line = lines[j] as string;
+    if (stripLeading(line).startsWith('***')) break;
+    if (line.startsWith('+')) {
+      throw syntax(j, `Add File body mixes lines with and without "+": ${quote(line)}`, 'prefix every line of an added file with "+" (all lines or none)');
+    }
+    body.push(line);
+  }
+  if (body.length > 0 && (body[body.length - 1] as string).trim() === '') {
+    body.pop();
+    note('stray-blank-line');
+  }
+  note('add-without-plus');
+  ops.push({ kind: 'add', path, lines: body, finalNewline: true, patchLine: headerAt + 1 });
+  return j;
+}
+
+function stripLeading(line: string): string {
+  return line.replace(/^[\s\uFEFF\u200B\u200C\u200D\u2060\u00A0]+/, '');
+}
+
+interface ChunkBuilder {
+  anchors: string[];
+  oldLines: string[];
+  newLines: string[];
+  kinds: string[];
+  endOfFile: boolean;
+  patchLine: number;
+  /** Number of trailing lines that were bare empty lines (no ' ' prefix). */
+  trailingBare: number;
+  hasLines: boolean;
+}
+
+function parseUpdate(lines: readonly string[], headerAt: number, end: number, path: string, ops: PatchOp[], note: (l: Leniency) => void): number {
+  let k = headerAt + 1;
+  let moveTo: string | undefined;
+  const maybeMove = k < end ? classifyMarker(lines[k] as string, true) : undefined;
+  if (maybeMove?.kind === 'move') {
+    maybeMove.leniencies.forEach(note);
+    moveTo = maybeMove.path as string;
+    if (moveTo === '') throw syntax(k, '"*** Move to:" names no path', 'write the destination after the colon');
+    k++;
+  }
+  const chunks: Chunk[] = [];
+  let cur: ChunkBuilder | undefined;
+  let anchorsAt = -1;
+
+  const finish = (): void => {
+    if (!cur) return;
+    const c = cur;
+    cur = undefined;
+    if (!c.hasLines) return;
+    // Bare empty lines at the end of a chunk are empty context lines (Codex), except when the chunk
+    // is otherwise a pure insertion (or only blanks): then they are stray blank lines (§2.8), never
+    // a context line that could pull the insertion onto some blank line of the file.
+    if (c.trailingBare > 0 && c.oldLines.length === c.trailingBare && !c.endOfFile) {
+      c.oldLines.length = 0;
+      c.newLines.length -= c.trailingBare;
+      c.kinds.length -= c.trailingBare;
+      note('stray-blank-line');
+      if (c.newLines.length === 0 && c.anchors.length === 0) return;
+    }
+    const chunk: Chunk = {
+      anchors: c.anchors,
+      oldLines: c.oldLines,
+      newLines: c.newLines,
+      endOfFile: c.endOfFile,
+      lineKinds: c.kinds.join(''),
+      patchLine: c.patchLine,
+    };
+    chunks.push(chunk);
+  };
+
+  const start = (at: number): ChunkBuilder => ({
+    anchors: [],
+    oldLines: [],
+    newLines: [],
+    kinds: [],
+    endOfFile: false,
+    patchLine: at + 1,
+    trailingBare: 0,
+    hasLines: false,
+  });
+
+  for (; k < end; k++) {
+    const line = lines[k] as string;
+    if (line.startsWith('@@')) {
+      if (cur?.hasLines) finish();
+      if (!cur) {
+        cur = start(k);
+        anchorsAt = k;
+      }
+      const anchor = readAnchor(line, note);
+      if (anchor !== '') cur.anchors.push(anchor);
+      continue;
+    }
+    const c0 = line.charCodeAt(0);
+    const isChunkLine = line === '' || c0 === 32 || c0 === 43 || c0 === 45;
+    if (!isChunkLine || line.trim() !== '') {
+      const marker = classifyMarker(line, !isChunkLine);
+      if (marker && marker.kind === 'eof') {
+        if (!cur?.hasLines) throw syntax(k, '"*** End of File" with no chunk lines before it', 'put "*** End of File" right after the last line of a chunk');
+        marker.leniencies.forEach(note);
+        cur.endOfFile = true;
+        finish();
+        continue;
+      }
+      if (marker && (marker.kind !== 'unknown-star' || line.startsWith('***'))) {
+        if (marker.kind === 'unknown-star') {
+          throw syntax(k, `unknown marker ${quote(line)}`, 'valid markers: "*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: ", "*** End of File", "*** End Patch"');
+        }
+        break; // the op has ended: header position
+      }
+    }
+    if (!isChunkLine) {
+      throw syntax(k, `unexpected line in an Update chunk: ${quote(line)}`, 'chunk lines start with " " (context), "-" (removed) or "+" (added); a new chunk starts with "@@"');
+    }
+    if (!cur) {
+      if (chunks.length > 0) {
+        throw syntax(k, 'a chunk line after "*** End of File" without a new "@@"', 'start each further chunk with an "@@" line');
+      }
+      cur = start(k);
+    }
+    cur.hasLines = true;
+    if (line === '' || c0 === 32) {
+      const text = line === '' ? '' : line.slice(1);
+      cur.oldLines.push(text);
+      cur.newLines.push(text);
+      cur.kinds.push(' ');
+      cur.trailingBare = line === '' ? cur.trailingBare + 1 : 0;
+    } else if (c0 === 45) {
+      cur.oldLines.push(line.slice(1));
+      cur.kinds.push('-');
+      cur.trailingBare = 0;
+    } else {
+      cur.newLines.push(line.slice(1));
+      cur.kinds.push('+');
+      cur.trailingBare = 0;
+    }
+  }
+  if (cur && !cur.hasLines && cur.anchors.length > 0) {
+    throw syntax(anchorsAt, '"@@" anchor with no chunk lines after it', 'follow each "@@" line with the chunk\'s context and changed lines');
+  }
+  finish();
+  if (chunks.length === 0 && moveTo === undefined) {
+    throw syntax(headerAt, `"Update File: ${path}" has no chunks`, 'add at least one chunk of " ", "-" and "+" lines, or use "*** Move to:" for a rename');
+  }
+  const op: PatchOp = { kind: 'update', path, chunks, patchLine: headerAt + 1 };
+  if (moveTo !== undefined) op.moveTo = moveTo;
+  ops.push(op);
+  return k;
+}
+
+/** `@@` → '', `@@ TEXT` → TEXT, `@@ -1,3 +1,3 @@ TEXT` → TEXT (§2.11). */
+function readAnchor(line: string, note: (l: Leniency) => void): string {
+  const u = UDIFF_HUNK.exec(line);
+  if (u) {
+    note('udiff-anchor');
+    const rest = u[1] as string;
+    return rest.startsWith(' ') ? rest.slice(1) : rest;
+  }
+  if (line.startsWith('@@ ')) return line.slice(3);
+  return line.slice(2);
+}
+
+function quote(line: string): string {
+  const shown = line.length > 60 ? `${line.slice(0, 57)}...` : line;
+  return JSON.stringify(shown);
+}
+
+function syntax(index: number, message: string, hint: string): HagentError {
+  return new HagentError('PATCH_SYNTAX', `line ${index + 1}: ${message}`, { line: index + 1 }, hint);
+}

@@ -1,0 +1,348 @@
+/**
+ * Parser of unified diffs (git `diff --git` and plain `diff -u`) → the same ops as the Codex
+ * language. Hunk line numbers are kept only as hints: chunks are located by content, under the
+ * same rules (patch-language.md §2 "A unified diff", §3).
+ */
+
+import { HagentError } from '../errors.js';
+import { isFenceLine } from './markers.js';
+import type { Chunk, FileMode, Leniency, PatchOp } from './types.js';
+
+const HUNK = /^@@+ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@+/;
+
+interface Section {
+  kind: 'git' | 'plain';
+  headerLine: number;
+  aPath?: string | undefined; // old path (prefix stripped), undefined for /dev/null
+  bPath?: string | undefined;
+  gitA?: string;
+  gitB?: string;
+  newFile: boolean;
+  deleted: boolean;
+  renameFrom?: string;
+  renameTo?: string;
+  copyFrom?: string;
+  copyTo?: string;
+  oldMode?: string;
+  newMode?: string;
+  newFileMode?: string;
+  binary: boolean;
+  chunks: Chunk[];
+}
+
+/**
+ * Parses the unified diff in `lines[start, end)` (0-based). Lines outside file sections that are
+ * not diff syntax are taken as prose (leniency `prose`).
+ * @throws HagentError `PATCH_SYNTAX` (malformed header or hunk, with 1-based `line`),
+ *   `UNSUPPORTED_FILE` (binary patch, symlink or submodule mode, with `path`).
+ */
+export function parseUnifiedDiff(lines: readonly string[], start: number, end: number, leniencies: Leniency[]): PatchOp[] {
+  const note = (l: Leniency): void => {
+    if (!leniencies.includes(l)) leniencies.push(l);
+  };
+  const ops: PatchOp[] = [];
+  let i = start;
+  while (i < end) {
+    const line = lines[i] as string;
+    if (line.startsWith('diff --git ')) {
+      const section = newSection('git', i);
+      const paths = parseGitHeaderPaths(line.slice('diff --git '.length));
+      if (!paths) throw syntax(i, 'cannot read the paths of this "diff --git" line', 'write "diff --git a/PATH b/PATH"');
+      section.gitA = paths[0];
+      section.gitB = paths[1];
+      i = readExtendedHeaders(lines, i + 1, end, section);
+      i = readFileLines(lines, i, end, section);
+      i = readHunks(lines, i, end, section, note);
+      ops.push(toOp(section));
+      continue;
+    }
+    if (line.startsWith('--- ') && i + 1 < end && (lines[i + 1] as string).startsWith('+++ ')) {
+      const section = newSection('plain', i);
+      i = readFileLines(lines, i, end, section);
+      i = readHunks(lines, i, end, section, note);
+      ops.push(toOp(section));
+      continue;
+    }
+    if (HUNK.test(line)) throw syntax(i, 'a hunk "@@" without a file header before it', 'start each file with "--- a/PATH" and "+++ b/PATH" (or "diff --git")');
+    if (line.trim() !== '' && !isFenceLine(line) && !/^(diff |index |Only in |similarity index )/.test(line)) note('prose');
+    i++;
+  }
+  if (ops.length === 0) throw syntax(start, 'the diff changes no file', 'send a diff with at least one file');
+  return ops;
+}
+
+function newSection(kind: 'git' | 'plain', at: number): Section {
+  return { kind, headerLine: at + 1, newFile: false, deleted: false, binary: false, chunks: [] };
+}
+
+function readExtendedHeaders(lines: readonly string[], i: number, end: number, s: Section): number {
+  for (; i < end; i++) {
+    const line = lines[i] as string;
+    let m: RegExpExecArray | null;
+    if ((m = /^old mode (\d+)\s*$/.exec(line))) s.oldMode = m[1] as string;
+    else if ((m = /^new mode (\d+)\s*$/.exec(line))) s.newMode = m[1] as string;
+    else if ((m = /^deleted file mode (\d+)\s*$/.exec(line))) {
+      s.deleted = true;
+      s.oldMode = m[1] as string;
+    } else if ((m = /^new file mode (\d+)\s*$/.exec(line))) {
+      s.newFile = true;
+      s.newFileMode = m[1] as string;
+    } else if (line.startsWith('rename from ')) s.renameFrom = unquotePath(line.slice(12), i);
+    else if (line.startsWith('rename to ')) s.renameTo = unquotePath(line.slice(10), i);
+    else if (line.startsWith('copy from ')) s.copyFrom = unquotePath(line.slice(10), i);
+    else if (line.startsWith('copy to ')) s.copyTo = unquotePath(line.slice(8), i);
+    else if (/^(similarity|dissimilarity) index /.test(line)) continue;
+    else if ((m = /^index [0-9a-f]+\.\.[0-9a-f]+(?: (\d+))?\s*$/.exec(line))) continue;
+    else if (line.startsWith('GIT binary patch') || (line.startsWith('Binary files ') && line.endsWith(' differ'))) s.binary = true;
+    else break;
+  }
+  return i;
+}
+
+/** Reads `--- OLD` / `+++ NEW` when present. */
+function readFileLines(lines: readonly string[], i: number, end: number, s: Section): number {
+  if (i + 1 < end && (lines[i] as string).startsWith('--- ') && (lines[i + 1] as string).startsWith('+++ ')) {
+    s.aPath = readFilePath((lines[i] as string).slice(4), i) ?? undefined;
+    s.bPath = readFilePath((lines[i + 1] as string).slice(4), i + 1) ?? undefined;
+    const aNull = isDevNull((lines[i] as string).slice(4));
+    const bNull = isDevNull((lines[i + 1] as string).slice(4));
+    if (aNull) s.newFile = true;
+    if (bNull) s.deleted = true;
+    // Strip the a/ and b/ prefixes: always in a git diff, in a plain diff only when both carry them.
+    const bothPrefixed = s.aPath?.startsWith('a/') !== false && s.bPath?.startsWith('b/') !== false && !(aNull && bNull);
+    if (s.kind === 'git' || bothPrefixed) {
+      if (s.aPath?.startsWith('a/')) s.aPath = s.aPath.slice(2);
+      if (s.bPath?.startsWith('b/')) s.bPath = s.bPath.slice(2);
+    }
+    return i + 2;
+  }
+  return i;
+}
+
+function isDevNull(field: string): boolean {
+  return /^\/dev\/null(\t.*)?\s*$/.test(field);
+}
+
+/** The path of a `---`/`+++` line: quoted or not, without a tab-separated timestamp; null for /dev/null. */
+function readFilePath(field: string, at: number): string | null {
+  if (isDevNull(field)) return null;
+  if (field.startsWith('"')) {
+    const q = readQuoted(field, 0);
+    if (!q) throw syntax(at, 'malformed quoted path', 'quote paths as git does: "a/x\\ty"');
+    return q.value;
+  }
+  const tab = field.indexOf('\t');
+  return (tab === -1 ? field : field.slice(0, tab)).trimEnd();
+}
+
+function unquotePath(field: string, at: number): string {
+  const f = field.trimEnd();
+  if (f.startsWith('"')) {
+    const q = readQuoted(f, 0);
+    if (!q) throw syntax(at, 'malformed quoted path', 'quote paths as git does');
+    return q.value;
+  }
+  return f;
+}
+
+/** Splits the `a/X b/Y` of a `diff --git` line (quoted or not) and strips `a/`, `b/`. */
+function parseGitHeaderPaths(rest: string): [string, string] | undefined {
+  const strip = (p: string, prefix: string): string => (p.startsWith(prefix) ? p.slice(prefix.length) : p);
+  if (rest.startsWith('"')) {
+    const a = readQuoted(rest, 0);
+    if (!a || rest[a.end] !== ' ') return undefined;
+    const bField = rest.slice(a.end + 1);
+    const b = bField.startsWith('"') ? readQuoted(bField, 0)?.value : bField;
+    if (b === undefined) return undefined;
+    return [strip(a.value, 'a/'), strip(b, 'b/')];
+  }
+  if (rest.endsWith('"')) {
+    const at = rest.lastIndexOf(' "');
+    if (at === -1) return undefined;
+    const b = readQuoted(rest.slice(at + 1), 0);
+    if (!b) return undefined;
+    return [strip(rest.slice(0, at), 'a/'), strip(b.value, 'b/')];
+  }
+  if (rest.length % 2 === 1) {
+    const mid = (rest.length - 1) / 2;
+    if (rest[mid] === ' ') {
+      const a = strip(rest.slice(0, mid), 'a/');
+      const b = strip(rest.slice(mid + 1), 'b/');
+      if (a === b) return [a, b];
+    }
+  }
+  const at = rest.indexOf(' b/');
+  if (at !== -1) return [strip(rest.slice(0, at), 'a/'), rest.slice(at + 3)];
+  const sp = rest.indexOf(' ');
+  if (sp === -1) return undefined;
+  return [rest.slice(0, sp), rest.slice(sp + 1)];
+}
+
+const C_ESCAPES: Record<string, number> = { a: 7, b: 8, t: 9, n: 10, v: 11, f: 12, r: 13, '"': 34, '\\': 92 };
+
+/** Reads a git C-quoted string starting at `from` (a `"`): escapes and octal bytes, decoded as UTF-8. */
+function readQuoted(s: string, from: number): { value: string; end: number } | undefined {
+  const bytes: number[] = [];
+  const enc = new TextEncoder();
+  for (let i = from + 1; i < s.length; i++) {
+    const c = s[i] as string;
+    if (c === '"') return { value: new TextDecoder().decode(new Uint8Array(bytes)), end: i + 1 };
+    if (c === '\\') {
+      const d = s[i + 1];
+      if (d === undefined) return undefined;
+      if (/[0-7]/.test(d)) {
+        const oct = /^[0-7]{1,3}/.exec(s.slice(i + 1, i + 4)) as RegExpExecArray;
+        bytes.push(parseInt(oct[0], 8) & 0xff);
+        i += oct[0].length;
+        continue;
+      }
+      const code = C_ESCAPES[d];
+      if (code === undefined) return undefined;
+      bytes.push(code);
+      i++;
+      continue;
+    }
+    const cp = s.codePointAt(i) as number;
+    if (cp > 0xffff) i++;
+    bytes.push(...enc.encode(String.fromCodePoint(cp)));
+  }
+  return undefined;
+}
+
+function readHunks(lines: readonly string[], i: number, end: number, s: Section, note: (l: Leniency) => void): number {
+  while (i < end) {
+    const line = lines[i] as string;
+    const m = HUNK.exec(line);
+    if (!m) break;
+    i = readHunk(lines, i, end, m, s, note);
+  }
+  return i;
+}
+
+function isHeaderAt(lines: readonly string[], i: number, end: number): boolean {
+  const line = lines[i] as string;
+  if (line.startsWith('diff --git ') || HUNK.test(line)) return true;
+  return line.startsWith('--- ') && i + 1 < end && (lines[i + 1] as string).startsWith('+++ ');
+}
+
+function readHunk(lines: readonly string[], at: number, end: number, m: RegExpExecArray, s: Section, note: (l: Leniency) => void): number {
+  const oldStart = Number(m[1]);
+  const oldCount = m[2] === undefined ? 1 : Number(m[2]);
+  const newCount = m[4] === undefined ? 1 : Number(m[4]);
+  const chunk: Chunk = { anchors: [], oldLines: [], newLines: [], endOfFile: false, patchLine: at + 1 };
+  const kinds: string[] = [];
+  let o = 0;
+  let nw = 0;
+  let i = at + 1;
+  let last = '';
+  let countsWrong = false;
+  for (; i < end; i++) {
+    const line = lines[i] as string;
+    const done = o >= oldCount && nw >= newCount;
+    const c = line[0];
+    if (c === '\\') {
+      if (last === '-' || last === ' ') chunk.oldNoFinalNewline = true;
+      if (last === '+' || last === ' ') chunk.newNoFinalNewline = true;
+      continue;
+    }
+    if (done) {
+      // The counts are satisfied; go on only if more hunk lines follow (wrong counts).
+      if (line === '' || isHeaderAt(lines, i, end) || (c !== ' ' && c !== '-' && c !== '+')) break;
+      countsWrong = true;
+    } else if (isHeaderAt(lines, i, end)) {
+      countsWrong = true;
+      break;
+    }
+    if (line === '' || c === ' ') {
+      const text = line === '' ? '' : line.slice(1);
+      chunk.oldLines.push(text);
+      chunk.newLines.push(text);
+      kinds.push(' ');
+      o++;
+      nw++;
+      last = ' ';
+    } else if (c === '-') {
+      chunk.oldLines.push(line.slice(1));
+      kinds.push('-');
+      o++;
+      last = '-';
+    } else if (c === '+') {
+      chunk.newLines.push(line.slice(1));
+      kinds.push('+');
+      nw++;
+      last = '+';
+    } else {
+      throw syntax(i, `unexpected line in a hunk: ${JSON.stringify(line.slice(0, 60))}`, 'hunk lines start with " ", "-" or "+"; check the @@ line counts');
+    }
+  }
+  if (countsWrong) note('hunk-counts');
+  chunk.lineKinds = kinds.join('');
+  if (chunk.oldLines.length === 0) chunk.insertAfterLine = oldStart;
+  else chunk.oldStartHint = oldStart;
+  if (chunk.oldNoFinalNewline) chunk.endOfFile = true;
+  if (chunk.oldLines.length > 0 || chunk.newLines.length > 0) s.chunks.push(chunk);
+  return i;
+}
+
+function mode(raw: string | undefined, path: string): FileMode | undefined {
+  if (raw === undefined) return undefined;
+  if (raw === '100644' || raw === '100755') return raw;
+  if (raw === '100664') return '100644';
+  throw new HagentError('UNSUPPORTED_FILE', `${path}: mode ${raw} (symlink or submodule) is not supported`, { path }, 'hagent patches regular files only');
+}
+
+function toOp(s: Section): PatchOp {
+  const oldPath = s.renameFrom ?? s.copyFrom ?? s.aPath ?? s.gitA;
+  const newPath = s.renameTo ?? s.copyTo ?? s.bPath ?? s.gitB;
+  const at = s.headerLine;
+  const shown = newPath ?? oldPath ?? '?';
+  if (s.binary) {
+    throw new HagentError('UNSUPPORTED_FILE', `${shown}: binary patches are not supported`, { path: shown, line: at }, 'edit text files only; binary files cannot be patched by hagent');
+  }
+  if (s.newFile) {
+    if (newPath === undefined) throw syntax(at - 1, 'a new file with no path', 'name the file in "+++ b/PATH"');
+    const body: string[] = [];
+    let finalNewline = true;
+    for (const c of s.chunks) {
+      if (c.oldLines.length > 0) throw syntax(c.patchLine - 1, `new file ${newPath}: the hunk has context or removed lines`, 'a new file\'s hunk holds only "+" lines');
+      body.push(...c.newLines);
+      if (c.newNoFinalNewline) finalNewline = false;
+    }
+    const op: PatchOp = { kind: 'add', path: newPath, lines: body, finalNewline, patchLine: at };
+    const m = mode(s.newFileMode, newPath);
+    if (m) op.mode = m;
+    return op;
+  }
+  if (s.deleted) {
+    if (oldPath === undefined) throw syntax(at - 1, 'a deleted file with no path', 'name the file in "--- a/PATH"');
+    return { kind: 'delete', path: oldPath, patchLine: at };
+  }
+  if (oldPath === undefined || newPath === undefined) throw syntax(at - 1, 'cannot tell which file this diff changes', 'write "--- a/PATH" and "+++ b/PATH"');
+  const newMode = mode(s.newMode, newPath);
+  mode(s.oldMode, oldPath);
+  if (s.copyFrom !== undefined && s.copyTo !== undefined) {
+    const op: PatchOp = { kind: 'add', path: s.copyTo, lines: [], finalNewline: true, copyFrom: s.copyFrom, chunks: s.chunks, patchLine: at };
+    if (newMode) op.mode = newMode;
+    return op;
+  }
+  let path = oldPath;
+  let moveTo: string | undefined;
+  if (s.kind === 'git') {
+    if (oldPath !== newPath) moveTo = newPath;
+  } else if (oldPath !== newPath) {
+    // Plain `diff -u old new` cannot rename: pick the likelier target (fewer components, then shorter).
+    const depth = (p: string): number => p.split('/').length;
+    path = depth(newPath) < depth(oldPath) || (depth(newPath) === depth(oldPath) && newPath.length <= oldPath.length) ? newPath : oldPath;
+  }
+  if (s.chunks.length === 0 && moveTo === undefined && newMode === undefined) {
+    throw syntax(at - 1, `the diff of ${path} has no hunks`, 'include the "@@" hunks of the change');
+  }
+  const op: PatchOp = { kind: 'update', path, chunks: s.chunks, patchLine: at };
+  if (moveTo !== undefined) op.moveTo = moveTo;
+  if (newMode) op.newMode = newMode;
+  return op;
+}
+
+function syntax(index: number, message: string, hint: string): HagentError {
+  return new HagentError('PATCH_SYNTAX', `line ${index + 1}: ${message}`, { line: index + 1 }, hint);
+}

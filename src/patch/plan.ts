@@ -1,0 +1,404 @@
+/**
+ * The planner: parsed ops + a snapshot of the files → the new bytes of every file, in memory.
+ * Locates chunks (patch-language.md §3), writes with byte fidelity (§4), checks file operations
+ * (§5). Pure: no fs, no git, no clock.
+ */
+
+import { HagentError } from '../errors.js';
+import { closestRegion, enclosingLine, show } from './diagnose.js';
+import { countChanges } from './line-diff.js';
+import { LineIndex, levelRank, seekAnchor, seekSequence } from './seek.js';
+import { countLines, decodeTextFile, encodeTextFile, encodeUtf8, sameBytes, type Eol, type TextFile } from './text-file.js';
+import type {
+  Chunk,
+  ChunkPlacement,
+  FileMode,
+  FileState,
+  Leniency,
+  MatchLevel,
+  ParsedPatch,
+  PatchOp,
+  Plan,
+  PlannedFile,
+  Snapshot,
+} from './types.js';
+
+/**
+ * Plans the whole patch. See `planPatch` in index.ts for the contract.
+ * @throws HagentError DUPLICATE_PATH, FILE_EXISTS, FILE_NOT_FOUND, UNSUPPORTED_FILE,
+ *   CONTEXT_NOT_FOUND, AMBIGUOUS_MATCH, OVERLAPPING_CHUNKS, NO_CHANGES, INTERNAL (snapshot lacks a path).
+ */
+export function plan(parsed: ParsedPatch, snapshot: Snapshot): Plan {
+  checkDuplicatePaths(parsed.ops);
+  const leniencies: Leniency[] = [...parsed.leniencies];
+  const files = parsed.ops.map((op) => planOp(op, snapshot, leniencies));
+  const changed = files.filter((f) => !f.noop);
+  if (changed.length === 0) {
+    const path = files[0]?.path;
+    throw new HagentError(
+      'NO_CHANGES',
+      files.length === 0 ? 'the patch holds no ops' : 'the patch changes nothing: every file would stay byte-identical',
+      path === undefined ? {} : { path, files: files.map((f) => f.path) },
+      'check that the "+" lines differ from the "-" lines; nothing was written',
+    );
+  }
+  const warnings = files.filter((f) => f.noop).map((f) => `${f.path}: the update changes nothing (no-op)`);
+  return { files, leniencies, warnings };
+}
+
+/** Two ops may not name one path (a move destination counts). Rule: patch-language.md §5. */
+function checkDuplicatePaths(ops: readonly PatchOp[]): void {
+  const seen = new Map<string, number>();
+  const claim = (path: string, line: number): void => {
+    const first = seen.get(path);
+    if (first !== undefined) {
+      throw new HagentError(
+        'DUPLICATE_PATH',
+        `${path} is named by two ops (patch lines ${first} and ${line})`,
+        { path, line },
+        'merge all changes to one file into a single op (one "*** Update File:" with several @@ chunks)',
+      );
+    }
+    seen.set(path, line);
+  };
+  for (const op of ops) {
+    claim(op.path, op.patchLine);
+    if (op.kind === 'update' && op.moveTo !== undefined && op.moveTo !== op.path) claim(op.moveTo, op.patchLine);
+  }
+}
+
+function stateOf(snapshot: Snapshot, path: string): FileState {
+  const state = snapshot.get(path);
+  if (!state) {
+    throw new HagentError('INTERNAL', `internal error: the snapshot lacks ${path}`, { path }, 'this is a bug in hagent: pathsToRead() paths must all be in the snapshot');
+  }
+  return state;
+}
+
+function requireTextFile(path: string, state: FileState, verb: string): { file: TextFile; bytes: Uint8Array; mode: FileMode } {
+  if (state.kind === 'missing' || state.kind === 'directory') {
+    throw new HagentError(
+      'FILE_NOT_FOUND',
+      `cannot ${verb} ${path}: ${state.kind === 'missing' ? 'no such file' : 'it is a directory'}`,
+      { path },
+      state.kind === 'missing' ? 'check the path (relative to the worktree root), or use "*** Add File:" to create it' : 'name a file, not a directory',
+    );
+  }
+  if (state.kind === 'other') {
+    throw new HagentError('UNSUPPORTED_FILE', `cannot ${verb} ${path}: not a regular file`, { path }, 'hagent edits regular files only (not symlinks, submodules or devices)');
+  }
+  const decoded = decodeTextFile(state.bytes);
+  if (decoded.kind === 'unsupported') {
+    throw new HagentError('UNSUPPORTED_FILE', `cannot ${verb} ${path}: the file ${decoded.reason}`, { path }, 'hagent edits UTF-8 text files only; leave this file alone or replace it with Delete + Add');
+  }
+  return { file: decoded.file, bytes: state.bytes, mode: state.mode };
+}
+
+function requireAbsent(path: string, state: FileState, what: string): void {
+  if (state.kind === 'missing') return;
+  throw new HagentError(
+    'FILE_EXISTS',
+    `${what} ${path}: it already exists${state.kind === 'directory' ? ' (a directory)' : ''}`,
+    { path },
+    'use "*** Update File:" to change an existing file, or pick another path',
+  );
+}
+
+function planOp(op: PatchOp, snapshot: Snapshot, leniencies: Leniency[]): PlannedFile {
+  switch (op.kind) {
+    case 'add': {
+      if (op.copyFrom !== undefined) {
+        const src = requireTextFile(op.copyFrom, stateOf(snapshot, op.copyFrom), 'copy');
+        requireAbsent(op.path, stateOf(snapshot, op.path), 'cannot copy to');
+        const edit = applyChunks(op.copyFrom, src.file, op.chunks ?? [], leniencies);
+        const bytes = encodeTextFile({ bom: src.file.bom, texts: edit.texts, eols: edit.eols });
+        const out: PlannedFile = { op: 'add', path: op.path, from: op.copyFrom, bytes, mode: op.mode ?? src.mode, added: edit.texts.length, removed: 0, chunks: edit.placements, noop: false };
+        if (edit.level) out.level = edit.level;
+        return out;
+      }
+      requireAbsent(op.path, stateOf(snapshot, op.path), 'cannot add');
+      const text = op.lines.length === 0 ? '' : op.lines.join('\n') + (op.finalNewline ? '\n' : '');
+      return { op: 'add', path: op.path, bytes: encodeUtf8(text), mode: op.mode ?? '100644', added: op.lines.length, removed: 0, chunks: [], noop: false };
+    }
+    case 'delete': {
+      const state = stateOf(snapshot, op.path);
+      if (state.kind !== 'file') {
+        requireTextFile(op.path, state, 'delete'); // throws FILE_NOT_FOUND / UNSUPPORTED_FILE
+        throw new Error('unreachable');
+      }
+      return { op: 'delete', path: op.path, mode: state.mode, added: 0, removed: countLines(state.bytes), chunks: [], noop: false };
+    }
+    case 'update': {
+      const src = requireTextFile(op.path, stateOf(snapshot, op.path), op.moveTo !== undefined && op.moveTo !== op.path ? 'move' : 'update');
+      const moveTo = op.moveTo !== undefined && op.moveTo !== op.path ? op.moveTo : undefined;
+      if (moveTo !== undefined) requireAbsent(moveTo, stateOf(snapshot, moveTo), `cannot move ${op.path} to`);
+      const edit = applyChunks(op.path, src.file, op.chunks, leniencies);
+      const bytes = edit.placements.length === 0 ? src.bytes : encodeTextFile({ bom: src.file.bom, texts: edit.texts, eols: edit.eols });
+      const mode = op.newMode ?? src.mode;
+      const noop = moveTo === undefined && mode === src.mode && sameBytes(bytes, src.bytes);
+      const out: PlannedFile = {
+        op: moveTo === undefined ? 'update' : 'move',
+        path: moveTo ?? op.path,
+        bytes,
+        mode,
+        added: edit.added,
+        removed: edit.removed,
+        chunks: edit.placements,
+        noop,
+      };
+      if (moveTo !== undefined) out.from = op.path;
+      if (edit.level) out.level = edit.level;
+      return out;
+    }
+  }
+}
+
+interface Replacement {
+  chunkNo: number;
+  chunk: Chunk;
+  start: number;
+  oldLen: number;
+  kinds: string;
+  newLines: readonly string[];
+  level: MatchLevel;
+}
+
+interface Edit {
+  texts: string[];
+  eols: Eol[];
+  placements: ChunkPlacement[];
+  added: number;
+  removed: number;
+  level?: MatchLevel;
+}
+
+/** Context = common prefix and suffix, for chunks built without `lineKinds`. */
+function deriveKinds(chunk: Chunk): string {
+  const a = chunk.oldLines;
+  const b = chunk.newLines;
+  let p = 0;
+  while (p < a.length && p < b.length && a[p] === b[p]) p++;
+  let s = 0;
+  while (s < a.length - p && s < b.length - p && a[a.length - 1 - s] === b[b.length - 1 - s]) s++;
+  return ' '.repeat(p) + '-'.repeat(a.length - p - s) + '+'.repeat(b.length - p - s) + ' '.repeat(s);
+}
+
+/** The chunk without its last old line (an empty one): for the retry of §3.6. */
+function dropTrailingEmptyOld(oldLines: readonly string[], newLines: readonly string[], kinds: string): { oldLines: string[]; newLines: string[]; kinds: string } {
+  let p = kinds.length - 1;
+  while (p >= 0 && kinds[p] === '+') p--;
+  let newIdx = 0;
+  for (let q = 0; q < p; q++) if (kinds[q] !== '-') newIdx++;
+  const nl = [...newLines];
+  if (kinds[p] === ' ') nl.splice(newIdx, 1);
+  return { oldLines: oldLines.slice(0, -1), newLines: nl, kinds: kinds.slice(0, p) + kinds.slice(p + 1) };
+}
+
+/**
+ * Locates every chunk in order with a cursor and rebuilds the file's lines.
+ * Rule: patch-language.md §3.1–3.8 (location), §4 (fidelity).
+ */
+function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], leniencies: Leniency[]): Edit {
+  const index = new LineIndex(file.texts);
+  const n = index.length;
+  let cursor = 0;
+  let lastEnd = 0;
+  const reps: Replacement[] = [];
+  chunks.forEach((chunk, i) => {
+    const chunkNo = i + 1;
+    let anchored = false;
+    for (const anchor of chunk.anchors) {
+      if (anchor.trim() === '') continue;
+      const r = seekAnchor(index, anchor, cursor);
+      if (r.kind === 'none') {
+        throw new HagentError(
+          'CONTEXT_NOT_FOUND',
+          `${path}: chunk ${chunkNo}: the anchor "@@ ${anchor}" matches no line${cursor > 0 ? ` after line ${cursor}` : ''}`,
+          { path, chunk: chunkNo, line: cursor + 1 },
+          `an @@ anchor must name one whole line of the file (or the unique start of one) below the previous chunk or anchor; copy it exactly from ${path}`,
+        );
+      }
+      if (r.kind === 'ambiguous') {
+        const candidates = r.candidates.map((c) => c + 1);
+        throw new HagentError(
+          'AMBIGUOUS_MATCH',
+          `${path}: chunk ${chunkNo}: the anchor "@@ ${anchor}" is the start of ${candidates.length} lines (${listLines(candidates)})`,
+          { path, chunk: chunkNo, line: candidates[0], candidates },
+          'write the whole line in the @@ anchor so it names exactly one line',
+        );
+      }
+      cursor = r.index + 1;
+      anchored = true;
+    }
+    let oldLines: readonly string[] = chunk.oldLines;
+    let newLines: readonly string[] = chunk.newLines;
+    let kinds = chunk.lineKinds ?? deriveKinds(chunk);
+    if (oldLines.length === 0) {
+      // Pure insertion (§3.5): after the last anchor, else at the end (a udiff hunk gives its line).
+      let at: number;
+      if (chunk.insertAfterLine !== undefined && !anchored && !chunk.endOfFile) at = Math.min(Math.max(chunk.insertAfterLine, 0), n);
+      else if (anchored && !chunk.endOfFile) at = cursor;
+      else at = n;
+      reps.push({ chunkNo, chunk, start: at, oldLen: 0, kinds, newLines, level: 'exact' });
+      return;
+    }
+    let found = seekSequence(index, oldLines, cursor, { endOfFile: chunk.endOfFile });
+    if (found.kind === 'none' && oldLines[oldLines.length - 1] === '') {
+      const retry = dropTrailingEmptyOld(oldLines, newLines, kinds);
+      const again = retry.oldLines.length === 0 ? ({ kind: 'none' } as const) : seekSequence(index, retry.oldLines, cursor, { endOfFile: chunk.endOfFile });
+      if (again.kind !== 'none') {
+        found = again;
+        oldLines = retry.oldLines;
+        newLines = retry.newLines;
+        kinds = retry.kinds;
+        if (!leniencies.includes('one-blank-line-retry')) leniencies.push('one-blank-line-retry');
+      }
+    }
+    if (found.kind === 'none') throw notFound(path, chunkNo, chunk, index, oldLines, cursor);
+    if (found.kind === 'ambiguous') throw ambiguous(path, chunkNo, index, found.candidates, found.level);
+    const start = found.index;
+    if (start < cursor) {
+      // Only an End-of-File chunk can land before the cursor.
+      if (start < lastEnd) throw overlap(path, chunkNo, start);
+      throw new HagentError(
+        'CONTEXT_NOT_FOUND',
+        `${path}: chunk ${chunkNo}: the End of File chunk starts at line ${start + 1}, before its @@ anchor`,
+        { path, chunk: chunkNo, line: start + 1 },
+        'an @@ anchor must name a line above the chunk; drop the anchor or fix it',
+      );
+    }
+    reps.push({ chunkNo, chunk, start, oldLen: oldLines.length, kinds, newLines, level: found.level });
+    cursor = start + oldLines.length;
+    lastEnd = Math.max(lastEnd, cursor);
+  });
+
+  const sorted = [...reps].sort((a, b) => a.start - b.start || a.chunkNo - b.chunkNo);
+  for (let k = 1; k < sorted.length; k++) {
+    const a = sorted[k - 1] as Replacement;
+    const b = sorted[k] as Replacement;
+    if (b.start < a.start + a.oldLen) throw overlap(path, Math.max(a.chunkNo, b.chunkNo), b.start);
+  }
+
+  // Rebuild: untouched lines and context lines keep their bytes; added lines get '' for now.
+  const texts: string[] = [];
+  const eols: Eol[] = [];
+  const placements: ChunkPlacement[] = [];
+  let added = 0;
+  let removed = 0;
+  let loosest: MatchLevel | undefined;
+  let wantFinalNewline = file.finalNewline;
+  let pos = 0;
+  for (const r of sorted) {
+    for (; pos < r.start; pos++) {
+      texts.push(file.texts[pos] as string);
+      eols.push(file.eols[pos] as Eol);
+    }
+    const spanStart = texts.length;
+    let o = 0;
+    let w = 0;
+    for (let q = 0; q < r.kinds.length; q++) {
+      const kind = r.kinds[q];
+      if (kind === ' ') {
+        texts.push(file.texts[r.start + o] as string);
+        eols.push(file.eols[r.start + o] as Eol);
+        o++;
+        w++;
+      } else if (kind === '-') {
+        o++;
+      } else {
+        texts.push(r.newLines[w] as string);
+        eols.push('');
+        w++;
+      }
+    }
+    const counts = countChanges(file.texts.slice(r.start, r.start + r.oldLen), texts.slice(spanStart));
+    added += counts.added;
+    removed += counts.removed;
+    pos = r.start + r.oldLen;
+    if (pos === n) {
+      if (r.chunk.newNoFinalNewline) wantFinalNewline = false;
+      else if (r.chunk.oldNoFinalNewline) wantFinalNewline = true;
+    }
+    if (r.oldLen > 0 && (loosest === undefined || levelRank(r.level) > levelRank(loosest))) loosest = r.level;
+    placements.push({ chunk: r.chunkNo, level: r.level, startLine: r.start + 1, oldCount: r.oldLen, newCount: texts.length - spanStart });
+  }
+  for (; pos < n; pos++) {
+    texts.push(file.texts[pos] as string);
+    eols.push(file.eols[pos] as Eol);
+  }
+  for (let q = 0; q < eols.length - 1; q++) if (eols[q] === '') eols[q] = file.dominant;
+  if (eols.length > 0) {
+    const last = eols.length - 1;
+    if (!wantFinalNewline) eols[last] = '';
+    else if (eols[last] === '') eols[last] = file.dominant;
+  }
+  placements.sort((a, b) => a.chunk - b.chunk);
+  const edit: Edit = { texts, eols, placements, added, removed };
+  if (loosest === undefined && placements.length > 0) loosest = 'exact';
+  if (loosest) edit.level = loosest;
+  return edit;
+}
+
+function listLines(lines: readonly number[]): string {
+  const shown = lines.slice(0, 10).join(', ');
+  return lines.length > 10 ? `${shown}, … ${lines.length} in all` : shown;
+}
+
+function overlap(path: string, chunkNo: number, start: number): HagentError {
+  return new HagentError(
+    'OVERLAPPING_CHUNKS',
+    `${path}: chunk ${chunkNo} claims line ${start + 1}, which an earlier chunk already changes`,
+    { path, chunk: chunkNo, line: start + 1 },
+    'merge the two chunks into one, or make each chunk cover separate lines in file order',
+  );
+}
+
+function notFound(path: string, chunkNo: number, chunk: Chunk, index: LineIndex, oldLines: readonly string[], cursor: number): HagentError {
+  const region = closestRegion(index, oldLines);
+  const parts: string[] = [];
+  let line: number;
+  if (chunk.endOfFile) parts.push(`the chunk is marked "*** End of File" but its lines are not the last ${oldLines.length} line(s) of the file`);
+  if (chunk.endOfFile && index.length > 0 && index.lines[index.length - 1] === '') parts.push('the file ends with a blank line: include it as an empty context line');
+  if (region) {
+    const end = Math.min(region.start + oldLines.length, index.length);
+    line = Math.min(region.firstDiff, Math.max(index.length - 1, 0)) + 1;
+    parts.push(
+      `closest region: lines ${region.start + 1}-${end} (${region.matching} of ${oldLines.length} lines match); ` +
+        `first difference at line ${region.firstDiff + 1}: the file has ${show(index.lines[region.firstDiff])}, the patch expects ${show(oldLines[region.firstDiffInPattern])}`,
+    );
+    if (region.start < cursor) parts.push('that region lies before the previous chunk or anchor: chunks must follow file order');
+  } else {
+    line = Math.min(cursor + 1, Math.max(index.length, 1));
+    parts.push('no line of the chunk occurs in the file, even ignoring whitespace');
+  }
+  if (chunk.oldStartHint !== undefined) parts.push(`the hunk header says line ${chunk.oldStartHint}`);
+  parts.push(`re-read ${path} and copy the context lines exactly`);
+  return new HagentError(
+    'CONTEXT_NOT_FOUND',
+    `${path}: chunk ${chunkNo}: the context lines were not found${cursor > 0 ? ` after line ${cursor}` : ''}`,
+    { path, chunk: chunkNo, line },
+    parts.join('; '),
+  );
+}
+
+function ambiguous(path: string, chunkNo: number, index: LineIndex, candidates0: readonly number[], level: MatchLevel): HagentError {
+  const candidates = candidates0.map((c) => c + 1);
+  const suggestions: string[] = [];
+  const seen = new Set<number>();
+  for (const c of candidates0.slice(0, 3)) {
+    const e = enclosingLine(index.lines, c);
+    if (e === undefined || seen.has(e)) continue;
+    seen.add(e);
+    suggestions.push(`"@@ ${(index.lines[e] as string).trim() === '' ? '' : (index.lines[e] as string)}" (line ${e + 1}) for the match at line ${c + 1}`);
+  }
+  const hint =
+    suggestions.length > 0
+      ? `add an @@ anchor naming the enclosing line, e.g. ${suggestions.join(' or ')}; or add context lines until the chunk matches once`
+      : 'add context lines (or an @@ anchor naming a line above the intended place) until the chunk matches once';
+  return new HagentError(
+    'AMBIGUOUS_MATCH',
+    `${path}: chunk ${chunkNo} matches ${candidates.length} places (lines ${listLines(candidates)}, comparison ${level})`,
+    { path, chunk: chunkNo, line: candidates[0], candidates },
+    hint,
+  );
+}
