@@ -38,9 +38,12 @@ export function stripInvisible(line: string): string {
  * only in header position). Lines starting with `***` that name no known marker are `unknown-star`.
  */
 export function classifyMarker(line: string, allowMissingPrefix: boolean): Marker | undefined {
-  const first = line.charCodeAt(0);
-  // Fast exit for ordinary content: markers start with '*', a letter, whitespace or an invisible char.
-  if (first === 43 /* + */ || first === 45 /* - */ || first === 64 /* @ */) return undefined;
+  // Fast exit for ordinary content: after leading blanks a marker starts with '*', with a letter
+  // (op headers without "*** "), or with an invisible non-ASCII character.
+  let p = 0;
+  let c = line.charCodeAt(0);
+  while (c === 32 || c === 9) c = line.charCodeAt(++p);
+  if (c !== 42 && c < 0x80 && !(allowMissingPrefix && isHeaderLetter(c))) return undefined;
   const cleaned = stripInvisible(line);
   const t = cleaned.trim();
   if (t === '') return undefined;
@@ -80,6 +83,12 @@ export function classifyMarker(line: string, allowMissingPrefix: boolean): Marke
   }
   if (t.startsWith('***')) return { kind: 'unknown-star', leniencies: dedupe(len) };
   return undefined;
+}
+
+/** First letters of Add, Update, Delete, Move in either case. */
+function isHeaderLetter(c: number): boolean {
+  const l = c | 0x20;
+  return l === 97 || l === 117 || l === 100 || l === 109;
 }
 
 function readHeaderLeniencies(m: RegExpExecArray, canon: string, len: Leniency[]): void {

@@ -25,7 +25,7 @@ export function parseCodex(lines: readonly string[], begin: number, end: number,
   let i = begin + 1;
   while (i < end) {
     const line = lines[i] as string;
-    if (line.trim() === '') {
+    if (isBlank(line)) {
       note('stray-blank-line');
       i++;
       continue;
@@ -59,7 +59,7 @@ function isOpBoundary(line: string): boolean {
 
 function parseAdd(lines: readonly string[], headerAt: number, end: number, path: string, ops: PatchOp[], note: (l: Leniency) => void): number {
   let k = headerAt + 1;
-  while (k < end && (lines[k] as string).trim() === '') k++;
+  while (k < end && isBlank(lines[k] as string)) k++;
   const firstBody = k < end ? (lines[k] as string) : undefined;
   if (firstBody === undefined || isOpBoundary(firstBody)) {
     if (k > headerAt + 1) note('stray-blank-line');
@@ -77,9 +77,9 @@ function parseAdd(lines: readonly string[], headerAt: number, end: number, path:
         j++;
         continue;
       }
-      if (line.trim() === '') {
+      if (isBlank(line)) {
         let q = j;
-        while (q < end && (lines[q] as string).trim() === '') q++;
+        while (q < end && isBlank(lines[q] as string)) q++;
         if (q < end && (lines[q] as string).startsWith('+')) {
           for (; j < q; j++) body.push('');
           continue;
@@ -102,13 +102,20 @@ function parseAdd(lines: readonly string[], headerAt: number, end: number, path:
     }
     body.push(line);
   }
-  if (body.length > 0 && (body[body.length - 1] as string).trim() === '') {
+  if (body.length > 0 && isBlank(body[body.length - 1] as string)) {
     body.pop();
     note('stray-blank-line');
   }
   note('add-without-plus');
   ops.push({ kind: 'add', path, lines: body, finalNewline: true, patchLine: headerAt + 1 });
   return j;
+}
+
+const NON_BLANK = /\S/;
+
+/** Whitespace only (no allocation, unlike trim()). */
+function isBlank(line: string): boolean {
+  return !NON_BLANK.test(line);
 }
 
 function stripLeading(line: string): string {
@@ -192,7 +199,7 @@ function parseUpdate(lines: readonly string[], headerAt: number, end: number, pa
     }
     const c0 = line.charCodeAt(0);
     const isChunkLine = line === '' || c0 === 32 || c0 === 43 || c0 === 45;
-    if (!isChunkLine || line.trim() !== '') {
+    if (!isChunkLine || !isBlank(line)) {
       const marker = classifyMarker(line, !isChunkLine);
       if (marker && marker.kind === 'eof') {
         if (!cur?.hasLines) throw syntax(k, '"*** End of File" with no chunk lines before it', 'put "*** End of File" right after the last line of a chunk');
