@@ -1,4 +1,5 @@
 /** Builders for the patch engine's unit tests (real shapes, no mocks: the engine is pure). */
+import type { Callback, Test } from 'uvu';
 import { isHagentError, type HagentError } from '../../../src/errors.js';
 import { parsePatch, pathsToRead, planPatch, type FileState, type Plan, type Snapshot } from '../../../src/patch/index.js';
 
@@ -45,4 +46,29 @@ export function errorOf(fn: () => unknown): HagentError {
 /** Wraps ops into a Codex patch. */
 export function codex(...lines: string[]): string {
   return ['*** Begin Patch', ...lines, '*** End Patch', ''].join('\n');
+}
+
+/**
+ * uvu's reporter reads `err.details` as an assertion diff string: a HagentError escaping a test
+ * (its `details` is an object) would crash the reporter and the failure would go unreported.
+ * Wrap each suite with this so such errors surface as plain failures.
+ */
+export function guarded(s: Test): Test {
+  const wrap =
+    (fn: Callback): Callback =>
+    async (ctx) => {
+      try {
+        await fn(ctx);
+      } catch (e) {
+        if (isHagentError(e)) throw new Error(`unexpected ${e.code}: ${e.message} (hint: ${e.hint})`, { cause: e });
+        throw e;
+      }
+    };
+  const t = ((name: string, fn: Callback) => s(name, wrap(fn))) as Test;
+  t.only = (name: string, fn: Callback) => s.only(name, wrap(fn));
+  t.skip = s.skip;
+  t.before = s.before;
+  t.after = s.after;
+  t.run = () => s.run();
+  return t;
 }

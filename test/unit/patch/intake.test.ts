@@ -1,9 +1,9 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parsePatch } from '../../../src/patch/index.js';
-import { codex, errorOf } from './helpers.js';
+import { codex, errorOf, guarded } from './helpers.js';
 
-const test = suite('intake');
+const test = guarded(suite('intake'));
 const simple = codex('*** Update File: a.txt', '-x', '+y');
 
 test('a bare Codex patch needs no leniency', () => {

@@ -1,9 +1,9 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parsePatch, type PatchOp } from '../../../src/patch/index.js';
-import { codex, errorOf } from './helpers.js';
+import { codex, errorOf, guarded } from './helpers.js';
 
-const test = suite('parse-codex');
+const test = guarded(suite('parse-codex'));
 
 function update(op: PatchOp | undefined) {
   if (op?.kind !== 'update') throw new Error(`expected an update, got ${op?.kind}`);

@@ -1,8 +1,9 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { guarded } from './helpers.js';
 import { LineIndex, foldUnicode, seekAnchor, seekSequence } from '../../../src/patch/seek.js';
 
-const test = suite('seek');
+const test = guarded(suite('seek'));
 const idx = (...lines: string[]) => new LineIndex(lines);
 
 test('seek finds an exact unique match and reports its 0-based index', () => {

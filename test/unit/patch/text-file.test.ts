@@ -1,8 +1,9 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { guarded } from './helpers.js';
 import { countLines, decodeTextFile, encodeTextFile } from '../../../src/patch/text-file.js';
 
-const test = suite('text-file');
+const test = guarded(suite('text-file'));
 const enc = new TextEncoder();
 
 function roundTrip(text: string): void {
