@@ -5,9 +5,10 @@
 
 import type { Leniency } from './types.js';
 
-/** What a marker line is. `path` is set for op headers and `move`. */
+/** What a marker line is: Begin/End Patch, End of File, an op header, Move to, or `***` + unknown text. */
 export type MarkerKind = 'begin' | 'end' | 'eof' | 'add' | 'update' | 'delete' | 'move' | 'unknown-star';
 
+/** A recognised marker line. `path` (trimmed) is set for op headers and `move`. */
 export interface Marker {
   kind: MarkerKind;
   path?: string;
@@ -27,7 +28,7 @@ const MOVE = /^(\*\*\*)?(\s*)(move)(\s+)(to)(\s*):(\s*)(.*)$/i;
 
 const CANON_OP: Record<string, string> = { add: 'Add File', update: 'Update File', delete: 'Delete File' };
 
-/** The line without invisible characters, and whether any were removed. */
+/** The line without its invisible characters (BOM, zero-width, NBSP). Rule: patch-language.md §2.10. */
 export function stripInvisible(line: string): string {
   return HAS_INVISIBLE.test(line) ? line.replace(INVISIBLE, '') : line;
 }

@@ -211,11 +211,16 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
       if (anchor.trim() === '') continue;
       const r = seekAnchor(index, anchor, cursor);
       if (r.kind === 'none') {
+        const earlier = cursor > 0 ? seekAnchor(index, anchor, 0) : ({ kind: 'none' } as const);
+        const where =
+          earlier.kind === 'found'
+            ? `it names line ${earlier.index + 1}, which is above the previous chunk or anchor: chunks and anchors must follow file order`
+            : `an @@ anchor must name one whole line of the file (or the unique start of one); copy it exactly from ${path}`;
         throw new HagentError(
           'CONTEXT_NOT_FOUND',
           `${path}: chunk ${chunkNo}: the anchor "@@ ${anchor}" matches no line${cursor > 0 ? ` after line ${cursor}` : ''}`,
-          { path, chunk: chunkNo, line: cursor + 1 },
-          `an @@ anchor must name one whole line of the file (or the unique start of one) below the previous chunk or anchor; copy it exactly from ${path}`,
+          { path, chunk: chunkNo, line: earlier.kind === 'found' ? earlier.index + 1 : cursor + 1 },
+          where,
         );
       }
       if (r.kind === 'ambiguous') {
@@ -370,6 +375,10 @@ function notFound(path: string, chunkNo: number, chunk: Chunk, index: LineIndex,
   } else {
     line = Math.min(cursor + 1, Math.max(index.length, 1));
     parts.push('no line of the chunk occurs in the file, even ignoring whitespace');
+  }
+  const lastAnchor = chunk.anchors[chunk.anchors.length - 1];
+  if (lastAnchor !== undefined && oldLines[0] !== undefined && lastAnchor.trim() === oldLines[0].trim()) {
+    parts.push('the chunk repeats its @@ anchor line as its first context line, but the chunk is searched after the anchor line: drop one of the two');
   }
   if (chunk.oldStartHint !== undefined) parts.push(`the hunk header says line ${chunk.oldStartHint}`);
   parts.push(`re-read ${path} and copy the context lines exactly`);

@@ -108,6 +108,20 @@ test('context not found without any similar line still gives a hint', () => {
   assert.ok(e.hint && e.hint.length > 0);
 });
 
+test('an anchor found only above the cursor is reported with its line', () => {
+  const e = errorOf(() => run(codex('*** Update File: a.py', '@@', '-b', '+B', '@@ def f():', '-c', '+C'), { 'a.py': 'def f():\nb\nc\n' }));
+  assert.is(e.code, 'CONTEXT_NOT_FOUND');
+  assert.is(e.details.line, 1);
+  assert.is(e.details.chunk, 2);
+  assert.ok(e.hint?.includes('file order'), e.hint);
+});
+
+test('a chunk repeating its anchor as first context line gets a specific hint', () => {
+  const e = errorOf(() => run(codex('*** Update File: a.py', '@@ def f():', ' def f():', '-    return 1', '+    return 2'), { 'a.py': 'def f():\n    return 1\n' }));
+  assert.is(e.code, 'CONTEXT_NOT_FOUND');
+  assert.ok(e.hint?.includes('repeats its @@ anchor'), e.hint);
+});
+
 // ── §4 byte fidelity ───────────────────────────────────────────────────────────────────────────
 
 test('context lines keep the file bytes whatever level matched', () => {
