@@ -264,7 +264,10 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
     const start = found.index;
     if (start < cursor) {
       // Only an End-of-File chunk can land before the cursor.
-      if (start < lastEnd) throw overlap(path, chunkNo, start);
+      if (start < lastEnd) {
+        const other = reps.find((r) => r.oldLen > 0 && start < r.start + r.oldLen && r.start < start + oldLines.length);
+        throw overlap(path, chunkNo, start, other?.chunkNo);
+      }
       throw new HagentError(
         'CONTEXT_NOT_FOUND',
         `${path}: chunk ${chunkNo}: the End of File chunk starts at line ${start + 1}, before its @@ anchor`,
@@ -281,7 +284,7 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
   for (let k = 1; k < sorted.length; k++) {
     const a = sorted[k - 1] as Replacement;
     const b = sorted[k] as Replacement;
-    if (b.start < a.start + a.oldLen) throw overlap(path, Math.max(a.chunkNo, b.chunkNo), b.start);
+    if (b.start < a.start + a.oldLen) throw overlap(path, Math.max(a.chunkNo, b.chunkNo), b.start, Math.min(a.chunkNo, b.chunkNo));
   }
 
   // Rebuild: untouched lines and context lines keep their bytes; added lines get '' for now.
@@ -349,11 +352,13 @@ function listLines(lines: readonly number[]): string {
   return lines.length > 10 ? `${shown}, … ${lines.length} in all` : shown;
 }
 
-function overlap(path: string, chunkNo: number, start: number): HagentError {
+function overlap(path: string, chunkNo: number, start: number, other: number | undefined): HagentError {
+  const details: Record<string, unknown> = { path, chunk: chunkNo, line: start + 1 };
+  if (other !== undefined) details['chunks'] = [other, chunkNo];
   return new HagentError(
     'OVERLAPPING_CHUNKS',
-    `${path}: chunk ${chunkNo} claims line ${start + 1}, which an earlier chunk already changes`,
-    { path, chunk: chunkNo, line: start + 1 },
+    `${path}: chunk ${chunkNo} claims line ${start + 1}, which ${other !== undefined ? `chunk ${other}` : 'an earlier chunk'} already changes`,
+    details,
     'merge the two chunks into one, or make each chunk cover separate lines in file order',
   );
 }
