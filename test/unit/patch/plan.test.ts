@@ -142,6 +142,12 @@ test('a lone-CR file keeps its CR endings', () => {
   assert.is(run(codex('*** Update File: m.txt', '@@', ' a', '-b', '+B'), { 'm.txt': 'a\rb\rc\r' }).out['m.txt'], 'a\rB\rc\r');
 });
 
+test('a CRLF patch applied to an LF file writes LF, and to a CRLF file writes CRLF', () => {
+  const patch = codex('*** Update File: a.txt', '@@', ' a', '-b', '+B').replace(/\n/g, '\r\n');
+  assert.is(run(patch, { 'a.txt': 'a\nb\n' }).out['a.txt'], 'a\nB\n');
+  assert.is(run(patch, { 'a.txt': 'a\r\nb\r\n' }).out['a.txt'], 'a\r\nB\r\n');
+});
+
 test('a BOM stays', () => {
   assert.is(run(codex('*** Update File: b.txt', '@@', ' head', '-body', '+BODY'), { 'b.txt': '\uFEFFhead\nbody\n' }).out['b.txt'], '\uFEFFhead\nBODY\n');
 });

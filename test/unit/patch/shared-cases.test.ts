@@ -57,6 +57,14 @@ test('the shared cases folder is found and holds cases', () => {
   assert.ok(names.length > 0, `no cases in ${casesDir}`);
 });
 
+test('every case holds patch.txt and exactly one of expected/ or expected_error', () => {
+  for (const name of names) {
+    const dir = join(casesDir, name);
+    assert.ok(existsSync(join(dir, 'patch.txt')), `${name}: patch.txt`);
+    assert.ok(existsSync(join(dir, 'expected')) !== existsSync(join(dir, 'expected_error')), `${name}: expected/ xor expected_error`);
+  }
+});
+
 for (const name of names) {
   const dir = join(casesDir, name);
   const errFile = join(dir, 'expected_error');
@@ -75,6 +83,7 @@ for (const name of names) {
         if (f.op === 'delete') tree.files.delete(f.path);
         else {
           if (f.op === 'move' && f.from !== undefined) tree.files.delete(f.from);
+          tree.links.delete(f.path);
           tree.files.set(f.path, { bytes: Buffer.from(f.bytes as Uint8Array), mode: f.mode });
         }
       }
@@ -91,6 +100,7 @@ for (const name of names) {
     if (!('tree' in outcome)) return;
     const want = readTree(join(dir, 'expected'));
     assert.equal([...outcome.tree.files.keys()].sort(), [...want.files.keys()].sort(), 'same file list');
+    assert.equal([...outcome.tree.links].sort(), [...want.links].sort(), 'same symlinks');
     for (const [path, w] of want.files) {
       const got = outcome.tree.files.get(path);
       assert.ok(got, path);
