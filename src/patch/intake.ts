@@ -27,6 +27,7 @@ const HEREDOC = /^(?:\$\s+)?(?:cd\s+("[^"]*"|'[^']*'|[^\s;&|]+)\s*&&\s*)?apply_p
  * Unwraps the raw text: a leading BOM, CRLF → LF (leniency `crlf-patch`), and a JSON wrapper
  * (`{"command":["apply_patch","…"]}`, `{"input":"…"}`, any JSON whose one string holds a patch;
  * leniency `json-wrapper`). Line numbers of a JSON-wrapped patch count lines of the unwrapped string.
+ * @param depth nesting level of JSON unwrapping (internal; stops after 3).
  * @throws HagentError `PATCH_SYNTAX` (JSON holding no patch), `MULTIPLE_PATCHES` (JSON holding several).
  */
 export function unwrapText(text: string, depth = 0): Intake {
