@@ -1,0 +1,110 @@
+#!/usr/bin/env node
+/**
+ * hagent's command line: yargs wiring, lazy import of each command, and the only place where
+ * errors become exit statuses (patch-language.md §6: 0 ok, 1 refused, 2 usage, 3 internal).
+ */
+import yargs, { type Argv } from 'yargs';
+import { HagentError, toHagentError } from './errors.js';
+import { printError, type Io } from './output/index.js';
+
+const io: Io = {
+  stdout: process.stdout,
+  stderr: process.stderr,
+  stdin: process.stdin,
+  color: !!process.stdout.isTTY && !process.env.NO_COLOR && process.env.TERM !== 'dumb',
+  interactive: !!process.stdin.isTTY && !!process.stderr.isTTY,
+  cwd: process.cwd(),
+  env: process.env,
+};
+
+const wantsJson = process.argv.includes('--json');
+
+/** Runs a lazily imported command and records its exit status. */
+function handler<A>(load: () => Promise<(argv: A, io: Io) => Promise<number>>) {
+  return async (argv: A) => {
+    const run = await load();
+    process.exitCode = await run(argv, io);
+  };
+}
+
+const json = { json: { type: 'boolean', describe: 'print one JSON object on stdout' } } as const;
+const sessionOpt = { session: { type: 'string', describe: 'session id (default: the session whose worktree you are in, or the only one)' } } as const;
+
+function sessionCommands(y: Argv): Argv {
+  return y
+    .command('start', 'create a worktree and branch hagent/<id> for an agent session', (b) => b
+      .options({ ...json, name: { type: 'string', describe: 'session id (default: date + random)' }, base: { type: 'string', describe: 'commit to start from (default: HEAD)' } })
+      .example('$0 session start', 'a session from HEAD; lands on your current branch')
+      .example('$0 session start --name fix-login --base main --json', 'named, from main, JSON out'),
+    handler(async () => (await import('./commands/session.js')).runStart))
+    .command('list', 'list the sessions of this repository', (b) => b.options(json).example('$0 session list --json', ''),
+      handler(async () => (await import('./commands/session.js')).runList))
+    .command('status [id]', 'base, head, patches, changed files and outside edits of a session', (b) => b
+      .positional('id', { type: 'string', describe: 'session id' }).options({ ...json, ...sessionOpt })
+      .example('$0 session status', 'the session you are in'),
+    handler(async () => (await import('./commands/session.js')).runStatus))
+    .command('end [id]', 'remove a session (refuses to drop work that has not landed)', (b) => b
+      .positional('id', { type: 'string', describe: 'session id' })
+      .options({ ...json, ...sessionOpt, force: { type: 'boolean', describe: 'end it even with work that has not landed (its head stays reachable)' }, yes: { type: 'boolean', describe: 'do not ask for confirmation with --force' } })
+      .example('$0 session end fix-login', '')
+      .example('$0 session end fix-login --force --yes', 'drop unlanded work (kept as refs/hagent/<id>/ended)'),
+    handler(async () => (await import('./commands/session.js')).runEnd))
+    .demandCommand(1, 'name a session command: start, list, status or end');
+}
+
+async function main(): Promise<void> {
+  const cli = yargs(process.argv.slice(2))
+    .scriptName('hagent')
+    .usage('$0 <command> [options]\n\nMakes coding agents safe on a real repository: a worktree per session, all-or-nothing patches, a commit per patch, review, land and undo.')
+    .command('session', 'start, list, inspect and end agent sessions', sessionCommands)
+    .command('apply [patch]', 'apply a patch (Codex *** Begin Patch or unified diff) all-or-nothing, as one commit', (b) => b
+      .positional('patch', { type: 'string', describe: 'patch file, or - for stdin (default: stdin when piped)' })
+      .options({ ...json, ...sessionOpt, yes: { type: 'boolean', describe: 'confirm a risky patch (delete, ≥ 6 files, ≥ 400 lines) without asking' }, 'dry-run': { type: 'boolean', describe: 'check everything, write nothing' } })
+      .example('$0 apply fix.patch', 'inside a session worktree')
+      .example('cat fix.patch | $0 apply - --json', 'from stdin, JSON result')
+      .example('$0 apply fix.patch --session fix-login --dry-run', 'from your checkout, without writing'),
+    handler(async () => (await import('./commands/apply.js')).runApply))
+    .command('review', "show a session's changes against its base; approve them", (b) => b
+      .options({ ...json, ...sessionOpt, stat: { type: 'boolean', describe: 'files and line counts only' }, patches: { type: 'boolean', describe: 'list the applied patches with their text' }, approve: { type: 'array', string: true, describe: 'approve the current head: every file, or the PATHs given' } })
+      .example('$0 review', 'stat, patches and the coloured diff')
+      .example('$0 review --approve', 'approve everything at the current head')
+      .example('$0 review --approve src/a.ts src/b.ts', 'approve two files only'),
+    handler(async () => (await import('./commands/review.js')).runReview))
+    .command('land', 'bring the approved changes onto the target branch (squash by default)', (b) => b
+      .options({ ...json, ...sessionOpt, squash: { type: 'boolean', describe: 'one commit on the target (default)', conflicts: 'merge' }, merge: { type: 'boolean', describe: 'a merge commit keeping the session history' }, message: { type: 'string', alias: 'm', describe: 'commit message' }, yes: { type: 'boolean', describe: 'land the current head even if not approved or changed since approval' } })
+      .example('$0 land', 'squash the approved work onto your branch')
+      .example('$0 land --merge -m "feat: login" --json', ''),
+    handler(async () => (await import('./commands/land.js')).runLand))
+    .command('undo [steps]', 'move the session back N applied patches (undone patches stay reachable)', (b) => b
+      .positional('steps', { type: 'number', describe: 'how many patches (default 1)' })
+      .options({ ...json, ...sessionOpt, redo: { type: 'boolean', describe: 'bring undone patches back instead' } })
+      .example('$0 undo', 'drop the last patch')
+      .example('$0 undo 2 --json', '')
+      .example('$0 undo --redo', 'bring it back'),
+    handler(async () => (await import('./commands/undo.js')).runUndo))
+    .command('demo', 'run the whole cycle on a sample project in a temp folder, step by step', (b) => b
+      .options({ keep: { type: 'boolean', describe: 'keep the demo folder' } }).example('$0 demo', ''),
+    handler(async () => (await import('./commands/demo.js')).runDemo))
+    .demandCommand(1, 'name a command (hagent --help lists them)')
+    .recommendCommands()
+    .strict()
+    .help()
+    .alias('h', 'help')
+    .version()
+    .wrap(Math.min(110, process.stdout.columns || 100))
+    .fail((msg, err) => {
+      if (err) throw err;
+      throw new HagentError('USAGE', msg, {}, 'hagent --help lists the commands and their options');
+    });
+  await cli.parseAsync();
+}
+
+main().catch((error: unknown) => {
+  const e = toHagentError(error);
+  if (e.code === 'USAGE' && !wantsJson) {
+    process.stderr.write(`error[USAGE]: ${e.message}\n  hint: ${e.hint ?? 'hagent --help'}\n`);
+  } else {
+    printError(io, e, wantsJson);
+  }
+  process.exitCode = e.exitStatus;
+});

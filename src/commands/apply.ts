@@ -1,0 +1,36 @@
+/**
+ * `hagent apply [PATCH_FILE | -]`: parse args, call apply/, print the Codex-shaped result.
+ */
+import { applyPatch } from '../apply/index.js';
+import { DEFAULT_POLICY, policyWithEnv } from '../policy/index.js';
+import { openRepo, resolveSession } from '../session/index.js';
+import { opLetter, palette, printJson, printLines, short, type Io } from '../output/index.js';
+import { askYesNo, readPatchInput, type CommonArgs } from './shared.js';
+
+export async function runApply(argv: CommonArgs & { patch?: string; yes?: boolean; dryRun?: boolean }, io: Io): Promise<number> {
+  // yargs turns a lone `-` positional into ''; both mean stdin.
+  const patchArg = argv.patch === '' ? '-' : argv.patch;
+  const patchText = await readPatchInput(io, patchArg);
+  const ctx = await openRepo(io.cwd);
+  const session = await resolveSession(ctx, argv.session);
+  const p = palette(io.color);
+  const confirm = io.interactive && patchArg !== '-' && patchArg !== undefined
+    ? async (req: { reasons: string[]; preview: string }) => {
+      io.stderr.write(`${p.yellow('This patch needs your yes:')} it ${req.reasons.join(', ')}\n${req.preview}\n`);
+      return askYesNo(io, 'Apply it?');
+    }
+    : undefined;
+  const policy = policyWithEnv(DEFAULT_POLICY, io.env);
+  const r = await applyPatch(ctx, session, { patchText, policy, yes: !!argv.yes, dryRun: !!argv.dryRun, ...(confirm ? { confirm } : {}) });
+  if (argv.json) {
+    printJson(io, r);
+    return 0;
+  }
+  const lines = [r.dryRun ? 'Dry run: the patch applies. It would update the following files:' : 'Success. Updated the following files:'];
+  for (const f of r.files) lines.push(`${opLetter(f.op)} ${f.path}`);
+  if (r.leniencies.length) lines.push(p.dim(`(accepted with leniencies: ${r.leniencies.join(', ')})`));
+  for (const w of r.warnings) lines.push(p.yellow(`warning: ${w}`));
+  if (r.commit) lines.push(p.dim(`commit ${short(r.commit)} on hagent/${r.session}`));
+  printLines(io, lines);
+  return 0;
+}

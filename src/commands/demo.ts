@@ -1,0 +1,9 @@
+/**
+ * `hagent demo`: the whole cycle on an embedded sample project.
+ */
+import { runDemoCycle } from '../demo/index.js';
+import type { Io } from '../output/index.js';
+
+export async function runDemo(argv: { keep?: boolean }, io: Io): Promise<number> {
+  return runDemoCycle({ io, cli: [process.execPath, process.argv[1]!], keep: !!argv.keep });
+}

@@ -1,0 +1,24 @@
+/**
+ * `hagent land`: the approved changes onto the target branch.
+ */
+import { landSession } from '../land/index.js';
+import { openRepo, resolveSession } from '../session/index.js';
+import { palette, printJson, printLines, short, type Io } from '../output/index.js';
+import type { CommonArgs } from './shared.js';
+
+export async function runLand(argv: CommonArgs & { squash?: boolean; merge?: boolean; message?: string; yes?: boolean }, io: Io): Promise<number> {
+  const ctx = await openRepo(io.cwd);
+  const session = await resolveSession(ctx, argv.session);
+  const r = await landSession(ctx, session, { mode: argv.merge ? 'merge' : 'squash', ...(argv.message ? { message: argv.message } : {}), yes: !!argv.yes });
+  if (argv.json) {
+    printJson(io, r);
+    return 0;
+  }
+  const p = palette(io.color);
+  printLines(io, [
+    `${p.green('Landed')} session ${r.session} on ${r.target.replace('refs/heads/', '')} (${r.mode}): ${short(r.previous)} → ${short(r.commit)}`,
+    ...r.files.map((f) => `  ${f.status} ${f.path}`),
+    r.updatedWorktree ? p.dim(`updated ${r.files.length} file${r.files.length === 1 ? '' : 's'} in ${r.updatedWorktree}`) : p.dim('the target branch is not checked out anywhere; only the ref moved'),
+  ]);
+  return 0;
+}

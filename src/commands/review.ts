@@ -1,0 +1,36 @@
+/**
+ * `hagent review`: stat, diff, patches and approval of a session.
+ */
+import { reviewSession } from '../review/index.js';
+import { openRepo, resolveSession } from '../session/index.js';
+import { palette, printJson, printLines, short, type Io } from '../output/index.js';
+import type { CommonArgs } from './shared.js';
+
+export async function runReview(argv: CommonArgs & { stat?: boolean; patches?: boolean; approve?: string[] | boolean }, io: Io): Promise<number> {
+  const ctx = await openRepo(io.cwd);
+  const session = await resolveSession(ctx, argv.session);
+  const approve = argv.approve === undefined || argv.approve === false ? undefined : Array.isArray(argv.approve) && argv.approve.length ? argv.approve : true as const;
+  const wantDiff = !argv.stat && !argv.patches;
+  const r = await reviewSession(ctx, session, { diff: argv.json ? !argv.stat && !argv.patches : wantDiff, color: io.color, withPatchText: !!argv.patches, ...(approve ? { approve } : {}) });
+  if (argv.json) {
+    printJson(io, r);
+    return 0;
+  }
+  const p = palette(io.color);
+  const lines: string[] = [p.bold(`Session ${r.session}: ${r.patches.length} patch${r.patches.length === 1 ? '' : 'es'}, ${r.files.length} file${r.files.length === 1 ? '' : 's'} changed (base ${short(r.base)} → head ${short(r.head)})`)];
+  for (const f of r.files) lines.push(`  ${f.status} ${f.path.padEnd(40)} ${f.added === null ? 'binary' : `${p.green(`+${f.added}`)} ${p.red(`-${f.removed}`)}`}`);
+  if (argv.patches || !argv.stat) {
+    lines.push('', p.bold('Applied patches (newest first):'));
+    for (const pt of r.patches) {
+      lines.push(`  ${p.yellow(short(pt.commit))} ${p.dim(pt.time)} ${pt.subject}`);
+      if (argv.patches && pt.patch) lines.push(...pt.patch.trimEnd().split('\n').map((l) => `      ${l}`));
+    }
+  }
+  if (r.diff) lines.push('', r.diff.trimEnd());
+  const a = r.approval;
+  if (a && a.head === r.head) lines.push('', p.cyan(`${r.approvedNow ? 'Approved' : 'Approved earlier'}: ${a.paths ? a.paths.join(', ') : 'all files'} at ${short(a.head)}. Land with: hagent land`));
+  else if (a) lines.push('', p.yellow(`An approval exists for ${short(a.head)}, but the head moved since: approve again.`));
+  else lines.push('', p.dim('Not approved yet: hagent review --approve [PATH…]'));
+  printLines(io, lines);
+  return 0;
+}

@@ -1,0 +1,128 @@
+/**
+ * HagentError and the table of stable error codes.
+ *
+ * Every refusal in hagent is a `HagentError` with a `code` from {@link EXIT_STATUS}, a one-line
+ * `message`, `details` naming the path / chunk / line it concerns, and a `hint` the caller can act
+ * on (design.md invariant 6, patch-language.md §6). Only `cli.ts` turns codes into exit statuses.
+ */
+
+/**
+ * Exit status per code. Rule: patch-language.md §6 (0 ok, 1 refused, 2 usage, 3 internal).
+ * Codes beyond §6 cover the session cycle (unknown session, land/undo refusals, git failures).
+ */
+export const EXIT_STATUS = {
+  // patch-language.md §6
+  PATCH_SYNTAX: 1,
+  MULTIPLE_PATCHES: 1,
+  CONTEXT_NOT_FOUND: 1,
+  AMBIGUOUS_MATCH: 1,
+  OVERLAPPING_CHUNKS: 1,
+  FILE_EXISTS: 1,
+  FILE_NOT_FOUND: 1,
+  DUPLICATE_PATH: 1,
+  UNSUPPORTED_FILE: 1,
+  NO_CHANGES: 1,
+  PATH_DENIED: 1,
+  LIMIT_EXCEEDED: 1,
+  CONFIRMATION_REQUIRED: 1,
+  STALE_FILE: 1,
+  EXTERNAL_EDIT: 1,
+  LOCKED: 1,
+  HOOK_REJECTED: 1,
+  // session cycle
+  NOT_A_GIT_REPO: 1,
+  BARE_REPO: 1,
+  GIT_TOO_OLD: 1,
+  UNKNOWN_REV: 1,
+  SESSION_NOT_FOUND: 1,
+  SESSION_AMBIGUOUS: 1,
+  SESSION_EXISTS: 1,
+  NOT_IN_SESSION: 1,
+  PATCH_NOT_FOUND: 1,
+  EMPTY_PATCH: 1,
+  UNLANDED_WORK: 1,
+  NOT_APPROVED: 1,
+  APPROVAL_OUTDATED: 1,
+  LAND_CONFLICT: 1,
+  DIRTY_TARGET: 1,
+  TARGET_MOVED: 1,
+  NOTHING_TO_LAND: 1,
+  UNDO_PAST_BASE: 1,
+  NOTHING_TO_REDO: 1,
+  DETACHED_TARGET: 1,
+  GIT_FAILED: 1,
+  // usage and bugs
+  USAGE: 2,
+  INTERNAL: 3,
+} as const;
+
+/** A stable error code; agents and JSON readers switch on it. */
+export type ErrorCode = keyof typeof EXIT_STATUS;
+
+/** What a refusal concerns. `line` is 1-based; `chunk` is 1-based in patch order. */
+export interface ErrorDetails {
+  path?: string;
+  line?: number;
+  chunk?: number;
+  candidates?: number[];
+  files?: string[];
+  [key: string]: unknown;
+}
+
+const BRAND = Symbol.for('hagent.error');
+
+/** The JSON `error` object of patch-language.md §7. */
+export interface ErrorJson extends ErrorDetails {
+  code: ErrorCode;
+  message: string;
+  hint?: string;
+}
+
+/**
+ * The one error class of hagent. `code` is stable; `message` is one line; `hint` says what to do.
+ * @example throw new HagentError('FILE_EXISTS', 'a.txt already exists', { path: 'a.txt' }, 'use Update File')
+ */
+export class HagentError extends Error {
+  readonly code: ErrorCode;
+  readonly details: ErrorDetails;
+  hint: string | undefined;
+  readonly [BRAND] = true;
+
+  constructor(code: ErrorCode, message: string, details: ErrorDetails = {}, hint?: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'HagentError';
+    this.code = code;
+    this.details = details;
+    this.hint = hint;
+  }
+
+  /** Adds a hint while the error climbs (kept if one is already set). Returns `this`. */
+  hinted(hint: string): this {
+    this.hint ??= hint;
+    return this;
+  }
+
+  /** The process exit status for this error (patch-language.md §6). */
+  get exitStatus(): number {
+    return EXIT_STATUS[this.code];
+  }
+
+  /** `{code, message, ...details, hint}`: the `error` field of every `--json` failure. */
+  toJSON(): ErrorJson {
+    const out: ErrorJson = { code: this.code, message: this.message, ...this.details };
+    if (this.hint !== undefined) out.hint = this.hint;
+    return out;
+  }
+}
+
+/** True for a HagentError, even one from another copy of this module (brand check). */
+export function isHagentError(value: unknown): value is HagentError {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+}
+
+/** Wraps anything thrown into a HagentError; non-hagent errors become `INTERNAL`. */
+export function toHagentError(value: unknown): HagentError {
+  if (isHagentError(value)) return value;
+  const message = value instanceof Error ? value.message : String(value);
+  return new HagentError('INTERNAL', `internal error: ${message}`, {}, 'this is a bug in hagent; nothing was half-written. Please report it with the command you ran.', { cause: value });
+}

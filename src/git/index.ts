@@ -1,0 +1,7 @@
+/**
+ * git: the plumbing hagent drives. `run.ts` is the only place that spawns git; each verb sits
+ * beside a pure parser of its output. Imports nothing from the other folders but errors.ts.
+ */
+export { runGit, gitText, type GitResult, type RunGitOptions } from './run.js';
+export * from './plumbing.js';
+export * from './objects.js';

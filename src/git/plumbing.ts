@@ -1,0 +1,219 @@
+/**
+ * One function per git plumbing verb hagent uses, each beside a pure parser of its output.
+ * All go through {@link runGit}; every function takes the directory to run in as `cwd`.
+ */
+import { HagentError } from '../errors.js';
+import { gitText, runGit, type RunGitOptions } from './run.js';
+
+/** Minimum git: `merge-tree --write-tree` arrived in 2.38 (design.md). */
+export const MIN_GIT: readonly [number, number] = [2, 38];
+
+/** Parses `git version 2.39.5` (or `git version 2.39.5.windows.1`) into [major, minor]. Pure. */
+export function parseGitVersion(text: string): [number, number] | null {
+  const m = /git version (\d+)\.(\d+)/.exec(text);
+  return m ? [Number(m[1]), Number(m[2])] : null;
+}
+
+/**
+ * Checks git ≥ 2.38.
+ * @throws HagentError GIT_TOO_OLD naming the found and needed versions.
+ */
+export async function assertGitVersion(cwd: string): Promise<void> {
+  const text = await gitText(['version'], { cwd });
+  const v = parseGitVersion(text);
+  if (!v || v[0] < MIN_GIT[0] || (v[0] === MIN_GIT[0] && v[1] < MIN_GIT[1])) {
+    throw new HagentError('GIT_TOO_OLD', `hagent needs git ${MIN_GIT.join('.')} or newer; found "${text.trim()}"`, {}, 'upgrade git (merge-tree --write-tree arrived in 2.38)');
+  }
+}
+
+/** Where a directory sits in git. Paths are absolute. `topLevel` is null in a bare repository. */
+export interface RepoLocation {
+  gitDir: string;
+  commonDir: string;
+  topLevel: string | null;
+  bare: boolean;
+}
+
+/**
+ * Finds the repository around `cwd` with one `git rev-parse`.
+ * @throws HagentError NOT_A_GIT_REPO outside any repository.
+ */
+export async function locateRepo(cwd: string): Promise<RepoLocation> {
+  const r = await runGit(['rev-parse', '--path-format=absolute', '--git-dir', '--git-common-dir', '--is-bare-repository', '--show-toplevel'], { cwd, allowFailure: true });
+  const lines = r.stdout.toString('utf8').split('\n');
+  if (r.exitCode !== 0 && lines.length < 3) {
+    throw new HagentError('NOT_A_GIT_REPO', `not a git repository: ${cwd}`, { path: cwd }, 'run hagent inside a git repository (git init, or cd into one)');
+  }
+  const [gitDir = '', commonDir = '', bare = 'false', topLevel = ''] = lines;
+  const isBare = bare === 'true';
+  return { gitDir, commonDir, bare: isBare, topLevel: isBare || !topLevel ? null : topLevel };
+}
+
+/** Resolves `rev` to a commit id, or null if it names no commit. */
+export async function resolveCommit(cwd: string, rev: string): Promise<string | null> {
+  if (rev.startsWith('-')) return null;
+  const r = await runGit(['rev-parse', '--verify', '--quiet', '--end-of-options', `${rev}^{commit}`], { cwd, allowFailure: true });
+  return r.exitCode === 0 ? r.stdout.toString('utf8').trim() : null;
+}
+
+/** The full ref HEAD points at in `cwd`'s worktree (e.g. `refs/heads/main`), or null when detached. */
+export async function symbolicHead(cwd: string): Promise<string | null> {
+  const r = await runGit(['symbolic-ref', '--quiet', 'HEAD'], { cwd, allowFailure: true });
+  return r.exitCode === 0 ? r.stdout.toString('utf8').trim() : null;
+}
+
+/** One entry of a tree listing. `mode` is git's octal string (100644, 100755, 120000, 160000). */
+export interface TreeEntry {
+  mode: string;
+  type: string;
+  oid: string;
+  path: string;
+}
+
+/** Parses `git ls-tree -z` / `diff-tree`-free listings: `<mode> SP <type> SP <oid> TAB <path> NUL`. Pure. */
+export function parseLsTree(out: Buffer): TreeEntry[] {
+  const entries: TreeEntry[] = [];
+  for (const rec of out.toString('utf8').split('\0')) {
+    if (!rec) continue;
+    const tab = rec.indexOf('\t');
+    const [mode = '', type = '', oid = ''] = rec.slice(0, tab).split(' ');
+    entries.push({ mode, type, oid, path: rec.slice(tab + 1) });
+  }
+  return entries;
+}
+
+/** Lists `paths` (files, recursively) in `treeish`. Missing paths are simply absent from the map. */
+export async function lsTree(cwd: string, treeish: string, paths: readonly string[]): Promise<Map<string, TreeEntry>> {
+  const map = new Map<string, TreeEntry>();
+  if (paths.length === 0) return map;
+  const r = await runGit(['ls-tree', '-r', '-z', '--full-tree', treeish, '--', ...paths.map(literalPathspec)], { cwd });
+  for (const e of parseLsTree(r.stdout)) map.set(e.path, e);
+  return map;
+}
+
+/** A pathspec that matches exactly `path` (no globbing, no magic). */
+export function literalPathspec(path: string): string {
+  return `:(literal,top)${path}`;
+}
+
+/** One changed path between two trees. `status` is git's letter (A, M, D, T). */
+export interface TreeChange {
+  status: string;
+  path: string;
+  oldMode: string;
+  newMode: string;
+  oldOid: string;
+  newOid: string;
+}
+
+/** Parses `git diff-tree -r -z --no-renames` raw output. Pure. */
+export function parseRawDiff(out: Buffer): TreeChange[] {
+  const parts = out.toString('utf8').split('\0');
+  const changes: TreeChange[] = [];
+  for (let i = 0; i + 1 < parts.length; i += 2) {
+    const meta = parts[i]!;
+    if (!meta.startsWith(':')) { i -= 1; continue; }
+    const [oldMode = '', newMode = '', oldOid = '', newOid = '', status = ''] = meta.slice(1).split(' ');
+    changes.push({ status: status.charAt(0), path: parts[i + 1]!, oldMode, newMode, oldOid, newOid });
+  }
+  return changes;
+}
+
+/** Paths that differ between two tree-ish values (recursive, renames not detected). */
+export async function diffTrees(cwd: string, from: string, to: string, paths: readonly string[] = []): Promise<TreeChange[]> {
+  const args = ['diff-tree', '-r', '-z', '--no-renames', '--no-ext-diff', from, to];
+  if (paths.length) args.push('--', ...paths.map(literalPathspec));
+  const r = await runGit(args, { cwd });
+  return parseRawDiff(r.stdout);
+}
+
+/** Identity hagent falls back to when the repository has none configured. */
+const FALLBACK_IDENTITY = {
+  GIT_AUTHOR_NAME: 'hagent',
+  GIT_AUTHOR_EMAIL: 'hagent@localhost',
+  GIT_COMMITTER_NAME: 'hagent',
+  GIT_COMMITTER_EMAIL: 'hagent@localhost',
+};
+
+/**
+ * Writes a commit object (`git commit-tree`), never signed, never running hooks.
+ * Falls back to a `hagent` identity when git has no user configured.
+ * @returns the new commit id.
+ */
+export async function commitTree(cwd: string, tree: string, parents: readonly string[], message: string): Promise<string> {
+  const args = ['commit-tree', tree, ...parents.flatMap((p) => ['-p', p])];
+  const r = await runGit(args, { cwd, input: message, allowFailure: true });
+  if (r.exitCode === 0) return r.stdout.toString('utf8').trim();
+  if (/identity|empty ident|tell me who you are|user\.(name|email)/i.test(r.stderr)) {
+    return gitText(args, { cwd, input: message, env: FALLBACK_IDENTITY });
+  }
+  return gitText(args, { cwd, input: message });
+}
+
+/**
+ * Moves `ref` to `newOid` only if it still points at `oldOid` (compare-and-swap; design.md invariant 7).
+ * `oldOid` of null means "must not exist yet". Keeps a reflog entry with `message`.
+ * @throws HagentError TARGET_MOVED when the ref no longer holds `oldOid`.
+ */
+export async function updateRefCas(cwd: string, ref: string, newOid: string, oldOid: string | null, message: string): Promise<void> {
+  const r = await runGit(['update-ref', '--create-reflog', '-m', message, ref, newOid, oldOid ?? ''], { cwd, allowFailure: true });
+  if (r.exitCode !== 0) {
+    throw new HagentError('TARGET_MOVED', `${ref} moved while hagent was working (expected ${oldOid?.slice(0, 12) ?? 'no ref'})`, { ref, expected: oldOid, stderr: r.stderr.trim() }, 'someone else updated it at the same moment; run the command again');
+  }
+}
+
+/** Deletes `ref` if it still points at `oldOid`. */
+export async function deleteRefCas(cwd: string, ref: string, oldOid: string): Promise<void> {
+  await runGit(['update-ref', '-d', ref, oldOid], { cwd });
+}
+
+/** Reads a ref; null when missing. */
+export async function readRef(cwd: string, ref: string): Promise<string | null> {
+  const r = await runGit(['rev-parse', '--verify', '--quiet', ref], { cwd, allowFailure: true });
+  return r.exitCode === 0 ? r.stdout.toString('utf8').trim() : null;
+}
+
+/** A worktree as `git worktree list --porcelain` tells it. `branch` is a full ref or null. */
+export interface WorktreeInfo {
+  path: string;
+  head: string | null;
+  branch: string | null;
+  bare: boolean;
+}
+
+/** Parses `git worktree list --porcelain -z`. Pure. */
+export function parseWorktreeList(out: Buffer): WorktreeInfo[] {
+  const list: WorktreeInfo[] = [];
+  let cur: WorktreeInfo | null = null;
+  for (const line of out.toString('utf8').split('\0')) {
+    if (line.startsWith('worktree ')) {
+      cur = { path: line.slice(9), head: null, branch: null, bare: false };
+      list.push(cur);
+    } else if (cur && line.startsWith('HEAD ')) cur.head = line.slice(5);
+    else if (cur && line.startsWith('branch ')) cur.branch = line.slice(7);
+    else if (cur && line === 'bare') cur.bare = true;
+  }
+  return list;
+}
+
+/** Lists every worktree of the repository. */
+export async function listWorktrees(cwd: string): Promise<WorktreeInfo[]> {
+  const r = await runGit(['worktree', 'list', '--porcelain', '-z'], { cwd });
+  return parseWorktreeList(r.stdout);
+}
+
+/** Tree id of a commit. */
+export function treeOf(cwd: string, commit: string): Promise<string> {
+  return gitText(['rev-parse', `${commit}^{tree}`], { cwd });
+}
+
+/** Commits of `first-parent` chain from `head` back to (excluding) `base`, newest first. */
+export async function firstParentChain(cwd: string, base: string, head: string): Promise<string[]> {
+  const out = await gitText(['rev-list', '--first-parent', `${base}..${head}`], { cwd });
+  return out ? out.split('\n') : [];
+}
+
+/** Options for {@link withIndex}: runs git against a temporary index file. */
+export function tempIndexEnv(indexFile: string): Pick<RunGitOptions, 'env'> {
+  return { env: { GIT_INDEX_FILE: indexFile } };
+}

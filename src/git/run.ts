@@ -1,0 +1,103 @@
+/**
+ * The only code in hagent that spawns git. Sets git hygiene once (design.md invariant 7):
+ * no user hooks, no fsmonitor, no signing, no prompts, C messages, and no inherited
+ * GIT_DIR / GIT_WORK_TREE / GIT_INDEX_FILE from a calling hook.
+ */
+import { spawn } from 'node:child_process';
+import { HagentError } from '../errors.js';
+
+/** Options of {@link runGit}. `cwd` is required: nothing below commands/ reads process.cwd(). */
+export interface RunGitOptions {
+  cwd: string;
+  /** Bytes or text written to git's stdin; stdin is closed when absent. */
+  input?: string | Uint8Array;
+  /** Extra environment (e.g. GIT_INDEX_FILE for a temporary index). */
+  env?: Record<string, string>;
+  /** Return a non-zero exit instead of throwing GIT_FAILED. */
+  allowFailure?: boolean;
+  /** `GIT_OPTIONAL_LOCKS=0`, for status in the user's checkout (design.md invariant 7). */
+  noOptionalLocks?: boolean;
+}
+
+/** Outcome of one git process. `durationMs` is wall time in milliseconds. */
+export interface GitResult {
+  exitCode: number;
+  stdout: Buffer;
+  stderr: string;
+  durationMs: number;
+}
+
+const NULL_DEVICE = process.platform === 'win32' ? 'NUL' : '/dev/null';
+
+/** Config every internal git call carries (argv `-c` pairs). */
+const HYGIENE = [
+  '-c', `core.hooksPath=${NULL_DEVICE}`,
+  '-c', 'core.fsmonitor=false',
+  '-c', 'commit.gpgSign=false',
+  '-c', 'tag.gpgSign=false',
+  '-c', 'core.quotePath=false',
+  '-c', 'advice.detachedHead=false',
+  '-c', 'gc.auto=0',
+  '-c', 'maintenance.auto=false',
+];
+
+const DROPPED_ENV = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_PREFIX', 'GIT_COMMON_DIR', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'LC_ALL', 'LANGUAGE', 'GIT_EDITOR', 'GIT_SEQUENCE_EDITOR', 'GIT_EXTERNAL_DIFF', 'GIT_PAGER', 'PAGER'];
+
+function gitEnv(extra: Record<string, string> | undefined, noOptionalLocks: boolean | undefined): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const key of DROPPED_ENV) delete env[key];
+  env.LC_MESSAGES = 'C';
+  env.GIT_TERMINAL_PROMPT = '0';
+  env.GIT_PAGER = 'cat';
+  if (noOptionalLocks) env.GIT_OPTIONAL_LOCKS = '0';
+  return { ...env, ...extra };
+}
+
+/**
+ * Runs `git <args>` with hygiene config, argv array only (never a shell string).
+ * @returns exit code, stdout bytes, stderr text, duration in ms.
+ * @throws HagentError GIT_FAILED when git exits non-zero (unless `allowFailure`), carrying argv,
+ *   exit code and stderr; GIT_FAILED with hint when git cannot be spawned at all.
+ */
+export function runGit(args: readonly string[], options: RunGitOptions): Promise<GitResult> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', [...HYGIENE, ...args], {
+      cwd: options.cwd,
+      env: gitEnv(options.env, options.noOptionalLocks),
+      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      windowsHide: true,
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout!.on('data', (d: Buffer) => out.push(d));
+    child.stderr!.on('data', (d: Buffer) => err.push(d));
+    child.on('error', (e: NodeJS.ErrnoException) => {
+      reject(new HagentError('GIT_FAILED', `cannot run git: ${e.message}`, { argv: ['git', ...args] }, e.code === 'ENOENT' ? 'install git 2.38 or newer and make sure it is on PATH' : 'check that git runs in this directory', { cause: e }));
+    });
+    if (options.input !== undefined && child.stdin) {
+      child.stdin.on('error', () => { /* git may exit before reading all input; its exit code tells */ });
+      child.stdin.end(options.input);
+    }
+    child.on('close', (code, signal) => {
+      const result: GitResult = {
+        exitCode: code ?? (signal ? 128 : 1),
+        stdout: Buffer.concat(out),
+        stderr: Buffer.concat(err).toString('utf8'),
+        durationMs: performance.now() - started,
+      };
+      if (result.exitCode !== 0 && !options.allowFailure) {
+        const firstLine = result.stderr.trim().split('\n').pop() ?? '';
+        reject(new HagentError('GIT_FAILED', `git ${args[0]} failed (exit ${result.exitCode})${firstLine ? `: ${firstLine}` : ''}`, { argv: ['git', ...args], exitCode: result.exitCode, stderr: result.stderr.trim() }, 'this git error was not expected; the files and refs are as they were before the command'));
+        return;
+      }
+      resolve(result);
+    });
+  });
+}
+
+/** Runs git and returns stdout as UTF-8 text without the final newline. Throws as {@link runGit}. */
+export async function gitText(args: readonly string[], options: RunGitOptions): Promise<string> {
+  const r = await runGit(args, options);
+  return r.stdout.toString('utf8').replace(/\n$/, '');
+}

@@ -1,0 +1,139 @@
+/**
+ * land: brings a session's approved changes onto its target branch. The result is computed with
+ * `git merge-tree --write-tree` (nothing written on conflict), the target ref moves by
+ * compare-and-swap, and a checkout of the target is updated only on the files the land changes,
+ * refusing when any of them has uncommitted user changes (design.md invariant 5).
+ */
+import { promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { HagentError } from '../errors.js';
+import {
+  checkoutTreeDelta, commitTree, diffTrees, dirtyPaths, firstParentChain, listWorktrees, lsTree, readRef, readTreeIntoIndex,
+  runGit, treeOf, updateIndex, updateRefCas, writeTree, type IndexEntryUpdate,
+} from '../git/index.js';
+import { sessionHead, writeSession, type RepoContext, type Session } from '../session/index.js';
+
+/** Options of {@link landSession}. */
+export interface LandOptions {
+  mode?: 'squash' | 'merge';
+  message?: string;
+  /** Land the current head even when it is not (or no longer) approved. */
+  yes?: boolean;
+}
+
+/** JSON of `hagent land` (issue 2 §5). */
+export interface LandResult {
+  ok: true;
+  session: string;
+  target: string;
+  mode: 'squash' | 'merge';
+  commit: string;
+  previous: string;
+  files: { path: string; status: string }[];
+  /** The checkout whose files were updated, or null when the target is not checked out. */
+  updatedWorktree: string | null;
+  /** Ref that keeps the landed session head reachable. */
+  backupRef: string;
+}
+
+/** Parses `git merge-tree --write-tree -z --name-only --no-messages`: tree id, then conflicted paths. Pure. */
+export function parseMergeTree(out: Buffer): { tree: string; conflicts: string[] } {
+  const parts = out.toString('utf8').split('\0');
+  const tree = (parts.shift() ?? '').trim();
+  return { tree, conflicts: [...new Set(parts.filter(Boolean))] };
+}
+
+/** The squash message: a summary of the session's patches. */
+async function squashMessage(cwd: string, session: Session, head: string, files: readonly { path: string; status: string }[], paths: string[] | null): Promise<string> {
+  const chain = await firstParentChain(cwd, session.base, head);
+  const subjects = await runGit(['log', '--first-parent', '--format=%s', `${session.base}..${head}`], { cwd });
+  const lines = subjects.stdout.toString('utf8').split('\n').filter(Boolean).reverse().map((s) => `- ${s.replace(/^hagent: /, '')}`);
+  const scope = paths ? ` (approved: ${paths.length} of the session's files)` : '';
+  return `hagent: land session ${session.id} (${chain.length} patch${chain.length === 1 ? '' : 'es'}, ${files.length} file${files.length === 1 ? '' : 's'})${scope}\n\n${lines.join('\n')}\n\nHagent-Session: ${session.id}\nHagent-Op: land\nHagent-Head: ${head}\n`;
+}
+
+/** A commit on `base` holding the head's version of `paths` only (partial approval). */
+async function approvedSubsetCommit(cwd: string, base: string, head: string, paths: readonly string[]): Promise<string> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'hagent-land-'));
+  const index = path.join(dir, 'index');
+  try {
+    await readTreeIntoIndex(cwd, base, index);
+    const inHead = await lsTree(cwd, head, paths);
+    const entries: IndexEntryUpdate[] = paths.map((p) => {
+      const e = inHead.get(p);
+      return e ? { path: p, mode: e.mode, oid: e.oid } : { path: p, mode: '0', oid: null };
+    });
+    await updateIndex(cwd, entries, index);
+    const tree = await writeTree(cwd, index);
+    return await commitTree(cwd, tree, [base], `hagent: approved part of ${head.slice(0, 12)}\n`);
+  } finally {
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Lands the approved changes of a session on its target branch.
+ * @throws HagentError NOTHING_TO_LAND, NOT_APPROVED, APPROVAL_OUTDATED (head moved after
+ *   approval), DETACHED_TARGET, LAND_CONFLICT (conflicted paths listed, nothing written),
+ *   DIRTY_TARGET (user-modified files listed, nothing touched), TARGET_MOVED (CAS lost).
+ */
+export async function landSession(ctx: RepoContext, session: Session, options: LandOptions = {}): Promise<LandResult> {
+  const cwd = ctx.cwd;
+  const mode = options.mode ?? 'squash';
+  const head = await sessionHead(ctx, session);
+  if (head === session.base) throw new HagentError('NOTHING_TO_LAND', `session ${session.id} has no applied patch`, { session: session.id }, 'apply a patch first');
+  let approval = session.approval;
+  if (!approval) {
+    if (!options.yes) throw new HagentError('NOT_APPROVED', `nothing in session ${session.id} is approved`, { session: session.id }, 'review it with hagent review, approve with hagent review --approve, or land with --yes');
+    approval = { head, paths: null, at: new Date().toISOString() };
+  } else if (approval.head !== head) {
+    if (!options.yes) throw new HagentError('APPROVAL_OUTDATED', `session ${session.id} moved after its approval (approved ${approval.head.slice(0, 12)}, head ${head.slice(0, 12)})`, { session: session.id, approved: approval.head, head }, 'review the new patches and approve again, or land with --yes');
+    approval = { ...approval, head };
+  }
+  if (!session.target) throw new HagentError('DETACHED_TARGET', `session ${session.id} has no target branch (it was started on a detached HEAD)`, { session: session.id }, 'check out a branch and start a new session from it, or merge hagent/<id> yourself');
+  const target = session.target;
+  const previous = await readRef(cwd, target);
+  if (!previous) throw new HagentError('TARGET_MOVED', `target branch ${target} no longer exists`, { target }, 'recreate the branch, or merge the session branch yourself');
+
+  const theirs = approval.paths ? await approvedSubsetCommit(cwd, session.base, head, approval.paths) : head;
+  const merged = await runGit(['merge-tree', '--write-tree', '-z', '--name-only', '--no-messages', '--allow-unrelated-histories', previous, theirs], { cwd, allowFailure: true });
+  if (merged.exitCode !== 0 && merged.exitCode !== 1) {
+    throw new HagentError('GIT_FAILED', `git merge-tree failed: ${merged.stderr.trim()}`, { stderr: merged.stderr.trim() });
+  }
+  const { tree, conflicts } = parseMergeTree(merged.stdout);
+  if (merged.exitCode === 1) {
+    throw new HagentError('LAND_CONFLICT', `landing session ${session.id} on ${target} conflicts in ${conflicts.length} file${conflicts.length === 1 ? '' : 's'}: ${conflicts.join(', ')}`, { session: session.id, target, files: conflicts }, 'nothing was written; update the session from the target (or resolve by hand with git merge hagent/<id>), then land again');
+  }
+  const previousTree = await treeOf(cwd, previous);
+  if (tree === previousTree) throw new HagentError('NOTHING_TO_LAND', `${target} already holds every approved change of session ${session.id}`, { session: session.id, target }, 'nothing to do; end the session with hagent session end');
+  const files = (await diffTrees(cwd, previousTree, tree)).map((c) => ({ path: c.path, status: c.status }));
+
+  const message = options.message ?? await squashMessage(cwd, session, head, files, approval.paths);
+  const commit = await commitTree(cwd, tree, mode === 'merge' ? [previous, theirs] : [previous], message.endsWith('\n') ? message : `${message}\n`);
+
+  const checkout = (await listWorktrees(cwd)).find((w) => w.branch === target);
+  if (checkout) {
+    const dirty = await dirtyPaths(checkout.path, files.map((f) => f.path));
+    if (dirty.length) {
+      throw new HagentError('DIRTY_TARGET', `${dirty.length} file${dirty.length === 1 ? '' : 's'} the land would change ${dirty.length === 1 ? 'has' : 'have'} uncommitted changes in ${checkout.path}: ${dirty.join(', ')}`, { files: dirty, worktree: checkout.path }, 'commit or stash your changes to these files, then land again; nothing was touched');
+    }
+    await checkoutTreeDelta(checkout.path, previous, commit);
+    try {
+      await updateRefCas(cwd, target, commit, previous, `hagent land ${session.id} (${mode})`);
+    } catch (error) {
+      await checkoutTreeDelta(checkout.path, commit, previous).catch(() => undefined);
+      throw error;
+    }
+  } else {
+    await updateRefCas(cwd, target, commit, previous, `hagent land ${session.id} (${mode})`);
+  }
+  const backupRef = `refs/hagent/${session.id}/landed/${session.lands.length + 1}`;
+  await runGit(['update-ref', '--create-reflog', '-m', 'hagent land backup', backupRef, head], { cwd });
+  await writeSession(ctx.commonDir, {
+    ...session,
+    approval,
+    lands: [...session.lands, { head, commit, target, mode, at: new Date().toISOString() }],
+  });
+  return { ok: true, session: session.id, target, mode, commit, previous, files, updatedWorktree: checkout?.path ?? null, backupRef };
+}

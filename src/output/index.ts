@@ -1,0 +1,80 @@
+/**
+ * output: the human and JSON renderers. Colours only on a TTY, never when NO_COLOR is set
+ * or in a pipe; JSON always one object per command on stdout.
+ */
+import type { HagentError } from '../errors.js';
+
+/** Where a command writes, and what it may assume about its terminal. */
+export interface Io {
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+  /** stdout is a terminal and colours are allowed. */
+  color: boolean;
+  /** A human can answer a prompt (stdin and stderr are terminals). */
+  interactive: boolean;
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+}
+
+/** ANSI styles; identity functions when colour is off. */
+export interface Palette {
+  red(s: string): string;
+  green(s: string): string;
+  yellow(s: string): string;
+  cyan(s: string): string;
+  dim(s: string): string;
+  bold(s: string): string;
+}
+
+const wrap = (open: number, close: number) => (s: string) => `\u001b[${open}m${s}\u001b[${close}m`;
+
+/** A palette for `io`: real colours on a TTY, plain text otherwise. */
+export function palette(color: boolean): Palette {
+  if (!color) {
+    const id = (s: string) => s;
+    return { red: id, green: id, yellow: id, cyan: id, dim: id, bold: id };
+  }
+  return { red: wrap(31, 39), green: wrap(32, 39), yellow: wrap(33, 39), cyan: wrap(36, 39), dim: wrap(2, 22), bold: wrap(1, 22) };
+}
+
+/** Writes one JSON document and a newline to stdout. */
+export function printJson(io: Io, value: unknown): void {
+  io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** Writes lines to stdout. */
+export function printLines(io: Io, lines: readonly string[]): void {
+  if (lines.length) io.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/**
+ * Renders a refusal: under `--json` the `{ok:false, error}` object on stdout
+ * (patch-language.md §7); otherwise `error[CODE]: message` and the hint on stderr.
+ */
+export function printError(io: Io, error: HagentError, json: boolean, extra: Record<string, unknown> = {}): void {
+  if (json) {
+    printJson(io, { ok: false, ...extra, error: error.toJSON() });
+    return;
+  }
+  const p = palette(io.color);
+  const lines = [`${p.red(p.bold(`error[${error.code}]`))}: ${error.message}`];
+  const d = error.details;
+  if (d.path && !error.message.includes(String(d.path))) lines.push(`  ${p.dim('path:')} ${d.path}`);
+  if (d.chunk !== undefined) lines.push(`  ${p.dim('chunk:')} ${d.chunk}`);
+  if (d.line !== undefined) lines.push(`  ${p.dim('line:')} ${d.line}`);
+  if (d.candidates?.length) lines.push(`  ${p.dim('candidates (lines):')} ${d.candidates.join(', ')}`);
+  if (typeof d.closest === 'string') lines.push(`  ${p.dim('closest:')} ${d.closest}`);
+  if (error.hint) lines.push(`  ${p.cyan('hint:')} ${error.hint}`);
+  io.stderr.write(`${lines.join('\n')}\n`);
+}
+
+/** `A`, `M`, `D`, `R` letter of a file op, as Codex prints them. */
+export function opLetter(op: string): string {
+  return op === 'add' ? 'A' : op === 'delete' ? 'D' : 'M';
+}
+
+/** Shortens a commit id for humans. */
+export function short(oid: string | null | undefined): string {
+  return oid ? oid.slice(0, 12) : '-';
+}

@@ -1,0 +1,64 @@
+/**
+ * Finding the repository and the session a command acts on.
+ */
+import { realpathSync } from 'node:fs';
+import path from 'node:path';
+import { HagentError } from '../errors.js';
+import { locateRepo, type RepoLocation } from '../git/index.js';
+import { hagentDir, listSessions, readSession, type Session } from './store.js';
+
+/** The repository around the caller's directory. Paths are absolute. */
+export interface RepoContext {
+  cwd: string;
+  location: RepoLocation;
+  commonDir: string;
+}
+
+/**
+ * Opens the repository around `cwd`.
+ * @throws HagentError NOT_A_GIT_REPO; BARE_REPO when `allowBare` is false and the repo is bare.
+ */
+export async function openRepo(cwd: string): Promise<RepoContext> {
+  const location = await locateRepo(cwd);
+  return { cwd, location, commonDir: location.commonDir };
+}
+
+function real(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return path.resolve(p);
+  }
+}
+
+/** True when `child` is `parent` or inside it (after resolving symlinks). */
+export function isInside(parent: string, child: string): boolean {
+  const rel = path.relative(real(parent), real(child));
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+/**
+ * The session a command acts on: `explicitId` if given; else the session whose worktree holds
+ * `cwd`; else the only session of the repository.
+ * @throws HagentError SESSION_NOT_FOUND (unknown id), NOT_IN_SESSION (none exists),
+ *   SESSION_AMBIGUOUS (several exist and none is named or holds cwd).
+ */
+export async function resolveSession(ctx: RepoContext, explicitId?: string): Promise<Session> {
+  if (explicitId !== undefined) return readSession(ctx.commonDir, explicitId);
+  const sessions = await listSessions(ctx.commonDir);
+  const top = ctx.location.topLevel;
+  if (top) {
+    const here = sessions.find((s) => isInside(s.worktree, top));
+    if (here) return here;
+  }
+  if (sessions.length === 1) return sessions[0]!;
+  if (sessions.length === 0) {
+    throw new HagentError('NOT_IN_SESSION', 'no hagent session in this repository', {}, 'start one with: hagent session start');
+  }
+  throw new HagentError('SESSION_AMBIGUOUS', `${sessions.length} sessions exist and none holds this directory`, { sessions: sessions.map((s) => s.id) }, `name one with --session (${sessions.map((s) => s.id).join(', ')}), or run inside its worktree`);
+}
+
+/** True when `dir` lies in hagent's own worktree folder of the repository. */
+export function isSessionWorktree(ctx: RepoContext, dir: string): boolean {
+  return isInside(path.join(hagentDir(ctx.commonDir), 'worktrees'), dir);
+}

@@ -1,0 +1,7 @@
+/**
+ * session: a worktree + branch per agent session, its metadata, and finding the session a
+ * command acts on. Uses git/ and fsx/; knows nothing of patches.
+ */
+export * from './context.js';
+export * from './store.js';
+export * from './lifecycle.js';

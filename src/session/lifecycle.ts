@@ -1,0 +1,262 @@
+/**
+ * Session start, list, status and end (issue: the session cycle).
+ */
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { HagentError } from '../errors.js';
+import { assertGitVersion, diffTrees, firstParentChain, lsTree, readRef, resolveCommit, runGit, symbolicHead } from '../git/index.js';
+import { copyFileNoClobber, readEntry } from '../fsx/index.js';
+import { isInside, type RepoContext, resolveSession } from './context.js';
+import { defaultWorktreePath, listSessions, removeSession, SESSION_ID, writeSession, type Session } from './store.js';
+
+/** Branch of a session: `hagent/<id>`; its full ref is `refs/heads/hagent/<id>`. */
+export function sessionBranch(id: string): string {
+  return `hagent/${id}`;
+}
+
+/** Full ref of a session's branch. */
+export function sessionRef(session: Pick<Session, 'id'>): string {
+  return `refs/heads/${sessionBranch(session.id)}`;
+}
+
+/** Ref holding the furthest undone head, for `hagent undo --redo`. */
+export function redoRef(session: Pick<Session, 'id'>): string {
+  return `refs/hagent/${session.id}/redo`;
+}
+
+/** Current head commit of a session. @throws HagentError SESSION_NOT_FOUND when its branch is gone. */
+export async function sessionHead(ctx: RepoContext, session: Session): Promise<string> {
+  const head = await readRef(ctx.cwd, sessionRef(session));
+  if (!head) throw new HagentError('SESSION_NOT_FOUND', `session ${session.id}: its branch ${sessionBranch(session.id)} is gone`, { session: session.id }, `end it with: hagent session end ${session.id} --force`);
+  return head;
+}
+
+function newSessionId(): string {
+  const d = new Date();
+  const stamp = `${d.getUTCFullYear()}${String(d.getUTCMonth() + 1).padStart(2, '0')}${String(d.getUTCDate()).padStart(2, '0')}`;
+  return `${stamp}-${randomBytes(3).toString('hex')}`;
+}
+
+/** Options of {@link startSession}. */
+export interface StartOptions {
+  name?: string;
+  base?: string;
+}
+
+/** JSON of `hagent session start` (issue 2 §2). */
+export interface StartResult {
+  id: string;
+  worktree: string;
+  branch: string;
+  base: string;
+  target: string | null;
+  included: string[];
+}
+
+/**
+ * Creates a session: a worktree under the git common dir on a new branch `hagent/<id>` from
+ * `base` (default HEAD), recording the base and the land target (the branch checked out in the
+ * caller's worktree), and copies ignored files named by `.worktreeinclude`.
+ * @throws HagentError BARE_REPO, GIT_TOO_OLD, UNKNOWN_REV, SESSION_EXISTS, USAGE (bad name;
+ *   started inside a session worktree).
+ */
+export async function startSession(ctx: RepoContext, options: StartOptions): Promise<StartResult> {
+  if (ctx.location.bare || !ctx.location.topLevel) {
+    throw new HagentError('BARE_REPO', 'this is a bare repository: a session needs a checked-out branch to land on', {}, 'run hagent in a repository with a working tree');
+  }
+  const top = ctx.location.topLevel;
+  const [, existing] = await Promise.all([assertGitVersion(ctx.cwd), listSessions(ctx.commonDir)]);
+  const inside = existing.find((s) => isInside(s.worktree, top));
+  if (inside) {
+    throw new HagentError('USAGE', `you are inside session ${inside.id}'s worktree`, { session: inside.id }, 'start new sessions from your own checkout');
+  }
+  const id = options.name ?? newSessionId();
+  if (!SESSION_ID.test(id)) {
+    throw new HagentError('USAGE', `invalid session name ${JSON.stringify(id)}`, {}, 'use 1-64 letters, digits, ".", "_" or "-", not starting with "." or "-"');
+  }
+  if (existing.some((s) => s.id === id)) {
+    throw new HagentError('SESSION_EXISTS', `a session named ${id} already exists`, { session: id }, 'pick another --name, or end the old one with hagent session end');
+  }
+  const baseRev = options.base ?? 'HEAD';
+  const [base, target] = await Promise.all([resolveCommit(ctx.cwd, baseRev), symbolicHead(top)]);
+  if (!base) {
+    const hint = options.base === undefined ? 'the repository has no commit yet: make a first commit' : 'name a branch, tag or commit that exists (git log shows them)';
+    throw new HagentError('UNKNOWN_REV', `unknown revision ${JSON.stringify(baseRev)}`, { rev: baseRev }, hint);
+  }
+  const branch = sessionBranch(id);
+  if (await readRef(ctx.cwd, `refs/heads/${branch}`)) {
+    throw new HagentError('SESSION_EXISTS', `branch ${branch} already exists`, { branch }, 'pick another --name, or delete that branch');
+  }
+  const worktree = defaultWorktreePath(ctx.commonDir, id);
+  await fs.mkdir(path.dirname(worktree), { recursive: true });
+  await runGit(['worktree', 'add', '--quiet', '--no-track', '-b', branch, worktree, base], { cwd: top });
+  const session: Session = { version: 1, id, worktree, branch, base, target, createdAt: new Date().toISOString(), approval: null, lands: [] };
+  await writeSession(ctx.commonDir, session);
+  const included = await copyWorktreeIncludes(top, worktree);
+  return { id, worktree, branch, base, target, included };
+}
+
+/**
+ * Copies into `worktree` the files of `top` that git ignores and `.worktreeinclude` names
+ * (gitignore syntax). Never overwrites a path that exists in the worktree; skips symlinks.
+ * @returns the copied paths (relative, `/`-separated).
+ */
+export async function copyWorktreeIncludes(top: string, worktree: string): Promise<string[]> {
+  const includeFile = path.join(top, '.worktreeinclude');
+  try {
+    await fs.access(includeFile);
+  } catch {
+    return [];
+  }
+  const listed = await runGit(['ls-files', '-z', '--others', '--ignored', `--exclude-from=${includeFile}`], { cwd: top });
+  const candidates = listed.stdout.toString('utf8').split('\0').filter(Boolean);
+  if (candidates.length === 0) return [];
+  const ignored = await runGit(['check-ignore', '-z', '--stdin'], { cwd: top, input: candidates.join('\0') + '\0', allowFailure: true });
+  const copied: string[] = [];
+  for (const rel of ignored.stdout.toString('utf8').split('\0').filter(Boolean)) {
+    const entry = await readEntry(top, rel);
+    if (entry.kind !== 'file') continue;
+    if (await copyFileNoClobber(path.join(top, rel), path.join(worktree, rel))) copied.push(rel);
+  }
+  return copied;
+}
+
+/** One line of `hagent session list`. */
+export interface SessionSummary {
+  id: string;
+  worktree: string;
+  branch: string;
+  base: string;
+  head: string | null;
+  target: string | null;
+  commits: number;
+  createdAt: string;
+  approved: boolean;
+  landed: boolean;
+}
+
+/** Summaries of every session, oldest first. */
+export async function listSessionSummaries(ctx: RepoContext): Promise<SessionSummary[]> {
+  const sessions = await listSessions(ctx.commonDir);
+  return Promise.all(sessions.map(async (s) => {
+    const head = await readRef(ctx.cwd, sessionRef(s));
+    const commits = head ? (await firstParentChain(ctx.cwd, s.base, head)).length : 0;
+    return {
+      id: s.id, worktree: s.worktree, branch: s.branch, base: s.base, head, target: s.target, commits, createdAt: s.createdAt,
+      approved: !!head && s.approval?.head === head,
+      landed: !!head && s.lands.some((l) => l.head === head),
+    };
+  }));
+}
+
+/** A changed file of a session against its base. `status` is git's letter (A, M, D, T). */
+export interface ChangedFile {
+  path: string;
+  status: string;
+}
+
+/** JSON of `hagent session status`. */
+export interface StatusResult extends SessionSummary {
+  changed: ChangedFile[];
+  /** Files in the worktree that differ from the session head (edits made outside hagent). */
+  outsideEdits: ChangedFile[];
+  worktreeExists: boolean;
+}
+
+/**
+ * Status of one session: base, head, commit count, files changed against the base, and outside
+ * edits pending in its worktree (modified, deleted or untracked files not yet in a commit).
+ * @throws HagentError SESSION_NOT_FOUND, NOT_IN_SESSION, SESSION_AMBIGUOUS.
+ */
+export async function sessionStatus(ctx: RepoContext, id?: string): Promise<StatusResult> {
+  const s = await resolveSession(ctx, id);
+  const head = await sessionHead(ctx, s);
+  const worktreeExists = await fs.stat(s.worktree).then(() => true, () => false);
+  const [chain, changes, outside] = await Promise.all([
+    firstParentChain(ctx.cwd, s.base, head),
+    diffTrees(ctx.cwd, s.base, head),
+    worktreeExists ? outsideEdits(s.worktree) : Promise.resolve([]),
+  ]);
+  return {
+    id: s.id, worktree: s.worktree, branch: s.branch, base: s.base, head, target: s.target, commits: chain.length,
+    createdAt: s.createdAt, approved: s.approval?.head === head, landed: s.lands.some((l) => l.head === head),
+    changed: changes.map((c) => ({ path: c.path, status: c.status })),
+    outsideEdits: outside, worktreeExists,
+  };
+}
+
+/** Files of a session worktree that differ from its HEAD commit (git status, no optional locks). */
+export async function outsideEdits(worktree: string): Promise<ChangedFile[]> {
+  const r = await runGit(['status', '--porcelain=v1', '-z', '--untracked-files=all', '--no-renames'], { cwd: worktree, noOptionalLocks: true });
+  const out: ChangedFile[] = [];
+  for (const rec of r.stdout.toString('utf8').split('\0')) {
+    if (rec.length < 4) continue;
+    const xy = rec.slice(0, 2);
+    out.push({ path: rec.slice(3), status: xy === '??' ? 'A' : xy.includes('D') ? 'D' : 'M' });
+  }
+  return out;
+}
+
+/**
+ * True when every change of the session (base → head) is already on its target: either a land
+ * recorded this head, or the target holds the same content on every path the session changed
+ * (squash lands are recognised by content, not ancestry: prior-art.md §3).
+ */
+export async function isLanded(ctx: RepoContext, s: Session, head: string): Promise<boolean> {
+  if (head === s.base || s.lands.some((l) => l.head === head)) return true;
+  if (!s.target) return false;
+  const targetHead = await readRef(ctx.cwd, s.target);
+  if (!targetHead) return false;
+  const changed = await diffTrees(ctx.cwd, s.base, head);
+  if (changed.length === 0) return true;
+  const [a, b] = await Promise.all([lsTree(ctx.cwd, head, changed.map((c) => c.path)), lsTree(ctx.cwd, targetHead, changed.map((c) => c.path))]);
+  return changed.every((c) => a.get(c.path)?.oid === b.get(c.path)?.oid && a.get(c.path)?.mode === b.get(c.path)?.mode);
+}
+
+/** JSON of `hagent session end`. */
+export interface EndResult {
+  id: string;
+  removedWorktree: boolean;
+  deletedBranch: boolean;
+  /** Head commit when the session ended: still reachable from the reflog and `refs/hagent/<id>/ended`. */
+  head: string | null;
+}
+
+/**
+ * Ends a session: removes its worktree, its branch and its metadata. Refuses to drop work that
+ * has not landed (commits, or outside edits in the worktree) unless `force`; even then the head
+ * stays reachable as `refs/hagent/<id>/ended`.
+ * @throws HagentError UNLANDED_WORK listing what would be lost; SESSION_NOT_FOUND and friends.
+ */
+export async function endSession(ctx: RepoContext, id: string | undefined, force: boolean): Promise<EndResult> {
+  const s = await resolveSession(ctx, id);
+  const head = await readRef(ctx.cwd, sessionRef(s));
+  const worktreeExists = await fs.stat(s.worktree).then(() => true, () => false);
+  if (!force) {
+    const pending = worktreeExists ? await outsideEdits(s.worktree) : [];
+    if (pending.length) {
+      throw new HagentError('UNLANDED_WORK', `session ${s.id} has ${pending.length} uncommitted file${pending.length === 1 ? '' : 's'} in its worktree`, { session: s.id, files: pending.map((p) => p.path) }, 'review them, or pass --force to drop them');
+    }
+    if (head && !(await isLanded(ctx, s, head))) {
+      const changed = await diffTrees(ctx.cwd, s.base, head);
+      throw new HagentError('UNLANDED_WORK', `session ${s.id} has work that has not landed`, { session: s.id, files: changed.map((c) => c.path) }, 'land it with hagent land, or pass --force to end it anyway (the head stays reachable as refs/hagent/<id>/ended)');
+    }
+  }
+  if (head) await runGit(['update-ref', '--create-reflog', '-m', 'hagent: session end', `refs/hagent/${s.id}/ended`, head], { cwd: ctx.cwd });
+  let removedWorktree = false;
+  if (worktreeExists) {
+    await runGit(['worktree', 'remove', '--force', s.worktree], { cwd: ctx.cwd });
+    removedWorktree = true;
+  } else {
+    await runGit(['worktree', 'prune'], { cwd: ctx.cwd });
+  }
+  let deletedBranch = false;
+  if (head) {
+    await runGit(['update-ref', '-d', sessionRef(s), head], { cwd: ctx.cwd });
+    deletedBranch = true;
+  }
+  await runGit(['update-ref', '-d', redoRef(s)], { cwd: ctx.cwd, allowFailure: true });
+  await removeSession(ctx.commonDir, s.id);
+  return { id: s.id, removedWorktree, deletedBranch, head };
+}

@@ -1,0 +1,104 @@
+/**
+ * Session metadata on disk: one JSON file per session under `<git-common-dir>/hagent/sessions/`,
+ * validated with zod on every read (design.md "Where things live").
+ */
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { HagentError } from '../errors.js';
+import { readJsonFile, writeJsonFile } from '../fsx/index.js';
+
+/** Approval of a session head, recorded by `hagent review --approve`. */
+export const ApprovalSchema = z.object({
+  head: z.string(),
+  /** null: every path; otherwise only these paths. */
+  paths: z.array(z.string()).nullable(),
+  at: z.string(),
+});
+
+/** One land of a session onto its target. */
+export const LandRecordSchema = z.object({
+  head: z.string(),
+  commit: z.string(),
+  target: z.string(),
+  mode: z.enum(['squash', 'merge']),
+  at: z.string(),
+});
+
+export const SessionSchema = z.object({
+  version: z.literal(1),
+  id: z.string(),
+  worktree: z.string(),
+  branch: z.string(),
+  base: z.string(),
+  /** Full ref of the branch the user had checked out (the land target); null when detached. */
+  target: z.string().nullable(),
+  createdAt: z.string(),
+  approval: ApprovalSchema.nullable().default(null),
+  lands: z.array(LandRecordSchema).default([]),
+});
+
+export type Session = z.infer<typeof SessionSchema>;
+export type Approval = z.infer<typeof ApprovalSchema>;
+
+/** `<git-common-dir>/hagent`: hagent's own folder in a repository. */
+export function hagentDir(commonDir: string): string {
+  return path.join(commonDir, 'hagent');
+}
+
+function sessionFile(commonDir: string, id: string): string {
+  return path.join(hagentDir(commonDir), 'sessions', `${id}.json`);
+}
+
+/** Default worktree folder of a session: `<git-common-dir>/hagent/worktrees/<id>`. */
+export function defaultWorktreePath(commonDir: string, id: string): string {
+  return path.join(hagentDir(commonDir), 'worktrees', id);
+}
+
+/** Session ids: 1–64 of [A-Za-z0-9._-], not starting with `.` or `-`, no `..`, not ending in `.lock`. */
+export const SESSION_ID = /^(?![.-])(?!.*\.\.)(?!.*\.lock$)[A-Za-z0-9._-]{1,64}$/;
+
+/**
+ * Reads one session. @throws HagentError SESSION_NOT_FOUND; INTERNAL-coded GIT_FAILED never.
+ * A file that fails validation is reported as SESSION_NOT_FOUND with the zod issue as hint.
+ */
+export async function readSession(commonDir: string, id: string): Promise<Session> {
+  if (!SESSION_ID.test(id)) throw new HagentError('SESSION_NOT_FOUND', `no session named ${JSON.stringify(id)}`, { session: id }, 'hagent session list shows the sessions of this repository');
+  const raw = await readJsonFile(sessionFile(commonDir, id));
+  if (raw === null) throw new HagentError('SESSION_NOT_FOUND', `no session named ${JSON.stringify(id)}`, { session: id }, 'hagent session list shows the sessions of this repository');
+  const parsed = SessionSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new HagentError('SESSION_NOT_FOUND', `session ${id}: its metadata file is damaged`, { session: id, file: sessionFile(commonDir, id) }, `fix or remove the file (${parsed.error.issues[0]?.message ?? 'invalid'})`);
+  }
+  return parsed.data;
+}
+
+/** Writes a session's metadata atomically. */
+export async function writeSession(commonDir: string, session: Session): Promise<void> {
+  await writeJsonFile(sessionFile(commonDir, session.id), session);
+}
+
+/** Removes a session's metadata file (missing is fine). */
+export async function removeSession(commonDir: string, id: string): Promise<void> {
+  await fs.rm(sessionFile(commonDir, id), { force: true });
+}
+
+/** Every readable session of the repository, oldest first. Damaged files are skipped. */
+export async function listSessions(commonDir: string): Promise<Session[]> {
+  let names: string[];
+  try {
+    names = await fs.readdir(path.join(hagentDir(commonDir), 'sessions'));
+  } catch {
+    return [];
+  }
+  const sessions: Session[] = [];
+  for (const name of names) {
+    if (!name.endsWith('.json')) continue;
+    try {
+      sessions.push(await readSession(commonDir, name.slice(0, -5)));
+    } catch {
+      // skipped: a damaged file is reported by readSession when named explicitly
+    }
+  }
+  return sessions.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+}

@@ -1,0 +1,97 @@
+/**
+ * undo: moves a session back N applied patches (or forward again with redo), updating only the
+ * affected files in its worktree. Undone commits stay reachable under `refs/hagent/<id>/redo`;
+ * every move is a compare-and-swap ref update with a reflog entry (design.md invariant 4).
+ */
+import { HagentError } from '../errors.js';
+import { blobId, checkoutTreeDelta, diffTrees, firstParentChain, lsTree, readRef, runGit, updateRefCas } from '../git/index.js';
+import { readEntry } from '../fsx/index.js';
+import { redoRef, sessionHead, sessionRef, type RepoContext, type Session } from '../session/index.js';
+
+/** JSON of `hagent undo` / `hagent undo --redo`. Commits are ids; `files` changed in the worktree. */
+export interface UndoResult {
+  ok: true;
+  session: string;
+  direction: 'undo' | 'redo';
+  from: string;
+  to: string;
+  steps: number;
+  commits: string[];
+  files: { path: string; status: string }[];
+  /** Commits that `hagent undo --redo` can still bring back. */
+  redoable: number;
+}
+
+/**
+ * Refuses when any of `paths` differs on disk from the session head (an outside edit would be
+ * overwritten). @throws HagentError STALE_FILE naming the first such path.
+ */
+async function assertPathsFresh(worktree: string, head: string, paths: readonly string[]): Promise<void> {
+  const inHead = await lsTree(worktree, head, paths);
+  for (const p of paths) {
+    const e = await readEntry(worktree, p);
+    const want = inHead.get(p);
+    const fresh = want === undefined
+      ? e.kind === 'missing'
+      : e.kind === 'file' && blobId(e.bytes) === want.oid && (e.executable ? '100755' : '100644') === want.mode;
+    if (!fresh && !(want && want.mode === '120000')) {
+      throw new HagentError('STALE_FILE', `${p} has outside edits that the move would overwrite`, { path: p }, 'run hagent session status; commit or drop the outside edits first');
+    }
+  }
+}
+
+async function move(ctx: RepoContext, session: Session, from: string, to: string, direction: 'undo' | 'redo', steps: number): Promise<{ files: { path: string; status: string }[] }> {
+  const changes = await diffTrees(ctx.cwd, from, to);
+  await assertPathsFresh(session.worktree, from, changes.map((c) => c.path));
+  await checkoutTreeDelta(session.worktree, from, to, true);
+  try {
+    await updateRefCas(ctx.cwd, sessionRef(session), to, from, `hagent ${direction} ${steps}`);
+  } catch (error) {
+    await checkoutTreeDelta(session.worktree, to, from, true).catch(() => undefined);
+    throw error;
+  }
+  return { files: changes.map((c) => ({ path: c.path, status: c.status })) };
+}
+
+async function isAncestor(cwd: string, a: string, b: string): Promise<boolean> {
+  const r = await runGit(['merge-base', '--is-ancestor', a, b], { cwd, allowFailure: true });
+  return r.exitCode === 0;
+}
+
+/**
+ * Moves the session back `steps` applied patches (default 1).
+ * @throws HagentError UNDO_PAST_BASE (fewer patches than asked), STALE_FILE, TARGET_MOVED.
+ */
+export async function undo(ctx: RepoContext, session: Session, steps = 1): Promise<UndoResult> {
+  if (!Number.isInteger(steps) || steps < 1) throw new HagentError('USAGE', `undo takes a positive whole number of steps, not ${steps}`, {}, 'e.g. hagent undo 2');
+  const head = await sessionHead(ctx, session);
+  const chain = await firstParentChain(ctx.cwd, session.base, head);
+  if (steps > chain.length) {
+    throw new HagentError('UNDO_PAST_BASE', `session ${session.id} has ${chain.length} applied patch${chain.length === 1 ? '' : 'es'}; cannot undo ${steps}`, { session: session.id, available: chain.length }, chain.length ? `undo at most ${chain.length}` : 'nothing to undo: the session is at its base');
+  }
+  const to = steps === chain.length ? session.base : chain[steps]!;
+  const { files } = await move(ctx, session, head, to, 'undo', steps);
+  const redo = await readRef(ctx.cwd, redoRef(session));
+  const keep = redo !== null && (await isAncestor(ctx.cwd, head, redo));
+  const furthest = keep ? redo! : head;
+  if (!keep) await runGit(['update-ref', '--create-reflog', '-m', 'hagent undo', redoRef(session), head], { cwd: ctx.cwd });
+  const redoable = (await firstParentChain(ctx.cwd, to, furthest)).length;
+  return { ok: true, session: session.id, direction: 'undo', from: head, to, steps, commits: chain.slice(0, steps), files, redoable };
+}
+
+/**
+ * Brings back `steps` undone patches (default 1).
+ * @throws HagentError NOTHING_TO_REDO (no undone patch, or a new apply came since), STALE_FILE.
+ */
+export async function redo(ctx: RepoContext, session: Session, steps = 1): Promise<UndoResult> {
+  if (!Number.isInteger(steps) || steps < 1) throw new HagentError('USAGE', `redo takes a positive whole number of steps, not ${steps}`, {}, 'e.g. hagent undo --redo 2');
+  const head = await sessionHead(ctx, session);
+  const furthest = await readRef(ctx.cwd, redoRef(session));
+  const forward = furthest && (await isAncestor(ctx.cwd, head, furthest)) ? (await firstParentChain(ctx.cwd, head, furthest)).reverse() : [];
+  if (forward.length === 0) throw new HagentError('NOTHING_TO_REDO', `session ${session.id} has nothing to redo`, { session: session.id }, 'redo brings back patches removed by hagent undo, until the next apply');
+  if (steps > forward.length) throw new HagentError('NOTHING_TO_REDO', `only ${forward.length} undone patch${forward.length === 1 ? '' : 'es'} can be redone`, { session: session.id, available: forward.length }, `redo at most ${forward.length}`);
+  const to = forward[steps - 1]!;
+  const { files } = await move(ctx, session, head, to, 'redo', steps);
+  if (to === furthest) await runGit(['update-ref', '-d', redoRef(session), furthest], { cwd: ctx.cwd });
+  return { ok: true, session: session.id, direction: 'redo', from: head, to, steps, commits: forward.slice(0, steps).reverse(), files, redoable: forward.length - steps };
+}

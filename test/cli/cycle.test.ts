@@ -1,0 +1,295 @@
+/**
+ * apply → review → land → undo through the real CLI, and every refusal of the cycle leaving
+ * files and refs as they were (issue: the session cycle, "Bad input gets a clear error").
+ */
+import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { git, hagent, makeRepo, snapshotTree, startSession, tempDir, writeFiles, diffSnapshots } from '../helpers/index.js';
+
+const t = suite('session cycle');
+
+const upd = (file: string, from: string, to: string) => `*** Begin Patch\n*** Update File: ${file}\n-${from}\n+${to}\n*** End Patch\n`;
+
+function repoWithSession(files: Record<string, string> = { 'a.txt': 'one\ntwo\nthree\n', 'b.txt': 'bee\n' }) {
+  const repo = makeRepo(files);
+  const s = startSession(repo, ['--name', 's1']);
+  return { repo, s };
+}
+
+t('apply commits the patch on the session branch with the patch text in a note', () => {
+  const { repo, s } = repoWithSession();
+  const patch = upd('a.txt', 'two', 'TWO');
+  const r = hagent(s.worktree, ['apply', '-', '--json'], { input: patch });
+  assert.is(r.status, 0, r.stdout + r.stderr);
+  assert.is(r.json.ok, true);
+  assert.is(r.json.session, 's1');
+  assert.equal(r.json.files, [{ path: 'a.txt', op: 'update', added: 1, removed: 1, level: 'exact' }]);
+  assert.is(git(repo, 'rev-parse', 'hagent/s1'), r.json.commit);
+  assert.is(git(repo, 'show', 'hagent/s1:a.txt'), 'one\nTWO\nthree');
+  assert.is(git(repo, 'notes', '--ref=hagent', 'show', r.json.commit), patch.trimEnd());
+  assert.match(git(repo, 'log', '-1', '--format=%B', 'hagent/s1'), /Hagent-Session: s1/);
+  assert.is(readFileSync(path.join(repo, 'a.txt'), 'utf8'), 'one\ntwo\nthree\n', "the user's checkout is untouched");
+  assert.is(git(s.worktree, 'status', '--porcelain'), '');
+});
+
+t('apply prints the Codex success shape for humans', () => {
+  const { s } = repoWithSession();
+  const r = hagent(s.worktree, ['apply', '-'], { input: '*** Begin Patch\n*** Add File: n.txt\n+new\n*** Update File: a.txt\n-one\n+ONE\n*** End Patch\n' });
+  assert.is(r.status, 0, r.stderr);
+  assert.ok(r.stdout.startsWith('Success. Updated the following files:\nA n.txt\nM a.txt\n'), r.stdout);
+});
+
+t('apply from the main checkout finds the only session, or takes --session', () => {
+  const { repo, s } = repoWithSession();
+  const patchFile = path.join(tempDir(), 'p.patch');
+  writeFileSync(patchFile, upd('b.txt', 'bee', 'BEE'));
+  const r = hagent(repo, ['apply', patchFile, '--json']);
+  assert.is(r.status, 0, r.stdout);
+  assert.is(readFileSync(path.join(s.worktree, 'b.txt'), 'utf8'), 'BEE\n');
+  startSession(repo, ['--name', 's2']);
+  const amb = hagent(repo, ['apply', patchFile, '--json']);
+  assert.is(amb.status, 1);
+  assert.is(amb.json.error.code, 'SESSION_AMBIGUOUS');
+  const named = hagent(repo, ['apply', patchFile, '--json', '--session', 's2']);
+  assert.is(named.status, 0, named.stdout);
+});
+
+t('apply --dry-run reports the files and writes nothing', () => {
+  const { repo, s } = repoWithSession();
+  const before = git(repo, 'rev-parse', 'hagent/s1');
+  const r = hagent(s.worktree, ['apply', '-', '--json', '--dry-run'], { input: upd('a.txt', 'two', 'TWO') });
+  assert.is(r.status, 0);
+  assert.is(r.json.dryRun, true);
+  assert.is(r.json.commit, null);
+  assert.is(r.json.files[0].path, 'a.txt');
+  assert.is(readFileSync(path.join(s.worktree, 'a.txt'), 'utf8'), 'one\ntwo\nthree\n');
+  assert.is(git(repo, 'rev-parse', 'hagent/s1'), before);
+});
+
+t('apply refuses a file changed outside the session with STALE_FILE and writes nothing', () => {
+  const { repo, s } = repoWithSession();
+  writeFileSync(path.join(s.worktree, 'a.txt'), 'one\ntwo\nthree\nfour\n');
+  const r = hagent(s.worktree, ['apply', '-', '--json'], { input: upd('a.txt', 'two', 'TWO') });
+  assert.is(r.status, 1);
+  assert.is(r.json.error.code, 'STALE_FILE');
+  assert.is(r.json.error.path, 'a.txt');
+  assert.is(readFileSync(path.join(s.worktree, 'a.txt'), 'utf8'), 'one\ntwo\nthree\nfour\n', 'the outside bytes survive');
+  assert.is(git(repo, 'rev-list', '--count', 'main..hagent/s1'), '0');
+});
+
+t('apply outside any session, with a missing file, and with empty stdin: one clear error each', () => {
+  const repo = makeRepo();
+  const none = hagent(repo, ['apply', '-', '--json'], { input: upd('README.md', '# demo', 'x') });
+  assert.is(none.status, 1);
+  assert.is(none.json.error.code, 'NOT_IN_SESSION');
+  startSession(repo);
+  const missing = hagent(repo, ['apply', 'no-such.patch', '--json']);
+  assert.is(missing.status, 1);
+  assert.is(missing.json.error.code, 'PATCH_NOT_FOUND');
+  const empty = hagent(repo, ['apply', '-', '--json'], { input: '' });
+  assert.is(empty.status, 1);
+  assert.is(empty.json.error.code, 'EMPTY_PATCH');
+  const human = hagent(repo, ['apply', 'no-such.patch']);
+  assert.is(human.status, 1);
+  assert.match(human.stderr, /^error\[PATCH_NOT_FOUND\]: .*no-such\.patch/);
+  assert.match(human.stderr, /hint: /);
+  const outside = hagent(tempDir(), ['apply', '-', '--json'], { input: upd('a', 'b', 'c') });
+  assert.is(outside.json.error.code, 'NOT_A_GIT_REPO');
+});
+
+t('usage errors exit 2 and --help exits 0 with examples', () => {
+  const repo = makeRepo();
+  const bad = hagent(repo, ['frobnicate']);
+  assert.is(bad.status, 2);
+  assert.match(bad.stderr, /USAGE/);
+  const badJson = hagent(repo, ['apply', '--no-such-flag', '--json']);
+  assert.is(badJson.status, 2);
+  assert.is(badJson.json.error.code, 'USAGE');
+  const help = hagent(repo, ['apply', '--help']);
+  assert.is(help.status, 0);
+  assert.match(help.stdout, /Examples:/);
+});
+
+t('review shows stat, patches and diff; --approve records the head', () => {
+  const { repo, s } = repoWithSession();
+  hagent(s.worktree, ['apply', '-'], { input: upd('a.txt', 'two', 'TWO') });
+  hagent(s.worktree, ['apply', '-'], { input: '*** Begin Patch\n*** Add File: c.txt\n+see\n*** End Patch\n' });
+  const r = hagent(repo, ['review', '--json']);
+  assert.is(r.status, 0);
+  assert.equal(r.json.files, [{ path: 'a.txt', status: 'M', added: 1, removed: 1 }, { path: 'c.txt', status: 'A', added: 1, removed: 0 }]);
+  assert.is(r.json.patches.length, 2);
+  assert.equal(r.json.patches[0].files, [{ status: 'A', path: 'c.txt' }]);
+  assert.match(r.json.diff, /\+TWO/);
+  assert.is(r.json.approval, null);
+  const human = hagent(repo, ['review']);
+  assert.match(human.stdout, /2 patches, 2 files changed/);
+  assert.not.match(human.stdout, /\u001b\[/, 'no colours in a pipe');
+  const withText = hagent(repo, ['review', '--patches', '--json']);
+  assert.match(withText.json.patches[1].patch, /\*\*\* Update File: a.txt/);
+  const a = hagent(repo, ['review', '--approve', '--json']);
+  assert.is(a.json.approval.head, git(repo, 'rev-parse', 'hagent/s1'));
+  assert.is(a.json.approval.paths, null);
+  const bad = hagent(repo, ['review', '--approve', 'zzz.txt', '--json']);
+  assert.is(bad.status, 2, 'an unknown path is a usage error');
+  assert.is(bad.json.error.code, 'USAGE');
+});
+
+t('land squashes approved work onto the checked-out target and updates only those files', () => {
+  const { repo, s } = repoWithSession();
+  writeFileSync(path.join(repo, 'b.txt'), 'user edit, not landed\n');
+  hagent(s.worktree, ['apply', '-'], { input: upd('a.txt', 'two', 'TWO') });
+  hagent(s.worktree, ['apply', '-'], { input: upd('a.txt', 'three', 'THREE') });
+  const notApproved = hagent(repo, ['land', '--json']);
+  assert.is(notApproved.status, 1);
+  assert.is(notApproved.json.error.code, 'NOT_APPROVED');
+  assert.is(hagent(repo, ['review', '--approve', '--json']).status, 0);
+  const before = git(repo, 'rev-parse', 'main');
+  const r = hagent(repo, ['land', '--json']);
+  assert.is(r.status, 0, r.stdout + r.stderr);
+  assert.is(r.json.mode, 'squash');
+  assert.is(r.json.previous, before);
+  assert.is(git(repo, 'rev-parse', 'main'), r.json.commit);
+  assert.is(git(repo, 'rev-parse', 'main^'), before, 'one squashed commit');
+  assert.is(readFileSync(path.join(repo, 'a.txt'), 'utf8'), 'one\nTWO\nTHREE\n');
+  assert.is(readFileSync(path.join(repo, 'b.txt'), 'utf8'), 'user edit, not landed\n', "the user's other edit is kept");
+  assert.is(git(repo, 'status', '--porcelain'), ' M b.txt');
+  assert.match(git(repo, 'log', '-1', '--format=%B', 'main'), /land session s1 \(2 patches/);
+  const again = hagent(repo, ['land', '--json']);
+  assert.is(again.json.error.code, 'NOTHING_TO_LAND');
+  const end = hagent(repo, ['session', 'end', '--json']);
+  assert.is(end.status, 0, 'a squash-landed session counts as landed');
+});
+
+t('land --merge keeps the session history as a second parent', () => {
+  const { repo, s } = repoWithSession();
+  hagent(s.worktree, ['apply', '-'], { input: upd('a.txt', 'two', 'TWO') });
+  const r = hagent(repo, ['land', '--merge', '--yes', '--json', '-m', 'feat: two']);
+  assert.is(r.status, 0, r.stdout);
+  assert.is(git(repo, 'rev-parse', 'main^2'), git(repo, 'rev-parse', 'hagent/s1'));
+  assert.is(git(repo, 'log', '-1', '--format=%s', 'main'), 'feat: two');
+});
+
+t('land of a partial approval brings only the approved files', () => {
+  const { repo, s } = repoWithSession();
+  hagent(s.worktree, ['apply', '-'], { input: '*** Begin Patch\n*** Update File: a.txt\n-two\n+TWO\n*** Update File: b.txt\n-bee\n+BEE\n*** End Patch\n' });
+  assert.is(hagent(repo, ['review', '--approve', 'b.txt', '--json']).status, 0);
+  const r = hagent(repo, ['land', '--json']);
+  assert.is(r.status, 0, r.stdout);
+  assert.equal(r.json.files, [{ path: 'b.txt', status: 'M' }]);
+  assert.is(readFileSync(path.join(repo, 'a.txt'), 'utf8'), 'one\ntwo\nthree\n');
+  assert.is(readFileSync(path.join(repo, 'b.txt'), 'utf8'), 'BEE\n');
+});
+
+t('land refuses when the head moved after approval, unless --yes', () => {
+  const { repo, s } = repoWithSession();
+  hagent(s.worktree, ['apply', '-'], { input: upd('a.txt', 'two', 'TWO') });
+  hagent(repo, ['review', '--approve']);
+  hagent(s.worktree, ['apply', '-'], { input: upd('b.txt', 'bee', 'BEE') });
+  const r = hagent(repo, ['land', '--json']);
+  assert.is(r.status, 1);
+  assert.is(r.json.error.code, 'APPROVAL_OUTDATED');
+  assert.is(hagent(repo, ['land', '--yes', '--json']).status, 0);
+  assert.is(readFileSync(path.join(repo, 'b.txt'), 'utf8'), 'BEE\n');
+});
+
+t('land with conflicts lists the paths and writes nothing', () => {
+  const { repo, s } = repoWithSession();
+  hagent(s.worktree, ['apply', '-'], { input: upd('a.txt', 'two', 'SESSION') });
+  writeFileSync(path.join(repo, 'a.txt'), 'one\nUSER\nthree\n');
+  git(repo, 'commit', '-q', '-am', 'user change');
+  const main = git(repo, 'rev-parse', 'main');
+  const snap = snapshotTree(repo);
+  const r = hagent(repo, ['land', '--yes', '--json']);
+  assert.is(r.status, 1);
+  assert.is(r.json.error.code, 'LAND_CONFLICT');
+  assert.equal(r.json.error.files, ['a.txt']);
+  assert.is(git(repo, 'rev-parse', 'main'), main);
+  assert.is(diffSnapshots(snapshotTree(repo), snap), null);
+});
+
+t('land onto a dirty overlapping file lists it and touches nothing', () => {
+  const { repo, s } = repoWithSession();
+  hagent(s.worktree, ['apply', '-'], { input: upd('a.txt', 'two', 'TWO') });
+  writeFileSync(path.join(repo, 'a.txt'), 'one\ntwo\nthree\nuser line\n');
+  const main = git(repo, 'rev-parse', 'main');
+  const r = hagent(repo, ['land', '--yes', '--json']);
+  assert.is(r.status, 1);
+  assert.is(r.json.error.code, 'DIRTY_TARGET');
+  assert.equal(r.json.error.files, ['a.txt']);
+  assert.is(readFileSync(path.join(repo, 'a.txt'), 'utf8'), 'one\ntwo\nthree\nuser line\n');
+  assert.is(git(repo, 'rev-parse', 'main'), main);
+  const untracked = makeRepo({ 'x.txt': 'x\n' });
+  const s2 = startSession(untracked);
+  hagent(s2.worktree, ['apply', '-'], { input: '*** Begin Patch\n*** Add File: new.txt\n+from agent\n*** End Patch\n' });
+  writeFileSync(path.join(untracked, 'new.txt'), 'user file\n');
+  const r2 = hagent(untracked, ['land', '--yes', '--json']);
+  assert.is(r2.json.error.code, 'DIRTY_TARGET');
+  assert.is(readFileSync(path.join(untracked, 'new.txt'), 'utf8'), 'user file\n');
+});
+
+t('land when the target is not checked out only moves the ref', () => {
+  const { repo, s } = repoWithSession();
+  hagent(s.worktree, ['apply', '-'], { input: upd('a.txt', 'two', 'TWO') });
+  git(repo, 'checkout', '-q', '-b', 'other');
+  const r = hagent(repo, ['land', '--yes', '--json']);
+  assert.is(r.status, 0, r.stdout);
+  assert.is(r.json.updatedWorktree, null);
+  assert.is(git(repo, 'show', 'main:a.txt'), 'one\nTWO\nthree');
+  assert.is(readFileSync(path.join(repo, 'a.txt'), 'utf8'), 'one\ntwo\nthree\n');
+});
+
+t('undo moves back N patches, files included, and --redo brings them back', () => {
+  const { repo, s } = repoWithSession();
+  hagent(s.worktree, ['apply', '-'], { input: upd('a.txt', 'two', 'TWO') });
+  const unconfirmed = hagent(s.worktree, ['apply', '-', '--json'], { input: '*** Begin Patch\n*** Add File: sub/new.txt\n+n\n*** Delete File: b.txt\n*** End Patch\n' });
+  assert.is(unconfirmed.json.error.code, 'CONFIRMATION_REQUIRED', 'a delete needs a yes without a TTY');
+  hagent(s.worktree, ['apply', '-', '--yes'], { input: '*** Begin Patch\n*** Add File: sub/new.txt\n+n\n*** Delete File: b.txt\n*** End Patch\n' });
+  const head = git(repo, 'rev-parse', 'hagent/s1');
+  assert.is(git(repo, 'rev-list', '--count', 'main..hagent/s1'), '2');
+  const u = hagent(s.worktree, ['undo', '--json']);
+  assert.is(u.status, 0, u.stdout);
+  assert.is(u.json.steps, 1);
+  assert.ok(existsSync(path.join(s.worktree, 'b.txt')), 'a deleted file comes back');
+  assert.not.ok(existsSync(path.join(s.worktree, 'sub')), 'an added file (and its folder) goes');
+  assert.is(git(s.worktree, 'status', '--porcelain'), '');
+  const past = hagent(s.worktree, ['undo', '5', '--json']);
+  assert.is(past.status, 1);
+  assert.is(past.json.error.code, 'UNDO_PAST_BASE');
+  assert.is(past.json.error.available, 1);
+  const u2 = hagent(s.worktree, ['undo', '--json']);
+  assert.is(u2.json.to, git(repo, 'rev-parse', 'main'));
+  assert.is(readFileSync(path.join(s.worktree, 'a.txt'), 'utf8'), 'one\ntwo\nthree\n');
+  const none = hagent(s.worktree, ['undo', '--json']);
+  assert.is(none.json.error.code, 'UNDO_PAST_BASE');
+  const r = hagent(s.worktree, ['undo', '--redo', '2', '--json']);
+  assert.is(r.status, 0, r.stdout);
+  assert.is(git(repo, 'rev-parse', 'hagent/s1'), head);
+  assert.ok(existsSync(path.join(s.worktree, 'sub', 'new.txt')));
+  const more = hagent(s.worktree, ['undo', '--redo', '--json']);
+  assert.is(more.json.error.code, 'NOTHING_TO_REDO');
+});
+
+t('undo refuses to overwrite an outside edit with STALE_FILE', () => {
+  const { repo, s } = repoWithSession();
+  hagent(s.worktree, ['apply', '-'], { input: upd('a.txt', 'two', 'TWO') });
+  writeFileSync(path.join(s.worktree, 'a.txt'), 'hand edit\n');
+  const head = git(repo, 'rev-parse', 'hagent/s1');
+  const r = hagent(s.worktree, ['undo', '--json']);
+  assert.is(r.status, 1);
+  assert.is(r.json.error.code, 'STALE_FILE');
+  assert.is(readFileSync(path.join(s.worktree, 'a.txt'), 'utf8'), 'hand edit\n');
+  assert.is(git(repo, 'rev-parse', 'hagent/s1'), head);
+});
+
+t('a new apply after undo keeps the undone commits reachable', () => {
+  const { repo, s } = repoWithSession();
+  hagent(s.worktree, ['apply', '-'], { input: upd('a.txt', 'two', 'TWO') });
+  const undone = git(repo, 'rev-parse', 'hagent/s1');
+  hagent(s.worktree, ['undo']);
+  assert.is(hagent(s.worktree, ['apply', '-', '--json'], { input: upd('b.txt', 'bee', 'BEE') }).status, 0);
+  assert.match(git(repo, 'for-each-ref', '--format=%(objectname)', 'refs/hagent/s1/undone/'), new RegExp(undone));
+});
+
+t.run();

@@ -1,0 +1,132 @@
+/**
+ * `hagent session start|list|status|end` through the real CLI on real repositories.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { git, hagent, makeRepo, startSession, tempDir, writeFiles } from '../helpers/index.js';
+
+const t = suite('session');
+
+const PATCH = '*** Begin Patch\n*** Update File: README.md\n-# demo\n+# demo, edited\n*** End Patch\n';
+
+t('start creates a worktree under the git common dir on branch hagent/<id> from HEAD', () => {
+  const repo = makeRepo();
+  const r = hagent(repo, ['session', 'start', '--json', '--name', 'one']);
+  assert.is(r.status, 0, r.stderr);
+  assert.is(r.json.id, 'one');
+  assert.is(r.json.branch, 'hagent/one');
+  assert.is(r.json.base, git(repo, 'rev-parse', 'HEAD'));
+  assert.is(r.json.target, 'refs/heads/main');
+  assert.ok(r.json.worktree.startsWith(path.join(git(repo, 'rev-parse', '--path-format=absolute', '--git-common-dir'), 'hagent', 'worktrees')), r.json.worktree);
+  assert.is(readFileSync(path.join(r.json.worktree, 'README.md'), 'utf8'), '# demo\n');
+  assert.is(git(r.json.worktree, 'symbolic-ref', 'HEAD'), 'refs/heads/hagent/one');
+  assert.is(git(repo, 'status', '--porcelain'), '', "the user's checkout sees nothing");
+});
+
+t('start honours --base and refuses an unknown one with UNKNOWN_REV', () => {
+  const repo = makeRepo();
+  const first = git(repo, 'rev-parse', 'HEAD');
+  writeFiles(repo, { 'b.txt': 'b\n' });
+  git(repo, 'add', '-A');
+  git(repo, 'commit', '-q', '-m', 'second');
+  const s = startSession(repo, ['--base', first]);
+  assert.is(s.base, first);
+  assert.not.ok(existsSync(path.join(s.worktree, 'b.txt')));
+  const bad = hagent(repo, ['session', 'start', '--json', '--base', 'no-such-branch']);
+  assert.is(bad.status, 1);
+  assert.is(bad.json.error.code, 'UNKNOWN_REV');
+  assert.ok(bad.json.error.hint);
+});
+
+t('start copies ignored files named by .worktreeinclude, never tracked ones', () => {
+  const repo = makeRepo({ '.gitignore': '.env\nlocal/\nbig.log\n', '.worktreeinclude': '.env\nlocal/\nconfig.json\n', 'config.json': '{"tracked":true}\n' });
+  writeFiles(repo, { '.env': 'SECRET=1\n', 'local/settings.json': '{}\n', 'big.log': 'not listed\n' });
+  writeFileSync(path.join(repo, 'config.json'), '{"tracked":false}\n');
+  const r = hagent(repo, ['session', 'start', '--json']);
+  assert.is(r.status, 0, r.stderr);
+  assert.equal([...r.json.included].sort(), ['.env', 'local/settings.json']);
+  assert.is(readFileSync(path.join(r.json.worktree, '.env'), 'utf8'), 'SECRET=1\n');
+  assert.not.ok(existsSync(path.join(r.json.worktree, 'big.log')));
+  assert.is(readFileSync(path.join(r.json.worktree, 'config.json'), 'utf8'), '{"tracked":true}\n', 'tracked files come from the commit');
+});
+
+t('start refuses outside a git repository, in a bare repository, and on a duplicate name', () => {
+  const plain = tempDir();
+  const r1 = hagent(plain, ['session', 'start', '--json']);
+  assert.is(r1.status, 1);
+  assert.is(r1.json.error.code, 'NOT_A_GIT_REPO');
+  const repo = makeRepo();
+  const bare = tempDir();
+  git(bare, 'clone', '-q', '--bare', repo, 'b.git');
+  const r2 = hagent(path.join(bare, 'b.git'), ['session', 'start', '--json']);
+  assert.is(r2.status, 1);
+  assert.is(r2.json.error.code, 'BARE_REPO');
+  startSession(repo, ['--name', 'x']);
+  const r3 = hagent(repo, ['session', 'start', '--json', '--name', 'x']);
+  assert.is(r3.json.error.code, 'SESSION_EXISTS');
+  const r4 = hagent(repo, ['session', 'start', '--json', '--name', '../evil']);
+  assert.is(r4.status, 2, 'a bad name is a usage error');
+  assert.is(r4.json.error.code, 'USAGE');
+});
+
+t('start in a repository without commits says to make one', () => {
+  const dir = tempDir();
+  git(dir, 'init', '-q');
+  const r = hagent(dir, ['session', 'start', '--json']);
+  assert.is(r.status, 1);
+  assert.is(r.json.error.code, 'UNKNOWN_REV');
+  assert.match(r.json.error.hint, /no commit/);
+});
+
+t('list and status report commits, changed files and pending outside edits', () => {
+  const repo = makeRepo();
+  const s = startSession(repo, ['--name', 'st']);
+  assert.is(hagent(s.worktree, ['apply', '-', '--json'], { input: PATCH }).status, 0);
+  writeFiles(s.worktree, { 'outside.txt': 'made by hand\n' });
+  const list = hagent(repo, ['session', 'list', '--json']);
+  assert.is(list.json.sessions.length, 1);
+  assert.is(list.json.sessions[0].commits, 1);
+  const st = hagent(repo, ['session', 'status', 'st', '--json']);
+  assert.is(st.status, 0);
+  assert.equal(st.json.changed, [{ path: 'README.md', status: 'M' }]);
+  assert.equal(st.json.outsideEdits, [{ path: 'outside.txt', status: 'A' }]);
+  const human = hagent(s.worktree, ['session', 'status']);
+  assert.match(human.stdout, /outside edits pending \(1\)/);
+});
+
+t('status of an unknown session is SESSION_NOT_FOUND', () => {
+  const repo = makeRepo();
+  const r = hagent(repo, ['session', 'status', 'nope', '--json']);
+  assert.is(r.status, 1);
+  assert.is(r.json.error.code, 'SESSION_NOT_FOUND');
+});
+
+t('end refuses to drop work that has not landed, and --force keeps the head reachable', () => {
+  const repo = makeRepo();
+  const s = startSession(repo, ['--name', 'e']);
+  assert.is(hagent(s.worktree, ['apply', '-', '--json'], { input: PATCH }).status, 0);
+  const head = git(repo, 'rev-parse', 'hagent/e');
+  const r = hagent(repo, ['session', 'end', 'e', '--json']);
+  assert.is(r.status, 1);
+  assert.is(r.json.error.code, 'UNLANDED_WORK');
+  assert.equal(r.json.error.files, ['README.md']);
+  assert.ok(existsSync(s.worktree));
+  const f = hagent(repo, ['session', 'end', 'e', '--force', '--json']);
+  assert.is(f.status, 0, f.stdout);
+  assert.not.ok(existsSync(s.worktree));
+  assert.is(git(repo, 'rev-parse', 'refs/hagent/e/ended'), head);
+  assert.is(git(repo, 'branch', '--list', 'hagent/e'), '');
+});
+
+t('end of a session without work removes worktree and branch', () => {
+  const repo = makeRepo();
+  const s = startSession(repo, ['--name', 'empty']);
+  const r = hagent(repo, ['session', 'end', '--json']);
+  assert.is(r.status, 0, r.stdout);
+  assert.not.ok(existsSync(s.worktree));
+  assert.is(hagent(repo, ['session', 'list', '--json']).json.sessions.length, 0);
+});
+
+t.run();
