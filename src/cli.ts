@@ -64,6 +64,12 @@ async function main(): Promise<void> {
       .example('cat fix.patch | $0 apply - --json', 'from stdin, JSON result')
       .example('$0 apply fix.patch --session fix-login --dry-run', 'from your checkout, without writing'),
     handler(async () => (await import('./commands/apply.js')).runApply))
+    .command('check [patch]', 'parse and locate a patch without writing: where each chunk would land, at which level', (b) => b
+      .positional('patch', { type: 'string', describe: 'patch file, or - for stdin (default: stdin when piped)' })
+      .options({ ...json, ...sessionOpt, dir: { type: 'string', describe: 'check against this directory instead of a session worktree' } })
+      .example('$0 check fix.patch', 'inside a session worktree')
+      .example('$0 check fix.patch --dir . --json', 'against any directory'),
+    handler(async () => (await import('./commands/check.js')).runCheck))
     .command('review', "show a session's changes against its base; approve them", (b) => b
       .options({ ...json, ...sessionOpt, stat: { type: 'boolean', describe: 'files and line counts only' }, patches: { type: 'boolean', describe: 'list the applied patches with their text' }, approve: { type: 'array', string: true, describe: 'approve the current head: every file, or the PATHs given' } })
       .example('$0 review', 'stat, patches and the coloured diff')

@@ -58,7 +58,11 @@ export interface ApplyResult {
   warnings: string[];
 }
 
-function mapOpPaths(parsed: ParsedPatch, policy: Policy): ParsedPatch {
+/**
+ * Normalizes and policy-checks every op path (and a heredoc's `cd DIR`) before planning.
+ * @throws HagentError PATH_DENIED. Rule: patch-language.md §5b.
+ */
+export function checkOpPaths(parsed: ParsedPatch, policy: Policy): ParsedPatch {
   const cwd = parsed.cwd ? checkPath(parsed.cwd, { ...policy, deniedPaths: [], suffixes: { mode: 'deny', list: [] } }) : '';
   const ops = parsed.ops.map((op): PatchOp => {
     const path = checkPath(op.path, policy, cwd);
@@ -68,7 +72,8 @@ function mapOpPaths(parsed: ParsedPatch, policy: Policy): ParsedPatch {
   return { ...parsed, ops };
 }
 
-function fileResult(f: PlannedFile): FileResult {
+/** The §7 JSON of one planned file. */
+export function fileResult(f: PlannedFile): FileResult {
   const r: FileResult = { path: f.path, op: f.op, added: f.added, removed: f.removed };
   if (f.from !== undefined) r.from = f.from;
   if (f.level !== undefined) r.level = f.level;
@@ -79,8 +84,11 @@ function modeBits(mode: FileMode): number {
   return mode === '100755' ? 0o755 : 0o644;
 }
 
-/** Reads what the planner needs, refusing symlinks anywhere in a path (patch-language.md §5b). */
-async function readSnapshot(worktree: string, paths: readonly string[]): Promise<Map<string, FileState>> {
+/**
+ * Reads what the planner needs from `worktree`, refusing a symlink in any path component.
+ * @throws HagentError PATH_DENIED naming the symlinked component (patch-language.md §5b).
+ */
+export async function readSnapshot(worktree: string, paths: readonly string[]): Promise<Map<string, FileState>> {
   const snapshot = new Map<string, FileState>();
   await Promise.all(paths.map(async (p) => {
     const e = await readEntry(worktree, p);
@@ -159,7 +167,7 @@ export function applyCommitMessage(sessionId: string, plan: Plan, patchText: str
 export async function applyPatch(ctx: RepoContext, session: Session, options: ApplyOptions): Promise<ApplyResult> {
   const policy = options.policy ?? DEFAULT_POLICY;
   const worktree = session.worktree;
-  const parsed = mapOpPaths(parsePatch(options.patchText), policy);
+  const parsed = checkOpPaths(parsePatch(options.patchText), policy);
   const head = await sessionHead(ctx, session);
   const snapshot = await readSnapshot(worktree, pathsToRead(parsed));
   await assertFresh(worktree, head, snapshot);

@@ -1,0 +1,40 @@
+/**
+ * `hagent check [PATCH_FILE | -]`: where a patch would land, without writing.
+ */
+import path from 'node:path';
+import { checkPatch } from '../check/index.js';
+import { openRepo, resolveSession } from '../session/index.js';
+import { DEFAULT_POLICY, policyWithEnv } from '../policy/index.js';
+import { opLetter, palette, printJson, printLines, type Io } from '../output/index.js';
+import { readPatchInput, type CommonArgs } from './shared.js';
+
+/** The directory to check against: --dir, else --session's worktree, else the enclosing worktree (or cwd). */
+async function targetDir(argv: CommonArgs & { dir?: string }, io: Io): Promise<string> {
+  if (argv.dir !== undefined) return path.resolve(io.cwd, argv.dir);
+  if (argv.session !== undefined) return (await resolveSession(await openRepo(io.cwd), argv.session)).worktree;
+  try {
+    return (await openRepo(io.cwd)).location.topLevel ?? io.cwd;
+  } catch {
+    return io.cwd;
+  }
+}
+
+export async function runCheck(argv: CommonArgs & { patch?: string; dir?: string }, io: Io): Promise<number> {
+  const patchText = await readPatchInput(io, argv.patch === '' ? '-' : argv.patch);
+  const dir = await targetDir(argv, io);
+  const r = await checkPatch(dir, patchText, policyWithEnv(DEFAULT_POLICY, io.env));
+  if (argv.json) {
+    printJson(io, r);
+    return 0;
+  }
+  const p = palette(io.color);
+  const lines = [`The patch applies (${r.format === 'codex' ? 'Codex patch' : 'unified diff'}) against ${dir}:`];
+  for (const f of r.files) {
+    lines.push(`${opLetter(f.op)} ${f.from ? `${f.from} -> ` : ''}${f.path}  ${p.green(`+${f.added}`)} ${p.red(`-${f.removed}`)}${f.noop ? p.yellow('  (no change)') : ''}`);
+    for (const c of f.chunks) lines.push(p.dim(`    chunk ${c.chunk}: lines ${c.startLine}-${c.startLine + Math.max(c.oldCount, 1) - 1} (${c.level})`));
+  }
+  if (r.leniencies.length) lines.push(p.dim(`(accepted with leniencies: ${r.leniencies.join(', ')})`));
+  for (const w of r.warnings) lines.push(p.yellow(`warning: ${w}`));
+  printLines(io, lines);
+  return 0;
+}
