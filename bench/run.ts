@@ -1,0 +1,402 @@
+/**
+ * hagent benchmarks: each figure is measured side by side with the plain git commands doing the
+ * same work, in one run, interleaved (the order alternates run by run), median of the runs.
+ *
+ *   node --import tsx bench/run.ts [--sizes 1000,20000,100000] [--runs N] [--hagent dist/hagent.js] [--verbose]
+ *
+ * Figures (targets from the performance brief):
+ *   1. session start            ≤ 1.3 × git worktree add -b <branch> <path> <commit>
+ *   2. apply (3-file patch)     (hagent − node -e 0) ≤ 1.5 × (git apply --index + git commit)
+ *   3. apply on 100k ÷ on 1k    ≤ 1.2
+ *   4. land --yes               ≤ 2 × (git merge --squash + git commit)
+ *
+ * Repositories are generated once per size by gen-repo.ts under os.tmpdir()/hagent-bench and put
+ * back as generated before and after each size. Nothing is written inside this repository.
+ * Wall time is `process.hrtime` around `spawnSync`; hyperfine is not needed.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { BENCH_ENV, benchRoot, ensureRepo, filePaths, git, resetRepo, type BenchRepo } from './gen-repo.js';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.resolve(HERE, '..');
+
+// ---------------------------------------------------------------- arguments
+
+interface Args {
+  sizes: number[];
+  runs: number | null;
+  hagent: string;
+  verbose: boolean;
+  only: Set<string> | null;
+}
+
+function parseArgs(argv: string[]): Args {
+  const args: Args = { sizes: [1000, 20000, 100000], runs: null, hagent: path.join(ROOT, 'dist', 'hagent.js'), verbose: false, only: null };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const value = (): string => {
+      const eq = a.indexOf('=');
+      if (eq >= 0) return a.slice(eq + 1);
+      const v = argv[++i];
+      if (v === undefined) throw new Error(`${a} needs a value`);
+      return v;
+    };
+    if (a.startsWith('--sizes')) args.sizes = value().split(',').map((s) => Number(s.trim().replace(/k$/i, '000'))).filter((n) => Number.isInteger(n) && n > 0);
+    else if (a.startsWith('--runs')) args.runs = Number(value());
+    else if (a.startsWith('--hagent')) args.hagent = path.resolve(value());
+    else if (a.startsWith('--only')) args.only = new Set(value().split(','));
+    else if (a === '--verbose' || a === '-v') args.verbose = true;
+    else if (a === '--help' || a === '-h') {
+      console.log('usage: node --import tsx bench/run.ts [--sizes 1000,20000,100000] [--runs N] [--only start,apply,land] [--hagent dist/hagent.js] [--verbose]');
+      process.exit(0);
+    } else throw new Error(`unknown argument ${a}`);
+  }
+  if (!args.sizes.length) throw new Error('--sizes names no size');
+  args.sizes.sort((x, y) => x - y);
+  return args;
+}
+
+const ARGS = parseArgs(process.argv.slice(2));
+const wants = (fig: string): boolean => !ARGS.only || ARGS.only.has(fig);
+
+/** Runs per figure: ≥ 5 (≥ 3 on 100k files), or --runs. */
+function runsFor(n: number, small: number, large: number): number {
+  return ARGS.runs ?? (n >= 100000 ? large : small);
+}
+
+// ---------------------------------------------------------------- timing
+
+interface Timed {
+  ms: number;
+  stdout: string;
+}
+
+class CommandFailed extends Error {}
+
+/** Runs one command and times it (wall, hrtime around spawnSync). Throws on a non-zero exit. */
+function run(cmd: string, args: readonly string[], cwd: string, input?: string): Timed {
+  const t0 = process.hrtime.bigint();
+  const r = spawnSync(cmd, args, { cwd, env: BENCH_ENV, encoding: 'utf8', maxBuffer: 1 << 30, ...(input === undefined ? { stdio: ['ignore', 'pipe', 'pipe'] } : { input }) });
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  if (r.error) throw r.error;
+  if (r.status !== 0) {
+    throw new CommandFailed(`${path.basename(cmd)} ${args.join(' ')} (in ${cwd}) exited ${r.status}\n${String(r.stdout).trim().slice(0, 2000)}\n${String(r.stderr).trim().slice(0, 2000)}`);
+  }
+  return { ms, stdout: String(r.stdout) };
+}
+
+function hagent(args: readonly string[], cwd: string): Timed {
+  return run(process.execPath, [ARGS.hagent, ...args], cwd);
+}
+
+function hagentJson<T>(args: readonly string[], cwd: string): { ms: number; json: T } {
+  const t = hagent(args, cwd);
+  return { ms: t.ms, json: JSON.parse(t.stdout) as T };
+}
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+/**
+ * Runs `rounds` rounds of the `contenders`, rotating which goes first each round, and returns
+ * each contender's samples. `setup`/`teardown` run around every round, untimed.
+ */
+function interleave(rounds: number, contenders: Record<string, (round: number) => number>, around: { setup?: (round: number) => void; teardown?: (round: number) => void } = {}): Record<string, number[]> {
+  const names = Object.keys(contenders);
+  const samples: Record<string, number[]> = Object.fromEntries(names.map((k) => [k, []]));
+  for (let r = 0; r < rounds; r++) {
+    around.setup?.(r);
+    for (let j = 0; j < names.length; j++) {
+      const name = names[(r + j) % names.length]!;
+      samples[name]!.push(contenders[name]!(r));
+    }
+    around.teardown?.(r);
+  }
+  return samples;
+}
+
+// ---------------------------------------------------------------- reporting
+
+const lines: string[] = [];
+const fmt = (ms: number): string => `${ms.toFixed(1)} ms`;
+
+function verdict(name: string, hagentMs: number, gitMs: number, target: number, extra = ''): void {
+  const ratio = hagentMs / gitMs;
+  const line = `${name}: hagent ${fmt(hagentMs)}, git ${fmt(gitMs)}, ratio ${ratio.toFixed(2)} (target ≤ ${target}) ${ratio <= target ? 'PASS' : 'MISS'}${extra ? `  ${extra}` : ''}`;
+  lines.push(line);
+  console.log(line);
+}
+
+function failed(name: string, error: unknown): void {
+  const msg = error instanceof Error ? error.message : String(error);
+  const line = `${name}: ERROR ${msg.split('\n')[0]}`;
+  lines.push(line);
+  console.log(line);
+  console.log(msg.split('\n').slice(1).filter(Boolean).map((l) => `    ${l}`).join('\n'));
+}
+
+function detail(label: string, samples: Record<string, number[]>): void {
+  if (!ARGS.verbose) return;
+  for (const [k, xs] of Object.entries(samples)) console.log(`    ${label} ${k}: ${xs.map((x) => x.toFixed(1)).join(' ')}`);
+}
+
+const sizeLabel = (n: number): string => (n >= 1000 ? `${n / 1000}k` : String(n));
+
+// ---------------------------------------------------------------- the 3-file patch
+
+interface Patches {
+  /** Codex patch A and its reverse, as files. */
+  codex: [string, string];
+  /** The same change as unified diffs (for git apply), A and its reverse. */
+  udiff: [string, string];
+  paths: string[];
+}
+
+/**
+ * Builds a 3-file change on files spread over the repository: in each, one line replaced and one
+ * added (3 lines of context each side). Written as files under the bench temp folder.
+ */
+function makePatches(repo: BenchRepo, worktree: string): Patches {
+  const all = filePaths(repo.n);
+  const picks = [Math.floor(all.length / 7), Math.floor(all.length / 2), Math.floor((all.length * 6) / 7)];
+  const codex: [string[], string[]] = [['*** Begin Patch'], ['*** Begin Patch']];
+  const udiff: [string[], string[]] = [[], []];
+  const paths: string[] = [];
+  for (const i of picks) {
+    const p = all[i]!;
+    paths.push(p);
+    const text = readFileSync(path.join(worktree, p), 'utf8');
+    const fileLines = text.split('\n').slice(0, -1);
+    // A line in the middle whose 7-line window is unique in the file, so both tools find one place.
+    let k = Math.floor(fileLines.length / 2);
+    const windowAt = (at: number): string => fileLines.slice(at - 3, at + 4).join('\n');
+    while (k + 4 < fileLines.length && (fileLines[k] === '' || text.split(windowAt(k)).length !== 2)) k++;
+    const before = fileLines.slice(k - 3, k);
+    const after = fileLines.slice(k + 1, k + 4);
+    const old = fileLines[k]!;
+    const neu = [`${old} // edited by the bench`, '  benchMarker();'];
+    const ctx = (ls: string[]): string[] => ls.map((l) => ` ${l}`);
+    codex[0].push(`*** Update File: ${p}`, '@@', ...ctx(before), `-${old}`, ...neu.map((l) => `+${l}`), ...ctx(after));
+    codex[1].push(`*** Update File: ${p}`, '@@', ...ctx(before), ...neu.map((l) => `-${l}`), `+${old}`, ...ctx(after));
+    const start = k - 3 + 1;
+    const head = [`diff --git a/${p} b/${p}`, `--- a/${p}`, `+++ b/${p}`];
+    udiff[0].push(...head, `@@ -${start},7 +${start},8 @@`, ...ctx(before), `-${old}`, ...neu.map((l) => `+${l}`), ...ctx(after));
+    udiff[1].push(...head, `@@ -${start},8 +${start},7 @@`, ...ctx(before), ...neu.map((l) => `-${l}`), `+${old}`, ...ctx(after));
+  }
+  codex[0].push('*** End Patch');
+  codex[1].push('*** End Patch');
+  const dir = path.join(benchRoot(), `patches-${repo.n}`);
+  mkdirSync(dir, { recursive: true });
+  const write = (name: string, ls: string[]): string => {
+    const f = path.join(dir, name);
+    writeFileSync(f, ls.join('\n') + '\n');
+    return f;
+  };
+  return {
+    codex: [write('a.codex.patch', codex[0]), write('a-reverse.codex.patch', codex[1])],
+    udiff: [write('a.diff', udiff[0]), write('a-reverse.diff', udiff[1])],
+    paths,
+  };
+}
+
+// ---------------------------------------------------------------- figures
+
+interface StartJson { id: string; worktree: string }
+
+function commonDir(repo: BenchRepo): string {
+  return path.join(repo.dir, '.git');
+}
+
+/** A plain git worktree beside hagent's, same file system, same depth. */
+function gitWorktreePath(repo: BenchRepo, name: string): string {
+  return path.join(commonDir(repo), 'bench-wt', name);
+}
+
+function endSession(repo: BenchRepo, id: string): void {
+  try {
+    hagent(['session', 'end', id, '--force', '--yes', '--json'], repo.dir);
+  } catch {
+    // Fall back to plain git, so one broken command does not spoil the next runs.
+    spawnSync('git', ['worktree', 'remove', '--force', path.join(commonDir(repo), 'hagent', 'worktrees', id)], { cwd: repo.dir, env: BENCH_ENV });
+    spawnSync('git', ['branch', '-D', `hagent/${id}`], { cwd: repo.dir, env: BENCH_ENV });
+    rmSync(path.join(commonDir(repo), 'hagent', 'sessions', `${id}.json`), { force: true });
+  }
+}
+
+function removeGitWorktree(repo: BenchRepo, wt: string, branch: string): void {
+  git(['worktree', 'remove', '--force', wt], repo.dir);
+  git(['branch', '-q', '-D', branch], repo.dir);
+}
+
+/** Figure 1: session start vs git worktree add. */
+function benchStart(repo: BenchRepo): { hagent: number; git: number } {
+  const rounds = runsFor(repo.n, 7, 3);
+  const tag = `${Date.now().toString(36)}`;
+  const samples = interleave(rounds, {
+    hagent: (r) => {
+      const id = `start-${tag}-${r}`;
+      const t = hagentJson<StartJson>(['session', 'start', '--json', '--name', id], repo.dir);
+      if (!t.json.worktree) throw new Error('session start printed no worktree');
+      endSession(repo, id);
+      return t.ms;
+    },
+    git: (r) => {
+      const branch = `bench/start-${tag}-${r}`;
+      const wt = gitWorktreePath(repo, `start-${tag}-${r}`);
+      const t = run('git', ['worktree', 'add', '-b', branch, wt, repo.commit], repo.dir);
+      removeGitWorktree(repo, wt, branch);
+      return t.ms;
+    },
+  });
+  detail('start', samples);
+  return { hagent: median(samples.hagent!), git: median(samples.git!) };
+}
+
+interface ApplyFigures { hagent: number; node: number; git: number }
+
+/** Figure 2: apply of a 3-file patch, commit included, vs node's floor and git apply + commit. */
+function benchApply(repo: BenchRepo): ApplyFigures {
+  const rounds = runsFor(repo.n, 9, 5);
+  const id = `apply-${Date.now().toString(36)}`;
+  const session = hagentJson<StartJson>(['session', 'start', '--json', '--name', id], repo.dir).json;
+  const branch = `bench/apply-${id}`;
+  const gwt = gitWorktreePath(repo, id);
+  git(['worktree', 'add', '-q', '-b', branch, gwt, repo.commit], repo.dir);
+  try {
+    const patches = makePatches(repo, gwt);
+    const hagentApply = (which: 0 | 1): number => {
+      const t = hagentJson<{ ok: boolean; commit: string | null }>(['apply', patches.codex[which], '--json', '--yes'], session.worktree);
+      if (!t.json.ok || !t.json.commit) throw new Error(`hagent apply did not commit: ${JSON.stringify(t.json)}`);
+      return t.ms;
+    };
+    const gitApply = (which: 0 | 1): number => run('git', ['apply', '--index', patches.udiff[which]], gwt).ms + run('git', ['commit', '-q', '-m', 'x'], gwt).ms;
+    // One untimed A + reverse on each side: warm caches, check that both patches apply.
+    hagentApply(0); hagentApply(1); gitApply(0); gitApply(1);
+    run(process.execPath, ['-e', '0'], repo.dir);
+    // Round r applies A when r is even and its reverse when r is odd, so every round starts
+    // from the state the previous one left, and the two sides always do the same change.
+    const samples = interleave(rounds * 2, {
+      hagent: (r) => hagentApply((r % 2) as 0 | 1),
+      node: () => run(process.execPath, ['-e', '0'], repo.dir).ms,
+      git: (r) => gitApply((r % 2) as 0 | 1),
+    });
+    detail('apply', samples);
+    return { hagent: median(samples.hagent!), node: median(samples.node!), git: median(samples.git!) };
+  } finally {
+    endSession(repo, session.id);
+    removeGitWorktree(repo, gwt, branch);
+  }
+}
+
+/** Figure 4: land --yes of a fresh one-patch session vs git merge --squash + git commit of its branch. */
+function benchLand(repo: BenchRepo): { hagent: number; git: number } {
+  const rounds = runsFor(repo.n, 5, 3);
+  const tag = Date.now().toString(36);
+  const target = git(['rev-parse', 'HEAD'], repo.dir).trim();
+  let patches: Patches | null = null;
+  let id = '';
+  const resetTarget = (): void => {
+    git(['reset', '-q', '--hard', target], repo.dir);
+  };
+  const samples = interleave(rounds, {
+    hagent: () => {
+      const t = hagentJson<{ ok: boolean; commit: string }>(['land', '--session', id, '--yes', '--json'], repo.dir);
+      if (!t.json.ok || !t.json.commit) throw new Error(`hagent land did not land: ${JSON.stringify(t.json)}`);
+      const head = git(['rev-parse', 'HEAD'], repo.dir).trim();
+      if (head !== t.json.commit) throw new Error(`after land HEAD is ${head}, not ${t.json.commit}`);
+      resetTarget();
+      return t.ms;
+    },
+    git: () => {
+      const ms = run('git', ['merge', '--squash', `hagent/${id}`], repo.dir).ms + run('git', ['commit', '-q', '-m', 'x'], repo.dir).ms;
+      resetTarget();
+      return ms;
+    },
+  }, {
+    setup: (r) => {
+      id = `land-${tag}-${r}`;
+      const s = hagentJson<StartJson>(['session', 'start', '--json', '--name', id], repo.dir).json;
+      patches ??= makePatches(repo, s.worktree);
+      hagentJson(['apply', patches.codex[0], '--json', '--yes'], s.worktree);
+    },
+    teardown: () => endSession(repo, id),
+  });
+  detail('land', samples);
+  return { hagent: median(samples.hagent!), git: median(samples.git!) };
+}
+
+// ---------------------------------------------------------------- main
+
+function version(cmd: string, args: string[]): string {
+  const r = spawnSync(cmd, args, { encoding: 'utf8' });
+  return r.status === 0 ? String(r.stdout).trim().split('\n')[0]! : 'not found';
+}
+
+function machine(): void {
+  const cpus = os.cpus();
+  console.log('hagent benchmarks');
+  console.log(`machine: ${cpus.length} cpus (${cpus[0]?.model.trim() ?? '?'}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, ${os.type()} ${os.release()}, load ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  console.log(`node ${process.version}, ${version('git', ['--version'])}, hagent ${version(process.execPath, [ARGS.hagent, '--version'])} (${path.relative(process.cwd(), ARGS.hagent) || ARGS.hagent})`);
+  console.log(`sizes: ${ARGS.sizes.map(sizeLabel).join(', ')}; repositories in ${benchRoot()}`);
+  console.log('');
+}
+
+async function main(): Promise<void> {
+  machine();
+  const started = performance.now();
+  const applyBySize = new Map<number, ApplyFigures>();
+  for (const n of ARGS.sizes) {
+    const repo = await ensureRepo(n, (s) => console.log(s));
+    resetRepo(repo);
+    console.log(`-- ${sizeLabel(n)} files`);
+    try {
+      if (wants('start')) {
+        try {
+          const s = benchStart(repo);
+          verdict(`session start (${sizeLabel(n)} files)`, s.hagent, s.git, 1.3);
+        } catch (e) { failed(`session start (${sizeLabel(n)} files)`, e); }
+      }
+      if (wants('apply')) {
+        try {
+          const a = benchApply(repo);
+          applyBySize.set(n, a);
+          verdict(`apply 3-file patch (${sizeLabel(n)} files, net of node floor ${fmt(a.node)}; raw ${fmt(a.hagent)})`, a.hagent - a.node, a.git, 1.5);
+        } catch (e) { failed(`apply 3-file patch (${sizeLabel(n)} files)`, e); }
+      }
+      if (wants('land')) {
+        try {
+          const l = benchLand(repo);
+          verdict(`land (${sizeLabel(n)} files)`, l.hagent, l.git, 2);
+        } catch (e) { failed(`land (${sizeLabel(n)} files)`, e); }
+      }
+    } finally {
+      resetRepo(repo);
+    }
+  }
+  if (applyBySize.size >= 2) {
+    const small = Math.min(...applyBySize.keys());
+    const large = Math.max(...applyBySize.keys());
+    const a = applyBySize.get(large)!;
+    const b = applyBySize.get(small)!;
+    const ratio = a.hagent / b.hagent;
+    const name = `apply scaling ${sizeLabel(large)} ÷ ${sizeLabel(small)} files`;
+    const line = `${name}: hagent ${fmt(a.hagent)} vs ${fmt(b.hagent)}, ratio ${ratio.toFixed(2)} (target ≤ 1.2${large === 100000 && small === 1000 ? '' : ', set for 100k ÷ 1k'}) ${ratio <= 1.2 ? 'PASS' : 'MISS'}  (git apply+commit: ${fmt(a.git)} vs ${fmt(b.git)}, ratio ${(a.git / b.git).toFixed(2)})`;
+    lines.push(line);
+    console.log(line);
+  }
+  console.log('');
+  console.log(`summary (${((performance.now() - started) / 1000).toFixed(0)} s):`);
+  for (const l of lines) console.log(`  ${l}`);
+}
+
+main().catch((e: unknown) => {
+  console.error(e instanceof Error ? e.stack ?? e.message : e);
+  process.exitCode = 1;
+});
