@@ -337,7 +337,9 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
   for (let q = 0; q < eols.length - 1; q++) if (eols[q] === '') eols[q] = file.dominant;
   if (eols.length > 0) {
     const last = eols.length - 1;
-    if (!wantFinalNewline) eols[last] = '';
+    // A file without a final newline stays without one (§4), unless its last line is now empty:
+    // an unterminated empty line is no line at all, so it keeps a terminator (as Codex writes it).
+    if (!wantFinalNewline && texts[last] !== '') eols[last] = '';
     else if (eols[last] === '') eols[last] = file.dominant;
   }
   placements.sort((a, b) => a.chunk - b.chunk);

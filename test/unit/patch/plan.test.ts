@@ -157,6 +157,13 @@ test('a file without final newline stays without one, even when its last line ch
   assert.is(run(codex('*** Update File: n.txt', '@@', '-line3', '+LINE3', '+line4'), { 'n.txt': 'line1\nline3' }).out['n.txt'], 'line1\nLINE3\nline4');
 });
 
+test('a file without final newline whose last line becomes empty keeps that empty line (terminated)', () => {
+  // An unterminated empty last line would be no line at all: the line the patch wrote would vanish.
+  const patch = codex('*** Update File: m.js', '@@', ' a', ' b', '-c', '+', '*** End of File');
+  assert.is(run(patch, { 'm.js': 'a\nb\nc' }).out['m.js'], 'a\nb\n\n');
+  assert.is(run(codex('*** Update File: m.js', '@@', ' a', '-b', '+B'), { 'm.js': 'a\nb' }).out['m.js'], 'a\nB');
+});
+
 test('a file ending in a blank line keeps it', () => {
   assert.is(run(codex('*** Update File: b.txt', '@@', '-alpha', '+ALPHA'), { 'b.txt': 'alpha\nbeta\n\n' }).out['b.txt'], 'ALPHA\nbeta\n\n');
 });
