@@ -76,7 +76,7 @@ export interface JournalInput {
   durationMs?: number;
 }
 
-/** Where the journal of a repository lives. */
+/** Absolute path of the journal: `<commonDir>/hagent/journal.jsonl`. */
 export function journalPath(commonDir: string): string {
   return path.join(commonDir, 'hagent', 'journal.jsonl');
 }

@@ -70,7 +70,7 @@ const HolderSchema = z.object({
   hostname: z.string(),
   command: z.string(),
   startedAt: z.string(),
-  token: z.string().min(8),
+  token: z.string().min(8).max(128),
 });
 
 /** What `hagent doctor` learns about a session lock. `ageMs` is from the file's mtime. */
