@@ -1,12 +1,14 @@
 // Bundles the CLI and the library with esbuild (start-up matters: design.md measured ~120 ms
 // bundled vs ~250 ms unbundled). Commands load lazily through code splitting.
 import { build } from 'esbuild';
-import { rmSync, chmodSync } from 'node:fs';
+import { rmSync, chmodSync, renameSync, existsSync } from 'node:fs';
 
-rmSync('dist', { recursive: true, force: true });
+// Build beside dist/ and swap it in, so a CLI already running keeps a whole bundle.
+const out = `dist.tmp-${process.pid}`;
+rmSync(out, { recursive: true, force: true });
 await build({
   entryPoints: { hagent: 'src/cli.ts', index: 'src/index.ts' },
-  outdir: 'dist',
+  outdir: out,
   bundle: true,
   splitting: true,
   format: 'esm',
@@ -28,4 +30,8 @@ await build({
   legalComments: 'none',
   logLevel: 'warning',
 });
-chmodSync('dist/hagent.js', 0o755);
+chmodSync(`${out}/hagent.js`, 0o755);
+const old = `dist.old-${process.pid}`;
+if (existsSync('dist')) renameSync('dist', old);
+renameSync(out, 'dist');
+rmSync(old, { recursive: true, force: true });

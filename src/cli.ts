@@ -88,6 +88,12 @@ async function main(): Promise<void> {
       .example('$0 undo 2 --json', '')
       .example('$0 undo --redo', 'bring it back'),
     handler(async () => (await import('./commands/undo.js')).runUndo))
+    .command('config', 'show the effective configuration, or the JSON Schema of .hagent/config.json', (y) => y
+      .command('show', 'effective values and where each came from (default, config, env)', (b) => b.options(json).example('$0 config show --json', ''),
+        handler(async () => (await import('./commands/config.js')).runConfigShow))
+      .command('schema', 'print the JSON Schema of .hagent/config.json (for editors)', (b) => b.example('$0 config schema > .hagent/config.schema.json', ''),
+        handler(async () => (await import('./commands/config.js')).runConfigSchema))
+      .demandCommand(1, 'name a config command: show or schema'))
     .command('demo', 'run the whole cycle on a sample project in a temp folder, step by step', (b) => b
       .options({ keep: { type: 'boolean', describe: 'keep the demo folder' } }).example('$0 demo', ''),
     handler(async () => (await import('./commands/demo.js')).runDemo))

@@ -50,6 +50,7 @@ export const EXIT_STATUS = {
   UNDO_PAST_BASE: 1,
   NOTHING_TO_REDO: 1,
   DETACHED_TARGET: 1,
+  CONFIG_INVALID: 1,
   GIT_FAILED: 1,
   // usage and bugs
   USAGE: 2,

@@ -14,7 +14,8 @@ import {
 import { readEntry, writeAllOrNothing, type FileWrite } from '../fsx/index.js';
 import { parsePatch, pathsToRead, planPatch } from '../patch/index.js';
 import type { FileMode, FileState, Leniency, MatchLevel, ParsedPatch, PatchOp, Plan, PlannedFile } from '../patch/types.js';
-import { checkLimits, checkPath, confirmationReasons, DEFAULT_POLICY, type ChangeSize, type Policy } from '../policy/index.js';
+import { checkLimits, checkPath, confirmationReasons, type ChangeSize, type Policy } from '../policy/index.js';
+import { loadConfig } from '../config/index.js';
 import { redoRef, sessionHead, sessionRef, type RepoContext, type Session } from '../session/index.js';
 
 /** What a confirmation prompt is shown (patch-language.md §5b). */
@@ -31,7 +32,10 @@ export interface ApplyOptions {
   yes?: boolean;
   /** `--dry-run`: plan and check everything, write nothing. */
   dryRun?: boolean;
+  /** Overrides the repository's configured policy (tests, library callers). */
   policy?: Policy;
+  /** Environment for the policy overrides (HAGENT_MAX_FILES, …). */
+  env?: Readonly<Record<string, string | undefined>>;
   /** Asks a human (TTY only); absent means no one can be asked. Resolves true for yes. */
   confirm?: (request: ConfirmationRequest) => Promise<boolean>;
 }
@@ -165,7 +169,7 @@ export function applyCommitMessage(sessionId: string, plan: Plan, patchText: str
  *   (files restored), GIT_FAILED.
  */
 export async function applyPatch(ctx: RepoContext, session: Session, options: ApplyOptions): Promise<ApplyResult> {
-  const policy = options.policy ?? DEFAULT_POLICY;
+  const policy = options.policy ?? (await loadConfig(ctx, options.env ?? {})).policy;
   const worktree = session.worktree;
   const parsed = checkOpPaths(parsePatch(options.patchText), policy);
   const head = await sessionHead(ctx, session);

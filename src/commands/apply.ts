@@ -2,7 +2,6 @@
  * `hagent apply [PATCH_FILE | -]`: parse args, call apply/, print the Codex-shaped result.
  */
 import { applyPatch } from '../apply/index.js';
-import { DEFAULT_POLICY, policyWithEnv } from '../policy/index.js';
 import { openRepo, resolveSession } from '../session/index.js';
 import { opLetter, palette, printJson, printLines, short, type Io } from '../output/index.js';
 import { askYesNo, readPatchInput, type CommonArgs } from './shared.js';
@@ -20,8 +19,7 @@ export async function runApply(argv: CommonArgs & { patch?: string; yes?: boolea
       return askYesNo(io, 'Apply it?');
     }
     : undefined;
-  const policy = policyWithEnv(DEFAULT_POLICY, io.env);
-  const r = await applyPatch(ctx, session, { patchText, policy, yes: !!argv.yes, dryRun: !!argv.dryRun, ...(confirm ? { confirm } : {}) });
+  const r = await applyPatch(ctx, session, { patchText, env: io.env, yes: !!argv.yes, dryRun: !!argv.dryRun, ...(confirm ? { confirm } : {}) });
   if (argv.json) {
     printJson(io, r);
     return 0;

@@ -4,7 +4,8 @@
 import path from 'node:path';
 import { checkPatch } from '../check/index.js';
 import { openRepo, resolveSession } from '../session/index.js';
-import { DEFAULT_POLICY, policyWithEnv } from '../policy/index.js';
+import { loadConfig } from '../config/index.js';
+import { effectiveConfig } from '../policy/index.js';
 import { opLetter, palette, printJson, printLines, type Io } from '../output/index.js';
 import { readPatchInput, type CommonArgs } from './shared.js';
 
@@ -19,10 +20,20 @@ async function targetDir(argv: CommonArgs & { dir?: string }, io: Io): Promise<s
   }
 }
 
+/** The repository's policy when `dir` is in one, else the defaults with environment overrides. */
+async function policyFor(dir: string, io: Io) {
+  try {
+    return (await loadConfig(await openRepo(dir), io.env)).policy;
+  } catch (e) {
+    if ((e as { code?: string }).code === 'NOT_A_GIT_REPO') return effectiveConfig(null, null, io.env).policy;
+    throw e;
+  }
+}
+
 export async function runCheck(argv: CommonArgs & { patch?: string; dir?: string }, io: Io): Promise<number> {
   const patchText = await readPatchInput(io, argv.patch === '' ? '-' : argv.patch);
   const dir = await targetDir(argv, io);
-  const r = await checkPatch(dir, patchText, policyWithEnv(DEFAULT_POLICY, io.env));
+  const r = await checkPatch(dir, patchText, await policyFor(dir, io));
   if (argv.json) {
     printJson(io, r);
     return 0;

@@ -15,24 +15,32 @@ export interface CommonArgs {
 
 /**
  * Reads a patch from a file, or from stdin when `file` is `-` or absent and stdin is not a TTY.
- * @throws HagentError PATCH_NOT_FOUND (no such file), EMPTY_PATCH (nothing read), USAGE (no input).
+ * The bytes must be UTF-8: a lossy decode would write replacement characters (patch-language.md §4).
+ * @throws HagentError PATCH_NOT_FOUND (no such file), EMPTY_PATCH (nothing read), USAGE (no input),
+ *   UNSUPPORTED_FILE (not UTF-8).
  */
 export async function readPatchInput(io: Io, file: string | undefined): Promise<string> {
-  let text: string;
+  let bytes: Buffer;
   if (file === undefined || file === '-') {
     if (file === undefined && io.stdin.isTTY) {
       throw new HagentError('USAGE', 'no patch given', {}, 'pass a patch file, or pipe the patch on stdin: hagent apply - < patch.txt');
     }
     const chunks: Buffer[] = [];
     for await (const c of io.stdin) chunks.push(Buffer.isBuffer(c) ? c : Buffer.from(c as string));
-    text = Buffer.concat(chunks).toString('utf8');
+    bytes = Buffer.concat(chunks);
   } else {
     try {
-      text = await fs.readFile(path.resolve(io.cwd, file), 'utf8');
+      bytes = await fs.readFile(path.resolve(io.cwd, file));
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       throw new HagentError('PATCH_NOT_FOUND', code === 'EISDIR' ? `${file} is a directory, not a patch file` : `cannot read patch file ${file}: ${code === 'ENOENT' ? 'no such file' : (e as Error).message}`, { path: file }, 'check the path, or pipe the patch on stdin with -');
     }
+  }
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new HagentError('UNSUPPORTED_FILE', `the patch ${file === undefined || file === '-' ? 'on stdin' : file} is not valid UTF-8`, file && file !== '-' ? { path: file } : {}, 'hagent only writes UTF-8 text; send the patch as UTF-8 (binary or Latin-1 content is refused, never mangled)');
   }
   if (text.trim() === '') throw new HagentError('EMPTY_PATCH', file === undefined || file === '-' ? 'stdin held no patch (it was empty)' : `${file} is empty`, {}, 'send the patch text: *** Begin Patch … *** End Patch, or a unified diff');
   return text;

@@ -113,6 +113,7 @@ async function applyOne(root: string, w: FileWrite, createdDirs: string[]): Prom
   await assertNoSymlink(root, w.rel);
   if (w.bytes === null) {
     await fs.rm(abs, { force: true });
+    await removeEmptyParents(root, w.rel);
     return;
   }
   const dir = path.dirname(abs);
@@ -124,15 +125,16 @@ async function applyOne(root: string, w: FileWrite, createdDirs: string[]): Prom
 }
 
 /**
- * Writes every entry all-or-nothing: each file atomically (temp + fsync + rename), deletes
- * after writes, then the parent directories fsynced. On any failure every path is restored to
+ * Writes every entry all-or-nothing: deletes first (folders left empty are removed, so a file
+ * may take a deleted folder's name), then each file atomically (temp + fsync + rename), then the parent directories fsynced. On any failure every path is restored to
  * its prior bytes and mode, and directories the transaction created are removed when empty.
  * @throws the first failure (a HagentError PATH_DENIED for a symlink, or the I/O error).
  */
 export async function writeAllOrNothing(root: string, writes: readonly FileWrite[]): Promise<void> {
   const priors = await Promise.all(writes.map((w) => readPrior(root, w.rel)));
   const createdDirs: string[] = [];
-  const ordered = [...writes.filter((w) => w.bytes !== null), ...writes.filter((w) => w.bytes === null)];
+  // Deletes first: a patch may replace a file by a folder of the same name (x → x/y).
+  const ordered = [...writes.filter((w) => w.bytes === null), ...writes.filter((w) => w.bytes !== null)];
   const done: FileWrite[] = [];
   try {
     for (const w of ordered) {
@@ -146,7 +148,6 @@ export async function writeAllOrNothing(root: string, writes: readonly FileWrite
   }
   const dirs = new Set(writes.map((w) => path.dirname(path.join(root, w.rel))));
   await Promise.all([...dirs].map(fsyncDir));
-  await removeEmptyDirsAfterDelete(root, writes);
 }
 
 async function restore(root: string, priors: readonly Prior[], createdDirs: readonly string[]): Promise<void> {
@@ -178,19 +179,16 @@ async function removeEmptyTree(dir: string): Promise<void> {
   await fs.rmdir(dir).catch(() => undefined);
 }
 
-/** After deletes and moves, removes directories left empty (git does not track empty folders). */
-async function removeEmptyDirsAfterDelete(root: string, writes: readonly FileWrite[]): Promise<void> {
-  for (const w of writes) {
-    if (w.bytes !== null) continue;
-    let dir = path.dirname(w.rel);
-    while (dir && dir !== '.') {
-      try {
-        await fs.rmdir(path.join(root, dir));
-      } catch {
-        break;
-      }
-      dir = path.dirname(dir);
+/** After a delete, removes the folders it left empty (git does not track empty folders). */
+async function removeEmptyParents(root: string, rel: string): Promise<void> {
+  let dir = path.dirname(rel);
+  while (dir && dir !== '.') {
+    try {
+      await fs.rmdir(path.join(root, dir));
+    } catch {
+      break;
     }
+    dir = path.dirname(dir);
   }
 }
 

@@ -99,6 +99,25 @@ t('apply outside any session, with a missing file, and with empty stdin: one cle
   assert.is(outside.json.error.code, 'NOT_A_GIT_REPO');
 });
 
+t('a patch that is not UTF-8 is refused, never written with replacement characters', () => {
+  const { repo, s } = repoWithSession();
+  const patchFile = path.join(tempDir(), 'latin1.patch');
+  writeFileSync(patchFile, Buffer.concat([Buffer.from('*** Begin Patch\n*** Add File: l.txt\n+caf'), Buffer.from([0xe9]), Buffer.from('\n*** End Patch\n')]));
+  const r = hagent(s.worktree, ['apply', patchFile, '--json']);
+  assert.is(r.status, 1);
+  assert.is(r.json.error.code, 'UNSUPPORTED_FILE');
+  assert.not.ok(existsSync(path.join(s.worktree, 'l.txt')));
+  assert.is(git(repo, 'rev-list', '--count', 'main..hagent/s1'), '0');
+});
+
+t('a file can become a folder of the same name in one patch', () => {
+  const { repo, s } = repoWithSession();
+  const r = hagent(s.worktree, ['apply', '-', '--json', '--yes'], { input: '*** Begin Patch\n*** Delete File: b.txt\n*** Add File: b.txt/inner.txt\n+inside\n*** End Patch\n' });
+  assert.is(r.status, 0, r.stdout);
+  assert.is(git(repo, 'show', 'hagent/s1:b.txt/inner.txt'), 'inside');
+  assert.is(git(s.worktree, 'status', '--porcelain'), '');
+});
+
 t('usage errors exit 2 and --help exits 0 with examples', () => {
   const repo = makeRepo();
   const bad = hagent(repo, ['frobnicate']);
