@@ -7,7 +7,7 @@
 import { HagentError } from '../errors.js';
 import { closestRegion, enclosingLine, show } from './diagnose.js';
 import { countChanges } from './line-diff.js';
-import { LineIndex, levelRank, seekAnchor, seekSequence } from './seek.js';
+import { LineIndex, levelRank, normalizeLine, seekAnchor, seekSequence } from './seek.js';
 import { countLines, decodeTextFile, encodeTextFile, encodeUtf8, sameBytes, type Eol, type TextFile } from './text-file.js';
 import type {
   Chunk,
@@ -244,6 +244,8 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
       if (chunk.insertAfterLine !== undefined && !anchored && !chunk.endOfFile) at = Math.min(Math.max(chunk.insertAfterLine, 0), n);
       else if (anchored && !chunk.endOfFile) at = cursor;
       else at = n;
+      const already = at === n ? n - newLines.length : at;
+      if (holdsAt(index, newLines, already, 'exact')) throw alreadyApplied(path, chunkNo, already);
       reps.push({ chunkNo, chunk, start: at, oldLen: 0, kinds, newLines, level: 'exact' });
       return;
     }
@@ -274,6 +276,11 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
         { path, chunk: chunkNo, line: start + 1 },
         'an @@ anchor must name a line above the chunk; drop the anchor or fix it',
       );
+    }
+    if (!kinds.includes('-')) {
+      // A pure insertion with context: if its new side is already there, the patch was applied before.
+      const lead = kinds.length - kinds.replace(/^\++/, '').length;
+      if (holdsAt(index, newLines, start - lead, found.level)) throw alreadyApplied(path, chunkNo, start - lead);
     }
     reps.push({ chunkNo, chunk, start, oldLen: oldLines.length, kinds, newLines, level: found.level });
     cursor = start + oldLines.length;
@@ -362,6 +369,29 @@ function overlap(path: string, chunkNo: number, start: number, other: number | u
     `${path}: chunk ${chunkNo} claims line ${start + 1}, which ${other !== undefined ? `chunk ${other}` : 'an earlier chunk'} already changes`,
     details,
     'merge the two chunks into one, or make each chunk cover separate lines in file order',
+  );
+}
+
+/** True when the file's lines from 0-based `at` equal `lines` at `level`. */
+function holdsAt(index: LineIndex, lines: readonly string[], at: number, level: MatchLevel): boolean {
+  if (lines.length === 0 || at < 0 || at + lines.length > index.length) return false;
+  const norm = index.normalized(level);
+  for (let k = 0; k < lines.length; k++) if (norm[at + k] !== normalizeLine(lines[k] as string, level)) return false;
+  return true;
+}
+
+/**
+ * A chunk that only adds lines, whose new side is already in the file where it would land: the
+ * patch was most likely applied before, and applying it again would insert its lines twice.
+ * Refused with NO_CHANGES (nothing to do), never a second insertion. Rule: issue 3 (idempotence);
+ * patch-language.md: "never guess in a way that can edit the wrong place".
+ */
+function alreadyApplied(path: string, chunkNo: number, at: number): HagentError {
+  return new HagentError(
+    'NO_CHANGES',
+    `${path}: chunk ${chunkNo} only adds lines, and they are already there at line ${at + 1}: the patch looks applied already`,
+    { path, chunk: chunkNo, line: at + 1 },
+    're-read the file; to add the same lines a second time, include the context line that must follow or precede the new copy',
   );
 }
 

@@ -164,6 +164,32 @@ test('a file without final newline whose last line becomes empty keeps that empt
   assert.is(run(codex('*** Update File: m.js', '@@', ' a', '-b', '+B'), { 'm.js': 'a\nb' }).out['m.js'], 'a\nB');
 });
 
+test('a pure insertion whose lines are already in place is NO_CHANGES, never a second insertion', () => {
+  // context below only (insertion at the top of a file)
+  const top = codex('*** Update File: a.txt', '@@', '+// header', ' first', ' second');
+  const once = run(top, { 'a.txt': 'first\nsecond\nthird\n' }).out['a.txt'] as string;
+  assert.is(once, '// header\nfirst\nsecond\nthird\n');
+  const e = errorOf(() => run(top, { 'a.txt': once }));
+  assert.is(e.code, 'NO_CHANGES');
+  assert.is(e.details.chunk, 1);
+  assert.is(e.details.line, 1);
+  // context above only (insertion at the end), an anchored insertion, an append without context
+  const end = codex('*** Update File: a.txt', '@@', ' third', '+fourth');
+  assert.is(errorOf(() => run(end, { 'a.txt': 'first\nthird\nfourth\n' })).code, 'NO_CHANGES');
+  const eof = codex('*** Update File: a.txt', '@@', ' third', '+fourth', '*** End of File');
+  assert.is(errorOf(() => run(eof, { 'a.txt': 'first\nthird\nfourth\n' })).code, 'CONTEXT_NOT_FOUND');
+  const anchored = codex('*** Update File: a.py', '@@ def f():', '+    # note');
+  assert.is(errorOf(() => run(anchored, { 'a.py': 'def f():\n    # note\n    pass\n' })).code, 'NO_CHANGES');
+  assert.is(errorOf(() => run(codex('*** Update File: a.txt', '+tail'), { 'a.txt': 'a\ntail\n' })).code, 'NO_CHANGES');
+  // an insertion between two context lines is found only once anyway
+  const mid = codex('*** Update File: a.txt', '@@', ' first', '+new', ' third');
+  assert.is(errorOf(() => run(mid, { 'a.txt': 'first\nnew\nthird\n' })).code, 'CONTEXT_NOT_FOUND');
+});
+
+test('a pure insertion next to different lines still applies', () => {
+  assert.is(run(codex('*** Update File: a.txt', '@@', '+// header', ' first'), { 'a.txt': '// other\nfirst\n' }).out['a.txt'], '// other\n// header\nfirst\n');
+});
+
 test('a file ending in a blank line keeps it', () => {
   assert.is(run(codex('*** Update File: b.txt', '@@', '-alpha', '+ALPHA'), { 'b.txt': 'alpha\nbeta\n\n' }).out['b.txt'], 'ALPHA\nbeta\n\n');
 });

@@ -79,7 +79,9 @@ test('seek on a 10,000-line file with 200 lookups stays fast', () => {
     assert.is(r.kind, 'unique');
     if (r.kind === 'unique') cursor = r.index + 4;
   }
-  assert.ok(performance.now() - t0 < 50, `took ${performance.now() - t0} ms`);
+  // A guard against quadratic rescans only (the 50 ms figure is measured in bench/patch-engine.ts):
+  // a loaded CI machine must not make it flaky.
+  assert.ok(performance.now() - t0 < 1000, `took ${performance.now() - t0} ms`);
 });
 
 test.run();
