@@ -30,8 +30,8 @@ export function closestRegion(index: LineIndex, pattern: readonly string[]): Clo
   for (let k = 0; k < pattern.length; k++) {
     const folded = foldUnicode(pattern[k] as string);
     if (folded === '') continue;
+    if (index.count('unicode', folded) > MAX_VOTES_PER_LINE) continue;
     const list = index.positions('unicode', folded);
-    if (list.length > MAX_VOTES_PER_LINE) continue;
     for (const p of list) {
       const s = p - k;
       if (s < -pattern.length || s > n) continue;

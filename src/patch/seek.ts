@@ -1,8 +1,9 @@
 /**
  * Locating a run of lines in a file, strictest comparison first. Rule: patch-language.md §3.1–3.3.
  *
- * Each level's normalized lines and a `line → positions` index are built once per file (lazily),
- * so a search costs O(candidates × chunk length) rather than a rescan of the file per chunk.
+ * Each level's normalized lines are built once per file (lazily). A search scans the lines after the
+ * cursor once, comparing one pivot line (O(file lines) per chunk and level, plus chunk length per
+ * candidate); the hashed `line → positions` index serves only the diagnostics of a failed search.
  */
 
 import type { MatchLevel } from './types.js';
@@ -45,14 +46,31 @@ export function normalizeLine(text: string, level: MatchLevel): string {
   }
 }
 
+/** Per level: the first position of each distinct line, and a chain to the next equal line. */
+interface LevelIndex {
+  /** normalized line → 0-based index of its first occurrence. */
+  head: Map<string, number>;
+  /** next[i] = 0-based index of the next line equal to line i, or -1. */
+  next: Int32Array;
+  /** count[i] = occurrences of line i's text at or after i. */
+  count: Int32Array;
+  /** Materialized position lists, built on demand for the lines a search asks about. */
+  lists: Map<string, readonly number[]>;
+}
+
 /**
  * The lines of one file with, per level, the normalized lines and an index from a normalized line
  * to the sorted 0-based positions where it occurs. Build one per file and reuse it for every chunk.
+ *
+ * The index is one hash entry per distinct line plus two typed arrays (a chain of equal lines and
+ * their counts), built in one O(lines) pass per level; position lists are materialized only for the
+ * lines a search asks about, so a 200,000-line file costs no 200,000 small arrays.
  */
 export class LineIndex {
   readonly lines: readonly string[];
   private readonly normalizedByLevel = new Map<MatchLevel, string[]>();
-  private readonly positionsByLevel = new Map<MatchLevel, Map<string, number[]>>();
+  private readonly byLevel = new Map<MatchLevel, LevelIndex>();
+  private readonly hashByLevel = new Map<MatchLevel, Int32Array>();
 
   constructor(lines: readonly string[]) {
     this.lines = lines;
@@ -73,25 +91,75 @@ export class LineIndex {
     return out;
   }
 
+  /** Per level, a 32-bit FNV-1a hash of every normalized line: scans compare integers first. */
+  hashes(level: MatchLevel): Int32Array {
+    let out = this.hashByLevel.get(level);
+    if (!out) {
+      const norm = this.normalized(level);
+      out = new Int32Array(norm.length);
+      for (let i = 0; i < norm.length; i++) out[i] = hashLine(norm[i] as string);
+      this.hashByLevel.set(level, out);
+    }
+    return out;
+  }
+
+  private level(level: MatchLevel): LevelIndex {
+    let idx = this.byLevel.get(level);
+    if (!idx) {
+      const norm = this.normalized(level);
+      const n = norm.length;
+      const head = new Map<string, number>();
+      const next = new Int32Array(n);
+      const count = new Int32Array(n);
+      for (let i = n - 1; i >= 0; i--) {
+        const key = norm[i] as string;
+        const h = head.get(key);
+        if (h === undefined) {
+          next[i] = -1;
+          count[i] = 1;
+        } else {
+          next[i] = h;
+          count[i] = (count[h] as number) + 1;
+        }
+        head.set(key, i);
+      }
+      idx = { head, next, count, lists: new Map() };
+      this.byLevel.set(level, idx);
+    }
+    return idx;
+  }
+
+  /** How many lines equal `normalizedText` at `level`. O(1) after the level's index is built. */
+  count(level: MatchLevel, normalizedText: string): number {
+    const idx = this.level(level);
+    const h = idx.head.get(normalizedText);
+    return h === undefined ? 0 : (idx.count[h] as number);
+  }
+
   /** Sorted 0-based positions of lines equal to `normalizedText` at `level` (empty when none). */
   positions(level: MatchLevel, normalizedText: string): readonly number[] {
-    let map = this.positionsByLevel.get(level);
-    if (!map) {
-      map = new Map();
-      const norm = this.normalized(level);
-      for (let i = 0; i < norm.length; i++) {
-        const key = norm[i] as string;
-        const list = map.get(key);
-        if (list) list.push(i);
-        else map.set(key, [i]);
-      }
-      this.positionsByLevel.set(level, map);
+    const idx = this.level(level);
+    let list = idx.lists.get(normalizedText);
+    if (!list) {
+      const h = idx.head.get(normalizedText);
+      if (h === undefined) return EMPTY;
+      const out: number[] = [];
+      for (let i = h; i !== -1; i = idx.next[i] as number) out.push(i);
+      idx.lists.set(normalizedText, out);
+      list = out;
     }
-    return map.get(normalizedText) ?? EMPTY;
+    return list;
   }
 }
 
 const EMPTY: readonly number[] = [];
+
+/** 32-bit FNV-1a over UTF-16 code units. */
+export function hashLine(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return h | 0;
+}
 
 /**
  * Where a line sequence is. `index` and `candidates` are 0-based line indices of the first line of
@@ -101,18 +169,6 @@ export type SeekResult =
   | { kind: 'unique'; index: number; level: MatchLevel }
   | { kind: 'none' }
   | { kind: 'ambiguous'; level: MatchLevel; candidates: number[] };
-
-/** First index in sorted `list` whose value is ≥ `value`. */
-function lowerBound(list: readonly number[], value: number): number {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if ((list[mid] as number) < value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
 
 function matchesAt(norm: readonly string[], pattern: readonly string[], start: number): boolean {
   for (let k = 0; k < pattern.length; k++) if (norm[start + k] !== pattern[k]) return false;
@@ -128,24 +184,18 @@ export function findAllAtLevel(index: LineIndex, pattern: readonly string[], fro
   const n = index.length;
   if (m === 0 || m > n - from) return [];
   const pat = pattern.map((l) => normalizeLine(l, level));
-  // Pivot on the pattern line with the fewest occurrences in the file.
+  // Pivot on the longest pattern line (rarely a blank or a brace), and scan the file once for it:
+  // a plain scan of string comparisons beats hashing every line of a large file into an index.
   let pivot = 0;
-  let pivotList: readonly number[] | undefined;
-  for (let k = 0; k < m; k++) {
-    const list = index.positions(level, pat[k] as string);
-    if (list.length === 0) return [];
-    if (!pivotList || list.length < pivotList.length) {
-      pivot = k;
-      pivotList = list;
-    }
-  }
+  for (let k = 1; k < m; k++) if ((pat[k] as string).length > (pat[pivot] as string).length) pivot = k;
+  const want = pat[pivot] as string;
   const norm = index.normalized(level);
+  const hashes = index.hashes(level);
+  const wantHash = hashLine(want);
   const out: number[] = [];
-  const list = pivotList as readonly number[];
-  for (let j = lowerBound(list, from + pivot); j < list.length; j++) {
-    const start = (list[j] as number) - pivot;
-    if (start + m > n) break;
-    if (matchesAt(norm, pat, start)) out.push(start);
+  const last = n - m + pivot;
+  for (let i = from + pivot; i <= last; i++) {
+    if (hashes[i] === wantHash && norm[i] === want && matchesAt(norm, pat, i - pivot)) out.push(i - pivot);
   }
   return out;
 }
@@ -196,9 +246,11 @@ export type AnchorResult =
  */
 export function seekAnchor(index: LineIndex, text: string, from: number): AnchorResult {
   for (const level of LEVELS) {
-    const list = index.positions(level, normalizeLine(text, level));
-    const j = lowerBound(list, from);
-    if (j < list.length) return { kind: 'found', index: list[j] as number, level, prefix: false };
+    const want = normalizeLine(text, level);
+    const norm = index.normalized(level);
+    const hashes = index.hashes(level);
+    const wantHash = hashLine(want);
+    for (let i = from; i < norm.length; i++) if (hashes[i] === wantHash && norm[i] === want) return { kind: 'found', index: i, level, prefix: false };
   }
   for (const level of ['trim', 'unicode'] as const) {
     const want = normalizeLine(text, level);

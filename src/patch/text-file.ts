@@ -48,6 +48,7 @@ export function splitText(text: string): TextFile {
     bom = true;
     text = text.slice(1);
   }
+  if (!text.includes('\r')) return splitLf(text, bom);
   const texts: string[] = [];
   const eols: Eol[] = [];
   let lf = 0;
@@ -86,8 +87,26 @@ export function splitText(text: string): TextFile {
   return { bom, texts, eols, dominant, finalNewline };
 }
 
+/** The common case, a file without CR: the native split is several times faster than a char loop. */
+function splitLf(text: string, bom: boolean): TextFile {
+  const texts = text.split('\n');
+  const finalNewline = text.length === 0 || text.charCodeAt(text.length - 1) === 10;
+  if (finalNewline) texts.pop();
+  const eols = new Array<Eol>(texts.length).fill('\n');
+  if (!finalNewline) eols[eols.length - 1] = '';
+  return { bom, texts, eols, dominant: '\n', finalNewline };
+}
+
 /** Joins lines and their terminators back into UTF-8 bytes, BOM first when `bom` is set. */
 export function encodeTextFile(file: { bom: boolean; texts: readonly string[]; eols: readonly Eol[] }): Uint8Array {
+  const n = file.texts.length;
+  if (n > 1000) {
+    // A large file whose lines (but the last) share one terminator: one native join, no deep rope.
+    const eol = file.eols[0] ?? '\n';
+    let uniform = eol !== '';
+    for (let i = 1; i < n - 1 && uniform; i++) uniform = file.eols[i] === eol;
+    if (uniform) return encoder.encode((file.bom ? '\uFEFF' : '') + file.texts.join(eol) + (file.eols[n - 1] ?? ''));
+  }
   // String concatenation (ropes) beats Array.join on many small slices.
   let out = file.bom ? '\uFEFF' : '';
   for (let i = 0; i < file.texts.length; i++) out += (file.texts[i] as string) + (file.eols[i] ?? '');

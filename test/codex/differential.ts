@@ -436,7 +436,7 @@ function classify(c: Case, h: HagentOutcome, x: CodexOutcome): { category: strin
     // patch-language.md §1: "An update with a Move and no chunks is a pure rename."
     if (/hunk for path .* is empty/.test(x.output) && /\*\*\* Move to: .*\n(\*\*\* |$)/.test(c.patch)) return { category: 'deviation: pure rename (Codex requires a chunk)', explained: true };
     // §4 "A BOM stays": Codex reads the BOM as part of the first line, so context naming it is not found.
-    if (c.flags.has('bom') && /Failed to find expected lines/.test(x.output)) return { category: 'deviation: BOM file (Codex cannot match its first line)', explained: true };
+    if (c.flags.has('bom') && /Failed to find (expected lines|context)/.test(x.output)) return { category: 'deviation: BOM file (Codex cannot match its first line)', explained: true };
     return { category: 'hagent applied, Codex refused', explained: false, detail: x.output.trim().split('\n')[0] };
   }
   // Both refused.
