@@ -17,6 +17,9 @@ import { parseUnifiedDiff } from './parse-udiff.js';
 import { plan } from './plan.js';
 import type { ParsedPatch, Plan, Snapshot } from './types.js';
 
+export { formatResult } from './format.js';
+export type { Result, ResultError, ResultFile } from './format.js';
+
 export type {
   Chunk,
   ChunkPlacement,

@@ -7,7 +7,7 @@
 import { HagentError } from '../errors.js';
 import { closestRegion, enclosingLine, show } from './diagnose.js';
 import { countChanges } from './line-diff.js';
-import { LineIndex, levelRank, normalizeLine, seekAnchor, seekSequence } from './seek.js';
+import { findAllAtLevel, LineIndex, levelRank, normalizeLine, seekAnchor, seekSequence } from './seek.js';
 import { countLines, decodeTextFile, encodeTextFile, encodeUtf8, sameBytes, type Eol, type TextFile } from './text-file.js';
 import type {
   Chunk,
@@ -277,8 +277,17 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
         'an @@ anchor must name a line above the chunk; drop the anchor or fix it',
       );
     }
-    if (!kinds.includes('-')) {
-      // A pure insertion with context: if its new side is already there, the patch was applied before.
+    if ((found.level !== 'exact' || oldLines !== chunk.oldLines) && chunk.newLines.length > 0) {
+      // The old side matched only loosely (or after dropping its last blank line), while the new side
+      // stands exactly in the file: most likely this chunk was applied already, and the loose match
+      // is another, similar place.
+      const applied = findAllAtLevel(index, chunk.newLines, cursor, 'exact');
+      if (applied.length > 0) throw alreadyApplied(path, chunkNo, applied[0] as number, 'its new lines');
+    }
+    const net = countChanges(oldLines, newLines);
+    if (net.removed === 0 && net.added > 0) {
+      // A chunk that only adds lines (a "-" line put back as the same "+" line removes nothing): if its
+      // new side is already there, the patch was applied before.
       const lead = kinds.length - kinds.replace(/^\++/, '').length;
       if (holdsAt(index, newLines, start - lead, found.level)) throw alreadyApplied(path, chunkNo, start - lead);
     }
@@ -386,10 +395,10 @@ function holdsAt(index: LineIndex, lines: readonly string[], at: number, level: 
  * Refused with NO_CHANGES (nothing to do), never a second insertion. Rule: issue 3 (idempotence);
  * patch-language.md: "never guess in a way that can edit the wrong place".
  */
-function alreadyApplied(path: string, chunkNo: number, at: number): HagentError {
+function alreadyApplied(path: string, chunkNo: number, at: number, what = 'only adds lines, and they'): HagentError {
   return new HagentError(
     'NO_CHANGES',
-    `${path}: chunk ${chunkNo} only adds lines, and they are already there at line ${at + 1}: the patch looks applied already`,
+    `${path}: chunk ${chunkNo} ${what === 'only adds lines, and they' ? what : `matches only loosely, while ${what}`} are already there at line ${at + 1}: the patch looks applied already`,
     { path, chunk: chunkNo, line: at + 1 },
     're-read the file; to add the same lines a second time, include the context line that must follow or precede the new copy',
   );

@@ -425,7 +425,7 @@ function classify(c: Case, h: HagentOutcome, x: CodexOutcome): { category: strin
         break;
       case 'NO_CHANGES':
         // A pure insertion whose lines already stand where it would put them (issue 3: never apply twice).
-        if (/only adds lines, and they are already there/.test(h.message)) return { category: 'deviation: NO_CHANGES refused (the added lines are already in place)', explained: true };
+        if (/are already there at line \d+: the patch looks applied already/.test(h.message)) return { category: 'deviation: NO_CHANGES refused (the added lines are already in place)', explained: true };
         if (differingPaths(x.tree, c.tree).every((p) => !/\n$/.test(dec.decode(c.tree.get(p) ?? new Uint8Array())) && dec.decode(x.tree.get(p) ?? new Uint8Array()) === codexFinalNewline(dec.decode(c.tree.get(p) ?? new Uint8Array()))))
           return { category: 'deviation: NO_CHANGES refused (Codex reports M)', explained: true };
         break;

@@ -186,6 +186,24 @@ test('a pure insertion whose lines are already in place is NO_CHANGES, never a s
   assert.is(errorOf(() => run(mid, { 'a.txt': 'first\nnew\nthird\n' })).code, 'CONTEXT_NOT_FOUND');
 });
 
+test('a chunk whose old side matches only loosely while its new side stands exactly is NO_CHANGES (applied already)', () => {
+  const file = 'class A:\n    x = 1\n    y = 2\nclass B:\n  x = 1\n  y = 2\n';
+  const patch = codex('*** Update File: c.py', '@@', '     x = 1', '-    y = 2', '+    y = 3');
+  const once = run(patch, { 'c.py': file }).out['c.py'] as string;
+  assert.is(once, file.replace('    y = 2', '    y = 3'));
+  const e = errorOf(() => run(patch, { 'c.py': once }));
+  assert.is(e.code, 'NO_CHANGES');
+  assert.is(e.details.line, 2);
+});
+
+test('a chunk found only after dropping its last blank line, whose new side stands exactly, is NO_CHANGES', () => {
+  const file = 'a\nb\nc\n\nx\na\nb\nc\ny\n';
+  const patch = codex('*** Update File: t.txt', '@@', ' a', '-b', '+B', ' c', ' ');
+  const once = run(patch, { 't.txt': file }).out['t.txt'] as string;
+  assert.is(once, 'a\nB\nc\n\nx\na\nb\nc\ny\n');
+  assert.is(errorOf(() => run(patch, { 't.txt': once })).code, 'NO_CHANGES');
+});
+
 test('a pure insertion next to different lines still applies', () => {
   assert.is(run(codex('*** Update File: a.txt', '@@', '+// header', ' first'), { 'a.txt': '// other\nfirst\n' }).out['a.txt'], '// other\n// header\nfirst\n');
 });
