@@ -287,9 +287,11 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
     const net = countChanges(oldLines, newLines);
     if (net.removed === 0 && net.added > 0) {
       // A chunk that only adds lines (a "-" line put back as the same "+" line removes nothing): if its
-      // new side is already there, the patch was applied before.
-      const lead = kinds.length - kinds.replace(/^\++/, '').length;
-      if (holdsAt(index, newLines, start - lead, found.level)) throw alreadyApplied(path, chunkNo, start - lead);
+      // new side is already there, over the matched lines, the patch was applied before. The old side
+      // sits inside the new one, shifted by at most the number of added lines.
+      for (let at = start - net.added; at <= start; at++) {
+        if (holdsAt(index, newLines, at, found.level)) throw alreadyApplied(path, chunkNo, at);
+      }
     }
     reps.push({ chunkNo, chunk, start, oldLen: oldLines.length, kinds, newLines, level: found.level });
     cursor = start + oldLines.length;

@@ -204,6 +204,13 @@ test('a chunk found only after dropping its last blank line, whose new side stan
   assert.is(errorOf(() => run(patch, { 't.txt': once })).code, 'NO_CHANGES');
 });
 
+test('an insertion whose last added line recreates its context is not applied twice', () => {
+  const patch = codex('*** Update File: s.js', '@@', ' ', '+test(1);', '+', ' if (x) {');
+  const once = run(patch, { 's.js': 'a\n\nif (x) {\n}\n' }).out['s.js'] as string;
+  assert.is(once, 'a\n\ntest(1);\n\nif (x) {\n}\n');
+  assert.is(errorOf(() => run(patch, { 's.js': once })).code, 'NO_CHANGES');
+});
+
 test('a pure insertion next to different lines still applies', () => {
   assert.is(run(codex('*** Update File: a.txt', '@@', '+// header', ' first'), { 'a.txt': '// other\nfirst\n' }).out['a.txt'], '// other\n// header\nfirst\n');
 });
