@@ -59,7 +59,7 @@ async function main(): Promise<void> {
     .command('session', 'start, list, inspect and end agent sessions', sessionCommands)
     .command('apply [patch]', 'apply a patch (Codex *** Begin Patch or unified diff) all-or-nothing, as one commit', (b) => b
       .positional('patch', { type: 'string', describe: 'patch file, or - for stdin (default: stdin when piped)' })
-      .options({ ...json, ...sessionOpt, yes: { type: 'boolean', describe: 'confirm a risky patch (delete, ≥ 6 files, ≥ 400 lines) without asking' }, 'dry-run': { type: 'boolean', describe: 'check everything, write nothing' } })
+      .options({ ...json, ...sessionOpt, yes: { type: 'boolean', describe: 'confirm a risky patch (delete, ≥ 6 files, ≥ 400 lines) without asking' }, 'dry-run': { type: 'boolean', describe: 'check everything, write nothing' }, base: { type: 'string', describe: 'the session head the patch was written against: refuse if a target changed since (compare-and-swap)' }, watch: { type: 'boolean', default: true, describe: 'watch the targets for outside writes (--no-watch skips it; recorded in the result)' }, 'lock-timeout': { type: 'number', describe: 'seconds to wait for another writer of the session (default 10)' } })
       .example('$0 apply fix.patch', 'inside a session worktree')
       .example('cat fix.patch | $0 apply - --json', 'from stdin, JSON result')
       .example('$0 apply fix.patch --session fix-login --dry-run', 'from your checkout, without writing'),

@@ -51,6 +51,7 @@ export const EXIT_STATUS = {
   NOTHING_TO_REDO: 1,
   DETACHED_TARGET: 1,
   CONFIG_INVALID: 1,
+  WATCH_FAILED: 1,
   GIT_FAILED: 1,
   // usage and bugs
   USAGE: 2,

@@ -5,17 +5,23 @@
  * compare-and-swap ref update) → note with the patch text.
  * A failure before the ref moves restores every file; nothing half-done (design.md invariant 1).
  */
-import { createHash } from 'node:crypto';
-import { HagentError } from '../errors.js';
+import { createHash, randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { HagentError, isHagentError, toHagentError } from '../errors.js';
 import {
-  addNote, blobId, commitTree, lsTree, readRef, readTreeIntoIndex, runGit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTree,
+  addNote, blobId, commitTree, diffTrees, lsTree, readRef, resolveCommit, runGit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTree,
   type IndexEntryUpdate,
 } from '../git/index.js';
-import { readEntry, writeAllOrNothing, type FileWrite } from '../fsx/index.js';
+import { discardStaged, publishStaged, readEntry, restoreIfOurs, stageWrites, type Staged, type TargetWrite } from '../fsx/index.js';
+import { withSessionLock } from '../lock/index.js';
+import { appendJournal } from '../journal/index.js';
+import { assertPreApplyAccepted, runUserHook } from '../user-hooks/index.js';
+import { recoverTransaction, removeIntent, writeIntent, watchTargets, type Intent, type Recovery, type TargetWatch } from '../transaction/index.js';
 import { parsePatch, pathsToRead, planPatch } from '../patch/index.js';
 import type { FileMode, FileState, Leniency, MatchLevel, ParsedPatch, PatchOp, Plan, PlannedFile } from '../patch/types.js';
 import { checkLimits, checkPath, confirmationReasons, type ChangeSize, type Policy } from '../policy/index.js';
 import { loadConfig } from '../config/index.js';
+import type { EffectiveConfig } from '../policy/index.js';
 import { redoRef, sessionHead, sessionRef, type RepoContext, type Session } from '../session/index.js';
 
 /** What a confirmation prompt is shown (patch-language.md §5b). */
@@ -36,6 +42,12 @@ export interface ApplyOptions {
   policy?: Policy;
   /** Environment for the policy overrides (HAGENT_MAX_FILES, …). */
   env?: Readonly<Record<string, string | undefined>>;
+  /** `--base COMMIT`: refuse if the head moved since COMMIT and a target changed (compare-and-swap). */
+  base?: string;
+  /** `--no-watch`: skip the watcher (recorded in the result as `watched: false`). */
+  noWatch?: boolean;
+  /** `--lock-timeout` in ms (default from config, 10 s). */
+  lockTimeoutMs?: number;
   /** Asks a human (TTY only); absent means no one can be asked. Resolves true for yes. */
   confirm?: (request: ConfirmationRequest) => Promise<boolean>;
 }
@@ -60,6 +72,12 @@ export interface ApplyResult {
   files: FileResult[];
   leniencies: Leniency[];
   warnings: string[];
+  /** Whether outside writes were watched for during the apply. */
+  watched: boolean;
+  /** What hagent finished or undid of an interrupted earlier transaction, if any. */
+  recovery?: Recovery;
+  /** Output of `.hagent/hooks/post-apply`, when it ran. */
+  postApply?: { exitCode: number | null; stdout: string; stderr: string; timedOut: boolean };
 }
 
 /**
@@ -137,13 +155,18 @@ function previewOf(plan: Plan): string {
   return plan.files.map((f) => `${f.op === 'add' ? 'A' : f.op === 'delete' ? 'D' : f.op === 'move' ? 'R' : 'M'} ${f.from ? `${f.from} -> ` : ''}${f.path} (+${f.added} -${f.removed})`).join('\n');
 }
 
-function writesOf(plan: Plan): FileWrite[] {
-  const writes: FileWrite[] = [];
+/** Every path the plan changes, with its new bytes (null: deleted) and the bytes it must still hold. */
+function targetWrites(plan: Plan, snapshot: ReadonlyMap<string, FileState>): TargetWrite[] {
+  const prior = (rel: string) => {
+    const st = snapshot.get(rel);
+    return st?.kind === 'file' ? { expected: st.bytes as Uint8Array, expectedMode: modeBits(st.mode) } : { expected: null, expectedMode: 0o644 };
+  };
+  const writes: TargetWrite[] = [];
   for (const f of plan.files) {
-    if (f.op === 'delete') writes.push({ rel: f.path, bytes: null });
+    if (f.op === 'delete') writes.push({ rel: f.path, bytes: null, mode: 0o644, ...prior(f.path) });
     else {
-      writes.push({ rel: f.path, bytes: f.bytes!, mode: modeBits(f.mode) });
-      if (f.op === 'move' && f.from !== undefined && f.from !== f.path) writes.push({ rel: f.from, bytes: null });
+      writes.push({ rel: f.path, bytes: f.bytes!, mode: modeBits(f.mode), ...prior(f.path) });
+      if (f.op === 'move' && f.from !== undefined && f.from !== f.path) writes.push({ rel: f.from, bytes: null, mode: 0o644, ...prior(f.from) });
     }
   }
   return writes;
@@ -162,17 +185,52 @@ export function applyCommitMessage(sessionId: string, plan: Plan, patchText: str
 }
 
 /**
- * Applies one patch to a session, all-or-nothing, as one commit on `hagent/<id>`.
- * Rules: patch-language.md §1–§7; design.md invariants 1–4.
- * @throws HagentError with any code of patch-language.md §6 (PATCH_SYNTAX … STALE_FILE,
- *   CONFIRMATION_REQUIRED), TARGET_MOVED when the session head moved during the apply
- *   (files restored), GIT_FAILED.
+ * Applies one patch to a session, all-or-nothing, as one commit on `hagent/<id>`, as one
+ * sequence: lock → recover an interrupted transaction → snapshot → staleness (and `--base`
+ * compare-and-swap) → plan (pure) → limits, confirmation, pre-apply hook → intent record →
+ * stage temp files → store their blobs (checked against the plan) → publish (renames, each a
+ * compare-and-swap on the file's bytes) → commit → compare-and-swap ref update → post-apply hook.
+ * A watcher on the targets runs from the snapshot until after the commit.
+ * Every attempt, applied or refused, is appended to the journal.
+ * Rules: patch-language.md §1–§7; design.md invariants 1–4; issue "safety envelope" §2–§8.
+ * @throws HagentError with any code of patch-language.md §6, plus WATCH_FAILED, TARGET_MOVED,
+ *   GIT_FAILED; nothing is left half-written.
  */
 export async function applyPatch(ctx: RepoContext, session: Session, options: ApplyOptions): Promise<ApplyResult> {
-  const policy = options.policy ?? (await loadConfig(ctx, options.env ?? {})).policy;
+  const started = performance.now();
+  const config = await loadConfig(ctx, options.env ?? {});
+  const policy = options.policy ?? config.policy;
+  let head: string | undefined;
+  let files: string[] | undefined;
+  try {
+    const parsed = checkOpPaths(parsePatch(options.patchText), policy);
+    files = pathsToRead(parsed);
+    const result = await withSessionLock(ctx.commonDir, session.id, { command: 'apply' }, { timeoutMs: options.lockTimeoutMs ?? config.runtime.lockTimeoutMs }, async () => {
+      const recovery = await recoverTransaction(ctx.commonDir, session.id, session.worktree, sessionRef(session));
+      head = await sessionHead(ctx, session);
+      const watch = options.noWatch || !config.runtime.watch ? null : await watchTargets(session.worktree, files!);
+      try {
+        const r = await applyLocked(ctx, session, options, parsed, head, policy, config, watch);
+        if (recovery) r.recovery = recovery;
+        return r;
+      } finally {
+        await watch?.close();
+      }
+    });
+    if (!options.dryRun) {
+      await appendJournal(ctx.commonDir, { session: session.id, command: 'apply', ok: true, files: result.files.map((f) => f.path), base: session.base, head: result.commit ?? head!, patch: options.patchText, durationMs: performance.now() - started }).catch(() => result.warnings.push('the journal could not be written'));
+    }
+    return result;
+  } catch (error) {
+    const e = toHagentError(error);
+    await appendJournal(ctx.commonDir, { session: session.id, command: options.dryRun ? 'apply --dry-run' : 'apply', ok: false, code: e.code, message: e.message, ...(e.hint ? { hint: e.hint } : {}), ...(files ? { files } : {}), base: session.base, ...(head ? { head } : {}), patch: options.patchText, durationMs: performance.now() - started }).catch(() => undefined);
+    throw error;
+  }
+}
+
+async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOptions, parsed: ParsedPatch, head: string, policy: Policy, config: EffectiveConfig & { root: string | null }, watch: TargetWatch | null): Promise<ApplyResult> {
   const worktree = session.worktree;
-  const parsed = checkOpPaths(parsePatch(options.patchText), policy);
-  const head = await sessionHead(ctx, session);
+  if (options.base !== undefined) await assertBaseFresh(ctx, options.base, head, pathsToRead(parsed));
   const snapshot = await readSnapshot(worktree, pathsToRead(parsed));
   await assertFresh(worktree, head, snapshot);
   const plan = planPatch(parsed, snapshot);
@@ -187,54 +245,131 @@ export async function applyPatch(ctx: RepoContext, session: Session, options: Ap
       throw new HagentError('CONFIRMATION_REQUIRED', `this patch needs a human yes: it ${reasons.join(', ')}`, { reasons, files: files.map((f) => f.path), confirmed: options.confirm ? false : null }, options.confirm ? 'the answer was no; nothing was written' : 'ask the human, then run again with --yes');
     }
   }
-  const result: ApplyResult = { ok: true, session: session.id, commit: null, parent: head, dryRun: !!options.dryRun, files, leniencies: plan.leniencies, warnings: plan.warnings };
+  const result: ApplyResult = { ok: true, session: session.id, commit: null, parent: head, dryRun: !!options.dryRun, files, leniencies: plan.leniencies, warnings: plan.warnings, watched: watch !== null };
   if (options.dryRun) return result;
 
-  const writes = writesOf(plan);
-  await writeAllOrNothing(worktree, writes);
+  const hooksDir = config.root ? path.join(config.root, '.hagent', 'hooks') : null;
+  const hookEnv = { HAGENT_SESSION: session.id, HAGENT_WORKTREE: worktree };
+  const hookInput = { session: session.id, base: session.base, head, ops: files.map((f) => ({ op: f.op, path: f.path, ...(f.from ? { from: f.from } : {}) })), files: files.map((f) => f.path), counts: { files: size.files, added: files.reduce((n, f) => n + f.added, 0), removed: files.reduce((n, f) => n + f.removed, 0) }, patch: options.patchText };
+  if (hooksDir) assertPreApplyAccepted(await runUserHook(hooksDir, 'pre-apply', hookInput, hookEnv, { timeoutMs: config.runtime.hookTimeoutMs }));
+
+  const writes = targetWrites(plan, snapshot);
+  const txid = `${process.pid.toString(36)}-${randomBytes(4).toString('hex')}`;
+  const message = applyCommitMessage(session.id, plan, options.patchText);
+  const intent: Intent = {
+    version: 1, txid, session: session.id, command: 'apply', pid: process.pid, startedAt: new Date().toISOString(), head, commit: null, message, note: options.patchText,
+    targets: writes.map((w) => ({
+      rel: w.rel,
+      prior: w.expected === null ? null : { oid: blobId(w.expected), mode: w.expectedMode === 0o755 ? '100755' : '100644' },
+      next: w.bytes === null ? null : { oid: blobId(w.bytes), mode: w.mode === 0o755 ? '100755' : '100644' },
+      tmp: null,
+    })),
+  };
+  let published = false;
   try {
-    result.commit = await commitWrites(worktree, session, head, plan, writes, options.patchText);
+    const { staged, createdDirs } = await stageWrites(worktree, writes, txid, async (tmps) => {
+      tmps.forEach((tmp, i) => { intent.targets[i]!.tmp = tmp; });
+      await writeIntent(ctx.commonDir, intent);
+    });
+    try {
+      await storeStagedBlobs(worktree, staged, intent);
+      watch?.assertHealthy();
+      assertNoOutsideEvents(watch);
+      await publishStaged(worktree, staged, createdDirs);
+      published = true;
+    } catch (error) {
+      await discardStaged(staged, createdDirs);
+      throw error;
+    }
+    watch?.assertHealthy();
+    await assertOnlyOurWrites(worktree, writes);
+    await updateIndex(worktree, indexUpdatesOf(intent));
+    const tree = await writeTree(worktree);
+    const commit = await commitTree(worktree, tree, [head], message);
+    await writeIntent(ctx.commonDir, { ...intent, commit });
+    await updateRefCas(worktree, sessionRef(session), commit, head, `hagent apply: ${plan.files.map((f) => f.path).join(', ')}`.slice(0, 200));
+    result.commit = commit;
   } catch (error) {
-    await rollbackTo(worktree, head, snapshot, writes);
+    if (published) {
+      const leftAlone = await restoreIfOurs(worktree, writes);
+      await updateIndex(worktree, priorIndexUpdatesOf(intent)).catch(() => undefined);
+      if (isHagentError(error) && leftAlone.length) error.details.leftAlone = leftAlone;
+    }
+    await removeIntent(ctx.commonDir, session.id);
     throw error;
+  }
+  await removeIntent(ctx.commonDir, session.id);
+  await retireRedo(worktree, session);
+  await addNote(worktree, result.commit, options.patchText).catch(() => result.warnings.push('the patch text could not be stored as a note'));
+  if (hooksDir) {
+    const post = await runUserHook(hooksDir, 'post-apply', { ...hookInput, commit: result.commit }, hookEnv, { timeoutMs: config.runtime.hookTimeoutMs });
+    if (post.ran) {
+      result.postApply = { exitCode: post.exitCode, stdout: post.stdout, stderr: post.stderr, timedOut: post.timedOut };
+      if (post.exitCode !== 0) result.warnings.push(`the post-apply hook failed (exit ${post.exitCode ?? 'none'}${post.timedOut ? ', timed out' : ''}); the commit stays`);
+    }
   }
   return result;
 }
 
-/** Restores the pre-apply bytes of every written path and the index of the head. */
-async function rollbackTo(worktree: string, head: string, snapshot: ReadonlyMap<string, FileState>, writes: readonly FileWrite[]): Promise<void> {
-  const restore: FileWrite[] = writes.map((w) => {
-    const prior = snapshot.get(w.rel);
-    return prior?.kind === 'file' ? { rel: w.rel, bytes: prior.bytes, mode: modeBits(prior.mode) } : { rel: w.rel, bytes: null };
+/**
+ * `--base COMMIT` compare-and-swap: when the session head moved since COMMIT, refuse if any
+ * target differs between COMMIT and the head (issue: safety envelope §4).
+ * @throws HagentError STALE_FILE (or UNKNOWN_REV for a base that names no commit).
+ */
+async function assertBaseFresh(ctx: RepoContext, base: string, head: string, targets: readonly string[]): Promise<void> {
+  const resolved = await resolveCommit(ctx.cwd, base);
+  if (!resolved) throw new HagentError('UNKNOWN_REV', `--base ${base} names no commit`, { rev: base }, 'pass the session head the patch was written against (hagent session status shows it)');
+  if (resolved === head) return;
+  const changed = await diffTrees(ctx.cwd, resolved, head, targets);
+  if (changed.length) {
+    throw new HagentError('STALE_FILE', `the session moved since ${base.slice(0, 12)} and ${changed.map((c) => c.path).join(', ')} changed since then`, { path: changed[0]!.path, files: changed.map((c) => c.path), base: resolved, head }, 're-read the files at the current head and rebuild the patch');
+  }
+}
+
+/** Stores the staged temp files as blobs and checks each id against the planned bytes. */
+async function storeStagedBlobs(worktree: string, staged: readonly Staged[], intent: Intent): Promise<void> {
+  const present = staged.filter((s) => s.tmp !== null);
+  const oids = await writeBlobsFromPaths(worktree, present.map((s) => path.relative(worktree, s.tmp!).split(path.sep).join('/')));
+  present.forEach((s, i) => {
+    const want = intent.targets.find((t) => t.rel === s.rel)!.next!.oid;
+    if (oids[i] !== want) throw new HagentError('EXTERNAL_EDIT', `the staged copy of ${s.rel} changed before it was published`, { path: s.rel }, 'another process touched hagent\'s temp file; nothing was published; apply again');
   });
-  await writeAllOrNothing(worktree, restore).catch(() => undefined);
-  await readTreeIntoIndex(worktree, head).catch(() => undefined);
 }
 
 /**
- * Turns the written files into one commit on the session branch. The blobs git stores are
- * checked against the bytes hagent meant to write (an outside write in between is caught).
- * @returns the new commit id. @throws HagentError EXTERNAL_EDIT, TARGET_MOVED, GIT_FAILED.
+ * Before publishing, any watcher event on a target is an outside write (hagent has only
+ * written temp files, which the watcher ignores by name).
+ * @throws HagentError EXTERNAL_EDIT naming the path.
  */
-async function commitWrites(worktree: string, session: Session, head: string, plan: Plan, writes: readonly FileWrite[], patchText: string): Promise<string> {
-  const present = writes.filter((w) => w.bytes !== null);
-  const oids = await writeBlobsFromPaths(worktree, present.map((w) => w.rel));
-  const entries: IndexEntryUpdate[] = [];
-  present.forEach((w, i) => {
-    const expected = blobId(w.bytes!);
-    if (oids[i] !== expected) {
-      throw new HagentError('EXTERNAL_EDIT', `${w.rel} changed on disk while hagent was writing it`, { path: w.rel }, 'another process is writing this file; hagent restored what it wrote over; try again when it is done');
+function assertNoOutsideEvents(watch: TargetWatch | null): void {
+  const seen = watch?.events[0];
+  if (seen !== undefined) {
+    throw new HagentError('EXTERNAL_EDIT', `${seen} was written by another process while hagent was applying the patch`, { path: seen }, 'its bytes were kept and nothing of the patch was written; apply again when the other writer is done');
+  }
+}
+
+/**
+ * After publishing, every target must hold exactly what hagent wrote (absent for a delete):
+ * content is the judge, whether or not the watcher has delivered its events yet.
+ * @throws HagentError EXTERNAL_EDIT naming the first path that holds other bytes.
+ */
+async function assertOnlyOurWrites(worktree: string, writes: readonly TargetWrite[]): Promise<void> {
+  for (const w of writes) {
+    const e = await readEntry(worktree, w.rel);
+    const becameFolder = e.kind === 'directory' && writes.some((o) => o.bytes !== null && o.rel.startsWith(`${w.rel}/`));
+    const ours = w.bytes === null ? e.kind === 'missing' || becameFolder : e.kind === 'file' && Buffer.from(w.bytes).equals(e.bytes);
+    if (!ours) {
+      throw new HagentError('EXTERNAL_EDIT', `${w.rel} was written by another process while hagent was applying the patch`, { path: w.rel }, 'the outside bytes were kept; hagent took back only what it wrote; apply again when the other writer is done');
     }
-    entries.push({ path: w.rel, mode: w.mode === 0o755 ? '100755' : '100644', oid: expected });
-  });
-  for (const w of writes) if (w.bytes === null) entries.push({ path: w.rel, mode: '0', oid: null });
-  await updateIndex(worktree, entries);
-  const tree = await writeTree(worktree);
-  const commit = await commitTree(worktree, tree, [head], applyCommitMessage(session.id, plan, patchText));
-  await updateRefCas(worktree, sessionRef(session), commit, head, `hagent apply: ${plan.files.map((f) => f.path).join(', ')}`.slice(0, 200));
-  await retireRedo(worktree, session);
-  await addNote(worktree, commit, patchText).catch(() => undefined);
-  return commit;
+  }
+}
+
+function indexUpdatesOf(intent: Intent): IndexEntryUpdate[] {
+  return intent.targets.map((t) => (t.next ? { path: t.rel, mode: t.next.mode, oid: t.next.oid } : { path: t.rel, mode: '0', oid: null }));
+}
+
+function priorIndexUpdatesOf(intent: Intent): IndexEntryUpdate[] {
+  return intent.targets.map((t) => (t.prior ? { path: t.rel, mode: t.prior.mode, oid: t.prior.oid } : { path: t.rel, mode: '0', oid: null }));
 }
 
 /** After a new apply, undone commits can no longer be redone in place: keep them reachable under `refs/hagent/<id>/undone/`. */

@@ -4,9 +4,9 @@
 import { applyPatch } from '../apply/index.js';
 import { openRepo, resolveSession } from '../session/index.js';
 import { opLetter, palette, printJson, printLines, short, type Io } from '../output/index.js';
-import { askYesNo, readPatchInput, type CommonArgs } from './shared.js';
+import { askYesNo, readPatchInput, recoveryLine, type CommonArgs } from './shared.js';
 
-export async function runApply(argv: CommonArgs & { patch?: string; yes?: boolean; dryRun?: boolean }, io: Io): Promise<number> {
+export async function runApply(argv: CommonArgs & { patch?: string; yes?: boolean; dryRun?: boolean; base?: string; watch?: boolean; lockTimeout?: number }, io: Io): Promise<number> {
   // yargs turns a lone `-` positional into ''; both mean stdin.
   const patchArg = argv.patch === '' ? '-' : argv.patch;
   const patchText = await readPatchInput(io, patchArg);
@@ -19,11 +19,14 @@ export async function runApply(argv: CommonArgs & { patch?: string; yes?: boolea
       return askYesNo(io, 'Apply it?');
     }
     : undefined;
-  const r = await applyPatch(ctx, session, { patchText, env: io.env, yes: !!argv.yes, dryRun: !!argv.dryRun, ...(confirm ? { confirm } : {}) });
+  const r = await applyPatch(ctx, session, {
+    patchText, env: io.env, yes: !!argv.yes, dryRun: !!argv.dryRun, noWatch: argv.watch === false,
+    ...(argv.base !== undefined ? { base: argv.base } : {}), ...(argv.lockTimeout !== undefined ? { lockTimeoutMs: argv.lockTimeout * 1000 } : {}), ...(confirm ? { confirm } : {}) });
   if (argv.json) {
     printJson(io, r);
     return 0;
   }
+  if (r.recovery) io.stderr.write(`${recoveryLine(r.recovery)}\n`);
   const lines = [r.dryRun ? 'Dry run: the patch applies. It would update the following files:' : 'Success. Updated the following files:'];
   for (const f of r.files) lines.push(`${opLetter(f.op)} ${f.path}`);
   if (r.leniencies.length) lines.push(p.dim(`(accepted with leniencies: ${r.leniencies.join(', ')})`));

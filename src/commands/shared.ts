@@ -57,3 +57,10 @@ export async function askYesNo(io: Io, question: string): Promise<boolean> {
     rl.close();
   }
 }
+
+/** One line saying what hagent finished or undid of an interrupted transaction. */
+export function recoveryLine(r: { command: string; action: string; commit: string | null; files: string[]; outside: string[] }): string {
+  const what = r.action === 'completed' ? `completed its commit${r.commit ? ` ${r.commit.slice(0, 12)}` : ''}` : r.action === 'restored' ? 'restored the files as they were before it' : 'discarded its damaged record';
+  const outside = r.outside.length ? `; left alone (changed by someone else): ${r.outside.join(', ')}` : '';
+  return `note: an interrupted ${r.command} was found and hagent ${what} (${r.files.join(', ') || 'no files'})${outside}`;
+}

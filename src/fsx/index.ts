@@ -1,7 +1,8 @@
 /**
- * fsx: the only module that writes files. Atomic writes (write-file-atomic), an lstat of every
- * path component before any write (design.md: write-file-atomic follows symlinks), directory
- * fsync after renames, and the reads the planner needs as a snapshot.
+ * fsx: the only module that writes files. Worktree files go through the staged transaction of
+ * stage.ts (temp files beside the targets, renames, folder fsync) after an lstat of every path
+ * component; hagent's own JSON metadata goes through write-file-atomic. Also the reads the
+ * planner needs as a snapshot.
  * Owns no policy: callers decide which paths are allowed.
  */
 import { promises as fs, constants as fsConstants } from 'node:fs';
@@ -65,130 +66,10 @@ export async function assertNoSymlink(root: string, rel: string): Promise<void> 
         throw new HagentError('PATH_DENIED', `${rel}: ${component} is a symbolic link`, { path: rel, component }, 'hagent never writes through a symlink; edit the file it points to by its real path inside the worktree');
       }
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return;
       throw e;
     }
-  }
-}
-
-/** One file write of a transaction. `bytes` null deletes the file. `mode` is 0o644 or 0o755. */
-export interface FileWrite {
-  rel: string;
-  bytes: Uint8Array | null;
-  mode?: number;
-}
-
-/** Prior state of a path, kept in memory so a failed transaction can restore it byte for byte. */
-interface Prior {
-  rel: string;
-  bytes: Buffer | null;
-  mode: number;
-}
-
-async function readPrior(root: string, rel: string): Promise<Prior> {
-  const abs = path.join(root, rel);
-  try {
-    const st = await fs.lstat(abs);
-    if (!st.isFile()) return { rel, bytes: null, mode: 0o644 };
-    return { rel, bytes: await fs.readFile(abs), mode: st.mode & 0o777 };
-  } catch {
-    return { rel, bytes: null, mode: 0o644 };
-  }
-}
-
-async function fsyncDir(dir: string): Promise<void> {
-  let handle;
-  try {
-    handle = await fs.open(dir, fsConstants.O_RDONLY);
-    await handle.sync();
-  } catch {
-    // Some filesystems refuse fsync on directories; the renames are still atomic.
-  } finally {
-    await handle?.close();
-  }
-}
-
-async function applyOne(root: string, w: FileWrite, createdDirs: string[]): Promise<void> {
-  const abs = path.join(root, w.rel);
-  await assertNoSymlink(root, w.rel);
-  if (w.bytes === null) {
-    await fs.rm(abs, { force: true });
-    await removeEmptyParents(root, w.rel);
-    return;
-  }
-  const dir = path.dirname(abs);
-  const made = await fs.mkdir(dir, { recursive: true });
-  if (made) createdDirs.push(made);
-  await writeFileAtomic(abs, Buffer.from(w.bytes), { mode: w.mode ?? 0o644, fsync: true });
-  // write-file-atomic keeps an existing file's mode; set it explicitly so mode changes land.
-  if (w.mode !== undefined) await fs.chmod(abs, w.mode);
-}
-
-/**
- * Writes every entry all-or-nothing: deletes first (folders left empty are removed, so a file
- * may take a deleted folder's name), then each file atomically (temp + fsync + rename), then the parent directories fsynced. On any failure every path is restored to
- * its prior bytes and mode, and directories the transaction created are removed when empty.
- * @throws the first failure (a HagentError PATH_DENIED for a symlink, or the I/O error).
- */
-export async function writeAllOrNothing(root: string, writes: readonly FileWrite[]): Promise<void> {
-  const priors = await Promise.all(writes.map((w) => readPrior(root, w.rel)));
-  const createdDirs: string[] = [];
-  // Deletes first: a patch may replace a file by a folder of the same name (x → x/y).
-  const ordered = [...writes.filter((w) => w.bytes === null), ...writes.filter((w) => w.bytes !== null)];
-  const done: FileWrite[] = [];
-  try {
-    for (const w of ordered) {
-      await applyOne(root, w, createdDirs);
-      done.push(w);
-    }
-  } catch (error) {
-    const written = new Set(done.map((d) => d.rel));
-    await restore(root, priors.filter((p) => written.has(p.rel)), createdDirs);
-    throw error;
-  }
-  const dirs = new Set(writes.map((w) => path.dirname(path.join(root, w.rel))));
-  await Promise.all([...dirs].map(fsyncDir));
-}
-
-async function restore(root: string, priors: readonly Prior[], createdDirs: readonly string[]): Promise<void> {
-  for (const p of priors) {
-    const abs = path.join(root, p.rel);
-    try {
-      if (p.bytes === null) {
-        const st = await fs.lstat(abs).catch(() => null);
-        if (st?.isFile()) await fs.rm(abs, { force: true });
-      } else {
-        await fs.mkdir(path.dirname(abs), { recursive: true });
-        await writeFileAtomic(abs, p.bytes, { mode: p.mode, fsync: true });
-        await fs.chmod(abs, p.mode);
-      }
-    } catch {
-      // Keep restoring the others; the caller reports the original failure.
-    }
-  }
-  // Folders the transaction created: remove them, deepest first, if they are empty again.
-  for (const top of [...createdDirs].reverse()) {
-    await removeEmptyTree(top);
-  }
-}
-
-/** Removes `dir` and the folders below it that hold no file (fs.mkdir created them all). */
-async function removeEmptyTree(dir: string): Promise<void> {
-  const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
-  for (const e of entries) if (e.isDirectory()) await removeEmptyTree(path.join(dir, e.name));
-  await fs.rmdir(dir).catch(() => undefined);
-}
-
-/** After a delete, removes the folders it left empty (git does not track empty folders). */
-async function removeEmptyParents(root: string, rel: string): Promise<void> {
-  let dir = path.dirname(rel);
-  while (dir && dir !== '.') {
-    try {
-      await fs.rmdir(path.join(root, dir));
-    } catch {
-      break;
-    }
-    dir = path.dirname(dir);
   }
 }
 
@@ -219,3 +100,5 @@ export async function copyFileNoClobber(from: string, to: string): Promise<boole
     throw e;
   }
 }
+
+export * from './stage.js';

@@ -92,3 +92,8 @@ export async function dirtyPaths(cwd: string, paths: readonly string[]): Promise
   }
   return out;
 }
+
+/** The bytes of blob `oid`. @throws HagentError GIT_FAILED when it is not in the object database. */
+export async function readBlob(cwd: string, oid: string): Promise<Buffer> {
+  return (await runGit(['cat-file', 'blob', oid], { cwd })).stdout;
+}

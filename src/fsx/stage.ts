@@ -1,0 +1,215 @@
+/**
+ * The write half of a transaction over worktree files (issue: safety envelope §3):
+ * stage every new file as a temp file beside its target (written, fsynced), then publish with
+ * renames (each preceded by a compare-and-swap check of the target's bytes), then fsync the
+ * folders. Temp names are `.<name>.hagent-<txid>.tmp`, so they can be told apart from the user's
+ * files and from writes of other processes by name alone.
+ */
+import { promises as fs, constants as fsConstants } from 'node:fs';
+import path from 'node:path';
+import { HagentError } from '../errors.js';
+import { assertNoSymlink } from './index.js';
+
+/** One target of a transaction. `bytes` null deletes it; `mode` is 0o644 or 0o755. */
+export interface TargetWrite {
+  rel: string;
+  bytes: Uint8Array | null;
+  mode: number;
+  /** The bytes the target must still hold when it is replaced (null: it must be absent). */
+  expected: Uint8Array | null;
+  /** Mode of `expected` (restored with it). */
+  expectedMode: number;
+}
+
+/** A staged target: its temp file (absolute) when it has new bytes. */
+export interface Staged extends TargetWrite {
+  tmp: string | null;
+}
+
+/** The temp file name hagent uses for `rel` in transaction `txid`, in folder `dir` (default: rel's own). Pure. */
+export function tempNameFor(rel: string, txid: string, dir: string = path.posix.dirname(rel)): string {
+  const name = `.${path.posix.basename(rel)}.hagent-${txid}.tmp`;
+  return dir === '.' ? name : `${dir}/${name}`;
+}
+
+/** True when `name` (a file name, not a path) is a hagent temp file. Pure. */
+export function isTempName(name: string): boolean {
+  return /^\..+\.hagent-[0-9a-z-]+\.tmp$/.test(name);
+}
+
+async function fsyncPath(p: string): Promise<void> {
+  let handle;
+  try {
+    handle = await fs.open(p, fsConstants.O_RDONLY);
+    await handle.sync();
+  } catch {
+    // Some filesystems refuse fsync on folders; renames are still atomic.
+  } finally {
+    await handle?.close();
+  }
+}
+
+async function sameBytes(abs: string, expected: Uint8Array | null): Promise<boolean> {
+  try {
+    const st = await fs.lstat(abs);
+    if (!st.isFile()) return false;
+    if (expected === null) return false;
+    if (st.size !== expected.length) return false;
+    return Buffer.from(expected).equals(await fs.readFile(abs));
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return expected === null;
+    throw e;
+  }
+}
+
+/**
+ * The folder a target's temp file goes in: its own folder when it exists, else the nearest
+ * existing ancestor (a patch may turn a file into a folder; that folder exists only after the
+ * deletes are published). Renames stay within one filesystem: the worktree.
+ */
+async function stagingDir(root: string, rel: string): Promise<string> {
+  let dir = path.posix.dirname(rel);
+  while (dir !== '.' && dir !== '') {
+    const st = await fs.lstat(path.join(root, dir)).catch(() => null);
+    if (st?.isDirectory()) return dir;
+    dir = path.posix.dirname(dir);
+  }
+  return '.';
+}
+
+/**
+ * Writes each new file's bytes to its temp file (exclusive create, given mode, fsync) in the
+ * target's folder or its nearest existing ancestor. Nothing the user sees changes yet.
+ * `beforeFirstWrite` receives the temp names (relative; null for deletes) before any file is
+ * created, so the caller can record them durably (the intent record).
+ * @returns the staged entries (and an empty list of created folders, filled by publish).
+ * @throws the I/O error after removing what it staged; HagentError PATH_DENIED for a symlink.
+ */
+export async function stageWrites(root: string, writes: readonly TargetWrite[], txid: string, beforeFirstWrite?: (tmps: (string | null)[]) => Promise<void>): Promise<{ staged: Staged[]; createdDirs: string[] }> {
+  const staged: Staged[] = [];
+  const createdDirs: string[] = [];
+  const tmps: (string | null)[] = [];
+  for (const w of writes) {
+    await assertNoSymlink(root, w.rel);
+    tmps.push(w.bytes === null ? null : tempNameFor(w.rel, txid, await stagingDir(root, w.rel)));
+  }
+  await beforeFirstWrite?.(tmps);
+  try {
+    for (const [i, w] of writes.entries()) {
+      if (w.bytes === null) {
+        staged.push({ ...w, tmp: null });
+        continue;
+      }
+      const tmp = path.join(root, tmps[i]!);
+      const handle = await fs.open(tmp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, w.mode);
+      staged.push({ ...w, tmp });
+      try {
+        await handle.writeFile(w.bytes);
+        await handle.chmod(w.mode);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    }
+  } catch (error) {
+    await discardStaged(staged, createdDirs);
+    throw error;
+  }
+  return { staged, createdDirs };
+}
+
+/** Removes staged temp files and the folders staging created (when empty). Never throws. */
+export async function discardStaged(staged: readonly Staged[], createdDirs: readonly string[]): Promise<void> {
+  for (const s of staged) if (s.tmp) await fs.rm(s.tmp, { force: true }).catch(() => undefined);
+  for (const d of [...createdDirs].reverse()) await removeEmptyTree(d);
+}
+
+async function removeEmptyTree(dir: string): Promise<void> {
+  const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
+  for (const e of entries) if (e.isDirectory()) await removeEmptyTree(path.join(dir, e.name));
+  await fs.rmdir(dir).catch(() => undefined);
+}
+
+async function removeEmptyParents(root: string, rel: string): Promise<void> {
+  let dir = path.dirname(rel);
+  while (dir && dir !== '.') {
+    try {
+      await fs.rmdir(path.join(root, dir));
+    } catch {
+      break;
+    }
+    dir = path.dirname(dir);
+  }
+}
+
+/**
+ * Publishes staged entries: deletes first (so a file may take a deleted folder's name), then
+ * renames temp files over their targets, then fsyncs the folders. Before touching a target it
+ * checks that the target still holds `expected` (compare-and-swap on file bytes): an outside
+ * write since the snapshot stops the publish.
+ * On any failure, every target already published is put back to `expected` — but only if it
+ * still holds what hagent wrote — and the remaining temp files are removed.
+ * @throws HagentError EXTERNAL_EDIT naming the path that changed; or the I/O error.
+ */
+export async function publishStaged(root: string, staged: readonly Staged[], createdDirs: string[]): Promise<void> {
+  const ordered = [...staged.filter((s) => s.bytes === null), ...staged.filter((s) => s.bytes !== null)];
+  const done: Staged[] = [];
+  try {
+    for (const s of ordered) {
+      const abs = path.join(root, s.rel);
+      await assertNoSymlink(root, s.rel);
+      if (!(await sameBytes(abs, s.expected))) {
+        throw new HagentError('EXTERNAL_EDIT', `${s.rel} changed on disk while hagent was applying the patch`, { path: s.rel }, 'another process wrote this file; its bytes were kept and nothing of the patch remains; run hagent session status and apply again');
+      }
+      if (s.tmp === null) {
+        await fs.rm(abs, { force: true });
+        await removeEmptyParents(root, s.rel);
+      } else {
+        const st = await fs.lstat(abs).catch(() => null);
+        if (st?.isDirectory()) await fs.rmdir(abs); // an emptied folder left by a delete above
+        const made = await fs.mkdir(path.dirname(abs), { recursive: true });
+        if (made) (createdDirs as string[]).push(made);
+        await fs.rename(s.tmp, abs);
+      }
+      done.push(s);
+    }
+  } catch (error) {
+    await restoreIfOurs(root, done);
+    await discardStaged(staged.filter((s) => !done.includes(s)), createdDirs);
+    throw error;
+  }
+  const dirs = new Set(ordered.map((s) => path.dirname(path.join(root, s.rel))));
+  await Promise.all([...dirs].map(fsyncPath));
+}
+
+/**
+ * Puts published targets back to their `expected` bytes, but only where the file still holds
+ * what hagent wrote (an outside write is never overwritten; design.md invariant 3).
+ * @returns the paths left alone because someone else changed them.
+ */
+export async function restoreIfOurs(root: string, published: readonly TargetWrite[]): Promise<string[]> {
+  const leftAlone: string[] = [];
+  for (const s of [...published].reverse()) {
+    const abs = path.join(root, s.rel);
+    try {
+      if (!(await sameBytes(abs, s.bytes))) {
+        leftAlone.push(s.rel);
+        continue;
+      }
+      if (s.expected === null) {
+        await fs.rm(abs, { force: true });
+        await removeEmptyParents(root, s.rel);
+      } else {
+        const tmp = path.join(root, tempNameFor(s.rel, `restore-${process.pid}`));
+        await fs.mkdir(path.dirname(abs), { recursive: true });
+        await fs.writeFile(tmp, s.expected, { mode: s.expectedMode });
+        await fs.chmod(tmp, s.expectedMode);
+        await fs.rename(tmp, abs);
+      }
+    } catch {
+      leftAlone.push(s.rel);
+    }
+  }
+  return leftAlone;
+}

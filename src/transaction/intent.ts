@@ -1,0 +1,57 @@
+/**
+ * The intent record of a writing transaction: written (fsynced) before the first file changes,
+ * removed after the commit is published. If hagent is killed in between, the record tells the
+ * next command what to finish or undo (issue: safety envelope §3).
+ */
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { readJsonFile, writeJsonFile } from '../fsx/index.js';
+
+const Side = z.object({ oid: z.string(), mode: z.string() }).nullable();
+
+export const IntentSchema = z.object({
+  version: z.literal(1),
+  txid: z.string(),
+  session: z.string(),
+  command: z.string(),
+  pid: z.number(),
+  startedAt: z.string(),
+  /** Session head the transaction started from. */
+  head: z.string(),
+  /** The commit, once written (before the ref moves). */
+  commit: z.string().nullable(),
+  message: z.string(),
+  note: z.string().nullable(),
+  targets: z.array(z.object({ rel: z.string(), prior: Side, next: Side, tmp: z.string().nullable() })),
+});
+
+export type Intent = z.infer<typeof IntentSchema>;
+
+/** `<git-common-dir>/hagent/tx/<session>.json`. */
+export function intentPath(commonDir: string, session: string): string {
+  return path.join(commonDir, 'hagent', 'tx', `${session}.json`);
+}
+
+/** Writes the intent durably (atomic rename, fsync). */
+export async function writeIntent(commonDir: string, intent: Intent): Promise<void> {
+  await writeJsonFile(intentPath(commonDir, intent.session), intent);
+}
+
+/** Reads the pending intent of a session; null when none. A damaged record is returned as 'damaged'. */
+export async function readIntent(commonDir: string, session: string): Promise<Intent | 'damaged' | null> {
+  let raw: unknown;
+  try {
+    raw = await readJsonFile(intentPath(commonDir, session));
+  } catch {
+    return 'damaged';
+  }
+  if (raw === null) return null;
+  const parsed = IntentSchema.safeParse(raw);
+  return parsed.success ? parsed.data : 'damaged';
+}
+
+/** Removes the intent record (missing is fine). */
+export async function removeIntent(commonDir: string, session: string): Promise<void> {
+  await fs.rm(intentPath(commonDir, session), { force: true });
+}

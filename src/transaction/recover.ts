@@ -1,0 +1,107 @@
+/**
+ * Recovery of a transaction interrupted at any instant (kill -9): finishes its commit when every
+ * file was already written, otherwise restores the pre-transaction state. Files changed by
+ * someone else since are never overwritten; they are reported (design.md invariant 3).
+ */
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { HagentError } from '../errors.js';
+import { addNote, blobId, commitTree, readBlob, readRef, updateIndex, updateRefCas, writeTree, type IndexEntryUpdate } from '../git/index.js';
+import { readEntry, tempNameFor } from '../fsx/index.js';
+import { readIntent, removeIntent, type Intent } from './intent.js';
+
+/** What recovery did. `outside`: paths left alone because their bytes are neither before nor after. */
+export interface Recovery {
+  txid: string;
+  command: string;
+  action: 'completed' | 'restored' | 'discarded';
+  commit: string | null;
+  files: string[];
+  outside: string[];
+}
+
+type DiskSide = { oid: string; mode: string } | null;
+
+async function diskSide(worktree: string, rel: string): Promise<DiskSide | 'other'> {
+  const e = await readEntry(worktree, rel);
+  if (e.kind === 'missing') return null;
+  if (e.kind !== 'file') return 'other';
+  return { oid: blobId(e.bytes), mode: e.executable ? '100755' : '100644' };
+}
+
+const same = (a: DiskSide | 'other', b: { oid: string; mode: string } | null) =>
+  a !== 'other' && (a === null ? b === null : b !== null && a.oid === b.oid && a.mode === b.mode);
+
+function indexEntries(intent: Intent, side: 'prior' | 'next'): IndexEntryUpdate[] {
+  return intent.targets.map((t) => {
+    const s = t[side];
+    return s ? { path: t.rel, mode: s.mode, oid: s.oid } : { path: t.rel, mode: '0', oid: null };
+  });
+}
+
+async function removeTemps(worktree: string, intent: Intent): Promise<void> {
+  for (const t of intent.targets) if (t.tmp) await fs.rm(path.join(worktree, t.tmp), { force: true }).catch(() => undefined);
+}
+
+/**
+ * Finishes or undoes the pending transaction of a session, if any. Call it holding the session
+ * lock. @returns what it did, or null when nothing was pending.
+ * @throws HagentError INTERNAL-free: GIT_FAILED when git itself fails.
+ */
+export async function recoverTransaction(commonDir: string, sessionId: string, worktree: string, ref: string): Promise<Recovery | null> {
+  const intent = await readIntent(commonDir, sessionId);
+  if (intent === null) return null;
+  if (intent === 'damaged') {
+    await removeIntent(commonDir, sessionId);
+    return { txid: '?', command: '?', action: 'discarded', commit: null, files: [], outside: [] };
+  }
+  const files = intent.targets.map((t) => t.rel);
+  const headNow = await readRef(worktree, ref);
+  let result: Recovery;
+  if (intent.commit !== null && headNow === intent.commit) {
+    // Killed after the ref moved: the commit is published; bring the index in line.
+    await updateIndex(worktree, indexEntries(intent, 'next'));
+    if (intent.note) await addNote(worktree, intent.commit, intent.note).catch(() => undefined);
+    result = { txid: intent.txid, command: intent.command, action: 'completed', commit: intent.commit, files, outside: [] };
+  } else if (headNow !== intent.head) {
+    throw new HagentError('STALE_FILE', `session ${sessionId}: an interrupted ${intent.command} started at ${intent.head.slice(0, 12)}, but the head is now ${headNow?.slice(0, 12) ?? 'gone'}`, { session: sessionId }, 'run hagent doctor to inspect; the files were left as they are');
+  } else {
+    const sides = await Promise.all(intent.targets.map((t) => diskSide(worktree, t.rel)));
+    const allWritten = intent.targets.every((t, i) => same(sides[i]!, t.next));
+    if (allWritten) {
+      await updateIndex(worktree, indexEntries(intent, 'next'));
+      const tree = await writeTree(worktree);
+      const commit = intent.commit ?? (await commitTree(worktree, tree, [intent.head], intent.message));
+      await updateRefCas(worktree, ref, commit, intent.head, `hagent recover: completed ${intent.command}`);
+      if (intent.note) await addNote(worktree, commit, intent.note).catch(() => undefined);
+      result = { txid: intent.txid, command: intent.command, action: 'completed', commit, files, outside: [] };
+    } else {
+      const outside: string[] = [];
+      for (const [i, t] of intent.targets.entries()) {
+        const side = sides[i]!;
+        if (same(side, t.prior)) continue;
+        if (!same(side, t.next)) {
+          outside.push(t.rel);
+          continue;
+        }
+        const abs = path.join(worktree, t.rel);
+        if (t.prior === null) {
+          await fs.rm(abs, { force: true });
+        } else {
+          const bytes = await readBlob(worktree, t.prior.oid);
+          const mode = t.prior.mode === '100755' ? 0o755 : 0o644;
+          const tmp = path.join(worktree, tempNameFor(t.rel, `recover-${process.pid}`));
+          await fs.mkdir(path.dirname(abs), { recursive: true });
+          await fs.writeFile(tmp, bytes, { mode });
+          await fs.chmod(tmp, mode);
+          await fs.rename(tmp, abs);
+        }
+      }
+      await updateIndex(worktree, indexEntries(intent, 'prior'));
+      result = { txid: intent.txid, command: intent.command, action: 'restored', commit: null, files, outside };
+    }
+  }
+  await removeTemps(worktree, intent);
+  await removeIntent(commonDir, sessionId);
+  return result;
+}
