@@ -94,6 +94,16 @@ async function main(): Promise<void> {
       .command('schema', 'print the JSON Schema of .hagent/config.json (for editors)', (b) => b.example('$0 config schema > .hagent/config.schema.json', ''),
         handler(async () => (await import('./commands/config.js')).runConfigSchema))
       .demandCommand(1, 'name a config command: show or schema'))
+    .command('sync', 'commit edits made in the session worktree outside hagent, marked as outside', (b) => b
+      .options({ ...json, ...sessionOpt }).example('$0 sync', 'make outside edits reviewable and undoable'),
+    handler(async () => (await import('./commands/maintenance.js')).runSync))
+    .command('log', 'the journal: every applied and blocked attempt, with its hint', (b) => b
+      .options({ ...json, ...sessionOpt, failed: { type: 'boolean', describe: 'only refused attempts' }, n: { type: 'number', describe: 'only the last N entries' } })
+      .example('$0 log --failed -n 5', 'the last five refusals with their hints'),
+    handler(async () => (await import('./commands/log.js')).runLog))
+    .command('doctor', 'finish interrupted work, remove stray temp files, report refs and worktrees out of step', (b) => b
+      .options({ ...json, ...sessionOpt }).example('$0 doctor', 'check every session'),
+    handler(async () => (await import('./commands/maintenance.js')).runDoctorCommand))
     .command('demo', 'run the whole cycle on a sample project in a temp folder, step by step', (b) => b
       .options({ keep: { type: 'boolean', describe: 'keep the demo folder' } }).example('$0 demo', ''),
     handler(async () => (await import('./commands/demo.js')).runDemo))

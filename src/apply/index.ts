@@ -7,22 +7,20 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { HagentError, isHagentError, toHagentError } from '../errors.js';
+import { HagentError, isHagentError } from '../errors.js';
 import {
-  addNote, blobId, commitTree, diffTrees, lsTree, readRef, resolveCommit, runGit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTree,
+  addNote, blobId, commitTree, diffTrees, lsTree, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTree,
   type IndexEntryUpdate,
 } from '../git/index.js';
 import { discardStaged, publishStaged, readEntry, restoreIfOurs, stageWrites, type Staged, type TargetWrite } from '../fsx/index.js';
-import { withSessionLock } from '../lock/index.js';
-import { appendJournal } from '../journal/index.js';
 import { assertPreApplyAccepted, runUserHook } from '../user-hooks/index.js';
-import { recoverTransaction, removeIntent, writeIntent, watchTargets, type Intent, type Recovery, type TargetWatch } from '../transaction/index.js';
+import { guardedWrite, removeIntent, writeIntent, watchTargets, type Intent, type Recovery, type TargetWatch } from '../transaction/index.js';
 import { parsePatch, pathsToRead, planPatch } from '../patch/index.js';
 import type { FileMode, FileState, Leniency, MatchLevel, ParsedPatch, PatchOp, Plan, PlannedFile } from '../patch/types.js';
 import { checkLimits, checkPath, confirmationReasons, type ChangeSize, type Policy } from '../policy/index.js';
 import { loadConfig } from '../config/index.js';
 import type { EffectiveConfig } from '../policy/index.js';
-import { redoRef, sessionHead, sessionRef, type RepoContext, type Session } from '../session/index.js';
+import { guardTarget, retireRedo, sessionHead, sessionRef, type RepoContext, type Session } from '../session/index.js';
 
 /** What a confirmation prompt is shown (patch-language.md §5b). */
 export interface ConfirmationRequest {
@@ -197,35 +195,23 @@ export function applyCommitMessage(sessionId: string, plan: Plan, patchText: str
  *   GIT_FAILED; nothing is left half-written.
  */
 export async function applyPatch(ctx: RepoContext, session: Session, options: ApplyOptions): Promise<ApplyResult> {
-  const started = performance.now();
   const config = await loadConfig(ctx, options.env ?? {});
   const policy = options.policy ?? config.policy;
-  let head: string | undefined;
-  let files: string[] | undefined;
-  try {
+  const command = options.dryRun ? 'apply --dry-run' : 'apply';
+  const timeoutMs = options.lockTimeoutMs ?? config.runtime.lockTimeoutMs;
+  const { value, recovery } = await guardedWrite(guardTarget(ctx, session), command, { timeoutMs, patch: options.patchText, journal: !options.dryRun }, async () => {
     const parsed = checkOpPaths(parsePatch(options.patchText), policy);
-    files = pathsToRead(parsed);
-    const result = await withSessionLock(ctx.commonDir, session.id, { command: 'apply' }, { timeoutMs: options.lockTimeoutMs ?? config.runtime.lockTimeoutMs }, async () => {
-      const recovery = await recoverTransaction(ctx.commonDir, session.id, session.worktree, sessionRef(session));
-      head = await sessionHead(ctx, session);
-      const watch = options.noWatch || !config.runtime.watch ? null : await watchTargets(session.worktree, files!);
-      try {
-        const r = await applyLocked(ctx, session, options, parsed, head, policy, config, watch);
-        if (recovery) r.recovery = recovery;
-        return r;
-      } finally {
-        await watch?.close();
-      }
-    });
-    if (!options.dryRun) {
-      await appendJournal(ctx.commonDir, { session: session.id, command: 'apply', ok: true, files: result.files.map((f) => f.path), base: session.base, head: result.commit ?? head!, patch: options.patchText, durationMs: performance.now() - started }).catch(() => result.warnings.push('the journal could not be written'));
+    const head = await sessionHead(ctx, session);
+    const watch = options.noWatch || !config.runtime.watch ? null : await watchTargets(session.worktree, pathsToRead(parsed));
+    try {
+      const r = await applyLocked(ctx, session, options, parsed, head, policy, config, watch);
+      return { value: r, files: r.files.map((f) => f.path), head: r.commit ?? head };
+    } finally {
+      await watch?.close();
     }
-    return result;
-  } catch (error) {
-    const e = toHagentError(error);
-    await appendJournal(ctx.commonDir, { session: session.id, command: options.dryRun ? 'apply --dry-run' : 'apply', ok: false, code: e.code, message: e.message, ...(e.hint ? { hint: e.hint } : {}), ...(files ? { files } : {}), base: session.base, ...(head ? { head } : {}), patch: options.patchText, durationMs: performance.now() - started }).catch(() => undefined);
-    throw error;
-  }
+  });
+  if (recovery) value.recovery = recovery;
+  return value;
 }
 
 async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOptions, parsed: ParsedPatch, head: string, policy: Policy, config: EffectiveConfig & { root: string | null }, watch: TargetWatch | null): Promise<ApplyResult> {
@@ -370,12 +356,4 @@ function indexUpdatesOf(intent: Intent): IndexEntryUpdate[] {
 
 function priorIndexUpdatesOf(intent: Intent): IndexEntryUpdate[] {
   return intent.targets.map((t) => (t.prior ? { path: t.rel, mode: t.prior.mode, oid: t.prior.oid } : { path: t.rel, mode: '0', oid: null }));
-}
-
-/** After a new apply, undone commits can no longer be redone in place: keep them reachable under `refs/hagent/<id>/undone/`. */
-async function retireRedo(cwd: string, session: Session): Promise<void> {
-  const redo = await readRef(cwd, redoRef(session));
-  if (!redo) return;
-  await runGit(['update-ref', '--create-reflog', '-m', 'hagent: undone commits kept', `refs/hagent/${session.id}/undone/${redo.slice(0, 12)}`, redo], { cwd });
-  await runGit(['update-ref', '-d', redoRef(session), redo], { cwd, allowFailure: true });
 }

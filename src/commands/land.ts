@@ -9,7 +9,7 @@ import type { CommonArgs } from './shared.js';
 export async function runLand(argv: CommonArgs & { squash?: boolean; merge?: boolean; message?: string; yes?: boolean }, io: Io): Promise<number> {
   const ctx = await openRepo(io.cwd);
   const session = await resolveSession(ctx, argv.session);
-  const r = await landSession(ctx, session, { mode: argv.merge ? 'merge' : 'squash', ...(argv.message ? { message: argv.message } : {}), yes: !!argv.yes });
+  const r = await landSession(ctx, session, { mode: argv.merge ? 'merge' : 'squash', ...(argv.message ? { message: argv.message } : {}), yes: !!argv.yes, env: io.env });
   if (argv.json) {
     printJson(io, r);
     return 0;

@@ -4,17 +4,18 @@
 import { redo, undo } from '../undo/index.js';
 import { openRepo, resolveSession } from '../session/index.js';
 import { palette, printJson, printLines, short, type Io } from '../output/index.js';
-import type { CommonArgs } from './shared.js';
+import { recoveryLine, type CommonArgs } from './shared.js';
 
 export async function runUndo(argv: CommonArgs & { steps?: number; redo?: boolean }, io: Io): Promise<number> {
   const ctx = await openRepo(io.cwd);
   const session = await resolveSession(ctx, argv.session);
   const steps = argv.steps ?? 1;
-  const r = argv.redo ? await redo(ctx, session, steps) : await undo(ctx, session, steps);
+  const r = argv.redo ? await redo(ctx, session, steps, io.env) : await undo(ctx, session, steps, io.env);
   if (argv.json) {
     printJson(io, r);
     return 0;
   }
+  if (r.recovery) io.stderr.write(`${recoveryLine(r.recovery)}\n`);
   const p = palette(io.color);
   printLines(io, [
     `${p.green(r.direction === 'undo' ? 'Undid' : 'Redid')} ${r.steps} patch${r.steps === 1 ? '' : 'es'} in session ${r.session}: head ${short(r.from)} → ${short(r.to)}`,

@@ -12,7 +12,9 @@ import {
   checkoutTreeDelta, commitTree, diffTrees, dirtyPaths, firstParentChain, listWorktrees, lsTree, readRef, readTreeIntoIndex,
   runGit, treeOf, updateIndex, updateRefCas, writeTree, type IndexEntryUpdate,
 } from '../git/index.js';
-import { sessionHead, writeSession, type RepoContext, type Session } from '../session/index.js';
+import { guardTarget, readSession, sessionHead, writeSession, type RepoContext, type Session } from '../session/index.js';
+import { guardedWrite } from '../transaction/index.js';
+import { loadConfig } from '../config/index.js';
 
 /** Options of {@link landSession}. */
 export interface LandOptions {
@@ -20,6 +22,8 @@ export interface LandOptions {
   message?: string;
   /** Land the current head even when it is not (or no longer) approved. */
   yes?: boolean;
+  /** Environment for configuration overrides (lock timeout). */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 /** JSON of `hagent land` (issue 2 §5). */
@@ -73,12 +77,23 @@ async function approvedSubsetCommit(cwd: string, base: string, head: string, pat
 }
 
 /**
- * Lands the approved changes of a session on its target branch.
+ * Lands the approved changes of a session on its target branch, under the session lock;
+ * journaled.
  * @throws HagentError NOTHING_TO_LAND, NOT_APPROVED, APPROVAL_OUTDATED (head moved after
  *   approval), DETACHED_TARGET, LAND_CONFLICT (conflicted paths listed, nothing written),
  *   DIRTY_TARGET (user-modified files listed, nothing touched), TARGET_MOVED (CAS lost).
  */
 export async function landSession(ctx: RepoContext, session: Session, options: LandOptions = {}): Promise<LandResult> {
+  const config = await loadConfig(ctx, options.env ?? {});
+  const { value } = await guardedWrite(guardTarget(ctx, session), 'land', { timeoutMs: config.runtime.lockTimeoutMs }, async () => {
+    // Re-read the metadata under the lock: an approval may have been recorded meanwhile.
+    const r = await landLocked(ctx, await readSession(ctx.commonDir, session.id), options);
+    return { value: r, files: r.files.map((f) => f.path), head: r.commit };
+  });
+  return value;
+}
+
+async function landLocked(ctx: RepoContext, session: Session, options: LandOptions): Promise<LandResult> {
   const cwd = ctx.cwd;
   const mode = options.mode ?? 'squash';
   const head = await sessionHead(ctx, session);

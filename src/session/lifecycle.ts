@@ -20,9 +20,25 @@ export function sessionRef(session: Pick<Session, 'id'>): string {
   return `refs/heads/${sessionBranch(session.id)}`;
 }
 
+/** What the writing envelope (lock, recovery, journal) needs to know of a session. */
+export function guardTarget(ctx: RepoContext, session: Session): { commonDir: string; session: string; worktree: string; ref: string; base: string } {
+  return { commonDir: ctx.commonDir, session: session.id, worktree: session.worktree, ref: sessionRef(session), base: session.base };
+}
+
 /** Ref holding the furthest undone head, for `hagent undo --redo`. */
 export function redoRef(session: Pick<Session, 'id'>): string {
   return `refs/hagent/${session.id}/redo`;
+}
+
+/**
+ * After a new commit on a session whose patches were undone, the undone commits can no longer
+ * be redone in place: they are kept reachable under `refs/hagent/<id>/undone/<sha>`.
+ */
+export async function retireRedo(cwd: string, session: Pick<Session, 'id'>): Promise<void> {
+  const redo = await readRef(cwd, redoRef(session));
+  if (!redo) return;
+  await runGit(['update-ref', '--create-reflog', '-m', 'hagent: undone commits kept', `refs/hagent/${session.id}/undone/${redo.slice(0, 12)}`, redo], { cwd });
+  await runGit(['update-ref', '-d', redoRef(session), redo], { cwd, allowFailure: true });
 }
 
 /** Current head commit of a session. @throws HagentError SESSION_NOT_FOUND when its branch is gone. */

@@ -6,3 +6,4 @@
 export * from './intent.js';
 export * from './recover.js';
 export * from './watch.js';
+export * from './guard.js';

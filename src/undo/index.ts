@@ -6,7 +6,9 @@
 import { HagentError } from '../errors.js';
 import { blobId, checkoutTreeDelta, diffTrees, firstParentChain, lsTree, readRef, runGit, updateRefCas } from '../git/index.js';
 import { readEntry } from '../fsx/index.js';
-import { redoRef, sessionHead, sessionRef, type RepoContext, type Session } from '../session/index.js';
+import { guardTarget, redoRef, sessionHead, sessionRef, type RepoContext, type Session } from '../session/index.js';
+import { guardedWrite, type Recovery } from '../transaction/index.js';
+import { loadConfig } from '../config/index.js';
 
 /** JSON of `hagent undo` / `hagent undo --redo`. Commits are ids; `files` changed in the worktree. */
 export interface UndoResult {
@@ -20,6 +22,8 @@ export interface UndoResult {
   files: { path: string; status: string }[];
   /** Commits that `hagent undo --redo` can still bring back. */
   redoable: number;
+  /** What hagent finished or undid of an interrupted earlier transaction, if any. */
+  recovery?: Recovery;
 }
 
 /**
@@ -59,10 +63,26 @@ async function isAncestor(cwd: string, a: string, b: string): Promise<boolean> {
 }
 
 /**
- * Moves the session back `steps` applied patches (default 1).
+ * Moves the session back `steps` applied patches (default 1), under the session lock, after
+ * recovering an interrupted transaction; journaled.
  * @throws HagentError UNDO_PAST_BASE (fewer patches than asked), STALE_FILE, TARGET_MOVED.
  */
-export async function undo(ctx: RepoContext, session: Session, steps = 1): Promise<UndoResult> {
+export async function undo(ctx: RepoContext, session: Session, steps = 1, env: Readonly<Record<string, string | undefined>> = {}): Promise<UndoResult> {
+  return guarded(ctx, session, 'undo', env, () => undoLocked(ctx, session, steps));
+}
+
+/** Runs an undo or redo inside the writing envelope (lock, recovery, journal). */
+async function guarded(ctx: RepoContext, session: Session, command: string, env: Readonly<Record<string, string | undefined>>, body: () => Promise<UndoResult>): Promise<UndoResult> {
+  const config = await loadConfig(ctx, env);
+  const { value, recovery } = await guardedWrite(guardTarget(ctx, session), command, { timeoutMs: config.runtime.lockTimeoutMs }, async () => {
+    const r = await body();
+    return { value: r, files: r.files.map((f) => f.path), head: r.to };
+  });
+  if (recovery) value.recovery = recovery;
+  return value;
+}
+
+async function undoLocked(ctx: RepoContext, session: Session, steps: number): Promise<UndoResult> {
   if (!Number.isInteger(steps) || steps < 1) throw new HagentError('USAGE', `undo takes a positive whole number of steps, not ${steps}`, {}, 'e.g. hagent undo 2');
   const head = await sessionHead(ctx, session);
   const chain = await firstParentChain(ctx.cwd, session.base, head);
@@ -83,7 +103,11 @@ export async function undo(ctx: RepoContext, session: Session, steps = 1): Promi
  * Brings back `steps` undone patches (default 1).
  * @throws HagentError NOTHING_TO_REDO (no undone patch, or a new apply came since), STALE_FILE.
  */
-export async function redo(ctx: RepoContext, session: Session, steps = 1): Promise<UndoResult> {
+export async function redo(ctx: RepoContext, session: Session, steps = 1, env: Readonly<Record<string, string | undefined>> = {}): Promise<UndoResult> {
+  return guarded(ctx, session, 'undo --redo', env, () => redoLocked(ctx, session, steps));
+}
+
+async function redoLocked(ctx: RepoContext, session: Session, steps: number): Promise<UndoResult> {
   if (!Number.isInteger(steps) || steps < 1) throw new HagentError('USAGE', `redo takes a positive whole number of steps, not ${steps}`, {}, 'e.g. hagent undo --redo 2');
   const head = await sessionHead(ctx, session);
   const furthest = await readRef(ctx.cwd, redoRef(session));

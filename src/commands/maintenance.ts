@@ -1,0 +1,39 @@
+/**
+ * `hagent sync` and `hagent doctor`.
+ */
+import { runDoctor } from '../doctor/index.js';
+import { syncSession } from '../sync/index.js';
+import { openRepo, resolveSession } from '../session/index.js';
+import { palette, printJson, printLines, short, type Io } from '../output/index.js';
+import { recoveryLine, type CommonArgs } from './shared.js';
+
+export async function runSync(argv: CommonArgs, io: Io): Promise<number> {
+  const ctx = await openRepo(io.cwd);
+  const r = await syncSession(ctx, await resolveSession(ctx, argv.session), io.env);
+  if (argv.json) {
+    printJson(io, r);
+    return 0;
+  }
+  if (r.recovery) io.stderr.write(`${recoveryLine(r.recovery)}\n`);
+  const p = palette(io.color);
+  printLines(io, r.commit
+    ? [`${p.green('Adopted')} ${r.files.length} outside edit${r.files.length === 1 ? '' : 's'} as commit ${short(r.commit)} (marked outside):`, ...r.files.map((f) => `  ${f.status} ${f.path}`)]
+    : ['No outside edits to adopt.']);
+  return 0;
+}
+
+export async function runDoctorCommand(argv: CommonArgs, io: Io): Promise<number> {
+  const r = await runDoctor(await openRepo(io.cwd), argv.session, io.env);
+  if (argv.json) {
+    printJson(io, r);
+    return 0;
+  }
+  const p = palette(io.color);
+  const lines = [`Checked ${r.sessions.length} session${r.sessions.length === 1 ? '' : 's'}: ${r.findings.length ? `${r.findings.length} finding${r.findings.length === 1 ? '' : 's'}` : 'all well'}`];
+  for (const f of r.findings) {
+    lines.push(`  ${f.fixed ? p.green('fixed') : p.yellow('found')} ${f.message}${f.paths?.length ? ` (${f.paths.join(', ')})` : ''}`);
+    if (f.hint && !f.fixed) lines.push(`        ${p.cyan('hint:')} ${f.hint}`);
+  }
+  printLines(io, lines);
+  return 0;
+}

@@ -1,0 +1,65 @@
+/**
+ * sync: adopts edits made in a session worktree outside hagent (by hand, by a build, by the
+ * agent's shell) into one commit marked as outside, so they become reviewable and undoable
+ * (issue: safety envelope §4).
+ */
+import { HagentError } from '../errors.js';
+import { commitTree, diffTrees, runGit, treeOf, updateRefCas, writeTree } from '../git/index.js';
+import { loadConfig } from '../config/index.js';
+import { guardTarget, outsideEdits, retireRedo, sessionHead, sessionRef, type ChangedFile, type RepoContext, type Session } from '../session/index.js';
+import { guardedWrite, type Recovery } from '../transaction/index.js';
+
+/** JSON of `hagent sync`. `commit` is null when there was nothing to adopt. */
+export interface SyncResult {
+  ok: true;
+  session: string;
+  commit: string | null;
+  parent: string;
+  files: ChangedFile[];
+  recovery?: Recovery;
+}
+
+/** Pathspec that leaves hagent's own temp files out. */
+const EXCLUDE_TEMPS = ':(exclude,glob)**/.*.hagent-*.tmp';
+
+/**
+ * Commits every outside edit of the session worktree (modified, added, deleted; ignored files
+ * stay out) on the session branch, marked `Hagent-Op: sync` and `Hagent-Outside: true`, under
+ * the session lock; journaled.
+ * @throws HagentError LOCKED, TARGET_MOVED, SESSION_NOT_FOUND.
+ */
+export async function syncSession(ctx: RepoContext, session: Session, env: Readonly<Record<string, string | undefined>> = {}): Promise<SyncResult> {
+  const config = await loadConfig(ctx, env);
+  const { value, recovery } = await guardedWrite(guardTarget(ctx, session), 'sync', { timeoutMs: config.runtime.lockTimeoutMs }, async () => {
+    const r = await syncLocked(ctx, session);
+    return { value: r, files: r.files.map((f) => f.path), head: r.commit ?? r.parent };
+  });
+  if (recovery) value.recovery = recovery;
+  return value;
+}
+
+async function syncLocked(ctx: RepoContext, session: Session): Promise<SyncResult> {
+  const worktree = session.worktree;
+  const head = await sessionHead(ctx, session);
+  const pending = await outsideEdits(worktree);
+  if (pending.length === 0) return { ok: true, session: session.id, commit: null, parent: head, files: [] };
+  await runGit(['add', '-A', '--', '.', EXCLUDE_TEMPS], { cwd: worktree });
+  const tree = await writeTree(worktree);
+  if (tree === (await treeOf(worktree, head))) return { ok: true, session: session.id, commit: null, parent: head, files: [] };
+  const changes = await diffTrees(worktree, head, tree);
+  const files = changes.map((c) => ({ path: c.path, status: c.status }));
+  const list = files.map((f) => `${f.status} ${f.path}`);
+  let subject = `hagent: outside edits (${list.join(', ')})`;
+  if (subject.length > 72) subject = `hagent: outside edits (${files.length} files)`;
+  const message = `${subject}\n\nEdits made in the session worktree outside hagent, adopted by hagent sync:\n${list.map((l) => `- ${l}`).join('\n')}\n\nHagent-Session: ${session.id}\nHagent-Op: sync\nHagent-Outside: true\n`;
+  const commit = await commitTree(worktree, tree, [head], message);
+  try {
+    await updateRefCas(worktree, sessionRef(session), commit, head, 'hagent sync: outside edits');
+  } catch (error) {
+    await runGit(['read-tree', head], { cwd: worktree }).catch(() => undefined);
+    throw error;
+  }
+  await retireRedo(worktree, session);
+  if (files.length === 0) throw new HagentError('INTERNAL', 'sync made an empty commit');
+  return { ok: true, session: session.id, commit, parent: head, files };
+}

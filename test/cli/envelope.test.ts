@@ -1,0 +1,129 @@
+/**
+ * The safety envelope through the real CLI: sync, doctor, the journal (hagent log), user hooks,
+ * --base compare-and-swap, the lock, and the watcher flag.
+ */
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { spawn } from 'node:child_process';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { BIN, GIT_ENV, git, hagent, makeRepo, startSession, writeFiles } from '../helpers/index.js';
+
+const t = suite('safety envelope');
+const upd = (file: string, from: string, to: string) => `*** Begin Patch\n*** Update File: ${file}\n-${from}\n+${to}\n*** End Patch\n`;
+
+t('sync adopts outside edits as one commit marked outside; undo takes it back', () => {
+  const repo = makeRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
+  const s = startSession(repo);
+  writeFiles(s.worktree, { 'a.txt': 'hand edit\n', 'new.txt': 'new\n' });
+  const blocked = hagent(s.worktree, ['apply', '-', '--json'], { input: upd('a.txt', 'a', 'A') });
+  assert.is(blocked.json.error.code, 'STALE_FILE');
+  const r = hagent(s.worktree, ['sync', '--json']);
+  assert.is(r.status, 0, r.stdout);
+  assert.equal(r.json.files, [{ path: 'a.txt', status: 'M' }, { path: 'new.txt', status: 'A' }]);
+  assert.match(git(repo, 'log', '-1', '--format=%B', s.branch), /Hagent-Outside: true/);
+  assert.is(hagent(s.worktree, ['session', 'status', '--json']).json.outsideEdits.length, 0);
+  assert.is(hagent(s.worktree, ['sync', '--json']).json.commit, null, 'nothing left to adopt');
+  assert.is(hagent(s.worktree, ['apply', '-', '--json'], { input: upd('a.txt', 'hand edit', 'A') }).status, 0);
+  assert.is(hagent(s.worktree, ['undo', '2', '--json']).status, 0);
+  assert.is(readFileSync(path.join(s.worktree, 'a.txt'), 'utf8'), 'a\n');
+  assert.not.ok(existsSync(path.join(s.worktree, 'new.txt')));
+});
+
+t('the journal records applied and blocked attempts with their hints', () => {
+  const repo = makeRepo({ 'a.txt': 'a\n' });
+  const s = startSession(repo);
+  hagent(s.worktree, ['apply', '-'], { input: upd('a.txt', 'a', 'A') });
+  hagent(s.worktree, ['apply', '-'], { input: upd('a.txt', 'zzz', 'Q') });
+  const all = hagent(repo, ['log', '--json']);
+  assert.is(all.status, 0);
+  const entries = all.json.entries;
+  assert.is(entries.length, 2);
+  assert.is(entries[0].ok, true);
+  assert.equal(entries[0].files, ['a.txt']);
+  assert.is(entries[1].ok, false);
+  assert.is(entries[1].code, 'CONTEXT_NOT_FOUND');
+  assert.ok(entries[1].hint);
+  const failed = hagent(repo, ['log', '--failed']);
+  assert.match(failed.stdout, /blocked/);
+  assert.match(failed.stdout, /CONTEXT_NOT_FOUND/);
+  assert.not.match(failed.stdout, /^applied/m);
+});
+
+t('a pre-apply hook that exits non-zero refuses with HOOK_REJECTED and its stderr as hint', () => {
+  const repo = makeRepo({ 'a.txt': 'a\n' });
+  writeFiles(repo, { '.hagent/hooks/pre-apply': '#!/bin/sh\ninput=$(cat)\ncase "$input" in *secret*) echo "no secrets please" >&2; exit 1;; esac\nexit 0\n', '.hagent/hooks/post-apply': '#!/bin/sh\necho "post $HAGENT_SESSION"\n' });
+  chmodSync(path.join(repo, '.hagent/hooks/pre-apply'), 0o755);
+  chmodSync(path.join(repo, '.hagent/hooks/post-apply'), 0o755);
+  const s = startSession(repo, ['--name', 'hk']);
+  const no = hagent(s.worktree, ['apply', '-', '--json'], { input: upd('a.txt', 'a', 'secret') });
+  assert.is(no.status, 1);
+  assert.is(no.json.error.code, 'HOOK_REJECTED');
+  assert.is(no.json.error.hint, 'no secrets please');
+  assert.is(readFileSync(path.join(s.worktree, 'a.txt'), 'utf8'), 'a\n');
+  const yes = hagent(s.worktree, ['apply', '-', '--json'], { input: upd('a.txt', 'a', 'fine') });
+  assert.is(yes.status, 0, yes.stdout);
+  assert.is(yes.json.postApply.stdout.trim(), 'post hk');
+});
+
+t('--base refuses when a target changed since that commit, and accepts the head', () => {
+  const repo = makeRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
+  const s = startSession(repo);
+  const base = s.base;
+  assert.is(hagent(s.worktree, ['apply', '-'], { input: upd('a.txt', 'a', 'A') }).status, 0);
+  const stale = hagent(s.worktree, ['apply', '-', '--json', '--base', base], { input: upd('a.txt', 'A', 'AA') });
+  assert.is(stale.json.error.code, 'STALE_FILE');
+  const other = hagent(s.worktree, ['apply', '-', '--json', '--base', base], { input: upd('b.txt', 'b', 'B') });
+  assert.is(other.status, 0, 'a target unchanged since --base applies');
+  const head = git(repo, 'rev-parse', s.branch);
+  assert.is(hagent(s.worktree, ['apply', '-', '--json', '--base', head], { input: upd('a.txt', 'A', 'AA') }).status, 0);
+});
+
+t('a second writer waits for the lock and gets LOCKED after --lock-timeout, naming the holder', async () => {
+  const repo = makeRepo({ 'a.txt': 'a\n' });
+  writeFiles(repo, { '.hagent/hooks/pre-apply': '#!/bin/sh\nsleep 3\n' });
+  chmodSync(path.join(repo, '.hagent/hooks/pre-apply'), 0o755);
+  const s = startSession(repo);
+  const slow = spawn(process.execPath, [BIN, 'apply', '-', '--json'], { cwd: s.worktree, env: { ...process.env, ...GIT_ENV } });
+  slow.stdin.end(upd('a.txt', 'a', 'A'));
+  await new Promise((r) => setTimeout(r, 1200));
+  const r = hagent(s.worktree, ['apply', '-', '--json', '--lock-timeout', '0.5'], { input: upd('a.txt', 'a', 'B') });
+  assert.is(r.status, 1);
+  assert.is(r.json.error.code, 'LOCKED');
+  assert.is(r.json.error.holder.command, 'apply');
+  const code = await new Promise((resolve) => slow.on('close', resolve));
+  assert.is(code, 0);
+  assert.is(readFileSync(path.join(s.worktree, 'a.txt'), 'utf8'), 'A\n');
+});
+
+t('--no-watch is recorded in the result', () => {
+  const repo = makeRepo({ 'a.txt': 'a\n' });
+  const s = startSession(repo);
+  const r = hagent(s.worktree, ['apply', '-', '--json', '--no-watch'], { input: upd('a.txt', 'a', 'A') });
+  assert.is(r.json.watched, false);
+  const w = hagent(s.worktree, ['apply', '-', '--json'], { input: upd('a.txt', 'A', 'B') });
+  assert.is(w.json.watched, true);
+});
+
+t('an interrupted apply is finished by the next command, and doctor removes stray temp files', () => {
+  const repo = makeRepo({ 'a.txt': 'a\n' });
+  const s = startSession(repo, ['--name', 'dr']);
+  const head = git(repo, 'rev-parse', s.branch);
+  // The state a kill -9 between publish and commit leaves: the file written, the intent recorded.
+  writeFileSync(path.join(s.worktree, 'a.txt'), 'A\n');
+  const newOid = git(s.worktree, 'hash-object', '-w', 'a.txt');
+  const oldOid = git(repo, 'rev-parse', `${head}:a.txt`);
+  const common = git(repo, 'rev-parse', '--path-format=absolute', '--git-common-dir');
+  writeFiles(common, { 'hagent/tx/dr.json': JSON.stringify({ version: 1, txid: 'x', session: 'dr', command: 'apply', pid: 1, startedAt: new Date().toISOString(), head, commit: null, message: 'hagent: M a.txt\n', note: null, targets: [{ rel: 'a.txt', prior: { oid: oldOid, mode: '100644' }, next: { oid: newOid, mode: '100644' }, tmp: null }] }) });
+  writeFiles(s.worktree, { 'sub/.x.txt.hagent-dead-1.tmp': 'leftover\n' });
+  const d = hagent(repo, ['doctor', '--json']);
+  assert.is(d.status, 0, d.stdout + d.stderr);
+  assert.is(d.json.recoveries[0].action, 'completed');
+  assert.is(git(repo, 'show', `${s.branch}:a.txt`), 'A');
+  assert.ok(d.json.findings.some((f: { kind: string }) => f.kind === 'stray-temp-files'));
+  assert.not.ok(existsSync(path.join(s.worktree, 'sub/.x.txt.hagent-dead-1.tmp')));
+  assert.is(git(s.worktree, 'status', '--porcelain'), '');
+  assert.is(hagent(repo, ['doctor', '--json']).json.findings.length, 0, 'all well afterwards');
+});
+
+t.run();
