@@ -11,11 +11,11 @@
  */
 
 import type { HagentError } from '../errors.js';
-import { locatePatch, unwrapText } from './intake.js';
+import { closeUnified, locatePatch, unwrapText } from './intake.js';
 import { parseCodex } from './parse-codex.js';
 import { parseUnifiedDiff } from './parse-udiff.js';
 import { plan } from './plan.js';
-import type { ParsedPatch, Plan, Snapshot } from './types.js';
+import type { Leniency, ParsedPatch, PatchOp, Plan, Snapshot } from './types.js';
 
 export { formatResult } from './format.js';
 export type { Result, ResultError, ResultFile } from './format.js';
@@ -57,10 +57,18 @@ export function parsePatch(text: string): ParsedPatch {
   const intake = unwrapText(text);
   const located = locatePatch(intake);
   const leniencies = intake.leniencies;
-  const ops =
-    located.format === 'codex'
-      ? parseCodex(intake.lines, located.begin, located.end, leniencies)
-      : parseUnifiedDiff(intake.lines, located.start, located.end, leniencies);
+  let ops: PatchOp[];
+  if (located.format === 'codex') {
+    ops = parseCodex(intake.lines, located.begin, located.end, leniencies);
+  } else {
+    // The parser finds where the diff ends (a fence line outside every hunk); the wrapper's
+    // leniencies are noted before the parser's, in the order the text shows them.
+    const own: Leniency[] = [];
+    const diff = parseUnifiedDiff(intake.lines, located.start, intake.lines.length, own, { fenced: located.fenced });
+    closeUnified(intake, located.start, diff.end);
+    for (const l of own) if (!leniencies.includes(l)) leniencies.push(l);
+    ops = diff.ops;
+  }
   const parsed: ParsedPatch = { format: located.format, ops, leniencies: [...leniencies] };
   if (intake.cwd !== undefined) parsed.cwd = intake.cwd;
   return parsed;

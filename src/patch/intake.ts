@@ -16,10 +16,15 @@ export interface Intake {
   cwd?: string;
 }
 
-/** Where the single patch is in {@link Intake.lines} (0-based, `end` exclusive for unified). */
+/**
+ * Where the single patch is in {@link Intake.lines} (0-based). A unified diff's end is not known
+ * here: only its parser can tell a hunk's own lines (a context line " ```" of a Markdown file) from
+ * a closing fence, so the parser finds the end and {@link closeUnified} checks what follows it.
+ * `fenced`: a Markdown fence line stands before the diff (an opening fence).
+ */
 export type Located =
   | { format: 'codex'; begin: number; end: number }
-  | { format: 'unified'; start: number; end: number };
+  | { format: 'unified'; start: number; fenced: boolean };
 
 const HEREDOC = /^(?:\$\s+)?(?:cd\s+("[^"]*"|'[^']*'|[^\s;&|]+)\s*&&\s*)?apply_patch\s*<<-?\s*(['"]?)([A-Za-z_][\w.-]*)\2\s*$/;
 
@@ -169,21 +174,27 @@ function locateUnified(intake: Intake): Located {
   if (start === -1) {
     throw syntax(0, 'no patch found: expected "*** Begin Patch" or a unified diff', 'start the patch with a line "*** Begin Patch" and end it with "*** End Patch"');
   }
-  let end = n;
-  for (let i = start + 1; i < n; i++) {
-    if (isFenceLine(lines[i] as string)) {
-      end = i;
-      break;
-    }
-  }
-  for (let i = end; i < n; i++) {
+  let fenced = false;
+  for (let i = 0; i < start && !fenced; i++) fenced = isFenceLine(lines[i] as string);
+  addLeniency(intake, 'unified-diff');
+  return { format: 'unified', start, fenced };
+}
+
+/**
+ * After the unified-diff parser has read the diff `lines[start, end)` (it stops at the first fence
+ * line outside any hunk, or at the end of the text): refuses a second diff after it and notes the
+ * fence, heredoc and prose around it. Rule: patch-language.md §2.2 — unwrapping never cuts inside
+ * the patch's own lines.
+ * @throws HagentError `MULTIPLE_PATCHES` (another diff after the end), with the 1-based `line`.
+ */
+export function closeUnified(intake: Intake, start: number, end: number): void {
+  const { lines } = intake;
+  for (let i = end; i < lines.length; i++) {
     if (isUdiffStart(lines, i)) {
       throw new HagentError('MULTIPLE_PATCHES', 'the input holds more than one diff', { line: i + 1 }, 'send one patch per apply');
     }
   }
-  addLeniency(intake, 'unified-diff');
   classifyOutside(intake, (i) => i < start || i >= end, start);
-  return { format: 'unified', start, end };
 }
 
 /** Notes fences, heredoc and prose among the lines outside the patch. */

@@ -31,15 +31,30 @@ interface Section {
 }
 
 /**
- * Parses the unified diff in `lines[start, end)` (0-based). Lines outside file sections that are
- * not diff syntax are taken as prose (leniency `prose`).
+ * Parses the unified diff that starts at `lines[start]` (0-based) and runs at most to `end`.
+ * The diff ends at the first Markdown fence line that stands OUTSIDE every hunk (a closing fence),
+ * or at `end`: a hunk's own lines are never cut, so a context line " ```" or an added line "+```"
+ * (a Markdown file's fence) is content, not the end of the patch (patch-language.md §2.2).
+ * Inside a hunk, a line is a hunk line while the `@@` counts are not used up; a line starting
+ * with "```" or "~~~" (no " ", "+", "-" prefix) can never be one, so it ends a hunk whose counts
+ * are too large. After the counts are used up, an indented fence line (" ```") closes a fenced
+ * diff (`options.fenced`) unless more hunk lines follow it.
+ * Lines outside file sections that are not diff syntax are taken as prose (leniency `prose`).
+ * @returns the ops, and `end`: the 0-based index just past the diff's last line.
  * @throws HagentError `PATCH_SYNTAX` (malformed header or hunk, with 1-based `line`),
  *   `UNSUPPORTED_FILE` (binary patch, symlink or submodule mode, with `path`).
  */
-export function parseUnifiedDiff(lines: readonly string[], start: number, end: number, leniencies: Leniency[]): PatchOp[] {
+export function parseUnifiedDiff(
+  lines: readonly string[],
+  start: number,
+  end: number,
+  leniencies: Leniency[],
+  options: { fenced?: boolean } = {},
+): { ops: PatchOp[]; end: number } {
   const note = (l: Leniency): void => {
     if (!leniencies.includes(l)) leniencies.push(l);
   };
+  const ctx: HunkContext = { note, fenced: options.fenced === true };
   const ops: PatchOp[] = [];
   let i = start;
   while (i < end) {
@@ -52,23 +67,37 @@ export function parseUnifiedDiff(lines: readonly string[], start: number, end: n
       section.gitB = paths[1];
       i = readExtendedHeaders(lines, i + 1, end, section);
       i = readFileLines(lines, i, end, section);
-      i = readHunks(lines, i, end, section, note);
+      i = readHunks(lines, i, end, section, ctx);
       ops.push(toOp(section));
       continue;
     }
     if (line.startsWith('--- ') && i + 1 < end && (lines[i + 1] as string).startsWith('+++ ')) {
       const section = newSection('plain', i);
       i = readFileLines(lines, i, end, section);
-      i = readHunks(lines, i, end, section, note);
+      i = readHunks(lines, i, end, section, ctx);
       ops.push(toOp(section));
       continue;
     }
+    // A fence line here is outside every hunk and header: the closing fence of a fenced diff.
+    if (isFenceLine(line)) break;
     if (HUNK.test(line)) throw syntax(i, 'a hunk "@@" without a file header before it', 'start each file with "--- a/PATH" and "+++ b/PATH" (or "diff --git")');
-    if (line.trim() !== '' && !isFenceLine(line) && !/^(diff |index |Only in |similarity index )/.test(line)) note('prose');
+    if (line.trim() !== '' && !/^(diff |index |Only in |similarity index )/.test(line)) note('prose');
     i++;
   }
   if (ops.length === 0) throw syntax(start, 'the diff changes no file', 'send a diff with at least one file');
-  return ops;
+  return { ops, end: i };
+}
+
+interface HunkContext {
+  note: (l: Leniency) => void;
+  /** An opening fence stands before the diff. */
+  fenced: boolean;
+}
+
+/** A line that opens or closes a Markdown fence and carries no hunk prefix: never a hunk line. */
+function isBareFence(line: string): boolean {
+  const c = line[0];
+  return c !== ' ' && c !== '+' && c !== '-' && isFenceLine(line);
 }
 
 function newSection(kind: 'git' | 'plain', at: number): Section {
@@ -209,12 +238,12 @@ function readQuoted(s: string, from: number): { value: string; end: number } | u
   return undefined;
 }
 
-function readHunks(lines: readonly string[], i: number, end: number, s: Section, note: (l: Leniency) => void): number {
+function readHunks(lines: readonly string[], i: number, end: number, s: Section, ctx: HunkContext): number {
   while (i < end) {
     const line = lines[i] as string;
     const m = HUNK.exec(line);
     if (!m) break;
-    i = readHunk(lines, i, end, m, s, note);
+    i = readHunk(lines, i, end, m, s, ctx);
   }
   return i;
 }
@@ -225,7 +254,15 @@ function isHeaderAt(lines: readonly string[], i: number, end: number): boolean {
   return line.startsWith('--- ') && i + 1 < end && (lines[i + 1] as string).startsWith('+++ ');
 }
 
-function readHunk(lines: readonly string[], at: number, end: number, m: RegExpExecArray, s: Section, note: (l: Leniency) => void): number {
+/** A line that continues a hunk: " ", "+", "-" or "\\" first (an empty line is not counted here). */
+function isHunkLine(line: string | undefined): boolean {
+  if (line === undefined || line === '') return false;
+  const c = line[0];
+  return (c === ' ' || c === '+' || c === '-' || c === '\\') && !isFenceLine(line);
+}
+
+function readHunk(lines: readonly string[], at: number, end: number, m: RegExpExecArray, s: Section, ctx: HunkContext): number {
+  const { note } = ctx;
   const oldStart = Number(m[1]);
   const oldCount = m[2] === undefined ? 1 : Number(m[2]);
   const newCount = m[4] === undefined ? 1 : Number(m[4]);
@@ -248,8 +285,10 @@ function readHunk(lines: readonly string[], at: number, end: number, m: RegExpEx
     if (done) {
       // The counts are satisfied; go on only if more hunk lines follow (wrong counts).
       if (line === '' || isHeaderAt(lines, i, end) || (c !== ' ' && c !== '-' && c !== '+')) break;
+      // An indented fence line after the hunk closes a fenced diff, unless hunk lines follow it.
+      if (ctx.fenced && isFenceLine(line) && !isHunkLine(lines[i + 1])) break;
       countsWrong = true;
-    } else if (isHeaderAt(lines, i, end)) {
+    } else if (isHeaderAt(lines, i, end) || isBareFence(line)) {
       countsWrong = true;
       break;
     }
