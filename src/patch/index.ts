@@ -78,6 +78,9 @@ export function parsePatch(text: string): ParsedPatch {
  * Every path the planner needs the state of, in patch order without duplicates: each op's path,
  * each move destination (to refuse a move onto an existing file) and each copy source.
  * The caller reads them (lstat + bytes + mode) into the {@link Snapshot} given to {@link planPatch}.
+ * For a path that is a directory, the caller may list the files under it
+ * (`{kind: 'directory', files: ['y', 'sub/z']}`, relative to that directory): then an Add or Move
+ * onto it is allowed when the same patch deletes or moves away every one of them.
  */
 export function pathsToRead(parsed: ParsedPatch): string[] {
   const out = new Set<string>();
@@ -96,14 +99,21 @@ export function pathsToRead(parsed: ParsedPatch): string[] {
  * - Chunks are located in file order with a cursor; `@@` anchors narrow the search (stacked anchors
  *   allowed; a prefix match only when unique); each chunk must match uniquely at the strictest of
  *   four levels (exact, trim-end, trim, unicode). Rule: patch-language.md §3.
+ * - Deliberate reading of §2 ("the numbers are hints"): a unified-diff hunk that matches several
+ *   places at its level is taken at the one candidate starting exactly at its `@@ -l` line (the
+ *   original file's numbering: where `git apply` puts it), with leniency `line-number-tiebreak`;
+ *   if no candidate starts there, AMBIGUOUS_MATCH as usual. Codex patches never get it.
  * - Context lines keep the file's bytes; new lines take the file's dominant line ending; BOM, a
  *   missing final newline and a final blank line are kept; mode is kept on update and move. §4.
  * - Add/Move onto an existing path, Update/Delete/Move of a missing path or directory, two ops on one
- *   path are refused. §5. A no-op file among real changes is a warning; all no-ops → NO_CHANGES.
+ *   path are refused. §5. A directory is a free Add/Move destination only when its snapshot state
+ *   lists its files (`files`) and the patch deletes or moves away all of them (a folder becomes a
+ *   file); the writer then removes the emptied directory before writing the file. A no-op file among real changes is a warning; all no-ops → NO_CHANGES.
  *
  * `PlannedFile.chunks[].startLine` is 1-based in the original file; `added`/`removed` count the
  * lines really changed (a delete counts the file's lines, an add its lines); `level` is the loosest
- * level any chunk of the file matched at. `Plan.leniencies` = the parser's plus `one-blank-line-retry`.
+ * level any chunk of the file matched at. `Plan.leniencies` = the parser's plus `one-blank-line-retry`
+ * and `line-number-tiebreak`.
  *
  * @throws HagentError with `details` {path, chunk (1-based), line (1-based), candidates (1-based lines)}
  *   and always a `hint`:

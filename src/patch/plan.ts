@@ -31,7 +31,8 @@ import type {
 export function plan(parsed: ParsedPatch, snapshot: Snapshot): Plan {
   checkDuplicatePaths(parsed.ops);
   const leniencies: Leniency[] = [...parsed.leniencies];
-  const files = parsed.ops.map((op) => planOp(op, snapshot, leniencies));
+  const vacated = vacatedPaths(parsed.ops);
+  const files = parsed.ops.map((op) => planOp(op, snapshot, leniencies, vacated));
   const changed = files.filter((f) => !f.noop);
   if (changed.length === 0) {
     const path = files[0]?.path;
@@ -94,29 +95,58 @@ function requireTextFile(path: string, state: FileState, verb: string): { file: 
   return { file: decoded.file, bytes: state.bytes, mode: state.mode };
 }
 
-function requireAbsent(path: string, state: FileState, what: string): void {
+/**
+ * An Add, copy or Move destination must be free (patch-language.md §5). A directory is free when
+ * the snapshot lists the files under it (`files`) and the same patch deletes or moves away every
+ * one of them (a folder that becomes a file); without `files` a directory is never free.
+ */
+function requireAbsent(path: string, state: FileState, what: string, vacated: ReadonlySet<string>): void {
   if (state.kind === 'missing') return;
+  let detail = '';
+  const details: Record<string, unknown> = { path };
+  if (state.kind === 'directory') {
+    detail = ' (a directory)';
+    if (state.files !== undefined) {
+      const kept = state.files.filter((f) => !vacated.has(`${path}/${f}`));
+      if (kept.length === 0) return;
+      const shown = kept.slice(0, 3).map((f) => `${path}/${f}`);
+      detail = ` (a directory holding ${kept.length} file(s) the patch does not delete: ${shown.join(', ')}${kept.length > 3 ? ', …' : ''})`;
+      details['remaining'] = kept.map((f) => `${path}/${f}`);
+    }
+  }
   throw new HagentError(
     'FILE_EXISTS',
-    `${what} ${path}: it already exists${state.kind === 'directory' ? ' (a directory)' : ''}`,
-    { path },
-    'use "*** Update File:" to change an existing file, or pick another path',
+    `${what} ${path}: it already exists${detail}`,
+    details,
+    state.kind === 'directory' && state.files !== undefined
+      ? 'to turn a folder into a file, delete every file under it in the same patch ("*** Delete File: …"), or pick another path'
+      : 'use "*** Update File:" to change an existing file, or pick another path',
   );
 }
 
-function planOp(op: PatchOp, snapshot: Snapshot, leniencies: Leniency[]): PlannedFile {
+/** Paths this patch removes: every Delete, and the source of every Move. */
+function vacatedPaths(ops: readonly PatchOp[]): Set<string> {
+  const out = new Set<string>();
+  for (const op of ops) {
+    if (op.kind === 'delete') out.add(op.path);
+    else if (op.kind === 'update' && op.moveTo !== undefined && op.moveTo !== op.path) out.add(op.path);
+  }
+  return out;
+}
+
+function planOp(op: PatchOp, snapshot: Snapshot, leniencies: Leniency[], vacated: ReadonlySet<string>): PlannedFile {
   switch (op.kind) {
     case 'add': {
       if (op.copyFrom !== undefined) {
         const src = requireTextFile(op.copyFrom, stateOf(snapshot, op.copyFrom), 'copy');
-        requireAbsent(op.path, stateOf(snapshot, op.path), 'cannot copy to');
+        requireAbsent(op.path, stateOf(snapshot, op.path), 'cannot copy to', vacated);
         const edit = applyChunks(op.copyFrom, src.file, op.chunks ?? [], leniencies);
         const bytes = encodeTextFile({ bom: src.file.bom, texts: edit.texts, eols: edit.eols });
         const out: PlannedFile = { op: 'add', path: op.path, from: op.copyFrom, bytes, mode: op.mode ?? src.mode, added: edit.texts.length, removed: 0, chunks: edit.placements, noop: false };
         if (edit.level) out.level = edit.level;
         return out;
       }
-      requireAbsent(op.path, stateOf(snapshot, op.path), 'cannot add');
+      requireAbsent(op.path, stateOf(snapshot, op.path), 'cannot add', vacated);
       const text = op.lines.length === 0 ? '' : op.lines.join('\n') + (op.finalNewline ? '\n' : '');
       return { op: 'add', path: op.path, bytes: encodeUtf8(text), mode: op.mode ?? '100644', added: op.lines.length, removed: 0, chunks: [], noop: false };
     }
@@ -131,7 +161,7 @@ function planOp(op: PatchOp, snapshot: Snapshot, leniencies: Leniency[]): Planne
     case 'update': {
       const src = requireTextFile(op.path, stateOf(snapshot, op.path), op.moveTo !== undefined && op.moveTo !== op.path ? 'move' : 'update');
       const moveTo = op.moveTo !== undefined && op.moveTo !== op.path ? op.moveTo : undefined;
-      if (moveTo !== undefined) requireAbsent(moveTo, stateOf(snapshot, moveTo), `cannot move ${op.path} to`);
+      if (moveTo !== undefined) requireAbsent(moveTo, stateOf(snapshot, moveTo), `cannot move ${op.path} to`, vacated);
       const edit = applyChunks(op.path, src.file, op.chunks, leniencies);
       const bytes = edit.placements.length === 0 ? src.bytes : encodeTextFile({ bom: src.file.bom, texts: edit.texts, eols: edit.eols });
       const mode = op.newMode ?? src.mode;
@@ -262,7 +292,12 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
       }
     }
     if (found.kind === 'none') throw notFound(path, chunkNo, chunk, index, oldLines, cursor);
-    if (found.kind === 'ambiguous') throw ambiguous(path, chunkNo, index, found.candidates, found.level);
+    if (found.kind === 'ambiguous') {
+      const hinted = lineNumberTiebreak(chunk, found.candidates);
+      if (hinted === undefined) throw ambiguous(path, chunkNo, index, found.candidates, found.level);
+      found = { kind: 'unique', index: hinted, level: found.level };
+      if (!leniencies.includes('line-number-tiebreak')) leniencies.push('line-number-tiebreak');
+    }
     const start = found.index;
     if (start < cursor) {
       // Only an End-of-File chunk can land before the cursor.
@@ -365,6 +400,25 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
   if (loosest === undefined && placements.length > 0) loosest = 'exact';
   if (loosest) edit.level = loosest;
   return edit;
+}
+
+/**
+ * The tie-break of a unified-diff hunk that matches several places at its level: the candidate that
+ * starts exactly at the hunk's `@@ -l` line, if one does; otherwise undefined (AMBIGUOUS_MATCH).
+ *
+ * A deliberate reading of patch-language.md §2 ("the numbers are hints", matching is by content
+ * under the uniqueness rule of §3.3): the content still decides — only places where the whole old
+ * side matches are candidates — and the number only picks among them, and only when it points
+ * exactly at one (where `git apply` puts the hunk). A hint that is off by even one line picks
+ * nothing. `-l` counts lines of the original file, the same numbering as the candidates (the
+ * planner locates every chunk in the original file); it is the `+l` line of the new file minus the
+ * net line delta of the file's earlier hunks. Codex patches carry no line numbers (an `@@ -l,n` line
+ * there is only an anchor, §2.11), so this never applies to them. Leniency `line-number-tiebreak`.
+ */
+function lineNumberTiebreak(chunk: Chunk, candidates: readonly number[]): number | undefined {
+  if (chunk.oldStartHint === undefined) return undefined;
+  const want = chunk.oldStartHint - 1;
+  return candidates.includes(want) ? want : undefined;
 }
 
 function listLines(lines: readonly number[]): string {

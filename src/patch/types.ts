@@ -25,6 +25,7 @@ export type Leniency =
   | 'invisible-chars' // §2.10
   | 'udiff-anchor' // §2.11
   | 'one-blank-line-retry' // §3.6
+  | 'line-number-tiebreak' // a unified-diff hunk matching several places, taken at the one its `@@ -l` names (§2 "the numbers are hints")
   | 'unified-diff' // a unified diff rather than the Codex language
   | 'hunk-counts'; // a unified-diff hunk whose line counts disagree with its body (the body wins)
 
@@ -101,7 +102,19 @@ export interface ParsedPatch {
 export type FileState =
   | { kind: 'file'; bytes: Uint8Array; mode: FileMode }
   | { kind: 'missing' }
-  | { kind: 'directory' }
+  | {
+      kind: 'directory';
+      /**
+       * Every non-directory entry under it, recursively (regular files, symlinks, anything), as
+       * `/`-separated paths relative to this directory (`x/a/b` → `'a/b'` for the directory `x`);
+       * empty subdirectories are not listed. Optional: filled in only for a path that an Add, copy
+       * or Move would create. When present and the same patch deletes or moves away every listed
+       * file, the directory is free for that Add/Move (a folder becomes a file; the writer must
+       * remove the emptied directory tree before writing the file). When absent, a directory is
+       * never free (`FILE_EXISTS`).
+       */
+      files?: readonly string[];
+    }
   | { kind: 'other' }; // symlink, submodule, socket… (policy refuses these before planning)
 
 /** path → state, for every path returned by `pathsToRead(parsed)`. */
