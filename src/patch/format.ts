@@ -49,7 +49,9 @@ const LETTER: Record<ResultFile['op'], string> = { add: 'A', update: 'M', delete
  * not match exactly, and `leniencies: a, b`.
  *
  * Failure: `error[CODE]: message`, then indented `path:`, `chunk:`, `line:`, `candidates:` lines
- * for the details present, then `hint: …`.
+ * for the details present; then, when present, PATCH_SYNTAX's `text:` and `expected:`,
+ * CONTEXT_NOT_FOUND's `closest:` range and its first difference (file and patch text one above the
+ * other), AMBIGUOUS_MATCH's `anchor for line N:` suggestions; then `hint: …`.
  *
  * @param result the JSON result object of `hagent apply|check --json` (or of the library).
  * @param options `color`: wrap the status letters and the error code in ANSI colours (default false).
@@ -77,6 +79,21 @@ export function formatResult(result: Result, options: { color?: boolean } = {}):
     if (e.chunk !== undefined) lines.push(`  chunk: ${e.chunk}`);
     if (e.line !== undefined) lines.push(`  line: ${e.line}`);
     if (e.candidates !== undefined && e.candidates.length > 0) lines.push(`  candidates: lines ${e.candidates.join(', ')}`);
+    if (typeof e.text === 'string' && e.code === 'PATCH_SYNTAX') lines.push(`  text: ${JSON.stringify(e.text)}`);
+    if (Array.isArray(e.expected) && e.expected.length > 0) lines.push(`  expected: ${e.expected.map((x) => String(x)).join(' | ')}`);
+    const closest = e.closest as { startLine?: unknown; endLine?: unknown } | undefined;
+    if (closest && typeof closest === 'object') lines.push(`  closest: lines ${String(closest.startLine)}-${String(closest.endLine)}`);
+    const diff = e.firstDifference as { line?: unknown; file?: unknown; patch?: unknown } | undefined;
+    if (diff && typeof diff === 'object') {
+      lines.push(`  first difference at line ${String(diff.line)}:`);
+      lines.push(`    file:  ${typeof diff.file === 'string' ? JSON.stringify(diff.file) : '(end of file)'}`);
+      lines.push(`    patch: ${JSON.stringify(diff.patch)}`);
+    }
+    if (Array.isArray(e.suggestedAnchors)) {
+      for (const a of e.suggestedAnchors as { candidate?: unknown; line?: unknown; text?: unknown }[]) {
+        lines.push(`  anchor for line ${String(a.candidate)}: "@@ ${String(a.text)}" (line ${String(a.line)})`);
+      }
+    }
     if (e.hint !== undefined && e.hint !== '') lines.push(`  hint: ${e.hint}`);
   }
   return `${lines.join('\n')}\n`;

@@ -10,8 +10,8 @@
  * Paths are opaque strings here: policy normalizes and checks them before planning.
  */
 
-import type { HagentError } from '../errors.js';
-import { closeUnified, locatePatch, unwrapText } from './intake.js';
+import { isHagentError, type HagentError } from '../errors.js';
+import { closeUnified, locatePatch, unwrapText, type Intake } from './intake.js';
 import { parseCodex } from './parse-codex.js';
 import { parseUnifiedDiff } from './parse-udiff.js';
 import { plan } from './plan.js';
@@ -47,7 +47,8 @@ export type {
  * @param text the patch text (already decoded from bytes).
  * @returns `{format, ops, leniencies, cwd?}`; ops in patch order.
  * @throws HagentError `PATCH_SYNTAX` (not a patch, a line that breaks the grammar, no End Patch,
- *   ops after a premature End Patch; `details.line`), `MULTIPLE_PATCHES` (two complete patches),
+ *   ops after a premature End Patch) with `details` `{line, text, expected}`: the 1-based line, its
+ *   text (`''` past the end of the input) and the forms the grammar allows there (strings), `MULTIPLE_PATCHES` (two complete patches),
  *   `UNSUPPORTED_FILE` (a binary diff, or a symlink/submodule mode in a unified diff).
  * @example
  * const parsed = parsePatch('*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch\n');
@@ -55,6 +56,18 @@ export type {
  */
 export function parsePatch(text: string): ParsedPatch {
   const intake = unwrapText(text);
+  try {
+    return parseLines(intake);
+  } catch (e) {
+    // PATCH_SYNTAX names the offending line's text beside its number (issue 3 §3).
+    if (isHagentError(e) && e.code === 'PATCH_SYNTAX' && e.details.text === undefined && typeof e.details.line === 'number') {
+      e.details['text'] = intake.lines[e.details.line - 1] ?? '';
+    }
+    throw e;
+  }
+}
+
+function parseLines(intake: Intake): ParsedPatch {
   const located = locatePatch(intake);
   const leniencies = intake.leniencies;
   let ops: PatchOp[];

@@ -5,7 +5,7 @@
  */
 
 import { HagentError } from '../errors.js';
-import { classifyMarker, isFenceLine } from './markers.js';
+import { classifyMarker, EXPECTED, isFenceLine } from './markers.js';
 import type { Leniency } from './types.js';
 
 /** The unwrapped text as lines (no terminators). `lines[i]` is line `i + 1` of the text (§6 numbering). */
@@ -59,7 +59,7 @@ export function unwrapText(text: string, depth = 0): Intake {
       const found = new Set<string>();
       collectPatchStrings(value, found);
       if (found.size === 0) {
-        throw new HagentError('PATCH_SYNTAX', 'the JSON input holds no patch', { line: 1 }, 'send the patch text itself, starting with "*** Begin Patch"');
+        throw new HagentError('PATCH_SYNTAX', 'the JSON input holds no patch', { line: 1, text: trimmed.split('\n', 1)[0] as string, expected: [...EXPECTED.begin] }, 'send the patch text itself, starting with "*** Begin Patch"');
       }
       if (found.size > 1) {
         throw new HagentError('MULTIPLE_PATCHES', `the JSON input holds ${found.size} patches`, { line: 1 }, 'send one patch per apply');
@@ -132,11 +132,11 @@ export function locatePatch(intake: Intake): Located {
       break;
     }
     if (kind === 'begin') {
-      throw syntax(i, 'a second "*** Begin Patch" appears before "*** End Patch"', 'end the patch with "*** End Patch" before starting another, and send one patch per apply');
+      throw syntax(i, 'a second "*** Begin Patch" appears before "*** End Patch"', 'end the patch with "*** End Patch" before starting another, and send one patch per apply', EXPECTED.end);
     }
   }
   if (end === -1) {
-    throw syntax(n, 'the patch has no "*** End Patch" line (truncated?)', 'end the patch with a line "*** End Patch"; nothing was applied');
+    throw syntax(n, 'the patch has no "*** End Patch" line (truncated?)', 'end the patch with a line "*** End Patch"; nothing was applied', EXPECTED.end);
   }
   for (const l of classifyMarker(lines[begin] as string, false)?.leniencies ?? []) addLeniency(intake, l);
   for (const l of classifyMarker(lines[end] as string, false)?.leniencies ?? []) addLeniency(intake, l);
@@ -151,10 +151,10 @@ export function locatePatch(intake: Intake): Located {
           throw new HagentError('MULTIPLE_PATCHES', 'the input holds more than one complete patch', { line: i + 1 }, 'send one patch per apply (or merge them into one "*** Begin Patch" … "*** End Patch")');
         }
       }
-      throw syntax(i, 'content after "*** End Patch": a second "*** Begin Patch" without its End', 'send exactly one complete patch');
+      throw syntax(i, 'content after "*** End Patch": a second "*** Begin Patch" without its End', 'send exactly one complete patch', EXPECTED.afterEnd);
     }
     if ((marker && marker.kind !== 'unknown-star') || line.startsWith('@@')) {
-      throw syntax(i, 'content after "*** End Patch" (premature End Patch?)', 'put "*** End Patch" only after the last op; nothing was applied');
+      throw syntax(i, 'content after "*** End Patch" (premature End Patch?)', 'put "*** End Patch" only after the last op; nothing was applied', EXPECTED.afterEnd);
     }
   }
   classifyOutside(intake, (i) => i < begin || i > end, begin);
@@ -172,7 +172,7 @@ function locateUnified(intake: Intake): Located {
     }
   }
   if (start === -1) {
-    throw syntax(0, 'no patch found: expected "*** Begin Patch" or a unified diff', 'start the patch with a line "*** Begin Patch" and end it with "*** End Patch"');
+    throw syntax(0, 'no patch found: expected "*** Begin Patch" or a unified diff', 'start the patch with a line "*** Begin Patch" and end it with "*** End Patch"', EXPECTED.begin);
   }
   let fenced = false;
   for (let i = 0; i < start && !fenced; i++) fenced = isFenceLine(lines[i] as string);
@@ -240,6 +240,7 @@ function dedupe(list: Leniency[]): Leniency[] {
   return [...new Set(list)];
 }
 
-function syntax(index: number, message: string, hint: string): HagentError {
-  return new HagentError('PATCH_SYNTAX', `line ${index + 1}: ${message}`, { line: index + 1 }, hint);
+/** PATCH_SYNTAX at 0-based `index`; `parsePatch` adds the line's `text`. */
+function syntax(index: number, message: string, hint: string, expected: readonly string[]): HagentError {
+  return new HagentError('PATCH_SYNTAX', `line ${index + 1}: ${message}`, { line: index + 1, expected: [...expected] }, hint);
 }

@@ -107,3 +107,24 @@ function dedupe(list: Leniency[]): Leniency[] {
 export function isFenceLine(line: string): boolean {
   return /^\s*(```+|~~~+)\s*[\w+.-]*\s*$/.test(line);
 }
+
+/**
+ * The forms a PATCH_SYNTAX error lists as `details.expected`: what the grammar allows at the
+ * offending line (patch-language.md §1, §2 "A unified diff").
+ */
+export const EXPECTED = {
+  begin: ['*** Begin Patch', 'diff --git a/PATH b/PATH', '--- a/PATH (then +++ b/PATH)'],
+  end: ['*** End Patch'],
+  opHeader: ['*** Add File: PATH', '*** Update File: PATH', '*** Delete File: PATH', '*** End Patch'],
+  path: ['*** Add File: PATH', '*** Update File: PATH', '*** Delete File: PATH', '*** Move to: PATH'],
+  addBody: ['+TEXT (every body line, or none, with "+")', '*** Add File: PATH', '*** Update File: PATH', '*** Delete File: PATH', '*** End Patch'],
+  chunkLine: [' CONTEXT', '-REMOVED', '+ADDED', '@@', '@@ ANCHOR', '*** End of File', '*** Update File: PATH', '*** Add File: PATH', '*** Delete File: PATH', '*** End Patch'],
+  chunkStart: ['@@', '@@ ANCHOR'],
+  afterEnd: ['(blank line)', '```', 'prose without markers'],
+  gitHeader: ['diff --git a/PATH b/PATH'],
+  fileHeader: ['--- a/PATH', '+++ b/PATH', 'diff --git a/PATH b/PATH'],
+  quotedPath: ['"a/PATH" (git C-quoting: \\t, \\n, \\", \\\\, \\ooo)'],
+  hunkLine: [' CONTEXT', '-REMOVED', '+ADDED', '\\ No newline at end of file', '@@ -L,N +L,N @@', 'diff --git a/PATH b/PATH'],
+  hunk: ['@@ -L,N +L,N @@'],
+  newFileHunk: ['+ADDED'],
+} as const satisfies Record<string, readonly string[]>;

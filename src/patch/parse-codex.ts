@@ -5,7 +5,7 @@
  */
 
 import { HagentError } from '../errors.js';
-import { classifyMarker, type Marker } from './markers.js';
+import { classifyMarker, EXPECTED, type Marker } from './markers.js';
 import type { Chunk, Leniency, PatchOp } from './types.js';
 
 const UDIFF_HUNK = /^@@+\s*-\d+(?:,\d+)?\s+\+\d+(?:,\d+)?\s*@@+(.*)$/;
@@ -32,11 +32,11 @@ export function parseCodex(lines: readonly string[], begin: number, end: number,
     }
     const header = classifyMarker(line, true);
     if (!header || header.kind === 'unknown-star' || header.kind === 'eof' || header.kind === 'move' || header.kind === 'begin' || header.kind === 'end') {
-      throw syntax(i, `expected an op header ("*** Add File: ", "*** Update File: ", "*** Delete File: ") or "*** End Patch", found ${quote(line)}`, 'each op starts with "*** Add File: PATH", "*** Update File: PATH" or "*** Delete File: PATH"');
+      throw syntax(i, `expected an op header ("*** Add File: ", "*** Update File: ", "*** Delete File: ") or "*** End Patch", found ${quote(line)}`, 'each op starts with "*** Add File: PATH", "*** Update File: PATH" or "*** Delete File: PATH"', EXPECTED.opHeader);
     }
     noteAll(header);
     const path = header.path as string;
-    if (path === '') throw syntax(i, 'the op header names no path', 'write the path after the colon, e.g. "*** Update File: src/a.py"');
+    if (path === '') throw syntax(i, 'the op header names no path', 'write the path after the colon, e.g. "*** Update File: src/a.py"', EXPECTED.path);
     if (header.kind === 'delete') {
       ops.push({ kind: 'delete', path, patchLine: i + 1 });
       i++;
@@ -87,7 +87,7 @@ function parseAdd(lines: readonly string[], headerAt: number, end: number, path:
         break;
       }
       if (isOpBoundary(line) || classifyMarker(line, true)) break;
-      throw syntax(j, `Add File body line without "+" among lines with it: ${quote(line)}`, 'prefix every line of an added file with "+" (all lines or none)');
+      throw syntax(j, `Add File body line without "+" among lines with it: ${quote(line)}`, 'prefix every line of an added file with "+" (all lines or none)', EXPECTED.addBody);
     }
     ops.push({ kind: 'add', path, lines: body, finalNewline: true, patchLine: headerAt + 1 });
     return j;
@@ -98,7 +98,7 @@ function parseAdd(lines: readonly string[], headerAt: number, end: number, path:
     const line = lines[j] as string;
     if (stripLeading(line).startsWith('***')) break;
     if (line.startsWith('+')) {
-      throw syntax(j, `Add File body mixes lines with and without "+": ${quote(line)}`, 'prefix every line of an added file with "+" (all lines or none)');
+      throw syntax(j, `Add File body mixes lines with and without "+": ${quote(line)}`, 'prefix every line of an added file with "+" (all lines or none)', EXPECTED.addBody);
     }
     body.push(line);
   }
@@ -141,7 +141,7 @@ function parseUpdate(lines: readonly string[], headerAt: number, end: number, pa
   if (maybeMove?.kind === 'move') {
     maybeMove.leniencies.forEach(note);
     moveTo = maybeMove.path as string;
-    if (moveTo === '') throw syntax(k, '"*** Move to:" names no path', 'write the destination after the colon');
+    if (moveTo === '') throw syntax(k, '"*** Move to:" names no path', 'write the destination after the colon', EXPECTED.path);
     k++;
   }
   const chunks: Chunk[] = [];
@@ -202,7 +202,7 @@ function parseUpdate(lines: readonly string[], headerAt: number, end: number, pa
     if (!isChunkLine || !isBlank(line)) {
       const marker = classifyMarker(line, !isChunkLine);
       if (marker && marker.kind === 'eof') {
-        if (!cur?.hasLines) throw syntax(k, '"*** End of File" with no chunk lines before it', 'put "*** End of File" right after the last line of a chunk');
+        if (!cur?.hasLines) throw syntax(k, '"*** End of File" with no chunk lines before it', 'put "*** End of File" right after the last line of a chunk', EXPECTED.chunkLine);
         marker.leniencies.forEach(note);
         cur.endOfFile = true;
         finish();
@@ -210,17 +210,17 @@ function parseUpdate(lines: readonly string[], headerAt: number, end: number, pa
       }
       if (marker && (marker.kind !== 'unknown-star' || line.startsWith('***'))) {
         if (marker.kind === 'unknown-star') {
-          throw syntax(k, `unknown marker ${quote(line)}`, 'valid markers: "*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: ", "*** End of File", "*** End Patch"');
+          throw syntax(k, `unknown marker ${quote(line)}`, 'valid markers: "*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: ", "*** End of File", "*** End Patch"', EXPECTED.chunkLine);
         }
         break; // the op has ended: header position
       }
     }
     if (!isChunkLine) {
-      throw syntax(k, `unexpected line in an Update chunk: ${quote(line)}`, 'chunk lines start with " " (context), "-" (removed) or "+" (added); a new chunk starts with "@@"');
+      throw syntax(k, `unexpected line in an Update chunk: ${quote(line)}`, 'chunk lines start with " " (context), "-" (removed) or "+" (added); a new chunk starts with "@@"', EXPECTED.chunkLine);
     }
     if (!cur) {
       if (chunks.length > 0) {
-        throw syntax(k, 'a chunk line after "*** End of File" without a new "@@"', 'start each further chunk with an "@@" line');
+        throw syntax(k, 'a chunk line after "*** End of File" without a new "@@"', 'start each further chunk with an "@@" line', EXPECTED.chunkStart);
       }
       cur = start(k);
     }
@@ -242,11 +242,11 @@ function parseUpdate(lines: readonly string[], headerAt: number, end: number, pa
     }
   }
   if (cur && !cur.hasLines && cur.anchors.length > 0) {
-    throw syntax(anchorsAt, '"@@" anchor with no chunk lines after it', 'follow each "@@" line with the chunk\'s context and changed lines');
+    throw syntax(anchorsAt, '"@@" anchor with no chunk lines after it', 'follow each "@@" line with the chunk\'s context and changed lines', EXPECTED.chunkLine);
   }
   finish();
   if (chunks.length === 0 && moveTo === undefined) {
-    throw syntax(headerAt, `"Update File: ${path}" has no chunks`, 'add at least one chunk of " ", "-" and "+" lines, or use "*** Move to:" for a rename');
+    throw syntax(headerAt, `"Update File: ${path}" has no chunks`, 'add at least one chunk of " ", "-" and "+" lines, or use "*** Move to:" for a rename', EXPECTED.chunkLine);
   }
   const op: PatchOp = { kind: 'update', path, chunks, patchLine: headerAt + 1 };
   if (moveTo !== undefined) op.moveTo = moveTo;
@@ -271,6 +271,7 @@ function quote(line: string): string {
   return JSON.stringify(shown);
 }
 
-function syntax(index: number, message: string, hint: string): HagentError {
-  return new HagentError('PATCH_SYNTAX', `line ${index + 1}: ${message}`, { line: index + 1 }, hint);
+/** PATCH_SYNTAX at 0-based `index`; `parsePatch` adds the line's `text`. */
+function syntax(index: number, message: string, hint: string, expected: readonly string[]): HagentError {
+  return new HagentError('PATCH_SYNTAX', `line ${index + 1}: ${message}`, { line: index + 1, expected: [...expected] }, hint);
 }

@@ -5,7 +5,7 @@
  */
 
 import { HagentError } from '../errors.js';
-import { isFenceLine } from './markers.js';
+import { EXPECTED, isFenceLine } from './markers.js';
 import type { Chunk, FileMode, Leniency, PatchOp } from './types.js';
 
 const HUNK = /^@@+ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@+/;
@@ -62,7 +62,7 @@ export function parseUnifiedDiff(
     if (line.startsWith('diff --git ')) {
       const section = newSection('git', i);
       const paths = parseGitHeaderPaths(line.slice('diff --git '.length));
-      if (!paths) throw syntax(i, 'cannot read the paths of this "diff --git" line', 'write "diff --git a/PATH b/PATH"');
+      if (!paths) throw syntax(i, 'cannot read the paths of this "diff --git" line', 'write "diff --git a/PATH b/PATH"', EXPECTED.gitHeader);
       section.gitA = paths[0];
       section.gitB = paths[1];
       i = readExtendedHeaders(lines, i + 1, end, section);
@@ -80,11 +80,11 @@ export function parseUnifiedDiff(
     }
     // A fence line here is outside every hunk and header: the closing fence of a fenced diff.
     if (isFenceLine(line)) break;
-    if (HUNK.test(line)) throw syntax(i, 'a hunk "@@" without a file header before it', 'start each file with "--- a/PATH" and "+++ b/PATH" (or "diff --git")');
+    if (HUNK.test(line)) throw syntax(i, 'a hunk "@@" without a file header before it', 'start each file with "--- a/PATH" and "+++ b/PATH" (or "diff --git")', EXPECTED.fileHeader);
     if (line.trim() !== '' && !/^(diff |index |Only in |similarity index )/.test(line)) note('prose');
     i++;
   }
-  if (ops.length === 0) throw syntax(start, 'the diff changes no file', 'send a diff with at least one file');
+  if (ops.length === 0) throw syntax(start, 'the diff changes no file', 'send a diff with at least one file', EXPECTED.fileHeader);
   return { ops, end: i };
 }
 
@@ -157,7 +157,7 @@ function readFilePath(field: string, at: number): string | null {
   if (isDevNull(field)) return null;
   if (field.startsWith('"')) {
     const q = readQuoted(field, 0);
-    if (!q) throw syntax(at, 'malformed quoted path', 'quote paths as git does: "a/x\\ty"');
+    if (!q) throw syntax(at, 'malformed quoted path', 'quote paths as git does: "a/x\\ty"', EXPECTED.quotedPath);
     return q.value;
   }
   const tab = field.indexOf('\t');
@@ -168,7 +168,7 @@ function unquotePath(field: string, at: number): string {
   const f = field.trimEnd();
   if (f.startsWith('"')) {
     const q = readQuoted(f, 0);
-    if (!q) throw syntax(at, 'malformed quoted path', 'quote paths as git does');
+    if (!q) throw syntax(at, 'malformed quoted path', 'quote paths as git does', EXPECTED.quotedPath);
     return q.value;
   }
   return f;
@@ -311,7 +311,7 @@ function readHunk(lines: readonly string[], at: number, end: number, m: RegExpEx
       nw++;
       last = '+';
     } else {
-      throw syntax(i, `unexpected line in a hunk: ${JSON.stringify(line.slice(0, 60))}`, 'hunk lines start with " ", "-" or "+"; check the @@ line counts');
+      throw syntax(i, `unexpected line in a hunk: ${JSON.stringify(line.slice(0, 60))}`, 'hunk lines start with " ", "-" or "+"; check the @@ line counts', EXPECTED.hunkLine);
     }
   }
   if (countsWrong) note('hunk-counts');
@@ -339,11 +339,11 @@ function toOp(s: Section): PatchOp {
     throw new HagentError('UNSUPPORTED_FILE', `${shown}: binary patches are not supported`, { path: shown, line: at }, 'edit text files only; binary files cannot be patched by hagent');
   }
   if (s.newFile) {
-    if (newPath === undefined) throw syntax(at - 1, 'a new file with no path', 'name the file in "+++ b/PATH"');
+    if (newPath === undefined) throw syntax(at - 1, 'a new file with no path', 'name the file in "+++ b/PATH"', EXPECTED.fileHeader);
     const body: string[] = [];
     let finalNewline = true;
     for (const c of s.chunks) {
-      if (c.oldLines.length > 0) throw syntax(c.patchLine - 1, `new file ${newPath}: the hunk has context or removed lines`, 'a new file\'s hunk holds only "+" lines');
+      if (c.oldLines.length > 0) throw syntax(c.patchLine - 1, `new file ${newPath}: the hunk has context or removed lines`, 'a new file\'s hunk holds only "+" lines', EXPECTED.newFileHunk);
       body.push(...c.newLines);
       if (c.newNoFinalNewline) finalNewline = false;
     }
@@ -353,10 +353,10 @@ function toOp(s: Section): PatchOp {
     return op;
   }
   if (s.deleted) {
-    if (oldPath === undefined) throw syntax(at - 1, 'a deleted file with no path', 'name the file in "--- a/PATH"');
+    if (oldPath === undefined) throw syntax(at - 1, 'a deleted file with no path', 'name the file in "--- a/PATH"', EXPECTED.fileHeader);
     return { kind: 'delete', path: oldPath, patchLine: at };
   }
-  if (oldPath === undefined || newPath === undefined) throw syntax(at - 1, 'cannot tell which file this diff changes', 'write "--- a/PATH" and "+++ b/PATH"');
+  if (oldPath === undefined || newPath === undefined) throw syntax(at - 1, 'cannot tell which file this diff changes', 'write "--- a/PATH" and "+++ b/PATH"', EXPECTED.fileHeader);
   const newMode = mode(s.newMode, newPath);
   mode(s.oldMode, oldPath);
   if (s.copyFrom !== undefined && s.copyTo !== undefined) {
@@ -374,7 +374,7 @@ function toOp(s: Section): PatchOp {
     path = depth(newPath) < depth(oldPath) || (depth(newPath) === depth(oldPath) && newPath.length <= oldPath.length) ? newPath : oldPath;
   }
   if (s.chunks.length === 0 && moveTo === undefined && newMode === undefined) {
-    throw syntax(at - 1, `the diff of ${path} has no hunks`, 'include the "@@" hunks of the change');
+    throw syntax(at - 1, `the diff of ${path} has no hunks`, 'include the "@@" hunks of the change', EXPECTED.hunk);
   }
   const op: PatchOp = { kind: 'update', path, chunks: s.chunks, patchLine: at };
   if (moveTo !== undefined) op.moveTo = moveTo;
@@ -382,6 +382,7 @@ function toOp(s: Section): PatchOp {
   return op;
 }
 
-function syntax(index: number, message: string, hint: string): HagentError {
-  return new HagentError('PATCH_SYNTAX', `line ${index + 1}: ${message}`, { line: index + 1 }, hint);
+/** PATCH_SYNTAX at 0-based `index`; `parsePatch` adds the line's `text`. */
+function syntax(index: number, message: string, hint: string, expected: readonly string[]): HagentError {
+  return new HagentError('PATCH_SYNTAX', `line ${index + 1}: ${message}`, { line: index + 1, expected: [...expected] }, hint);
 }

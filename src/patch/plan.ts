@@ -249,7 +249,7 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
         throw new HagentError(
           'CONTEXT_NOT_FOUND',
           `${path}: chunk ${chunkNo}: the anchor "@@ ${anchor}" matches no line${cursor > 0 ? ` after line ${cursor}` : ''}`,
-          { path, chunk: chunkNo, line: earlier.kind === 'found' ? earlier.index + 1 : cursor + 1 },
+          { path, chunk: chunkNo, chunkFirstLine: chunkFirstLine(chunk), anchor, line: earlier.kind === 'found' ? earlier.index + 1 : cursor + 1 },
           where,
         );
       }
@@ -258,8 +258,8 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
         throw new HagentError(
           'AMBIGUOUS_MATCH',
           `${path}: chunk ${chunkNo}: the anchor "@@ ${anchor}" is the start of ${candidates.length} lines (${listLines(candidates)})`,
-          { path, chunk: chunkNo, line: candidates[0], candidates },
-          'write the whole line in the @@ anchor so it names exactly one line',
+          { path, chunk: chunkNo, chunkFirstLine: chunkFirstLine(chunk), anchor, line: candidates[0], candidates, suggestedAnchors: r.candidates.map((c) => ({ line: c + 1, text: index.lines[c] as string })) },
+          `write the whole line in the @@ anchor so it names exactly one line, e.g. "@@ ${index.lines[r.candidates[0] as number] as string}"`,
         );
       }
       cursor = r.index + 1;
@@ -294,7 +294,7 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
     if (found.kind === 'none') throw notFound(path, chunkNo, chunk, index, oldLines, cursor);
     if (found.kind === 'ambiguous') {
       const hinted = lineNumberTiebreak(chunk, found.candidates);
-      if (hinted === undefined) throw ambiguous(path, chunkNo, index, found.candidates, found.level);
+      if (hinted === undefined) throw ambiguous(path, chunkNo, chunk, index, oldLines, found.candidates, found.level);
       found = { kind: 'unique', index: hinted, level: found.level };
       if (!leniencies.includes('line-number-tiebreak')) leniencies.push('line-number-tiebreak');
     }
@@ -308,7 +308,7 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
       throw new HagentError(
         'CONTEXT_NOT_FOUND',
         `${path}: chunk ${chunkNo}: the End of File chunk starts at line ${start + 1}, before its @@ anchor`,
-        { path, chunk: chunkNo, line: start + 1 },
+        { path, chunk: chunkNo, chunkFirstLine: chunkFirstLine(chunk), line: start + 1, closest: { startLine: start + 1, endLine: start + oldLines.length } },
         'an @@ anchor must name a line above the chunk; drop the anchor or fix it',
       );
     }
@@ -460,24 +460,47 @@ function alreadyApplied(path: string, chunkNo: number, at: number, what = 'only 
   );
 }
 
+/** The chunk's first old line (context or removed), or its first added line when it has no old side. */
+function chunkFirstLine(chunk: Chunk): string {
+  return chunk.oldLines[0] ?? chunk.newLines[0] ?? '';
+}
+
+/**
+ * CONTEXT_NOT_FOUND for a chunk whose old side is nowhere after the cursor (patch-language.md §3.8).
+ * `details`: `path`, `chunk` (1-based), `chunkFirstLine` (its first old line), `line` (1-based: the
+ * first differing line of the closest region, else the cursor), and when some line of the chunk
+ * occurs in the file, `closest: {startLine, endLine}` (1-based, inclusive, within the file) and, when
+ * that region differs from the chunk, `firstDifference: {line, file, patch}` — the 1-based file line
+ * and both texts (`file` is null past the end of the file). The hint shows them side by side.
+ */
 function notFound(path: string, chunkNo: number, chunk: Chunk, index: LineIndex, oldLines: readonly string[], cursor: number): HagentError {
   const region = closestRegion(index, oldLines);
   const parts: string[] = [];
+  const details: Record<string, unknown> = { path, chunk: chunkNo, chunkFirstLine: chunkFirstLine(chunk) };
   let line: number;
   if (chunk.endOfFile) parts.push(`the chunk is marked "*** End of File" but its lines are not the last ${oldLines.length} line(s) of the file`);
   if (chunk.endOfFile && index.length > 0 && index.lines[index.length - 1] === '') parts.push('the file ends with a blank line: include it as an empty context line');
   if (region) {
-    const end = Math.min(region.start + oldLines.length, index.length);
+    const end = Math.max(region.start + 1, Math.min(region.start + oldLines.length, index.length));
+    details['closest'] = { startLine: region.start + 1, endLine: end };
+    const differs = region.matching < oldLines.length || region.firstDiff >= index.length;
     line = Math.min(region.firstDiff, Math.max(index.length - 1, 0)) + 1;
-    parts.push(
-      `closest region: lines ${region.start + 1}-${end} (${region.matching} of ${oldLines.length} lines match); ` +
-        `first difference at line ${region.firstDiff + 1}: the file has ${show(index.lines[region.firstDiff])}, the patch expects ${show(oldLines[region.firstDiffInPattern])}`,
-    );
-    if (region.start < cursor) parts.push('that region lies before the previous chunk or anchor: chunks must follow file order');
+    let where = `closest region: lines ${region.start + 1}-${end} (${region.matching} of ${oldLines.length} lines match)`;
+    if (differs) {
+      const fileText = index.lines[region.firstDiff];
+      const patchText = oldLines[region.firstDiffInPattern] as string;
+      details['firstDifference'] = { line: region.firstDiff + 1, file: fileText ?? null, patch: patchText };
+      where += `; first difference at line ${region.firstDiff + 1}: file ${show(fileText)} | patch ${show(patchText)}`;
+    } else {
+      line = region.start + 1;
+    }
+    parts.push(where);
+    if (region.start < cursor) parts.push(`that region lies before ${cursor > 0 ? `line ${cursor + 1}, where the search starts (after the previous chunk or anchor)` : 'the search start'}: chunks must follow file order`);
   } else {
     line = Math.min(cursor + 1, Math.max(index.length, 1));
     parts.push('no line of the chunk occurs in the file, even ignoring whitespace');
   }
+  details['line'] = line;
   const lastAnchor = chunk.anchors[chunk.anchors.length - 1];
   if (lastAnchor !== undefined && oldLines[0] !== undefined && lastAnchor.trim() === oldLines[0].trim()) {
     parts.push('the chunk repeats its @@ anchor line as its first context line, but the chunk is searched after the anchor line: drop one of the two');
@@ -486,30 +509,75 @@ function notFound(path: string, chunkNo: number, chunk: Chunk, index: LineIndex,
   parts.push(`re-read ${path} and copy the context lines exactly`);
   return new HagentError(
     'CONTEXT_NOT_FOUND',
-    `${path}: chunk ${chunkNo}: the context lines were not found${cursor > 0 ? ` after line ${cursor}` : ''}`,
-    { path, chunk: chunkNo, line },
+    `${path}: chunk ${chunkNo} (first line ${show(chunkFirstLine(chunk))}): the context lines were not found${cursor > 0 ? ` after line ${cursor}` : ''}`,
+    details,
     parts.join('; '),
   );
 }
 
-function ambiguous(path: string, chunkNo: number, index: LineIndex, candidates0: readonly number[], level: MatchLevel): HagentError {
-  const candidates = candidates0.map((c) => c + 1);
-  const suggestions: string[] = [];
-  const seen = new Set<number>();
-  for (const c of candidates0.slice(0, 3)) {
-    const e = enclosingLine(index.lines, c);
-    if (e === undefined || seen.has(e)) continue;
-    seen.add(e);
-    suggestions.push(`"@@ ${(index.lines[e] as string).trim() === '' ? '' : (index.lines[e] as string)}" (line ${e + 1}) for the match at line ${c + 1}`);
+/** The line an anchor should name for the match at 0-based `at`: its enclosing definition, else the nearest non-blank line above. */
+function anchorFor(lines: readonly string[], at: number): number | undefined {
+  const e = enclosingLine(lines, at);
+  if (e !== undefined) return e;
+  for (let i = at - 1; i >= 0; i--) if ((lines[i] as string).trim() !== '') return i;
+  return undefined;
+}
+
+/**
+ * How many file lines right after the match at `at` (0-based, `m` lines long) must join the chunk
+ * so that no other candidate has the same lines (compared at `level`); undefined beyond 5 lines.
+ */
+function extraContextFor(index: LineIndex, at: number, m: number, others: readonly number[], level: MatchLevel): number | undefined {
+  const norm = index.normalized(level);
+  let alive = others.filter((o) => o !== at);
+  for (let k = 1; k <= 5 && at + m + k - 1 < index.length; k++) {
+    const mine = norm[at + m + k - 1];
+    alive = alive.filter((o) => norm[o + m + k - 1] === mine);
+    if (alive.length === 0) return k;
   }
-  const hint =
-    suggestions.length > 0
-      ? `add an @@ anchor naming the enclosing line, e.g. ${suggestions.join(' or ')}; or add context lines until the chunk matches once`
-      : 'add context lines (or an @@ anchor naming a line above the intended place) until the chunk matches once';
+  return undefined;
+}
+
+/**
+ * AMBIGUOUS_MATCH (patch-language.md §3.3). `details`: `path`, `chunk`, `chunkFirstLine`, `line` (the
+ * first candidate), `candidates` (every candidate, 1-based), `level`, and `suggestedAnchors`:
+ * `[{candidate, line, text}]`, one per candidate that has a line above it — the nearest enclosing
+ * definition line (less indented), else the nearest non-blank line above. The hint names the one for
+ * the first candidate, and says what else is needed: an anchor alone makes a match unique only when
+ * no other candidate follows the anchor line (matches are counted after the cursor), so for an
+ * earlier candidate it also names the following lines to add as context.
+ */
+function ambiguous(path: string, chunkNo: number, chunk: Chunk, index: LineIndex, oldLines: readonly string[], candidates0: readonly number[], level: MatchLevel): HagentError {
+  const candidates = candidates0.map((c) => c + 1);
+  const suggestedAnchors: { candidate: number; line: number; text: string }[] = [];
+  for (const c of candidates0) {
+    const a = anchorFor(index.lines, c);
+    if (a !== undefined) suggestedAnchors.push({ candidate: c + 1, line: a + 1, text: index.lines[a] as string });
+  }
+  const first = candidates0[0] as number;
+  const firstAnchor = suggestedAnchors.find((s) => s.candidate === first + 1);
+  const advice: string[] = [];
+  if (firstAnchor) {
+    const laterAfterAnchor = candidates0.some((c) => c !== first && c >= firstAnchor.line);
+    advice.push(`for the match at line ${first + 1}, add the anchor "@@ ${firstAnchor.text}" (line ${firstAnchor.line})`);
+    if (laterAfterAnchor) {
+      const k = extraContextFor(index, first, oldLines.length, candidates0, level);
+      advice.push(
+        k !== undefined
+          ? `and, since other matches follow it, extend the chunk with the next ${k} line(s) of the file (from line ${first + oldLines.length + 1}) as context`
+          : 'and, since other matches follow it, add context lines until the chunk matches once',
+      );
+    }
+  } else {
+    const k = extraContextFor(index, first, oldLines.length, candidates0, level);
+    advice.push(k !== undefined ? `for the match at line ${first + 1}, extend the chunk with the next ${k} line(s) of the file as context` : 'add context lines until the chunk matches once');
+  }
+  const others = suggestedAnchors.filter((s) => s.candidate !== first + 1).slice(0, 2);
+  if (others.length > 0) advice.push(`(for the others: ${others.map((s) => `"@@ ${s.text}" for line ${s.candidate}`).join(', ')})`);
   return new HagentError(
     'AMBIGUOUS_MATCH',
-    `${path}: chunk ${chunkNo} matches ${candidates.length} places (lines ${listLines(candidates)}, comparison ${level})`,
-    { path, chunk: chunkNo, line: candidates[0], candidates },
-    hint,
+    `${path}: chunk ${chunkNo} (first line ${show(chunkFirstLine(chunk))}) matches ${candidates.length} places (lines ${listLines(candidates)}, comparison ${level})`,
+    { path, chunk: chunkNo, chunkFirstLine: chunkFirstLine(chunk), line: candidates[0], candidates, level, suggestedAnchors },
+    advice.join(' '),
   );
 }
