@@ -7,7 +7,7 @@
 import { HagentError } from '../errors.js';
 import { closestRegion, enclosingLine, show } from './diagnose.js';
 import { countChanges } from './line-diff.js';
-import { findAllAtLevel, LineIndex, levelRank, normalizeLine, seekAnchor, seekSequence } from './seek.js';
+import { findAllAtLevel, LineIndex, levelRank, normalizeLine, pivotOf, seekAnchor, seekSequence } from './seek.js';
 import { countLines, decodeTextFile, encodeTextFile, encodeUtf8, sameBytes, type Eol, type TextFile } from './text-file.js';
 import type {
   Chunk,
@@ -141,8 +141,8 @@ function planOp(op: PatchOp, snapshot: Snapshot, leniencies: Leniency[], vacated
         const src = requireTextFile(op.copyFrom, stateOf(snapshot, op.copyFrom), 'copy');
         requireAbsent(op.path, stateOf(snapshot, op.path), 'cannot copy to', vacated);
         const edit = applyChunks(op.copyFrom, src.file, op.chunks ?? [], leniencies);
-        const bytes = encodeTextFile({ bom: src.file.bom, texts: edit.texts, eols: edit.eols });
-        const out: PlannedFile = { op: 'add', path: op.path, from: op.copyFrom, bytes, mode: op.mode ?? src.mode, added: edit.texts.length, removed: 0, chunks: edit.placements, noop: false };
+        const bytes = encodeEdit(src.file, src.bytes, edit.pieces);
+        const out: PlannedFile = { op: 'add', path: op.path, from: op.copyFrom, bytes, mode: op.mode ?? src.mode, added: edit.pieces.reduce((sum, p) => sum + pieceLength(p), 0), removed: 0, chunks: edit.placements, noop: false };
         if (edit.level) out.level = edit.level;
         return out;
       }
@@ -163,7 +163,7 @@ function planOp(op: PatchOp, snapshot: Snapshot, leniencies: Leniency[], vacated
       const moveTo = op.moveTo !== undefined && op.moveTo !== op.path ? op.moveTo : undefined;
       if (moveTo !== undefined) requireAbsent(moveTo, stateOf(snapshot, moveTo), `cannot move ${op.path} to`, vacated);
       const edit = applyChunks(op.path, src.file, op.chunks, leniencies);
-      const bytes = edit.placements.length === 0 ? src.bytes : encodeTextFile({ bom: src.file.bom, texts: edit.texts, eols: edit.eols });
+      const bytes = edit.placements.length === 0 ? src.bytes : encodeEdit(src.file, src.bytes, edit.pieces);
       const mode = op.newMode ?? src.mode;
       const noop = moveTo === undefined && mode === src.mode && sameBytes(bytes, src.bytes);
       const out: PlannedFile = {
@@ -193,9 +193,11 @@ interface Replacement {
   level: MatchLevel;
 }
 
+/** A run of untouched original lines `[from, to)`, or lines written by a chunk. */
+type Piece = { from: number; to: number } | { texts: string[]; eols: Eol[] };
+
 interface Edit {
-  texts: string[];
-  eols: Eol[];
+  pieces: Piece[];
   placements: ChunkPlacement[];
   added: number;
   removed: number;
@@ -231,6 +233,8 @@ function dropTrailingEmptyOld(oldLines: readonly string[], newLines: readonly st
 function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], leniencies: Leniency[]): Edit {
   const index = new LineIndex(file.texts);
   const n = index.length;
+  // One scan of the file for the pivot line of every chunk, not one scan per chunk.
+  index.preparePivots(chunks.filter((c) => c.oldLines.length > 0).map((c) => c.oldLines[pivotOf(c.oldLines)] as string));
   let cursor = 0;
   let lastEnd = 0;
   const reps: Replacement[] = [];
@@ -340,9 +344,9 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
     if (b.start < a.start + a.oldLen) throw overlap(path, Math.max(a.chunkNo, b.chunkNo), b.start, Math.min(a.chunkNo, b.chunkNo));
   }
 
-  // Rebuild: untouched lines and context lines keep their bytes; added lines get '' for now.
-  const texts: string[] = [];
-  const eols: Eol[] = [];
+  // Rebuild as pieces: runs of untouched lines (kept as ranges: a large file is never copied line by
+  // line) and the lines of each chunk (context lines keep their bytes; added lines get '' for now).
+  const pieces: Piece[] = [];
   const placements: ChunkPlacement[] = [];
   let added = 0;
   let removed = 0;
@@ -350,11 +354,9 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
   let wantFinalNewline = file.finalNewline;
   let pos = 0;
   for (const r of sorted) {
-    for (; pos < r.start; pos++) {
-      texts.push(file.texts[pos] as string);
-      eols.push(file.eols[pos] as Eol);
-    }
-    const spanStart = texts.length;
+    if (pos < r.start) pieces.push({ from: pos, to: r.start });
+    const texts: string[] = [];
+    const eols: Eol[] = [];
     let o = 0;
     let w = 0;
     for (let q = 0; q < r.kinds.length; q++) {
@@ -372,7 +374,8 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
         w++;
       }
     }
-    const counts = countChanges(file.texts.slice(r.start, r.start + r.oldLen), texts.slice(spanStart));
+    pieces.push({ texts, eols });
+    const counts = countChanges(file.texts.slice(r.start, r.start + r.oldLen), texts);
     added += counts.added;
     removed += counts.removed;
     pos = r.start + r.oldLen;
@@ -381,25 +384,118 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
       else if (r.chunk.oldNoFinalNewline) wantFinalNewline = true;
     }
     if (r.oldLen > 0 && (loosest === undefined || levelRank(r.level) > levelRank(loosest))) loosest = r.level;
-    placements.push({ chunk: r.chunkNo, level: r.level, startLine: r.start + 1, oldCount: r.oldLen, newCount: texts.length - spanStart });
+    placements.push({ chunk: r.chunkNo, level: r.level, startLine: r.start + 1, oldCount: r.oldLen, newCount: texts.length });
   }
-  for (; pos < n; pos++) {
-    texts.push(file.texts[pos] as string);
-    eols.push(file.eols[pos] as Eol);
-  }
-  for (let q = 0; q < eols.length - 1; q++) if (eols[q] === '') eols[q] = file.dominant;
-  if (eols.length > 0) {
-    const last = eols.length - 1;
-    // A file without a final newline stays without one (§4), unless its last line is now empty:
-    // an unterminated empty line is no line at all, so it keeps a terminator (as Codex writes it).
-    if (!wantFinalNewline && texts[last] !== '') eols[last] = '';
-    else if (eols[last] === '') eols[last] = file.dominant;
-  }
+  if (pos < n) pieces.push({ from: pos, to: n });
+  fixLineEnds(file, pieces, wantFinalNewline);
   placements.sort((a, b) => a.chunk - b.chunk);
-  const edit: Edit = { texts, eols, placements, added, removed };
+  const edit: Edit = { pieces, placements, added, removed };
   if (loosest === undefined && placements.length > 0) loosest = 'exact';
   if (loosest) edit.level = loosest;
   return edit;
+}
+
+/**
+ * Terminators of the rebuilt file (§4): every line but the last ends with its own terminator, or the
+ * file's dominant one when it has none (an added line, or the old unterminated last line that is no
+ * longer last); the last line ends as `wantFinalNewline` says — a file without a final newline stays
+ * without one, unless its last line is now empty (an unterminated empty line is no line at all).
+ */
+function fixLineEnds(file: TextFile, pieces: Piece[], wantFinalNewline: boolean): void {
+  let lastPiece = pieces.length - 1;
+  while (lastPiece >= 0 && pieceLength(pieces[lastPiece] as Piece) === 0) lastPiece--;
+  const n = file.texts.length;
+  for (let k = 0; k < pieces.length; k++) {
+    const piece = pieces[k] as Piece;
+    if ('from' in piece) {
+      // Untouched lines keep their terminators; only the file's unterminated last line needs one
+      // when more lines now follow it.
+      if (k < lastPiece && piece.to === n && file.eols[n - 1] === '') {
+        piece.to = n - 1;
+        pieces[k] = piece.from < piece.to ? piece : { from: 0, to: 0 };
+        pieces.splice(k + 1, 0, { texts: [file.texts[n - 1] as string], eols: [file.dominant] });
+        lastPiece++;
+        k++;
+      }
+      continue;
+    }
+    const last = piece.eols.length - 1;
+    for (let q = 0; q < piece.eols.length; q++) {
+      if (k === lastPiece && q === last) {
+        if (!wantFinalNewline && piece.texts[q] !== '') piece.eols[q] = '';
+        else if (piece.eols[q] === '') piece.eols[q] = file.dominant;
+      } else if (piece.eols[q] === '') {
+        piece.eols[q] = file.dominant;
+      }
+    }
+  }
+}
+
+function pieceLength(piece: Piece): number {
+  return 'from' in piece ? piece.to - piece.from : piece.texts.length;
+}
+
+/**
+ * The bytes of the rebuilt file. For an ASCII file (bytes = UTF-16 units, so a line's byte offset
+ * is the sum of the lengths before it) the untouched runs are copied from the original bytes as
+ * they are (no join and re-encode of a large file); other files are joined from their lines and
+ * encoded.
+ */
+function encodeEdit(file: TextFile, bytes: Uint8Array, pieces: readonly Piece[]): Uint8Array {
+  const n = file.texts.length;
+  const bom = file.bom ? 3 : 0;
+  if (file.ascii !== true) {
+    const all = fullLines(file, pieces);
+    return encodeTextFile({ bom: file.bom, texts: all.texts, eols: all.eols });
+  }
+  const parts: Uint8Array[] = [];
+  if (file.bom) parts.push(bytes.subarray(0, 3));
+  let line = 0;
+  let offset = bom;
+  const seek = (to: number): number => {
+    if (to === n) return bytes.length;
+    for (; line < to; line++) offset += (file.texts[line] as string).length + (file.eols[line] as string).length;
+    return offset;
+  };
+  for (const piece of pieces) {
+    if ('from' in piece) {
+      if (piece.from >= piece.to) continue;
+      const a = seek(piece.from);
+      const b = seek(piece.to);
+      parts.push(bytes.subarray(a, b));
+    } else if (piece.texts.length > 0) {
+      let text = '';
+      for (let q = 0; q < piece.texts.length; q++) text += (piece.texts[q] as string) + (piece.eols[q] as string);
+      parts.push(encodeUtf8(text));
+    }
+  }
+  let size = 0;
+  for (const part of parts) size += part.length;
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
+
+/** The rebuilt file as whole line arrays. */
+function fullLines(file: TextFile, pieces: readonly Piece[]): { texts: string[]; eols: Eol[] } {
+  const texts: string[] = [];
+  const eols: Eol[] = [];
+  for (const piece of pieces) {
+    if ('from' in piece) {
+      for (let i = piece.from; i < piece.to; i++) {
+        texts.push(file.texts[i] as string);
+        eols.push(file.eols[i] as Eol);
+      }
+    } else {
+      texts.push(...piece.texts);
+      eols.push(...piece.eols);
+    }
+  }
+  return { texts, eols };
 }
 
 /**

@@ -1,9 +1,12 @@
 /**
  * Locating a run of lines in a file, strictest comparison first. Rule: patch-language.md §3.1–3.3.
  *
- * Each level's normalized lines are built once per file (lazily). A search scans the lines after the
- * cursor once, comparing one pivot line (O(file lines) per chunk and level, plus chunk length per
- * candidate); the hashed `line → positions` index serves only the diagnostics of a failed search.
+ * Each level's normalized lines are built once per file (lazily). The planner first names the pivot
+ * line of every chunk (its longest old line) and the file is scanned ONCE for all of them at the
+ * exact level ({@link LineIndex.preparePivots}); a chunk's exact search then walks only its pivot's
+ * positions after the cursor (O(occurrences) per chunk, not O(file lines)). Other searches (looser
+ * levels, patterns not prepared) scan the lines after the cursor, comparing string lengths before
+ * contents; the `line → positions` index of each level serves only the diagnostics of a failed search.
  */
 
 import type { MatchLevel } from './types.js';
@@ -70,7 +73,7 @@ export class LineIndex {
   readonly lines: readonly string[];
   private readonly normalizedByLevel = new Map<MatchLevel, string[]>();
   private readonly byLevel = new Map<MatchLevel, LevelIndex>();
-  private readonly hashByLevel = new Map<MatchLevel, Int32Array>();
+  private readonly pivots = new Map<string, readonly number[]>();
 
   constructor(lines: readonly string[]) {
     this.lines = lines;
@@ -91,16 +94,34 @@ export class LineIndex {
     return out;
   }
 
-  /** Per level, a 32-bit FNV-1a hash of every normalized line: scans compare integers first. */
-  hashes(level: MatchLevel): Int32Array {
-    let out = this.hashByLevel.get(level);
-    if (!out) {
-      const norm = this.normalized(level);
-      out = new Int32Array(norm.length);
-      for (let i = 0; i < norm.length; i++) out[i] = hashLine(norm[i] as string);
-      this.hashByLevel.set(level, out);
+  /**
+   * Scans the file once for the given lines (exact level) and remembers where each occurs, so that
+   * exact searches pivoting on one of them walk its positions instead of rescanning the file.
+   * Lines are compared by length first: most file lines are never hashed or compared.
+   */
+  preparePivots(wanted: Iterable<string>): void {
+    const fresh: string[] = [];
+    for (const w of wanted) if (!this.pivots.has(w) && !fresh.includes(w)) fresh.push(w);
+    if (fresh.length === 0) return;
+    let maxLen = 0;
+    for (const w of fresh) maxLen = Math.max(maxLen, w.length);
+    const lengths = new Uint8Array(maxLen + 1);
+    const lists = new Map<string, number[]>();
+    for (const w of fresh) {
+      lengths[w.length] = 1;
+      lists.set(w, []);
     }
-    return out;
+    const lines = this.lines;
+    for (let i = 0; i < lines.length; i++) {
+      const len = (lines[i] as string).length;
+      if (len <= maxLen && lengths[len] === 1) lists.get(lines[i] as string)?.push(i);
+    }
+    for (const [w, list] of lists) this.pivots.set(w, list);
+  }
+
+  /** Sorted positions of an exact line prepared by {@link preparePivots}; undefined when not prepared. */
+  pivotPositions(text: string): readonly number[] | undefined {
+    return this.pivots.get(text);
   }
 
   private level(level: MatchLevel): LevelIndex {
@@ -154,13 +175,6 @@ export class LineIndex {
 
 const EMPTY: readonly number[] = [];
 
-/** 32-bit FNV-1a over UTF-16 code units. */
-export function hashLine(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
-  return h | 0;
-}
-
 /**
  * Where a line sequence is. `index` and `candidates` are 0-based line indices of the first line of
  * each match; `level` is the level at which the search first matched.
@@ -184,20 +198,44 @@ export function findAllAtLevel(index: LineIndex, pattern: readonly string[], fro
   const n = index.length;
   if (m === 0 || m > n - from) return [];
   const pat = pattern.map((l) => normalizeLine(l, level));
-  // Pivot on the longest pattern line (rarely a blank or a brace), and scan the file once for it:
-  // a plain scan of string comparisons beats hashing every line of a large file into an index.
-  let pivot = 0;
-  for (let k = 1; k < m; k++) if ((pat[k] as string).length > (pat[pivot] as string).length) pivot = k;
+  const pivot = pivotOf(pat);
   const want = pat[pivot] as string;
   const norm = index.normalized(level);
-  const hashes = index.hashes(level);
-  const wantHash = hashLine(want);
   const out: number[] = [];
   const last = n - m + pivot;
+  const known = level === 'exact' ? index.pivotPositions(want) : undefined;
+  if (known) {
+    // Walk the pivot's positions from the cursor on (binary search for the first).
+    let lo = 0;
+    let hi = known.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((known[mid] as number) < from + pivot) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let k = lo; k < known.length; k++) {
+      const i = known[k] as number;
+      if (i > last) break;
+      if (matchesAt(norm, pat, i - pivot)) out.push(i - pivot);
+    }
+    return out;
+  }
+  const len = want.length;
   for (let i = from + pivot; i <= last; i++) {
-    if (hashes[i] === wantHash && norm[i] === want && matchesAt(norm, pat, i - pivot)) out.push(i - pivot);
+    const line = norm[i] as string;
+    if (line.length === len && line === want && matchesAt(norm, pat, i - pivot)) out.push(i - pivot);
   }
   return out;
+}
+
+/**
+ * The pattern line a search pivots on: the longest (rarely a blank line or a brace).
+ * Used by the planner to prepare every chunk's pivot in one scan ({@link LineIndex.preparePivots}).
+ */
+export function pivotOf(pattern: readonly string[]): number {
+  let pivot = 0;
+  for (let k = 1; k < pattern.length; k++) if ((pattern[k] as string).length > (pattern[pivot] as string).length) pivot = k;
+  return pivot;
 }
 
 /**
@@ -248,9 +286,8 @@ export function seekAnchor(index: LineIndex, text: string, from: number): Anchor
   for (const level of LEVELS) {
     const want = normalizeLine(text, level);
     const norm = index.normalized(level);
-    const hashes = index.hashes(level);
-    const wantHash = hashLine(want);
-    for (let i = from; i < norm.length; i++) if (hashes[i] === wantHash && norm[i] === want) return { kind: 'found', index: i, level, prefix: false };
+    const len = want.length;
+    for (let i = from; i < norm.length; i++) if ((norm[i] as string).length === len && norm[i] === want) return { kind: 'found', index: i, level, prefix: false };
   }
   for (const level of ['trim', 'unicode'] as const) {
     const want = normalizeLine(text, level);

@@ -16,6 +16,8 @@ export interface TextFile {
   dominant: Exclude<Eol, ''>;
   /** The last line has a terminator (true for an empty file: new content gets one). */
   finalNewline: boolean;
+  /** Set by {@link decodeTextFile}: every byte is ASCII (a UTF-16 unit is a byte; BOM aside). */
+  ascii?: boolean;
 }
 
 /** Outcome of {@link decodeTextFile}: a text file, or why the bytes are not one. */
@@ -38,7 +40,10 @@ export function decodeTextFile(bytes: Uint8Array): DecodeResult {
   } catch {
     return { kind: 'unsupported', reason: 'is not valid UTF-8' };
   }
-  return { kind: 'text', file: splitText(text) };
+  const file = splitText(text);
+  // UTF-8 bytes equal UTF-16 units only when every character is ASCII (the BOM is 3 bytes, 1 unit).
+  file.ascii = bytes.length - (file.bom ? 3 : 0) === text.length - (file.bom ? 1 : 0);
+  return { kind: 'text', file };
 }
 
 /** Splits an already-decoded string the same way as {@link decodeTextFile}. */
