@@ -1,6 +1,11 @@
-// The whole test suite: every test/**/*.test.ts through uvu (TypeScript via tsx), in one
-// process, then the plain closing line `N passed, N failed`. Exit 1 on any failure.
+// The whole test suite: every test/**/*.test.ts through uvu (TypeScript via tsx) in one
+// process, then the long checks that run as scripts of their own — the real-npm-package
+// replay (npm run e2e:real), the differential test against the Codex engine (npm run
+// test:codex) and the fault-injection figures (npm run bench:reliability) — and finally the
+// plain closing line `N passed, N failed` summing all of them. Exit 1 on any failure.
 // A test file is never forgotten: every *.test.ts below test/ is run.
+// `node test/run.mjs REGEX` runs only the test files matching REGEX (and no scripts);
+// HAGENT_QUICK=1 skips the scripts.
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -19,6 +24,21 @@ function find(dir) {
   return out;
 }
 
+const strip = (s) => s.replace(/\u001b\[[0-9;]*m/g, '');
+
+/** Runs a command, echoing its output; resolves with its exit code and output. */
+function run(args, env = {}) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1', ...env } });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      process.stdout.write(d);
+    });
+    child.on('close', (code) => resolve({ code: code ?? 1, out: strip(out) }));
+  });
+}
+
 const files = find(path.join(root, 'test'));
 const script = `
 globalThis.UVU_DEFER = 1;
@@ -32,23 +52,33 @@ for (const file of files) {
 }
 await uvu.exec(false);
 `;
-const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-  cwd: root,
-  stdio: ['ignore', 'pipe', 'inherit'],
-  env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' },
-});
-let out = '';
-child.stdout.on('data', (d) => {
-  out += d;
-  process.stdout.write(d);
-});
-child.on('close', (code) => {
-  const plain = out.replace(/\u001b\[[0-9;]*m/g, '');
-  const total = Number(/Total:\s+(\d+)/.exec(plain)?.[1] ?? 0);
-  const passed = Number(/Passed:\s+(\d+)/.exec(plain)?.[1] ?? 0);
-  const skipped = Number(/Skipped:\s+(\d+)/.exec(plain)?.[1] ?? 0);
-  let failed = total - passed - skipped;
-  if (code !== 0 && failed === 0) failed = 1; // a crash outside any test still fails the run
-  process.stdout.write(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`);
-  process.exit(failed > 0 || total === 0 ? 1 : 0);
-});
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+const unit = await run(['--import', 'tsx', '--input-type=module', '-e', script]);
+const total = Number(/Total:\s+(\d+)/.exec(unit.out)?.[1] ?? 0);
+passed += Number(/Passed:\s+(\d+)/.exec(unit.out)?.[1] ?? 0);
+skipped += Number(/Skipped:\s+(\d+)/.exec(unit.out)?.[1] ?? 0);
+failed += total - Number(/Passed:\s+(\d+)/.exec(unit.out)?.[1] ?? 0) - Number(/Skipped:\s+(\d+)/.exec(unit.out)?.[1] ?? 0);
+if (unit.code !== 0 && failed === 0) failed += 1; // a crash outside any test still fails the run
+if (total === 0) failed += 1;
+
+const scripts = only || process.env.HAGENT_QUICK ? [] : [
+  ['real npm packages replay', ['--import', 'tsx', 'test/e2e/real-packages.ts']],
+  ['differential test against the Codex engine', ['--import', 'tsx', 'test/codex/differential.ts']],
+  ['reliability under faults', ['--import', 'tsx', 'bench/reliability/run.ts']],
+];
+for (const [name, args] of scripts) {
+  process.stdout.write(`\n=== ${name}: node ${args.join(' ')}\n`);
+  const r = await run(args);
+  const lines = [...r.out.matchAll(/^(\d+) passed, (\d+) failed/gm)];
+  const last = lines[lines.length - 1];
+  if (last) {
+    passed += Number(last[1]);
+    failed += Number(last[2]);
+  }
+  if (r.code !== 0 && (!last || Number(last[2]) === 0)) failed += 1;
+  if (!last && r.code === 0) passed += 1;
+}
+process.stdout.write(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`);
+process.exit(failed > 0 ? 1 : 0);

@@ -6,10 +6,11 @@
  * A failure before the ref moves restores every file; nothing half-done (design.md invariant 1).
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { HagentError, isHagentError } from '../errors.js';
 import {
-  addNote, blobId, commitTree, diffTrees, lsTree, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTree,
+  addNote, blobId, commitTree, diffTrees, lsTree, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTreeWithChanges,
   type IndexEntryUpdate,
 } from '../git/index.js';
 import { discardStaged, publishStaged, readEntry, restoreIfOurs, stageWrites, type Staged, type TargetWrite } from '../fsx/index.js';
@@ -20,7 +21,7 @@ import type { FileMode, FileState, Leniency, MatchLevel, ParsedPatch, PatchOp, P
 import { checkLimits, checkPath, confirmationReasons, type ChangeSize, type Policy } from '../policy/index.js';
 import { loadConfig } from '../config/index.js';
 import type { EffectiveConfig } from '../policy/index.js';
-import { guardTarget, retireRedo, sessionHead, sessionRef, type RepoContext, type Session } from '../session/index.js';
+import { guardTarget, readSessionRefs, retireRedo, sessionRef, type RepoContext, type Session } from '../session/index.js';
 
 /** What a confirmation prompt is shown (patch-language.md §5b). */
 export interface ConfirmationRequest {
@@ -116,9 +117,16 @@ export async function readSnapshot(worktree: string, paths: readonly string[]): 
       throw new HagentError('PATH_DENIED', `${p}: ${e.component} is a symbolic link`, { path: p, component: e.component }, 'hagent never writes through a symlink; name the real file inside the worktree');
     }
     if (e.kind === 'file') snapshot.set(p, { kind: 'file', bytes: e.bytes, mode: e.executable ? '100755' : '100644' });
+    else if (e.kind === 'directory') snapshot.set(p, { kind: 'directory', files: await filesUnder(path.join(worktree, p)) });
     else snapshot.set(p, { kind: e.kind });
   }));
   return snapshot;
+}
+
+/** Every non-folder entry below `dir`, relative and `/`-separated (a patch may empty a folder and put a file in its place). */
+async function filesUnder(dir: string): Promise<string[]> {
+  const entries = await fs.readdir(dir, { recursive: true, withFileTypes: true });
+  return entries.filter((e) => !e.isDirectory()).map((e) => path.relative(dir, path.join(e.parentPath ?? e.path, e.name)).split(path.sep).join('/'));
 }
 
 /**
@@ -201,10 +209,10 @@ export async function applyPatch(ctx: RepoContext, session: Session, options: Ap
   const timeoutMs = options.lockTimeoutMs ?? config.runtime.lockTimeoutMs;
   const { value, recovery } = await guardedWrite(guardTarget(ctx, session), command, { timeoutMs, patch: options.patchText, journal: !options.dryRun }, async () => {
     const parsed = checkOpPaths(parsePatch(options.patchText), policy);
-    const head = await sessionHead(ctx, session);
+    const { head, redo } = await readSessionRefs(ctx, session);
     const watch = options.noWatch || !config.runtime.watch ? null : await watchTargets(session.worktree, pathsToRead(parsed));
     try {
-      const r = await applyLocked(ctx, session, options, parsed, head, policy, config, watch);
+      const r = await applyLocked(ctx, session, options, parsed, head, redo, policy, config, watch);
       return { value: r, files: r.files.map((f) => f.path), head: r.commit ?? head };
     } finally {
       await watch?.close();
@@ -214,7 +222,7 @@ export async function applyPatch(ctx: RepoContext, session: Session, options: Ap
   return value;
 }
 
-async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOptions, parsed: ParsedPatch, head: string, policy: Policy, config: EffectiveConfig & { root: string | null }, watch: TargetWatch | null): Promise<ApplyResult> {
+async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOptions, parsed: ParsedPatch, head: string, redo: string | null, policy: Policy, config: EffectiveConfig & { root: string | null }, watch: TargetWatch | null): Promise<ApplyResult> {
   const worktree = session.worktree;
   if (options.base !== undefined) await assertBaseFresh(ctx, options.base, head, pathsToRead(parsed));
   const snapshot = await readSnapshot(worktree, pathsToRead(parsed));
@@ -269,8 +277,9 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
     }
     watch?.assertHealthy();
     await assertOnlyOurWrites(worktree, writes);
-    await updateIndex(worktree, indexUpdatesOf(intent));
-    const tree = await writeTree(worktree);
+    // The tree is built from the head's trees on the changed paths only; the worktree's index is
+    // brought in line at the same time (independent: objects vs. the index file).
+    const [tree] = await Promise.all([writeTreeWithChanges(worktree, head, indexUpdatesOf(intent)), updateIndex(worktree, indexUpdatesOf(intent))]);
     const commit = await commitTree(worktree, tree, [head], message);
     await writeIntent(ctx.commonDir, { ...intent, commit });
     await updateRefCas(worktree, sessionRef(session), commit, head, `hagent apply: ${plan.files.map((f) => f.path).join(', ')}`.slice(0, 200));
@@ -284,9 +293,11 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
     await removeIntent(ctx.commonDir, session.id);
     throw error;
   }
-  await removeIntent(ctx.commonDir, session.id);
-  await retireRedo(worktree, session);
-  await addNote(worktree, result.commit, options.patchText).catch(() => result.warnings.push('the patch text could not be stored as a note'));
+  await Promise.all([
+    removeIntent(ctx.commonDir, session.id),
+    retireRedo(worktree, session, redo),
+    addNote(worktree, result.commit, options.patchText).catch(() => result.warnings.push('the patch text could not be stored as a note')),
+  ]);
   if (hooksDir) {
     const post = await runUserHook(hooksDir, 'post-apply', { ...hookInput, commit: result.commit }, hookEnv, { timeoutMs: config.runtime.hookTimeoutMs });
     if (post.ran) {

@@ -3,7 +3,6 @@
  * the JSON Schema of `.hagent/config.json`.
  */
 import { loadConfig } from '../config/index.js';
-import { configJsonSchema } from '../policy/index.js';
 import { openRepo } from '../session/index.js';
 import { palette, printJson, printLines, type Io } from '../output/index.js';
 
@@ -22,6 +21,6 @@ export async function runConfigShow(argv: { json?: boolean }, io: Io): Promise<n
 }
 
 export async function runConfigSchema(_argv: unknown, io: Io): Promise<number> {
-  printJson(io, configJsonSchema());
+  printJson(io, (await import('../policy/config-schema.js')).configJsonSchema());
   return 0;
 }

@@ -6,7 +6,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { listWorktrees } from '../git/index.js';
-import { effectiveConfig, parseConfigText, type EffectiveConfig } from '../policy/index.js';
+import { effectiveConfig, type EffectiveConfig } from '../policy/index.js';
 import type { RepoContext } from '../session/index.js';
 
 /**
@@ -34,6 +34,6 @@ export async function loadConfig(ctx: RepoContext, env: Readonly<Record<string, 
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
     }
   }
-  const parsed = text !== null && file ? parseConfigText(text, file) : null;
+  const parsed = text !== null && file ? (await import('../policy/config-schema.js')).parseConfigText(text, file) : null;
   return { ...effectiveConfig(parsed, parsed ? file : null, env), root };
 }

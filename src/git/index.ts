@@ -5,3 +5,4 @@
 export { runGit, gitText, type GitResult, type RunGitOptions } from './run.js';
 export * from './plumbing.js';
 export * from './objects.js';
+export * from './tree.js';

@@ -16,7 +16,7 @@
 import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { HagentError } from '../errors.js';
 import { redactSecrets } from './redact.js';
 
@@ -32,25 +32,23 @@ export const MAX_JOURNAL_PATCH_CHARS = 256 * 1024;
  * of the original patch text (UTF-8) and `patch` its redacted copy; `redactions` counts what was
  * hidden; `durationMs` is wall time in ms. Unknown keys are kept on read (`passthrough`).
  */
-export const JournalEntrySchema = z
-  .object({
-    time: z.string(),
-    session: z.string(),
-    command: z.string(),
-    ok: z.boolean(),
-    code: z.string().optional(),
-    message: z.string().optional(),
-    hint: z.string().optional(),
-    files: z.array(z.string()).optional(),
-    base: z.string().optional(),
-    head: z.string().optional(),
-    patchSha256: z.string().regex(/^[0-9a-f]{64}$/).optional(),
-    patch: z.string().optional(),
-    patchTruncated: z.boolean().optional(),
-    redactions: z.number().int().nonnegative().optional(),
-    durationMs: z.number().nonnegative().optional(),
-  })
-  .passthrough();
+export const JournalEntrySchema = z.looseObject({
+  time: z.string(),
+  session: z.string(),
+  command: z.string(),
+  ok: z.boolean(),
+  code: z.optional(z.string()),
+  message: z.optional(z.string()),
+  hint: z.optional(z.string()),
+  files: z.optional(z.array(z.string())),
+  base: z.optional(z.string()),
+  head: z.optional(z.string()),
+  patchSha256: z.optional(z.string().check(z.regex(/^[0-9a-f]{64}$/))),
+  patch: z.optional(z.string()),
+  patchTruncated: z.optional(z.boolean()),
+  redactions: z.optional(z.number().check(z.int(), z.nonnegative())),
+  durationMs: z.optional(z.number().check(z.nonnegative())),
+});
 
 /** A journal line as read back. */
 export type JournalEntry = z.infer<typeof JournalEntrySchema>;

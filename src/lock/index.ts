@@ -42,7 +42,7 @@ import { closeSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, readF
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { HagentError } from '../errors.js';
 
 /** Default wait for a held lock, in ms (issue 4: `--lock-timeout` default 10 s). */
@@ -66,11 +66,11 @@ export interface LockHolder {
 }
 
 const HolderSchema = z.object({
-  pid: z.number().int().positive(),
+  pid: z.number().check(z.int(), z.positive()),
   hostname: z.string(),
   command: z.string(),
   startedAt: z.string(),
-  token: z.string().min(8).max(128),
+  token: z.string().check(z.minLength(8), z.maxLength(128)),
 });
 
 /** What `hagent doctor` learns about a session lock. `ageMs` is from the file's mtime. */

@@ -64,7 +64,12 @@ export function printError(io: Io, error: HagentError, json: boolean, extra: Rec
   if (d.chunk !== undefined) lines.push(`  ${p.dim('chunk:')} ${d.chunk}`);
   if (d.line !== undefined) lines.push(`  ${p.dim('line:')} ${d.line}`);
   if (d.candidates?.length) lines.push(`  ${p.dim('candidates (lines):')} ${d.candidates.join(', ')}`);
-  if (typeof d.closest === 'string') lines.push(`  ${p.dim('closest:')} ${d.closest}`);
+  const closest = d.closest as { startLine?: number; endLine?: number } | undefined;
+  if (closest?.startLine !== undefined) lines.push(`  ${p.dim('closest region:')} lines ${closest.startLine}-${closest.endLine}`);
+  const diff = d.firstDifference as { line?: number; file?: string | null; patch?: string } | undefined;
+  if (diff?.line !== undefined) lines.push(`  ${p.dim(`line ${diff.line}, file: `)} ${JSON.stringify(diff.file)}`, `  ${p.dim(`line ${diff.line}, patch:`)} ${JSON.stringify(diff.patch)}`);
+  if (typeof d.text === 'string' && error.code === 'PATCH_SYNTAX') lines.push(`  ${p.dim('text:')} ${JSON.stringify(d.text)}`);
+  if (Array.isArray(d.expected)) lines.push(`  ${p.dim('expected one of:')} ${(d.expected as string[]).join(' | ')}`);
   if (error.hint) lines.push(`  ${p.cyan('hint:')} ${error.hint}`);
   io.stderr.write(`${lines.join('\n')}\n`);
 }

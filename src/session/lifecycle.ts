@@ -34,11 +34,23 @@ export function redoRef(session: Pick<Session, 'id'>): string {
  * After a new commit on a session whose patches were undone, the undone commits can no longer
  * be redone in place: they are kept reachable under `refs/hagent/<id>/undone/<sha>`.
  */
-export async function retireRedo(cwd: string, session: Pick<Session, 'id'>): Promise<void> {
-  const redo = await readRef(cwd, redoRef(session));
+export async function retireRedo(cwd: string, session: Pick<Session, 'id'>, knownRedo?: string | null): Promise<void> {
+  const redo = knownRedo === undefined ? await readRef(cwd, redoRef(session)) : knownRedo;
   if (!redo) return;
   await runGit(['update-ref', '--create-reflog', '-m', 'hagent: undone commits kept', `refs/hagent/${session.id}/undone/${redo.slice(0, 12)}`, redo], { cwd });
   await runGit(['update-ref', '-d', redoRef(session), redo], { cwd, allowFailure: true });
+}
+
+/**
+ * The session head and its redo ref with one `git for-each-ref`.
+ * @throws HagentError SESSION_NOT_FOUND when the branch is gone.
+ */
+export async function readSessionRefs(ctx: RepoContext, session: Session): Promise<{ head: string; redo: string | null }> {
+  const out = await runGit(['for-each-ref', '--format=%(refname) %(objectname)', sessionRef(session), redoRef(session)], { cwd: ctx.cwd });
+  const refs = new Map(out.stdout.toString('utf8').split('\n').filter(Boolean).map((l) => l.split(' ') as [string, string]));
+  const head = refs.get(sessionRef(session));
+  if (!head) throw new HagentError('SESSION_NOT_FOUND', `session ${session.id}: its branch ${sessionBranch(session.id)} is gone`, { session: session.id }, `end it with: hagent session end ${session.id} --force`);
+  return { head, redo: refs.get(redoRef(session)) ?? null };
 }
 
 /** Current head commit of a session. @throws HagentError SESSION_NOT_FOUND when its branch is gone. */

@@ -4,7 +4,7 @@
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { HagentError } from '../errors.js';
 import { readJsonFile, writeJsonFile } from '../fsx/index.js';
 
@@ -12,7 +12,7 @@ import { readJsonFile, writeJsonFile } from '../fsx/index.js';
 export const ApprovalSchema = z.object({
   head: z.string(),
   /** null: every path; otherwise only these paths. */
-  paths: z.array(z.string()).nullable(),
+  paths: z.nullable(z.array(z.string())),
   at: z.string(),
 });
 
@@ -32,10 +32,10 @@ export const SessionSchema = z.object({
   branch: z.string(),
   base: z.string(),
   /** Full ref of the branch the user had checked out (the land target); null when detached. */
-  target: z.string().nullable(),
+  target: z.nullable(z.string()),
   createdAt: z.string(),
-  approval: ApprovalSchema.nullable().default(null),
-  lands: z.array(LandRecordSchema).default([]),
+  approval: z._default(z.nullable(ApprovalSchema), null),
+  lands: z._default(z.array(LandRecordSchema), []),
 });
 
 export type Session = z.infer<typeof SessionSchema>;

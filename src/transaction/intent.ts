@@ -5,10 +5,10 @@
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod/mini';
 import { readJsonFile, writeJsonFile } from '../fsx/index.js';
 
-const Side = z.object({ oid: z.string(), mode: z.string() }).nullable();
+const Side = z.nullable(z.object({ oid: z.string(), mode: z.string() }));
 
 export const IntentSchema = z.object({
   version: z.literal(1),
@@ -20,10 +20,10 @@ export const IntentSchema = z.object({
   /** Session head the transaction started from. */
   head: z.string(),
   /** The commit, once written (before the ref moves). */
-  commit: z.string().nullable(),
+  commit: z.nullable(z.string()),
   message: z.string(),
-  note: z.string().nullable(),
-  targets: z.array(z.object({ rel: z.string(), prior: Side, next: Side, tmp: z.string().nullable() })),
+  note: z.nullable(z.string()),
+  targets: z.array(z.object({ rel: z.string(), prior: Side, next: Side, tmp: z.nullable(z.string()) })),
 });
 
 export type Intent = z.infer<typeof IntentSchema>;

@@ -118,6 +118,18 @@ t('a file can become a folder of the same name in one patch', () => {
   assert.is(git(s.worktree, 'status', '--porcelain'), '');
 });
 
+t('a folder can become a file of the same name in one patch', () => {
+  const { repo, s } = repoWithSession({ 'a.txt': 'a\n', 'q/only.txt': 'o\n', 'q/deep/two.txt': 't\n' });
+  const r = hagent(s.worktree, ['apply', '-', '--json', '--yes'], { input: '*** Begin Patch\n*** Delete File: q/only.txt\n*** Delete File: q/deep/two.txt\n*** Add File: q\n+now a file\n*** End Patch\n' });
+  assert.is(r.status, 0, r.stdout);
+  assert.is(git(repo, 'show', 'hagent/s1:q'), 'now a file');
+  assert.is(git(s.worktree, 'status', '--porcelain'), '');
+  const partial = hagent(s.worktree, ['apply', '-', '--json', '--yes'], { input: '*** Begin Patch\n*** Delete File: q\n*** Add File: q/x/y.txt\n+y\n*** End Patch\n' });
+  assert.is(partial.status, 0, partial.stdout);
+  assert.is(git(repo, 'show', 'hagent/s1:q/x/y.txt'), 'y');
+  assert.is(git(s.worktree, 'status', '--porcelain'), '');
+});
+
 t('usage errors exit 2 and --help exits 0 with examples', () => {
   const repo = makeRepo();
   const bad = hagent(repo, ['frobnicate']);

@@ -1,0 +1,53 @@
+/**
+ * The zod schema of `.hagent/config.json`, its validation and its JSON Schema for editors.
+ * Loaded lazily: only when a config file exists or `hagent config schema` runs.
+ */
+import * as z from 'zod';
+import { HagentError } from '../errors.js';
+import type { ConfigFile } from './config.js';
+
+const count = z.number().int().min(0);
+
+/** Schema of `.hagent/config.json`. Unknown keys are errors (a typo must not be ignored). */
+export const ConfigSchema: z.ZodType<ConfigFile> = z.strictObject({
+  $schema: z.string().optional(),
+  deniedPaths: z.array(z.string().min(1)).optional().describe('extra globs never written (added to the built-in list)'),
+  suffixes: z.strictObject({
+    mode: z.enum(['deny', 'allow']),
+    list: z.array(z.string().min(1)),
+  }).optional().describe('suffix policy: a deny-list (default) or an allow-list of file endings'),
+  maxFiles: count.optional().describe('most files one patch may touch (default 10)'),
+  maxChangedLines: count.optional().describe('most changed lines one patch may have (default 800)'),
+  confirmFiles: count.optional().describe('files from which a patch needs a human yes (default 6)'),
+  confirmChangedLines: count.optional().describe('changed lines from which a patch needs a human yes (default 400)'),
+  confirmDeletes: z.boolean().optional().describe('a patch that deletes a file needs a human yes (default true)'),
+  lockTimeoutMs: count.optional().describe('how long a writing command waits for the session lock (default 10000)'),
+  hookTimeoutMs: count.optional().describe('how long a user hook may run (default 30000)'),
+  watch: z.boolean().optional().describe('watch the targets for outside writes during an apply (default true)'),
+});
+
+
+/**
+ * Validates the text of a config file.
+ * @throws HagentError USAGE naming the file, the key and what is wrong.
+ */
+export function parseConfigText(text: string, file: string): ConfigFile {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    throw new HagentError('CONFIG_INVALID', `${file} is not valid JSON: ${(e as Error).message}`, { path: file }, 'fix the file; hagent config schema prints its JSON Schema');
+  }
+  const parsed = ConfigSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const key = issue.path.length ? issue.path.join('.') : (issue as { keys?: string[] }).keys?.join(', ') ?? '(top level)';
+    throw new HagentError('CONFIG_INVALID', `${file}: invalid value at "${key}": ${issue.message}`, { path: file, key }, 'fix the key; hagent config show prints the effective values, hagent config schema the schema');
+  }
+  return parsed.data;
+}
+
+/** JSON Schema of `.hagent/config.json`, for editors (`hagent config schema`). */
+export function configJsonSchema(): unknown {
+  return z.toJSONSchema(ConfigSchema);
+}
