@@ -4,13 +4,9 @@
  * compare-and-swap, and a checkout of the target is updated only on the files the land changes,
  * refusing when any of them has uncommitted user changes (design.md invariant 5).
  */
-import { promises as fs } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { HagentError } from '../errors.js';
 import {
-  checkoutTreeDelta, commitTree, diffTrees, dirtyPaths, firstParentChain, listWorktrees, lsTree, readRef, readTreeIntoIndex,
-  runGit, treeOf, updateIndex, updateRefCas, writeTree, type IndexEntryUpdate,
+  checkoutTreeDelta, commitTree, diffTrees, dirtyPaths, listWorktrees, lsTree, readRef, runGit, treeOf, updateRefCas, writeTreeWithChanges,
 } from '../git/index.js';
 import { guardTarget, readSession, sessionHead, writeSession, type RepoContext, type Session } from '../session/index.js';
 import { guardedWrite } from '../transaction/index.js';
@@ -50,30 +46,22 @@ export function parseMergeTree(out: Buffer): { tree: string; conflicts: string[]
 
 /** The squash message: a summary of the session's patches. */
 async function squashMessage(cwd: string, session: Session, head: string, files: readonly { path: string; status: string }[], paths: string[] | null): Promise<string> {
-  const chain = await firstParentChain(cwd, session.base, head);
   const subjects = await runGit(['log', '--first-parent', '--format=%s', `${session.base}..${head}`], { cwd });
   const lines = subjects.stdout.toString('utf8').split('\n').filter(Boolean).reverse().map((s) => `- ${s.replace(/^hagent: /, '')}`);
+  const chain = lines;
   const scope = paths ? ` (approved: ${paths.length} of the session's files)` : '';
   return `hagent: land session ${session.id} (${chain.length} patch${chain.length === 1 ? '' : 'es'}, ${files.length} file${files.length === 1 ? '' : 's'})${scope}\n\n${lines.join('\n')}\n\nHagent-Session: ${session.id}\nHagent-Op: land\nHagent-Head: ${head}\n`;
 }
 
 /** A commit on `base` holding the head's version of `paths` only (partial approval). */
 async function approvedSubsetCommit(cwd: string, base: string, head: string, paths: readonly string[]): Promise<string> {
-  const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'hagent-land-'));
-  const index = path.join(dir, 'index');
-  try {
-    await readTreeIntoIndex(cwd, base, index);
-    const inHead = await lsTree(cwd, head, paths);
-    const entries: IndexEntryUpdate[] = paths.map((p) => {
-      const e = inHead.get(p);
-      return e ? { path: p, mode: e.mode, oid: e.oid } : { path: p, mode: '0', oid: null };
-    });
-    await updateIndex(cwd, entries, index);
-    const tree = await writeTree(cwd, index);
-    return await commitTree(cwd, tree, [base], `hagent: approved part of ${head.slice(0, 12)}\n`);
-  } finally {
-    await fs.rm(dir, { recursive: true, force: true });
-  }
+  const inHead = await lsTree(cwd, head, paths);
+  const changes = paths.map((p) => {
+    const e = inHead.get(p);
+    return e ? { path: p, mode: e.mode, oid: e.oid } : { path: p, mode: '0', oid: null };
+  });
+  const tree = await writeTreeWithChanges(cwd, base, changes);
+  return commitTree(cwd, tree, [base], `hagent: approved part of ${head.slice(0, 12)}\n`);
 }
 
 /**
