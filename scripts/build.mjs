@@ -2,6 +2,7 @@
 // bundled vs ~250 ms unbundled). Commands load lazily through code splitting.
 import { build } from 'esbuild';
 import { rmSync, chmodSync, renameSync, existsSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 
 // Build beside dist/ and swap it in, so a CLI already running keeps a whole bundle.
 const out = `dist.tmp-${process.pid}`;
@@ -31,6 +32,9 @@ await build({
   logLevel: 'warning',
 });
 chmodSync(`${out}/hagent.js`, 0o755);
+// Type declarations of the library face (dist/types/index.d.ts), from the TypeScript compiler.
+const tsc = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json', '--outDir', `${out}/types`], { stdio: 'inherit' });
+if (tsc.status !== 0) process.exit(tsc.status ?? 1);
 const old = `dist.old-${process.pid}`;
 if (existsSync('dist')) renameSync('dist', old);
 renameSync(out, 'dist');

@@ -52,6 +52,7 @@ export const EXIT_STATUS = {
   DETACHED_TARGET: 1,
   CONFIG_INVALID: 1,
   WATCH_FAILED: 1,
+  IO_FAILED: 1,
   GIT_FAILED: 1,
   // usage and bugs
   USAGE: 2,
@@ -122,9 +123,35 @@ export function isHagentError(value: unknown): value is HagentError {
   return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
 }
 
-/** Wraps anything thrown into a HagentError; non-hagent errors become `INTERNAL`. */
+/** File-system errors that are the machine's state, not hagent's bug: refused as `IO_FAILED`. */
+const IO_ERRNOS: Record<string, string> = {
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted (read-only or immutable)',
+  EROFS: 'the file system is read-only',
+  ENOSPC: 'no space left on the device',
+  EDQUOT: 'the disk quota is exceeded',
+  EIO: 'an I/O error',
+  EBUSY: 'the file is busy',
+  EMFILE: 'too many open files',
+  ENFILE: 'too many open files in the system',
+  ENAMETOOLONG: 'the name is too long',
+  ENOTDIR: 'a part of the path is not a folder',
+  EISDIR: 'the path is a folder',
+  ETXTBSY: 'the file is busy',
+};
+
+/**
+ * Wraps anything thrown into a HagentError: a file-system error of the machine's state
+ * (EACCES, EPERM, EROFS, ENOSPC, …) becomes `IO_FAILED` naming the path and errno (exit 1);
+ * anything else that is not a HagentError becomes `INTERNAL` (exit 3).
+ */
 export function toHagentError(value: unknown): HagentError {
   if (isHagentError(value)) return value;
+  const errno = (value as NodeJS.ErrnoException | null)?.code;
+  if (typeof errno === 'string' && IO_ERRNOS[errno]) {
+    const file = (value as NodeJS.ErrnoException).path;
+    return new HagentError('IO_FAILED', `${file ? `${file}: ` : ''}${IO_ERRNOS[errno]} (${errno})`, { ...(file ? { path: file } : {}), errno }, 'fix the file system (permissions, space, immutable flags), then run the command again; files were restored to what they were', { cause: value });
+  }
   const message = value instanceof Error ? value.message : String(value);
   return new HagentError('INTERNAL', `internal error: ${message}`, {}, 'this is a bug in hagent; nothing was half-written. Please report it with the command you ran.', { cause: value });
 }

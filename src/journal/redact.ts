@@ -51,7 +51,9 @@ const AUTH_HEADER = /\b(Authorization["']?\s*[:=]\s*["']?(?:Bearer|Basic|Token|t
  * or `=>` (not `==`), then a quoted or bare value. Groups: 1 key, 2 separator, 3 quote and 4 the
  * quoted value, or 5 the bare value.
  */
-const ASSIGNMENT = /([A-Za-z_$][\w$.-]*)(["']?[ \t]*(?::=|=>|[:=](?![=>]))[ \t]*)(?:(["'`])([^"'`\n]*)\3|([^\s"'`,;]+))/g;
+// A key starts only where no key character precedes it, and is at most 128 characters: without
+// both, a long run of word characters is rescanned from every position (quadratic time).
+const ASSIGNMENT = /(?<![\w$.-])([A-Za-z_$][\w$.-]{0,127})(["']?[ \t]*(?::=|=>|[:=](?![=>]))[ \t]*)(?:(["'`])([^"'`\n]*)\3|([^\s"'`,;]+))/g;
 
 /** Words that make a key secret when one of them ends the key (optionally followed by KEY_TAIL). */
 const SECRET_WORDS = new Set(['password', 'passwd', 'pwd', 'pass', 'passphrase', 'secret', 'token', 'apikey', 'credential', 'credentials', 'privatekey', 'accesskey', 'secretkey', 'authkey', 'auth']);

@@ -20,10 +20,12 @@ export interface TargetWatch {
 
 /**
  * Starts watching `targets` (relative paths) under `root`; resolves once chokidar is ready.
- * chokidar is imported lazily: only the apply path pays for it (design.md).
+ * chokidar is imported lazily: only the apply path pays for it (design.md). With no targets there
+ * is nothing to watch (chokidar would never report ready).
  * @throws HagentError WATCH_FAILED when the watcher cannot start (e.g. inotify limit).
  */
 export async function watchTargets(root: string, targets: readonly string[]): Promise<TargetWatch> {
+  if (targets.length === 0) return { events: [], assertHealthy() {}, close: async () => {} };
   const { watch } = await import('chokidar');
   const events: string[] = [];
   let failure: Error | null = null;
