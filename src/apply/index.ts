@@ -157,8 +157,29 @@ function changeSize(plan: Plan): ChangeSize {
   return { files: plan.files.length, changedLines, deletes: plan.files.filter((f) => f.op === 'delete').length };
 }
 
-function previewOf(plan: Plan): string {
-  return plan.files.map((f) => `${f.op === 'add' ? 'A' : f.op === 'delete' ? 'D' : f.op === 'move' ? 'R' : 'M'} ${f.from ? `${f.from} -> ` : ''}${f.path} (+${f.added} -${f.removed})`).join('\n');
+const PREVIEW_MAX_LINES = 60;
+
+/**
+ * What a human sees before saying yes (issue: safety envelope §2): the file list with op kinds
+ * and line counts, then a unified diff preview (at most 60 lines, computed with diff@9 and a
+ * timeout so a huge file cannot stall the prompt).
+ */
+async function previewOf(plan: Plan, snapshot: ReadonlyMap<string, FileState>): Promise<string> {
+  const list = plan.files.map((f) => `  ${f.op === 'add' ? 'A' : f.op === 'delete' ? 'D' : f.op === 'move' ? 'R' : 'M'} ${f.from ? `${f.from} -> ` : ''}${f.path} (+${f.added} -${f.removed})`);
+  const { createTwoFilesPatch } = await import('diff');
+  const decoder = new TextDecoder();
+  const diffLines: string[] = [];
+  for (const f of plan.files) {
+    const before = snapshot.get(f.from ?? f.path);
+    const oldText = before?.kind === 'file' ? decoder.decode(before.bytes) : '';
+    const newText = f.bytes ? decoder.decode(f.bytes) : '';
+    const patch = createTwoFilesPatch(f.from ?? f.path, f.path, oldText, newText, '', '', { context: 2, timeout: 200 });
+    diffLines.push(...(patch ?? '').split('\n').slice(2).filter((l) => l.length > 0));
+    if (diffLines.length > PREVIEW_MAX_LINES) break;
+  }
+  const shown = diffLines.slice(0, PREVIEW_MAX_LINES);
+  if (diffLines.length > shown.length) shown.push(`… (${diffLines.length - shown.length}+ more lines: hagent apply --dry-run --json, or hagent check)`);
+  return [...list, '', ...shown].join('\n');
 }
 
 /** Every path the plan changes, with its new bytes (null: deleted) and the bytes it must still hold. */
@@ -233,7 +254,7 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
   const files = plan.files.map(fileResult);
   const reasons = confirmationReasons(size, policy);
   if (reasons.length && !options.yes && !options.dryRun) {
-    const request: ConfirmationRequest = { reasons, files, preview: previewOf(plan) };
+    const request: ConfirmationRequest = { reasons, files, preview: await previewOf(plan, snapshot) };
     const yes = options.confirm ? await options.confirm(request) : false;
     if (!yes) {
       throw new HagentError('CONFIRMATION_REQUIRED', `this patch needs a human yes: it ${reasons.join(', ')}`, { reasons, files: files.map((f) => f.path), confirmed: options.confirm ? false : null }, options.confirm ? 'the answer was no; nothing was written' : 'ask the human, then run again with --yes');

@@ -4,7 +4,7 @@
  */
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { BIN, GIT_ENV, git, hagent, makeRepo, startSession, writeFiles } from '../helpers/index.js';
@@ -94,6 +94,30 @@ t('a second writer waits for the lock and gets LOCKED after --lock-timeout, nami
   const code = await new Promise((resolve) => slow.on('close', resolve));
   assert.is(code, 0);
   assert.is(readFileSync(path.join(s.worktree, 'a.txt'), 'utf8'), 'A\n');
+});
+
+/** Runs hagent on a pseudo-terminal (util-linux `script`), typing `answer` at the prompt. */
+function onTty(cwd: string, args: string[], answer: string): { status: number | null; out: string } {
+  const cmd = [process.execPath, BIN, ...args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
+  const r = spawnSync('sh', ['-c', `(sleep 2; printf '${answer}\\r') | script -qec "${cmd.replace(/"/g, '\\"')}" /dev/null`], { cwd, env: { ...process.env, ...GIT_ENV, NO_COLOR: '1' }, encoding: 'utf8' });
+  return { status: r.status, out: r.stdout };
+}
+
+t('on a terminal a risky patch shows files and a diff preview and asks; no is the default', () => {
+  if (spawnSync('script', ['--version']).error) return; // util-linux script is needed for a pseudo-terminal
+  const repo = makeRepo({ 'a.txt': 'a\nb\n', 'b.txt': 'keep\n' });
+  const s = startSession(repo);
+  const patch = path.join(s.worktree, '..', 'risky.patch');
+  writeFileSync(patch, '*** Begin Patch\n*** Delete File: b.txt\n*** Update File: a.txt\n-b\n+B\n*** End Patch\n');
+  const no = onTty(s.worktree, ['apply', patch], 'n');
+  assert.match(no.out, /needs your yes/);
+  assert.match(no.out, /D b\.txt/);
+  assert.match(no.out, /-keep/, 'a diff preview is shown');
+  assert.match(no.out, /CONFIRMATION_REQUIRED/);
+  assert.ok(existsSync(path.join(s.worktree, 'b.txt')), 'no means nothing is written');
+  const yes = onTty(s.worktree, ['apply', patch], 'y');
+  assert.match(yes.out, /Success\. Updated the following files:/);
+  assert.not.ok(existsSync(path.join(s.worktree, 'b.txt')));
 });
 
 t('--no-watch is recorded in the result', () => {
