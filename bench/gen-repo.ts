@@ -17,6 +17,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { prng } from '../test/helpers/random.js';
 
 /** Bump when the generated content or layout changes: old caches are then ignored. */
 const VERSION = 1;
@@ -61,17 +62,6 @@ export function git(args: readonly string[], cwd: string, extra: SpawnSyncOption
   return String(r.stdout);
 }
 
-/** Mulberry32: small, fast, seeded. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = [
   'alpha', 'beta', 'gamma', 'delta', 'omega', 'core', 'util', 'model', 'view', 'store', 'cache', 'query', 'index', 'parser',

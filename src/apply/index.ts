@@ -16,8 +16,8 @@ import {
 import { discardStaged, publishStaged, readEntry, restoreIfOurs, stageWrites, type Staged, type TargetWrite } from '../fsx/index.js';
 import { assertPreApplyAccepted, runUserHook } from '../user-hooks/index.js';
 import { guardedWrite, removeIntent, writeIntent, watchTargets, type Intent, type Recovery, type TargetWatch } from '../transaction/index.js';
-import { parsePatch, pathsToRead, planPatch } from '../patch/index.js';
-import type { FileMode, FileState, Leniency, MatchLevel, ParsedPatch, PatchOp, Plan, PlannedFile } from '../patch/types.js';
+import { parsePatch, pathsToRead, planPatch, type ResultFile } from '../patch/index.js';
+import type { FileMode, FileState, Leniency, ParsedPatch, PatchOp, Plan, PlannedFile } from '../patch/types.js';
 import { checkLimits, checkPath, confirmationReasons, type ChangeSize, type Policy } from '../policy/index.js';
 import { loadConfig } from '../config/index.js';
 import type { EffectiveConfig } from '../policy/index.js';
@@ -52,14 +52,7 @@ export interface ApplyOptions {
 }
 
 /** One file of a result (patch-language.md §7). Counts are lines. */
-export interface FileResult {
-  path: string;
-  op: 'add' | 'update' | 'delete' | 'move';
-  from?: string;
-  added: number;
-  removed: number;
-  level?: MatchLevel;
-}
+export type FileResult = ResultFile;
 
 /** Success of `hagent apply --json` (patch-language.md §7). `commit` is null on a dry run. */
 export interface ApplyResult {

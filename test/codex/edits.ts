@@ -13,17 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { splitText, type TextFile } from '../../src/patch/text-file.js';
 
-/** A seeded PRNG (mulberry32): `() => [0, 1)`; the same seed always gives the same run. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { prng } from '../helpers/random.js';
 
 /** Small helpers over a `() => [0,1)` source. */
 export class Rand {

@@ -11,6 +11,7 @@ import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync,
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { BIN, GIT_ENV, ROOT, diffSnapshots, git, makeRepo, snapshotTree, startSession, tempDir, type SnapEntry } from './index.js';
+import { prng } from './random.js';
 
 // ---------------------------------------------------------------- common
 
@@ -27,16 +28,7 @@ export interface Figure {
 export type Session = { id: string; worktree: string; branch: string; base: string };
 
 /** A seeded PRNG (mulberry32), so a failing run can be replayed with the same seed. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const rng = prng;
 const pick = <T>(r: () => number, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
 const int = (r: () => number, lo: number, hi: number) => lo + Math.floor(r() * (hi - lo + 1));
 
