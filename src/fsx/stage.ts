@@ -92,7 +92,9 @@ export async function stageWrites(root: string, writes: readonly TargetWrite[], 
   const tmps: (string | null)[] = [];
   for (const w of writes) {
     await assertNoSymlink(root, w.rel);
-    tmps.push(w.bytes === null ? null : tempNameFor(w.rel, txid, await stagingDir(root, w.rel)));
+    // The index keeps two new files with one name (a/x.ts, b/x.ts) apart when both stage in a
+    // shared ancestor folder.
+    tmps.push(w.bytes === null ? null : tempNameFor(w.rel, `${txid}-${tmps.length}`, await stagingDir(root, w.rel)));
   }
   await beforeFirstWrite?.(tmps);
   try {

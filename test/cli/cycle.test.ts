@@ -130,6 +130,14 @@ t('a folder can become a file of the same name in one patch', () => {
   assert.is(git(s.worktree, 'status', '--porcelain'), '');
 });
 
+t('two new files with one name in two new folders are staged apart', () => {
+  const { repo, s } = repoWithSession();
+  const r = hagent(s.worktree, ['apply', '-', '--json'], { input: '*** Begin Patch\n*** Add File: src/one/index.ts\n+1\n*** Add File: src/two/index.ts\n+2\n*** End Patch\n' });
+  assert.is(r.status, 0, r.stdout);
+  assert.is(git(repo, 'show', 'hagent/s1:src/one/index.ts'), '1');
+  assert.is(git(repo, 'show', 'hagent/s1:src/two/index.ts'), '2');
+});
+
 t('usage errors exit 2 and --help exits 0 with examples', () => {
   const repo = makeRepo();
   const bad = hagent(repo, ['frobnicate']);
