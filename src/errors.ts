@@ -53,6 +53,7 @@ export const EXIT_STATUS = {
   CONFIG_INVALID: 1,
   WATCH_FAILED: 1,
   IO_FAILED: 1,
+  WORKTREE_BROKEN: 1,
   GIT_FAILED: 1,
   // usage and bugs
   USAGE: 2,

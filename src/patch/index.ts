@@ -10,7 +10,7 @@
  * Paths are opaque strings here: policy normalizes and checks them before planning.
  */
 
-import { isHagentError, type HagentError } from '../errors.js';
+import { isHagentError, HagentError } from '../errors.js';
 import { closeUnified, locatePatch, unwrapText, type Intake } from './intake.js';
 import { parseCodex } from './parse-codex.js';
 import { parseUnifiedDiff } from './parse-udiff.js';
@@ -55,7 +55,14 @@ export type {
  * // parsed.ops[0] → { kind: 'add', path: 'a.txt', lines: ['hi'], finalNewline: true, patchLine: 2 }
  */
 export function parsePatch(text: string): ParsedPatch {
-  const intake = unwrapText(text);
+  let intake: ReturnType<typeof unwrapText>;
+  try {
+    intake = unwrapText(text);
+  } catch (e) {
+    // A wrapper nested thousands deep exhausts the stack while it is unwrapped.
+    if (e instanceof RangeError) throw new HagentError('PATCH_SYNTAX', 'the patch is wrapped too deeply to read', { line: 1 }, 'send the patch text itself (*** Begin Patch … *** End Patch), or one level of JSON around it');
+    throw e;
+  }
   try {
     return parseLines(intake);
   } catch (e) {

@@ -97,7 +97,9 @@ export function globToRegExp(glob: string): RegExp {
  */
 export function deniedReason(path: string, policy: Policy): string | null {
   const parts = path.split('/');
-  if (parts.some((p) => p.toLowerCase() === '.git')) return 'hagent never writes inside .git';
+  // `.git` in any case, with trailing dots or spaces, and its 8.3 short name `git~1` all name the
+  // git folder on some file systems (git's own is_ntfs_dotgit rule).
+  if (parts.some((p) => /^\.git[. ]*$/i.test(p) || /^git~\d+$/i.test(p))) return 'hagent never writes inside .git';
   if (parts[0]?.toLowerCase() === '.hagent') return ".hagent/ holds hagent's own policy and hooks";
   for (const glob of policy.deniedPaths) {
     if (globToRegExp(glob).test(path)) return `the path matches the denied pattern ${glob}`;

@@ -145,6 +145,9 @@ export async function copyWorktreeIncludes(top: string, worktree: string): Promi
   for (const rel of ignored.stdout.toString('utf8').split('\0').filter(Boolean)) {
     const entry = await readEntry(top, rel);
     if (entry.kind !== 'file') continue;
+    // Never through a symlink on the worktree side either (a tracked link at --base).
+    const there = await readEntry(worktree, rel);
+    if (there.kind !== 'missing') continue;
     if (await copyFileNoClobber(path.join(top, rel), path.join(worktree, rel))) copied.push(rel);
   }
   return copied;
@@ -173,7 +176,7 @@ export async function listSessionSummaries(ctx: RepoContext): Promise<SessionSum
     return {
       id: s.id, worktree: s.worktree, branch: s.branch, base: s.base, head, target: s.target, commits, createdAt: s.createdAt,
       approved: !!head && s.approval?.head === head,
-      landed: !!head && s.lands.some((l) => l.head === head),
+      landed: !!head && (await isLanded(ctx, s, head)),
     };
   }));
 }
@@ -208,7 +211,7 @@ export async function sessionStatus(ctx: RepoContext, id?: string): Promise<Stat
   ]);
   return {
     id: s.id, worktree: s.worktree, branch: s.branch, base: s.base, head, target: s.target, commits: chain.length,
-    createdAt: s.createdAt, approved: s.approval?.head === head, landed: s.lands.some((l) => l.head === head),
+    createdAt: s.createdAt, approved: s.approval?.head === head, landed: await isLanded(ctx, s, head),
     changed: changes.map((c) => ({ path: c.path, status: c.status })),
     outsideEdits: outside, worktreeExists,
   };
@@ -227,12 +230,13 @@ export async function outsideEdits(worktree: string): Promise<ChangedFile[]> {
 }
 
 /**
- * True when every change of the session (base → head) is already on its target: either a land
- * recorded this head, or the target holds the same content on every path the session changed
- * (squash lands are recognised by content, not ancestry: prior-art.md §3).
+ * True when every change of the session (base → head) is on its target now: the target holds the
+ * same content on every path the session changed. Land records are not trusted (a partial land,
+ * or a target reset since, leaves work behind); squash lands are recognised by content, not
+ * ancestry (prior-art.md §3).
  */
 export async function isLanded(ctx: RepoContext, s: Session, head: string): Promise<boolean> {
-  if (head === s.base || s.lands.some((l) => l.head === head)) return true;
+  if (head === s.base) return true;
   if (!s.target) return false;
   const targetHead = await readRef(ctx.cwd, s.target);
   if (!targetHead) return false;
@@ -259,6 +263,9 @@ export interface EndResult {
  */
 export async function endSession(ctx: RepoContext, id: string | undefined, force: boolean): Promise<EndResult> {
   const s = await resolveSession(ctx, id);
+  if (isInside(s.worktree, ctx.cwd)) {
+    throw new HagentError('USAGE', `you are inside session ${s.id}'s worktree, which ending it removes`, { session: s.id }, `cd to your own checkout first, then: hagent session end ${s.id}`);
+  }
   const head = await readRef(ctx.cwd, sessionRef(s));
   const worktreeExists = await fs.stat(s.worktree).then(() => true, () => false);
   if (!force) {

@@ -3,7 +3,10 @@
  * lock, recovery of an interrupted transaction, and one journal line per attempt — applied or
  * refused — whatever the command.
  */
-import { toHagentError } from '../errors.js';
+import { promises as fs, realpathSync } from 'node:fs';
+import path from 'node:path';
+import { HagentError, toHagentError } from '../errors.js';
+import { runGit } from '../git/index.js';
 import { appendJournal, type JournalInput } from '../journal/index.js';
 import { withSessionLock } from '../lock/index.js';
 import { recoverTransaction, type Recovery } from './recover.js';
@@ -42,6 +45,7 @@ export async function guardedWrite<T>(
   const base: JournalInput = { session: target.session, command, ok: true, base: target.base, ...(options.patch !== undefined ? { patch: options.patch } : {}) };
   try {
     const out = await withSessionLock(target.commonDir, target.session, { command }, { timeoutMs: options.timeoutMs }, async () => {
+      await assertWorktreeIntact(target);
       const recovery = await recoverTransaction(target.commonDir, target.session, target.worktree, target.ref);
       if (recovery) {
         await appendJournal(target.commonDir, { session: target.session, command: `recover ${recovery.command}`, ok: true, files: recovery.files, message: `${recovery.action}${recovery.outside.length ? `; left alone: ${recovery.outside.join(', ')}` : ''}` }).catch(() => undefined);
@@ -56,5 +60,33 @@ export async function guardedWrite<T>(
     const e = toHagentError(error);
     await appendJournal(target.commonDir, { ...base, ok: false, code: e.code, message: e.message, ...(e.hint ? { hint: e.hint } : {}), ...(Array.isArray(e.details.files) ? { files: e.details.files } : e.details.path ? { files: [String(e.details.path)] } : {}), durationMs: performance.now() - started }).catch(() => undefined);
     throw error;
+  }
+}
+
+const real = (p: string) => {
+  try {
+    return realpathSync(p);
+  } catch {
+    return path.resolve(p);
+  }
+};
+
+/**
+ * Before any write: the session worktree exists, is its own git worktree (not a folder that
+ * lost its `.git` file, where git would find the user's repository and index), and has the
+ * session branch checked out. One `git rev-parse`.
+ * @throws HagentError WORKTREE_BROKEN naming what is wrong, with a hint.
+ */
+export async function assertWorktreeIntact(target: GuardTarget): Promise<void> {
+  const broken = (what: string, hint: string) => new HagentError('WORKTREE_BROKEN', `session ${target.session}: ${what}`, { session: target.session, worktree: target.worktree }, hint);
+  const st = await fs.stat(target.worktree).catch(() => null);
+  if (!st?.isDirectory()) throw broken(`its worktree ${target.worktree} is missing`, `end the session with: hagent session end ${target.session} --force (its branch stays reachable)`);
+  const r = await runGit(['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir', '--symbolic-full-name', 'HEAD'], { cwd: target.worktree, allowFailure: true });
+  const [top = '', common = '', head = ''] = r.stdout.toString('utf8').split('\n');
+  if (r.exitCode !== 0 || real(top) !== real(target.worktree) || real(common) !== real(target.commonDir)) {
+    throw broken(`${target.worktree} is no longer a git worktree of this repository (its .git file is missing or points elsewhere)`, `nothing was written; run hagent doctor, or end the session with: hagent session end ${target.session} --force`);
+  }
+  if (head !== target.ref) {
+    throw broken(`its worktree has ${head === 'HEAD' ? 'a detached HEAD' : head} checked out instead of ${target.ref}`, `nothing was written; in ${target.worktree}: git switch ${target.ref.replace('refs/heads/', '')} (keep any work made there first)`);
   }
 }

@@ -3,6 +3,8 @@
  * affected files in its worktree. Undone commits stay reachable under `refs/hagent/<id>/redo`;
  * every move is a compare-and-swap ref update with a reflog entry (design.md invariant 4).
  */
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
 import { HagentError } from '../errors.js';
 import { blobId, checkoutTreeDelta, diffTrees, firstParentChain, lsTree, readRef, runGit, updateRefCas } from '../git/index.js';
 import { readEntry } from '../fsx/index.js';
@@ -35,10 +37,14 @@ async function assertPathsFresh(worktree: string, head: string, paths: readonly 
   for (const p of paths) {
     const e = await readEntry(worktree, p);
     const want = inHead.get(p);
-    const fresh = want === undefined
-      ? e.kind === 'missing'
-      : e.kind === 'file' && blobId(e.bytes) === want.oid && (e.executable ? '100755' : '100644') === want.mode;
-    if (!fresh && !(want && want.mode === '120000')) {
+    let fresh: boolean;
+    if (want === undefined) fresh = e.kind === 'missing';
+    else if (want.mode === '120000') {
+      // A symlink in the head: fresh only if the link is still there with the same target.
+      const target = await fs.readlink(path.join(worktree, p)).catch(() => null);
+      fresh = target !== null && blobId(Buffer.from(target)) === want.oid;
+    } else fresh = e.kind === 'file' && blobId(e.bytes) === want.oid && (e.executable ? '100755' : '100644') === want.mode;
+    if (!fresh) {
       throw new HagentError('STALE_FILE', `${p} has outside edits that the move would overwrite`, { path: p }, 'run hagent session status; commit or drop the outside edits first');
     }
   }
