@@ -53,15 +53,29 @@ async function squashMessage(cwd: string, session: Session, head: string, files:
   return `hagent: land session ${session.id} (${chain.length} patch${chain.length === 1 ? '' : 'es'}, ${files.length} file${files.length === 1 ? '' : 's'})${scope}\n\n${lines.join('\n')}\n\nHagent-Session: ${session.id}\nHagent-Op: land\nHagent-Head: ${head}\n`;
 }
 
-/** A commit on `base` holding the head's version of `paths` only (partial approval). */
-async function approvedSubsetCommit(cwd: string, base: string, head: string, paths: readonly string[]): Promise<string> {
-  const inHead = await lsTree(cwd, head, paths);
-  const changes = paths.map((p) => {
-    const e = inHead.get(p);
-    return e ? { path: p, mode: e.mode, oid: e.oid } : { path: p, mode: '0', oid: null };
+/**
+ * The commit the land merges: the session's changes since its last land still on the target
+ * (else since its base), applied on top of that land's commit (else the base), limited to the
+ * approved paths. Its parent is the point the merge must start from, so `merge-tree` sees only
+ * what is new: a second land of a file already squash-landed is not an add/add conflict.
+ */
+async function commitToLand(cwd: string, session: Session, head: string, previous: string, paths: readonly string[] | null): Promise<string> {
+  let from = session.base;
+  let onto = session.base;
+  const last = session.lands[session.lands.length - 1];
+  if (last && last.mode === 'squash' && (await runGit(['merge-base', '--is-ancestor', last.commit, previous], { cwd, allowFailure: true })).exitCode === 0) {
+    from = last.head;
+    onto = last.commit;
+  }
+  if (paths === null && onto === session.base) return head;
+  const changed = await diffTrees(cwd, from, head, paths ?? []);
+  const inHead = await lsTree(cwd, head, changed.map((c) => c.path));
+  const changes = changed.map((c) => {
+    const e = inHead.get(c.path);
+    return e ? { path: c.path, mode: e.mode, oid: e.oid } : { path: c.path, mode: '0', oid: null };
   });
-  const tree = await writeTreeWithChanges(cwd, base, changes);
-  return commitTree(cwd, tree, [base], `hagent: approved part of ${head.slice(0, 12)}\n`);
+  const tree = await writeTreeWithChanges(cwd, onto, changes);
+  return commitTree(cwd, tree, [onto], `hagent: ${paths ? 'approved part' : 'changes'} of ${head.slice(0, 12)} since ${onto.slice(0, 12)}\n`);
 }
 
 /**
@@ -99,7 +113,7 @@ async function landLocked(ctx: RepoContext, session: Session, options: LandOptio
   const previous = await readRef(cwd, target);
   if (!previous) throw new HagentError('TARGET_MOVED', `target branch ${target} no longer exists`, { target }, 'recreate the branch, or merge the session branch yourself');
 
-  const theirs = approval.paths ? await approvedSubsetCommit(cwd, session.base, head, approval.paths) : head;
+  const theirs = await commitToLand(cwd, session, head, previous, approval.paths);
   const merged = await runGit(['merge-tree', '--write-tree', '-z', '--name-only', '--no-messages', '--allow-unrelated-histories', previous, theirs], { cwd, allowFailure: true });
   if (merged.exitCode !== 0 && merged.exitCode !== 1) {
     throw new HagentError('GIT_FAILED', `git merge-tree failed: ${merged.stderr.trim()}`, { stderr: merged.stderr.trim() });
@@ -113,7 +127,7 @@ async function landLocked(ctx: RepoContext, session: Session, options: LandOptio
   const files = (await diffTrees(cwd, previousTree, tree)).map((c) => ({ path: c.path, status: c.status }));
 
   const message = options.message ?? await squashMessage(cwd, session, head, files, approval.paths);
-  const commit = await commitTree(cwd, tree, mode === 'merge' ? [previous, theirs] : [previous], message.endsWith('\n') ? message : `${message}\n`);
+  const commit = await commitTree(cwd, tree, mode === 'merge' ? [previous, head] : [previous], message.endsWith('\n') ? message : `${message}\n`);
 
   const checkout = (await listWorktrees(cwd)).find((w) => w.branch === target);
   if (checkout) {

@@ -201,6 +201,31 @@ t('land squashes approved work onto the checked-out target and updates only thos
   assert.is(end.status, 0, 'a squash-landed session counts as landed');
 });
 
+t('a session keeps working after a land: the second land brings only what is new', () => {
+  const { repo, s } = repoWithSession();
+  hagent(s.worktree, ['apply', '-'], { input: '*** Begin Patch\n*** Add File: CHANGES.md\n+one\n*** End Patch\n' });
+  assert.is(hagent(repo, ['land', '--yes', '--json']).status, 0);
+  writeFileSync(path.join(repo, 'b.txt'), 'user change on main\n');
+  git(repo, 'commit', '-q', '-am', 'user');
+  hagent(s.worktree, ['apply', '-'], { input: '*** Begin Patch\n*** Update File: CHANGES.md\n one\n+two\n*** End Patch\n' });
+  const second = hagent(repo, ['land', '--yes', '--json']);
+  assert.is(second.status, 0, second.stdout);
+  assert.equal(second.json.files, [{ path: 'CHANGES.md', status: 'M' }]);
+  assert.is(readFileSync(path.join(repo, 'CHANGES.md'), 'utf8'), 'one\ntwo\n');
+  assert.is(readFileSync(path.join(repo, 'b.txt'), 'utf8'), 'user change on main\n', "the target's own change stays");
+});
+
+t('a partial land does not count as landed: session end still refuses', () => {
+  const { repo, s } = repoWithSession();
+  hagent(s.worktree, ['apply', '-'], { input: '*** Begin Patch\n*** Update File: a.txt\n-two\n+TWO\n*** Update File: b.txt\n-bee\n+BEE\n*** End Patch\n' });
+  hagent(repo, ['review', '--approve', 'b.txt']);
+  assert.is(hagent(repo, ['land', '--json']).status, 0);
+  assert.is(hagent(repo, ['session', 'list', '--json']).json.sessions[0].landed, false);
+  const end = hagent(repo, ['session', 'end', '--json']);
+  assert.is(end.json.error.code, 'UNLANDED_WORK');
+  assert.equal(end.json.error.files, ['a.txt', 'b.txt']);
+});
+
 t('land --merge keeps the session history as a second parent', () => {
   const { repo, s } = repoWithSession();
   hagent(s.worktree, ['apply', '-'], { input: upd('a.txt', 'two', 'TWO') });
