@@ -19,6 +19,7 @@ export async function runSync(argv: CommonArgs, io: Io): Promise<number> {
   printLines(io, r.commit
     ? [`${p.green('Adopted')} ${r.files.length} outside edit${r.files.length === 1 ? '' : 's'} as commit ${short(r.commit)} (marked outside):`, ...r.files.map((f) => `  ${f.status} ${f.path}`)]
     : ['No outside edits to adopt.']);
+  for (const k of r.skipped) io.stderr.write(`${p.yellow('left out:')} ${k.path}: ${k.reason}\n`);
   return 0;
 }
 

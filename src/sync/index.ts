@@ -4,7 +4,8 @@
  * (issue: safety envelope §4).
  */
 import { HagentError } from '../errors.js';
-import { commitTree, diffTrees, runGit, treeOf, updateRefCas, writeTree } from '../git/index.js';
+import { commitTree, diffTrees, literalPathspec, parseRawDiff, runGit, treeOf, updateRefCas, writeTree } from '../git/index.js';
+import { checkPath, type Policy } from '../policy/index.js';
 import { loadConfig } from '../config/index.js';
 import { guardTarget, outsideEdits, retireRedo, sessionHead, sessionRef, type ChangedFile, type RepoContext, type Session } from '../session/index.js';
 import { guardedWrite, type Recovery } from '../transaction/index.js';
@@ -16,6 +17,8 @@ export interface SyncResult {
   commit: string | null;
   parent: string;
   files: ChangedFile[];
+  /** Outside edits left out because the path policy refuses them (they stay pending). */
+  skipped: { path: string; reason: string }[];
   recovery?: Recovery;
 }
 
@@ -23,29 +26,42 @@ export interface SyncResult {
 const EXCLUDE_TEMPS = ':(exclude,glob)**/.*.hagent-*.tmp';
 
 /**
- * Commits every outside edit of the session worktree (modified, added, deleted; ignored files
- * stay out) on the session branch, marked `Hagent-Op: sync` and `Hagent-Outside: true`, under
+ * Commits every outside edit of the session worktree (modified, added, deleted; ignored files,
+ * paths the policy denies and symlinks stay out and are reported as `skipped`) on the session branch, marked `Hagent-Op: sync` and `Hagent-Outside: true`, under
  * the session lock; journaled.
  * @throws HagentError LOCKED, TARGET_MOVED, SESSION_NOT_FOUND.
  */
 export async function syncSession(ctx: RepoContext, session: Session, env: Readonly<Record<string, string | undefined>> = {}): Promise<SyncResult> {
   const config = await loadConfig(ctx, env);
   const { value, recovery } = await guardedWrite(guardTarget(ctx, session), 'sync', { timeoutMs: config.runtime.lockTimeoutMs }, async () => {
-    const r = await syncLocked(ctx, session);
+    const r = await syncLocked(ctx, session, config.policy);
     return { value: r, files: r.files.map((f) => f.path), head: r.commit ?? r.parent };
   });
   if (recovery) value.recovery = recovery;
   return value;
 }
 
-async function syncLocked(ctx: RepoContext, session: Session): Promise<SyncResult> {
+async function syncLocked(ctx: RepoContext, session: Session, policy: Policy): Promise<SyncResult> {
   const worktree = session.worktree;
   const head = await sessionHead(ctx, session);
   const pending = await outsideEdits(worktree);
-  if (pending.length === 0) return { ok: true, session: session.id, commit: null, parent: head, files: [] };
+  const none = { ok: true as const, session: session.id, commit: null, parent: head, files: [], skipped: [] };
+  if (pending.length === 0) return none;
   await runGit(['add', '-A', '--', '.', EXCLUDE_TEMPS], { cwd: worktree });
+  // The same path policy as a patch (patch-language.md §5b): denied names and symlinks stay out.
+  const staged = parseRawDiff((await runGit(['diff-index', '--cached', '-z', '--no-renames', 'HEAD'], { cwd: worktree })).stdout);
+  const skipped: { path: string; reason: string }[] = [];
+  for (const c of staged) {
+    if (c.newMode === '120000' && c.status !== 'D') { skipped.push({ path: c.path, reason: 'a symbolic link' }); continue; }
+    try {
+      checkPath(c.path, policy);
+    } catch (e) {
+      skipped.push({ path: c.path, reason: (e as Error).message });
+    }
+  }
+  if (skipped.length) await runGit(['reset', '-q', 'HEAD', '--', ...skipped.map((k) => literalPathspec(k.path))], { cwd: worktree });
   const tree = await writeTree(worktree);
-  if (tree === (await treeOf(worktree, head))) return { ok: true, session: session.id, commit: null, parent: head, files: [] };
+  if (tree === (await treeOf(worktree, head))) return { ...none, skipped };
   const changes = await diffTrees(worktree, head, tree);
   const files = changes.map((c) => ({ path: c.path, status: c.status }));
   const list = files.map((f) => `${f.status} ${f.path}`);
@@ -61,5 +77,5 @@ async function syncLocked(ctx: RepoContext, session: Session): Promise<SyncResul
   }
   await retireRedo(worktree, session);
   if (files.length === 0) throw new HagentError('INTERNAL', 'sync made an empty commit');
-  return { ok: true, session: session.id, commit, parent: head, files };
+  return { ok: true, session: session.id, commit, parent: head, files, skipped };
 }

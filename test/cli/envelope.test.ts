@@ -30,6 +30,17 @@ t('sync adopts outside edits as one commit marked outside; undo takes it back', 
   assert.not.ok(existsSync(path.join(s.worktree, 'new.txt')));
 });
 
+t('sync leaves out what the path policy denies, and reports it', () => {
+  const repo = makeRepo({ 'a.txt': 'a\n' });
+  const s = startSession(repo);
+  writeFiles(s.worktree, { '.env.production': 'SECRET=1\n', 'server.pem': 'key\n', 'ok.txt': 'fine\n' });
+  const r = hagent(s.worktree, ['sync', '--json']);
+  assert.is(r.status, 0, r.stdout);
+  assert.equal(r.json.files, [{ path: 'ok.txt', status: 'A' }]);
+  assert.equal(r.json.skipped.map((k: { path: string }) => k.path).sort(), ['.env.production', 'server.pem']);
+  assert.is(git(repo, 'ls-tree', '--name-only', s.branch, '--', '.env.production', 'server.pem'), '');
+});
+
 t('the journal records applied and blocked attempts with their hints', () => {
   const repo = makeRepo({ 'a.txt': 'a\n' });
   const s = startSession(repo);
