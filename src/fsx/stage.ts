@@ -157,6 +157,8 @@ async function removeEmptyParents(root: string, rel: string): Promise<void> {
 export async function publishStaged(root: string, staged: readonly Staged[], createdDirs: string[]): Promise<void> {
   const ordered = [...staged.filter((s) => s.bytes === null), ...staged.filter((s) => s.bytes !== null)];
   const done: Staged[] = [];
+  const backupTag = `bak-${process.pid.toString(36)}-${Date.now().toString(36)}`;
+  let backups = 0;
   try {
     for (const s of ordered) {
       const abs = path.join(root, s.rel);
@@ -164,16 +166,30 @@ export async function publishStaged(root: string, staged: readonly Staged[], cre
       if (!(await sameBytes(abs, s.expected))) {
         throw new HagentError('EXTERNAL_EDIT', `${s.rel} changed on disk while hagent was applying the patch`, { path: s.rel }, 'another process wrote this file; its bytes were kept and nothing of the patch remains; run hagent session status and apply again');
       }
+      // The old file is kept under a second name (a hard link, or the file itself for a delete)
+      // until hagent has checked it still holds `expected`: a write between the check above and
+      // the rename (even through a descriptor opened earlier) lands in it and is put back.
+      const backup = s.expected === null ? null : path.join(root, tempNameFor(s.rel, `${backupTag}-${backups++}`));
       if (s.tmp === null) {
-        await fs.rm(abs, { force: true });
-        await removeEmptyParents(root, s.rel);
+        if (backup) await fs.rename(abs, backup);
+        else await fs.rm(abs, { force: true });
       } else {
         const st = await fs.lstat(abs).catch(() => null);
         if (st?.isDirectory()) await fs.rmdir(abs); // an emptied folder left by a delete above
         const made = await fs.mkdir(path.dirname(abs), { recursive: true });
         if (made) (createdDirs as string[]).push(made);
+        if (backup) await fs.link(abs, backup);
         await fs.rename(s.tmp, abs);
       }
+      if (backup) {
+        if (!(await sameBytes(backup, s.expected))) {
+          // Someone wrote to the file in that instant: their bytes go back, the patch stops.
+          await fs.rename(backup, abs);
+          throw new HagentError('EXTERNAL_EDIT', `${s.rel} was written by another process at the moment hagent replaced it`, { path: s.rel }, 'its bytes were put back and nothing of the patch remains; apply again when the other writer is done');
+        }
+        await fs.rm(backup, { force: true });
+      }
+      if (s.tmp === null) await removeEmptyParents(root, s.rel);
       done.push(s);
     }
   } catch (error) {
