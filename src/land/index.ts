@@ -4,6 +4,8 @@
  * compare-and-swap, and a checkout of the target is updated only on the files the land changes,
  * refusing when any of them has uncommitted user changes (design.md invariant 5).
  */
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
 import { HagentError } from '../errors.js';
 import {
   checkoutTreeDelta, commitTree, diffTrees, dirtyPaths, listWorktrees, lsTree, readRef, runGit, treeOf, updateRefCas, writeTreeWithChanges,
@@ -79,6 +81,38 @@ async function commitToLand(cwd: string, session: Session, head: string, previou
 }
 
 /**
+ * Refuses while any worktree is rebasing the target branch (its HEAD is detached then, so the
+ * branch shows in no worktree): `<git dir>/rebase-{merge,apply}/head-name` names it.
+ * @throws HagentError DIRTY_TARGET.
+ */
+async function assertNoRebaseOf(commonDir: string, target: string): Promise<void> {
+  const gitDirs = [commonDir, ...(await fs.readdir(path.join(commonDir, 'worktrees')).catch(() => [] as string[])).map((n) => path.join(commonDir, 'worktrees', n))];
+  for (const dir of gitDirs) {
+    for (const kind of ['rebase-merge', 'rebase-apply']) {
+      const name = await fs.readFile(path.join(dir, kind, 'head-name'), 'utf8').catch(() => null);
+      if (name?.trim() === target) {
+        throw new HagentError('DIRTY_TARGET', `${target.replace('refs/heads/', '')} is being rebased (${path.join(dir, kind)})`, { files: [] }, 'finish or abort the rebase (git rebase --continue or --abort), then land again; nothing was touched');
+      }
+    }
+  }
+}
+
+/**
+ * Refuses while the checkout of the target is in the middle of a rebase, merge, cherry-pick,
+ * revert or bisect: moving the branch under it would break the operation (and its --abort
+ * would drop the land). @throws HagentError DIRTY_TARGET naming the operation.
+ */
+async function assertNoOperationInProgress(worktree: string, target: string): Promise<void> {
+  const gitDir = (await runGit(['rev-parse', '--path-format=absolute', '--git-dir'], { cwd: worktree })).stdout.toString('utf8').trim();
+  const markers: [string, string][] = [['rebase-merge', 'a rebase'], ['rebase-apply', 'a rebase or am'], ['MERGE_HEAD', 'a merge'], ['CHERRY_PICK_HEAD', 'a cherry-pick'], ['REVERT_HEAD', 'a revert'], ['BISECT_LOG', 'a bisect']];
+  for (const [name, what] of markers) {
+    if (await fs.stat(path.join(gitDir, name)).then(() => true, () => false)) {
+      throw new HagentError('DIRTY_TARGET', `${worktree} is in the middle of ${what} on ${target.replace('refs/heads/', '')}`, { files: [], worktree }, `finish or abort it (git status says how), then land again; nothing was touched`);
+    }
+  }
+}
+
+/**
  * Lands the approved changes of a session on its target branch, under the session lock;
  * journaled.
  * @throws HagentError NOTHING_TO_LAND, NOT_APPROVED, APPROVAL_OUTDATED (head moved after
@@ -129,7 +163,13 @@ async function landLocked(ctx: RepoContext, session: Session, options: LandOptio
   const message = options.message ?? await squashMessage(cwd, session, head, files, approval.paths);
   const commit = await commitTree(cwd, tree, mode === 'merge' ? [previous, head] : [previous], message.endsWith('\n') ? message : `${message}\n`);
 
-  const checkout = (await listWorktrees(cwd)).find((w) => w.branch === target);
+  const checkouts = (await listWorktrees(cwd)).filter((w) => w.branch === target);
+  if (checkouts.length > 1) {
+    throw new HagentError('DIRTY_TARGET', `${target} is checked out in ${checkouts.length} worktrees (${checkouts.map((w) => w.path).join(', ')}); hagent updates only one`, { files: [], worktrees: checkouts.map((w) => w.path) }, 'switch all but one of them to another branch, then land again; nothing was touched');
+  }
+  const checkout = checkouts[0];
+  await assertNoRebaseOf(ctx.commonDir, target);
+  if (checkout) await assertNoOperationInProgress(checkout.path, target);
   if (checkout) {
     const dirty = await dirtyPaths(checkout.path, files.map((f) => f.path));
     if (dirty.length) {

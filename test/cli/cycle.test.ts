@@ -6,7 +6,8 @@ import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { git, hagent, makeRepo, snapshotTree, startSession, tempDir, writeFiles, diffSnapshots } from '../helpers/index.js';
+import { spawnSync } from 'node:child_process';
+import { GIT_ENV, git, hagent, makeRepo, snapshotTree, startSession, tempDir, writeFiles, diffSnapshots } from '../helpers/index.js';
 
 const t = suite('session cycle');
 
@@ -291,6 +292,26 @@ t('land onto a dirty overlapping file lists it and touches nothing', () => {
   const r2 = hagent(untracked, ['land', '--yes', '--json']);
   assert.is(r2.json.error.code, 'DIRTY_TARGET');
   assert.is(readFileSync(path.join(untracked, 'new.txt'), 'utf8'), 'user file\n');
+});
+
+t('land refuses while the target is being rebased or is checked out twice', () => {
+  const { repo, s } = repoWithSession();
+  hagent(s.worktree, ['apply', '-'], { input: upd('a.txt', 'two', 'TWO') });
+  writeFileSync(path.join(repo, 'b.txt'), 'user\n');
+  git(repo, 'commit', '-q', '-am', 'user');
+  const main = git(repo, 'rev-parse', 'main');
+  spawnSync('git', ['rebase', '-q', '-i', 'HEAD~1'], { cwd: repo, env: { ...process.env, ...GIT_ENV, GIT_SEQUENCE_EDITOR: "sed -i 's/^pick/edit/'" } });
+  const r = hagent(repo, ['land', '--yes', '--json']);
+  assert.is(r.json.error.code, 'DIRTY_TARGET');
+  assert.match(r.json.error.message, /rebased/);
+  git(repo, 'rebase', '--abort');
+  assert.is(git(repo, 'rev-parse', 'main'), main);
+  const other = path.join(tempDir(), 'second');
+  git(repo, 'worktree', 'add', '-q', '-f', other, 'main');
+  const twice = hagent(repo, ['land', '--yes', '--json']);
+  assert.is(twice.json.error.code, 'DIRTY_TARGET');
+  assert.match(twice.json.error.message, /2 worktrees/);
+  assert.is(git(repo, 'rev-parse', 'main'), main);
 });
 
 t('land when the target is not checked out only moves the ref', () => {
