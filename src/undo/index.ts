@@ -9,7 +9,7 @@ import { HagentError } from '../errors.js';
 import { blobId, checkoutTreeDelta, diffTrees, firstParentChain, lsTree, readRef, runGit, updateRefCas } from '../git/index.js';
 import { readEntry } from '../fsx/index.js';
 import { guardTarget, redoRef, sessionHead, sessionRef, type RepoContext, type Session } from '../session/index.js';
-import { guardedWrite, type Recovery } from '../transaction/index.js';
+import { guardedWrite, removeIntent, writeIntent, type Recovery } from '../transaction/index.js';
 import { loadConfig } from '../config/index.js';
 
 /** JSON of `hagent undo` / `hagent undo --redo`. Commits are ids; `files` changed in the worktree. */
@@ -53,12 +53,24 @@ async function assertPathsFresh(worktree: string, head: string, paths: readonly 
 async function move(ctx: RepoContext, session: Session, from: string, to: string, direction: 'undo' | 'redo', steps: number): Promise<{ files: { path: string; status: string }[] }> {
   const changes = await diffTrees(ctx.cwd, from, to);
   await assertPathsFresh(session.worktree, from, changes.map((c) => c.path));
-  await checkoutTreeDelta(session.worktree, from, to, true);
+  // An intent record first, so a kill between the files and the ref is finished or undone by
+  // the next command (the same recovery as an apply: issue "safety envelope" §3).
+  const side = (mode: string, oid: string) => (/^0+$/.test(mode) ? null : { oid, mode });
+  await writeIntent(ctx.commonDir, {
+    version: 1, txid: `${direction}-${process.pid.toString(36)}`, session: session.id, command: direction, pid: process.pid, startedAt: new Date().toISOString(),
+    head: from, commit: to, message: '', note: null,
+    targets: changes.map((c) => ({ rel: c.path, prior: side(c.oldMode, c.oldOid), next: side(c.newMode, c.newOid), tmp: null })),
+  });
   try {
-    await updateRefCas(ctx.cwd, sessionRef(session), to, from, `hagent ${direction} ${steps}`);
-  } catch (error) {
-    await checkoutTreeDelta(session.worktree, to, from, true).catch(() => undefined);
-    throw error;
+    await checkoutTreeDelta(session.worktree, from, to, true);
+    try {
+      await updateRefCas(ctx.cwd, sessionRef(session), to, from, `hagent ${direction} ${steps}`);
+    } catch (error) {
+      await checkoutTreeDelta(session.worktree, to, from, true).catch(() => undefined);
+      throw error;
+    }
+  } finally {
+    await removeIntent(ctx.commonDir, session.id);
   }
   return { files: changes.map((c) => ({ path: c.path, status: c.status })) };
 }
