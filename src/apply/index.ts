@@ -139,7 +139,7 @@ async function assertFresh(worktree: string, head: string, snapshot: ReadonlyMap
     if (entry !== undefined && diskBlob === entry.oid && disk.kind === 'file' && disk.mode === entry.mode) continue;
     if (entry !== undefined && entry.type !== 'blob') continue;
     const what = entry === undefined ? 'is not in the session head (created outside hagent)' : diskBlob === null ? 'was deleted outside hagent' : diskBlob === entry.oid ? 'had its mode changed outside hagent' : 'was changed outside hagent';
-    throw new HagentError('STALE_FILE', `${p} ${what} since the session's last commit`, { path: p, headBlob: entry?.oid ?? null, diskBlob }, 'run hagent session status to see outside edits; re-read the file and rebuild the patch from its current content');
+    throw new HagentError('STALE_FILE', `${p} ${what} since the session's last commit`, { path: p, headBlob: entry?.oid ?? null, diskBlob }, 'run hagent session status to see outside edits; keep them with hagent sync (or drop them), re-read the file and rebuild the patch from its current content');
   }
 }
 

@@ -142,7 +142,7 @@ async function landLocked(ctx: RepoContext, session: Session, options: LandOptio
     if (!options.yes) throw new HagentError('APPROVAL_OUTDATED', `session ${session.id} moved after its approval (approved ${approval.head.slice(0, 12)}, head ${head.slice(0, 12)})`, { session: session.id, approved: approval.head, head }, 'review the new patches and approve again, or land with --yes');
     approval = { ...approval, head };
   }
-  if (!session.target) throw new HagentError('DETACHED_TARGET', `session ${session.id} has no target branch (it was started on a detached HEAD)`, { session: session.id }, 'check out a branch and start a new session from it, or merge hagent/<id> yourself');
+  if (!session.target) throw new HagentError('DETACHED_TARGET', `session ${session.id} has no target branch (it was started on a detached HEAD)`, { session: session.id }, `check out a branch and start a new session from it, or merge hagent/${session.id} yourself`);
   const target = session.target;
   const previous = await readRef(cwd, target);
   if (!previous) throw new HagentError('TARGET_MOVED', `target branch ${target} no longer exists`, { target }, 'recreate the branch, or merge the session branch yourself');
@@ -154,7 +154,7 @@ async function landLocked(ctx: RepoContext, session: Session, options: LandOptio
   }
   const { tree, conflicts } = parseMergeTree(merged.stdout);
   if (merged.exitCode === 1) {
-    throw new HagentError('LAND_CONFLICT', `landing session ${session.id} on ${target} conflicts in ${conflicts.length} file${conflicts.length === 1 ? '' : 's'}: ${conflicts.join(', ')}`, { session: session.id, target, files: conflicts }, 'nothing was written; update the session from the target (or resolve by hand with git merge hagent/<id>), then land again');
+    throw new HagentError('LAND_CONFLICT', `landing session ${session.id} on ${target} conflicts in ${conflicts.length} file${conflicts.length === 1 ? '' : 's'}: ${conflicts.join(', ')}`, { session: session.id, target, files: conflicts }, `nothing was written; bring the target into the session (in its worktree: git merge ${target.replace('refs/heads/', '')}, resolve, then hagent sync), then land again`);
   }
   const previousTree = await treeOf(cwd, previous);
   if (tree === previousTree) throw new HagentError('NOTHING_TO_LAND', `${target} already holds every approved change of session ${session.id}`, { session: session.id, target }, 'nothing to do; end the session with hagent session end');

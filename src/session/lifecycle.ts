@@ -275,7 +275,7 @@ export async function endSession(ctx: RepoContext, id: string | undefined, force
     }
     if (head && !(await isLanded(ctx, s, head))) {
       const changed = await diffTrees(ctx.cwd, s.base, head);
-      throw new HagentError('UNLANDED_WORK', `session ${s.id} has work that has not landed`, { session: s.id, files: changed.map((c) => c.path) }, 'land it with hagent land, or pass --force to end it anyway (the head stays reachable as refs/hagent/<id>/ended)');
+      throw new HagentError('UNLANDED_WORK', `session ${s.id} has work that has not landed`, { session: s.id, files: changed.map((c) => c.path) }, `land it with hagent land, or pass --force to end it anyway (the head stays reachable as refs/hagent/${s.id}/ended)`);
     }
   }
   if (head) await runGit(['update-ref', '--create-reflog', '-m', 'hagent: session end', `refs/hagent/${s.id}/ended`, head], { cwd: ctx.cwd });
