@@ -101,7 +101,7 @@ async function guarded(ctx: RepoContext, session: Session, command: string, env:
 }
 
 async function undoLocked(ctx: RepoContext, session: Session, steps: number): Promise<UndoResult> {
-  if (!Number.isInteger(steps) || steps < 1) throw new HagentError('USAGE', `undo takes a positive whole number of steps, not ${steps}`, {}, 'e.g. hagent undo 2');
+  if (!Number.isInteger(steps) || steps < 1) throw new HagentError('USAGE', 'undo takes a positive whole number of steps', { steps: String(steps) }, 'e.g. hagent undo 2');
   const head = await sessionHead(ctx, session);
   const chain = await firstParentChain(ctx.cwd, session.base, head);
   if (steps > chain.length) {
@@ -126,7 +126,7 @@ export async function redo(ctx: RepoContext, session: Session, steps = 1, env: R
 }
 
 async function redoLocked(ctx: RepoContext, session: Session, steps: number): Promise<UndoResult> {
-  if (!Number.isInteger(steps) || steps < 1) throw new HagentError('USAGE', `redo takes a positive whole number of steps, not ${steps}`, {}, 'e.g. hagent undo --redo 2');
+  if (!Number.isInteger(steps) || steps < 1) throw new HagentError('USAGE', 'redo takes a positive whole number of steps', { steps: String(steps) }, 'e.g. hagent undo --redo 2');
   const head = await sessionHead(ctx, session);
   const furthest = await readRef(ctx.cwd, redoRef(session));
   const forward = furthest && (await isAncestor(ctx.cwd, head, furthest)) ? (await firstParentChain(ctx.cwd, head, furthest)).reverse() : [];
