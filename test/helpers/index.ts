@@ -75,12 +75,13 @@ export interface CliResult {
 }
 
 /** Spawns the built hagent CLI with no TTY. */
-export function hagent(cwd: string, args: string[], options: { input?: string; env?: Record<string, string> } = {}): CliResult {
+export function hagent(cwd: string, args: string[], options: { input?: string | Buffer; env?: Record<string, string> } = {}): CliResult {
   const r: SpawnSyncReturns<string> = spawnSync(process.execPath, [BIN, ...args], {
     cwd,
     input: options.input ?? '',
     env: { ...process.env, ...GIT_ENV, ...options.env },
     encoding: 'utf8',
+    maxBuffer: 1 << 28,
   });
   let json: any = null;
   try {

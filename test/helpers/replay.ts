@@ -12,7 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { BIN, GIT_ENV, diffSnapshots, git, hagent, snapshotTree, startSession, tempDir, type CliResult } from './index.js';
+import { GIT_ENV, diffSnapshots, git, hagent, snapshotTree, startSession, tempDir, type CliResult } from './index.js';
 import { countHunks, disambiguate, parseGitDiff, splitLines, toCodex, type DiffFile } from './udiff-to-codex.js';
 
 /** git's empty tree: the "older" side of a root commit. */
@@ -269,14 +269,7 @@ function brief(r: { status: number; stdout: string; stderr: string }): string {
 
 /** `hagent apply - --json --yes` in `cwd` with the patch bytes on stdin (exactly as git produced them). */
 export function applyBytes(cwd: string, patch: Buffer): CliResult {
-  const r = spawnSync(process.execPath, [BIN, 'apply', '-', '--json', '--yes'], { cwd, input: patch, env: { ...process.env, ...GIT_ENV, ...REPLAY_ENV }, encoding: 'utf8', maxBuffer: 1 << 28 });
-  let json: any = null;
-  try {
-    json = JSON.parse(r.stdout);
-  } catch {
-    json = null;
-  }
-  return { status: r.status ?? -1, stdout: r.stdout, stderr: r.stderr, json };
+  return hagent(cwd, ['apply', '-', '--json', '--yes'], { input: patch, env: REPLAY_ENV });
 }
 
 /** Applies one form of a planned pair in a fresh repository, lands it, and checks every tree. */
