@@ -98,7 +98,7 @@ async function main(): Promise<void> {
       .options({ ...json, ...sessionOpt }).example('$0 sync', 'make outside edits reviewable and undoable'),
     handler(async () => (await import('./commands/maintenance.js')).runSync))
     .command('log', 'the journal: every applied and blocked attempt, with its hint', (b) => b
-      .options({ ...json, ...sessionOpt, failed: { type: 'boolean', describe: 'only refused attempts' }, n: { type: 'number', describe: 'only the last N entries' } })
+      .options({ ...json, session: { type: 'string', describe: "only this session's entries, ended sessions included (default: every session)" }, failed: { type: 'boolean', describe: 'only refused attempts' }, n: { type: 'number', describe: 'only the last N entries' } })
       .example('$0 log --failed -n 5', 'the last five refusals with their hints'),
     handler(async () => (await import('./commands/log.js')).runLog))
     .command('doctor', 'finish interrupted work, remove stray temp files, report refs and worktrees out of step', (b) => b

@@ -2,6 +2,7 @@
  * `hagent apply [PATCH_FILE | -]`: parse args, call apply/, print the Codex-shaped result.
  */
 import { applyPatch } from '../apply/index.js';
+import { HagentError } from '../errors.js';
 import { openRepo, resolveSession } from '../session/index.js';
 import { opLetter, palette, printJson, printLines, short, type Io } from '../output/index.js';
 import { askYesNo, readPatchInput, recoveryLine, type CommonArgs } from './shared.js';
@@ -9,6 +10,9 @@ import { askYesNo, readPatchInput, recoveryLine, type CommonArgs } from './share
 export async function runApply(argv: CommonArgs & { patch?: string; yes?: boolean; dryRun?: boolean; base?: string; watch?: boolean; lockTimeout?: number }, io: Io): Promise<number> {
   // yargs turns a lone `-` positional into ''; both mean stdin.
   const patchArg = argv.patch === '' ? '-' : argv.patch;
+  if (argv.lockTimeout !== undefined && !(argv.lockTimeout >= 0)) {
+    throw new HagentError('USAGE', '--lock-timeout takes a number of seconds ≥ 0', { lockTimeout: String(argv.lockTimeout) }, 'e.g. --lock-timeout 30');
+  }
   const patchText = await readPatchInput(io, patchArg);
   const ctx = await openRepo(io.cwd);
   const session = await resolveSession(ctx, argv.session);
