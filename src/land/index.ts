@@ -8,7 +8,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
 import {
-  checkoutTreeDelta, commitTree, diffTrees, dirtyPaths, listWorktrees, lsTree, readRef, runGit, treeOf, updateRefCas, writeTreeWithChanges,
+  checkoutTreeDelta, commitTree, diffTrees, dirtyPaths, listWorktrees, literalPathspec, lsTree, readRef, runGit, treeOf, updateRefCas, writeTreeWithChanges,
 } from '../git/index.js';
 import { guardTarget, readSession, sessionHead, writeSession, type RepoContext, type Session } from '../session/index.js';
 import { guardedWrite } from '../transaction/index.js';
@@ -48,11 +48,11 @@ export function parseMergeTree(out: Buffer): { tree: string; conflicts: string[]
 
 /** The squash message: a summary of the session's patches. */
 async function squashMessage(cwd: string, session: Session, head: string, files: readonly { path: string; status: string }[], paths: string[] | null): Promise<string> {
-  const subjects = await runGit(['log', '--first-parent', '--format=%s', `${session.base}..${head}`], { cwd });
+  // A partial land names only the patches that touched the approved files.
+  const subjects = await runGit(['log', '--first-parent', '--format=%s', `${session.base}..${head}`, ...(paths ? ['--', ...paths.map(literalPathspec)] : [])], { cwd });
   const lines = subjects.stdout.toString('utf8').split('\n').filter(Boolean).reverse().map((s) => `- ${s.replace(/^hagent: /, '')}`);
-  const chain = lines;
   const scope = paths ? ` (approved: ${paths.length} of the session's files)` : '';
-  return `hagent: land session ${session.id} (${chain.length} patch${chain.length === 1 ? '' : 'es'}, ${files.length} file${files.length === 1 ? '' : 's'})${scope}\n\n${lines.join('\n')}\n\nHagent-Session: ${session.id}\nHagent-Op: land\nHagent-Head: ${head}\n`;
+  return `hagent: land session ${session.id} (${lines.length} patch${lines.length === 1 ? '' : 'es'}, ${files.length} file${files.length === 1 ? '' : 's'})${scope}\n\n${lines.join('\n')}\n\nHagent-Session: ${session.id}\nHagent-Op: land\nHagent-Head: ${head}\n`;
 }
 
 /**

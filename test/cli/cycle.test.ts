@@ -244,6 +244,7 @@ t('land of a partial approval brings only the approved files', () => {
   assert.is(r.status, 0, r.stdout);
   assert.equal(r.json.files, [{ path: 'b.txt', status: 'M' }]);
   assert.is(readFileSync(path.join(repo, 'a.txt'), 'utf8'), 'one\ntwo\nthree\n');
+  assert.match(git(repo, 'log', '-1', '--format=%s', 'main'), /\(1 patch, 1 file\) \(approved: 1 of/);
   assert.is(readFileSync(path.join(repo, 'b.txt'), 'utf8'), 'BEE\n');
 });
 
