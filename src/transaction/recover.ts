@@ -6,9 +6,9 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
-import { addNote, blobId, commitTree, readBlob, readRef, updateIndex, updateRefCas, writeTree, type IndexEntryUpdate } from '../git/index.js';
+import { addNote, blobId, commitTree, lsTree, readBlob, readRef, updateIndex, updateRefCas, writeTree, type IndexEntryUpdate } from '../git/index.js';
 import { readEntry, tempNameFor } from '../fsx/index.js';
-import { readIntent, removeIntent, type Intent } from './intent.js';
+import { readIntent, removeIntent, writeIntent, type Intent } from './intent.js';
 
 /** What recovery did. `outside`: paths left alone because their bytes are neither before nor after. */
 export interface Recovery {
@@ -43,6 +43,17 @@ async function removeTemps(worktree: string, intent: Intent): Promise<void> {
   for (const t of intent.targets) if (t.tmp) await fs.rm(path.join(worktree, t.tmp), { force: true }).catch(() => undefined);
 }
 
+/** True when `commit`'s first parent is the intent's head and it holds every target's new state. */
+async function publishedFrom(worktree: string, intent: Intent, commit: string): Promise<boolean> {
+  const parent = await readRef(worktree, `${commit}^`).catch(() => null);
+  if (parent !== intent.head) return false;
+  const entries = await lsTree(worktree, commit, intent.targets.map((t) => t.rel));
+  return intent.targets.every((t) => {
+    const e = entries.get(t.rel);
+    return t.next === null ? e === undefined : e !== undefined && e.oid === t.next.oid && e.mode === t.next.mode;
+  });
+}
+
 /**
  * Finishes or undoes the pending transaction of a session, if any. Call it holding the session
  * lock. @returns what it did, or null when nothing was pending.
@@ -63,6 +74,11 @@ export async function recoverTransaction(commonDir: string, sessionId: string, w
     await updateIndex(worktree, indexEntries(intent, 'next'));
     if (intent.note) await addNote(worktree, intent.commit, intent.note).catch(() => undefined);
     result = { txid: intent.txid, command: intent.command, action: 'completed', commit: intent.commit, files, outside: [] };
+  } else if (headNow !== null && headNow !== intent.head && (await publishedFrom(worktree, intent, headNow))) {
+    // The ref moved to a commit made from this very intent (its parent is the intent's head and
+    // it holds every target's new state), but the record never learned its id.
+    await updateIndex(worktree, indexEntries(intent, 'next'));
+    result = { txid: intent.txid, command: intent.command, action: 'completed', commit: headNow, files, outside: [] };
   } else if (headNow !== intent.head) {
     throw new HagentError('STALE_FILE', `session ${sessionId}: an interrupted ${intent.command} started at ${intent.head.slice(0, 12)}, but the head is now ${headNow?.slice(0, 12) ?? 'gone'}`, { session: sessionId }, 'run hagent doctor to inspect; the files were left as they are');
   } else {
@@ -72,6 +88,8 @@ export async function recoverTransaction(commonDir: string, sessionId: string, w
       await updateIndex(worktree, indexEntries(intent, 'next'));
       const tree = await writeTree(worktree);
       const commit = intent.commit ?? (await commitTree(worktree, tree, [intent.head], intent.message));
+      // Recorded before the ref moves, so a recovery killed here is finished by the next one.
+      if (intent.commit === null) await writeIntent(commonDir, { ...intent, commit });
       await updateRefCas(worktree, ref, commit, intent.head, `hagent recover: completed ${intent.command}`);
       if (intent.note) await addNote(worktree, commit, intent.note).catch(() => undefined);
       result = { txid: intent.txid, command: intent.command, action: 'completed', commit, files, outside: [] };
