@@ -283,7 +283,7 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
       await storeStagedBlobs(worktree, staged, intent);
       watch?.assertHealthy();
       assertNoOutsideEvents(watch);
-      await publishStaged(worktree, staged, createdDirs);
+      await publishStaged(worktree, staged, createdDirs, txid);
       published = true;
     } catch (error) {
       await discardStaged(staged, createdDirs);

@@ -32,6 +32,11 @@ export function tempNameFor(rel: string, txid: string, dir: string = path.posix.
   return dir === '.' ? name : `${dir}/${name}`;
 }
 
+/** Where publish keeps target `index`'s old file until it is verified (recovery removes it by this name). Pure. */
+export function backupNameFor(rel: string, txid: string, index: number): string {
+  return tempNameFor(rel, `${txid}-bak-${index}`);
+}
+
 /** True when `name` (a file name, not a path) is a hagent temp file. Pure. */
 export function isTempName(name: string): boolean {
   return /^\..+\.hagent-[0-9a-z-]+\.tmp$/.test(name);
@@ -154,11 +159,9 @@ async function removeEmptyParents(root: string, rel: string): Promise<void> {
  * still holds what hagent wrote — and the remaining temp files are removed.
  * @throws HagentError EXTERNAL_EDIT naming the path that changed; or the I/O error.
  */
-export async function publishStaged(root: string, staged: readonly Staged[], createdDirs: string[]): Promise<void> {
+export async function publishStaged(root: string, staged: readonly Staged[], createdDirs: string[], txid: string): Promise<void> {
   const ordered = [...staged.filter((s) => s.bytes === null), ...staged.filter((s) => s.bytes !== null)];
   const done: Staged[] = [];
-  const backupTag = `bak-${process.pid.toString(36)}-${Date.now().toString(36)}`;
-  let backups = 0;
   try {
     for (const s of ordered) {
       const abs = path.join(root, s.rel);
@@ -169,7 +172,7 @@ export async function publishStaged(root: string, staged: readonly Staged[], cre
       // The old file is kept under a second name (a hard link, or the file itself for a delete)
       // until hagent has checked it still holds `expected`: a write between the check above and
       // the rename (even through a descriptor opened earlier) lands in it and is put back.
-      const backup = s.expected === null ? null : path.join(root, tempNameFor(s.rel, `${backupTag}-${backups++}`));
+      const backup = s.expected === null ? null : path.join(root, backupNameFor(s.rel, txid, staged.indexOf(s)));
       if (s.tmp === null) {
         if (backup) await fs.rename(abs, backup);
         else await fs.rm(abs, { force: true });

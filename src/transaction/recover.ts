@@ -7,7 +7,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
 import { addNote, blobId, commitTree, lsTree, readBlob, readRef, updateIndex, updateRefCas, writeTree, type IndexEntryUpdate } from '../git/index.js';
-import { readEntry, tempNameFor } from '../fsx/index.js';
+import { backupNameFor, readEntry, tempNameFor } from '../fsx/index.js';
 import { readIntent, removeIntent, writeIntent, type Intent } from './intent.js';
 
 /** What recovery did. `outside`: paths left alone because their bytes are neither before nor after. */
@@ -40,7 +40,10 @@ function indexEntries(intent: Intent, side: 'prior' | 'next'): IndexEntryUpdate[
 }
 
 async function removeTemps(worktree: string, intent: Intent): Promise<void> {
-  for (const t of intent.targets) if (t.tmp) await fs.rm(path.join(worktree, t.tmp), { force: true }).catch(() => undefined);
+  for (const [i, t] of intent.targets.entries()) {
+    if (t.tmp) await fs.rm(path.join(worktree, t.tmp), { force: true }).catch(() => undefined);
+    await fs.rm(path.join(worktree, backupNameFor(t.rel, intent.txid, i)), { force: true }).catch(() => undefined);
+  }
 }
 
 /** True when `commit`'s first parent is the intent's head and it holds every target's new state. */
