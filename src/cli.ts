@@ -28,6 +28,8 @@ function handler<A>(load: () => Promise<(argv: A, io: Io) => Promise<number>>) {
 }
 
 const json = { json: { type: 'boolean', describe: 'print one JSON object on stdout' } } as const;
+/** The PATCH_FILE positional shared by apply and check. */
+const patchArg = { type: 'string', describe: 'patch file, or - for stdin (default: stdin when piped)' } as const;
 const sessionOpt = { session: { type: 'string', describe: 'session id (default: the session whose worktree you are in, or the only one)' } } as const;
 
 function sessionCommands(y: Argv): Argv {
@@ -58,14 +60,14 @@ async function main(): Promise<void> {
     .usage('$0 <command> [options]\n\nMakes coding agents safe on a real repository: a worktree per session, all-or-nothing patches, a commit per patch, review, land and undo.')
     .command('session', 'start, list, inspect and end agent sessions', sessionCommands)
     .command('apply [patch]', 'apply a patch (Codex *** Begin Patch or unified diff) all-or-nothing, as one commit', (b) => b
-      .positional('patch', { type: 'string', describe: 'patch file, or - for stdin (default: stdin when piped)' })
+      .positional('patch', patchArg)
       .options({ ...json, ...sessionOpt, yes: { type: 'boolean', describe: 'confirm a risky patch (delete, ≥ 6 files, ≥ 400 lines) without asking' }, 'dry-run': { type: 'boolean', describe: 'check everything, write nothing' }, base: { type: 'string', describe: 'the session head the patch was written against: refuse if a target changed since (compare-and-swap)' }, watch: { type: 'boolean', default: true, describe: 'watch the targets for outside writes (--no-watch skips it; recorded in the result)' }, 'lock-timeout': { type: 'number', describe: 'seconds to wait for another writer of the session (default 10)' } })
       .example('$0 apply fix.patch', 'inside a session worktree')
       .example('cat fix.patch | $0 apply - --json', 'from stdin, JSON result')
       .example('$0 apply fix.patch --session fix-login --dry-run', 'from your checkout, without writing'),
     handler(async () => (await import('./commands/apply.js')).runApply))
     .command('check [patch]', 'parse and locate a patch without writing: where each chunk would land, at which level', (b) => b
-      .positional('patch', { type: 'string', describe: 'patch file, or - for stdin (default: stdin when piped)' })
+      .positional('patch', patchArg)
       .options({ ...json, ...sessionOpt, dir: { type: 'string', describe: 'check against this directory instead of a session worktree' } })
       .example('$0 check fix.patch', 'inside a session worktree')
       .example('$0 check fix.patch --dir . --json', 'against any directory'),
