@@ -111,6 +111,7 @@ export async function readSnapshot(worktree: string, paths: readonly string[]): 
     }
     if (e.kind === 'file') snapshot.set(p, { kind: 'file', bytes: e.bytes, mode: e.executable ? '100755' : '100644' });
     else if (e.kind === 'directory') snapshot.set(p, { kind: 'directory', files: await filesUnder(path.join(worktree, p)) });
+    else if (e.kind === 'missing') snapshot.set(p, e.underFile === undefined ? { kind: 'missing' } : { kind: 'missing', underFile: e.underFile });
     else snapshot.set(p, { kind: e.kind });
   }));
   return snapshot;

@@ -13,7 +13,7 @@ import { HagentError } from '../errors.js';
 /** What is on disk at one worktree-relative path, found with lstat (symlinks are not followed). */
 export type DiskEntry =
   | { kind: 'file'; bytes: Buffer; executable: boolean }
-  | { kind: 'missing' }
+  | { kind: 'missing'; underFile?: string }
   | { kind: 'directory' }
   | { kind: 'symlink'; component: string }
   | { kind: 'other' };
@@ -21,7 +21,9 @@ export type DiskEntry =
 /**
  * lstat of every component of `rel` under `root`, then the file's bytes.
  * A symlink in any component (including the last) is reported as `symlink` with the component
- * (Rule: patch-language.md §5b). A missing parent makes the path `missing`.
+ * (Rule: patch-language.md §5b). A missing parent makes the path `missing`; a parent that is a
+ * file (or anything but a folder) makes it `missing` with `underFile` naming that parent, since
+ * nothing can be created at the path until the file is gone.
  * @param root absolute worktree root; @param rel `/`-separated, normalized, relative.
  */
 export async function readEntry(root: string, rel: string): Promise<DiskEntry> {
@@ -39,7 +41,7 @@ export async function readEntry(root: string, rel: string): Promise<DiskEntry> {
     if (st.isSymbolicLink()) return { kind: 'symlink', component: parts.slice(0, i + 1).join('/') };
     const last = i === parts.length - 1;
     if (!last) {
-      if (!st.isDirectory()) return { kind: 'missing' };
+      if (!st.isDirectory()) return { kind: 'missing', underFile: parts.slice(0, i + 1).join('/') };
       continue;
     }
     if (st.isDirectory()) return { kind: 'directory' };

@@ -30,6 +30,7 @@ import type {
  */
 export function plan(parsed: ParsedPatch, snapshot: Snapshot): Plan {
   checkDuplicatePaths(parsed.ops);
+  checkFileFolderClash(parsed.ops);
   const leniencies: Leniency[] = [...parsed.leniencies];
   const vacated = vacatedPaths(parsed.ops);
   const files = parsed.ops.map((op) => planOp(op, snapshot, leniencies, vacated));
@@ -68,6 +69,33 @@ function checkDuplicatePaths(ops: readonly PatchOp[]): void {
   }
 }
 
+/**
+ * A path cannot be a file and the folder of another file after the patch: `*** Add File: a` and
+ * `*** Add File: a/b` in one patch (or an update/move destination likewise) is refused, since no
+ * tree can hold both. Rule: patch-language.md §5 (two ops on one path), where the second op
+ * names the path as a folder.
+ */
+function checkFileFolderClash(ops: readonly PatchOp[]): void {
+  const files = new Map<string, number>();
+  for (const op of ops) {
+    if (op.kind === 'add') files.set(op.path, op.patchLine);
+    else if (op.kind === 'update') files.set(op.moveTo ?? op.path, op.patchLine);
+  }
+  for (const [path, line] of files) {
+    for (let cut = path.indexOf('/'); cut !== -1; cut = path.indexOf('/', cut + 1)) {
+      const folder = path.slice(0, cut);
+      const first = files.get(folder);
+      if (first === undefined) continue;
+      throw new HagentError(
+        'DUPLICATE_PATH',
+        `${folder} is named as a file (patch line ${first}) and as the folder of ${path} (patch line ${line})`,
+        { path: folder, line },
+        'a file and a folder cannot share one name; rename one of them',
+      );
+    }
+  }
+}
+
 function stateOf(snapshot: Snapshot, path: string): FileState {
   const state = snapshot.get(path);
   if (!state) {
@@ -96,12 +124,21 @@ function requireTextFile(path: string, state: FileState, verb: string): { file: 
 }
 
 /**
- * An Add, copy or Move destination must be free (patch-language.md §5). A directory is free when
+ * An Add, copy or Move destination must be free (patch-language.md §5). A path under a file is
+ * free only when the patch deletes or moves away that file (a file becomes a folder). A directory is free when
  * the snapshot lists the files under it (`files`) and the same patch deletes or moves away every
  * one of them (a folder that becomes a file); without `files` a directory is never free.
  */
 function requireAbsent(path: string, state: FileState, what: string, vacated: ReadonlySet<string>): void {
-  if (state.kind === 'missing') return;
+  if (state.kind === 'missing') {
+    if (state.underFile === undefined || vacated.has(state.underFile)) return;
+    throw new HagentError(
+      'FILE_EXISTS',
+      `${what} ${path}: ${state.underFile} already exists as a file, so it cannot be a folder`,
+      { path, file: state.underFile },
+      `to turn the file into a folder, delete ${state.underFile} in the same patch ("*** Delete File: ${state.underFile}"), or pick another path`,
+    );
+  }
   let detail = '';
   const details: Record<string, unknown> = { path };
   if (state.kind === 'directory') {

@@ -101,7 +101,15 @@ export interface ParsedPatch {
 /** What the planner knows of one path. Bytes are the file's raw bytes. */
 export type FileState =
   | { kind: 'file'; bytes: Uint8Array; mode: FileMode }
-  | { kind: 'missing' }
+  | {
+      kind: 'missing';
+      /**
+       * Set when a parent component is a file (or anything but a folder): `'a'` for the path
+       * `a/b` when `a` is a file. Such a path is a free Add/Move destination only when the same
+       * patch deletes or moves away that file (a file becomes a folder); otherwise FILE_EXISTS.
+       */
+      underFile?: string;
+    }
   | {
       kind: 'directory';
       /**

@@ -131,6 +131,27 @@ t('a folder can become a file of the same name in one patch', () => {
   assert.is(git(s.worktree, 'status', '--porcelain'), '');
 });
 
+t('a new file under a path that is a file is refused whole, tracked or not (found by R4)', () => {
+  const { repo, s } = repoWithSession();
+  writeFileSync(path.join(s.worktree, 'probe.txt'), 'untracked\n');
+  for (const [under, patch] of [
+    ['b.txt', '*** Begin Patch\n*** Add File: n.txt\n+n\n*** Add File: b.txt/x\n+x\n*** End Patch\n'],
+    ['probe.txt', '*** Begin Patch\n*** Add File: n.txt\n+n\n*** Add File: probe.txt/x/y\n+x\n*** End Patch\n'],
+  ] as const) {
+    const r = hagent(s.worktree, ['apply', '-', '--json'], { input: patch });
+    assert.is(r.status, 1, r.stdout);
+    assert.is(r.json.error.code, 'FILE_EXISTS');
+    assert.is(r.json.error.file, under, r.stdout);
+  }
+  const both = hagent(s.worktree, ['apply', '-', '--json'], { input: '*** Begin Patch\n*** Add File: n\n+n\n*** Add File: n/x\n+x\n*** End Patch\n' });
+  assert.is(both.status, 1, both.stdout);
+  assert.is(both.json.error.code, 'DUPLICATE_PATH');
+  assert.not.ok(existsSync(path.join(s.worktree, 'n.txt')));
+  assert.not.ok(existsSync(path.join(s.worktree, 'n')));
+  assert.is(git(s.worktree, 'status', '--porcelain'), '?? probe.txt');
+  assert.is(git(repo, 'rev-list', '--count', 'main..hagent/s1'), '0');
+});
+
 t('two new files with one name in two new folders are staged apart', () => {
   const { repo, s } = repoWithSession();
   const r = hagent(s.worktree, ['apply', '-', '--json'], { input: '*** Begin Patch\n*** Add File: src/one/index.ts\n+1\n*** Add File: src/two/index.ts\n+2\n*** End Patch\n' });

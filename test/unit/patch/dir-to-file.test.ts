@@ -66,4 +66,34 @@ test('a Move onto a folder that the patch does not empty is FILE_EXISTS', () => 
   assert.is(e.code, 'FILE_EXISTS');
 });
 
+test('Add under a file the patch keeps is FILE_EXISTS naming the file (never a half-made folder)', () => {
+  const e = errorOf(() => plan(codex('*** Add File: probe.txt/x', '+a'), { 'probe.txt/x': { kind: 'missing', underFile: 'probe.txt' } }));
+  assert.is(e.code, 'FILE_EXISTS');
+  assert.is(e.details.file, 'probe.txt');
+  assert.ok(e.hint?.includes('*** Delete File: probe.txt'), e.hint);
+});
+
+test('Add under a file the patch deletes or moves away is free (a file becomes a folder)', () => {
+  const del = plan(codex('*** Add File: f/x', '+a', '*** Delete File: f'), { f: file('1\n'), 'f/x': { kind: 'missing', underFile: 'f' } });
+  assert.equal(del.files.map((f) => [f.op, f.path]), [['add', 'f/x'], ['delete', 'f']]);
+  const moved = plan(codex('*** Update File: f', '*** Move to: f/x'), { f: file('1\n'), 'f/x': { kind: 'missing', underFile: 'f' } });
+  assert.equal(moved.files.map((f) => [f.op, f.path, f.from]), [['move', 'f/x', 'f']]);
+});
+
+test('a Move under a file the patch keeps is FILE_EXISTS', () => {
+  const e = errorOf(() => plan(codex('*** Update File: a.txt', '*** Move to: f/a.txt'), { 'a.txt': file('a\n'), 'f/a.txt': { kind: 'missing', underFile: 'f' } }));
+  assert.is(e.code, 'FILE_EXISTS');
+});
+
+test('one patch naming a path as a file and as a folder is DUPLICATE_PATH, whatever the order', () => {
+  for (const ops of [['*** Add File: d', '+1', '*** Add File: d/e/f', '+2'], ['*** Add File: d/e/f', '+2', '*** Add File: d', '+1'], ['*** Update File: a.txt', '*** Move to: d', '*** Add File: d/x', '+2']]) {
+    const e = errorOf(() => plan(codex(...ops), { 'a.txt': file('a\n') }));
+    assert.is(e.code, 'DUPLICATE_PATH', ops.join(' | '));
+    assert.is(e.details.path, 'd');
+  }
+  // a shared name prefix is not a folder
+  const ok = plan(codex('*** Add File: d', '+1', '*** Add File: dx/y', '+2'), {});
+  assert.is(ok.files.length, 2);
+});
+
 test.run();
