@@ -9,6 +9,9 @@
  *   2. apply (3-file patch)     (hagent − node -e 0) ≤ 1.5 × (git apply --index + git commit)
  *   3. apply on 100k ÷ on 1k    ≤ 1.2
  *   4. land --yes               ≤ 2 × (git merge --squash + git commit)
+ *   5. envelope: apply with the watcher and the staleness check ≤ 1.15 × apply with neither
+ *      (both through the library face in a fresh process, bench/apply-driver.mjs)
+ *   6. check and apply --dry-run of the same patch: wall time, beside node -e 0 (reported)
  *
  * Repositories are generated once per size by gen-repo.ts under os.tmpdir()/hagent-bench and put
  * back as generated before and after each size. Nothing is written inside this repository.
@@ -51,7 +54,7 @@ function parseArgs(argv: string[]): Args {
     else if (a.startsWith('--only')) args.only = new Set(value().split(','));
     else if (a === '--verbose' || a === '-v') args.verbose = true;
     else if (a === '--help' || a === '-h') {
-      console.log('usage: node --import tsx bench/run.ts [--sizes 1000,20000,100000] [--runs N] [--only start,apply,land] [--hagent dist/hagent.js] [--verbose]');
+      console.log('usage: node --import tsx bench/run.ts [--sizes 1000,20000,100000] [--runs N] [--only start,apply,envelope,land] [--hagent dist/hagent.js] [--verbose]');
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }
@@ -264,7 +267,7 @@ function benchStart(repo: BenchRepo, keep: string[] | null): { hagent: number; g
   return { hagent: median(samples.hagent!), git: median(samples.git!) };
 }
 
-interface ApplyFigures { hagent: number; node: number; git: number }
+interface ApplyFigures { hagent: number; node: number; git: number; envelope?: { full: number; bare: number; check: number; dryRun: number } }
 
 /** Figure 2: apply of a 3-file patch, commit included, vs node's floor and git apply + commit. */
 function benchApply(repo: BenchRepo): ApplyFigures {
@@ -293,11 +296,40 @@ function benchApply(repo: BenchRepo): ApplyFigures {
       git: (r) => gitApply((r % 2) as 0 | 1),
     });
     detail('apply', samples);
-    return { hagent: median(samples.hagent!), node: median(samples.node!), git: median(samples.git!) };
+    const out: ApplyFigures = { hagent: median(samples.hagent!), node: median(samples.node!), git: median(samples.git!) };
+    if (wants('envelope')) out.envelope = benchEnvelope(session.worktree, patches, rounds);
+    return out;
   } finally {
     endSession(repo, session.id);
     removeGitWorktree(repo, gwt, branch);
   }
+}
+
+/**
+ * Figures 5 and 6, on the session and patches of figure 2. Every round starts where patch A
+ * applies: check A and apply --dry-run A (nothing written), then apply A with the watcher and the
+ * staleness check, then its reverse with neither (the driver's `full` and `bare`), so the two
+ * sides always do the same amount of work (one change of three files).
+ */
+function benchEnvelope(worktree: string, patches: Patches, rounds: number): { full: number; bare: number; check: number; dryRun: number } {
+  const driver = path.join(HERE, 'apply-driver.mjs');
+  const drive = (which: 0 | 1, mode: 'full' | 'bare'): number => run(process.execPath, [driver, worktree, patches.codex[which], mode], worktree).ms;
+  drive(0, 'full'); drive(1, 'bare'); // warm-up, and a check that both modes apply
+  const samples: Record<string, number[]> = { full: [], bare: [], check: [], dryRun: [] };
+  for (let r = 0; r < rounds * 2; r++) {
+    samples.check!.push(hagent(['check', patches.codex[0], '--json'], worktree).ms);
+    samples.dryRun!.push(hagent(['apply', patches.codex[0], '--dry-run', '--json', '--yes'], worktree).ms);
+    // Alternate which side applies A and which the reverse: both directions count for both.
+    if (r % 2 === 0) {
+      samples.full!.push(drive(0, 'full'));
+      samples.bare!.push(drive(1, 'bare'));
+    } else {
+      samples.bare!.push(drive(0, 'bare'));
+      samples.full!.push(drive(1, 'full'));
+    }
+  }
+  detail('envelope', samples);
+  return { full: median(samples.full!), bare: median(samples.bare!), check: median(samples.check!), dryRun: median(samples.dryRun!) };
 }
 
 /** Figure 4: land --yes of a fresh one-patch session vs git merge --squash + git commit of its branch. */
@@ -376,6 +408,15 @@ async function main(): Promise<void> {
           const a = benchApply(repo);
           applyBySize.set(n, a);
           verdict(`apply 3-file patch (${sizeLabel(n)} files, net of node floor ${fmt(a.node)}; raw ${fmt(a.hagent)})`, a.hagent - a.node, a.git, 1.5);
+          if (a.envelope) {
+            const e = a.envelope;
+            const ratio = e.full / e.bare;
+            const line = `apply envelope (${sizeLabel(n)} files): with watcher + staleness check ${fmt(e.full)}, with neither ${fmt(e.bare)}, ratio ${ratio.toFixed(2)} (target ≤ 1.15) ${ratio <= 1.15 ? 'PASS' : 'MISS'}`;
+            const line2 = `check / apply --dry-run, 3-file patch (${sizeLabel(n)} files): check ${fmt(e.check)}, dry run ${fmt(e.dryRun)}, node -e 0 ${fmt(a.node)} (reported)`;
+            lines.push(line, line2);
+            console.log(line);
+            console.log(line2);
+          }
         } catch (e) { failed(`apply 3-file patch (${sizeLabel(n)} files)`, e); }
       }
       if (wants('land')) {

@@ -6,6 +6,9 @@
 import yargs, { type Argv } from 'yargs';
 import { HagentError, toHagentError } from './errors.js';
 import { printError, type Io } from './output/index.js';
+import { trace } from './trace/index.js';
+
+trace('cli: loaded');
 
 const io: Io = {
   stdout: process.stdout,
@@ -22,7 +25,9 @@ const wantsJson = process.argv.includes('--json');
 /** Runs a lazily imported command and records its exit status. */
 function handler<A>(load: () => Promise<(argv: A, io: Io) => Promise<number>>) {
   return async (argv: A) => {
+    trace('cli: arguments parsed');
     const run = await load();
+    trace('cli: command loaded');
     process.exitCode = await run(argv, io);
   };
 }

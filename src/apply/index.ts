@@ -8,6 +8,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
+import { trace } from '../trace/index.js';
 import { HagentError, isHagentError } from '../errors.js';
 import {
   addNote, blobId, commitTree, diffTrees, lsTree, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTreeWithChanges,
@@ -47,6 +48,12 @@ export interface ApplyOptions {
   noWatch?: boolean;
   /** `--lock-timeout` in ms (default from config, 10 s). */
   lockTimeoutMs?: number;
+  /**
+   * Skips the staleness check (design.md invariant 3). For measuring what the check costs
+   * (bench/run.ts, the envelope figure) only: never reachable from the command line, since
+   * without it an outside edit of a target is silently taken into the commit.
+   */
+  skipStalenessCheck?: boolean;
   /** Asks a human (TTY only); absent means no one can be asked. Resolves true for yes. */
   confirm?: (request: ConfirmationRequest) => Promise<boolean>;
 }
@@ -218,14 +225,20 @@ export function applyCommitMessage(sessionId: string, plan: Plan, patchText: str
  *   GIT_FAILED; nothing is left half-written.
  */
 export async function applyPatch(ctx: RepoContext, session: Session, options: ApplyOptions): Promise<ApplyResult> {
+  trace('apply: start');
   const config = await loadConfig(ctx, options.env ?? {});
+  trace('apply: config loaded');
   const policy = options.policy ?? config.policy;
   const command = options.dryRun ? 'apply --dry-run' : 'apply';
   const timeoutMs = options.lockTimeoutMs ?? config.runtime.lockTimeoutMs;
   const { value, recovery } = await guardedWrite(guardTarget(ctx, session), command, { timeoutMs, patch: options.patchText, journal: !options.dryRun }, async () => {
+    trace('apply: locked');
     const parsed = checkOpPaths(parsePatch(options.patchText), policy);
+    trace('apply: parsed');
     const { head, redo } = await readSessionRefs(ctx, session);
+    trace('apply: refs read');
     const watch = options.noWatch || !config.runtime.watch ? null : await watchTargets(session.worktree, pathsToRead(parsed));
+    trace('apply: watcher ready');
     try {
       const r = await applyLocked(ctx, session, options, parsed, head, redo, policy, config, watch);
       return { value: r, files: r.files.map((f) => f.path), head: r.commit ?? head };
@@ -241,8 +254,11 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
   const worktree = session.worktree;
   if (options.base !== undefined) await assertBaseFresh(ctx, options.base, head, pathsToRead(parsed));
   const snapshot = await readSnapshot(worktree, pathsToRead(parsed));
-  await assertFresh(worktree, head, snapshot);
+  trace('apply: snapshot read');
+  if (!options.skipStalenessCheck) await assertFresh(worktree, head, snapshot);
+  trace('apply: staleness checked');
   const plan = planPatch(parsed, snapshot);
+  trace('apply: planned');
   const size = changeSize(plan);
   checkLimits(size, policy);
   const files = plan.files.map(fileResult);
@@ -280,11 +296,14 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
       tmps.forEach((tmp, i) => { intent.targets[i]!.tmp = tmp; });
       await writeIntent(ctx.commonDir, intent);
     });
+    trace('apply: staged');
     try {
       await storeStagedBlobs(worktree, staged, intent);
       watch?.assertHealthy();
       assertNoOutsideEvents(watch);
+      trace('apply: blobs stored');
       await publishStaged(worktree, staged, createdDirs, txid);
+      trace('apply: published');
       published = true;
     } catch (error) {
       await discardStaged(staged, createdDirs);
@@ -295,10 +314,12 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
     // The tree is built from the head's trees on the changed paths only; the worktree's index is
     // brought in line at the same time (independent: objects vs. the index file).
     const [tree] = await Promise.all([writeTreeWithChanges(worktree, head, indexUpdatesOf(intent)), updateIndex(worktree, indexUpdatesOf(intent))]);
+    trace('apply: tree built, index updated');
     const commit = await commitTree(worktree, tree, [head], message);
     await writeIntent(ctx.commonDir, { ...intent, commit });
     await updateRefCas(worktree, sessionRef(session), commit, head, `hagent apply: ${plan.files.map((f) => f.path).join(', ')}`.slice(0, 200));
     result.commit = commit;
+    trace('apply: ref moved');
   } catch (error) {
     if (published) {
       const leftAlone = await restoreIfOurs(worktree, writes);
@@ -313,6 +334,7 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
     retireRedo(worktree, session, redo),
     addNote(worktree, result.commit, options.patchText).catch(() => result.warnings.push('the patch text could not be stored as a note')),
   ]);
+  trace('apply: note stored');
   if (hooksDir) {
     const post = await runUserHook(hooksDir, 'post-apply', { ...hookInput, commit: result.commit }, hookEnv, { timeoutMs: config.runtime.hookTimeoutMs });
     if (post.ran) {

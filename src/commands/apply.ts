@@ -2,6 +2,7 @@
  * `hagent apply [PATCH_FILE | -]`: parse args, call apply/, print the Codex-shaped result.
  */
 import { applyPatch } from '../apply/index.js';
+import { trace } from '../trace/index.js';
 import { HagentError } from '../errors.js';
 import { openRepo, resolveSession } from '../session/index.js';
 import { opLetter, palette, printJson, printLines, short, type Io } from '../output/index.js';
@@ -14,8 +15,11 @@ export async function runApply(argv: CommonArgs & { patch?: string; yes?: boolea
     throw new HagentError('USAGE', '--lock-timeout takes a number of seconds ≥ 0', { lockTimeout: String(argv.lockTimeout) }, 'e.g. --lock-timeout 30');
   }
   const patchText = await readPatchInput(io, patchArg);
+  trace('apply: patch read');
   const ctx = await openRepo(io.cwd);
+  trace('apply: repository opened');
   const session = await resolveSession(ctx, argv.session);
+  trace('apply: session resolved');
   const p = palette(io.color);
   const confirm = io.interactive && patchArg !== '-' && patchArg !== undefined
     ? async (req: { reasons: string[]; preview: string }) => {

@@ -5,6 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { HagentError } from '../errors.js';
+import { trace, tracing } from '../trace/index.js';
 
 /** Options of {@link runGit}. `cwd` is required: nothing below commands/ reads process.cwd(). */
 export interface RunGitOptions {
@@ -86,6 +87,7 @@ export function runGit(args: readonly string[], options: RunGitOptions): Promise
         stderr: Buffer.concat(err).toString('utf8'),
         durationMs: performance.now() - started,
       };
+      if (tracing()) trace(`git ${args.slice(0, 2).join(' ')} (${result.durationMs.toFixed(1)} ms)`);
       if (result.exitCode !== 0 && !options.allowFailure) {
         const firstLine = result.stderr.trim().split('\n').pop() ?? '';
         reject(new HagentError('GIT_FAILED', `git ${args[0]} failed (exit ${result.exitCode})${firstLine ? `: ${firstLine}` : ''}`, { argv: ['git', ...args], exitCode: result.exitCode, stderr: result.stderr.trim() }, 'this git error was not expected; the files and refs are as they were before the command'));

@@ -77,6 +77,31 @@ t('a pre-apply hook that exits non-zero refuses with HOOK_REJECTED and its stder
   assert.is(yes.json.postApply.stdout.trim(), 'post hk');
 });
 
+t('the watcher sees an outside write while the patch is being applied: EXTERNAL_EDIT, the outside bytes kept', () => {
+  const repo = makeRepo({ 'a.txt': 'a\n', 'sub/b.txt': 'b\n' });
+  // The pre-apply hook runs inside the watched window (after the staleness check): its write is
+  // an outside write by every measure, made where no compare-and-swap has looked yet.
+  writeFiles(repo, { '.hagent/hooks/pre-apply': '#!/bin/sh\nprintf "outside\\n" > "$HAGENT_WORKTREE/sub/b.txt"\nsleep 0.3\n' });
+  chmodSync(path.join(repo, '.hagent/hooks/pre-apply'), 0o755);
+  const s = startSession(repo);
+  const patch = '*** Begin Patch\n*** Update File: a.txt\n-a\n+A\n*** Update File: sub/b.txt\n-b\n+B\n*** End Patch\n';
+  const r = hagent(s.worktree, ['apply', '-', '--json'], { input: patch });
+  assert.is(r.status, 1, r.stdout);
+  assert.is(r.json.error.code, 'EXTERNAL_EDIT');
+  assert.is(r.json.error.path, 'sub/b.txt');
+  assert.match(r.json.error.message, /written by another process while hagent was applying/, 'seen by the watcher, before any byte');
+  assert.is(readFileSync(path.join(s.worktree, 'sub/b.txt'), 'utf8'), 'outside\n');
+  assert.is(readFileSync(path.join(s.worktree, 'a.txt'), 'utf8'), 'a\n', 'nothing of the patch was written');
+  assert.is(git(repo, 'rev-parse', s.branch), s.base);
+  // With --no-watch the same write is still caught, by the compare-and-swap on the bytes.
+  writeFileSync(path.join(s.worktree, 'sub/b.txt'), 'b\n');
+  const unwatched = hagent(s.worktree, ['apply', '-', '--json', '--no-watch'], { input: patch });
+  assert.is(unwatched.status, 1, unwatched.stdout);
+  assert.is(unwatched.json.error.code, 'EXTERNAL_EDIT');
+  assert.match(unwatched.json.error.message, /changed on disk/, 'caught by the compare-and-swap instead');
+  assert.is(readFileSync(path.join(s.worktree, 'sub/b.txt'), 'utf8'), 'outside\n');
+});
+
 t('--base refuses when a target changed since that commit, and accepts the head', () => {
   const repo = makeRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
   const s = startSession(repo);
