@@ -9,6 +9,7 @@ import { printError, type Io } from './output/index.js';
 import { trace } from './trace/index.js';
 
 trace('cli: loaded');
+process.once('exit', () => trace('exit'));
 
 const io: Io = {
   stdout: process.stdout,

@@ -11,8 +11,8 @@ import path from 'node:path';
 import { trace } from '../trace/index.js';
 import { HagentError, isHagentError } from '../errors.js';
 import {
-  addNote, blobId, commitTree, diffTrees, lsTree, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTreeWithChanges,
-  type IndexEntryUpdate,
+  addNote, blobId, commitTree, diffTrees, entriesAt, readCommitTrees, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTreeWithChanges,
+  type CommitTrees, type IndexEntryUpdate,
 } from '../git/index.js';
 import { discardStaged, publishStaged, readEntry, restoreIfOurs, stageWrites, type Staged, type TargetWrite } from '../fsx/index.js';
 import { assertPreApplyAccepted, runUserHook } from '../user-hooks/index.js';
@@ -135,9 +135,9 @@ async function filesUnder(dir: string): Promise<string[]> {
  * session head: same blob id and mode, or absent in both.
  * @throws HagentError STALE_FILE naming the path and both blob ids.
  */
-async function assertFresh(worktree: string, head: string, snapshot: ReadonlyMap<string, FileState>): Promise<void> {
+async function assertFresh(snapshot: ReadonlyMap<string, FileState>, trees: CommitTrees): Promise<void> {
   const paths = [...snapshot.keys()];
-  const inHead = await lsTree(worktree, head, paths);
+  const inHead = entriesAt(trees, paths);
   for (const p of paths) {
     const disk = snapshot.get(p)!;
     const entry = inHead.get(p);
@@ -253,9 +253,10 @@ export async function applyPatch(ctx: RepoContext, session: Session, options: Ap
 async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOptions, parsed: ParsedPatch, head: string, redo: string | null, policy: Policy, config: EffectiveConfig & { root: string | null }, watch: TargetWatch | null): Promise<ApplyResult> {
   const worktree = session.worktree;
   if (options.base !== undefined) await assertBaseFresh(ctx, options.base, head, pathsToRead(parsed));
-  const snapshot = await readSnapshot(worktree, pathsToRead(parsed));
-  trace('apply: snapshot read');
-  if (!options.skipStalenessCheck) await assertFresh(worktree, head, snapshot);
+  // The head's trees on the way to the targets: the staleness check and, later, the new tree.
+  const [snapshot, trees] = await Promise.all([readSnapshot(worktree, pathsToRead(parsed)), readCommitTrees(worktree, head, pathsToRead(parsed))]);
+  trace('apply: snapshot and head trees read');
+  if (!options.skipStalenessCheck) await assertFresh(snapshot, trees);
   trace('apply: staleness checked');
   const plan = planPatch(parsed, snapshot);
   trace('apply: planned');
@@ -313,7 +314,7 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
     await assertOnlyOurWrites(worktree, writes);
     // The tree is built from the head's trees on the changed paths only; the worktree's index is
     // brought in line at the same time (independent: objects vs. the index file).
-    const [tree] = await Promise.all([writeTreeWithChanges(worktree, head, indexUpdatesOf(intent)), updateIndex(worktree, indexUpdatesOf(intent))]);
+    const [tree] = await Promise.all([writeTreeWithChanges(worktree, head, indexUpdatesOf(intent), trees), updateIndex(worktree, indexUpdatesOf(intent))]);
     trace('apply: tree built, index updated');
     const commit = await commitTree(worktree, tree, [head], message);
     await writeIntent(ctx.commonDir, { ...intent, commit });

@@ -6,3 +6,4 @@ export { runGit, gitText, type GitResult, type RunGitOptions } from './run.js';
 export * from './plumbing.js';
 export * from './objects.js';
 export * from './tree.js';
+export { readRefsDirect } from './refs-direct.js';

@@ -63,11 +63,15 @@ export function quoteName(name: string): string {
   return `${out}"`;
 }
 
+/** Trees of one commit by folder ('' is the root): name → entry. */
+export type CommitTrees = Map<string, Map<string, Entry>>;
+
 /** Reads the trees at `dirs` ('' is the root) of `commit` with one `cat-file --batch`. Missing or non-tree paths map to an empty tree. */
-async function readTrees(cwd: string, commit: string, dirs: readonly string[]): Promise<Map<string, Map<string, Entry>>> {
+async function readTrees(cwd: string, commit: string, dirs: readonly string[]): Promise<CommitTrees> {
+  const trees: CommitTrees = new Map();
+  if (dirs.length === 0) return trees;
   const input = dirs.map((d) => (d === '' ? `${commit}^{tree}` : `${commit}:${d}`)).join('\n') + '\n';
   const out = (await runGit(['cat-file', '--batch'], { cwd, input })).stdout;
-  const trees = new Map<string, Map<string, Entry>>();
   let pos = 0;
   for (const d of dirs) {
     const eol = out.indexOf(0x0a, pos);
@@ -85,23 +89,57 @@ async function readTrees(cwd: string, commit: string, dirs: readonly string[]): 
   return trees;
 }
 
+/** Every folder on the way to `paths` ('' included). Pure. */
+function foldersOf(paths: readonly string[]): Set<string> {
+  const dirs = new Set<string>(['']);
+  for (const p of paths) {
+    const parts = p.split('/');
+    for (let i = 1; i < parts.length; i++) dirs.add(parts.slice(0, i).join('/'));
+  }
+  return dirs;
+}
+
+/**
+ * The trees of `commit` on the way to `paths`, with one `cat-file --batch`: enough to say what
+ * the commit holds at each path ({@link entriesAt}) and to build the next tree
+ * ({@link writeTreeWithChanges}) without reading them again.
+ * @throws HagentError GIT_FAILED.
+ */
+export async function readCommitTrees(cwd: string, commit: string, paths: readonly string[]): Promise<CommitTrees> {
+  return readTrees(cwd, commit, [...foldersOf(paths)]);
+}
+
+/**
+ * What `trees` hold at each of `paths` (which must all lie in them), as `git ls-tree -r` would
+ * list it: files, symlinks (type blob) and submodules (type commit); a folder or nothing is
+ * absent from the map. Pure.
+ */
+export function entriesAt(trees: CommitTrees, paths: readonly string[]): Map<string, { mode: string; type: string; oid: string; path: string }> {
+  const out = new Map<string, { mode: string; type: string; oid: string; path: string }>();
+  for (const p of paths) {
+    const slash = p.lastIndexOf('/');
+    const e = trees.get(slash < 0 ? '' : p.slice(0, slash))?.get(p.slice(slash + 1));
+    if (!e || e.mode === '40000') continue;
+    out.set(p, { mode: e.mode, type: e.mode === '160000' ? 'commit' : 'blob', oid: e.oid, path: p });
+  }
+  return out;
+}
+
 /**
  * Writes the root tree of `commit` with `changes` applied. `mktree --missing` is used because
  * git 2.39's batch mode does not see the subtrees it wrote earlier in the same batch; every id is
  * computed here and checked against git's, and every blob was stored before the call. Folders emptied by the changes
  * disappear; a file may become a folder and back. Tree ids are computed in-process and checked
- * against the ids git reports.
+ * against the ids git reports. `known`: trees of `commit` already read ({@link readCommitTrees});
+ * only the folders it lacks are read.
  * @returns the new root tree id. @throws HagentError GIT_FAILED (or INTERNAL when git's ids differ).
  */
-export async function writeTreeWithChanges(cwd: string, commit: string, changes: readonly PathChange[]): Promise<string> {
-  const dirs = new Set<string>(['']);
-  for (const c of changes) {
-    const parts = c.path.split('/');
-    for (let i = 1; i < parts.length; i++) dirs.add(parts.slice(0, i).join('/'));
-  }
+export async function writeTreeWithChanges(cwd: string, commit: string, changes: readonly PathChange[], known?: CommitTrees): Promise<string> {
+  const dirs = foldersOf(changes.map((c) => c.path));
   const depth = (d: string) => (d === '' ? 0 : d.split('/').length);
   const ordered = [...dirs].sort((a, b) => depth(b) - depth(a) || (a < b ? -1 : 1));
-  const trees = await readTrees(cwd, commit, ordered);
+  const trees = await readTrees(cwd, commit, ordered.filter((d) => !known?.has(d)));
+  for (const d of ordered) if (!trees.has(d)) trees.set(d, new Map(known!.get(d)!)); // copies: the caller's stay as read
   for (const c of changes) {
     const slash = c.path.lastIndexOf('/');
     const dir = slash < 0 ? '' : c.path.slice(0, slash);

@@ -5,7 +5,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { HagentError } from '../errors.js';
-import { assertGitVersion, diffTrees, firstParentChain, lsTree, readRef, resolveCommit, runGit, symbolicHead } from '../git/index.js';
+import { assertGitVersion, diffTrees, firstParentChain, lsTree, readRef, readRefsDirect, resolveCommit, runGit, symbolicHead } from '../git/index.js';
 import { copyFileNoClobber, readEntry } from '../fsx/index.js';
 import { isInside, type RepoContext, resolveSession } from './context.js';
 import { defaultWorktreePath, listSessions, removeSession, SESSION_ID, writeSession, type Session } from './store.js';
@@ -42,12 +42,16 @@ export async function retireRedo(cwd: string, session: Pick<Session, 'id'>, know
 }
 
 /**
- * The session head and its redo ref with one `git for-each-ref`.
+ * The session head and its redo ref: read from git's ref files when the repository keeps them
+ * there (no spawn), else with one `git for-each-ref`.
  * @throws HagentError SESSION_NOT_FOUND when the branch is gone.
  */
 export async function readSessionRefs(ctx: RepoContext, session: Session): Promise<{ head: string; redo: string | null }> {
-  const out = await runGit(['for-each-ref', '--format=%(refname) %(objectname)', sessionRef(session), redoRef(session)], { cwd: ctx.cwd });
-  const refs = new Map(out.stdout.toString('utf8').split('\n').filter(Boolean).map((l) => l.split(' ') as [string, string]));
+  let refs: Map<string, string | null> | null = await readRefsDirect(ctx.commonDir, [sessionRef(session), redoRef(session)]);
+  if (!refs) {
+    const out = await runGit(['for-each-ref', '--format=%(refname) %(objectname)', sessionRef(session), redoRef(session)], { cwd: ctx.cwd });
+    refs = new Map(out.stdout.toString('utf8').split('\n').filter(Boolean).map((l) => l.split(' ') as [string, string]));
+  }
   const head = refs.get(sessionRef(session));
   if (!head) throw new HagentError('SESSION_NOT_FOUND', `session ${session.id}: its branch ${sessionBranch(session.id)} is gone`, { session: session.id }, `end it with: hagent session end ${session.id} --force`);
   return { head, redo: refs.get(redoRef(session)) ?? null };

@@ -72,15 +72,38 @@ const real = (p: string) => {
 };
 
 /**
+ * The check of {@link assertWorktreeIntact} without a spawn, from the files `git worktree`
+ * keeps: `<worktree>/.git` names the worktree's git dir; there `HEAD` holds `ref: <target.ref>`,
+ * `commondir` leads to this repository and `gitdir` back to this worktree. True only when all
+ * of that holds; anything else (including an unreadable file) is left to git to judge.
+ */
+async function worktreeLinksIntact(target: GuardTarget): Promise<boolean> {
+  try {
+    const dotGit = await fs.readFile(path.join(target.worktree, '.git'), 'utf8');
+    const m = /^gitdir: (.+?)\r?\n?$/.exec(dotGit);
+    if (!m) return false;
+    const gitDir = path.resolve(target.worktree, m[1]!);
+    const [head, commonDir, back] = await Promise.all(['HEAD', 'commondir', 'gitdir'].map((f) => fs.readFile(path.join(gitDir, f), 'utf8')));
+    if (head!.trim() !== `ref: ${target.ref}`) return false;
+    if (real(path.resolve(gitDir, commonDir!.trim())) !== real(target.commonDir)) return false;
+    return real(path.dirname(path.resolve(gitDir, back!.trim()))) === real(target.worktree);
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Before any write: the session worktree exists, is its own git worktree (not a folder that
  * lost its `.git` file, where git would find the user's repository and index), and has the
- * session branch checked out. One `git rev-parse`.
+ * session branch checked out. Read from git's worktree files when they all agree, else one
+ * `git rev-parse` (which also words the error).
  * @throws HagentError WORKTREE_BROKEN naming what is wrong, with a hint.
  */
 export async function assertWorktreeIntact(target: GuardTarget): Promise<void> {
   const broken = (what: string, hint: string) => new HagentError('WORKTREE_BROKEN', `session ${target.session}: ${what}`, { session: target.session, worktree: target.worktree }, hint);
   const st = await fs.stat(target.worktree).catch(() => null);
   if (!st?.isDirectory()) throw broken(`its worktree ${target.worktree} is missing`, `end the session with: hagent session end ${target.session} --force (its branch stays reachable)`);
+  if (await worktreeLinksIntact(target)) return;
   const r = await runGit(['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir', '--symbolic-full-name', 'HEAD'], { cwd: target.worktree, allowFailure: true });
   const [top = '', common = '', head = ''] = r.stdout.toString('utf8').split('\n');
   if (r.exitCode !== 0 || real(top) !== real(target.worktree) || real(common) !== real(target.commonDir)) {

@@ -2,7 +2,7 @@
  * The safety envelope through the real CLI: sync, doctor, the journal (hagent log), user hooks,
  * --base compare-and-swap, the lock, and the watcher flag.
  */
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import { suite } from 'uvu';
@@ -184,6 +184,35 @@ t('an interrupted apply is finished by the next command, and doctor removes stra
   assert.not.ok(existsSync(path.join(s.worktree, 'sub/.x.txt.hagent-dead-1.tmp')));
   assert.is(git(s.worktree, 'status', '--porcelain'), '');
   assert.is(hagent(repo, ['doctor', '--json']).json.findings.length, 0, 'all well afterwards');
+});
+
+t('an index.lock left by a git process killed with the apply is cleared by recovery; an older one is not ours', () => {
+  const repo = makeRepo({ 'a.txt': 'a\n' });
+  const s = startSession(repo, ['--name', 'lk']);
+  const head = git(repo, 'rev-parse', s.branch);
+  writeFileSync(path.join(s.worktree, 'a.txt'), 'A\n');
+  const newOid = git(s.worktree, 'hash-object', '-w', 'a.txt');
+  const oldOid = git(repo, 'rev-parse', `${head}:a.txt`);
+  const common = git(repo, 'rev-parse', '--path-format=absolute', '--git-common-dir');
+  const lock = path.join(git(s.worktree, 'rev-parse', '--path-format=absolute', '--git-dir'), 'index.lock');
+  const intent = (startedAt: Date) => JSON.stringify({ version: 1, txid: 'y', session: 'lk', command: 'apply', pid: 1, startedAt: startedAt.toISOString(), head, commit: null, message: 'hagent: M a.txt\n', note: null, targets: [{ rel: 'a.txt', prior: { oid: oldOid, mode: '100644' }, next: { oid: newOid, mode: '100644' }, tmp: null }] });
+  // A lock older than the transaction belongs to someone else: git's refusal stands.
+  writeFileSync(lock, '');
+  utimesSync(lock, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
+  writeFiles(common, { 'hagent/tx/lk.json': intent(new Date()) });
+  const refused = hagent(s.worktree, ['apply', '-', '--json'], { input: upd('a.txt', 'A', 'AA') });
+  assert.ok(existsSync(lock), 'an index.lock older than the transaction is left alone');
+  assert.is(refused.status, 1, refused.stdout);
+  assert.match(refused.json.error.message, /index\.lock|update-index/);
+  assert.is(readFileSync(path.join(s.worktree, 'a.txt'), 'utf8'), 'A\n');
+  // One made during the transaction (the killed apply's git update-index) is cleared.
+  utimesSync(lock, new Date(), new Date());
+  const r = hagent(s.worktree, ['apply', '-', '--json'], { input: upd('a.txt', 'A', 'AA') });
+  assert.is(r.status, 0, r.stdout);
+  assert.is(r.json.recovery.action, 'completed');
+  assert.not.ok(existsSync(lock));
+  assert.is(git(repo, 'show', `${s.branch}:a.txt`), 'AA');
+  assert.is(git(s.worktree, 'status', '--porcelain'), '');
 });
 
 t.run();

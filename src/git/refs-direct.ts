@@ -1,0 +1,75 @@
+/**
+ * Reading refs without spawning git, from the files git keeps them in (the "files" ref backend:
+ * a loose file `<common-dir>/<ref>` holding the object id, else a line of `packed-refs`), for
+ * the hot path of apply, where a spawn costs ~10 ms. Answers null — "ask git" — whenever the
+ * repository does not look like that: a reftable repository, a symbolic ref, unreadable content.
+ */
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+
+const OID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
+
+/** Why a direct read gave up: the caller runs git instead. */
+class AskGit extends Error {}
+
+async function readLoose(commonDir: string, ref: string): Promise<string | null | undefined> {
+  let text: string;
+  try {
+    text = await fs.readFile(path.join(commonDir, ...ref.split('/')), 'utf8');
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR') return undefined; // not loose
+    throw new AskGit();
+  }
+  const oid = text.trim();
+  if (!OID.test(oid)) throw new AskGit(); // symbolic ("ref: …") or damaged: git knows
+  return oid;
+}
+
+async function readPacked(commonDir: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  let text: string;
+  try {
+    text = await fs.readFile(path.join(commonDir, 'packed-refs'), 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return out;
+    throw new AskGit();
+  }
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#') || line.startsWith('^')) continue;
+    const space = line.indexOf(' ');
+    const oid = line.slice(0, space);
+    if (space < 0 || !OID.test(oid)) throw new AskGit();
+    out.set(line.slice(space + 1), oid);
+  }
+  return out;
+}
+
+/**
+ * The object ids of `refs` (full names under `refs/`, shared by all worktrees), read as git's
+ * files backend does: the loose file first, then `packed-refs`.
+ * @param commonDir absolute git common dir.
+ * @returns ref → object id, or null for a ref that does not exist; or null for the whole answer
+ *   when the refs cannot be read this way (reftable, a symbolic ref, unexpected content): the
+ *   caller must ask git. Never throws.
+ */
+export async function readRefsDirect(commonDir: string, refs: readonly string[]): Promise<Map<string, string | null> | null> {
+  try {
+    if (await fs.stat(path.join(commonDir, 'reftable')).then(() => true, () => false)) return null;
+    const out = new Map<string, string | null>();
+    let packed: Map<string, string> | null = null;
+    for (const ref of refs) {
+      if (!ref.startsWith('refs/') || ref.split('/').some((p) => p === '' || p === '.' || p === '..')) return null;
+      const loose = await readLoose(commonDir, ref);
+      if (loose !== undefined) {
+        out.set(ref, loose);
+        continue;
+      }
+      packed ??= await readPacked(commonDir);
+      out.set(ref, packed.get(ref) ?? null);
+    }
+    return out;
+  } catch {
+    return null;
+  }
+}
