@@ -5,7 +5,8 @@
 // plain closing line `N passed, N failed` summing all of them. Exit 1 on any failure.
 // A test file is never forgotten: every *.test.ts below test/ is run.
 // `node test/run.mjs REGEX` runs only the test files matching REGEX (and no scripts);
-// HAGENT_QUICK=1 skips the scripts.
+// HAGENT_QUICK=1 skips the scripts. The envelope figures (lock, watcher + staleness) are printed
+// after them, for the record, and count for nothing.
 import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -80,6 +81,16 @@ for (const [name, args] of scripts) {
   }
   if (r.code !== 0 && (!last || Number(last[2]) === 0)) failed += 1;
   if (!last && r.code === 0) passed += 1;
+}
+// Figures of the safety envelope (issue 4), printed for the record: bench/ owns them, they pass
+// or fail nothing here (timing is never a test).
+const figures = only || process.env.HAGENT_QUICK ? [] : [
+  ['lock acquire + release', ['--import', 'tsx', 'bench/lock.ts', '1000']],
+  ['apply with the watcher and staleness check vs neither (1k files)', ['--import', 'tsx', 'bench/run.ts', '--sizes', '1000', '--only', 'apply,envelope', '--runs', '5']],
+];
+for (const [name, args] of figures) {
+  process.stdout.write(`\n=== figure, not a test: ${name}: node ${args.join(' ')}\n`);
+  await run(args);
 }
 process.stdout.write(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`);
 process.exit(failed > 0 ? 1 : 0);
