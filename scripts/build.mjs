@@ -1,14 +1,16 @@
 // Bundles the CLI and the library with esbuild (start-up matters: design.md measured ~120 ms
 // bundled vs ~250 ms unbundled). Commands load lazily through code splitting.
 import { build } from 'esbuild';
-import { rmSync, chmodSync, renameSync, existsSync } from 'node:fs';
+import { rmSync, chmodSync, renameSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 
 // Build beside dist/ and swap it in, so a CLI already running keeps a whole bundle.
 const out = `dist.tmp-${process.pid}`;
 rmSync(out, { recursive: true, force: true });
+// The library face: ESM, each lazily imported module in a chunk of its own.
 await build({
-  entryPoints: { hagent: 'src/cli.ts', index: 'src/index.ts' },
+  entryPoints: { index: 'src/index.ts' },
   outdir: out,
   bundle: true,
   splitting: true,
@@ -31,6 +33,25 @@ await build({
   legalComments: 'none',
   logLevel: 'warning',
 });
+// The command line: one CommonJS bundle (commands stay lazily initialised inside it), started by
+// dist/hagent.js with a V8 code cache (scripts/launcher.mjs says how). Node 20 has no code cache
+// for ES modules; a vm.Script has one.
+await build({
+  entryPoints: ['src/cli.ts'],
+  outfile: `${out}/cli.cjs`,
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  banner: { js: "const __hagentImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
+  define: { 'import.meta.url': '__hagentImportMetaUrl' },
+  legalComments: 'none',
+  logLevel: 'warning',
+});
+const cli = readFileSync(`${out}/cli.cjs`, 'utf8').replace(/^#!.*\n/, '');
+writeFileSync(`${out}/cli.cjs`, cli);
+const hash = createHash('sha256').update(cli).digest('hex').slice(0, 16);
+writeFileSync(`${out}/hagent.js`, readFileSync('scripts/launcher.mjs', 'utf8').replace('__BUNDLE_HASH__', hash));
 chmodSync(`${out}/hagent.js`, 0o755);
 // Type declarations of the library face (dist/types/index.d.ts), from the TypeScript compiler.
 const tsc = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json', '--outDir', `${out}/types`], { stdio: 'inherit' });
@@ -39,3 +60,6 @@ const old = `dist.old-${process.pid}`;
 if (existsSync('dist')) renameSync('dist', old);
 renameSync(out, 'dist');
 rmSync(old, { recursive: true, force: true });
+// A first code cache, from a run of the whole cycle (the demo), so the first real command
+// already starts fast. Best effort: without it the first command writes one.
+spawnSync(process.execPath, ['dist/hagent.js', 'demo'], { stdio: 'ignore', env: { ...process.env, HAGENT_WRITE_CODE_CACHE: '1', NO_COLOR: '1' } });
