@@ -150,11 +150,87 @@ async function removeEmptyParents(root: string, rel: string): Promise<void> {
   }
 }
 
+/** EXTERNAL_EDIT for a target another process wrote at the moment hagent replaced it. */
+function writtenMeanwhile(rel: string, extra: Record<string, unknown> = {}): HagentError {
+  return new HagentError('EXTERNAL_EDIT', `${rel} was written by another process at the moment hagent replaced it`, { path: rel, ...extra }, 'its bytes were kept and nothing of the patch remains; apply again when the other writer is done');
+}
+
+async function sameInode(a: string, b: string): Promise<boolean> {
+  const [x, y] = await Promise.all([fs.lstat(a).catch(() => null), fs.lstat(b).catch(() => null)]);
+  return x !== null && y !== null && x.ino === y.ino && x.dev === y.dev;
+}
+
+const codeOf = (e: unknown): string | undefined => (e as NodeJS.ErrnoException).code;
+
+/**
+ * Moves `aside` back to `abs` without replacing anything there (link, then unlink).
+ * @returns false when `abs` was taken meanwhile (both files are then kept).
+ */
+async function putBack(aside: string, abs: string): Promise<boolean> {
+  try {
+    await fs.link(aside, abs);
+  } catch (e) {
+    if (codeOf(e) === 'EEXIST') return false;
+    throw e;
+  }
+  await fs.rm(aside, { force: true });
+  return true;
+}
+
+/**
+ * Replaces the file at `abs` (which must hold `want`; null: must be absent) by the file `tmp`
+ * (null: removes it), leaving no instant in which another process's write can be overwritten:
+ * the current file is renamed aside (whatever is at `abs` in that instant moves), the new one is
+ * hard-linked in (a link never replaces a file), and only then is the file aside checked for
+ * `want`. A write through a descriptor opened earlier lands in the file aside and is put back.
+ * `abs` is absent for the instant between the two calls.
+ * @returns 'done'; 'changed' when `abs` did not hold `want` (it is put back as it was, nothing of
+ *   `tmp` stays); 'taken' when another process created `abs` in between (its file is kept).
+ * @throws the I/O error of a call that failed for another reason.
+ */
+export async function replaceIfHolds(abs: string, aside: string, want: Uint8Array | null, tmp: string | null): Promise<'done' | 'changed' | 'taken'> {
+  if (want !== null) {
+    try {
+      await fs.rename(abs, aside);
+    } catch (e) {
+      if (codeOf(e) === 'ENOENT') return 'changed'; // it vanished: someone deleted it
+      throw e;
+    }
+  }
+  if (tmp !== null) {
+    try {
+      await fs.link(tmp, abs);
+    } catch (e) {
+      if (codeOf(e) !== 'EEXIST') {
+        if (want !== null) await putBack(aside, abs);
+        throw e;
+      }
+      // Another process created the path after the old file moved aside: theirs stays. The file
+      // aside holds `want` unless it was written too; only then is it kept.
+      if (want !== null && (await sameBytes(aside, want))) await fs.rm(aside, { force: true });
+      return 'taken';
+    }
+  }
+  if (want !== null && !(await sameBytes(aside, want))) {
+    // Written between the caller's check and the move aside (or through an open descriptor):
+    // the new file goes (if it is still the one linked in) and theirs comes back.
+    if (tmp !== null) {
+      if (!(await sameInode(abs, tmp))) return 'taken'; // replaced again meanwhile: both kept
+      await fs.rm(abs, { force: true });
+    }
+    if (!(await putBack(aside, abs))) return 'taken';
+    return 'changed';
+  }
+  if (want !== null) await fs.rm(aside, { force: true });
+  return 'done';
+}
+
 /**
  * Publishes staged entries: deletes first (so a file may take a deleted folder's name), then
- * renames temp files over their targets, then fsyncs the folders. Before touching a target it
- * checks that the target still holds `expected` (compare-and-swap on file bytes): an outside
- * write since the snapshot stops the publish.
+ * the new files, then fsyncs the folders. Before touching a target it checks that the target
+ * still holds `expected` (compare-and-swap on file bytes), then replaces it with
+ * {@link replaceIfHolds}, so no outside write is ever overwritten, even one landing in the
+ * instant of the replacement.
  * On any failure, every target already published is put back to `expected` — but only if it
  * still holds what hagent wrote — and the remaining temp files are removed.
  * @throws HagentError EXTERNAL_EDIT naming the path that changed; or the I/O error.
@@ -169,29 +245,17 @@ export async function publishStaged(root: string, staged: readonly Staged[], cre
       if (!(await sameBytes(abs, s.expected))) {
         throw new HagentError('EXTERNAL_EDIT', `${s.rel} changed on disk while hagent was applying the patch`, { path: s.rel }, 'another process wrote this file; its bytes were kept and nothing of the patch remains; run hagent session status and apply again');
       }
-      // The old file is kept under a second name (a hard link, or the file itself for a delete)
-      // until hagent has checked it still holds `expected`: a write between the check above and
-      // the rename (even through a descriptor opened earlier) lands in it and is put back.
-      const backup = s.expected === null ? null : path.join(root, backupNameFor(s.rel, txid, staged.indexOf(s)));
-      if (s.tmp === null) {
-        if (backup) await fs.rename(abs, backup);
-        else await fs.rm(abs, { force: true });
-      } else {
+      if (s.tmp !== null) {
         const st = await fs.lstat(abs).catch(() => null);
         if (st?.isDirectory()) await fs.rmdir(abs); // an emptied folder left by a delete above
         const made = await fs.mkdir(path.dirname(abs), { recursive: true });
         if (made) (createdDirs as string[]).push(made);
-        if (backup) await fs.link(abs, backup);
-        await fs.rename(s.tmp, abs);
       }
-      if (backup) {
-        if (!(await sameBytes(backup, s.expected))) {
-          // Someone wrote to the file in that instant: their bytes go back, the patch stops.
-          await fs.rename(backup, abs);
-          throw new HagentError('EXTERNAL_EDIT', `${s.rel} was written by another process at the moment hagent replaced it`, { path: s.rel }, 'its bytes were put back and nothing of the patch remains; apply again when the other writer is done');
-        }
-        await fs.rm(backup, { force: true });
-      }
+      // The old file waits under this name until it is checked (recovery knows the name too).
+      const aside = path.join(root, backupNameFor(s.rel, txid, staged.indexOf(s)));
+      const outcome = await replaceIfHolds(abs, aside, s.expected, s.tmp);
+      if (outcome !== 'done') throw writtenMeanwhile(s.rel);
+      if (s.tmp !== null) await fs.rm(s.tmp, { force: true });
       if (s.tmp === null) await removeEmptyParents(root, s.rel);
       done.push(s);
     }
@@ -206,30 +270,34 @@ export async function publishStaged(root: string, staged: readonly Staged[], cre
 
 /**
  * Puts published targets back to their `expected` bytes, but only where the file still holds
- * what hagent wrote (an outside write is never overwritten; design.md invariant 3).
+ * what hagent wrote (an outside write is never overwritten; design.md invariant 3), with the
+ * same rename-aside and link-in as {@link replaceIfHolds}.
  * @returns the paths left alone because someone else changed them.
  */
 export async function restoreIfOurs(root: string, published: readonly TargetWrite[]): Promise<string[]> {
   const leftAlone: string[] = [];
   for (const s of [...published].reverse()) {
     const abs = path.join(root, s.rel);
+    const tag = `restore-${process.pid}`;
+    let tmp: string | null = null;
     try {
       if (!(await sameBytes(abs, s.bytes))) {
         leftAlone.push(s.rel);
         continue;
       }
-      if (s.expected === null) {
-        await fs.rm(abs, { force: true });
-        await removeEmptyParents(root, s.rel);
-      } else {
-        const tmp = path.join(root, tempNameFor(s.rel, `restore-${process.pid}`));
+      if (s.expected !== null) {
+        tmp = path.join(root, tempNameFor(s.rel, tag));
         await fs.mkdir(path.dirname(abs), { recursive: true });
-        await fs.writeFile(tmp, s.expected, { mode: s.expectedMode });
+        await fs.writeFile(tmp, s.expected, { mode: s.expectedMode, flag: 'wx' });
         await fs.chmod(tmp, s.expectedMode);
-        await fs.rename(tmp, abs);
       }
+      const outcome = await replaceIfHolds(abs, path.join(root, tempNameFor(s.rel, `${tag}-aside`)), s.bytes, tmp);
+      if (outcome !== 'done') leftAlone.push(s.rel);
+      else if (s.expected === null) await removeEmptyParents(root, s.rel);
     } catch {
       leftAlone.push(s.rel);
+    } finally {
+      if (tmp) await fs.rm(tmp, { force: true }).catch(() => undefined);
     }
   }
   return leftAlone;

@@ -76,6 +76,22 @@ async function clearIndexLockLeftBy(worktree: string, intent: Intent): Promise<v
   }
 }
 
+/**
+ * A kill between moving a target's old file aside and linking the new one in leaves the target
+ * absent and its old file under the backup name (fsx/stage.ts, replaceIfHolds): it goes back
+ * first, so the target reads as it was before the transaction.
+ */
+async function putBackAsides(worktree: string, intent: Intent): Promise<void> {
+  for (const [i, t] of intent.targets.entries()) {
+    if (t.prior === null) continue;
+    const abs = path.join(worktree, t.rel);
+    const aside = path.join(worktree, backupNameFor(t.rel, intent.txid, i));
+    const there = await fs.lstat(abs).then(() => true, () => false);
+    if (there) continue;
+    await fs.link(aside, abs).then(() => fs.rm(aside, { force: true }), () => undefined);
+  }
+}
+
 /** True when `commit`'s first parent is the intent's head and it holds every target's new state. */
 async function publishedFrom(worktree: string, intent: Intent, commit: string): Promise<boolean> {
   const parent = await readRef(worktree, `${commit}^`).catch(() => null);
@@ -101,6 +117,7 @@ export async function recoverTransaction(commonDir: string, sessionId: string, w
   }
   const files = intent.targets.map((t) => t.rel);
   await clearIndexLockLeftBy(worktree, intent);
+  await putBackAsides(worktree, intent);
   const headNow = await readRef(worktree, ref);
   let result: Recovery;
   if (intent.commit !== null && headNow === intent.commit) {

@@ -2,12 +2,12 @@
  * The safety envelope through the real CLI: sync, doctor, the journal (hagent log), user hooks,
  * --base compare-and-swap, the lock, and the watcher flag.
  */
-import { chmodSync, existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, renameSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { BIN, GIT_ENV, git, hagent, makeRepo, startSession, writeFiles } from '../helpers/index.js';
+import { BIN, GIT_ENV, git, hagent, makeRepo, startSession, tempDir, writeFiles } from '../helpers/index.js';
 
 const t = suite('safety envelope');
 const upd = (file: string, from: string, to: string) => `*** Begin Patch\n*** Update File: ${file}\n-${from}\n+${to}\n*** End Patch\n`;
@@ -184,6 +184,29 @@ t('an interrupted apply is finished by the next command, and doctor removes stra
   assert.not.ok(existsSync(path.join(s.worktree, 'sub/.x.txt.hagent-dead-1.tmp')));
   assert.is(git(s.worktree, 'status', '--porcelain'), '');
   assert.is(hagent(repo, ['doctor', '--json']).json.findings.length, 0, 'all well afterwards');
+});
+
+t('a kill between moving a target aside and linking the new file in: recovery puts the old file back', () => {
+  const repo = makeRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
+  const s = startSession(repo, ['--name', 'as']);
+  const head = git(repo, 'rev-parse', s.branch);
+  const oid = (f: string) => git(repo, 'rev-parse', `${head}:${f}`);
+  const common = git(repo, 'rev-parse', '--path-format=absolute', '--git-common-dir');
+  // Target 0 (a.txt) was published; target 1 (b.txt) is aside under its backup name, and absent.
+  writeFileSync(path.join(s.worktree, 'a.txt'), 'A\n');
+  const aOid = git(s.worktree, 'hash-object', '-w', 'a.txt');
+  const bFile = path.join(tempDir(), 'b-new.txt');
+  writeFileSync(bFile, 'B\n');
+  const bNew = git(s.worktree, 'hash-object', '-w', bFile);
+  renameSync(path.join(s.worktree, 'b.txt'), path.join(s.worktree, '.b.txt.hagent-tz-bak-1.tmp'));
+  writeFiles(common, { 'hagent/tx/as.json': JSON.stringify({ version: 1, txid: 'tz', session: 'as', command: 'apply', pid: 1, startedAt: new Date().toISOString(), head, commit: null, message: 'hagent: M a.txt, b.txt\n', note: null, targets: [{ rel: 'a.txt', prior: { oid: oid('a.txt'), mode: '100644' }, next: { oid: aOid, mode: '100644' }, tmp: null }, { rel: 'b.txt', prior: { oid: oid('b.txt'), mode: '100644' }, next: { oid: bNew, mode: '100644' }, tmp: null }] }) });
+  const d = hagent(repo, ['doctor', '--json']);
+  assert.is(d.status, 0, d.stdout + d.stderr);
+  assert.is(d.json.recoveries[0].action, 'restored');
+  assert.is(readFileSync(path.join(s.worktree, 'a.txt'), 'utf8'), 'a\n');
+  assert.is(readFileSync(path.join(s.worktree, 'b.txt'), 'utf8'), 'b\n');
+  assert.not.ok(existsSync(path.join(s.worktree, '.b.txt.hagent-tz-bak-1.tmp')));
+  assert.is(git(s.worktree, 'status', '--porcelain'), '');
 });
 
 t('an index.lock left by a git process killed with the apply is cleared by recovery; an older one is not ours', () => {
