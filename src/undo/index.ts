@@ -30,7 +30,9 @@ export interface UndoResult {
 
 /**
  * Refuses when any of `paths` differs on disk from the session head (an outside edit would be
- * overwritten). @throws HagentError STALE_FILE naming the first such path.
+ * overwritten). A folder on disk where the head has a folder is fresh when the move names files
+ * under it (they are checked themselves); git's checkout keeps untracked files in it.
+ * @throws HagentError STALE_FILE naming the first such path.
  */
 async function assertPathsFresh(worktree: string, head: string, paths: readonly string[]): Promise<void> {
   const inHead = await lsTree(worktree, head, paths);
@@ -38,7 +40,10 @@ async function assertPathsFresh(worktree: string, head: string, paths: readonly 
     const e = await readEntry(worktree, p);
     const want = inHead.get(p);
     let fresh: boolean;
-    if (want === undefined) fresh = e.kind === 'missing';
+    // A folder where `from` has a folder (a file of the move turns it into a file or back): its
+    // files are checked one by one as paths of the move themselves.
+    if (want === undefined && e.kind === 'directory') fresh = paths.some((q) => q.startsWith(`${p}/`));
+    else if (want === undefined) fresh = e.kind === 'missing';
     else if (want.mode === '120000') {
       // A symlink in the head: fresh only if the link is still there with the same target.
       const target = await fs.readlink(path.join(worktree, p)).catch(() => null);

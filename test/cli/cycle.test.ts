@@ -117,6 +117,14 @@ t('a file can become a folder of the same name in one patch', () => {
   assert.is(r.status, 0, r.stdout);
   assert.is(git(repo, 'show', 'hagent/s1:b.txt/inner.txt'), 'inside');
   assert.is(git(s.worktree, 'status', '--porcelain'), '');
+  // undo and redo cross the same change both ways (found by a hostile test: STALE_FILE before)
+  const undo = hagent(s.worktree, ['undo', '--json']);
+  assert.is(undo.status, 0, undo.stdout);
+  assert.is(readFileSync(path.join(s.worktree, 'b.txt'), 'utf8'), 'bee\n');
+  const redo = hagent(s.worktree, ['undo', '--redo', '--json']);
+  assert.is(redo.status, 0, redo.stdout);
+  assert.is(readFileSync(path.join(s.worktree, 'b.txt/inner.txt'), 'utf8'), 'inside\n');
+  assert.is(git(s.worktree, 'status', '--porcelain'), '');
 });
 
 t('a folder can become a file of the same name in one patch', () => {
