@@ -24,8 +24,14 @@ const io: Io = {
 const wantsJson = process.argv.includes('--json');
 
 /** Runs a lazily imported command and records its exit status. */
+/** Options that take a value: given bare (`--name` at the end, or `--name --`) yargs makes them ''. */
+const VALUE_OPTIONS = ['name', 'base', 'session', 'message', 'dir'] as const;
+
 function handler<A>(load: () => Promise<(argv: A, io: Io) => Promise<number>>) {
   return async (argv: A) => {
+    for (const key of VALUE_OPTIONS) {
+      if ((argv as Record<string, unknown>)[key] === '') throw new HagentError('USAGE', `--${key} needs a value`, { option: key }, `e.g. --${key} ${key === 'message' ? '"fix: login"' : key === 'base' ? 'main' : key === 'dir' ? '.' : 'fix-login'}`);
+    }
     trace('cli: arguments parsed');
     const run = await load();
     trace('cli: command loaded');

@@ -49,6 +49,7 @@ export async function runStatus(argv: CommonArgs & { id?: string }, io: Io): Pro
       `  target:   ${s.target ?? '-'}`,
       `  changed:  ${s.changed.length ? '' : 'nothing yet'}`,
       ...s.changed.map((c) => `    ${c.status} ${c.path}`),
+      ...(s.interrupted ? [p.red(`  interrupted: a ${s.interrupted.command} (started ${s.interrupted.startedAt}) on ${s.interrupted.files.join(', ') || 'unknown files'}`), p.dim('    the next apply, undo, sync or land (or hagent doctor) finishes or undoes it first')] : []),
       ...(s.outsideEdits.length ? [p.yellow(`  outside edits pending (${s.outsideEdits.length}):`), ...s.outsideEdits.map((c) => `    ${c.status} ${c.path}`)] : []),
     ]);
   }

@@ -9,6 +9,7 @@ import { assertGitVersion, diffTrees, firstParentChain, lsTree, readRef, readRef
 import { copyFileNoClobber, readEntry } from '../fsx/index.js';
 import { isInside, type RepoContext, resolveSession } from './context.js';
 import { defaultWorktreePath, listSessions, removeSession, SESSION_ID, writeSession, type Session } from './store.js';
+import { readIntent } from '../transaction/intent.js';
 
 /** Branch of a session: `hagent/<id>`; its full ref is `refs/heads/hagent/<id>`. */
 export function sessionBranch(id: string): string {
@@ -197,6 +198,11 @@ export interface StatusResult extends SessionSummary {
   /** Files in the worktree that differ from the session head (edits made outside hagent). */
   outsideEdits: ChangedFile[];
   worktreeExists: boolean;
+  /**
+   * An apply, undo or redo that was interrupted (killed) and not yet finished or undone: the next
+   * writing command or `hagent doctor` does it. Its files may show as outside edits until then.
+   */
+  interrupted: { command: string; txid: string; startedAt: string; files: string[] } | null;
 }
 
 /**
@@ -208,16 +214,20 @@ export async function sessionStatus(ctx: RepoContext, id?: string): Promise<Stat
   const s = await resolveSession(ctx, id);
   const head = await sessionHead(ctx, s);
   const worktreeExists = await fs.stat(s.worktree).then(() => true, () => false);
-  const [chain, changes, outside] = await Promise.all([
+  const [chain, changes, outside, intent] = await Promise.all([
     firstParentChain(ctx.cwd, s.base, head),
     diffTrees(ctx.cwd, s.base, head),
     worktreeExists ? outsideEdits(s.worktree) : Promise.resolve([]),
+    readIntent(ctx.commonDir, s.id),
   ]);
+  const interrupted = intent === null ? null : intent === 'damaged'
+    ? { command: '?', txid: '?', startedAt: '?', files: [] }
+    : { command: intent.command, txid: intent.txid, startedAt: intent.startedAt, files: intent.targets.map((t) => t.rel) };
   return {
     id: s.id, worktree: s.worktree, branch: s.branch, base: s.base, head, target: s.target, commits: chain.length,
     createdAt: s.createdAt, approved: s.approval?.head === head, landed: await isLanded(ctx, s, head),
     changed: changes.map((c) => ({ path: c.path, status: c.status })),
-    outsideEdits: outside, worktreeExists,
+    outsideEdits: outside, worktreeExists, interrupted,
   };
 }
 

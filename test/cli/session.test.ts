@@ -129,4 +129,31 @@ t('end of a session without work removes worktree and branch', () => {
   assert.is(hagent(repo, ['session', 'list', '--json']).json.sessions.length, 0);
 });
 
+t('an option given without its value is a usage error, and nothing is created', () => {
+  const repo = makeRepo({ 'a.txt': 'a\n' });
+  for (const args of [['session', 'start', '--name'], ['session', 'start', '--name', '--', '--json'], ['session', 'start', '--base']]) {
+    const r = hagent(repo, args);
+    assert.is(r.status, 2, `${args.join(' ')}: ${r.stdout}${r.stderr}`);
+    assert.match(r.stdout + r.stderr, /needs a value/);
+  }
+  assert.equal(hagent(repo, ['session', 'list', '--json']).json.sessions, []);
+});
+
+t('session status shows an interrupted transaction until a writing command finishes it', () => {
+  const repo = makeRepo({ 'a.txt': 'a\n' });
+  const s = startSession(repo, ['--name', 'it']);
+  assert.is(hagent(s.worktree, ['session', 'status', '--json']).json.interrupted, null);
+  const head = git(repo, 'rev-parse', s.branch);
+  const common = git(repo, 'rev-parse', '--path-format=absolute', '--git-common-dir');
+  writeFileSync(path.join(s.worktree, 'a.txt'), 'A\n');
+  const next = git(s.worktree, 'hash-object', '-w', 'a.txt');
+  writeFiles(common, { 'hagent/tx/it.json': JSON.stringify({ version: 1, txid: 'k', session: 'it', command: 'apply', pid: 1, startedAt: new Date().toISOString(), head, commit: null, message: 'hagent: M a.txt\n', note: null, targets: [{ rel: 'a.txt', prior: { oid: git(repo, 'rev-parse', `${head}:a.txt`), mode: '100644' }, next: { oid: next, mode: '100644' }, tmp: null }] }) });
+  const st = hagent(s.worktree, ['session', 'status', '--json']);
+  assert.equal(st.json.interrupted.files, ['a.txt']);
+  assert.is(st.json.interrupted.command, 'apply');
+  assert.match(hagent(s.worktree, ['session', 'status']).stdout, /interrupted: a apply/);
+  assert.is(hagent(s.worktree, ['sync', '--json']).json.recovery.action, 'completed');
+  assert.is(hagent(s.worktree, ['session', 'status', '--json']).json.interrupted, null);
+});
+
 t.run();
