@@ -27,6 +27,17 @@ export type DiskEntry =
  * @param root absolute worktree root; @param rel `/`-separated, normalized, relative.
  */
 export async function readEntry(root: string, rel: string): Promise<DiskEntry> {
+  // A file replaced or deleted between its lstat and its read (an editor saving) is read again.
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await readEntryOnce(root, rel);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === 2) throw e;
+    }
+  }
+}
+
+async function readEntryOnce(root: string, rel: string): Promise<DiskEntry> {
   const parts = rel.split('/');
   let cur = root;
   for (let i = 0; i < parts.length; i++) {
