@@ -68,7 +68,7 @@ export function parsePatch(text: string): ParsedPatch {
   } catch (e) {
     // PATCH_SYNTAX names the offending line's text beside its number (issue 3 §3).
     if (isHagentError(e) && e.code === 'PATCH_SYNTAX' && e.details.text === undefined && typeof e.details.line === 'number') {
-      e.details['text'] = intake.lines[e.details.line - 1] ?? '';
+      e.details['text'] = intake.lines.at(e.details.line - 1) ?? '';
     }
     throw e;
   }

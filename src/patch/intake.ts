@@ -4,13 +4,14 @@
  * after a premature `*** End Patch`. Rule: patch-language.md §2 (leniencies 2, 3, 4, 5, 10).
  */
 
+import { TextLines, type LineSource } from './lines.js';
 import { HagentError } from '../errors.js';
 import { classifyMarker, EXPECTED, isFenceLine } from './markers.js';
 import type { Leniency } from './types.js';
 
-/** The unwrapped text as lines (no terminators). `lines[i]` is line `i + 1` of the text (§6 numbering). */
+/** The unwrapped text as lines (no terminators). `lines.at(i)` is line `i + 1` of the text (§6 numbering). */
 export interface Intake {
-  lines: string[];
+  lines: LineSource;
   leniencies: Leniency[];
   /** `DIR` of a heredoc's `cd DIR && apply_patch <<EOF`, unquoted, unchecked. */
   cwd?: string;
@@ -68,9 +69,7 @@ export function unwrapText(text: string, depth = 0): Intake {
       return { ...inner, leniencies: dedupe(['json-wrapper', ...leniencies, ...inner.leniencies]) };
     }
   }
-  const lines = text.split('\n');
-  if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
-  return { lines, leniencies };
+  return { lines: new TextLines(text), leniencies };
 }
 
 function looksLikePatch(s: string): boolean {
@@ -98,10 +97,10 @@ function collectPatchStrings(value: unknown, out: Set<string>): void {
   }
 }
 
-function isUdiffStart(lines: readonly string[], i: number): boolean {
-  const line = lines[i] as string;
+function isUdiffStart(lines: LineSource, i: number): boolean {
+  const line = lines.at(i)!;
   if (line.startsWith('diff --git ')) return true;
-  return line.startsWith('--- ') && (lines[i + 1] ?? '').startsWith('+++ ');
+  return line.startsWith('--- ') && (lines.at(i + 1) ?? '').startsWith('+++ ');
 }
 
 /**
@@ -117,7 +116,7 @@ export function locatePatch(intake: Intake): Located {
   const n = lines.length;
   let begin = -1;
   for (let i = 0; i < n; i++) {
-    if (classifyMarker(lines[i] as string, false)?.kind === 'begin') {
+    if (classifyMarker(lines.at(i)!, false)?.kind === 'begin') {
       begin = i;
       break;
     }
@@ -126,7 +125,7 @@ export function locatePatch(intake: Intake): Located {
 
   let end = -1;
   for (let i = begin + 1; i < n; i++) {
-    const kind = classifyMarker(lines[i] as string, false)?.kind;
+    const kind = classifyMarker(lines.at(i)!, false)?.kind;
     if (kind === 'end') {
       end = i;
       break;
@@ -138,16 +137,16 @@ export function locatePatch(intake: Intake): Located {
   if (end === -1) {
     throw syntax(n, 'the patch has no "*** End Patch" line (truncated?)', 'end the patch with a line "*** End Patch"; nothing was applied', EXPECTED.end);
   }
-  for (const l of classifyMarker(lines[begin] as string, false)?.leniencies ?? []) addLeniency(intake, l);
-  for (const l of classifyMarker(lines[end] as string, false)?.leniencies ?? []) addLeniency(intake, l);
+  for (const l of classifyMarker(lines.at(begin)!, false)?.leniencies ?? []) addLeniency(intake, l);
+  for (const l of classifyMarker(lines.at(end)!, false)?.leniencies ?? []) addLeniency(intake, l);
 
   // After End Patch: blank lines, fences and marker-free prose only.
   for (let i = end + 1; i < n; i++) {
-    const line = lines[i] as string;
+    const line = lines.at(i)!;
     const marker = classifyMarker(line, true);
     if (marker && marker.kind === 'begin') {
       for (let j = i + 1; j < n; j++) {
-        if (classifyMarker(lines[j] as string, false)?.kind === 'end') {
+        if (classifyMarker(lines.at(j)!, false)?.kind === 'end') {
           throw new HagentError('MULTIPLE_PATCHES', 'the input holds more than one complete patch', { line: i + 1 }, 'send one patch per apply (or merge them into one "*** Begin Patch" … "*** End Patch")');
         }
       }
@@ -175,7 +174,7 @@ function locateUnified(intake: Intake): Located {
     throw syntax(0, 'no patch found: expected "*** Begin Patch" or a unified diff', 'start the patch with a line "*** Begin Patch" and end it with "*** End Patch"', EXPECTED.begin);
   }
   let fenced = false;
-  for (let i = 0; i < start && !fenced; i++) fenced = isFenceLine(lines[i] as string);
+  for (let i = 0; i < start && !fenced; i++) fenced = isFenceLine(lines.at(i)!);
   addLeniency(intake, 'unified-diff');
   return { format: 'unified', start, fenced };
 }
@@ -205,7 +204,7 @@ function classifyOutside(intake: Intake, outside: (i: number) => boolean, patchS
   let prose = false;
   for (let i = 0; i < lines.length; i++) {
     if (!outside(i)) continue;
-    const line = lines[i] as string;
+    const line = lines.at(i)!;
     const t = line.trim();
     if (t === '') continue;
     if (isFenceLine(line)) {

@@ -4,6 +4,7 @@
  * It does not check that the patch applies (the planner does).
  */
 
+import { joinLines, type LineSource } from './lines.js';
 import { HagentError } from '../errors.js';
 import { classifyMarker, EXPECTED, type Marker } from './markers.js';
 import type { Chunk, Leniency, PatchOp } from './types.js';
@@ -16,7 +17,7 @@ const UDIFF_HUNK = /^@@+\s*-\d+(?:,\d+)?\s+\+\d+(?:,\d+)?\s*@@+(.*)$/;
  * Line numbers in errors and `patchLine` are 1-based (`index + 1`).
  * @throws HagentError `PATCH_SYNTAX` with `line` for a line that breaks the grammar.
  */
-export function parseCodex(lines: readonly string[], begin: number, end: number, leniencies: Leniency[]): PatchOp[] {
+export function parseCodex(lines: LineSource, begin: number, end: number, leniencies: Leniency[]): PatchOp[] {
   const note = (l: Leniency): void => {
     if (!leniencies.includes(l)) leniencies.push(l);
   };
@@ -24,7 +25,7 @@ export function parseCodex(lines: readonly string[], begin: number, end: number,
   const ops: PatchOp[] = [];
   let i = begin + 1;
   while (i < end) {
-    const line = lines[i] as string;
+    const line = lines.at(i)!;
     if (isBlank(line)) {
       note('stray-blank-line');
       i++;
@@ -57,31 +58,29 @@ function isOpBoundary(line: string): boolean {
   return true;
 }
 
-function parseAdd(lines: readonly string[], headerAt: number, end: number, path: string, ops: PatchOp[], note: (l: Leniency) => void): number {
+function parseAdd(lines: LineSource, headerAt: number, end: number, path: string, ops: PatchOp[], note: (l: Leniency) => void): number {
   let k = headerAt + 1;
-  while (k < end && isBlank(lines[k] as string)) k++;
-  const firstBody = k < end ? (lines[k] as string) : undefined;
+  while (k < end && isBlank(lines.at(k)!)) k++;
+  const firstBody = k < end ? lines.at(k)! : undefined;
   if (firstBody === undefined || isOpBoundary(firstBody)) {
     if (k > headerAt + 1) note('stray-blank-line');
     ops.push({ kind: 'add', path, lines: [], finalNewline: true, patchLine: headerAt + 1 });
     return k;
   }
-  const body: string[] = [];
   if (firstBody.startsWith('+')) {
     // All body lines carry '+'. Blank lines between '+' lines are empty content lines.
     let j = headerAt + 1;
     while (j < end) {
-      const line = lines[j] as string;
+      const line = lines.at(j)!;
       if (line.startsWith('+')) {
-        body.push(line.slice(1));
         j++;
         continue;
       }
       if (isBlank(line)) {
         let q = j;
-        while (q < end && isBlank(lines[q] as string)) q++;
-        if (q < end && (lines[q] as string).startsWith('+')) {
-          for (; j < q; j++) body.push('');
+        while (q < end && isBlank(lines.at(q)!)) q++;
+        if (q < end && lines.at(q)!.startsWith('+')) {
+          j = q;
           continue;
         }
         break;
@@ -89,13 +88,16 @@ function parseAdd(lines: readonly string[], headerAt: number, end: number, path:
       if (isOpBoundary(line) || classifyMarker(line, true)) break;
       throw syntax(j, `Add File body line without "+" among lines with it: ${quote(line)}`, 'prefix every line of an added file with "+" (all lines or none)', EXPECTED.addBody);
     }
-    ops.push({ kind: 'add', path, lines: body, finalNewline: true, patchLine: headerAt + 1 });
+    // The body is kept as one string (a 10 MB patch of added files would otherwise keep a string
+    // per line alive): each line loses its '+', a blank line becomes empty.
+    ops.push(addOp(path, joinLines(lines, headerAt + 1, j).replace(ADD_LINE_PREFIX, ''), headerAt + 1));
     return j;
   }
+  const body: string[] = [];
   // No '+' at all (§2.7): the body runs to the next "***" line; no body line may carry '+'.
   let j = headerAt + 1;
   for (; j < end; j++) {
-    const line = lines[j] as string;
+    const line = lines.at(j)!;
     if (stripLeading(line).startsWith('***')) break;
     if (line.startsWith('+')) {
       throw syntax(j, `Add File body mixes lines with and without "+": ${quote(line)}`, 'prefix every line of an added file with "+" (all lines or none)', EXPECTED.addBody);
@@ -112,6 +114,21 @@ function parseAdd(lines: readonly string[], headerAt: number, end: number, path:
 }
 
 const NON_BLANK = /\S/;
+/** At each line start: the '+' of an Add File line, or the whole of a blank line. */
+const ADD_LINE_PREFIX = /^(?:\+|[^\S\n]+$)/gm;
+
+/**
+ * An Add op whose body is `text` (lines joined by `\n`): `lines` is split from it when first read,
+ * and `text` (not enumerable: the op's JSON and equality stay as with `lines` alone) lets the
+ * planner use it whole.
+ */
+function addOp(path: string, text: string, patchLine: number): PatchOp {
+  let split: string[] | undefined;
+  const op = { kind: 'add', path, finalNewline: true, patchLine } as Extract<PatchOp, { kind: 'add' }>;
+  Object.defineProperty(op, 'lines', { get: () => (split ??= text.split('\n')), enumerable: true, configurable: true });
+  Object.defineProperty(op, 'text', { value: text, enumerable: false });
+  return op;
+}
 
 /** Whitespace only (no allocation, unlike trim()). */
 function isBlank(line: string): boolean {
@@ -134,10 +151,10 @@ interface ChunkBuilder {
   hasLines: boolean;
 }
 
-function parseUpdate(lines: readonly string[], headerAt: number, end: number, path: string, ops: PatchOp[], note: (l: Leniency) => void): number {
+function parseUpdate(lines: LineSource, headerAt: number, end: number, path: string, ops: PatchOp[], note: (l: Leniency) => void): number {
   let k = headerAt + 1;
   let moveTo: string | undefined;
-  const maybeMove = k < end ? classifyMarker(lines[k] as string, true) : undefined;
+  const maybeMove = k < end ? classifyMarker(lines.at(k)!, true) : undefined;
   if (maybeMove?.kind === 'move') {
     maybeMove.leniencies.forEach(note);
     moveTo = maybeMove.path as string;
@@ -186,7 +203,7 @@ function parseUpdate(lines: readonly string[], headerAt: number, end: number, pa
   });
 
   for (; k < end; k++) {
-    const line = lines[k] as string;
+    const line = lines.at(k)!;
     if (line.startsWith('@@')) {
       if (cur?.hasLines) finish();
       if (!cur) {

@@ -4,6 +4,7 @@
  * same rules (patch-language.md §2 "A unified diff", §3).
  */
 
+import type { LineSource } from './lines.js';
 import { HagentError } from '../errors.js';
 import { EXPECTED, isFenceLine } from './markers.js';
 import type { Chunk, FileMode, Leniency, PatchOp } from './types.js';
@@ -31,7 +32,7 @@ interface Section {
 }
 
 /**
- * Parses the unified diff that starts at `lines[start]` (0-based) and runs at most to `end`.
+ * Parses the unified diff that starts at `lines.at(start)` (0-based) and runs at most to `end`.
  * The diff ends at the first Markdown fence line that stands OUTSIDE every hunk (a closing fence),
  * or at `end`: a hunk's own lines are never cut, so a context line " ```" or an added line "+```"
  * (a Markdown file's fence) is content, not the end of the patch (patch-language.md §2.2).
@@ -45,7 +46,7 @@ interface Section {
  *   `UNSUPPORTED_FILE` (binary patch, symlink or submodule mode, with `path`).
  */
 export function parseUnifiedDiff(
-  lines: readonly string[],
+  lines: LineSource,
   start: number,
   end: number,
   leniencies: Leniency[],
@@ -58,7 +59,7 @@ export function parseUnifiedDiff(
   const ops: PatchOp[] = [];
   let i = start;
   while (i < end) {
-    const line = lines[i] as string;
+    const line = lines.at(i)!;
     if (line.startsWith('diff --git ')) {
       const section = newSection('git', i);
       const paths = parseGitHeaderPaths(line.slice('diff --git '.length));
@@ -71,7 +72,7 @@ export function parseUnifiedDiff(
       ops.push(toOp(section));
       continue;
     }
-    if (line.startsWith('--- ') && i + 1 < end && (lines[i + 1] as string).startsWith('+++ ')) {
+    if (line.startsWith('--- ') && i + 1 < end && lines.at(i + 1)!.startsWith('+++ ')) {
       const section = newSection('plain', i);
       i = readFileLines(lines, i, end, section);
       i = readHunks(lines, i, end, section, ctx);
@@ -104,9 +105,9 @@ function newSection(kind: 'git' | 'plain', at: number): Section {
   return { kind, headerLine: at + 1, newFile: false, deleted: false, binary: false, chunks: [] };
 }
 
-function readExtendedHeaders(lines: readonly string[], i: number, end: number, s: Section): number {
+function readExtendedHeaders(lines: LineSource, i: number, end: number, s: Section): number {
   for (; i < end; i++) {
-    const line = lines[i] as string;
+    const line = lines.at(i)!;
     let m: RegExpExecArray | null;
     if ((m = /^old mode (\d+)\s*$/.exec(line))) s.oldMode = m[1] as string;
     else if ((m = /^new mode (\d+)\s*$/.exec(line))) s.newMode = m[1] as string;
@@ -129,12 +130,12 @@ function readExtendedHeaders(lines: readonly string[], i: number, end: number, s
 }
 
 /** Reads `--- OLD` / `+++ NEW` when present. */
-function readFileLines(lines: readonly string[], i: number, end: number, s: Section): number {
-  if (i + 1 < end && (lines[i] as string).startsWith('--- ') && (lines[i + 1] as string).startsWith('+++ ')) {
-    s.aPath = readFilePath((lines[i] as string).slice(4), i) ?? undefined;
-    s.bPath = readFilePath((lines[i + 1] as string).slice(4), i + 1) ?? undefined;
-    const aNull = isDevNull((lines[i] as string).slice(4));
-    const bNull = isDevNull((lines[i + 1] as string).slice(4));
+function readFileLines(lines: LineSource, i: number, end: number, s: Section): number {
+  if (i + 1 < end && lines.at(i)!.startsWith('--- ') && lines.at(i + 1)!.startsWith('+++ ')) {
+    s.aPath = readFilePath(lines.at(i)!.slice(4), i) ?? undefined;
+    s.bPath = readFilePath(lines.at(i + 1)!.slice(4), i + 1) ?? undefined;
+    const aNull = isDevNull(lines.at(i)!.slice(4));
+    const bNull = isDevNull(lines.at(i + 1)!.slice(4));
     if (aNull) s.newFile = true;
     if (bNull) s.deleted = true;
     // Strip the a/ and b/ prefixes: always in a git diff, in a plain diff only when both carry them.
@@ -238,9 +239,9 @@ function readQuoted(s: string, from: number): { value: string; end: number } | u
   return undefined;
 }
 
-function readHunks(lines: readonly string[], i: number, end: number, s: Section, ctx: HunkContext): number {
+function readHunks(lines: LineSource, i: number, end: number, s: Section, ctx: HunkContext): number {
   while (i < end) {
-    const line = lines[i] as string;
+    const line = lines.at(i)!;
     const m = HUNK.exec(line);
     if (!m) break;
     i = readHunk(lines, i, end, m, s, ctx);
@@ -248,10 +249,10 @@ function readHunks(lines: readonly string[], i: number, end: number, s: Section,
   return i;
 }
 
-function isHeaderAt(lines: readonly string[], i: number, end: number): boolean {
-  const line = lines[i] as string;
+function isHeaderAt(lines: LineSource, i: number, end: number): boolean {
+  const line = lines.at(i)!;
   if (line.startsWith('diff --git ') || HUNK.test(line)) return true;
-  return line.startsWith('--- ') && i + 1 < end && (lines[i + 1] as string).startsWith('+++ ');
+  return line.startsWith('--- ') && i + 1 < end && lines.at(i + 1)!.startsWith('+++ ');
 }
 
 /** A line that continues a hunk: " ", "+", "-" or "\\" first (an empty line is not counted here). */
@@ -261,7 +262,7 @@ function isHunkLine(line: string | undefined): boolean {
   return (c === ' ' || c === '+' || c === '-' || c === '\\') && !isFenceLine(line);
 }
 
-function readHunk(lines: readonly string[], at: number, end: number, m: RegExpExecArray, s: Section, ctx: HunkContext): number {
+function readHunk(lines: LineSource, at: number, end: number, m: RegExpExecArray, s: Section, ctx: HunkContext): number {
   const { note } = ctx;
   const oldStart = Number(m[1]);
   const oldCount = m[2] === undefined ? 1 : Number(m[2]);
@@ -274,7 +275,7 @@ function readHunk(lines: readonly string[], at: number, end: number, m: RegExpEx
   let last = '';
   let countsWrong = false;
   for (; i < end; i++) {
-    const line = lines[i] as string;
+    const line = lines.at(i)!;
     const done = o >= oldCount && nw >= newCount;
     const c = line[0];
     if (c === '\\') {
@@ -286,7 +287,7 @@ function readHunk(lines: readonly string[], at: number, end: number, m: RegExpEx
       // The counts are satisfied; go on only if more hunk lines follow (wrong counts).
       if (line === '' || isHeaderAt(lines, i, end) || (c !== ' ' && c !== '-' && c !== '+')) break;
       // An indented fence line after the hunk closes a fenced diff, unless hunk lines follow it.
-      if (ctx.fenced && isFenceLine(line) && !isHunkLine(lines[i + 1])) break;
+      if (ctx.fenced && isFenceLine(line) && !isHunkLine(lines.at(i + 1))) break;
       countsWrong = true;
     } else if (isHeaderAt(lines, i, end) || isBareFence(line)) {
       countsWrong = true;

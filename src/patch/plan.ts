@@ -161,6 +161,13 @@ function requireAbsent(path: string, state: FileState, what: string, vacated: Re
   );
 }
 
+/** Lines in a body kept whole: `''` is no line at all only for an empty body (Add with no lines). */
+function countLinesOf(text: string): number {
+  let n = 1;
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) n++;
+  return n;
+}
+
 /** Paths this patch removes: every Delete, and the source of every Move. */
 function vacatedPaths(ops: readonly PatchOp[]): Set<string> {
   const out = new Set<string>();
@@ -184,8 +191,10 @@ function planOp(op: PatchOp, snapshot: Snapshot, leniencies: Leniency[], vacated
         return out;
       }
       requireAbsent(op.path, stateOf(snapshot, op.path), 'cannot add', vacated);
-      const text = op.lines.length === 0 ? '' : op.lines.join('\n') + (op.finalNewline ? '\n' : '');
-      return { op: 'add', path: op.path, bytes: encodeUtf8(text), mode: op.mode ?? '100644', added: op.lines.length, removed: 0, chunks: [], noop: false };
+      const body = op.text ?? op.lines.join('\n');
+      const count = op.text === undefined ? op.lines.length : countLinesOf(op.text);
+      const text = count === 0 ? '' : body + (op.finalNewline ? '\n' : '');
+      return { op: 'add', path: op.path, bytes: encodeUtf8(text), mode: op.mode ?? '100644', added: count, removed: 0, chunks: [], noop: false };
     }
     case 'delete': {
       const state = stateOf(snapshot, op.path);

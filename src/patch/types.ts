@@ -65,8 +65,13 @@ export type PatchOp =
   | {
       kind: 'add';
       path: string;
-      /** Content lines, no terminators. */
+      /**
+       * Content lines, no terminators. A Codex Add File body is kept whole (`text`) and these are
+       * split from it the first time they are read.
+       */
       lines: string[];
+      /** When present: the content lines joined by `\n` (no final terminator); equals `lines.join('\n')`. */
+      text?: string;
       /** Codex: always true. Unified diff: false after `\ No newline at end of file`. */
       finalNewline: boolean;
       mode?: FileMode;
