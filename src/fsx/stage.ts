@@ -182,8 +182,9 @@ async function putBack(aside: string, abs: string): Promise<boolean> {
  * (null: removes it), leaving no instant in which another process's write can be overwritten:
  * the current file is renamed aside (whatever is at `abs` in that instant moves), the new one is
  * hard-linked in (a link never replaces a file), and only then is the file aside checked for
- * `want`. A write through a descriptor opened earlier lands in the file aside and is put back.
- * `abs` is absent for the instant between the two calls.
+ * `want`. A write through a descriptor opened earlier lands in the file aside: it is put back
+ * when it lands before that check; one landing after it is lost with the old file, as with any
+ * rename-based save. `abs` is absent for the instant between the rename and the link.
  * @returns 'done'; 'changed' when `abs` did not hold `want` (it is put back as it was, nothing of
  *   `tmp` stays); 'taken' when another process created `abs` in between (its file is kept).
  * @throws the I/O error of a call that failed for another reason.

@@ -7,7 +7,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
 import { addNote, blobId, commitTree, lsTree, readBlob, readRef, updateIndex, updateRefCas, writeTree, type IndexEntryUpdate } from '../git/index.js';
-import { backupNameFor, readEntry, tempNameFor } from '../fsx/index.js';
+import { backupNameFor, readEntry, replaceIfHolds, tempNameFor } from '../fsx/index.js';
 import { readIntent, removeIntent, writeIntent, type Intent } from './intent.js';
 
 /** What recovery did. `outside`: paths left alone because their bytes are neither before nor after. */
@@ -20,13 +20,13 @@ export interface Recovery {
   outside: string[];
 }
 
-type DiskSide = { oid: string; mode: string } | null;
+type DiskSide = { oid: string; mode: string; bytes: Uint8Array } | null;
 
 async function diskSide(worktree: string, rel: string): Promise<DiskSide | 'other'> {
   const e = await readEntry(worktree, rel);
   if (e.kind === 'missing') return null;
   if (e.kind !== 'file') return 'other';
-  return { oid: blobId(e.bytes), mode: e.executable ? '100755' : '100644' };
+  return { oid: blobId(e.bytes), mode: e.executable ? '100755' : '100644', bytes: e.bytes };
 }
 
 const same = (a: DiskSide | 'other', b: { oid: string; mode: string } | null) =>
@@ -39,10 +39,15 @@ function indexEntries(intent: Intent, side: 'prior' | 'next'): IndexEntryUpdate[
   });
 }
 
+/** The names a transaction's rollback (fsx/stage.ts restoreIfOurs) uses for target `rel`. */
+function rollbackNames(rel: string, intent: Intent): { tmp: string; aside: string } {
+  return { tmp: tempNameFor(rel, `restore-${intent.pid}`), aside: tempNameFor(rel, `restore-${intent.pid}-aside`) };
+}
+
 async function removeTemps(worktree: string, intent: Intent): Promise<void> {
   for (const [i, t] of intent.targets.entries()) {
-    if (t.tmp) await fs.rm(path.join(worktree, t.tmp), { force: true }).catch(() => undefined);
-    await fs.rm(path.join(worktree, backupNameFor(t.rel, intent.txid, i)), { force: true }).catch(() => undefined);
+    const names = [t.tmp, backupNameFor(t.rel, intent.txid, i), rollbackNames(t.rel, intent).tmp, rollbackNames(t.rel, intent).aside];
+    for (const name of names) if (name) await fs.rm(path.join(worktree, name), { force: true }).catch(() => undefined);
   }
 }
 
@@ -77,18 +82,24 @@ async function clearIndexLockLeftBy(worktree: string, intent: Intent): Promise<v
 }
 
 /**
- * A kill between moving a target's old file aside and linking the new one in leaves the target
- * absent and its old file under the backup name (fsx/stage.ts, replaceIfHolds): it goes back
- * first, so the target reads as it was before the transaction.
+ * A kill between moving a target's file aside and linking the next one in (fsx/stage.ts,
+ * replaceIfHolds) leaves the target absent and its file under a name recovery knows: the
+ * publish's backup name (the old file) or the rollback's aside name (hagent's new file, moved
+ * aside to put the old one back). It goes back first, so the target reads as it did just
+ * before the kill.
  */
 async function putBackAsides(worktree: string, intent: Intent): Promise<void> {
   for (const [i, t] of intent.targets.entries()) {
-    if (t.prior === null) continue;
     const abs = path.join(worktree, t.rel);
-    const aside = path.join(worktree, backupNameFor(t.rel, intent.txid, i));
-    const there = await fs.lstat(abs).then(() => true, () => false);
-    if (there) continue;
-    await fs.link(aside, abs).then(() => fs.rm(aside, { force: true }), () => undefined);
+    if (await fs.lstat(abs).then(() => true, () => false)) continue;
+    for (const name of [backupNameFor(t.rel, intent.txid, i), rollbackNames(t.rel, intent).aside]) {
+      const aside = path.join(worktree, name);
+      const back = await fs.link(aside, abs).then(() => true, () => false);
+      if (back) {
+        await fs.rm(aside, { force: true });
+        break;
+      }
+    }
   }
 }
 
@@ -153,17 +164,24 @@ export async function recoverTransaction(commonDir: string, sessionId: string, w
           outside.push(t.rel);
           continue;
         }
+        // Put back only while the file still holds what was read above: an outside write in
+        // the meantime is never overwritten (the same replacement as the publish).
         const abs = path.join(worktree, t.rel);
-        if (t.prior === null) {
-          await fs.rm(abs, { force: true });
-        } else {
-          const bytes = await readBlob(worktree, t.prior.oid);
-          const mode = t.prior.mode === '100755' ? 0o755 : 0o644;
-          const tmp = path.join(worktree, tempNameFor(t.rel, `recover-${process.pid}`));
-          await fs.mkdir(path.dirname(abs), { recursive: true });
-          await fs.writeFile(tmp, bytes, { mode });
-          await fs.chmod(tmp, mode);
-          await fs.rename(tmp, abs);
+        const aside = path.join(worktree, tempNameFor(t.rel, `recover-${process.pid}-aside`));
+        let tmp: string | null = null;
+        try {
+          if (t.prior !== null) {
+            const bytes = await readBlob(worktree, t.prior.oid);
+            const mode = t.prior.mode === '100755' ? 0o755 : 0o644;
+            tmp = path.join(worktree, tempNameFor(t.rel, `recover-${process.pid}`));
+            await fs.mkdir(path.dirname(abs), { recursive: true });
+            await fs.writeFile(tmp, bytes, { mode, flag: 'w' });
+            await fs.chmod(tmp, mode);
+          }
+          const outcome = await replaceIfHolds(abs, aside, side === 'other' || side === null ? null : side.bytes, tmp);
+          if (outcome !== 'done') outside.push(t.rel);
+        } finally {
+          if (tmp) await fs.rm(tmp, { force: true }).catch(() => undefined);
         }
       }
       await updateIndex(worktree, indexEntries(intent, 'prior'));

@@ -2,7 +2,7 @@
  * The safety envelope through the real CLI: sync, doctor, the journal (hagent log), user hooks,
  * --base compare-and-swap, the lock, and the watcher flag.
  */
-import { chmodSync, existsSync, readFileSync, renameSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import { suite } from 'uvu';
@@ -206,6 +206,28 @@ t('a kill between moving a target aside and linking the new file in: recovery pu
   assert.is(readFileSync(path.join(s.worktree, 'a.txt'), 'utf8'), 'a\n');
   assert.is(readFileSync(path.join(s.worktree, 'b.txt'), 'utf8'), 'b\n');
   assert.not.ok(existsSync(path.join(s.worktree, '.b.txt.hagent-tz-bak-1.tmp')));
+  assert.is(git(s.worktree, 'status', '--porcelain'), '');
+});
+
+t('a kill during the rollback (a published file moved aside to put the old one back): recovery puts it back, no file goes missing', () => {
+  const repo = makeRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
+  const s = startSession(repo, ['--name', 'rb']);
+  const head = git(repo, 'rev-parse', s.branch);
+  const oid = (f: string) => git(repo, 'rev-parse', `${head}:${f}`);
+  const common = git(repo, 'rev-parse', '--path-format=absolute', '--git-common-dir');
+  writeFileSync(path.join(s.worktree, 'a.txt'), 'A\n');
+  const aNew = git(s.worktree, 'hash-object', '-w', 'a.txt');
+  // b.txt was published (B), then the rollback moved it aside and was killed before linking b back.
+  writeFileSync(path.join(s.worktree, '.b.txt.hagent-restore-4242-aside.tmp'), 'B\n');
+  const bNew = git(s.worktree, 'hash-object', '-w', '.b.txt.hagent-restore-4242-aside.tmp');
+  rmSync(path.join(s.worktree, 'b.txt'));
+  writeFiles(common, { 'hagent/tx/rb.json': JSON.stringify({ version: 1, txid: 'tr', session: 'rb', command: 'apply', pid: 4242, startedAt: new Date().toISOString(), head, commit: null, message: 'hagent: M a.txt, b.txt\n', note: null, targets: [{ rel: 'a.txt', prior: { oid: oid('a.txt'), mode: '100644' }, next: { oid: aNew, mode: '100644' }, tmp: null }, { rel: 'b.txt', prior: { oid: oid('b.txt'), mode: '100644' }, next: { oid: bNew, mode: '100644' }, tmp: null }] }) });
+  const d = hagent(repo, ['doctor', '--json']);
+  assert.is(d.status, 0, d.stdout + d.stderr);
+  assert.is(d.json.recoveries[0].action, 'completed', 'both files hold the new bytes once b is back');
+  assert.is(git(repo, 'show', `${s.branch}:b.txt`), 'B');
+  assert.is(readFileSync(path.join(s.worktree, 'b.txt'), 'utf8'), 'B\n');
+  assert.not.ok(existsSync(path.join(s.worktree, '.b.txt.hagent-restore-4242-aside.tmp')));
   assert.is(git(s.worktree, 'status', '--porcelain'), '');
 });
 
