@@ -53,32 +53,37 @@ async function removeTemps(worktree: string, intent: Intent): Promise<void> {
 
 /**
  * A git process of the interrupted transaction killed with it (a whole process group killed)
- * leaves the session worktree's `index.lock`, and every later git command that writes the index
- * refuses. Recovery runs under the session lock with the transaction's process dead, so a lock
- * file made since the transaction started is its: wait until it is 2 s old (an orphaned git
- * child still finishing removes it itself), then remove it. An older lock file is not ours and
- * is left for git to report.
+ * leaves its lock file, and every later git command that needs it refuses: the session
+ * worktree's `index.lock` (update-index) and `HEAD.lock`, the session ref's `.lock` (update-ref),
+ * `refs/notes/hagent.lock` (notes). Recovery runs under the session lock with the transaction's
+ * process dead, so a lock file made since the transaction started is its: wait until it is 2 s
+ * old (an orphaned git child still finishing removes it itself), then remove it. An older lock
+ * file is not ours and is left for git to report.
  */
-async function clearIndexLockLeftBy(worktree: string, intent: Intent): Promise<void> {
-  let lock: string;
+async function clearLocksLeftBy(commonDir: string, worktree: string, ref: string, intent: Intent): Promise<void> {
+  const locks = [path.join(commonDir, ...ref.split('/')) + '.lock', path.join(commonDir, 'refs', 'notes', 'hagent.lock')];
   try {
     const m = /^gitdir: (.+?)\r?\n?$/.exec(await fs.readFile(path.join(worktree, '.git'), 'utf8'));
-    if (!m) return;
-    lock = path.join(path.resolve(worktree, m[1]!), 'index.lock');
+    if (m) {
+      const gitDir = path.resolve(worktree, m[1]!);
+      locks.push(path.join(gitDir, 'index.lock'), path.join(gitDir, 'HEAD.lock'));
+    }
   } catch {
-    return;
+    // no worktree link: only the shared locks
   }
   const started = Date.parse(intent.startedAt);
-  for (;;) {
-    const st = await fs.stat(lock).catch(() => null);
-    if (!st || !(st.mtimeMs >= started - 1000)) return;
-    const age = Date.now() - st.mtimeMs;
-    if (age >= 2000) {
-      await fs.rm(lock, { force: true });
-      return;
+  await Promise.all(locks.map(async (lock) => {
+    for (;;) {
+      const st = await fs.stat(lock).catch(() => null);
+      if (!st || !(st.mtimeMs >= started - 1000)) return;
+      const age = Date.now() - st.mtimeMs;
+      if (age >= 2000) {
+        await fs.rm(lock, { force: true });
+        return;
+      }
+      await new Promise((r) => setTimeout(r, Math.min(100, 2000 - age)));
     }
-    await new Promise((r) => setTimeout(r, Math.min(100, 2000 - age)));
-  }
+  }));
 }
 
 /**
@@ -127,7 +132,7 @@ export async function recoverTransaction(commonDir: string, sessionId: string, w
     return { txid: '?', command: '?', action: 'discarded', commit: null, files: [], outside: [] };
   }
   const files = intent.targets.map((t) => t.rel);
-  await clearIndexLockLeftBy(worktree, intent);
+  await clearLocksLeftBy(commonDir, worktree, ref, intent);
   await putBackAsides(worktree, intent);
   const headNow = await readRef(worktree, ref);
   let result: Recovery;

@@ -231,7 +231,7 @@ t('a kill during the rollback (a published file moved aside to put the old one b
   assert.is(git(s.worktree, 'status', '--porcelain'), '');
 });
 
-t('an index.lock left by a git process killed with the apply is cleared by recovery; an older one is not ours', () => {
+t('index.lock and ref locks left by git processes killed with the apply are cleared by recovery; an older one is not ours', () => {
   const repo = makeRepo({ 'a.txt': 'a\n' });
   const s = startSession(repo, ['--name', 'lk']);
   const head = git(repo, 'rev-parse', s.branch);
@@ -250,12 +250,15 @@ t('an index.lock left by a git process killed with the apply is cleared by recov
   assert.is(refused.status, 1, refused.stdout);
   assert.match(refused.json.error.message, /index\.lock|update-index/);
   assert.is(readFileSync(path.join(s.worktree, 'a.txt'), 'utf8'), 'A\n');
-  // One made during the transaction (the killed apply's git update-index) is cleared.
+  // Ones made during the transaction (the killed apply's git update-index and update-ref) are cleared.
   utimesSync(lock, new Date(), new Date());
+  const refLock = path.join(common, 'refs', 'heads', 'hagent', 'lk.lock');
+  writeFileSync(refLock, '');
   const r = hagent(s.worktree, ['apply', '-', '--json'], { input: upd('a.txt', 'A', 'AA') });
   assert.is(r.status, 0, r.stdout);
   assert.is(r.json.recovery.action, 'completed');
   assert.not.ok(existsSync(lock));
+  assert.not.ok(existsSync(refLock), 'the session ref lock left by the killed update-ref is gone');
   assert.is(git(repo, 'show', `${s.branch}:a.txt`), 'AA');
   assert.is(git(s.worktree, 'status', '--porcelain'), '');
 });
