@@ -7,7 +7,7 @@ import path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { BIN, GIT_ENV, git, hagent, makeRepo, startSession, tempDir, writeFiles } from '../helpers/index.js';
+import { BIN, GIT_ENV, git, hagent, makeRepo, startSession, tempDir, writeFiles, writeIntentRecord } from '../helpers/index.js';
 
 const t = suite('safety envelope');
 const upd = (file: string, from: string, to: string) => `*** Begin Patch\n*** Update File: ${file}\n-${from}\n+${to}\n*** End Patch\n`;
@@ -173,8 +173,7 @@ t('an interrupted apply is finished by the next command, and doctor removes stra
   writeFileSync(path.join(s.worktree, 'a.txt'), 'A\n');
   const newOid = git(s.worktree, 'hash-object', '-w', 'a.txt');
   const oldOid = git(repo, 'rev-parse', `${head}:a.txt`);
-  const common = git(repo, 'rev-parse', '--path-format=absolute', '--git-common-dir');
-  writeFiles(common, { 'hagent/tx/dr.json': JSON.stringify({ version: 1, txid: 'x', session: 'dr', command: 'apply', pid: 1, startedAt: new Date().toISOString(), head, commit: null, message: 'hagent: M a.txt\n', note: null, targets: [{ rel: 'a.txt', prior: { oid: oldOid, mode: '100644' }, next: { oid: newOid, mode: '100644' }, tmp: null }] }) });
+  writeIntentRecord(repo, 'dr', { txid: 'x', targets: [{ rel: 'a.txt', prior: oldOid, next: newOid }] });
   writeFiles(s.worktree, { 'sub/.x.txt.hagent-dead-1.tmp': 'leftover\n' });
   const d = hagent(repo, ['doctor', '--json']);
   assert.is(d.status, 0, d.stdout + d.stderr);
@@ -191,7 +190,6 @@ t('a kill between moving a target aside and linking the new file in: recovery pu
   const s = startSession(repo, ['--name', 'as']);
   const head = git(repo, 'rev-parse', s.branch);
   const oid = (f: string) => git(repo, 'rev-parse', `${head}:${f}`);
-  const common = git(repo, 'rev-parse', '--path-format=absolute', '--git-common-dir');
   // Target 0 (a.txt) was published; target 1 (b.txt) is aside under its backup name, and absent.
   writeFileSync(path.join(s.worktree, 'a.txt'), 'A\n');
   const aOid = git(s.worktree, 'hash-object', '-w', 'a.txt');
@@ -199,7 +197,7 @@ t('a kill between moving a target aside and linking the new file in: recovery pu
   writeFileSync(bFile, 'B\n');
   const bNew = git(s.worktree, 'hash-object', '-w', bFile);
   renameSync(path.join(s.worktree, 'b.txt'), path.join(s.worktree, '.b.txt.hagent-tz-bak-1.tmp'));
-  writeFiles(common, { 'hagent/tx/as.json': JSON.stringify({ version: 1, txid: 'tz', session: 'as', command: 'apply', pid: 1, startedAt: new Date().toISOString(), head, commit: null, message: 'hagent: M a.txt, b.txt\n', note: null, targets: [{ rel: 'a.txt', prior: { oid: oid('a.txt'), mode: '100644' }, next: { oid: aOid, mode: '100644' }, tmp: null }, { rel: 'b.txt', prior: { oid: oid('b.txt'), mode: '100644' }, next: { oid: bNew, mode: '100644' }, tmp: null }] }) });
+  writeIntentRecord(repo, 'as', { txid: 'tz', targets: [{ rel: 'a.txt', prior: oid('a.txt'), next: aOid }, { rel: 'b.txt', prior: oid('b.txt'), next: bNew }] });
   const d = hagent(repo, ['doctor', '--json']);
   assert.is(d.status, 0, d.stdout + d.stderr);
   assert.is(d.json.recoveries[0].action, 'restored');
@@ -214,14 +212,13 @@ t('a kill during the rollback (a published file moved aside to put the old one b
   const s = startSession(repo, ['--name', 'rb']);
   const head = git(repo, 'rev-parse', s.branch);
   const oid = (f: string) => git(repo, 'rev-parse', `${head}:${f}`);
-  const common = git(repo, 'rev-parse', '--path-format=absolute', '--git-common-dir');
   writeFileSync(path.join(s.worktree, 'a.txt'), 'A\n');
   const aNew = git(s.worktree, 'hash-object', '-w', 'a.txt');
   // b.txt was published (B), then the rollback moved it aside and was killed before linking b back.
   writeFileSync(path.join(s.worktree, '.b.txt.hagent-restore-4242-aside.tmp'), 'B\n');
   const bNew = git(s.worktree, 'hash-object', '-w', '.b.txt.hagent-restore-4242-aside.tmp');
   rmSync(path.join(s.worktree, 'b.txt'));
-  writeFiles(common, { 'hagent/tx/rb.json': JSON.stringify({ version: 1, txid: 'tr', session: 'rb', command: 'apply', pid: 4242, startedAt: new Date().toISOString(), head, commit: null, message: 'hagent: M a.txt, b.txt\n', note: null, targets: [{ rel: 'a.txt', prior: { oid: oid('a.txt'), mode: '100644' }, next: { oid: aNew, mode: '100644' }, tmp: null }, { rel: 'b.txt', prior: { oid: oid('b.txt'), mode: '100644' }, next: { oid: bNew, mode: '100644' }, tmp: null }] }) });
+  writeIntentRecord(repo, 'rb', { txid: 'tr', pid: 4242, targets: [{ rel: 'a.txt', prior: oid('a.txt'), next: aNew }, { rel: 'b.txt', prior: oid('b.txt'), next: bNew }] });
   const d = hagent(repo, ['doctor', '--json']);
   assert.is(d.status, 0, d.stdout + d.stderr);
   assert.is(d.json.recoveries[0].action, 'completed', 'both files hold the new bytes once b is back');

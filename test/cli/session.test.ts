@@ -5,7 +5,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { git, hagent, makeRepo, startSession, tempDir, writeFiles } from '../helpers/index.js';
+import { git, hagent, makeRepo, startSession, tempDir, writeFiles, writeIntentRecord } from '../helpers/index.js';
 
 const t = suite('session');
 
@@ -144,10 +144,9 @@ t('session status shows an interrupted transaction until a writing command finis
   const s = startSession(repo, ['--name', 'it']);
   assert.is(hagent(s.worktree, ['session', 'status', '--json']).json.interrupted, null);
   const head = git(repo, 'rev-parse', s.branch);
-  const common = git(repo, 'rev-parse', '--path-format=absolute', '--git-common-dir');
   writeFileSync(path.join(s.worktree, 'a.txt'), 'A\n');
   const next = git(s.worktree, 'hash-object', '-w', 'a.txt');
-  writeFiles(common, { 'hagent/tx/it.json': JSON.stringify({ version: 1, txid: 'k', session: 'it', command: 'apply', pid: 1, startedAt: new Date().toISOString(), head, commit: null, message: 'hagent: M a.txt\n', note: null, targets: [{ rel: 'a.txt', prior: { oid: git(repo, 'rev-parse', `${head}:a.txt`), mode: '100644' }, next: { oid: next, mode: '100644' }, tmp: null }] }) });
+  writeIntentRecord(repo, 'it', { txid: 'k', targets: [{ rel: 'a.txt', prior: git(repo, 'rev-parse', `${head}:a.txt`), next }] });
   const st = hagent(s.worktree, ['session', 'status', '--json']);
   assert.equal(st.json.interrupted.files, ['a.txt']);
   assert.is(st.json.interrupted.command, 'apply');

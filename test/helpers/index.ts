@@ -140,3 +140,20 @@ export function diffSnapshots(actual: Map<string, SnapEntry>, expected: Map<stri
 export async function copyTree(from: string, to: string): Promise<void> {
   await fs.cp(from, to, { recursive: true, verbatimSymlinks: true, preserveTimestamps: false });
 }
+
+/**
+ * Writes the intent record an apply killed mid-transaction leaves for `session` (at the session
+ * head), as src/transaction/intent.ts stores it. Targets give blob ids (null: absent), mode 100644.
+ */
+export function writeIntentRecord(repo: string, session: string, o: { txid: string; pid?: number; startedAt?: Date; targets: { rel: string; prior: string | null; next: string | null }[] }): void {
+  const head = git(repo, 'rev-parse', `hagent/${session}`);
+  const common = git(repo, 'rev-parse', '--path-format=absolute', '--git-common-dir');
+  const side = (oid: string | null) => (oid === null ? null : { oid, mode: '100644' });
+  writeFiles(common, {
+    [`hagent/tx/${session}.json`]: JSON.stringify({
+      version: 1, txid: o.txid, session, command: 'apply', pid: o.pid ?? 1, startedAt: (o.startedAt ?? new Date()).toISOString(), head, commit: null,
+      message: `hagent: ${o.targets.map((t) => `M ${t.rel}`).join(', ')}\n`, note: null,
+      targets: o.targets.map((t) => ({ rel: t.rel, prior: side(t.prior), next: side(t.next), tmp: null })),
+    }),
+  });
+}
