@@ -45,6 +45,11 @@ await build({
   target: 'node20',
   banner: { js: "const __hagentImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
   define: { 'import.meta.url': '__hagentImportMetaUrl' },
+  // No whitespace or comments: a smaller source reads, hashes and deserializes faster, and an
+  // all-ASCII source stays a one-byte string in V8 (three non-ASCII characters in comments made
+  // the whole 785 KB source two-byte: +9 ms per start). Names are kept for stack traces.
+  minifyWhitespace: true,
+  minifySyntax: true,
   legalComments: 'none',
   logLevel: 'warning',
 });

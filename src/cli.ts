@@ -3,7 +3,9 @@
  * hagent's command line: yargs wiring, lazy import of each command, and the only place where
  * errors become exit statuses (patch-language.md §6: 0 ok, 1 refused, 2 usage, 3 internal).
  */
-import yargs, { type Argv } from 'yargs';
+import { readFileSync } from 'node:fs';
+import type { Argv } from 'yargs';
+import { readFastCommand } from './cli-fast-path.js';
 import { HagentError, toHagentError } from './errors.js';
 import { printError, type Io } from './output/index.js';
 import { trace } from './trace/index.js';
@@ -66,7 +68,43 @@ function sessionCommands(y: Argv): Argv {
     .demandCommand(1, 'name a session command: start, list, status or end');
 }
 
+/** hagent's version from its package.json, one folder above this file (src/ or dist/). */
+function packageVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version?: string }).version ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+/**
+ * yargs renders the whole help text (the display width of every line of it) each time a command
+ * handler starts, in case the handler asks for it later. hagent's handlers never do (`--help` and
+ * usage errors render it afresh), and on every `hagent apply` that rendering cost 30–70 ms of CPU.
+ * The hook is yargs-internal, so this only takes effect when it is found where expected.
+ */
+function skipHelpRendering(cli: Argv): void {
+  const internal = (cli as unknown as { getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: unknown } } }).getInternalMethods?.();
+  const usage = internal?.getUsageInstance?.();
+  if (usage && typeof usage.cacheHelpMessage === 'function') usage.cacheHelpMessage = () => undefined;
+}
+
 async function main(): Promise<void> {
+  const fast = readFastCommand(process.argv.slice(2));
+  if (fast) {
+    trace('cli: arguments parsed');
+    if (fast.command === 'apply') {
+      const { runApply } = await import('./commands/apply.js');
+      trace('cli: command loaded');
+      process.exitCode = await runApply(fast.args, io);
+    } else {
+      const { runCheck } = await import('./commands/check.js');
+      trace('cli: command loaded');
+      process.exitCode = await runCheck(fast.args, io);
+    }
+    return;
+  }
+  const { default: yargs } = await import('yargs');
   const cli = yargs(process.argv.slice(2))
     .scriptName('hagent')
     .usage('$0 <command> [options]\n\nMakes coding agents safe on a real repository: a worktree per session, all-or-nothing patches, a commit per patch, review, land and undo.')
@@ -126,12 +164,13 @@ async function main(): Promise<void> {
     .strict()
     .help()
     .alias('h', 'help')
-    .version()
+    .version(packageVersion())
     .wrap(Math.min(110, process.stdout.columns || 100))
     .fail((msg, err) => {
       if (err) throw err;
       throw new HagentError('USAGE', msg, {}, 'hagent --help lists the commands and their options');
     });
+  skipHelpRendering(cli);
   await cli.parseAsync();
 }
 
