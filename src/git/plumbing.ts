@@ -2,6 +2,8 @@
  * One function per git plumbing verb hagent uses, each beside a pure parser of its output.
  * All go through {@link runGit}; every function takes the directory to run in as `cwd`.
  */
+import { lstatSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { HagentError } from '../errors.js';
 import { gitText, runGit, type RunGitOptions } from './run.js';
 
@@ -34,11 +36,70 @@ export interface RepoLocation {
   bare: boolean;
 }
 
+/** Environment variables that change how git finds a repository: with any of them set, git is asked. */
+const DISCOVERY_ENV = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_COMMON_DIR', 'GIT_CEILING_DIRECTORIES', 'GIT_DISCOVERY_ACROSS_FILESYSTEM', 'GIT_CONFIG_PARAMETERS', 'GIT_CONFIG_COUNT'];
+
+function realOrNull(p: string): string | null {
+  try {
+    return realpathSync(p);
+  } catch {
+    return null;
+  }
+}
+
 /**
- * Finds the repository around `cwd` with one `git rev-parse`.
+ * Finds a linked worktree around `cwd` (every session worktree is one) from git's own files, as
+ * git's discovery does (gitrepository-layout(5), git-worktree(1) "DETAILS"): the nearest `.git`
+ * upwards is a file `gitdir: <dir>`, and `<dir>` holds `HEAD` and `commondir`. Saves the ~15 ms
+ * `git rev-parse` spawn on every apply.
+ * @returns the location (paths real and absolute), or null — ask git — for anything else: a
+ *   main worktree (`.git` is a folder, where `core.worktree`/`core.bare` could apply), a
+ *   discovery variable in the environment, another owner than this user (git's safe.directory
+ *   check), another file system on the way up, or any unreadable or unexpected file. Never throws.
+ */
+export function locateLinkedWorktreeDirect(cwd: string): RepoLocation | null {
+  if (DISCOVERY_ENV.some((k) => process.env[k] !== undefined)) return null;
+  try {
+    let dir = path.resolve(cwd);
+    const dev = statSync(dir).dev;
+    for (;;) {
+      const dotGit = path.join(dir, '.git');
+      let st;
+      try {
+        st = lstatSync(dotGit);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return null;
+      }
+      if (st) {
+        if (!st.isFile()) return null;
+        const m = /^gitdir: (.+?)\r?\n?$/.exec(readFileSync(dotGit, 'utf8'));
+        if (!m) return null;
+        const gitDir = realOrNull(path.resolve(dir, m[1]!));
+        const topLevel = realOrNull(dir);
+        if (!gitDir || !topLevel) return null;
+        const commonDir = realOrNull(path.resolve(gitDir, readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim()));
+        if (!commonDir || !statSync(path.join(gitDir, 'HEAD')).isFile()) return null;
+        const uid = process.getuid?.();
+        if (uid === undefined || statSync(topLevel).uid !== uid || statSync(gitDir).uid !== uid || statSync(commonDir).uid !== uid) return null;
+        return { gitDir, commonDir, topLevel, bare: false };
+      }
+      const parent = path.dirname(dir);
+      if (parent === dir || statSync(parent).dev !== dev) return null;
+      dir = parent;
+    }
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Finds the repository around `cwd`: from git's files for a linked worktree
+ * ({@link locateLinkedWorktreeDirect}), else with one `git rev-parse`.
  * @throws HagentError NOT_A_GIT_REPO outside any repository.
  */
 export async function locateRepo(cwd: string): Promise<RepoLocation> {
+  const direct = locateLinkedWorktreeDirect(cwd);
+  if (direct) return direct;
   const r = await runGit(['rev-parse', '--path-format=absolute', '--git-dir', '--git-common-dir', '--is-bare-repository', '--show-toplevel'], { cwd, allowFailure: true });
   const lines = r.stdout.toString('utf8').split('\n');
   if (r.exitCode !== 0 && lines.length < 3) {
