@@ -11,7 +11,7 @@ import path from 'node:path';
 import { trace } from '../trace/index.js';
 import { HagentError, isHagentError } from '../errors.js';
 import {
-  addNote, blobId, commitTree, diffTrees, entriesAt, readCommitTrees, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTreeWithChanges,
+  addNote, blobId, commitTree, diffTrees, entriesAt, readCommitTrees, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTreeWithChanges, looseObjectStore, writeLooseObject, type LooseObjectStore,
   type CommitTrees, type IndexEntryUpdate,
 } from '../git/index.js';
 import { discardStaged, publishStaged, readEntry, restoreIfOurs, stageWrites, type Staged, type TargetWrite } from '../fsx/index.js';
@@ -292,6 +292,8 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
     })),
   };
   let published = false;
+  let note: Promise<boolean> = Promise.resolve(false);
+  const store = await looseObjectStore(ctx.commonDir, head);
   try {
     const { staged, createdDirs } = await stageWrites(worktree, writes, txid, async (tmps) => {
       tmps.forEach((tmp, i) => { intent.targets[i]!.tmp = tmp; });
@@ -299,7 +301,7 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
     });
     trace('apply: staged');
     try {
-      await storeStagedBlobs(worktree, staged, intent);
+      await storeStagedBlobs(worktree, staged, intent, store);
       watch?.assertHealthy();
       assertNoOutsideEvents(watch);
       trace('apply: blobs stored');
@@ -314,9 +316,12 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
     await assertOnlyOurWrites(worktree, writes);
     // The tree is built from the head's trees on the changed paths only; the worktree's index is
     // brought in line at the same time (independent: objects vs. the index file).
-    const [tree] = await Promise.all([writeTreeWithChanges(worktree, head, indexUpdatesOf(intent), trees), updateIndex(worktree, indexUpdatesOf(intent))]);
+    const [tree] = await Promise.all([writeTreeWithChanges(worktree, head, indexUpdatesOf(intent), trees, store), updateIndex(worktree, indexUpdatesOf(intent))]);
     trace('apply: tree built, index updated');
     const commit = await commitTree(worktree, tree, [head], message);
+    // The note (the patch text) is written beside the ref update: it names the commit, not the
+    // ref, and a failed update leaves at most a note on an unreachable commit (`git notes prune`).
+    note = addNote(worktree, commit, options.patchText).then(() => true, () => false);
     await writeIntent(ctx.commonDir, { ...intent, commit });
     await updateRefCas(worktree, sessionRef(session), commit, head, `hagent apply: ${plan.files.map((f) => f.path).join(', ')}`.slice(0, 200));
     result.commit = commit;
@@ -328,13 +333,11 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
       if (isHagentError(error) && leftAlone.length) error.details.leftAlone = leftAlone;
     }
     await removeIntent(ctx.commonDir, session.id);
+    await note;
     throw error;
   }
-  await Promise.all([
-    removeIntent(ctx.commonDir, session.id),
-    retireRedo(worktree, session, redo),
-    addNote(worktree, result.commit, options.patchText).catch(() => result.warnings.push('the patch text could not be stored as a note')),
-  ]);
+  const [noted] = await Promise.all([note, removeIntent(ctx.commonDir, session.id), retireRedo(worktree, session, redo)]);
+  if (!noted) result.warnings.push('the patch text could not be stored as a note');
   trace('apply: note stored');
   if (hooksDir) {
     const post = await runUserHook(hooksDir, 'post-apply', { ...hookInput, commit: result.commit }, hookEnv, { timeoutMs: config.runtime.hookTimeoutMs });
@@ -362,9 +365,12 @@ async function assertBaseFresh(ctx: RepoContext, base: string, head: string, tar
 }
 
 /** Stores the staged temp files as blobs and checks each id against the planned bytes. */
-async function storeStagedBlobs(worktree: string, staged: readonly Staged[], intent: Intent): Promise<void> {
+async function storeStagedBlobs(worktree: string, staged: readonly Staged[], intent: Intent, store: LooseObjectStore | null): Promise<void> {
   const present = staged.filter((s) => s.tmp !== null);
-  const oids = await writeBlobsFromPaths(worktree, present.map((s) => path.relative(worktree, s.tmp!).split(path.sep).join('/')));
+  // The blobs are read back from the staged files, so a temp file touched by someone else is caught.
+  const oids = store
+    ? await Promise.all(present.map(async (s) => writeLooseObject(store, 'blob', await fs.readFile(s.tmp!))))
+    : await writeBlobsFromPaths(worktree, present.map((s) => path.relative(worktree, s.tmp!).split(path.sep).join('/')));
   present.forEach((s, i) => {
     const want = intent.targets.find((t) => t.rel === s.rel)!.next!.oid;
     if (oids[i] !== want) throw new HagentError('EXTERNAL_EDIT', `the staged copy of ${s.rel} changed before it was published`, { path: s.rel }, 'another process touched hagent\'s temp file; nothing was published; apply again');

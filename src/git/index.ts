@@ -7,3 +7,4 @@ export * from './plumbing.js';
 export * from './objects.js';
 export * from './tree.js';
 export { readRefsDirect } from './refs-direct.js';
+export * from './loose.js';

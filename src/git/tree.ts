@@ -6,6 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { HagentError } from '../errors.js';
+import { writeLooseObject, type LooseObjectStore } from './loose.js';
 import { runGit } from './run.js';
 
 /** One change: `oid` null removes the path. `mode` is git's octal string (100644, 100755). */
@@ -131,10 +132,12 @@ export function entriesAt(trees: CommitTrees, paths: readonly string[]): Map<str
  * computed here and checked against git's, and every blob was stored before the call. Folders emptied by the changes
  * disappear; a file may become a folder and back. Tree ids are computed in-process and checked
  * against the ids git reports. `known`: trees of `commit` already read ({@link readCommitTrees});
- * only the folders it lacks are read.
+ * only the folders it lacks are read. With `store` ({@link looseObjectStore}) the trees are
+ * written in-process as loose objects instead of through `mktree` (the same bytes: the tree
+ * format is checked against git's in test/unit/git).
  * @returns the new root tree id. @throws HagentError GIT_FAILED (or INTERNAL when git's ids differ).
  */
-export async function writeTreeWithChanges(cwd: string, commit: string, changes: readonly PathChange[], known?: CommitTrees): Promise<string> {
+export async function writeTreeWithChanges(cwd: string, commit: string, changes: readonly PathChange[], known?: CommitTrees, store?: LooseObjectStore | null): Promise<string> {
   const dirs = foldersOf(changes.map((c) => c.path));
   const depth = (d: string) => (d === '' ? 0 : d.split('/').length);
   const ordered = [...dirs].sort((a, b) => depth(b) - depth(a) || (a < b ? -1 : 1));
@@ -165,6 +168,10 @@ export async function writeTreeWithChanges(cwd: string, commit: string, changes:
       } else parent.set(name, { mode: '40000', oid });
     }
     if (entries.size > 0 || dir === '') written.push({ dir, raw, oid, entries });
+  }
+  if (store) {
+    await Promise.all(written.map((t) => writeLooseObject(store, 'tree', t.raw)));
+    return rootId;
   }
   const input = written.map((t) => [...t.entries].map(([name, e]) => `${e.mode === '40000' ? '040000' : e.mode} ${e.mode === '40000' ? 'tree' : e.mode === '160000' ? 'commit' : 'blob'} ${e.oid}\t${quoteName(name)}\n`).join('')).join('\n');
   const out = (await runGit(['mktree', '--missing', '--batch'], { cwd, input: `${input}\n` })).stdout.toString('utf8').trim().split('\n');
