@@ -6,5 +6,5 @@ export { runGit, gitText, type GitResult, type RunGitOptions } from './run.js';
 export * from './plumbing.js';
 export * from './objects.js';
 export * from './tree.js';
-export { readRefsDirect } from './refs-direct.js';
+export { readRefPreferDirect, readRefsDirect } from './refs-direct.js';
 export * from './loose.js';

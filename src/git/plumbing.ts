@@ -223,6 +223,27 @@ export async function updateRefCas(cwd: string, ref: string, newOid: string, old
   }
 }
 
+/** One ref update of {@link updateRefsCas}: `oldOid` a commit id (compare-and-swap), null (must not exist yet) or undefined (no check). */
+export interface RefUpdate {
+  ref: string;
+  newOid: string;
+  oldOid?: string | null;
+}
+
+/**
+ * Moves several refs in one `git update-ref --stdin` transaction: all move or none does
+ * (compare-and-swap on each `oldOid` given; design.md invariant 7). Keeps reflog entries with `message`.
+ * @throws HagentError TARGET_MOVED (naming the first ref) when any check fails.
+ */
+export async function updateRefsCas(cwd: string, updates: readonly RefUpdate[], message: string): Promise<void> {
+  const input = updates.map((u) => `update ${u.ref}\0${u.newOid}\0${u.oldOid === undefined ? '' : u.oldOid ?? '0'.repeat(u.newOid.length)}\0`).join('');
+  const r = await runGit(['update-ref', '--create-reflog', '-m', message, '--stdin', '-z'], { cwd, input, allowFailure: true });
+  if (r.exitCode !== 0) {
+    const first = updates[0]!;
+    throw new HagentError('TARGET_MOVED', `${first.ref} moved while hagent was working (expected ${first.oldOid?.slice(0, 12) ?? 'no ref'})`, { ref: first.ref, expected: first.oldOid ?? null, stderr: r.stderr.trim() }, 'someone else updated it at the same moment; run the command again');
+  }
+}
+
 /** Deletes `ref` if it still points at `oldOid`. */
 export async function deleteRefCas(cwd: string, ref: string, oldOid: string): Promise<void> {
   await runGit(['update-ref', '-d', ref, oldOid], { cwd });

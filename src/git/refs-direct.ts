@@ -6,6 +6,7 @@
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
+import { readRef } from './plumbing.js';
 
 const OID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 
@@ -72,4 +73,14 @@ export async function readRefsDirect(commonDir: string, refs: readonly string[])
   } catch {
     return null;
   }
+}
+
+/**
+ * One ref's object id: from git's files ({@link readRefsDirect}) when they can be read that way,
+ * else `git rev-parse --verify` in `cwd`.
+ * @returns the id, or null when the ref does not exist. @throws HagentError GIT_FAILED (git path only).
+ */
+export async function readRefPreferDirect(cwd: string, commonDir: string, ref: string): Promise<string | null> {
+  const direct = await readRefsDirect(commonDir, [ref]);
+  return direct ? direct.get(ref) ?? null : readRef(cwd, ref);
 }

@@ -8,9 +8,9 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
 import {
-  checkoutTreeDelta, commitTree, diffTrees, dirtyPaths, listWorktrees, literalPathspec, lsTree, readRef, runGit, treeOf, updateRefCas, writeTreeWithChanges,
+  checkoutTreeDelta, commitTree, diffTrees, dirtyPaths, listWorktrees, literalPathspec, locateLinkedWorktreeDirect, lsTree, readRefPreferDirect, runGit, updateRefsCas, writeTreeWithChanges,
 } from '../git/index.js';
-import { guardTarget, readSession, sessionHead, writeSession, type RepoContext, type Session } from '../session/index.js';
+import { guardTarget, isInside, readSession, sessionHead, writeSession, type RepoContext, type Session } from '../session/index.js';
 import { guardedWrite } from '../transaction/index.js';
 import { loadConfig } from '../config/index.js';
 
@@ -46,11 +46,15 @@ export function parseMergeTree(out: Buffer): { tree: string; conflicts: string[]
   return { tree, conflicts: [...new Set(parts.filter(Boolean))] };
 }
 
-/** The squash message: a summary of the session's patches. */
-async function squashMessage(cwd: string, session: Session, head: string, files: readonly { path: string; status: string }[], paths: string[] | null): Promise<string> {
-  // A partial land names only the patches that touched the approved files.
-  const subjects = await runGit(['log', '--first-parent', '--format=%s', `${session.base}..${head}`, ...(paths ? ['--', ...paths.map(literalPathspec)] : [])], { cwd });
-  const lines = subjects.stdout.toString('utf8').split('\n').filter(Boolean).reverse().map((s) => `- ${s.replace(/^hagent: /, '')}`);
+/** Subjects of the session's patches, oldest first; for a partial land only those that touched `paths`. */
+async function patchSubjects(cwd: string, session: Session, head: string, paths: string[] | null): Promise<string[]> {
+  const r = await runGit(['log', '--first-parent', '--format=%s', `${session.base}..${head}`, ...(paths ? ['--', ...paths.map(literalPathspec)] : [])], { cwd });
+  return r.stdout.toString('utf8').split('\n').filter(Boolean).reverse();
+}
+
+/** The squash message: a summary of the session's patches (`subjects`, from {@link patchSubjects}). Pure. */
+function squashMessage(session: Session, head: string, subjects: readonly string[], files: readonly { path: string; status: string }[], paths: string[] | null): string {
+  const lines = subjects.map((s) => `- ${s.replace(/^hagent: /, '')}`);
   const scope = paths ? ` (approved: ${paths.length} of the session's files)` : '';
   return `hagent: land session ${session.id} (${lines.length} patch${lines.length === 1 ? '' : 'es'}, ${files.length} file${files.length === 1 ? '' : 's'})${scope}\n\n${lines.join('\n')}\n\nHagent-Session: ${session.id}\nHagent-Op: land\nHagent-Head: ${head}\n`;
 }
@@ -102,8 +106,12 @@ async function assertNoRebaseOf(commonDir: string, target: string): Promise<void
  * revert or bisect: moving the branch under it would break the operation (and its --abort
  * would drop the land). @throws HagentError DIRTY_TARGET naming the operation.
  */
-async function assertNoOperationInProgress(worktree: string, target: string): Promise<void> {
-  const gitDir = (await runGit(['rev-parse', '--path-format=absolute', '--git-dir'], { cwd: worktree })).stdout.toString('utf8').trim();
+async function assertNoOperationInProgress(ctx: RepoContext, worktree: string, target: string): Promise<void> {
+  // The git dir of the checkout: known when it is where hagent runs, read from its files when it
+  // is a linked worktree, else asked.
+  const gitDir = ctx.location.topLevel && isInside(ctx.location.topLevel, worktree) && isInside(worktree, ctx.location.topLevel)
+    ? ctx.location.gitDir
+    : locateLinkedWorktreeDirect(worktree)?.gitDir ?? (await runGit(['rev-parse', '--path-format=absolute', '--git-dir'], { cwd: worktree })).stdout.toString('utf8').trim();
   const markers: [string, string][] = [['rebase-merge', 'a rebase'], ['rebase-apply', 'a rebase or am'], ['MERGE_HEAD', 'a merge'], ['CHERRY_PICK_HEAD', 'a cherry-pick'], ['REVERT_HEAD', 'a revert'], ['BISECT_LOG', 'a bisect']];
   for (const [name, what] of markers) {
     if (await fs.stat(path.join(gitDir, name)).then(() => true, () => false)) {
@@ -144,7 +152,7 @@ async function landLocked(ctx: RepoContext, session: Session, options: LandOptio
   }
   if (!session.target) throw new HagentError('DETACHED_TARGET', `session ${session.id} has no target branch (it was started on a detached HEAD)`, { session: session.id }, `check out a branch and start a new session from it, or merge hagent/${session.id} yourself`);
   const target = session.target;
-  const previous = await readRef(cwd, target);
+  const previous = await readRefPreferDirect(cwd, ctx.commonDir, target);
   if (!previous) throw new HagentError('TARGET_MOVED', `target branch ${target} no longer exists`, { target }, 'recreate the branch, or merge the session branch yourself');
 
   const theirs = await commitToLand(cwd, session, head, previous, approval.paths);
@@ -156,37 +164,46 @@ async function landLocked(ctx: RepoContext, session: Session, options: LandOptio
   if (merged.exitCode === 1) {
     throw new HagentError('LAND_CONFLICT', `landing session ${session.id} on ${target} conflicts in ${conflicts.length} file${conflicts.length === 1 ? '' : 's'}: ${conflicts.join(', ')}`, { session: session.id, target, files: conflicts }, `nothing was written; bring the target into the session (in its worktree: git merge ${target.replace('refs/heads/', '')}, resolve, then hagent sync), then land again`);
   }
-  const previousTree = await treeOf(cwd, previous);
-  if (tree === previousTree) throw new HagentError('NOTHING_TO_LAND', `${target} already holds every approved change of session ${session.id}`, { session: session.id, target }, 'nothing to do; end the session with hagent session end');
-  const files = (await diffTrees(cwd, previousTree, tree)).map((c) => ({ path: c.path, status: c.status }));
+  // Independent reads side by side: what changes, the patch subjects for the message, the checkouts.
+  const [changed, subjects, worktrees] = await Promise.all([
+    diffTrees(cwd, previous, tree),
+    options.message === undefined ? patchSubjects(cwd, session, head, approval.paths) : Promise.resolve([]),
+    listWorktrees(cwd),
+  ]);
+  const files = changed.map((c) => ({ path: c.path, status: c.status }));
+  if (files.length === 0) throw new HagentError('NOTHING_TO_LAND', `${target} already holds every approved change of session ${session.id}`, { session: session.id, target }, 'nothing to do; end the session with hagent session end');
 
-  const message = options.message ?? await squashMessage(cwd, session, head, files, approval.paths);
+  const message = options.message ?? squashMessage(session, head, subjects, files, approval.paths);
   const commit = await commitTree(cwd, tree, mode === 'merge' ? [previous, head] : [previous], message.endsWith('\n') ? message : `${message}\n`);
 
-  const checkouts = (await listWorktrees(cwd)).filter((w) => w.branch === target);
+  const checkouts = worktrees.filter((w) => w.branch === target);
   if (checkouts.length > 1) {
     throw new HagentError('DIRTY_TARGET', `${target} is checked out in ${checkouts.length} worktrees (${checkouts.map((w) => w.path).join(', ')}); hagent updates only one`, { files: [], worktrees: checkouts.map((w) => w.path) }, 'switch all but one of them to another branch, then land again; nothing was touched');
   }
   const checkout = checkouts[0];
   await assertNoRebaseOf(ctx.commonDir, target);
-  if (checkout) await assertNoOperationInProgress(checkout.path, target);
+  if (checkout) await assertNoOperationInProgress(ctx, checkout.path, target);
   if (checkout) {
     const dirty = await dirtyPaths(checkout.path, files.map((f) => f.path));
     if (dirty.length) {
       throw new HagentError('DIRTY_TARGET', `${dirty.length} file${dirty.length === 1 ? '' : 's'} the land would change ${dirty.length === 1 ? 'has' : 'have'} uncommitted changes in ${checkout.path}: ${dirty.join(', ')}`, { files: dirty, worktree: checkout.path }, 'commit or stash your changes to these files, then land again; nothing was touched');
     }
+  }
+  // The target moves by compare-and-swap, in the same transaction as the ref that keeps the
+  // landed session head reachable.
+  const backupRef = `refs/hagent/${session.id}/landed/${session.lands.length + 1}`;
+  const moveRefs = () => updateRefsCas(cwd, [{ ref: target, newOid: commit, oldOid: previous }, { ref: backupRef, newOid: head }], `hagent land ${session.id} (${mode})`);
+  if (checkout) {
     await checkoutTreeDelta(checkout.path, previous, commit);
     try {
-      await updateRefCas(cwd, target, commit, previous, `hagent land ${session.id} (${mode})`);
+      await moveRefs();
     } catch (error) {
       await checkoutTreeDelta(checkout.path, commit, previous).catch(() => undefined);
       throw error;
     }
   } else {
-    await updateRefCas(cwd, target, commit, previous, `hagent land ${session.id} (${mode})`);
+    await moveRefs();
   }
-  const backupRef = `refs/hagent/${session.id}/landed/${session.lands.length + 1}`;
-  await runGit(['update-ref', '--create-reflog', '-m', 'hagent land backup', backupRef, head], { cwd });
   await writeSession(ctx.commonDir, {
     ...session,
     approval,

@@ -5,7 +5,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { HagentError } from '../errors.js';
-import { assertGitVersion, diffTrees, firstParentChain, lsTree, readRef, readRefsDirect, resolveCommit, runGit, symbolicHead } from '../git/index.js';
+import { assertGitVersion, diffTrees, firstParentChain, lsTree, readRef, readRefPreferDirect, readRefsDirect, resolveCommit, runGit, symbolicHead } from '../git/index.js';
 import { copyFileNoClobber, readEntry } from '../fsx/index.js';
 import { isInside, type RepoContext, resolveSession } from './context.js';
 import { defaultWorktreePath, listSessions, removeSession, SESSION_ID, writeSession, type Session } from './store.js';
@@ -60,7 +60,7 @@ export async function readSessionRefs(ctx: RepoContext, session: Session): Promi
 
 /** Current head commit of a session. @throws HagentError SESSION_NOT_FOUND when its branch is gone. */
 export async function sessionHead(ctx: RepoContext, session: Session): Promise<string> {
-  const head = await readRef(ctx.cwd, sessionRef(session));
+  const head = await readRefPreferDirect(ctx.cwd, ctx.commonDir, sessionRef(session));
   if (!head) throw new HagentError('SESSION_NOT_FOUND', `session ${session.id}: its branch ${sessionBranch(session.id)} is gone`, { session: session.id }, `end it with: hagent session end ${session.id} --force`);
   return head;
 }
