@@ -1,6 +1,6 @@
 /**
- * The start-up fast path of the two commands an agent runs hundreds of times a session, `apply`
- * and `check`: their arguments are read with Node's own `util.parseArgs` instead of loading yargs
+ * The start-up fast path of the commands run most often, `apply` and `check` (hundreds of times
+ * an agent session) and `land`: their arguments are read with Node's own `util.parseArgs` instead of loading yargs
  * (~25 ms to load even from the code cache, ~12 ms to parse). Only a plain, valid command line
  * takes this path; anything else — `--help`, a short flag, `--`, an unknown, repeated or empty
  * option, a value option without its value, an extra positional — returns null and goes through
@@ -29,35 +29,49 @@ export interface FastCheckArgs {
   dir?: string;
 }
 
+/** The arguments yargs would give `runLand` for the same command line. */
+export interface FastLandArgs {
+  json?: boolean;
+  session?: string;
+  squash?: boolean;
+  merge?: boolean;
+  message?: string;
+  yes?: boolean;
+}
+
 /** A command line the fast path took. */
-export type FastCommand = { command: 'apply'; args: FastApplyArgs } | { command: 'check'; args: FastCheckArgs };
+export type FastCommand = { command: 'apply'; args: FastApplyArgs } | { command: 'check'; args: FastCheckArgs } | { command: 'land'; args: FastLandArgs };
 
 const APPLY_OPTIONS = {
   json: { type: 'boolean' }, session: { type: 'string' }, yes: { type: 'boolean' }, 'dry-run': { type: 'boolean' },
   base: { type: 'string' }, watch: { type: 'boolean' }, 'lock-timeout': { type: 'string' },
 } as const satisfies ParseArgsConfig['options'];
 
+const LAND_OPTIONS = {
+  json: { type: 'boolean' }, session: { type: 'string' }, squash: { type: 'boolean' }, merge: { type: 'boolean' }, message: { type: 'string' }, yes: { type: 'boolean' },
+} as const satisfies ParseArgsConfig['options'];
+
 const CHECK_OPTIONS = { json: { type: 'boolean' }, session: { type: 'string' }, dir: { type: 'string' } } as const satisfies ParseArgsConfig['options'];
 
 /**
  * Reads `argv` (the arguments after the script, e.g. `['apply', 'fix.patch', '--json']`) as an
- * `apply` or `check` command line, the way the yargs definition in cli.ts does.
+ * `apply`, `check` or `land` command line, the way the yargs definition in cli.ts does.
  * @returns the command and its arguments (option names in camelCase, `--no-watch` as
  *   `watch: false`, `--lock-timeout` as a number), or null when yargs must read the line. Never throws.
  */
 export function readFastCommand(argv: readonly string[]): FastCommand | null {
   const name = argv[0];
-  if (name !== 'apply' && name !== 'check') return null;
+  if (name !== 'apply' && name !== 'check' && name !== 'land') return null;
   const rest = argv.slice(1);
   // yargs reads these its own way (help, version, end of options, short flags, `-` alone is fine).
   if (rest.some((a) => a === '--' || a === '--help' || a === '--version' || (a.startsWith('-') && !a.startsWith('--') && a !== '-'))) return null;
   let parsed;
   try {
-    parsed = parseArgs({ args: rest, options: name === 'apply' ? APPLY_OPTIONS : CHECK_OPTIONS, allowPositionals: true, allowNegative: true, strict: true, tokens: true });
+    parsed = parseArgs({ args: rest, options: name === 'apply' ? APPLY_OPTIONS : name === 'land' ? LAND_OPTIONS : CHECK_OPTIONS, allowPositionals: true, allowNegative: true, strict: true, tokens: true });
   } catch {
     return null;
   }
-  if (parsed.positionals.length > 1) return null;
+  if (parsed.positionals.length > (name === 'land' ? 0 : 1)) return null;
   const seen = new Set<string>();
   for (const t of parsed.tokens) {
     if (t.kind !== 'option') continue;
@@ -68,6 +82,18 @@ export function readFastCommand(argv: readonly string[]): FastCommand | null {
     if (t.value === '') return null;
   }
   const v = parsed.values as Record<string, string | boolean | undefined>;
+  if (name === 'land') {
+    if (v.squash !== undefined && v.merge !== undefined) return null; // yargs: "mutually exclusive"
+    const { json, session, squash, merge, message, yes } = v;
+    return {
+      command: 'land',
+      args: {
+        ...(json !== undefined ? { json: json as boolean } : {}), ...(session !== undefined ? { session: session as string } : {}),
+        ...(squash !== undefined ? { squash: squash as boolean } : {}), ...(merge !== undefined ? { merge: merge as boolean } : {}),
+        ...(message !== undefined ? { message: message as string } : {}), ...(yes !== undefined ? { yes: yes as boolean } : {}),
+      },
+    };
+  }
   const patch = parsed.positionals[0];
   const common = { ...(patch !== undefined ? { patch } : {}), ...(v.json !== undefined ? { json: v.json as boolean } : {}), ...(v.session !== undefined ? { session: v.session as string } : {}) };
   if (name === 'check') return { command: 'check', args: { ...common, ...(v.dir !== undefined ? { dir: v.dir as string } : {}) } };

@@ -97,6 +97,10 @@ async function main(): Promise<void> {
       const { runApply } = await import('./commands/apply.js');
       trace('cli: command loaded');
       process.exitCode = await runApply(fast.args, io);
+    } else if (fast.command === 'land') {
+      const { runLand } = await import('./commands/land.js');
+      trace('cli: command loaded');
+      process.exitCode = await runLand(fast.args, io);
     } else {
       const { runCheck } = await import('./commands/check.js');
       trace('cli: command loaded');

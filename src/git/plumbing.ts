@@ -47,41 +47,77 @@ function realOrNull(p: string): string | null {
   }
 }
 
+/** True when `dir` looks like a git directory itself (git stops its upward search there). */
+function isGitDirectory(dir: string): boolean {
+  try {
+    return statSync(path.join(dir, 'HEAD')).isFile() && statSync(path.join(dir, 'objects')).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 /**
- * Finds a linked worktree around `cwd` (every session worktree is one) from git's own files, as
- * git's discovery does (gitrepository-layout(5), git-worktree(1) "DETAILS"): the nearest `.git`
- * upwards is a file `gitdir: <dir>`, and `<dir>` holds `HEAD` and `commondir`. Saves the ~15 ms
- * `git rev-parse` spawn on every apply.
- * @returns the location (paths real and absolute), or null — ask git — for anything else: a
- *   main worktree (`.git` is a folder, where `core.worktree`/`core.bare` could apply), a
- *   discovery variable in the environment, another owner than this user (git's safe.directory
- *   check), another file system on the way up, or any unreadable or unexpected file. Never throws.
+ * A main worktree's `config` says nothing that moves the worktree or makes the repository bare
+ * (`core.worktree`, `core.bare = true`) and includes no other file that could.
  */
-export function locateLinkedWorktreeDirect(cwd: string): RepoLocation | null {
+function plainMainConfig(gitDir: string): boolean {
+  let text: string;
+  try {
+    text = readFileSync(path.join(gitDir, 'config'), 'utf8');
+  } catch {
+    return false;
+  }
+  if (/^\s*\[\s*include/im.test(text) || /^\s*worktree\s*(=|$)/im.test(text)) return false;
+  for (const m of text.matchAll(/^\s*bare\s*(?:=\s*([^\s#;]*))?/gim)) {
+    if (!/^(false|no|off|0)$/i.test(m[1] ?? '')) return false;
+  }
+  return !statSync(path.join(gitDir, 'config.worktree'), { throwIfNoEntry: false });
+}
+
+/**
+ * Finds the worktree around `cwd` from git's own files, as git's discovery does
+ * (gitrepository-layout(5), git-worktree(1) "DETAILS"): the nearest `.git` upwards is either a
+ * file `gitdir: <dir>` whose `<dir>` holds `HEAD` and `commondir` (a linked worktree: every
+ * session worktree is one), or a folder holding `HEAD` and `objects` whose `config` neither moves
+ * the worktree nor makes it bare (a main worktree). Saves the ~15 ms `git rev-parse` spawn on
+ * every command.
+ * @returns the location (paths real and absolute), or null — ask git — for anything else: a
+ *   discovery variable in the environment, `cwd` inside a git directory, a `config` with
+ *   `core.worktree`, `core.bare` or an include, another owner than this user (git's
+ *   safe.directory check), another file system on the way up, or any unreadable or unexpected
+ *   file. Never throws.
+ */
+export function locateWorktreeDirect(cwd: string): RepoLocation | null {
   if (DISCOVERY_ENV.some((k) => process.env[k] !== undefined)) return null;
   try {
-    let dir = path.resolve(cwd);
+    const start = realpathSync(cwd);
+    let dir = start;
     const dev = statSync(dir).dev;
     for (;;) {
+      if (isGitDirectory(dir)) return null; // a bare repository or a git dir: git's answer differs
       const dotGit = path.join(dir, '.git');
-      let st;
-      try {
-        st = lstatSync(dotGit);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return null;
-      }
+      const st = lstatSync(dotGit, { throwIfNoEntry: false });
       if (st) {
-        if (!st.isFile()) return null;
-        const m = /^gitdir: (.+?)\r?\n?$/.exec(readFileSync(dotGit, 'utf8'));
-        if (!m) return null;
-        const gitDir = realOrNull(path.resolve(dir, m[1]!));
-        const topLevel = realOrNull(dir);
-        if (!gitDir || !topLevel) return null;
-        const commonDir = realOrNull(path.resolve(gitDir, readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim()));
-        if (!commonDir || !statSync(path.join(gitDir, 'HEAD')).isFile()) return null;
+        let gitDir: string | null;
+        let commonDir: string | null;
+        if (st.isFile()) {
+          const m = /^gitdir: (.+?)\r?\n?$/.exec(readFileSync(dotGit, 'utf8'));
+          if (!m) return null;
+          gitDir = realOrNull(path.resolve(dir, m[1]!));
+          if (!gitDir) return null;
+          commonDir = realOrNull(path.resolve(gitDir, readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim()));
+          if (!commonDir || !statSync(path.join(gitDir, 'HEAD')).isFile()) return null;
+        } else if (st.isDirectory()) {
+          const real = realOrNull(dotGit);
+          if (!real || !isGitDirectory(real) || !plainMainConfig(real)) return null;
+          gitDir = commonDir = real;
+          if (start === gitDir || start.startsWith(gitDir + path.sep)) return null;
+        } else {
+          return null;
+        }
         const uid = process.getuid?.();
-        if (uid === undefined || statSync(topLevel).uid !== uid || statSync(gitDir).uid !== uid || statSync(commonDir).uid !== uid) return null;
-        return { gitDir, commonDir, topLevel, bare: false };
+        if (uid === undefined || statSync(dir).uid !== uid || statSync(gitDir).uid !== uid || statSync(commonDir).uid !== uid) return null;
+        return { gitDir, commonDir, topLevel: dir, bare: false };
       }
       const parent = path.dirname(dir);
       if (parent === dir || statSync(parent).dev !== dev) return null;
@@ -93,12 +129,12 @@ export function locateLinkedWorktreeDirect(cwd: string): RepoLocation | null {
 }
 
 /**
- * Finds the repository around `cwd`: from git's files for a linked worktree
- * ({@link locateLinkedWorktreeDirect}), else with one `git rev-parse`.
+ * Finds the repository around `cwd`: from git's files ({@link locateWorktreeDirect}) when they
+ * can be read that way, else with one `git rev-parse`.
  * @throws HagentError NOT_A_GIT_REPO outside any repository.
  */
 export async function locateRepo(cwd: string): Promise<RepoLocation> {
-  const direct = locateLinkedWorktreeDirect(cwd);
+  const direct = locateWorktreeDirect(cwd);
   if (direct) return direct;
   const r = await runGit(['rev-parse', '--path-format=absolute', '--git-dir', '--git-common-dir', '--is-bare-repository', '--show-toplevel'], { cwd, allowFailure: true });
   const lines = r.stdout.toString('utf8').split('\n');

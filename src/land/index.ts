@@ -8,7 +8,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
 import {
-  checkoutTreeDelta, commitTree, diffTrees, dirtyPaths, listWorktrees, literalPathspec, locateLinkedWorktreeDirect, lsTree, readRefPreferDirect, runGit, updateRefsCas, writeTreeWithChanges,
+  checkoutTreeDelta, commitTree, diffTrees, dirtyPaths, listWorktrees, literalPathspec, locateWorktreeDirect, lsTree, readRefPreferDirect, runGit, updateRefsCas, writeTreeWithChanges,
 } from '../git/index.js';
 import { guardTarget, isInside, readSession, sessionHead, writeSession, type RepoContext, type Session } from '../session/index.js';
 import { guardedWrite } from '../transaction/index.js';
@@ -111,7 +111,7 @@ async function assertNoOperationInProgress(ctx: RepoContext, worktree: string, t
   // is a linked worktree, else asked.
   const gitDir = ctx.location.topLevel && isInside(ctx.location.topLevel, worktree) && isInside(worktree, ctx.location.topLevel)
     ? ctx.location.gitDir
-    : locateLinkedWorktreeDirect(worktree)?.gitDir ?? (await runGit(['rev-parse', '--path-format=absolute', '--git-dir'], { cwd: worktree })).stdout.toString('utf8').trim();
+    : locateWorktreeDirect(worktree)?.gitDir ?? (await runGit(['rev-parse', '--path-format=absolute', '--git-dir'], { cwd: worktree })).stdout.toString('utf8').trim();
   const markers: [string, string][] = [['rebase-merge', 'a rebase'], ['rebase-apply', 'a rebase or am'], ['MERGE_HEAD', 'a merge'], ['CHERRY_PICK_HEAD', 'a cherry-pick'], ['REVERT_HEAD', 'a revert'], ['BISECT_LOG', 'a bisect']];
   for (const [name, what] of markers) {
     if (await fs.stat(path.join(gitDir, name)).then(() => true, () => false)) {

@@ -21,12 +21,18 @@ t('plain check lines', () => {
   assert.equal(readFastCommand(['check', 'p', '--dir', '.', '--json']), { command: 'check', args: { patch: 'p', dir: '.', json: true } });
 });
 
+t('plain land lines', () => {
+  assert.equal(readFastCommand(['land']), { command: 'land', args: {} });
+  assert.equal(readFastCommand(['land', '--session', 's', '--merge', '--message', 'feat: x', '--yes', '--json']), { command: 'land', args: { session: 's', merge: true, message: 'feat: x', yes: true, json: true } });
+});
+
 t('everything else goes to yargs', () => {
   const lines = [
     [], ['review'], ['session', 'start'], ['apply', '--help'], ['apply', '-h'], ['apply', '--version'],
     ['apply', 'a', 'b'], ['apply', '--', 'x'], ['apply', '--unknown'], ['apply', '--session'], ['apply', '--session='],
     ['apply', '--session', '--json'], ['apply', '--yes', '--yes'], ['apply', '--no-json'], ['apply', '--json=true'],
     ['apply', '--dryRun'], ['check', '--yes'], ['check', '--dir'], ['apply', '-x'],
+    ['land', 'extra'], ['land', '--squash', '--merge'], ['land', '-m', 'x'], ['land', '--message'], ['land', '--dir', '.'],
   ];
   for (const l of lines) assert.is(readFastCommand(l), null, l.join(' '));
 });

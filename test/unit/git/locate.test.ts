@@ -1,15 +1,15 @@
 /**
- * Finding a linked worktree from git's files (locateLinkedWorktreeDirect) gives what
+ * Finding a worktree from git's files (locateWorktreeDirect) gives what
  * `git rev-parse` gives, and declines (null: ask git) wherever git could answer otherwise.
  */
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { locateLinkedWorktreeDirect, locateRepo } from '../../../src/git/plumbing.js';
+import { locateWorktreeDirect, locateRepo } from '../../../src/git/plumbing.js';
 import { git, makeRepo, tempDir } from '../../helpers/index.js';
 
-const t = suite('locate a linked worktree directly');
+const t = suite('locate a worktree directly');
 
 function revParse(cwd: string): { gitDir: string; commonDir: string; topLevel: string } {
   const [gitDir = '', commonDir = '', topLevel = ''] = git(cwd, 'rev-parse', '--path-format=absolute', '--git-dir', '--git-common-dir', '--show-toplevel').split('\n');
@@ -21,7 +21,7 @@ t('in a linked worktree and in a folder inside it: the same paths as git rev-par
   const wt = path.join(tempDir(), 'wt');
   git(repo, 'worktree', 'add', '-q', '-b', 'side', wt);
   for (const cwd of [wt, path.join(wt, 'src')]) {
-    const direct = locateLinkedWorktreeDirect(cwd);
+    const direct = locateWorktreeDirect(cwd);
     assert.ok(direct, cwd);
     assert.equal({ gitDir: direct!.gitDir, commonDir: direct!.commonDir, topLevel: direct!.topLevel }, revParse(cwd));
     assert.is(direct!.bare, false);
@@ -34,31 +34,52 @@ t('through a symlinked path: real paths, as git gives them', () => {
   git(repo, 'worktree', 'add', '-q', '-b', 'side', wt);
   const link = path.join(tempDir(), 'link');
   symlinkSync(wt, link);
-  const direct = locateLinkedWorktreeDirect(link)!;
+  const direct = locateWorktreeDirect(link)!;
   assert.equal({ gitDir: direct.gitDir, commonDir: direct.commonDir, topLevel: direct.topLevel }, revParse(link));
 });
 
-t('declines in the main worktree, outside a repository, with a broken .git file, or with GIT_DIR set', async () => {
+t('in a main worktree and a folder inside it: the same paths as git rev-parse', () => {
+  const repo = makeRepo({ 'src/a.txt': 'a\n' });
+  for (const cwd of [repo, path.join(repo, 'src')]) {
+    const direct = locateWorktreeDirect(cwd);
+    assert.ok(direct, cwd);
+    assert.equal({ gitDir: direct!.gitDir, commonDir: direct!.commonDir, topLevel: direct!.topLevel }, revParse(cwd));
+  }
+});
+
+t('declines where git could answer otherwise: core.worktree, core.bare, an include, inside .git', () => {
+  for (const [key, value] of [['core.worktree', '..'], ['core.bare', 'true'], ['include.path', 'other.conf']] as const) {
+    const repo = makeRepo();
+    git(repo, 'config', key, value);
+    assert.is(locateWorktreeDirect(repo), null, key);
+  }
   const repo = makeRepo();
-  assert.is(locateLinkedWorktreeDirect(repo), null, 'main worktree: git reads core.worktree/core.bare');
-  assert.is(locateLinkedWorktreeDirect(tempDir()), null);
+  git(repo, 'config', 'core.bare', 'false');
+  assert.ok(locateWorktreeDirect(repo), 'core.bare = false is the usual line');
+  assert.is(locateWorktreeDirect(path.join(repo, '.git')), null);
+  assert.is(locateWorktreeDirect(path.join(repo, '.git', 'refs')), null);
+});
+
+t('declines outside a repository, with a broken .git file, or with GIT_DIR set', async () => {
+  const repo = makeRepo();
+  assert.is(locateWorktreeDirect(tempDir()), null);
   const fake = tempDir();
   writeFileSync(path.join(fake, '.git'), 'gitdir: /nonexistent/place\n');
-  assert.is(locateLinkedWorktreeDirect(fake), null);
+  assert.is(locateWorktreeDirect(fake), null);
   const noCommon = tempDir();
   mkdirSync(path.join(noCommon, 'gd'));
   writeFileSync(path.join(noCommon, 'gd', 'HEAD'), 'ref: refs/heads/main\n');
   writeFileSync(path.join(noCommon, '.git'), 'gitdir: gd\n');
-  assert.is(locateLinkedWorktreeDirect(noCommon), null, 'a gitdir without commondir is not a linked worktree');
+  assert.is(locateWorktreeDirect(noCommon), null, 'a gitdir without commondir is not a linked worktree');
   const wt = path.join(tempDir(), 'wt');
   git(repo, 'worktree', 'add', '-q', '-b', 'side', wt);
   process.env.GIT_DIR = path.join(repo, '.git');
   try {
-    assert.is(locateLinkedWorktreeDirect(wt), null);
+    assert.is(locateWorktreeDirect(wt), null);
   } finally {
     delete process.env.GIT_DIR;
   }
-  assert.ok(locateLinkedWorktreeDirect(wt));
+  assert.ok(locateWorktreeDirect(wt));
   // locateRepo still answers for the main worktree (through git).
   assert.is((await locateRepo(repo)).topLevel, revParse(repo).topLevel);
 });
