@@ -8,8 +8,8 @@
  *
  * It saves the ~12 ms spawn of `git hash-object -w` / `git mktree` per apply. It declines — the
  * caller then asks git — whenever git might write the object differently: a SHA-256 repository,
- * a shared repository (group-writable objects folder: git would set the group bits), or an
- * object folder moved by the environment.
+ * or a shared repository (group-writable objects folder: git would set the group bits). (An
+ * object folder moved by GIT_OBJECT_DIRECTORY is ignored, as run.ts drops it for git too.)
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
@@ -29,7 +29,6 @@ export interface LooseObjectStore {
  */
 export async function looseObjectStore(commonDir: string, sampleOid: string): Promise<LooseObjectStore | null> {
   if (sampleOid.length !== 40) return null;
-  if (process.env.GIT_OBJECT_DIRECTORY !== undefined || process.env.GIT_ALTERNATE_OBJECT_DIRECTORIES !== undefined) return null;
   const objectsDir = path.join(commonDir, 'objects');
   try {
     const st = await fs.stat(objectsDir);

@@ -36,8 +36,12 @@ export interface RepoLocation {
   bare: boolean;
 }
 
-/** Environment variables that change how git finds a repository: with any of them set, git is asked. */
-const DISCOVERY_ENV = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_COMMON_DIR', 'GIT_CEILING_DIRECTORIES', 'GIT_DISCOVERY_ACROSS_FILESYSTEM', 'GIT_CONFIG_PARAMETERS', 'GIT_CONFIG_COUNT'];
+/**
+ * Environment variables that change how git finds a repository: with any of them set, git is
+ * asked. (GIT_DIR, GIT_WORK_TREE and GIT_COMMON_DIR are not among them: run.ts never passes a
+ * calling hook's values on to git, so git's answer ignores them too.)
+ */
+const DISCOVERY_ENV = ['GIT_CEILING_DIRECTORIES', 'GIT_DISCOVERY_ACROSS_FILESYSTEM', 'GIT_CONFIG_PARAMETERS', 'GIT_CONFIG_COUNT'];
 
 function realOrNull(p: string): string | null {
   try {

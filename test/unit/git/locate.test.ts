@@ -60,7 +60,7 @@ t('declines where git could answer otherwise: core.worktree, core.bare, an inclu
   assert.is(locateWorktreeDirect(path.join(repo, '.git', 'refs')), null);
 });
 
-t('declines outside a repository, with a broken .git file, or with GIT_DIR set', async () => {
+t('declines outside a repository, with a broken .git file, or with GIT_CEILING_DIRECTORIES set', async () => {
   const repo = makeRepo();
   assert.is(locateWorktreeDirect(tempDir()), null);
   const fake = tempDir();
@@ -73,11 +73,11 @@ t('declines outside a repository, with a broken .git file, or with GIT_DIR set',
   assert.is(locateWorktreeDirect(noCommon), null, 'a gitdir without commondir is not a linked worktree');
   const wt = path.join(tempDir(), 'wt');
   git(repo, 'worktree', 'add', '-q', '-b', 'side', wt);
-  process.env.GIT_DIR = path.join(repo, '.git');
+  process.env.GIT_CEILING_DIRECTORIES = path.dirname(wt);
   try {
     assert.is(locateWorktreeDirect(wt), null);
   } finally {
-    delete process.env.GIT_DIR;
+    delete process.env.GIT_CEILING_DIRECTORIES;
   }
   assert.ok(locateWorktreeDirect(wt));
   // locateRepo still answers for the main worktree (through git).
