@@ -5,7 +5,7 @@
  * folders. Temp names are `.<name>.hagent-<txid>.tmp`, so they can be told apart from the user's
  * files and from writes of other processes by name alone.
  */
-import { promises as fs, constants as fsConstants } from 'node:fs';
+import { promises as fs, constants as fsConstants, lstatSync } from 'node:fs';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
 import { assertNoSymlink } from './index.js';
@@ -71,12 +71,18 @@ async function sameBytes(abs: string, expected: Uint8Array | null): Promise<bool
 /**
  * The folder a target's temp file goes in: its own folder when it exists, else the nearest
  * existing ancestor (a patch may turn a file into a folder; that folder exists only after the
- * deletes are published). Renames stay within one filesystem: the worktree.
+ * deletes are published). Renames stay within one filesystem: the worktree. Synchronous lstats,
+ * as in assertNoSymlink.
  */
-async function stagingDir(root: string, rel: string): Promise<string> {
+function stagingDir(root: string, rel: string): string {
   let dir = path.posix.dirname(rel);
   while (dir !== '.' && dir !== '') {
-    const st = await fs.lstat(path.join(root, dir)).catch(() => null);
+    let st;
+    try {
+      st = lstatSync(path.join(root, dir), { throwIfNoEntry: false });
+    } catch {
+      st = undefined; // ENOTDIR: a file on the way; go up
+    }
     if (st?.isDirectory()) return dir;
     dir = path.posix.dirname(dir);
   }
@@ -99,7 +105,7 @@ export async function stageWrites(root: string, writes: readonly TargetWrite[], 
     await assertNoSymlink(root, w.rel);
     // The index keeps two new files with one name (a/x.ts, b/x.ts) apart when both stage in a
     // shared ancestor folder.
-    tmps.push(w.bytes === null ? null : tempNameFor(w.rel, `${txid}-${tmps.length}`, await stagingDir(root, w.rel)));
+    tmps.push(w.bytes === null ? null : tempNameFor(w.rel, `${txid}-${tmps.length}`, stagingDir(root, w.rel)));
   }
   await beforeFirstWrite?.(tmps);
   try {
