@@ -19,7 +19,7 @@ await build({
   target: 'node20',
   outExtension: { '.js': '.js' },
   chunkNames: 'chunks/[name]-[hash]',
-  // CommonJS dependencies (write-file-atomic) expect require, __filename and __dirname.
+  // CommonJS code in dependencies expects require, __filename and __dirname.
   banner: {
     js: [
       "import { createRequire as __hagentCreateRequire } from 'node:module';",

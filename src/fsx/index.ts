@@ -1,8 +1,7 @@
 /**
  * fsx: the only module that writes files. Worktree files go through the staged transaction of
  * stage.ts (temp files beside the targets, renames, folder fsync) after an lstat of every path
- * component; hagent's own JSON metadata goes through write-file-atomic, except the transaction's
- * intent record ({@link writeJsonRecordDurably}). Also the reads the
+ * component; hagent's own JSON records go through {@link writeJsonFile}. Also the reads the
  * planner needs as a snapshot.
  * Owns no policy: callers decide which paths are allowed.
  */
@@ -99,25 +98,19 @@ export async function readJsonFile(file: string): Promise<unknown | null> {
   }
 }
 
-/** Writes a JSON file atomically (pretty, final newline) with write-file-atomic, creating its folder. */
-export async function writeJsonFile(file: string, value: unknown): Promise<void> {
-  await fs.mkdir(path.dirname(file), { recursive: true });
-  // Loaded on first use: ~10 ms of module set-up that most commands never need.
-  const { default: writeFileAtomic } = await import('write-file-atomic');
-  await writeFileAtomic(file, `${JSON.stringify(value, null, 2)}\n`, { fsync: true });
-}
-
 /**
- * Writes a JSON record of the transaction durably (pretty, final newline): a temp file beside it
- * (`<name>.<pid>-<random>.tmp`, exclusive create), written, fsynced, renamed over `file`, then the
- * folder fsynced, so after a crash `file` holds the old record or the new one, whole. The
- * transaction's own path (the intent record is written twice per apply): write-file-atomic took
- * ~15 ms for its first write in a process, this ~2 ms plus the two fsyncs. The calls are
- * synchronous: eight thread-pool round trips cost more than the work, and the transaction has
- * nothing to do meanwhile (watcher events wait in the queue, none is lost).
+ * Writes one of hagent's JSON records (a session, the intent of a transaction) durably and
+ * atomically, pretty with a final newline, creating its folder: a temp file beside it
+ * (`<name>.<pid>-<random>.tmp`, exclusive create), written, fsynced, renamed over `file`, then
+ * the folder fsynced, so after a crash `file` holds the old record or the new one, whole.
+ * write-file-atomic did the same minus the folder fsync, but its first write in a process took
+ * ~15 ms (module set-up, realpath, ownership checks) against ~2 ms here plus the two fsyncs, and
+ * an apply writes its intent twice, a land its session once. The calls are synchronous: eight
+ * thread-pool round trips cost more than the work, and nothing else runs meanwhile (watcher
+ * events wait in the queue, none is lost).
  * @throws the file system's error; the temp file is removed first.
  */
-export async function writeJsonRecordDurably(file: string, value: unknown): Promise<void> {
+export async function writeJsonFile(file: string, value: unknown): Promise<void> {
   const dir = path.dirname(file);
   mkdirSync(dir, { recursive: true });
   const tmp = `${file}.${process.pid}-${Math.random().toString(36).slice(2, 10)}.tmp`;

@@ -37,6 +37,14 @@ export interface IndexEntryUpdate {
   oid: string | null;
 }
 
+function realpathOrNull(p: string): string | null {
+  try {
+    return realpathSync(p);
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Applies entries to the index of `cwd`'s worktree (or `indexFile`), as `update-index -z
  * --index-info` does: in-process ({@link updateIndexFile}: 2–4× faster, and the part of an apply
@@ -47,7 +55,8 @@ export async function updateIndex(cwd: string, entries: readonly IndexEntryUpdat
   if (entries.length === 0) return;
   if (indexFile === undefined) {
     const here = locateWorktreeDirect(cwd);
-    if (here?.topLevel === realpathSync(cwd) && (await updateIndexFile(path.join(here.gitDir, 'index'), entries))) return;
+    const root = here ? realpathOrNull(cwd) : null;
+    if (here && root === here.topLevel && (await updateIndexFile(path.join(here.gitDir, 'index'), entries))) return;
   }
   const input = entries.map((e) => (e.oid === null ? `0 ${ZERO_OID}\t${e.path}\0` : `${e.mode} ${e.oid}\t${e.path}\0`)).join('');
   await runGit(['update-index', '-z', '--index-info'], { cwd, input, ...(indexFile ? { env: { GIT_INDEX_FILE: indexFile } } : {}) });

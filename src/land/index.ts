@@ -174,7 +174,6 @@ async function landLocked(ctx: RepoContext, session: Session, options: LandOptio
   if (files.length === 0) throw new HagentError('NOTHING_TO_LAND', `${target} already holds every approved change of session ${session.id}`, { session: session.id, target }, 'nothing to do; end the session with hagent session end');
 
   const message = options.message ?? squashMessage(session, head, subjects, files, approval.paths);
-  const commit = await commitTree(cwd, tree, mode === 'merge' ? [previous, head] : [previous], message.endsWith('\n') ? message : `${message}\n`);
 
   const checkouts = worktrees.filter((w) => w.branch === target);
   if (checkouts.length > 1) {
@@ -183,11 +182,14 @@ async function landLocked(ctx: RepoContext, session: Session, options: LandOptio
   const checkout = checkouts[0];
   await assertNoRebaseOf(ctx.commonDir, target);
   if (checkout) await assertNoOperationInProgress(ctx, checkout.path, target);
-  if (checkout) {
-    const dirty = await dirtyPaths(checkout.path, files.map((f) => f.path));
-    if (dirty.length) {
-      throw new HagentError('DIRTY_TARGET', `${dirty.length} file${dirty.length === 1 ? '' : 's'} the land would change ${dirty.length === 1 ? 'has' : 'have'} uncommitted changes in ${checkout.path}: ${dirty.join(', ')}`, { files: dirty, worktree: checkout.path }, 'commit or stash your changes to these files, then land again; nothing was touched');
-    }
+  // The commit object and the dirty check of the checkout are independent: side by side. (A
+  // refused land leaves at most an unreferenced commit object.)
+  const [commit, dirty] = await Promise.all([
+    commitTree(cwd, tree, mode === 'merge' ? [previous, head] : [previous], message.endsWith('\n') ? message : `${message}\n`),
+    checkout ? dirtyPaths(checkout.path, files.map((f) => f.path)) : Promise.resolve([]),
+  ]);
+  if (checkout && dirty.length) {
+    throw new HagentError('DIRTY_TARGET', `${dirty.length} file${dirty.length === 1 ? '' : 's'} the land would change ${dirty.length === 1 ? 'has' : 'have'} uncommitted changes in ${checkout.path}: ${dirty.join(', ')}`, { files: dirty, worktree: checkout.path }, 'commit or stash your changes to these files, then land again; nothing was touched');
   }
   // The target moves by compare-and-swap, in the same transaction as the ref that keeps the
   // landed session head reachable.

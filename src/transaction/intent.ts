@@ -6,7 +6,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import * as z from 'zod/mini';
-import { readJsonFile, writeJsonRecordDurably } from '../fsx/index.js';
+import { readJsonFile, writeJsonFile } from '../fsx/index.js';
 
 const Side = z.nullable(z.object({ oid: z.string(), mode: z.string() }));
 
@@ -35,7 +35,7 @@ export function intentPath(commonDir: string, session: string): string {
 
 /** Writes the intent durably (atomic rename, fsync). */
 export async function writeIntent(commonDir: string, intent: Intent): Promise<void> {
-  await writeJsonRecordDurably(intentPath(commonDir, intent.session), intent);
+  await writeJsonFile(intentPath(commonDir, intent.session), intent);
 }
 
 /** Reads the pending intent of a session; null when none. A damaged record is returned as 'damaged'. */
