@@ -254,7 +254,8 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
   const worktree = session.worktree;
   if (options.base !== undefined) await assertBaseFresh(ctx, options.base, head, pathsToRead(parsed));
   // The head's trees on the way to the targets: the staleness check and, later, the new tree.
-  const [snapshot, trees] = await Promise.all([readSnapshot(worktree, pathsToRead(parsed)), readCommitTrees(worktree, head, pathsToRead(parsed))]);
+  const store = await looseObjectStore(ctx.commonDir, head);
+  const [snapshot, trees] = await Promise.all([readSnapshot(worktree, pathsToRead(parsed)), readCommitTrees(worktree, head, pathsToRead(parsed), store)]);
   trace('apply: snapshot and head trees read');
   if (!options.skipStalenessCheck) await assertFresh(snapshot, trees);
   trace('apply: staleness checked');
@@ -293,7 +294,6 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
   };
   let published = false;
   let note: Promise<boolean> = Promise.resolve(false);
-  const store = await looseObjectStore(ctx.commonDir, head);
   try {
     const { staged, createdDirs } = await stageWrites(worktree, writes, txid, async (tmps) => {
       tmps.forEach((tmp, i) => { intent.targets[i]!.tmp = tmp; });

@@ -12,14 +12,19 @@
  * object folder moved by GIT_OBJECT_DIRECTORY is ignored, as run.ts drops it for git too.)
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { promises as fs } from 'node:fs';
+import { promises as fs, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { deflateSync } from 'node:zlib';
+import { deflateSync, inflateSync } from 'node:zlib';
 
 /** An object database hagent may write loose objects into directly. */
 export interface LooseObjectStore {
   /** Absolute `objects` folder. */
   objectsDir: string;
+  /**
+   * Whether loose objects may also be read directly: not when the repository has replace refs
+   * (`git replace`), which git's readers honour and a raw read would not.
+   */
+  readable: boolean;
 }
 
 /**
@@ -34,7 +39,9 @@ export async function looseObjectStore(commonDir: string, sampleOid: string): Pr
     const st = await fs.stat(objectsDir);
     // core.sharedRepository makes git create group-writable (setgid) folders and files.
     if (!st.isDirectory() || (st.mode & 0o2020) !== 0) return null;
-    return { objectsDir };
+    const replaced = statSync(path.join(commonDir, 'refs', 'replace'), { throwIfNoEntry: false }) !== undefined
+      || (await fs.readFile(path.join(commonDir, 'packed-refs'), 'latin1').catch(() => '')).includes(' refs/replace/');
+    return { objectsDir, readable: !replaced };
   } catch {
     return null;
   }
@@ -69,4 +76,28 @@ export async function writeLooseObject(store: LooseObjectStore, type: 'blob' | '
     await fs.unlink(tmp).catch(() => undefined);
   }
   return oid;
+}
+
+/**
+ * Reads a loose object (gitformat-loose(5)) without spawning git: the hot path of apply, whose
+ * head trees on the touched paths were written loose by the previous apply.
+ * @returns its type and content, or null when it is not a loose object here (packed, absent) or
+ *   the store may not be read directly: the caller asks git. @throws the file system's error
+ *   other than ENOENT, or zlib's for a damaged file.
+ */
+export function readLooseObject(store: LooseObjectStore, oid: string): { type: string; content: Buffer } | null {
+  if (!store.readable || !/^[0-9a-f]{40}$/.test(oid)) return null;
+  let raw: Buffer;
+  try {
+    raw = readFileSync(path.join(store.objectsDir, oid.slice(0, 2), oid.slice(2)));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+  const all = inflateSync(raw);
+  const nul = all.indexOf(0);
+  const [type = '', size = ''] = all.toString('latin1', 0, nul < 0 ? 0 : nul).split(' ');
+  const content = all.subarray(nul + 1);
+  if (nul < 0 || String(content.length) !== size) return null; // not what a loose object looks like: git says
+  return { type, content };
 }

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { HagentError } from '../errors.js';
-import { writeLooseObject, type LooseObjectStore } from './loose.js';
+import { readLooseObject, writeLooseObject, type LooseObjectStore } from './loose.js';
 import { runGit } from './run.js';
 
 /** One change: `oid` null removes the path. `mode` is git's octal string (100644, 100755). */
@@ -67,10 +67,52 @@ export function quoteName(name: string): string {
 /** Trees of one commit by folder ('' is the root): name → entry. */
 export type CommitTrees = Map<string, Map<string, Entry>>;
 
-/** Reads the trees at `dirs` ('' is the root) of `commit` with one `cat-file --batch`. Missing or non-tree paths map to an empty tree. */
-async function readTrees(cwd: string, commit: string, dirs: readonly string[]): Promise<CommitTrees> {
+/**
+ * The trees at `dirs` of `commit` read from loose objects in-process, or null when one of the
+ * objects on the way is not loose (or `store` may not be read): see {@link readTrees}.
+ */
+function readTreesLoose(store: LooseObjectStore, commit: string, dirs: readonly string[]): CommitTrees | null {
+  const c = readLooseObject(store, commit);
+  if (!c || c.type !== 'commit') return null;
+  const m = /^tree ([0-9a-f]{40})\n/.exec(c.content.toString('latin1', 0, 46));
+  if (!m) return null;
+  const byId = new Map<string, Map<string, Entry> | null>();
+  const tree = (oid: string): Map<string, Entry> | null => {
+    if (!byId.has(oid)) {
+      const o = readLooseObject(store, oid);
+      byId.set(oid, o && o.type === 'tree' ? parseRawTree(o.content) : null);
+    }
+    return byId.get(oid)!;
+  };
+  const trees: CommitTrees = new Map();
+  for (const d of dirs) {
+    let entries = tree(m[1]!);
+    if (!entries) return null;
+    for (const name of d === '' ? [] : d.split('/')) {
+      const e: Entry | undefined = entries.get(name);
+      if (!e || e.mode !== '40000') {
+        entries = new Map(); // a new folder, or a file where the folder would be: as cat-file's "missing" or non-tree answer
+        break;
+      }
+      entries = tree(e.oid);
+      if (!entries) return null;
+    }
+    trees.set(d, new Map(entries));
+  }
+  return trees;
+}
+
+/**
+ * Reads the trees at `dirs` ('' is the root) of `commit`: from loose objects in-process when all
+ * of them are loose (with `store`; an apply's head trees on the paths it touches usually are,
+ * written by the previous apply), else with one `cat-file --batch`. Missing or non-tree paths
+ * map to an empty tree.
+ */
+async function readTrees(cwd: string, commit: string, dirs: readonly string[], store?: LooseObjectStore | null): Promise<CommitTrees> {
   const trees: CommitTrees = new Map();
   if (dirs.length === 0) return trees;
+  const loose = store ? readTreesLoose(store, commit, dirs) : null;
+  if (loose) return loose;
   const input = dirs.map((d) => (d === '' ? `${commit}^{tree}` : `${commit}:${d}`)).join('\n') + '\n';
   const out = (await runGit(['cat-file', '--batch'], { cwd, input })).stdout;
   let pos = 0;
@@ -101,13 +143,13 @@ function foldersOf(paths: readonly string[]): Set<string> {
 }
 
 /**
- * The trees of `commit` on the way to `paths`, with one `cat-file --batch`: enough to say what
+ * The trees of `commit` on the way to `paths`, read as {@link readTrees} says: enough to say what
  * the commit holds at each path ({@link entriesAt}) and to build the next tree
  * ({@link writeTreeWithChanges}) without reading them again.
  * @throws HagentError GIT_FAILED.
  */
-export async function readCommitTrees(cwd: string, commit: string, paths: readonly string[]): Promise<CommitTrees> {
-  return readTrees(cwd, commit, [...foldersOf(paths)]);
+export async function readCommitTrees(cwd: string, commit: string, paths: readonly string[], store?: LooseObjectStore | null): Promise<CommitTrees> {
+  return readTrees(cwd, commit, [...foldersOf(paths)], store);
 }
 
 /**
@@ -141,7 +183,7 @@ export async function writeTreeWithChanges(cwd: string, commit: string, changes:
   const dirs = foldersOf(changes.map((c) => c.path));
   const depth = (d: string) => (d === '' ? 0 : d.split('/').length);
   const ordered = [...dirs].sort((a, b) => depth(b) - depth(a) || (a < b ? -1 : 1));
-  const trees = await readTrees(cwd, commit, ordered.filter((d) => !known?.has(d)));
+  const trees = await readTrees(cwd, commit, ordered.filter((d) => !known?.has(d)), store);
   for (const d of ordered) if (!trees.has(d)) trees.set(d, new Map(known!.get(d)!)); // copies: the caller's stay as read
   for (const c of changes) {
     const slash = c.path.lastIndexOf('/');

@@ -8,8 +8,8 @@ import { chmodSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { looseObjectStore, objectId, writeLooseObject } from '../../../src/git/loose.js';
-import { writeTreeWithChanges } from '../../../src/git/tree.js';
+import { looseObjectStore, objectId, readLooseObject, writeLooseObject } from '../../../src/git/loose.js';
+import { readCommitTrees, writeTreeWithChanges } from '../../../src/git/tree.js';
 import { git, makeRepo } from '../../helpers/index.js';
 
 const t = suite('loose objects');
@@ -74,6 +74,35 @@ t('a shared (group-writable) or SHA-256 repository is left to git', async () => 
   const empty = path.join(repo, 'not-a-repo');
   mkdirSync(empty);
   assert.is(await looseObjectStore(empty, head), null);
+});
+
+t('loose objects read back in-process; head trees read in-process equal cat-file\'s, loose or packed', async () => {
+  const repo = makeRepo({ 'a/b/c.txt': 'c\n', 'a/d.txt': 'd\n', 'top.txt': 't\n', 'f': 'file\n' });
+  const head = git(repo, 'rev-parse', 'HEAD');
+  const store = (await looseObjectStore(path.join(repo, '.git'), head))!;
+  const bytes = Buffer.from('x\0y');
+  const oid = await writeLooseObject(store, 'blob', bytes);
+  const back = readLooseObject(store, oid)!;
+  assert.is(back.type, 'blob');
+  assert.ok(back.content.equals(bytes));
+  assert.is(readLooseObject(store, 'f'.repeat(40)), null, 'absent');
+  const paths = ['a/b/c.txt', 'a/new/x.txt', 'f/under-a-file.txt', 'top.txt', 'n/e/w.txt'];
+  const viaGit = await readCommitTrees(repo, head, paths);
+  const direct = await readCommitTrees(repo, head, paths, store);
+  assert.equal([...direct].map(([d, m]) => [d, [...m]]), [...viaGit].map(([d, m]) => [d, [...m]]));
+  git(repo, 'gc', '-q', '--prune=now');
+  assert.is(readLooseObject(store, head), null, 'packed now');
+  const afterGc = await readCommitTrees(repo, head, paths, store);
+  assert.equal([...afterGc].map(([d, m]) => [d, [...m]]), [...viaGit].map(([d, m]) => [d, [...m]]), 'falls back to cat-file');
+});
+
+t('a repository with replace refs is not read directly', async () => {
+  const repo = makeRepo({ 'a.txt': 'a\n' });
+  const head = git(repo, 'rev-parse', 'HEAD');
+  git(repo, 'replace', head, git(repo, 'commit-tree', git(repo, 'rev-parse', 'HEAD^{tree}'), '-m', 'other'));
+  const store = (await looseObjectStore(path.join(repo, '.git'), head))!;
+  assert.is(store.readable, false);
+  assert.is(readLooseObject(store, head), null);
 });
 
 t.run();
