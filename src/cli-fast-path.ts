@@ -79,7 +79,8 @@ export function readFastCommand(argv: readonly string[]): FastCommand | null {
     if (seen.has(t.name)) return null;
     seen.add(t.name);
     if (t.rawName.startsWith('--no-') && (t.name as string) !== 'watch') return null;
-    if (t.value === '') return null;
+    // yargs reads '' and a separate lone `-` as an empty value (a usage error there).
+    if (t.value === '' || (t.value === '-' && !t.inlineValue)) return null;
   }
   const v = parsed.values as Record<string, string | boolean | undefined>;
   if (name === 'land') {

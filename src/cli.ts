@@ -32,7 +32,11 @@ const VALUE_OPTIONS = ['name', 'base', 'session', 'message', 'dir'] as const;
 function handler<A>(load: () => Promise<(argv: A, io: Io) => Promise<number>>) {
   return async (argv: A) => {
     for (const key of VALUE_OPTIONS) {
-      if ((argv as Record<string, unknown>)[key] === '') throw new HagentError('USAGE', `--${key} needs a value`, { option: key }, `e.g. --${key} ${key === 'message' ? '"fix: login"' : key === 'base' ? 'main' : key === 'dir' ? '.' : 'fix-login'}`);
+      const value = (argv as Record<string, unknown>)[key];
+      const example = `e.g. --${key} ${key === 'message' ? '"fix: login"' : key === 'base' ? 'main' : key === 'dir' ? '.' : 'fix-login'}`;
+      // '' (bare, or a lone -) and false (--no-<key>) carry no value; an array means it was given twice.
+      if (value === '' || typeof value === 'boolean') throw new HagentError('USAGE', `--${key} needs a value`, { option: key }, example);
+      if (Array.isArray(value)) throw new HagentError('USAGE', `--${key} is given more than once`, { option: key }, `give it once: ${example}`);
     }
     trace('cli: arguments parsed');
     const run = await load();

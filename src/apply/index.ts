@@ -11,12 +11,12 @@ import path from 'node:path';
 import { trace } from '../trace/index.js';
 import { HagentError, isHagentError } from '../errors.js';
 import {
-  addNote, blobId, commitTree, diffTrees, entriesAt, readCommitTrees, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTreeWithChanges, looseObjectStore, writeLooseObject, type LooseObjectStore,
+  blobId, commitTree, diffTrees, entriesAt, readCommitTrees, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTreeWithChanges, looseObjectStore, writeLooseObject, type LooseObjectStore,
   type CommitTrees, type IndexEntryUpdate,
 } from '../git/index.js';
 import { discardStaged, publishStaged, readEntry, restoreIfOurs, stageWrites, type Staged, type TargetWrite } from '../fsx/index.js';
 import { assertPreApplyAccepted, runUserHook } from '../user-hooks/index.js';
-import { guardedWrite, removeIntent, writeIntent, watchTargets, type Intent, type Recovery, type TargetWatch } from '../transaction/index.js';
+import { guardedWrite, removeIntent, storeNote, writeIntent, watchTargets, type Intent, type Recovery, type TargetWatch } from '../transaction/index.js';
 import { parsePatch, pathsToRead, planPatch, type ResultFile } from '../patch/index.js';
 import type { FileMode, FileState, Leniency, ParsedPatch, PatchOp, Plan, PlannedFile } from '../patch/types.js';
 import { checkLimits, checkPath, confirmationReasons, type ChangeSize, type Policy } from '../policy/index.js';
@@ -319,10 +319,11 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
     const [tree] = await Promise.all([writeTreeWithChanges(worktree, head, indexUpdatesOf(intent), trees, store), updateIndex(worktree, indexUpdatesOf(intent))]);
     trace('apply: tree built, index updated');
     const commit = await commitTree(worktree, tree, [head], message);
+    await writeIntent(ctx.commonDir, { ...intent, commit });
     // The note (the patch text) is written beside the ref update: it names the commit, not the
     // ref, and a failed update leaves at most a note on an unreachable commit (`git notes prune`).
-    note = addNote(worktree, commit, options.patchText).then(() => true, () => false);
-    await writeIntent(ctx.commonDir, { ...intent, commit });
+    // It starts after the intent names the commit, so a recovery completes this same commit.
+    note = storeNote(ctx.commonDir, worktree, commit, options.patchText).then(() => true, () => false);
     await updateRefCas(worktree, sessionRef(session), commit, head, `hagent apply: ${plan.files.map((f) => f.path).join(', ')}`.slice(0, 200));
     result.commit = commit;
     trace('apply: ref moved');

@@ -61,21 +61,28 @@ function isGitDirectory(dir: string): boolean {
 }
 
 /**
- * A main worktree's `config` says nothing that moves the worktree or makes the repository bare
- * (`core.worktree`, `core.bare = true`) and includes no other file that could.
+ * A repository's `config` says nothing that moves the worktree or makes the repository bare
+ * (`core.worktree`, `core.bare = true`), includes no other file that could, and asks for no
+ * extension or repository format git might refuse; judged conservatively on the text (a key may
+ * follow its section header on the same line), so a false only means "ask git".
  */
-function plainMainConfig(gitDir: string): boolean {
+function plainConfig(gitDir: string): boolean {
   let text: string;
   try {
     text = readFileSync(path.join(gitDir, 'config'), 'utf8');
   } catch {
     return false;
   }
-  if (/^\s*\[\s*include/im.test(text) || /^\s*worktree\s*(=|$)/im.test(text)) return false;
-  for (const m of text.matchAll(/^\s*bare\s*(?:=\s*([^\s#;]*))?/gim)) {
-    if (!/^(false|no|off|0)$/i.test(m[1] ?? '')) return false;
-  }
-  return !statSync(path.join(gitDir, 'config.worktree'), { throwIfNoEntry: false });
+  const key = (name: string) => new RegExp(`(?:^|\\])[ \\t]*${name}\\b[ \\t]*(?:=[ \\t]*"?([^\\s#;"]*))?`, 'gim');
+  if (/\[\s*(include|extensions)/i.test(text) || key('worktree').test(text)) return false;
+  for (const m of text.matchAll(key('bare'))) if (!/^(false|no|off|0)$/i.test(m[1] ?? '')) return false;
+  for (const m of text.matchAll(key('repositoryformatversion'))) if (!/^[01]$/.test(m[1] ?? '')) return false;
+  return true;
+}
+
+/** `HEAD` of a git dir holds a symbolic ref or an object id, as git requires to call it a repository. */
+function validHead(gitDir: string): boolean {
+  return /^(ref: refs\/\S+|[0-9a-f]{40}|[0-9a-f]{64})\s*$/.test(readFileSync(path.join(gitDir, 'HEAD'), 'utf8'));
 }
 
 /**
@@ -110,10 +117,11 @@ export function locateWorktreeDirect(cwd: string): RepoLocation | null {
           gitDir = realOrNull(path.resolve(dir, m[1]!));
           if (!gitDir) return null;
           commonDir = realOrNull(path.resolve(gitDir, readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim()));
-          if (!commonDir || !statSync(path.join(gitDir, 'HEAD')).isFile()) return null;
+          // A worktree's own config.worktree may set core.worktree (extensions.worktreeConfig).
+          if (!commonDir || !validHead(gitDir) || !plainConfig(commonDir) || statSync(path.join(gitDir, 'config.worktree'), { throwIfNoEntry: false })) return null;
         } else if (st.isDirectory()) {
           const real = realOrNull(dotGit);
-          if (!real || !isGitDirectory(real) || !plainMainConfig(real)) return null;
+          if (!real || !isGitDirectory(real) || !validHead(real) || !plainConfig(real) || !statSync(path.join(real, 'refs'), { throwIfNoEntry: false })?.isDirectory()) return null;
           gitDir = commonDir = real;
           if (start === gitDir || start.startsWith(gitDir + path.sep)) return null;
         } else {

@@ -7,3 +7,4 @@ export * from './intent.js';
 export * from './recover.js';
 export * from './watch.js';
 export * from './guard.js';
+export * from './note.js';

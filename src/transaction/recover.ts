@@ -3,12 +3,13 @@
  * file was already written, otherwise restores the pre-transaction state. Files changed by
  * someone else since are never overwritten; they are reported (design.md invariant 3).
  */
-import { promises as fs } from 'node:fs';
+import { promises as fs, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
-import { addNote, blobId, commitTree, lsTree, readBlob, readRef, updateIndex, updateRefCas, writeTree, type IndexEntryUpdate } from '../git/index.js';
+import { blobId, commitTree, lsTree, readBlob, readRef, updateIndex, updateRefCas, writeTree, type IndexEntryUpdate } from '../git/index.js';
 import { backupNameFor, readEntry, replaceIfHolds, tempNameFor } from '../fsx/index.js';
-import { readIntent, removeIntent, writeIntent, type Intent } from './intent.js';
+import { intentPath, readIntent, removeIntent, writeIntent, type Intent } from './intent.js';
+import { storeNote } from './note.js';
 
 /** What recovery did. `outside`: paths left alone because their bytes are neither before nor after. */
 export interface Recovery {
@@ -120,11 +121,39 @@ async function publishedFrom(worktree: string, intent: Intent, commit: string): 
 }
 
 /**
- * Finishes or undoes the pending transaction of a session, if any. Call it holding the session
- * lock. @returns what it did, or null when nothing was pending.
+ * Removes the temp files of this session's intent record left by a process killed while writing
+ * it (`<session>.json.<pid>-<random>.tmp`, fsx's writeJsonFile), when that process is gone.
+ * Never throws.
+ */
+function removeDeadIntentTemps(commonDir: string, sessionId: string): void {
+  const dir = path.dirname(intentPath(commonDir, sessionId));
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const m = /^(.+)\.json\.(\d+)-[0-9a-z]+\.tmp$/.exec(name);
+    if (!m || m[1] !== sessionId || Number(m[2]) === process.pid) continue;
+    try {
+      process.kill(Number(m[2]), 0);
+      continue; // alive: still writing
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ESRCH') continue;
+    }
+    rmSync(path.join(dir, name), { force: true });
+  }
+}
+
+/**
+ * Finishes or undoes the pending transaction of a session, if any, and removes the temp files of
+ * an intent record whose writer died. Call it holding the session lock.
+ * @returns what it did, or null when nothing was pending.
  * @throws HagentError INTERNAL-free: GIT_FAILED when git itself fails.
  */
 export async function recoverTransaction(commonDir: string, sessionId: string, worktree: string, ref: string): Promise<Recovery | null> {
+  removeDeadIntentTemps(commonDir, sessionId);
   const intent = await readIntent(commonDir, sessionId);
   if (intent === null) return null;
   if (intent === 'damaged') {
@@ -139,7 +168,7 @@ export async function recoverTransaction(commonDir: string, sessionId: string, w
   if (intent.commit !== null && headNow === intent.commit) {
     // Killed after the ref moved: the commit is published; bring the index in line.
     await updateIndex(worktree, indexEntries(intent, 'next'));
-    if (intent.note) await addNote(worktree, intent.commit, intent.note).catch(() => undefined);
+    if (intent.note) await storeNote(commonDir, worktree, intent.commit, intent.note).catch(() => undefined);
     result = { txid: intent.txid, command: intent.command, action: 'completed', commit: intent.commit, files, outside: [] };
   } else if (headNow !== null && headNow !== intent.head && (await publishedFrom(worktree, intent, headNow))) {
     // The ref moved to a commit made from this very intent (its parent is the intent's head and
@@ -158,7 +187,7 @@ export async function recoverTransaction(commonDir: string, sessionId: string, w
       // Recorded before the ref moves, so a recovery killed here is finished by the next one.
       if (intent.commit === null) await writeIntent(commonDir, { ...intent, commit });
       await updateRefCas(worktree, ref, commit, intent.head, `hagent recover: completed ${intent.command}`);
-      if (intent.note) await addNote(worktree, commit, intent.note).catch(() => undefined);
+      if (intent.note) await storeNote(commonDir, worktree, commit, intent.note).catch(() => undefined);
       result = { txid: intent.txid, command: intent.command, action: 'completed', commit, files, outside: [] };
     } else {
       const outside: string[] = [];

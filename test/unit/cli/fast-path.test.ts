@@ -32,6 +32,7 @@ t('everything else goes to yargs', () => {
     ['apply', 'a', 'b'], ['apply', '--', 'x'], ['apply', '--unknown'], ['apply', '--session'], ['apply', '--session='],
     ['apply', '--session', '--json'], ['apply', '--yes', '--yes'], ['apply', '--no-json'], ['apply', '--json=true'],
     ['apply', '--dryRun'], ['check', '--yes'], ['check', '--dir'], ['apply', '-x'],
+    ['land', '--message', '-'], ['apply', 'p', '--base', '-'], ['apply', 'p', '--session', '-'], ['check', 'p', '--dir', '-'],
     ['land', 'extra'], ['land', '--squash', '--merge'], ['land', '-m', 'x'], ['land', '--message'], ['land', '--dir', '.'],
   ];
   for (const l of lines) assert.is(readFastCommand(l), null, l.join(' '));

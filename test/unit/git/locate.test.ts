@@ -2,7 +2,7 @@
  * Finding a worktree from git's files (locateWorktreeDirect) gives what
  * `git rev-parse` gives, and declines (null: ask git) wherever git could answer otherwise.
  */
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -53,6 +53,21 @@ t('declines where git could answer otherwise: core.worktree, core.bare, an inclu
     git(repo, 'config', key, value);
     assert.is(locateWorktreeDirect(repo), null, key);
   }
+  for (const line of ['[core] bare = true', '[core] worktree = /elsewhere', '[core]\n\tbare', '[extensions]\n\tobjectFormat = sha1', '[core]\n\trepositoryformatversion = 2']) {
+    const repo = makeRepo();
+    writeFileSync(path.join(repo, '.git', 'config'), `${readFileSync(path.join(repo, '.git', 'config'), 'utf8')}${line}\n`);
+    assert.is(locateWorktreeDirect(repo), null, line);
+  }
+  const garbage = makeRepo();
+  writeFileSync(path.join(garbage, '.git', 'HEAD'), 'not a ref\n');
+  assert.is(locateWorktreeDirect(garbage), null, 'a HEAD git would not accept');
+  const linked = makeRepo();
+  const wt = path.join(tempDir(), 'wt');
+  git(linked, 'worktree', 'add', '-q', '-b', 'side', wt);
+  assert.ok(locateWorktreeDirect(wt));
+  git(linked, 'config', 'extensions.worktreeConfig', 'true');
+  git(wt, 'config', '--worktree', 'core.worktree', tempDir());
+  assert.is(locateWorktreeDirect(wt), null, "a worktree's config.worktree may move it");
   const repo = makeRepo();
   git(repo, 'config', 'core.bare', 'false');
   assert.ok(locateWorktreeDirect(repo), 'core.bare = false is the usual line');
