@@ -18,8 +18,9 @@
  *   declares a live one dead.
  * - It brings three dependencies (graceful-fs, retry, signal-exit) and CommonJS into the bundle
  *   for what is ~200 lines here.
- * An O_EXCL create is what git itself does for `index.lock` and ref locks: one syscall to take,
- * one read and one unlink to release. Measured by bench/lock.ts: well under the 2 ms budget of
+ * An exclusive create is what git itself does for `index.lock` and ref locks; here the body is
+ * written to a temp file and hard-linked into place (same EEXIST rule, and never an empty lock):
+ * three syscalls to take, one read and one unlink to release. Measured by bench/lock.ts: well under the 2 ms budget of
  * design.md (see that file for the figure).
  *
  * ## Takeover without two winners
@@ -133,6 +134,16 @@ function ageMs(stat: BigIntStats, now: number): number {
   return now - Number(stat.mtimeMs);
 }
 
+/** True unless `kill(pid, 0)` says no such process (this host). */
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return errno(e) !== 'ESRCH';
+  }
+}
+
 /** Alive, dead, or unknown (another host). Rule: module header, "Takeover without two winners". */
 function judge(seen: Observed, now: number): LockStatus['state'] {
   const h = seen.holder;
@@ -142,21 +153,22 @@ function judge(seen: Observed, now: number): LockStatus['state'] {
   const bootedAt = now - os.uptime() * 1000;
   if (Number.isFinite(started) && started < bootedAt - 5_000) return 'dead';
   if (h.pid === process.pid) return heldTokens.has(h.token) ? 'alive' : 'dead';
-  try {
-    process.kill(h.pid, 0);
-    return 'alive';
-  } catch (e) {
-    return errno(e) === 'ESRCH' ? 'dead' : 'alive';
-  }
+  return pidAlive(h.pid) ? 'alive' : 'dead';
 }
 
-/** One O_EXCL create with the holder body. True when taken; false when the file exists. */
+/**
+ * One atomic create of the lock with the holder body. True when taken; false when the lock exists.
+ * The body is written to `<lock>.tmp-<pid>-<random>` first and hard-linked to the lock's name
+ * (`link` never replaces: EEXIST when held, like O_EXCL), so the lock never exists without its
+ * body: a create then a write left an empty lock when killed between the two, and an empty lock
+ * counts as held for {@link UNPARSABLE_MAX_AGE_MS} (found by the kill -9 reliability run).
+ */
 function tryCreate(file: string, holder: LockHolder): boolean {
+  const tmp = `${file}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
   let fd: number;
   try {
-    fd = openSync(file, 'wx', 0o644);
+    fd = openSync(tmp, 'wx', 0o644);
   } catch (e) {
-    if (errno(e) === 'EEXIST') return false;
     if (errno(e) === 'ENOENT') {
       mkdirSync(path.dirname(file), { recursive: true });
       return tryCreate(file, holder);
@@ -164,14 +176,23 @@ function tryCreate(file: string, holder: LockHolder): boolean {
     throw e;
   }
   try {
-    writeSync(fd, `${JSON.stringify(holder)}\n`);
+    try {
+      writeSync(fd, `${JSON.stringify(holder)}\n`);
+    } finally {
+      closeSync(fd);
+    }
+    linkSync(tmp, file);
+    return true;
   } catch (e) {
-    closeSync(fd);
-    unlinkSync(file);
+    if (errno(e) === 'EEXIST') return false;
     throw e;
+  } finally {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      // already gone
+    }
   }
-  closeSync(fd);
-  return true;
 }
 
 function sameFile(a: BigIntStats, b: BigIntStats): boolean {
@@ -215,7 +236,10 @@ function breakDead(file: string, seen: Observed, now: number): boolean {
   return true;
 }
 
-/** Removes takeover markers whose lock is long gone (kept a while so late judges get EEXIST). */
+/**
+ * Removes takeover markers whose lock is long gone (kept a while so late judges get EEXIST), and
+ * the body temp files of takers killed before they could remove them ({@link tryCreate}).
+ */
 function sweepMarkers(dir: string, now: number): void {
   let names: string[];
   try {
@@ -224,6 +248,15 @@ function sweepMarkers(dir: string, now: number): void {
     return;
   }
   for (const name of names) {
+    const tmp = /\.lock\.tmp-(\d+)-[0-9a-f]+$/.exec(name);
+    if (tmp && Number(tmp[1]) !== process.pid && !pidAlive(Number(tmp[1]))) {
+      try {
+        unlinkSync(path.join(dir, name));
+      } catch {
+        // raced with another sweeper
+      }
+      continue;
+    }
     if (!name.includes('.lock.stale-')) continue;
     const p = path.join(dir, name);
     try {
@@ -286,6 +319,7 @@ function release(file: string, token: string): void {
   } catch (e) {
     if (errno(e) !== 'ENOENT') throw e;
   }
+  sweepMarkers(path.dirname(file), Date.now());
 }
 
 /**

@@ -228,4 +228,21 @@ test('waiters racing to take over a SIGKILLed holder: exactly one wins at a time
   }
 });
 
+test('the lock appears with its body (temp file, then link); a dead taker\'s body temp is swept on release', async () => {
+  const common = tempDir();
+  const locks = path.join(common, 'hagent', 'locks');
+  mkdirSync(locks, { recursive: true });
+  const stray = path.join(locks, 's1.lock.tmp-999999999-abcd1234');
+  writeFileSync(stray, '{"pid":999999999}\n');
+  let during: string[] = [];
+  await withSessionLock(common, 's1', { command: 'test' }, {}, async () => {
+    const body = JSON.parse(readFileSync(path.join(locks, 's1.lock'), 'utf8'));
+    assert.is(body.pid, process.pid);
+    during = readdirSync(locks).filter((n) => n.startsWith('s1.lock.tmp-') && n !== path.basename(stray));
+  });
+  assert.equal(during, [], 'our own body temp is gone once the lock is taken');
+  assert.not.ok(existsSync(stray), 'the stray temp of a dead process is removed');
+  assert.not.ok(existsSync(path.join(locks, 's1.lock')));
+});
+
 test.run();
