@@ -66,7 +66,14 @@ export async function writeLooseObject(store: LooseObjectStore, type: 'blob' | '
   const body = deflateSync(Buffer.concat([header, content]), { level: 1 }); // git's core.looseCompression default: best speed
   await fs.mkdir(dir, { recursive: true });
   const tmp = path.join(dir, `tmp_obj_${randomBytes(6).toString('hex')}`);
-  await fs.writeFile(tmp, body, { mode: 0o444, flag: 'wx' });
+  try {
+    await fs.writeFile(tmp, body, { mode: 0o444, flag: 'wx' });
+  } catch (e) {
+    // A write that failed half-way (disk full) must not keep its blocks: the rollback of an
+    // apply may need them to put the old files back.
+    await fs.unlink(tmp).catch(() => undefined);
+    throw e;
+  }
   try {
     await fs.link(tmp, final);
   } catch (e) {
