@@ -134,8 +134,11 @@ function ageMs(stat: BigIntStats, now: number): number {
   return now - Number(stat.mtimeMs);
 }
 
-/** True unless `kill(pid, 0)` says no such process (this host). */
-function pidAlive(pid: number): boolean {
+/**
+ * True unless `kill(pid, 0)` says there is no such process on this host (ESRCH); a process of
+ * another user (EPERM) is alive. Also used to sweep temp files named after their writer's pid.
+ */
+export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -10,6 +10,7 @@ import { blobId, commitTree, lsTree, readBlob, readRef, updateIndex, updateRefCa
 import { backupNameFor, readEntry, replaceIfHolds, tempNameFor } from '../fsx/index.js';
 import { intentPath, readIntent, removeIntent, writeIntent, type Intent } from './intent.js';
 import { storeNote } from './note.js';
+import { pidAlive } from '../lock/index.js';
 
 /** What recovery did. `outside`: paths left alone because their bytes are neither before nor after. */
 export interface Recovery {
@@ -135,14 +136,12 @@ function removeDeadIntentTemps(commonDir: string, sessionId: string): void {
   }
   for (const name of names) {
     const m = /^(.+)\.json\.(\d+)-[0-9a-z]+\.tmp$/.exec(name);
-    if (!m || m[1] !== sessionId || Number(m[2]) === process.pid) continue;
+    if (!m || m[1] !== sessionId || Number(m[2]) === process.pid || pidAlive(Number(m[2]))) continue;
     try {
-      process.kill(Number(m[2]), 0);
-      continue; // alive: still writing
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ESRCH') continue;
+      rmSync(path.join(dir, name), { force: true });
+    } catch {
+      // left for the next command
     }
-    rmSync(path.join(dir, name), { force: true });
   }
 }
 
