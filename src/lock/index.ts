@@ -64,6 +64,12 @@ export interface LockHolder {
   startedAt: string;
   /** Random id of this acquisition; release removes the file only when it still carries it. */
   token: string;
+  /**
+   * The holder process's start time in clock ticks since boot (Linux `/proc/<pid>/stat` field
+   * 22), so a pid reused by another process after the holder died is told apart. Absent where
+   * /proc is not readable.
+   */
+  startTicks?: number;
 }
 
 const HolderSchema = z.object({
@@ -72,7 +78,21 @@ const HolderSchema = z.object({
   command: z.string(),
   startedAt: z.string(),
   token: z.string().check(z.minLength(8), z.maxLength(128)),
+  startTicks: z.optional(z.number()),
 });
+
+/** Start time of process `pid` in clock ticks since boot, from `/proc/<pid>/stat`; null when unknown. */
+function processStartTicks(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    // Fields after the command name (in parentheses, which may hold spaces): state is field 3.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[19]); // field 22 overall
+    return Number.isFinite(ticks) ? ticks : null;
+  } catch {
+    return null;
+  }
+}
 
 /** What `hagent doctor` learns about a session lock. `ageMs` is from the file's mtime. */
 export interface LockStatus {
@@ -156,7 +176,13 @@ function judge(seen: Observed, now: number): LockStatus['state'] {
   const bootedAt = now - os.uptime() * 1000;
   if (Number.isFinite(started) && started < bootedAt - 5_000) return 'dead';
   if (h.pid === process.pid) return heldTokens.has(h.token) ? 'alive' : 'dead';
-  return pidAlive(h.pid) ? 'alive' : 'dead';
+  if (!pidAlive(h.pid)) return 'dead';
+  // The pid lives, but as another process than the holder (pids wrap: 32768 on many machines).
+  if (h.startTicks !== undefined) {
+    const now = processStartTicks(h.pid);
+    if (now !== null && now !== h.startTicks) return 'dead';
+  }
+  return 'alive';
 }
 
 /**
@@ -284,7 +310,8 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * @throws HagentError LOCKED after `timeoutMs`, with `details.holder` (or null) and a hint.
  */
 async function acquire(file: string, sessionId: string, command: string, timeoutMs: number): Promise<LockHolder> {
-  const holder: LockHolder = { pid: process.pid, hostname: os.hostname(), command, startedAt: new Date().toISOString(), token: randomBytes(12).toString('hex') };
+  const startTicks = processStartTicks(process.pid);
+  const holder: LockHolder = { pid: process.pid, hostname: os.hostname(), command, startedAt: new Date().toISOString(), token: randomBytes(12).toString('hex'), ...(startTicks !== null ? { startTicks } : {}) };
   const deadline = Date.now() + timeoutMs;
   let delay = POLL_FIRST_MS;
   for (;;) {

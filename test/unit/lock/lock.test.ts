@@ -245,4 +245,26 @@ test('the lock appears with its body (temp file, then link); a dead taker\'s bod
   assert.not.ok(existsSync(path.join(locks, 's1.lock')));
 });
 
+test('a holder pid reused by another process (its start time differs) is dead; the same process is alive', async () => {
+  const common = tempDir();
+  const locks = path.join(common, 'hagent', 'locks');
+  mkdirSync(locks, { recursive: true });
+  const other = spawn('sleep', ['30'], { stdio: 'ignore' });
+  try {
+    const stat = readFileSync(`/proc/${other.pid}/stat`, 'latin1');
+    const ticks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
+    const body = (startTicks: number) => `${JSON.stringify({ pid: other.pid, hostname: os.hostname(), command: 'apply', startedAt: new Date().toISOString(), token: 'abcdef0123456789', startTicks })}\n`;
+    writeFileSync(path.join(locks, 'r1.lock'), body(ticks - 1));
+    let ran = false;
+    await withSessionLock(common, 'r1', { command: 'test' }, { timeoutMs: 0 }, async () => { ran = true; });
+    assert.ok(ran, 'taken over at once: the pid belongs to a later process');
+    writeFileSync(path.join(locks, 'r2.lock'), body(ticks));
+    let error: unknown = null;
+    await withSessionLock(common, 'r2', { command: 'test' }, { timeoutMs: 0 }, async () => undefined).catch((e) => { error = e; });
+    assert.ok(isHagentError(error) && (error as HagentError).code === 'LOCKED', 'the very holder process is alive');
+  } finally {
+    other.kill('SIGKILL');
+  }
+});
+
 test.run();
