@@ -25,7 +25,8 @@
  *
  * ## Takeover without two winners
  *
- * A holder is dead when it ran on this host and `kill(pid, 0)` fails with ESRCH, or it started
+ * A holder is dead when it ran on this host and `kill(pid, 0)` fails with ESRCH, or the live
+ * process with its pid started at another time than the holder recorded (a reused pid), or it started
  * before this machine booted, or its pid is ours but the token is not one we hold (pid reuse);
  * a lock file whose body cannot be parsed is dead only when older than {@link UNPARSABLE_MAX_AGE_MS}
  * (a holder writes its body right after the O_EXCL create, so a young empty file is live).
