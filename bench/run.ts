@@ -2,7 +2,7 @@
  * hagent benchmarks: each figure is measured side by side with the plain git commands doing the
  * same work, in one run, interleaved (the order alternates run by run), median of the runs.
  *
- *   node --import tsx bench/run.ts [--sizes 1000,20000,100000] [--runs N] [--hagent dist/hagent.js] [--verbose]
+ *   node --import tsx bench/run.ts [--sizes 1000,20000,100000] [--runs N] [--hagent dist/hagent.cjs] [--verbose]
  *
  * Figures (targets from the performance brief):
  *   1. session start            ≤ 1.3 × git worktree add -b <branch> <path> <commit>
@@ -38,7 +38,7 @@ interface Args {
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { sizes: [1000, 20000, 100000], runs: null, hagent: path.join(ROOT, 'dist', 'hagent.js'), verbose: false, only: null };
+  const args: Args = { sizes: [1000, 20000, 100000], runs: null, hagent: path.join(ROOT, 'dist', 'hagent.cjs'), verbose: false, only: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const value = (): string => {
@@ -54,7 +54,7 @@ function parseArgs(argv: string[]): Args {
     else if (a.startsWith('--only')) args.only = new Set(value().split(','));
     else if (a === '--verbose' || a === '-v') args.verbose = true;
     else if (a === '--help' || a === '-h') {
-      console.log('usage: node --import tsx bench/run.ts [--sizes 1000,20000,100000] [--runs N] [--only start,apply,envelope,land] [--hagent dist/hagent.js] [--verbose]');
+      console.log('usage: node --import tsx bench/run.ts [--sizes 1000,20000,100000] [--runs N] [--only start,apply,envelope,land] [--hagent dist/hagent.cjs] [--verbose]');
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }

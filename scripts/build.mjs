@@ -34,7 +34,7 @@ await build({
   logLevel: 'warning',
 });
 // The command line: one CommonJS bundle (commands stay lazily initialised inside it), started by
-// dist/hagent.js with a V8 code cache (scripts/launcher.mjs says how). Node 20 has no code cache
+// dist/hagent.cjs with a V8 code cache (scripts/launcher.cjs says how). Node 20 has no code cache
 // for ES modules; a vm.Script has one.
 await build({
   entryPoints: ['src/cli.ts'],
@@ -56,8 +56,8 @@ await build({
 const cli = readFileSync(`${out}/cli.cjs`, 'utf8').replace(/^#!.*\n/, '');
 writeFileSync(`${out}/cli.cjs`, cli);
 const hash = createHash('sha256').update(cli).digest('hex').slice(0, 16);
-writeFileSync(`${out}/hagent.js`, readFileSync('scripts/launcher.mjs', 'utf8').replace('__BUNDLE_HASH__', hash));
-chmodSync(`${out}/hagent.js`, 0o755);
+writeFileSync(`${out}/hagent.cjs`, readFileSync('scripts/launcher.cjs', 'utf8').replace('__BUNDLE_HASH__', hash));
+chmodSync(`${out}/hagent.cjs`, 0o755);
 // Type declarations of the library face (dist/types/index.d.ts), from the TypeScript compiler.
 const tsc = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json', '--outDir', `${out}/types`], { stdio: 'inherit' });
 if (tsc.status !== 0) process.exit(tsc.status ?? 1);
@@ -67,4 +67,4 @@ renameSync(out, 'dist');
 rmSync(old, { recursive: true, force: true });
 // A first code cache, from a run of the whole cycle (the demo), so the first real command
 // already starts fast. Best effort: without it the first command writes one.
-spawnSync(process.execPath, ['dist/hagent.js', 'demo'], { stdio: 'ignore', env: { ...process.env, HAGENT_WRITE_CODE_CACHE: '1', NO_COLOR: '1' } });
+spawnSync(process.execPath, ['dist/hagent.cjs', 'demo'], { stdio: 'ignore', env: { ...process.env, HAGENT_WRITE_CODE_CACHE: '1', NO_COLOR: '1' } });

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 /** Repository root of hagent. */
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** The built CLI. `npm test` builds it first. */
-export const BIN = path.join(ROOT, 'dist', 'hagent.js');
+export const BIN = path.join(ROOT, 'dist', 'hagent.cjs');
 /** Shared conformance cases: ../shared/cases beside the repository, or $HAGENT_CASES. */
 export const CASES_DIR = process.env.HAGENT_CASES ?? path.resolve(ROOT, '..', 'shared', 'cases');
 

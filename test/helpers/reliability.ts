@@ -1,7 +1,7 @@
 /**
  * Fault-injection scenarios of issue 4 "Proven under faults" (R1–R5 and the I/O faults), shared
  * by the uvu tests (test/reliability/, small counts) and the long runs (bench/reliability/run.ts).
- * Every scenario drives the real CLI (`dist/hagent.js`) — R4 also the built library in-process —
+ * Every scenario drives the real CLI (`dist/hagent.cjs`) — R4 also the built library in-process —
  * on real git repositories in temp folders, and returns its figure: counts, a printable line and
  * the list of failures (empty when hagent held up).
  */

@@ -7,15 +7,17 @@
 // It lives in `.cache/` beside the bundle, or in the user's cache folder when that is not
 // writable; it is never read from a shared folder such as /tmp. Any failure here only means
 // "no cache": the bundle then compiles as usual.
-import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import vm from 'node:vm';
+// The launcher is CommonJS: an ES module entry point starts Node's ES module loader, which costs
+// ~10 ms of compiling Node's own internal modules on every start.
+'use strict';
+const { closeSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } = require('node:fs');
+const { createRequire } = require('node:module');
+const os = require('node:os');
+const path = require('node:path');
+const vm = require('node:vm');
 
 const BUNDLE_HASH = '__BUNDLE_HASH__';
-const bundle = fileURLToPath(new URL('./cli.cjs', import.meta.url));
+const bundle = path.join(__dirname, 'cli.cjs');
 const fd = openSync(bundle, 'r');
 const st = fstatSync(fd);
 const source = readFileSync(fd, 'utf8');
@@ -52,5 +54,5 @@ if (forced || !cachedData || script.cachedDataRejected) {
     }
   });
 }
-const module = { exports: {} };
-script.runInThisContext()(module.exports, createRequire(bundle), module, bundle, path.dirname(bundle));
+const cliModule = { exports: {} };
+script.runInThisContext()(cliModule.exports, createRequire(bundle), cliModule, bundle, path.dirname(bundle));
