@@ -217,7 +217,8 @@ export function applyCommitMessage(sessionId: string, plan: Plan, patchText: str
  * sequence: lock → recover an interrupted transaction → snapshot → staleness (and `--base`
  * compare-and-swap) → plan (pure) → limits, confirmation, pre-apply hook → intent record →
  * stage temp files → store their blobs (checked against the plan) → publish (renames, each a
- * compare-and-swap on the file's bytes) → commit → compare-and-swap ref update → post-apply hook.
+ * compare-and-swap on the file's bytes), with the tree and commit made meanwhile from the plan →
+ * index update beside the note → compare-and-swap ref update → post-apply hook.
  * A watcher on the targets runs from the snapshot until after the commit.
  * Every attempt, applied or refused, is appended to the journal.
  * Rules: patch-language.md §1–§7; design.md invariants 1–4; issue "safety envelope" §2–§8.
@@ -294,6 +295,10 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
   };
   let published = false;
   let note: Promise<boolean> = Promise.resolve(false);
+  // The commit is made while the files are published and the index updated: its tree comes from
+  // the head's trees and the planned blob ids alone, and `commit-tree` runs in its own process.
+  // The intent names the commit as soon as it exists, so a recovery completes this same commit.
+  let committed: Promise<string> | null = null;
   try {
     const { staged, createdDirs } = await stageWrites(worktree, writes, txid, async (tmps) => {
       tmps.forEach((tmp, i) => { intent.targets[i]!.tmp = tmp; });
@@ -305,6 +310,8 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
       watch?.assertHealthy();
       assertNoOutsideEvents(watch);
       trace('apply: blobs stored');
+      committed = commitPlanned(ctx, worktree, head, intent, trees, store);
+      committed.catch(() => undefined); // awaited below; a failure must not count as unhandled meanwhile
       await publishStaged(worktree, staged, createdDirs, txid);
       trace('apply: published');
       published = true;
@@ -314,16 +321,11 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
     }
     watch?.assertHealthy();
     await assertOnlyOurWrites(worktree, writes);
-    // The tree is built from the head's trees on the changed paths only; the worktree's index is
-    // brought in line at the same time (independent: objects vs. the index file).
-    const [tree] = await Promise.all([writeTreeWithChanges(worktree, head, indexUpdatesOf(intent), trees, store), updateIndex(worktree, indexUpdatesOf(intent))]);
-    trace('apply: tree built, index updated');
-    const commit = await commitTree(worktree, tree, [head], message);
-    await writeIntent(ctx.commonDir, { ...intent, commit });
-    // The note (the patch text) is written beside the ref update: it names the commit, not the
-    // ref, and a failed update leaves at most a note on an unreachable commit (`git notes prune`).
-    // It starts after the intent names the commit, so a recovery completes this same commit.
-    note = storeNote(ctx.commonDir, worktree, commit, options.patchText).then(() => true, () => false);
+    // The note (the patch text) names the commit, not the ref: a failed ref update leaves at
+    // most a note on an unreachable commit (`git notes prune`).
+    note = committed.then((commit) => storeNote(ctx.commonDir, worktree, commit, options.patchText)).then(() => true, () => false);
+    const [commit] = await Promise.all([committed, updateIndex(worktree, indexUpdatesOf(intent))]);
+    trace('apply: committed, index updated');
     await updateRefCas(worktree, sessionRef(session), commit, head, `hagent apply: ${plan.files.map((f) => f.path).join(', ')}`.slice(0, 200));
     result.commit = commit;
     trace('apply: ref moved');
@@ -333,6 +335,8 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
       await updateIndex(worktree, priorIndexUpdatesOf(intent)).catch(() => undefined);
       if (isHagentError(error) && leftAlone.length) error.details.leftAlone = leftAlone;
     }
+    // The commit's intent write must be over before the intent is removed.
+    await committed?.catch(() => undefined);
     await removeIntent(ctx.commonDir, session.id);
     await note;
     throw error;
@@ -348,6 +352,19 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
     }
   }
   return result;
+}
+
+/**
+ * Writes the tree of `head` with the intent's targets at their next state and the commit of it
+ * (parent `head`, the intent's message), then records the commit id in the intent.
+ * @returns the commit id. @throws HagentError GIT_FAILED from git.
+ */
+async function commitPlanned(ctx: RepoContext, worktree: string, head: string, intent: Intent, trees: CommitTrees, store: LooseObjectStore | null): Promise<string> {
+  const tree = await writeTreeWithChanges(worktree, head, indexUpdatesOf(intent), trees, store);
+  const commit = await commitTree(worktree, tree, [head], intent.message);
+  await writeIntent(ctx.commonDir, { ...intent, commit });
+  trace('apply: committed');
+  return commit;
 }
 
 /**
