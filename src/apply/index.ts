@@ -11,7 +11,7 @@ import path from 'node:path';
 import { trace } from '../trace/index.js';
 import { HagentError, isHagentError } from '../errors.js';
 import {
-  blobId, commitTree, diffTrees, entriesAt, readCommitTrees, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTreeWithChanges, looseObjectStore, writeLooseObject, type LooseObjectStore,
+  blobId, commitTree, diffTrees, entriesAt, readCommitTrees, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTreeWithChanges, looseObjectStore, writeLooseObject, readLooseObject, commitIdent, updateRefDirect, type LooseObjectStore,
   type CommitTrees, type IndexEntryUpdate,
 } from '../git/index.js';
 import { discardStaged, publishStaged, readEntry, restoreIfOurs, stageWrites, type Staged, type TargetWrite } from '../fsx/index.js';
@@ -323,10 +323,11 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
     await assertOnlyOurWrites(worktree, writes);
     // The note (the patch text) names the commit, not the ref: a failed ref update leaves at
     // most a note on an unreachable commit (`git notes prune`).
-    note = committed.then((commit) => storeNote(ctx.commonDir, worktree, commit, options.patchText)).then(() => true, () => false);
-    const [commit] = await Promise.all([committed, updateIndex(worktree, indexUpdatesOf(intent))]);
+    const direct = committed.then((commit) => directWrites(session, commit, store));
+    note = direct.then(async (d) => storeNote(ctx.commonDir, worktree, await committed!, options.patchText, d ?? undefined)).then(() => true, () => false);
+    const [commit, d] = await Promise.all([committed, direct, updateIndex(worktree, indexUpdatesOf(intent))]);
     trace('apply: committed, index updated');
-    await updateRefCas(worktree, sessionRef(session), commit, head, `hagent apply: ${plan.files.map((f) => f.path).join(', ')}`.slice(0, 200));
+    await moveSessionRef(ctx, session, commit, head, `hagent apply: ${plan.files.map((f) => f.path).join(', ')}`.slice(0, 200), d);
     result.commit = commit;
     trace('apply: ref moved');
   } catch (error) {
@@ -365,6 +366,44 @@ async function commitPlanned(ctx: RepoContext, worktree: string, head: string, i
   await writeIntent(ctx.commonDir, { ...intent, commit });
   trace('apply: committed');
   return commit;
+}
+
+/** What the in-process ref and note writes need (git/ref-update-direct.ts, git/notes-direct.ts). */
+interface DirectWrites {
+  store: LooseObjectStore;
+  gitDir: string;
+  author: string;
+  committer: string;
+}
+
+/**
+ * The store, the session worktree's git dir and the identity git gave `commit` (read back from
+ * the loose object `commit-tree` wrote), for writing the ref and the note in-process; null when
+ * any of them is not at hand: git writes them. Never throws.
+ */
+async function directWrites(session: Session, commit: string, store: LooseObjectStore | null): Promise<DirectWrites | null> {
+  if (!store) return null;
+  try {
+    const object = readLooseObject(store, commit);
+    const author = object?.type === 'commit' ? commitIdent(object.content, 'author') : null;
+    const committer = object?.type === 'commit' ? commitIdent(object.content, 'committer') : null;
+    const link = /^gitdir: (.+?)\r?\n?$/.exec(await fs.readFile(path.join(session.worktree, '.git'), 'utf8'));
+    return author && committer && link ? { store, gitDir: path.resolve(session.worktree, link[1]!), author, committer } : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Moves the session branch from `head` to `commit` (compare-and-swap, with reflog entries):
+ * in-process when `direct` is given and the repository is the plain case
+ * (git/ref-update-direct.ts), else with `git update-ref`.
+ * @throws HagentError TARGET_MOVED when the branch no longer holds `head`.
+ */
+async function moveSessionRef(ctx: RepoContext, session: Session, commit: string, head: string, message: string, direct: DirectWrites | null): Promise<void> {
+  const ref = sessionRef(session);
+  if (direct && await updateRefDirect({ commonDir: ctx.commonDir, gitDir: direct.gitDir, ref, newOid: commit, oldOid: head, committer: direct.committer, message })) return;
+  await updateRefCas(session.worktree, ref, commit, head, message);
 }
 
 /**

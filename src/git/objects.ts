@@ -92,9 +92,15 @@ export async function checkoutTreeDelta(cwd: string, oldTree: string, newTree: s
   }
 }
 
-/** Attaches `text` as a note on `commit` under `refs/notes/hagent` (replacing any). */
+/**
+ * Attaches `text` as a note on `commit` under `refs/notes/hagent` (replacing any), byte for byte:
+ * the text is stored as a blob first and the note made from it (`-C`), because `-F` strips
+ * trailing spaces and blank lines (a patch's empty context line ` ` among them).
+ * @throws HagentError GIT_FAILED from git.
+ */
 export async function addNote(cwd: string, commit: string, text: string): Promise<void> {
-  await runGit(['notes', '--ref=hagent', 'add', '-f', '-F', '-', commit], { cwd, input: text });
+  const blob = await gitText(['hash-object', '-w', '--stdin'], { cwd, input: text });
+  await runGit(['notes', '--ref=hagent', 'add', '-f', '-C', blob, commit], { cwd });
 }
 
 /** Reads the `refs/notes/hagent` note of `commit`; null when none. */
