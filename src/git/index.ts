@@ -8,5 +8,5 @@ export * from './objects.js';
 export * from './tree.js';
 export { readRefPreferDirect, readRefsDirect } from './refs-direct.js';
 export * from './loose.js';
-export { updateRefDirect, commitIdent, reflogCommitter, reflogMessage, type DirectRefUpdate } from './ref-update-direct.js';
+export { updateRefDirect, updateRefsDirect, commitIdent, reflogCommitter, reflogMessage, type DirectRefUpdate, type DirectRefMove } from './ref-update-direct.js';
 export { addNoteDirect, NOTES_REF, type DirectNote } from './notes-direct.js';

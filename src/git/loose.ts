@@ -66,15 +66,19 @@ export async function writeLooseObject(store: LooseObjectStore, type: 'blob' | '
   if (existsSync(final)) return oid;
   const header = Buffer.from(`${type} ${content.length}\0`);
   const body = deflateSync(Buffer.concat([header, content]), { level: 1 }); // git's core.looseCompression default: best speed
-  mkdirSync(dir, { recursive: true });
   const tmp = path.join(dir, `tmp_obj_${randomBytes(6).toString('hex')}`);
-  try {
-    writeFileSync(tmp, body, { mode: 0o444, flag: 'wx' });
-  } catch (e) {
-    // A write that failed half-way (disk full) must not keep its blocks: the rollback of an
-    // apply may need them to put the old files back.
-    rmSync(tmp, { force: true });
-    throw e;
+  for (let attempt = 1; ; attempt++) {
+    mkdirSync(dir, { recursive: true });
+    try {
+      writeFileSync(tmp, body, { mode: 0o444, flag: 'wx' });
+      break;
+    } catch (e) {
+      // A write that failed half-way (disk full) must not keep its blocks: the rollback of an
+      // apply may need them to put the old files back.
+      rmSync(tmp, { force: true });
+      // `git prune` (gc) removes empty fan-out folders: make it again and retry, as git does.
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 5) throw e;
+    }
   }
   try {
     linkSync(tmp, final);

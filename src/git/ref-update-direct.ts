@@ -1,5 +1,5 @@
 /**
- * Moving one branch ref by compare-and-swap without spawning git, for the last step of apply
+ * Moving refs by compare-and-swap without spawning git, for the last step of apply and land
  * (a `git update-ref` spawn costs ~20 ms there, on the critical path). It follows git's "files"
  * ref backend (git 2.39 refs/files-backend.c, lockfile.c; gitrepository-layout(5)):
  *
@@ -15,14 +15,15 @@
  * Anything beyond that plain case answers "ask git" before a byte is written: a reftable
  * repository, a `reference-transaction` hook, any configuration that changes the steps above
  * (`core.hooksPath`, `core.logAllRefUpdates`, `core.fsync`, `core.filesRefLockTimeout`,
- * `core.sharedRepository`, an include) in the repository's, the user's or the system's file, or
+ * `core.sharedRepository`, an include) in the repository's, the worktree's (`config.worktree`),
+ * the user's or the system's file, or
  * configuration given in the environment (`git -c`, `GIT_CONFIG_COUNT`).
  */
 import { closeSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync, constants } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
-import { readRefsDirect } from './refs-direct.js';
+import { readRefsDirectSync } from './refs-direct.js';
 
 /** One compare-and-swap move of a branch ref, for {@link updateRefDirect}. */
 export interface DirectRefUpdate {
@@ -30,7 +31,7 @@ export interface DirectRefUpdate {
   commonDir: string;
   /** Absolute git dir of the worktree making the update (its `HEAD` and `logs/HEAD`). */
   gitDir: string;
-  /** Full ref name under `refs/heads/` or `refs/notes/`. */
+  /** Full ref name under `refs/heads/`, `refs/notes/` or `refs/hagent/`. */
   ref: string;
   newOid: string;
   /** The id the ref must hold now; null: the ref must not exist. */
@@ -69,12 +70,12 @@ function userConfigFiles(): string[] {
 }
 
 /** True when nothing in the environment, the configuration or the hooks changes git's steps. */
-function plainCase(commonDir: string, ref: string): boolean {
+function plainCase(commonDir: string, gitDir: string, ref: string): boolean {
   if (ENV_ASK_GIT.some((k) => process.env[k] !== undefined)) return false;
-  if (!/^refs\/(heads|notes)\//.test(ref) || ref.split('/').some((p) => p === '' || p === '.' || p === '..' || p.endsWith('.lock'))) return false;
+  if (!/^refs\/(heads|notes|hagent)\//.test(ref) || ref.split('/').some((p) => p === '' || p === '.' || p === '..' || p.endsWith('.lock'))) return false;
   if (statSync(path.join(commonDir, 'reftable'), { throwIfNoEntry: false })) return false;
   if (statSync(path.join(commonDir, 'hooks', 'reference-transaction'), { throwIfNoEntry: false })) return false;
-  for (const file of [path.join(commonDir, 'config'), ...userConfigFiles()]) {
+  for (const file of [path.join(commonDir, 'config'), path.join(gitDir, 'config.worktree'), ...userConfigFiles()]) {
     const text = readText(file);
     if (CONFIG_ASK_GIT.test(text)) return false;
     for (const m of text.matchAll(LOG_ALL_REF_UPDATES)) if (!/^(true|yes|on|1|always|)$/i.test(m[1] ?? '')) return false;
@@ -111,8 +112,23 @@ function appendLine(file: string, line: string): void {
   }
 }
 
-function movedError(u: DirectRefUpdate, detail: string): HagentError {
-  return new HagentError('TARGET_MOVED', `${u.ref} moved while hagent was working (expected ${u.oldOid?.slice(0, 12) ?? 'no ref'})`, { ref: u.ref, expected: u.oldOid, stderr: detail }, 'someone else updated it at the same moment; run the command again');
+function movedError(ref: string, expected: string | null, detail: string): HagentError {
+  return new HagentError('TARGET_MOVED', `${ref} moved while hagent was working (expected ${expected?.slice(0, 12) ?? 'no ref'})`, { ref, expected, stderr: detail }, 'someone else updated it at the same moment; run the command again');
+}
+
+function removeQuietly(file: string): void {
+  try {
+    unlinkSync(file);
+  } catch {
+    // gone already
+  }
+}
+
+/** One ref of {@link updateRefsDirect}: `oldOid` an id (compare-and-swap), null (must not exist) or undefined (no check). */
+export interface DirectRefMove {
+  ref: string;
+  newOid: string;
+  oldOid?: string | null;
 }
 
 /**
@@ -125,50 +141,73 @@ function movedError(u: DirectRefUpdate, detail: string): HagentError {
  *   both locks removed and the ref unmoved.
  */
 export async function updateRefDirect(u: DirectRefUpdate): Promise<boolean> {
-  if (!OID.test(u.newOid) || (u.oldOid !== null && !OID.test(u.oldOid)) || !plainCase(u.commonDir, u.ref)) return false;
-  const refFile = path.join(u.commonDir, ...u.ref.split('/'));
-  const refLock = `${refFile}.lock`;
-  mkdirSync(path.dirname(refFile), { recursive: true });
-  const fd = await lockExclusive(refLock, 100);
-  if (fd === null) throw movedError(u, `cannot lock ref '${u.ref}': '${refLock}' exists`);
-  let fdOpen = true;
+  return updateRefsDirect(u.commonDir, u.gitDir, [{ ref: u.ref, newOid: u.newOid, oldOid: u.oldOid }], u.committer, u.message);
+}
+
+/**
+ * Moves several refs as one `git update-ref --create-reflog -m <message> --stdin` transaction run
+ * in the worktree of `gitDir` would: every ref locked and checked before any moves (steps in the
+ * module header, for each ref in turn), so a failed check moves none.
+ * @param commonDir absolute git common dir; @param gitDir absolute git dir of the worktree
+ *   making the update; @param committer `Name <email> <seconds> <±hhmm>` for the reflog lines.
+ * @returns true when every ref moved; false when this is not the plain case and nothing was
+ *   written: the caller runs git.
+ * @throws HagentError TARGET_MOVED (naming the ref) when a check fails or a lock stays taken for
+ *   100 ms; nothing moved. The file system's error otherwise, with every lock removed; refs
+ *   already renamed into place by then stay moved, as with git.
+ */
+export async function updateRefsDirect(commonDir: string, gitDir: string, moves: readonly DirectRefMove[], committer: string, message: string): Promise<boolean> {
+  if (moves.length === 0 || moves.some((m) => !OID.test(m.newOid) || (m.oldOid != null && !OID.test(m.oldOid)) || !plainCase(commonDir, gitDir, m.ref))) return false;
+  if (new Set(moves.map((m) => m.ref)).size !== moves.length) return false;
+  const locks: { file: string; lock: string; fd: number | null; move: DirectRefMove; old: string | null }[] = [];
   let headLock: string | null = null;
-  let renamed = false;
+  let done = 0;
   try {
-    const current = await readRefsDirect(u.commonDir, [u.ref]);
-    if (current === null) return false;
-    if ((current.get(u.ref) ?? null) !== u.oldOid) throw movedError(u, `cannot lock ref '${u.ref}': is at ${current.get(u.ref) ?? 'nothing'} but expected ${u.oldOid}`);
-    if (readText(path.join(u.gitDir, 'HEAD')).trim() === `ref: ${u.ref}`) {
-      const headFd = await lockExclusive(path.join(u.gitDir, 'HEAD.lock'), 100);
-      if (headFd === null) throw movedError(u, `cannot lock ref 'HEAD': '${path.join(u.gitDir, 'HEAD.lock')}' exists`);
-      closeSync(headFd);
-      headLock = path.join(u.gitDir, 'HEAD.lock');
+    for (const move of moves) {
+      const file = path.join(commonDir, ...move.ref.split('/'));
+      mkdirSync(path.dirname(file), { recursive: true });
+      const fd = await lockExclusive(`${file}.lock`, 100);
+      if (fd === null) throw movedError(move.ref, move.oldOid ?? null, `cannot lock ref '${move.ref}': '${file}.lock' exists`);
+      locks.push({ file, lock: `${file}.lock`, fd, move, old: null });
     }
-    writeSync(fd, `${u.newOid}\n`);
-    fdOpen = false;
-    closeSync(fd);
-    const line = `${u.oldOid ?? '0'.repeat(40)} ${u.newOid} ${u.committer}\t${reflogMessage(u.message)}\n`;
-    appendLine(path.join(u.commonDir, 'logs', ...u.ref.split('/')), line);
-    if (headLock) appendLine(path.join(u.gitDir, 'logs', 'HEAD'), line);
-    renameSync(refLock, refFile);
-    renamed = true;
+    const current = readRefsDirectSync(commonDir, moves.map((m) => m.ref));
+    if (current === null) return false;
+    for (const l of locks) {
+      l.old = current.get(l.move.ref) ?? null;
+      if (l.move.oldOid !== undefined && l.old !== l.move.oldOid) throw movedError(l.move.ref, l.move.oldOid, `cannot lock ref '${l.move.ref}': is at ${l.old ?? 'nothing'} but expected ${l.move.oldOid ?? 'nothing'}`);
+    }
+    const head = readText(path.join(gitDir, 'HEAD')).trim();
+    const headMove = locks.find((l) => head === `ref: ${l.move.ref}`);
+    if (headMove) {
+      const headFd = await lockExclusive(path.join(gitDir, 'HEAD.lock'), 100);
+      if (headFd === null) throw movedError('HEAD', null, `cannot lock ref 'HEAD': '${path.join(gitDir, 'HEAD.lock')}' exists`);
+      closeSync(headFd);
+      headLock = path.join(gitDir, 'HEAD.lock');
+    }
+    for (const l of locks) {
+      const fd = l.fd!;
+      l.fd = null;
+      try {
+        writeSync(fd, `${l.move.newOid}\n`);
+      } finally {
+        closeSync(fd);
+      }
+    }
+    const zero = '0'.repeat(40);
+    for (const l of locks) {
+      const line = `${l.old ?? zero} ${l.move.newOid} ${committer}\t${reflogMessage(message)}\n`;
+      appendLine(path.join(commonDir, 'logs', ...l.move.ref.split('/')), line);
+      if (l === headMove) appendLine(path.join(gitDir, 'logs', 'HEAD'), line);
+      renameSync(l.lock, l.file);
+      done++;
+    }
     return true;
   } finally {
-    if (fdOpen) closeSync(fd);
-    if (!renamed) {
-      try {
-        unlinkSync(refLock);
-      } catch {
-        // gone already
-      }
+    for (const [i, l] of locks.entries()) {
+      if (l.fd !== null) closeSync(l.fd);
+      if (i >= done) removeQuietly(l.lock);
     }
-    if (headLock) {
-      try {
-        unlinkSync(headLock);
-      } catch {
-        // gone already
-      }
-    }
+    if (headLock) removeQuietly(headLock);
   }
 }
 

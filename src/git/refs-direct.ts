@@ -4,7 +4,7 @@
  * the hot path of apply, where a spawn costs ~10 ms. Answers null — "ask git" — whenever the
  * repository does not look like that: a reftable repository, a symbolic ref, unreadable content.
  */
-import { promises as fs } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { readRef } from './plumbing.js';
 
@@ -13,10 +13,10 @@ const OID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 /** Why a direct read gave up: the caller runs git instead. */
 class AskGit extends Error {}
 
-async function readLoose(commonDir: string, ref: string): Promise<string | null | undefined> {
+function readLoose(commonDir: string, ref: string): string | null | undefined {
   let text: string;
   try {
-    text = await fs.readFile(path.join(commonDir, ...ref.split('/')), 'utf8');
+    text = readFileSync(path.join(commonDir, ...ref.split('/')), 'utf8');
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR') return undefined; // not loose
@@ -27,11 +27,11 @@ async function readLoose(commonDir: string, ref: string): Promise<string | null 
   return oid;
 }
 
-async function readPacked(commonDir: string): Promise<Map<string, string>> {
+function readPacked(commonDir: string): Map<string, string> {
   const out = new Map<string, string>();
   let text: string;
   try {
-    text = await fs.readFile(path.join(commonDir, 'packed-refs'), 'utf8');
+    text = readFileSync(path.join(commonDir, 'packed-refs'), 'utf8');
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return out;
     throw new AskGit();
@@ -55,18 +55,26 @@ async function readPacked(commonDir: string): Promise<Map<string, string>> {
  *   caller must ask git. Never throws.
  */
 export async function readRefsDirect(commonDir: string, refs: readonly string[]): Promise<Map<string, string | null> | null> {
+  return readRefsDirectSync(commonDir, refs);
+}
+
+/**
+ * {@link readRefsDirect} with synchronous reads (a few small files), for callers that hold a
+ * lock file meanwhile and must not yield while they do. Never throws.
+ */
+export function readRefsDirectSync(commonDir: string, refs: readonly string[]): Map<string, string | null> | null {
   try {
-    if (await fs.stat(path.join(commonDir, 'reftable')).then(() => true, () => false)) return null;
+    if (statSync(path.join(commonDir, 'reftable'), { throwIfNoEntry: false })) return null;
     const out = new Map<string, string | null>();
     let packed: Map<string, string> | null = null;
     for (const ref of refs) {
       if (!ref.startsWith('refs/') || ref.split('/').some((p) => p === '' || p === '.' || p === '..')) return null;
-      const loose = await readLoose(commonDir, ref);
+      const loose = readLoose(commonDir, ref);
       if (loose !== undefined) {
         out.set(ref, loose);
         continue;
       }
-      packed ??= await readPacked(commonDir);
+      packed ??= readPacked(commonDir);
       out.set(ref, packed.get(ref) ?? null);
     }
     return out;

@@ -1,10 +1,10 @@
 /**
  * Findings of a hostile test, through the real CLI: notes of sessions applying at the same
- * moment are all kept; an intent temp file left by a killed writer is removed; repeated or
+ * moment are all kept; a notes ref lock or an intent temp file left by a killed writer is removed; repeated or
  * value-less options are usage errors on both argument paths (fast path and yargs).
  */
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -71,6 +71,22 @@ t('value options given twice, negated, or with a lone - are USAGE errors, on the
     assert.is(r.json?.error?.code ?? r.json?.code, 'USAGE', l.join(' '));
   }
   assert.is(git(repo, 'rev-parse', 'HEAD'), s.base, 'nothing landed');
+});
+
+t('a notes ref lock left by a killed writer is cleared: the next apply keeps its note, byte for byte', () => {
+  const repo = makeRepo({ 'a.txt': 'a\n' });
+  const s = startSession(repo, ['--name', 'nl']);
+  const lock = path.join(repo, '.git', 'refs', 'notes', 'hagent.lock');
+  mkdirSync(path.dirname(lock), { recursive: true });
+  writeFileSync(lock, '');
+  utimesSync(lock, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000));
+  const patch = '*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+a  \n*** End Patch\n\n';
+  const r = hagent(s.worktree, ['apply', '-', '--json'], { input: patch });
+  assert.is(r.status, 0, r.stdout);
+  assert.equal(r.json.warnings, [], 'no note warning');
+  assert.not.ok(existsSync(lock), 'the dead lock is gone');
+  const blob = git(repo, 'notes', '--ref=hagent', 'list', r.json.commit);
+  assert.is(spawnSync('git', ['cat-file', 'blob', blob], { cwd: repo }).stdout.toString('utf8'), patch, 'the patch text, trailing spaces and blank line kept');
 });
 
 t.run();

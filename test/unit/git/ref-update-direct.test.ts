@@ -98,6 +98,7 @@ t('a reference-transaction hook, a setting that changes the steps, or -c in the 
     ['core.logAllRefUpdates', (f) => git(f.repo, 'config', 'core.logAllRefUpdates', 'false')],
     ['core.hooksPath', (f) => git(f.repo, 'config', 'core.hooksPath', '.githooks')],
     ['an include', (f) => git(f.repo, 'config', 'include.path', 'extra')],
+    ['core.logAllRefUpdates in the worktree\'s config.worktree', (f) => { git(f.repo, 'config', 'extensions.worktreeConfig', 'true'); git(f.wt, 'config', '--worktree', 'core.logAllRefUpdates', 'false'); }],
   ];
   for (const [name, arrange] of cases) {
     const f = fixture();
