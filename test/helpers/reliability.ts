@@ -472,7 +472,7 @@ export async function runR2(o: R2Options): Promise<Figure> {
 
 export interface R3Options { applies: number; seed?: number }
 
-/** The outside writer: a separate node process; per round it gets `{round, writes:[{file, delay}]}`, appends a line to each file at its time and logs what it wrote. */
+/** The outside writer: a separate node process; per round it gets `{round, writes:[{file, delay}]}`, appends a line to each file at its time (reading again while the file is absent for a moment) and logs what it wrote. */
 const WRITER_SRC = `
 const fs = require('node:fs');
 const rl = require('node:readline').createInterface({ input: process.stdin });
@@ -480,8 +480,16 @@ rl.on('line', (l) => {
   const m = JSON.parse(l);
   let left = m.writes.length;
   if (!left) { process.stdout.write(JSON.stringify({ round: m.round, done: true }) + '\\n'); return; }
-  m.writes.forEach((w, n) => setTimeout(() => {
-    const prev = fs.readFileSync(w.file);
+  m.writes.forEach((w, n) => setTimeout(function write(tries = 0) {
+    // hagent's publish moves a target aside before linking the new file in (its compare-and-swap
+    // on the bytes), so for a moment the path is absent: read again, as an editor would.
+    let prev;
+    try {
+      prev = fs.readFileSync(w.file);
+    } catch (e) {
+      if (e.code === 'ENOENT' && tries < 1000) return void setTimeout(write, 1, tries + 1);
+      throw e;
+    }
     const bytes = Buffer.concat([prev, Buffer.from('outside-' + m.round + '-' + n + '\\n')]);
     fs.writeFileSync(w.file, bytes);
     process.stdout.write(JSON.stringify({ round: m.round, file: w.rel, t: Date.now(), b64: bytes.toString('base64') }) + '\\n');
