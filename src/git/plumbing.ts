@@ -2,10 +2,11 @@
  * One function per git plumbing verb hagent uses, each beside a pure parser of its output.
  * All go through {@link runGit}; every function takes the directory to run in as `cwd`.
  */
-import { lstatSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
 import { gitText, runGit, type RunGitOptions } from './run.js';
+import { readRefsDirectSync } from './refs-direct.js';
 
 /** Minimum git: `merge-tree --write-tree` arrived in 2.38 (design.md). */
 export const MIN_GIT: readonly [number, number] = [2, 38];
@@ -326,10 +327,54 @@ export function parseWorktreeList(out: Buffer): WorktreeInfo[] {
   return list;
 }
 
-/** Lists every worktree of the repository. */
-export async function listWorktrees(cwd: string): Promise<WorktreeInfo[]> {
+/**
+ * Lists every worktree of the repository: from git's files when `commonDir` is given and the
+ * repository is the plain case ({@link listWorktreesDirect}), else `git worktree list`.
+ * @throws HagentError GIT_FAILED (git path only).
+ */
+export async function listWorktrees(cwd: string, commonDir?: string): Promise<WorktreeInfo[]> {
+  const direct = commonDir ? listWorktreesDirect(commonDir) : null;
+  if (direct) return direct;
   const r = await runGit(['worktree', 'list', '--porcelain', '-z'], { cwd });
   return parseWorktreeList(r.stdout);
+}
+
+/**
+ * The worktrees `git worktree list` would print, read from git's files (git-worktree(1)
+ * "DETAILS"): the main worktree is the folder holding the common dir `.git`; each linked one
+ * has `worktrees/<name>/gitdir` (the path of its `.git` file) and `HEAD`. Null (ask git) for a
+ * bare or otherwise configured repository (`core.worktree`, includes), a common dir not named
+ * `.git`, or any unexpected file. Never throws.
+ */
+export function listWorktreesDirect(commonDir: string): WorktreeInfo[] | null {
+  try {
+    if (path.basename(commonDir) !== '.git' || !plainConfig(commonDir)) return null;
+    const one = (gitDir: string, at: string): WorktreeInfo | null => {
+      const head = readFileSync(path.join(gitDir, 'HEAD'), 'utf8').trim();
+      if (/^[0-9a-f]{40}$/.test(head)) return { path: at, head, branch: null, bare: false };
+      const m = /^ref: (refs\/\S+)$/.exec(head);
+      if (!m) return null;
+      const oid = readRefsDirectSync(commonDir, [m[1]!]);
+      if (!oid) return null;
+      return { path: at, head: oid.get(m[1]!) ?? null, branch: m[1]!, bare: false };
+    };
+    const main = one(commonDir, path.dirname(commonDir));
+    if (!main) return null;
+    const list = [main];
+    const dir = path.join(commonDir, 'worktrees');
+    const names = statSync(dir, { throwIfNoEntry: false }) ? readdirSync(dir).sort() : [];
+    for (const name of names) {
+      const gitDir = path.join(dir, name);
+      if (!statSync(gitDir).isDirectory()) continue;
+      const dotGit = readFileSync(path.join(gitDir, 'gitdir'), 'utf8').trim();
+      const w = one(gitDir, path.dirname(path.resolve(gitDir, dotGit)));
+      if (!w) return null;
+      list.push(w);
+    }
+    return list;
+  } catch {
+    return null;
+  }
 }
 
 /** Tree id of a commit. */

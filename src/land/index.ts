@@ -8,7 +8,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
 import {
-  checkoutTreeDelta, commitTree, diffTrees, dirtyPaths, listWorktrees, literalPathspec, locateWorktreeDirect, lsTree, readRefPreferDirect, runGit, updateRefsCas, writeTreeWithChanges,
+  checkoutTreeDelta, commitIdent, firstParentSubjectsDirect, commitTree, diffTrees, dirtyPaths, listWorktrees, literalPathspec, locateWorktreeDirect, looseObjectStore, lsTree, readLooseObject, readRefPreferDirect, runGit, updateRefsCas, updateRefsDirect, writeTreeWithChanges, type DirectRefMove,
 } from '../git/index.js';
 import { guardTarget, isInside, readSession, sessionHead, writeSession, type RepoContext, type Session } from '../session/index.js';
 import { guardedWrite } from '../transaction/index.js';
@@ -46,8 +46,15 @@ export function parseMergeTree(out: Buffer): { tree: string; conflicts: string[]
   return { tree, conflicts: [...new Set(parts.filter(Boolean))] };
 }
 
-/** Subjects of the session's patches, oldest first; for a partial land only those that touched `paths`. */
-async function patchSubjects(cwd: string, session: Session, head: string, paths: string[] | null): Promise<string[]> {
+/**
+ * Subjects of the session's patches, oldest first; for a partial land only those that touched
+ * `paths`. Read from the loose commit objects of the first-parent chain when it reaches the base
+ * through them (the usual case: `commit-tree` writes loose objects), else `git log`.
+ */
+async function patchSubjects(ctx: RepoContext, session: Session, head: string, paths: string[] | null): Promise<string[]> {
+  const cwd = ctx.cwd;
+  const direct = paths ? null : await firstParentSubjectsDirect(ctx.commonDir, session.base, head);
+  if (direct) return direct;
   const r = await runGit(['log', '--first-parent', '--format=%s', `${session.base}..${head}`, ...(paths ? ['--', ...paths.map(literalPathspec)] : [])], { cwd });
   return r.stdout.toString('utf8').split('\n').filter(Boolean).reverse();
 }
@@ -137,6 +144,24 @@ export async function landSession(ctx: RepoContext, session: Session, options: L
   return value;
 }
 
+/**
+ * Moves the land's refs in-process (git/ref-update-direct.ts) with the committer git gave the
+ * land commit, when the repository is the plain case and that commit is a loose object.
+ * @returns false when git must move them (nothing written).
+ * @throws HagentError TARGET_MOVED when a compare-and-swap fails.
+ */
+async function moveRefsDirect(ctx: RepoContext, commit: string, moves: readonly DirectRefMove[], message: string): Promise<boolean> {
+  const store = await looseObjectStore(ctx.commonDir, commit);
+  let committer: string | null = null;
+  try {
+    const object = store ? readLooseObject(store, commit) : null;
+    committer = object?.type === 'commit' ? commitIdent(object.content, 'committer') : null;
+  } catch {
+    return false;
+  }
+  return committer !== null && updateRefsDirect(ctx.commonDir, ctx.location.gitDir, moves, committer, message);
+}
+
 async function landLocked(ctx: RepoContext, session: Session, options: LandOptions): Promise<LandResult> {
   const cwd = ctx.cwd;
   const mode = options.mode ?? 'squash';
@@ -167,8 +192,8 @@ async function landLocked(ctx: RepoContext, session: Session, options: LandOptio
   // Independent reads side by side: what changes, the patch subjects for the message, the checkouts.
   const [changed, subjects, worktrees] = await Promise.all([
     diffTrees(cwd, previous, tree),
-    options.message === undefined ? patchSubjects(cwd, session, head, approval.paths) : Promise.resolve([]),
-    listWorktrees(cwd),
+    options.message === undefined ? patchSubjects(ctx, session, head, approval.paths) : Promise.resolve([]),
+    listWorktrees(cwd, ctx.commonDir),
   ]);
   const files = changed.map((c) => ({ path: c.path, status: c.status }));
   if (files.length === 0) throw new HagentError('NOTHING_TO_LAND', `${target} already holds every approved change of session ${session.id}`, { session: session.id, target }, 'nothing to do; end the session with hagent session end');
@@ -194,7 +219,10 @@ async function landLocked(ctx: RepoContext, session: Session, options: LandOptio
   // The target moves by compare-and-swap, in the same transaction as the ref that keeps the
   // landed session head reachable.
   const backupRef = `refs/hagent/${session.id}/landed/${session.lands.length + 1}`;
-  const moveRefs = () => updateRefsCas(cwd, [{ ref: target, newOid: commit, oldOid: previous }, { ref: backupRef, newOid: head }], `hagent land ${session.id} (${mode})`);
+  const moves = [{ ref: target, newOid: commit, oldOid: previous }, { ref: backupRef, newOid: head }];
+  const moveRefs = async () => {
+    if (!(await moveRefsDirect(ctx, commit, moves, `hagent land ${session.id} (${mode})`))) await updateRefsCas(cwd, moves, `hagent land ${session.id} (${mode})`);
+  };
   if (checkout) {
     await checkoutTreeDelta(checkout.path, previous, commit);
     try {
