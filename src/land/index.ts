@@ -4,9 +4,9 @@
  * compare-and-swap, and a checkout of the target is updated only on the files the land changes,
  * refusing when any of them has uncommitted user changes (design.md invariant 5).
  */
-import { promises as fs } from 'node:fs';
+import { lstatSync, promises as fs } from 'node:fs';
 import path from 'node:path';
-import { HagentError } from '../errors.js';
+import { HagentError, isHagentError } from '../errors.js';
 import {
   checkoutTreeDelta, commitIdent, firstParentSubjectsDirect, commitTree, diffTrees, dirtyPaths, listWorktrees, literalPathspec, locateWorktreeDirect, looseObjectStore, lsTree, readLooseObject, readRefPreferDirect, runGit, updateRefsCas, updateRefsDirect, writeTreeWithChanges, type DirectRefMove,
 } from '../git/index.js';
@@ -162,6 +162,58 @@ async function moveRefsDirect(ctx: RepoContext, commit: string, moves: readonly 
   return committer !== null && updateRefsDirect(ctx.commonDir, ctx.location.gitDir, moves, committer, message);
 }
 
+function dirtyTargetError(worktree: string, dirty: readonly string[]): HagentError {
+  return new HagentError('DIRTY_TARGET', `${dirty.length} file${dirty.length === 1 ? '' : 's'} the land would change ${dirty.length === 1 ? 'has' : 'have'} uncommitted changes in ${worktree}: ${dirty.join(', ')}`, { files: [...dirty], worktree }, 'commit or stash your changes to these files, then land again; nothing was touched');
+}
+
+/**
+ * What `git read-tree -m -u` would overwrite without a word, among the files the land changes
+ * (`files`, relative paths with diff-tree status letters): anything at a path the land adds —
+ * an untracked or ignored file, a folder — or under a file that the land does not delete; and a
+ * file the land changes that the user deleted. Changes to tracked files are read-tree's own
+ * refusal. Pure but for `lstat`.
+ */
+function pathsInTheWay(worktree: string, files: readonly { path: string; status: string }[]): string[] {
+  const deleted = new Set(files.filter((f) => f.status === 'D').map((f) => f.path));
+  const out: string[] = [];
+  for (const f of files) {
+    let code: string | null = null;
+    try {
+      lstatSync(path.join(worktree, f.path));
+    } catch (e) {
+      code = (e as NodeJS.ErrnoException).code ?? 'EIO';
+    }
+    if (f.status === 'A') {
+      const underDeleted = code === 'ENOTDIR' && f.path.split('/').some((_, i, parts) => i > 0 && deleted.has(parts.slice(0, i).join('/')));
+      if (code === null || (code !== 'ENOENT' && !underDeleted)) out.push(f.path);
+    } else if (f.status !== 'D' && code !== null) {
+      out.push(f.path);
+    }
+  }
+  return out;
+}
+
+/**
+ * Brings the checkout of the target from `previous` to `tree` on the changed files only
+ * (`read-tree -m -u`), refusing — nothing touched — when that would lose a user's byte: what
+ * read-tree overwrites silently is checked first ({@link pathsInTheWay}); uncommitted changes
+ * to tracked files are read-tree's refusal, listed with `git status`.
+ * @throws HagentError DIRTY_TARGET listing the files.
+ */
+async function updateCheckout(worktree: string, previous: string, tree: string, files: readonly { path: string; status: string }[]): Promise<void> {
+  const inTheWay = pathsInTheWay(worktree, files);
+  if (inTheWay.length) throw dirtyTargetError(worktree, inTheWay);
+  try {
+    await checkoutTreeDelta(worktree, previous, tree);
+  } catch (error) {
+    if (isHagentError(error) && error.code === 'DIRTY_TARGET') {
+      const dirty = await dirtyPaths(worktree, files.map((f) => f.path));
+      if (dirty.length) throw dirtyTargetError(worktree, dirty);
+    }
+    throw error;
+  }
+}
+
 async function landLocked(ctx: RepoContext, session: Session, options: LandOptions): Promise<LandResult> {
   const cwd = ctx.cwd;
   const mode = options.mode ?? 'squash';
@@ -207,32 +259,30 @@ async function landLocked(ctx: RepoContext, session: Session, options: LandOptio
   const checkout = checkouts[0];
   await assertNoRebaseOf(ctx.commonDir, target);
   if (checkout) await assertNoOperationInProgress(ctx, checkout.path, target);
-  // The commit object and the dirty check of the checkout are independent: side by side. (A
-  // refused land leaves at most an unreferenced commit object.)
-  const [commit, dirty] = await Promise.all([
-    commitTree(cwd, tree, mode === 'merge' ? [previous, head] : [previous], message.endsWith('\n') ? message : `${message}\n`),
-    checkout ? dirtyPaths(checkout.path, files.map((f) => f.path)) : Promise.resolve([]),
-  ]);
-  if (checkout && dirty.length) {
-    throw new HagentError('DIRTY_TARGET', `${dirty.length} file${dirty.length === 1 ? '' : 's'} the land would change ${dirty.length === 1 ? 'has' : 'have'} uncommitted changes in ${checkout.path}: ${dirty.join(', ')}`, { files: dirty, worktree: checkout.path }, 'commit or stash your changes to these files, then land again; nothing was touched');
-  }
+  // The commit object is made while the checkout is updated to the merged tree: independent (a
+  // refused land leaves at most an unreferenced commit object).
+  const committing = commitTree(cwd, tree, mode === 'merge' ? [previous, head] : [previous], message.endsWith('\n') ? message : `${message}\n`);
+  committing.catch(() => undefined); // awaited below; a failure must not count as unhandled meanwhile
   // The target moves by compare-and-swap, in the same transaction as the ref that keeps the
   // landed session head reachable.
   const backupRef = `refs/hagent/${session.id}/landed/${session.lands.length + 1}`;
-  const moves = [{ ref: target, newOid: commit, oldOid: previous }, { ref: backupRef, newOid: head }];
-  const moveRefs = async () => {
+  const moveRefs = async (commit: string) => {
+    const moves = [{ ref: target, newOid: commit, oldOid: previous }, { ref: backupRef, newOid: head }];
     if (!(await moveRefsDirect(ctx, commit, moves, `hagent land ${session.id} (${mode})`))) await updateRefsCas(cwd, moves, `hagent land ${session.id} (${mode})`);
   };
+  let commit: string;
   if (checkout) {
-    await checkoutTreeDelta(checkout.path, previous, commit);
+    await updateCheckout(checkout.path, previous, tree, files);
     try {
-      await moveRefs();
+      commit = await committing;
+      await moveRefs(commit);
     } catch (error) {
-      await checkoutTreeDelta(checkout.path, commit, previous).catch(() => undefined);
+      await checkoutTreeDelta(checkout.path, tree, previous).catch(() => undefined);
       throw error;
     }
   } else {
-    await moveRefs();
+    commit = await committing;
+    await moveRefs(commit);
   }
   await writeSession(ctx.commonDir, {
     ...session,

@@ -2,7 +2,7 @@
  * apply → review → land → undo through the real CLI, and every refusal of the cycle leaving
  * files and refs as they were (issue: the session cycle, "Bad input gets a clear error").
  */
-import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -322,6 +322,45 @@ t('land onto a dirty overlapping file lists it and touches nothing', () => {
   const r2 = hagent(untracked, ['land', '--yes', '--json']);
   assert.is(r2.json.error.code, 'DIRTY_TARGET');
   assert.is(readFileSync(path.join(untracked, 'new.txt'), 'utf8'), 'user file\n');
+});
+
+t('land refuses, touching nothing, what read-tree would overwrite silently or what git status calls dirty', () => {
+  // An ignored file at a path the land adds (read-tree alone would overwrite it).
+  const ignored = makeRepo({ '.gitignore': '*.log\n', 'x.txt': 'x\n' });
+  const s1 = startSession(ignored);
+  hagent(s1.worktree, ['apply', '-'], { input: '*** Begin Patch\n*** Add File: out.log\n+from agent\n*** End Patch\n' });
+  writeFileSync(path.join(ignored, 'out.log'), 'user log\n');
+  const r1 = hagent(ignored, ['land', '--yes', '--json']);
+  assert.is(r1.json.error?.code, 'DIRTY_TARGET', r1.stdout);
+  assert.equal(r1.json.error.files, ['out.log']);
+  assert.is(readFileSync(path.join(ignored, 'out.log'), 'utf8'), 'user log\n');
+  // A file the land changes that the user deleted (read-tree would bring it back).
+  const { repo, s } = repoWithSession();
+  hagent(s.worktree, ['apply', '-'], { input: upd('a.txt', 'two', 'TWO') });
+  const main = git(repo, 'rev-parse', 'main');
+  rmSync(path.join(repo, 'a.txt'));
+  const r2 = hagent(repo, ['land', '--yes', '--json']);
+  assert.is(r2.json.error?.code, 'DIRTY_TARGET', r2.stdout);
+  assert.equal(r2.json.error.files, ['a.txt']);
+  assert.not.ok(existsSync(path.join(repo, 'a.txt')));
+  // A staged change to it: read-tree refuses, git status names it.
+  git(repo, 'checkout', '-q', '--', 'a.txt');
+  writeFileSync(path.join(repo, 'a.txt'), 'one\ntwo\nthree\nstaged\n');
+  git(repo, 'add', 'a.txt');
+  const r3 = hagent(repo, ['land', '--yes', '--json']);
+  assert.is(r3.json.error?.code, 'DIRTY_TARGET', r3.stdout);
+  assert.equal(r3.json.error.files, ['a.txt']);
+  assert.is(readFileSync(path.join(repo, 'a.txt'), 'utf8'), 'one\ntwo\nthree\nstaged\n');
+  assert.is(git(repo, 'rev-parse', 'main'), main);
+  // Clean again: a land that deletes a file and adds a folder of the same name goes through.
+  git(repo, 'reset', '-q', '--hard');
+  const s2 = startSession(repo, ['--name', 's2']);
+  const r4 = hagent(s2.worktree, ['apply', '-', '--json', '--yes'], { input: '*** Begin Patch\n*** Delete File: b.txt\n*** Add File: b.txt/inner.txt\n+inner\n*** End Patch\n' });
+  assert.is(r4.status, 0, r4.stdout);
+  const landed = hagent(repo, ['land', '--session', 's2', '--yes', '--json']);
+  assert.is(landed.status, 0, landed.stdout);
+  assert.is(readFileSync(path.join(repo, 'b.txt', 'inner.txt'), 'utf8'), 'inner\n');
+  assert.is(git(repo, 'status', '--porcelain'), '');
 });
 
 t('land refuses while the target is being rebased or is checked out twice', () => {
