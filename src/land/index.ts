@@ -168,29 +168,49 @@ function dirtyTargetError(worktree: string, dirty: readonly string[]): HagentErr
 
 /**
  * What `git read-tree -m -u` would overwrite without a word, among the files the land changes
- * (`files`, relative paths with diff-tree status letters): anything at a path the land adds —
- * an untracked or ignored file, a folder — or under a file that the land does not delete; and a
- * file the land changes that the user deleted. Changes to tracked files are read-tree's own
- * refusal. Pure but for `lstat`.
+ * (`files`, relative paths with diff-tree status letters): anything at a path the land adds — an
+ * untracked or ignored file, a folder — or on the way to it (a file or a symlink where the land
+ * needs a folder, unless the land deletes it); and a file the land changes that is missing from
+ * the checkout, when `git status` calls it deleted (a sparse checkout's files are missing and not
+ * deleted). Changes to tracked files are read-tree's own refusal.
+ * @returns the paths, in `files` order.
  */
-function pathsInTheWay(worktree: string, files: readonly { path: string; status: string }[]): string[] {
+async function pathsInTheWay(worktree: string, files: readonly { path: string; status: string }[]): Promise<string[]> {
   const deleted = new Set(files.filter((f) => f.status === 'D').map((f) => f.path));
-  const out: string[] = [];
-  for (const f of files) {
-    let code: string | null = null;
+  const kind = (rel: string): 'missing' | 'folder' | 'other' => {
     try {
-      lstatSync(path.join(worktree, f.path));
+      return lstatSync(path.join(worktree, rel)).isDirectory() ? 'folder' : 'other';
     } catch (e) {
-      code = (e as NodeJS.ErrnoException).code ?? 'EIO';
+      return (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : 'other';
     }
+  };
+  const out: string[] = [];
+  const missing: string[] = [];
+  for (const f of files) {
     if (f.status === 'A') {
-      const underDeleted = code === 'ENOTDIR' && f.path.split('/').some((_, i, parts) => i > 0 && deleted.has(parts.slice(0, i).join('/')));
-      if (code === null || (code !== 'ENOENT' && !underDeleted)) out.push(f.path);
-    } else if (f.status !== 'D' && code !== null) {
-      out.push(f.path);
+      const parts = f.path.split('/');
+      let blocked = false;
+      let replaced = false; // a file or symlink on the way that the land deletes first
+      for (let i = 1; i < parts.length && !blocked && !replaced; i++) {
+        const prefix = parts.slice(0, i).join('/');
+        const k = kind(prefix);
+        if (k === 'missing') break;
+        if (k === 'other') {
+          replaced = deleted.has(prefix);
+          blocked = !replaced;
+        }
+      }
+      if (blocked || (!replaced && kind(f.path) !== 'missing')) out.push(f.path);
+    } else if (f.status !== 'D' && kind(f.path) === 'missing') {
+      missing.push(f.path);
     }
   }
-  return out;
+  if (missing.length) {
+    const dirty = new Set(await dirtyPaths(worktree, missing));
+    out.push(...missing.filter((p) => dirty.has(p)));
+  }
+  const order = new Map(files.map((f, i) => [f.path, i]));
+  return out.sort((a, b) => order.get(a)! - order.get(b)!);
 }
 
 /**
@@ -201,7 +221,7 @@ function pathsInTheWay(worktree: string, files: readonly { path: string; status:
  * @throws HagentError DIRTY_TARGET listing the files.
  */
 async function updateCheckout(worktree: string, previous: string, tree: string, files: readonly { path: string; status: string }[]): Promise<void> {
-  const inTheWay = pathsInTheWay(worktree, files);
+  const inTheWay = await pathsInTheWay(worktree, files);
   if (inTheWay.length) throw dirtyTargetError(worktree, inTheWay);
   try {
     await checkoutTreeDelta(worktree, previous, tree);

@@ -2,7 +2,7 @@
  * apply → review → land → undo through the real CLI, and every refusal of the cycle leaving
  * files and refs as they were (issue: the session cycle, "Bad input gets a clear error").
  */
-import { readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -361,6 +361,30 @@ t('land refuses, touching nothing, what read-tree would overwrite silently or wh
   assert.is(landed.status, 0, landed.stdout);
   assert.is(readFileSync(path.join(repo, 'b.txt', 'inner.txt'), 'utf8'), 'inner\n');
   assert.is(git(repo, 'status', '--porcelain'), '');
+});
+
+t('land: an ignored symlink where the land needs a folder is refused; a sparse checkout\'s absent file is not a deletion', () => {
+  const repo = makeRepo({ '.gitignore': 'nm\n', 'x.txt': 'x\n', 'd/y.txt': 'y\n' });
+  const s = startSession(repo);
+  hagent(s.worktree, ['apply', '-'], { input: '*** Begin Patch\n*** Add File: nm/pkg.txt\n+p\n*** End Patch\n' });
+  const outside = tempDir();
+  writeFileSync(path.join(outside, 'o.txt'), 'o\n');
+  symlinkSync(outside, path.join(repo, 'nm'));
+  const r = hagent(repo, ['land', '--yes', '--json']);
+  assert.is(r.json.error?.code, 'DIRTY_TARGET', r.stdout);
+  assert.equal(r.json.error.files, ['nm/pkg.txt']);
+  assert.ok(lstatSync(path.join(repo, 'nm')).isSymbolicLink(), 'the symlink is kept');
+  assert.not.ok(existsSync(path.join(outside, 'pkg.txt')));
+  // Sparse: d/ is not checked out; a land that changes d/y.txt goes through.
+  const sparse = makeRepo({ 'x.txt': 'x\n', 'd/y.txt': 'y\n' });
+  const s2 = startSession(sparse);
+  hagent(s2.worktree, ['apply', '-'], { input: upd('d/y.txt', 'y', 'Y') });
+  git(sparse, 'sparse-checkout', 'set', '--no-cone', '/*.txt');
+  assert.not.ok(existsSync(path.join(sparse, 'd', 'y.txt')));
+  const landed = hagent(sparse, ['land', '--yes', '--json']);
+  assert.is(landed.status, 0, landed.stdout);
+  assert.is(git(sparse, 'show', 'HEAD:d/y.txt'), 'Y');
+  assert.is(git(sparse, 'status', '--porcelain'), '');
 });
 
 t('land refuses while the target is being rebased or is checked out twice', () => {
