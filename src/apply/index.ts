@@ -11,7 +11,7 @@ import path from 'node:path';
 import { trace } from '../trace/index.js';
 import { HagentError, isHagentError } from '../errors.js';
 import {
-  blobId, commitTree, diffTrees, entriesAt, readCommitTrees, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTreeWithChanges, looseObjectStore, writeLooseObject, readLooseObject, commitIdent, updateRefDirect, type LooseObjectStore,
+  blobId, commitTree, diffTrees, entriesAt, readCommitTrees, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTreeWithChanges, looseObjectStore, writeLooseObject, looseCommitIdents, updateRefDirect, type LooseObjectStore,
   type CommitTrees, type IndexEntryUpdate,
 } from '../git/index.js';
 import { discardStaged, publishStaged, readEntry, restoreIfOurs, stageWrites, type Staged, type TargetWrite } from '../fsx/index.js';
@@ -382,16 +382,10 @@ interface DirectWrites {
  * any of them is not at hand: git writes them. Never throws.
  */
 async function directWrites(session: Session, commit: string, store: LooseObjectStore | null): Promise<DirectWrites | null> {
-  if (!store) return null;
-  try {
-    const object = readLooseObject(store, commit);
-    const author = object?.type === 'commit' ? commitIdent(object.content, 'author') : null;
-    const committer = object?.type === 'commit' ? commitIdent(object.content, 'committer') : null;
-    const link = /^gitdir: (.+?)\r?\n?$/.exec(await fs.readFile(path.join(session.worktree, '.git'), 'utf8'));
-    return author && committer && link ? { store, gitDir: path.resolve(session.worktree, link[1]!), author, committer } : null;
-  } catch {
-    return null;
-  }
+  const idents = store ? looseCommitIdents(store, commit) : null;
+  if (!store || !idents) return null;
+  const link = /^gitdir: (.+?)\r?\n?$/.exec(await fs.readFile(path.join(session.worktree, '.git'), 'utf8').catch(() => ''));
+  return link ? { store, gitDir: path.resolve(session.worktree, link[1]!), ...idents } : null;
 }
 
 /**

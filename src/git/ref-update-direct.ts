@@ -24,6 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
 import { readRefsDirectSync } from './refs-direct.js';
+import { readLooseObject, type LooseObjectStore } from './loose.js';
 
 /** One compare-and-swap move of a branch ref, for {@link updateRefDirect}. */
 export interface DirectRefUpdate {
@@ -229,4 +230,21 @@ export function commitIdent(commitContent: Uint8Array, role: 'author' | 'committ
 /** The committer for the reflog line of the ref update publishing a commit: {@link commitIdent}. */
 export function reflogCommitter(commitContent: Uint8Array): string | null {
   return commitIdent(commitContent, 'committer');
+}
+
+/**
+ * The author and committer ({@link commitIdent}) of `commit`, read from its loose object: for
+ * writes made in-process after git made that commit (its reflog line, a notes commit). Null when
+ * the commit is not a readable loose object or lacks either line. Never throws.
+ */
+export function looseCommitIdents(store: LooseObjectStore, commit: string): { author: string; committer: string } | null {
+  try {
+    const object = readLooseObject(store, commit);
+    if (object?.type !== 'commit') return null;
+    const author = commitIdent(object.content, 'author');
+    const committer = commitIdent(object.content, 'committer');
+    return author && committer ? { author, committer } : null;
+  } catch {
+    return null;
+  }
 }

@@ -8,7 +8,7 @@ import { lstatSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { HagentError, isHagentError } from '../errors.js';
 import {
-  checkoutTreeDelta, commitIdent, firstParentSubjectsDirect, commitTree, diffTrees, dirtyPaths, listWorktrees, literalPathspec, locateWorktreeDirect, looseObjectStore, lsTree, readLooseObject, readRefPreferDirect, runGit, updateRefsCas, updateRefsDirect, writeTreeWithChanges, type DirectRefMove,
+  checkoutTreeDelta, firstParentSubjectsDirect, looseCommitIdents, commitTree, diffTrees, dirtyPaths, listWorktrees, literalPathspec, locateWorktreeDirect, looseObjectStore, lsTree, readRefPreferDirect, runGit, updateRefsCas, updateRefsDirect, writeTreeWithChanges, type DirectRefMove,
 } from '../git/index.js';
 import { guardTarget, isInside, readSession, sessionHead, writeSession, type RepoContext, type Session } from '../session/index.js';
 import { guardedWrite } from '../transaction/index.js';
@@ -152,14 +152,8 @@ export async function landSession(ctx: RepoContext, session: Session, options: L
  */
 async function moveRefsDirect(ctx: RepoContext, commit: string, moves: readonly DirectRefMove[], message: string): Promise<boolean> {
   const store = await looseObjectStore(ctx.commonDir, commit);
-  let committer: string | null = null;
-  try {
-    const object = store ? readLooseObject(store, commit) : null;
-    committer = object?.type === 'commit' ? commitIdent(object.content, 'committer') : null;
-  } catch {
-    return false;
-  }
-  return committer !== null && updateRefsDirect(ctx.commonDir, ctx.location.gitDir, moves, committer, message);
+  const idents = store ? looseCommitIdents(store, commit) : null;
+  return idents !== null && updateRefsDirect(ctx.commonDir, ctx.location.gitDir, moves, idents.committer, message);
 }
 
 function dirtyTargetError(worktree: string, dirty: readonly string[]): HagentError {
