@@ -8,6 +8,6 @@ export * from './objects.js';
 export * from './tree.js';
 export { readRefPreferDirect, readRefsDirect, readRefsDirectSync } from './refs-direct.js';
 export * from './loose.js';
-export { updateRefDirect, updateRefsDirect, commitIdent, looseCommitIdents, reflogCommitter, reflogMessage, type DirectRefUpdate, type DirectRefMove } from './ref-update-direct.js';
+export { updateRefDirect, updateRefsDirect, commitIdent, looseCommitIdents, reflogMessage, type DirectRefUpdate, type DirectRefMove } from './ref-update-direct.js';
 export { addNoteDirect, NOTES_REF, type DirectNote } from './notes-direct.js';
 export { firstParentSubjectsDirect } from './commits-direct.js';

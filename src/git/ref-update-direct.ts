@@ -227,10 +227,6 @@ export function commitIdent(commitContent: Uint8Array, role: 'author' | 'committ
   return m[1]!.replace(/ \d+ ([+-]\d{4})$/, ` ${Math.floor(Date.now() / 1000)} $1`);
 }
 
-/** The committer for the reflog line of the ref update publishing a commit: {@link commitIdent}. */
-export function reflogCommitter(commitContent: Uint8Array): string | null {
-  return commitIdent(commitContent, 'committer');
-}
 
 /**
  * The author and committer ({@link commitIdent}) of `commit`, read from its loose object: for

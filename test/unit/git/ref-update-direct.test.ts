@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { reflogCommitter, reflogMessage, updateRefDirect } from '../../../src/git/ref-update-direct.js';
+import { commitIdent, reflogMessage, updateRefDirect } from '../../../src/git/ref-update-direct.js';
 import { isHagentError } from '../../../src/errors.js';
 import { GIT_ENV, git, makeRepo, tempDir } from '../../helpers/index.js';
 
@@ -30,7 +30,7 @@ function fixture(): { repo: string; wt: string; common: string; gitDir: string; 
 }
 
 function committerOf(repo: string, commit: string): string {
-  return reflogCommitter(Buffer.from(git(repo, 'cat-file', 'commit', commit)))!;
+  return commitIdent(Buffer.from(git(repo, 'cat-file', 'commit', commit)), 'committer')!;
 }
 
 const lastLine = (file: string) => readFileSync(file, 'utf8').trimEnd().split('\n').pop();
@@ -120,17 +120,17 @@ t('a reference-transaction hook, a setting that changes the steps, or -c in the 
 t('reflog messages are collapsed as git does; the committer keeps a fixed GIT_COMMITTER_DATE, else takes now', () => {
   assert.is(reflogMessage('  a\t\tb\n\nc  '), 'a b c');
   const content = Buffer.from('tree x\nauthor A <a@x> 1 +0000\ncommitter C D <c@x> 1767225600 +0100\n\nmsg\ncommitter fake <f> 2 +0000\n');
-  assert.is(reflogCommitter(content), 'C D <c@x> 1767225600 +0100');
+  assert.is(commitIdent(content, 'committer'), 'C D <c@x> 1767225600 +0100');
   const saved = process.env.GIT_COMMITTER_DATE;
   delete process.env.GIT_COMMITTER_DATE;
   try {
     const now = Math.floor(Date.now() / 1000);
-    const m = /^C D <c@x> (\d+) \+0100$/.exec(reflogCommitter(content)!);
+    const m = /^C D <c@x> (\d+) \+0100$/.exec(commitIdent(content, 'committer')!);
     assert.ok(m && Math.abs(Number(m[1]) - now) <= 1, 'the time is now, the zone the commit\'s');
   } finally {
     process.env.GIT_COMMITTER_DATE = saved;
   }
-  assert.is(reflogCommitter(Buffer.from('tree x\n\nno committer\n')), null);
+  assert.is(commitIdent(Buffer.from('tree x\n\nno committer\n'), 'committer'), null);
 });
 
 t.run();
