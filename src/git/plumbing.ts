@@ -245,19 +245,29 @@ const FALLBACK_IDENTITY = {
   GIT_COMMITTER_EMAIL: 'hagent@localhost',
 };
 
+/** Longest message passed as an argument (Linux caps one argument at 128 KiB, MAX_ARG_STRLEN). */
+const MESSAGE_ARG_MAX = 100_000;
+
 /**
  * Writes a commit object (`git commit-tree`), never signed, never running hooks.
  * Falls back to a `hagent` identity when git has no user configured.
- * @returns the new commit id.
+ * A message that ends with a newline goes in as `-m`, which git takes byte for byte then
+ * (builtin/commit-tree.c appends a newline only when one is missing), so git has all it needs at
+ * exec and can finish while this process is busy; stdin would wait for this event loop to close
+ * the pipe. A longer message, or one without the final newline, goes through stdin.
+ * @param message the whole message (subject, blank line, body), as git should store it.
+ * @returns the new commit id. @throws HagentError GIT_FAILED from git.
  */
 export async function commitTree(cwd: string, tree: string, parents: readonly string[], message: string): Promise<string> {
-  const args = ['commit-tree', tree, ...parents.flatMap((p) => ['-p', p])];
-  const r = await runGit(args, { cwd, input: message, allowFailure: true });
+  const asArgument = message.endsWith('\n') && !message.includes('\0') && Buffer.byteLength(message) <= MESSAGE_ARG_MAX;
+  const args = ['commit-tree', tree, ...parents.flatMap((p) => ['-p', p]), ...(asArgument ? ['-m', message] : [])];
+  const input = asArgument ? undefined : message;
+  const r = await runGit(args, { cwd, input, allowFailure: true });
   if (r.exitCode === 0) return r.stdout.toString('utf8').trim();
   if (/identity|empty ident|tell me who you are|user\.(name|email)/i.test(r.stderr)) {
-    return gitText(args, { cwd, input: message, env: FALLBACK_IDENTITY });
+    return gitText(args, { cwd, input, env: FALLBACK_IDENTITY });
   }
-  return gitText(args, { cwd, input: message });
+  return gitText(args, { cwd, input });
 }
 
 /**
