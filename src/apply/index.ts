@@ -1,22 +1,22 @@
 /**
  * apply: one agent patch, end to end, as one sequence (style.md §5 "Transactions like jj's"):
  * parse → policy (paths) → snapshot (lstat every component) → staleness → plan (pure) →
- * limits and confirmation → write all-or-nothing → commit (blobs verified, index, tree, commit,
- * compare-and-swap ref update) → note with the patch text.
+ * limits and confirmation → tree and commit from the plan → write all-or-nothing (blobs
+ * verified) → index → note with the patch text → compare-and-swap ref update.
  * A failure before the ref moves restores every file; nothing half-done (design.md invariant 1).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { promises as fs } from 'node:fs';
+import { promises as fs, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { trace } from '../trace/index.js';
 import { HagentError, isHagentError } from '../errors.js';
 import {
-  blobId, commitTree, diffTrees, entriesAt, readCommitTrees, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTreeWithChanges, looseObjectStore, writeLooseObject, looseCommitIdents, updateRefDirect, type LooseObjectStore,
+  blobId, diffTrees, entriesAt, readCommitTrees, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTreeWithChanges, looseObjectStore, writeLooseObject, updateRefDirect, writeCommit, type LooseObjectStore,
   type CommitTrees, type IndexEntryUpdate,
 } from '../git/index.js';
-import { discardStaged, publishStaged, readEntry, restoreIfOurs, stageWrites, type Staged, type TargetWrite } from '../fsx/index.js';
+import { discardStaged, fsyncPaths, publishStaged, readEntry, restoreIfOurs, stageWrites, type Staged, type TargetWrite } from '../fsx/index.js';
 import { assertPreApplyAccepted, runUserHook } from '../user-hooks/index.js';
-import { guardedWrite, removeIntent, storeNote, writeIntent, watchTargets, type Intent, type Recovery, type TargetWatch } from '../transaction/index.js';
+import { guardedWrite, intentPath, removeIntent, storeNote, writeIntent, watchTargets, type Intent, type Recovery, type TargetWatch } from '../transaction/index.js';
 import { parsePatch, pathsToRead, planPatch, type ResultFile } from '../patch/index.js';
 import type { FileMode, FileState, Leniency, ParsedPatch, PatchOp, Plan, PlannedFile } from '../patch/types.js';
 import { checkLimits, checkPath, confirmationReasons, type ChangeSize, type Policy } from '../policy/index.js';
@@ -215,10 +215,12 @@ export function applyCommitMessage(sessionId: string, plan: Plan, patchText: str
 /**
  * Applies one patch to a session, all-or-nothing, as one commit on `hagent/<id>`, as one
  * sequence: lock → recover an interrupted transaction → snapshot → staleness (and `--base`
- * compare-and-swap) → plan (pure) → limits, confirmation, pre-apply hook → intent record →
- * stage temp files → store their blobs (checked against the plan) → publish (renames, each a
- * compare-and-swap on the file's bytes), with the tree and commit made meanwhile from the plan →
- * index update beside the note → compare-and-swap ref update → post-apply hook.
+ * compare-and-swap) → plan (pure) → limits, confirmation, pre-apply hook → tree and commit from
+ * the planned blob ids (in-process when git's identity is known, else `git commit-tree`) →
+ * intent record naming the commit → stage temp files → store their blobs (checked against the
+ * plan) → one fsync wait for the intent and the temp files → publish (renames, each a
+ * compare-and-swap on the file's bytes) → index update and note while the folders are fsynced →
+ * compare-and-swap ref update → post-apply hook.
  * A watcher on the targets runs from the snapshot until after the commit.
  * Every attempt, applied or refused, is appended to the journal.
  * Rules: patch-language.md §1–§7; design.md invariants 1–4; issue "safety envelope" §2–§8.
@@ -284,37 +286,47 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
   const writes = targetWrites(plan, snapshot);
   const txid = `${process.pid.toString(36)}-${randomBytes(4).toString('hex')}`;
   const message = applyCommitMessage(session.id, plan, options.patchText);
-  const intent: Intent = {
-    version: 1, txid, session: session.id, command: 'apply', pid: process.pid, startedAt: new Date().toISOString(), head, commit: null, message, note: options.patchText,
-    targets: writes.map((w) => ({
-      rel: w.rel,
-      prior: w.expected === null ? null : { oid: blobId(w.expected), mode: w.expectedMode === 0o755 ? '100755' : '100644' },
-      next: w.bytes === null ? null : { oid: blobId(w.bytes), mode: w.mode === 0o755 ? '100755' : '100644' },
-      tmp: null,
-    })),
-  };
+  const targets: Intent['targets'] = writes.map((w) => ({
+    rel: w.rel,
+    prior: w.expected === null ? null : { oid: blobId(w.expected), mode: w.expectedMode === 0o755 ? '100755' : '100644' },
+    next: w.bytes === null ? null : { oid: blobId(w.bytes), mode: w.mode === 0o755 ? '100755' : '100644' },
+    tmp: null,
+  }));
+  const nextEntries = targets.map((t) => (t.next ? { path: t.rel, mode: t.next.mode, oid: t.next.oid } : { path: t.rel, mode: '0', oid: null }));
+  // The tree and the commit come from the head's trees and the planned blob ids alone, so they
+  // exist before any file is touched, and the intent names the commit from the start: a
+  // recovery completes this same commit. Until the ref moves they are unreachable objects.
+  const tree = await writeTreeWithChanges(worktree, head, nextEntries, trees, store);
+  const { commit, direct } = await commitApplied(ctx, worktree, tree, head, message, store);
+  const intent: Intent = { version: 1, txid, session: session.id, command: 'apply', pid: process.pid, startedAt: new Date().toISOString(), head, commit, message, note: options.patchText, targets };
   let published = false;
+  let indexTouched = false;
   let note: Promise<boolean> = Promise.resolve(false);
-  // The commit is made while the files are published and the index updated: its tree comes from
-  // the head's trees and the planned blob ids alone, and `commit-tree` runs in its own process.
-  // The intent names the commit as soon as it exists, so a recovery completes this same commit.
-  let committed: Promise<string> | null = null;
+  let foldersDurable: Promise<void> = Promise.resolve();
   try {
+    // The intent and the temp files are written first and fsynced together, one wait for the
+    // file system's journal; nothing is published before all of them are durable. After the
+    // publish, the folders are fsynced while the index is updated, the note written and the ref
+    // moved: the apply is reported done only once they are.
     const { staged, createdDirs } = await stageWrites(worktree, writes, txid, async (tmps) => {
       tmps.forEach((tmp, i) => { intent.targets[i]!.tmp = tmp; });
-      await writeIntent(ctx.commonDir, intent);
-    });
+      await writeIntent(ctx.commonDir, intent, { durable: false });
+    }, { fsync: false });
     trace('apply: staged');
     try {
+      const intentFile = intentPath(ctx.commonDir, session.id);
+      const durable = fsyncPaths([intentFile, path.dirname(intentFile), ...staged.flatMap((s) => (s.tmp ? [s.tmp] : []))]);
+      durable.catch(() => undefined); // awaited below; a failure must not count as unhandled meanwhile
       await storeStagedBlobs(worktree, staged, intent, store);
+      trace('apply: blobs stored');
+      await durable;
+      trace('apply: durable');
       watch?.assertHealthy();
       assertNoOutsideEvents(watch);
-      trace('apply: blobs stored');
-      committed = commitPlanned(ctx, worktree, head, intent, trees, store);
-      committed.catch(() => undefined); // awaited below; a failure must not count as unhandled meanwhile
-      await publishStaged(worktree, staged, createdDirs, txid);
-      trace('apply: published');
+      const folders = await publishStaged(worktree, staged, createdDirs, txid, { fsyncFolders: false });
       published = true;
+      trace('apply: published');
+      foldersDurable = fsyncPaths(folders).catch(() => undefined);
     } catch (error) {
       await discardStaged(staged, createdDirs);
       throw error;
@@ -323,25 +335,25 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
     await assertOnlyOurWrites(worktree, writes);
     // The note (the patch text) names the commit, not the ref: a failed ref update leaves at
     // most a note on an unreachable commit (`git notes prune`).
-    const direct = committed.then((commit) => directWrites(session, commit, store));
-    note = direct.then(async (d) => storeNote(ctx.commonDir, worktree, await committed!, options.patchText, d ?? undefined)).then(() => true, () => false);
-    const [commit, d] = await Promise.all([committed, direct, updateIndex(worktree, indexUpdatesOf(intent))]);
-    trace('apply: committed, index updated');
-    await moveSessionRef(ctx, session, commit, head, `hagent apply: ${plan.files.map((f) => f.path).join(', ')}`.slice(0, 200), d);
+    note = storeNote(ctx.commonDir, worktree, commit, options.patchText, direct ?? undefined).then(() => true, () => false);
+    indexTouched = true;
+    await updateIndex(worktree, nextEntries);
+    trace('apply: index updated');
+    await moveSessionRef(ctx, session, commit, head, `hagent apply: ${plan.files.map((f) => f.path).join(', ')}`.slice(0, 200), direct);
     result.commit = commit;
     trace('apply: ref moved');
   } catch (error) {
     if (published) {
       const leftAlone = await restoreIfOurs(worktree, writes);
-      await updateIndex(worktree, priorIndexUpdatesOf(intent)).catch(() => undefined);
       if (isHagentError(error) && leftAlone.length) error.details.leftAlone = leftAlone;
     }
-    // The commit's intent write must be over before the intent is removed.
-    await committed?.catch(() => undefined);
+    if (indexTouched) await updateIndex(worktree, priorIndexUpdatesOf(intent)).catch(() => undefined);
+    await foldersDurable;
     await removeIntent(ctx.commonDir, session.id);
     await note;
     throw error;
   }
+  await foldersDurable;
   const [noted] = await Promise.all([note, removeIntent(ctx.commonDir, session.id), retireRedo(worktree, session, redo)]);
   if (!noted) result.warnings.push('the patch text could not be stored as a note');
   trace('apply: note stored');
@@ -356,16 +368,18 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
 }
 
 /**
- * Writes the tree of `head` with the intent's targets at their next state and the commit of it
- * (parent `head`, the intent's message), then records the commit id in the intent.
- * @returns the commit id. @throws HagentError GIT_FAILED from git.
+ * Writes the commit of `tree` (parent `head`, `message`): in-process with the identity git last
+ * gave hagent here (git/commit-direct.ts), else with `git commit-tree`, whose identity is then
+ * recorded for the next commits.
+ * @returns the commit id, and what the in-process ref and note writes need (null: git writes them).
+ * @throws HagentError GIT_FAILED from git.
  */
-async function commitPlanned(ctx: RepoContext, worktree: string, head: string, intent: Intent, trees: CommitTrees, store: LooseObjectStore | null): Promise<string> {
-  const tree = await writeTreeWithChanges(worktree, head, indexUpdatesOf(intent), trees, store);
-  const commit = await commitTree(worktree, tree, [head], intent.message);
-  await writeIntent(ctx.commonDir, { ...intent, commit });
-  trace('apply: committed');
-  return commit;
+async function commitApplied(ctx: RepoContext, worktree: string, tree: string, head: string, message: string, store: LooseObjectStore | null): Promise<{ commit: string; direct: DirectWrites | null }> {
+  const gitDir = store ? await worktreeGitDir(worktree) : null;
+  const made = await writeCommit(worktree, ctx.commonDir, gitDir, store, tree, [head], message);
+  trace(made.inProcess ? 'apply: committed in-process' : 'apply: committed');
+  const direct = store && gitDir && made.author && made.committer ? { store, gitDir, author: made.author, committer: made.committer } : null;
+  return { commit: made.oid, direct };
 }
 
 /** What the in-process ref and note writes need (git/ref-update-direct.ts, git/notes-direct.ts). */
@@ -376,16 +390,10 @@ interface DirectWrites {
   committer: string;
 }
 
-/**
- * The store, the session worktree's git dir and the identity git gave `commit` (read back from
- * the loose object `commit-tree` wrote), for writing the ref and the note in-process; null when
- * any of them is not at hand: git writes them. Never throws.
- */
-async function directWrites(session: Session, commit: string, store: LooseObjectStore | null): Promise<DirectWrites | null> {
-  const idents = store ? looseCommitIdents(store, commit) : null;
-  if (!store || !idents) return null;
-  const link = /^gitdir: (.+?)\r?\n?$/.exec(await fs.readFile(path.join(session.worktree, '.git'), 'utf8').catch(() => ''));
-  return link ? { store, gitDir: path.resolve(session.worktree, link[1]!), ...idents } : null;
+/** The git dir of a linked worktree, from its `.git` file; null when that is not at hand. Never throws. */
+async function worktreeGitDir(worktree: string): Promise<string | null> {
+  const link = /^gitdir: (.+?)\r?\n?$/.exec(await fs.readFile(path.join(worktree, '.git'), 'utf8').catch(() => ''));
+  return link ? path.resolve(worktree, link[1]!) : null;
 }
 
 /**
@@ -418,9 +426,10 @@ async function assertBaseFresh(ctx: RepoContext, base: string, head: string, tar
 /** Stores the staged temp files as blobs and checks each id against the planned bytes. */
 async function storeStagedBlobs(worktree: string, staged: readonly Staged[], intent: Intent, store: LooseObjectStore | null): Promise<void> {
   const present = staged.filter((s) => s.tmp !== null);
-  // The blobs are read back from the staged files, so a temp file touched by someone else is caught.
+  // The blobs are read back from the staged files, so a temp file touched by someone else is
+  // caught; synchronously, as the thread pool is busy with the fsyncs meanwhile.
   const oids = store
-    ? await Promise.all(present.map(async (s) => writeLooseObject(store, 'blob', await fs.readFile(s.tmp!))))
+    ? await Promise.all(present.map((s) => writeLooseObject(store, 'blob', readFileSync(s.tmp!))))
     : await writeBlobsFromPaths(worktree, present.map((s) => path.relative(worktree, s.tmp!).split(path.sep).join('/')));
   present.forEach((s, i) => {
     const want = intent.targets.find((t) => t.rel === s.rel)!.next!.oid;
@@ -454,10 +463,6 @@ async function assertOnlyOurWrites(worktree: string, writes: readonly TargetWrit
       throw new HagentError('EXTERNAL_EDIT', `${w.rel} was written by another process while hagent was applying the patch`, { path: w.rel }, 'the outside bytes were kept; hagent took back only what it wrote; apply again when the other writer is done');
     }
   }
-}
-
-function indexUpdatesOf(intent: Intent): IndexEntryUpdate[] {
-  return intent.targets.map((t) => (t.next ? { path: t.rel, mode: t.next.mode, oid: t.next.oid } : { path: t.rel, mode: '0', oid: null }));
 }
 
 function priorIndexUpdatesOf(intent: Intent): IndexEntryUpdate[] {

@@ -103,14 +103,17 @@ export async function readJsonFile(file: string): Promise<unknown | null> {
  * atomically, pretty with a final newline, creating its folder: a temp file beside it
  * (`<name>.<pid>-<random>.tmp`, exclusive create), written, fsynced, renamed over `file`, then
  * the folder fsynced, so after a crash `file` holds the old record or the new one, whole.
+ * With `durable: false` both fsyncs are left to the caller ({@link fsyncPaths} on the file and
+ * its folder), who can then wait for them together with others: until they are done, a crash of
+ * the machine (not of the process) may lose the record.
  * write-file-atomic did the same minus the folder fsync, but its first write in a process took
- * ~15 ms (module set-up, realpath, ownership checks) against ~2 ms here plus the two fsyncs, and
- * an apply writes its intent twice, a land its session once. The calls are synchronous: eight
- * thread-pool round trips cost more than the work, and nothing else runs meanwhile (watcher
- * events wait in the queue, none is lost).
+ * ~15 ms (module set-up, realpath, ownership checks) against ~2 ms here plus the two fsyncs.
+ * The calls are synchronous: eight thread-pool round trips cost more than the work, and nothing
+ * else runs meanwhile (watcher events wait in the queue, none is lost).
  * @throws the file system's error; the temp file is removed first.
  */
-export async function writeJsonFile(file: string, value: unknown): Promise<void> {
+export async function writeJsonFile(file: string, value: unknown, options: { durable?: boolean } = {}): Promise<void> {
+  const durable = options.durable ?? true;
   const dir = path.dirname(file);
   mkdirSync(dir, { recursive: true });
   const tmp = `${file}.${process.pid}-${Math.random().toString(36).slice(2, 10)}.tmp`;
@@ -118,7 +121,7 @@ export async function writeJsonFile(file: string, value: unknown): Promise<void>
     const fd = openSync(tmp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, 0o644);
     try {
       writeFileSync(fd, `${JSON.stringify(value, null, 2)}\n`);
-      fsyncSync(fd);
+      if (durable) fsyncSync(fd);
     } finally {
       closeSync(fd);
     }
@@ -127,6 +130,7 @@ export async function writeJsonFile(file: string, value: unknown): Promise<void>
     rmSync(tmp, { force: true });
     throw error;
   }
+  if (!durable) return;
   try {
     const folder = openSync(dir, fsConstants.O_RDONLY);
     try {

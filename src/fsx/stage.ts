@@ -42,16 +42,27 @@ export function isTempName(name: string): boolean {
   return /^\..+\.hagent-[0-9a-z-]+\.tmp$/.test(name);
 }
 
-async function fsyncPath(p: string): Promise<void> {
-  let handle;
-  try {
-    handle = await fs.open(p, fsConstants.O_RDONLY);
-    await handle.sync();
-  } catch {
-    // Some filesystems refuse fsync on folders; renames are still atomic.
-  } finally {
-    await handle?.close();
-  }
+/**
+ * fsyncs each path (files or folders), all at once: one journal commit of the file system
+ * usually serves them all. A folder the file system refuses to fsync is passed over (its renames
+ * are still atomic). @throws the error of a file that cannot be opened or synced.
+ */
+export async function fsyncPaths(paths: readonly string[]): Promise<void> {
+  await Promise.all(paths.map(async (p) => {
+    const handle = await fs.open(p, fsConstants.O_RDONLY);
+    try {
+      await handle.sync();
+    } catch (e) {
+      if (!(await handle.stat()).isDirectory()) throw e;
+    } finally {
+      await handle.close();
+    }
+  }));
+}
+
+/** fsyncs a folder after renames in it; never throws (some file systems refuse). */
+async function fsyncFolder(p: string): Promise<void> {
+  await fsyncPaths([p]).catch(() => undefined);
 }
 
 async function sameBytes(abs: string, expected: Uint8Array | null): Promise<boolean> {
@@ -90,14 +101,16 @@ function stagingDir(root: string, rel: string): string {
 }
 
 /**
- * Writes each new file's bytes to its temp file (exclusive create, given mode, fsync) in the
- * target's folder or its nearest existing ancestor. Nothing the user sees changes yet.
+ * Writes each new file's bytes to its temp file (exclusive create, given mode, fsync unless
+ * `options.fsync` is false: the caller then fsyncs the temp files itself, {@link fsyncPaths},
+ * before publishing) in the target's folder or its nearest existing ancestor. Nothing the user
+ * sees changes yet.
  * `beforeFirstWrite` receives the temp names (relative; null for deletes) before any file is
  * created, so the caller can record them durably (the intent record).
  * @returns the staged entries (and an empty list of created folders, filled by publish).
  * @throws the I/O error after removing what it staged; HagentError PATH_DENIED for a symlink.
  */
-export async function stageWrites(root: string, writes: readonly TargetWrite[], txid: string, beforeFirstWrite?: (tmps: (string | null)[]) => Promise<void>): Promise<{ staged: Staged[]; createdDirs: string[] }> {
+export async function stageWrites(root: string, writes: readonly TargetWrite[], txid: string, beforeFirstWrite?: (tmps: (string | null)[]) => Promise<void>, options: { fsync?: boolean } = {}): Promise<{ staged: Staged[]; createdDirs: string[] }> {
   const staged: Staged[] = [];
   const createdDirs: string[] = [];
   const tmps: (string | null)[] = [];
@@ -120,7 +133,7 @@ export async function stageWrites(root: string, writes: readonly TargetWrite[], 
       try {
         await handle.writeFile(w.bytes);
         await handle.chmod(w.mode);
-        await handle.sync();
+        if (options.fsync ?? true) await handle.sync();
       } finally {
         await handle.close();
       }
@@ -240,9 +253,11 @@ export async function replaceIfHolds(abs: string, aside: string, want: Uint8Arra
  * instant of the replacement.
  * On any failure, every target already published is put back to `expected` — but only if it
  * still holds what hagent wrote — and the remaining temp files are removed.
+ * @returns the folders fsynced — or, with `options.fsyncFolders` false, the folders the caller
+ *   must fsync ({@link fsyncPaths}) before it reports the publish as done.
  * @throws HagentError EXTERNAL_EDIT naming the path that changed; or the I/O error.
  */
-export async function publishStaged(root: string, staged: readonly Staged[], createdDirs: string[], txid: string): Promise<void> {
+export async function publishStaged(root: string, staged: readonly Staged[], createdDirs: string[], txid: string, options: { fsyncFolders?: boolean } = {}): Promise<string[]> {
   const ordered = [...staged.filter((s) => s.bytes === null), ...staged.filter((s) => s.bytes !== null)];
   const done: Staged[] = [];
   try {
@@ -271,8 +286,9 @@ export async function publishStaged(root: string, staged: readonly Staged[], cre
     await discardStaged(staged.filter((s) => !done.includes(s)), createdDirs);
     throw error;
   }
-  const dirs = new Set(ordered.map((s) => path.dirname(path.join(root, s.rel))));
-  await Promise.all([...dirs].map(fsyncPath));
+  const dirs = [...new Set(ordered.map((s) => path.dirname(path.join(root, s.rel))))];
+  if (options.fsyncFolders ?? true) await Promise.all(dirs.map(fsyncFolder));
+  return dirs;
 }
 
 /**

@@ -11,3 +11,4 @@ export * from './loose.js';
 export { updateRefDirect, updateRefsDirect, commitIdent, looseCommitIdents, reflogMessage, type DirectRefUpdate, type DirectRefMove } from './ref-update-direct.js';
 export { addNoteDirect, NOTES_REF, type DirectNote } from './notes-direct.js';
 export { firstParentSubjectsDirect } from './commits-direct.js';
+export { writeCommit, writeCommitDirect, recordCommitIdentity, commitIdentityKey, timezoneOffset, type DirectCommit, type MadeCommit } from './commit-direct.js';

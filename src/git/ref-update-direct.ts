@@ -62,7 +62,7 @@ function readText(file: string): string {
  * `GIT_CONFIG_GLOBAL`, `GIT_CONFIG_SYSTEM`). Reading one too many only makes the check stricter,
  * so the system file is read even under `GIT_CONFIG_NOSYSTEM`, at each usual install prefix.
  */
-function userConfigFiles(): string[] {
+export function userConfigFiles(): string[] {
   const home = process.env.HOME ?? os.homedir();
   const xdg = process.env.XDG_CONFIG_HOME || path.join(home, '.config');
   const global = process.env.GIT_CONFIG_GLOBAL !== undefined ? [process.env.GIT_CONFIG_GLOBAL] : [path.join(home, '.gitconfig'), path.join(xdg, 'git', 'config')];

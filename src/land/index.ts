@@ -8,11 +8,12 @@ import { lstatSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { HagentError, isHagentError } from '../errors.js';
 import {
-  checkoutTreeDelta, firstParentSubjectsDirect, looseCommitIdents, commitTree, diffTrees, dirtyPaths, listWorktrees, literalPathspec, locateWorktreeDirect, looseObjectStore, lsTree, readRefPreferDirect, runGit, updateRefsCas, updateRefsDirect, writeTreeWithChanges, type DirectRefMove,
+  checkoutTreeDelta, firstParentSubjectsDirect, commitTree, diffTrees, dirtyPaths, listWorktrees, literalPathspec, locateWorktreeDirect, looseObjectStore, lsTree, readRefPreferDirect, runGit, updateRefsCas, updateRefsDirect, writeCommit, writeTreeWithChanges, type MadeCommit,
 } from '../git/index.js';
 import { guardTarget, isInside, readSession, sessionHead, writeSession, type RepoContext, type Session } from '../session/index.js';
 import { guardedWrite } from '../transaction/index.js';
 import { loadConfig } from '../config/index.js';
+import { trace } from '../trace/index.js';
 
 /** Options of {@link landSession}. */
 export interface LandOptions {
@@ -144,18 +145,6 @@ export async function landSession(ctx: RepoContext, session: Session, options: L
   return value;
 }
 
-/**
- * Moves the land's refs in-process (git/ref-update-direct.ts) with the committer git gave the
- * land commit, when the repository is the plain case and that commit is a loose object.
- * @returns false when git must move them (nothing written).
- * @throws HagentError TARGET_MOVED when a compare-and-swap fails.
- */
-async function moveRefsDirect(ctx: RepoContext, commit: string, moves: readonly DirectRefMove[], message: string): Promise<boolean> {
-  const store = await looseObjectStore(ctx.commonDir, commit);
-  const idents = store ? looseCommitIdents(store, commit) : null;
-  return idents !== null && updateRefsDirect(ctx.commonDir, ctx.location.gitDir, moves, idents.committer, message);
-}
-
 function dirtyTargetError(worktree: string, dirty: readonly string[]): HagentError {
   return new HagentError('DIRTY_TARGET', `${dirty.length} file${dirty.length === 1 ? '' : 's'} the land would change ${dirty.length === 1 ? 'has' : 'have'} uncommitted changes in ${worktree}: ${dirty.join(', ')}`, { files: [...dirty], worktree }, 'commit or stash your changes to these files, then land again; nothing was touched');
 }
@@ -275,28 +264,36 @@ async function landLocked(ctx: RepoContext, session: Session, options: LandOptio
   if (checkout) await assertNoOperationInProgress(ctx, checkout.path, target);
   // The commit object is made while the checkout is updated to the merged tree: independent (a
   // refused land leaves at most an unreferenced commit object).
-  const committing = commitTree(cwd, tree, mode === 'merge' ? [previous, head] : [previous], message.endsWith('\n') ? message : `${message}\n`);
+  // In-process when git's identity for hagent is known here (git/commit-direct.ts).
+  const committing = looseObjectStore(ctx.commonDir, previous).then(async (store) => {
+    const made = await writeCommit(cwd, ctx.commonDir, ctx.location.gitDir, store, tree, mode === 'merge' ? [previous, head] : [previous], message.endsWith('\n') ? message : `${message}\n`);
+    trace(made.inProcess ? 'land: committed in-process' : 'land: committed');
+    return made;
+  });
   committing.catch(() => undefined); // awaited below; a failure must not count as unhandled meanwhile
   // The target moves by compare-and-swap, in the same transaction as the ref that keeps the
   // landed session head reachable.
   const backupRef = `refs/hagent/${session.id}/landed/${session.lands.length + 1}`;
-  const moveRefs = async (commit: string) => {
-    const moves = [{ ref: target, newOid: commit, oldOid: previous }, { ref: backupRef, newOid: head }];
-    if (!(await moveRefsDirect(ctx, commit, moves, `hagent land ${session.id} (${mode})`))) await updateRefsCas(cwd, moves, `hagent land ${session.id} (${mode})`);
+  const moveRefs = async (made: MadeCommit) => {
+    const moves = [{ ref: target, newOid: made.oid, oldOid: previous }, { ref: backupRef, newOid: head }];
+    const reflog = `hagent land ${session.id} (${mode})`;
+    if (!(made.committer && (await updateRefsDirect(ctx.commonDir, ctx.location.gitDir, moves, made.committer, reflog)))) await updateRefsCas(cwd, moves, reflog);
   };
   let commit: string;
   if (checkout) {
     await updateCheckout(checkout.path, previous, tree, files);
     try {
-      commit = await committing;
-      await moveRefs(commit);
+      const made = await committing;
+      commit = made.oid;
+      await moveRefs(made);
     } catch (error) {
       await checkoutTreeDelta(checkout.path, tree, previous).catch(() => undefined);
       throw error;
     }
   } else {
-    commit = await committing;
-    await moveRefs(commit);
+    const made = await committing;
+    commit = made.oid;
+    await moveRefs(made);
   }
   await writeSession(ctx.commonDir, {
     ...session,

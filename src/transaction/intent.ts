@@ -33,9 +33,13 @@ export function intentPath(commonDir: string, session: string): string {
   return path.join(commonDir, 'hagent', 'tx', `${session}.json`);
 }
 
-/** Writes the intent durably (atomic rename, fsync). */
-export async function writeIntent(commonDir: string, intent: Intent): Promise<void> {
-  await writeJsonFile(intentPath(commonDir, intent.session), intent);
+/**
+ * Writes the intent atomically (rename), durably (fsync of the file and its folder) unless
+ * `durable` is false: the caller then fsyncs {@link intentPath} and its folder before the first
+ * file is published.
+ */
+export async function writeIntent(commonDir: string, intent: Intent, options: { durable?: boolean } = {}): Promise<void> {
+  await writeJsonFile(intentPath(commonDir, intent.session), intent, options);
 }
 
 /** Reads the pending intent of a session; null when none. A damaged record is returned as 'damaged'. */

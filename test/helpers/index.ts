@@ -74,12 +74,14 @@ export interface CliResult {
   json: any;
 }
 
-/** Spawns the built hagent CLI with no TTY. */
-export function hagent(cwd: string, args: string[], options: { input?: string | Buffer; env?: Record<string, string> } = {}): CliResult {
+/** Spawns the built hagent CLI with no TTY; `unsetEnv` names variables of GIT_ENV (or the process) to leave out. */
+export function hagent(cwd: string, args: string[], options: { input?: string | Buffer; env?: Record<string, string>; unsetEnv?: readonly string[] } = {}): CliResult {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...GIT_ENV, ...options.env };
+  for (const k of options.unsetEnv ?? []) delete env[k];
   const r: SpawnSyncReturns<string> = spawnSync(process.execPath, [BIN, ...args], {
     cwd,
     input: options.input ?? '',
-    env: { ...process.env, ...GIT_ENV, ...options.env },
+    env,
     encoding: 'utf8',
     maxBuffer: 1 << 28,
   });

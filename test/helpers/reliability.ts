@@ -45,7 +45,7 @@ export interface Run {
 }
 
 /**
- * Spawns the built CLI (no TTY). `killAfterMs` SIGKILLs the whole process group (hagent and the
+ * Spawns the built CLI (no TTY), without GIT_ENV's fixed dates. `killAfterMs` SIGKILLs the whole process group (hagent and the
  * git processes it started: a crash of the apply) after that delay.
  */
 export function cli(cwd: string, args: string[], options: { input?: string | Buffer; env?: Record<string, string>; killAfterMs?: number; argv0?: string[] } = {}): Promise<Run> {
@@ -53,7 +53,12 @@ export function cli(cwd: string, args: string[], options: { input?: string | Buf
     const startedAt = Date.now();
     const cmd = options.argv0 ? options.argv0[0]! : process.execPath;
     const argv = options.argv0 ? [...options.argv0.slice(1), process.execPath, BIN, ...args] : [BIN, ...args];
-    const child: ChildProcess = spawn(cmd, argv, { cwd, env: { ...process.env, ...GIT_ENV, ...options.env }, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    // No fixed commit dates, as on a user's machine: apply then writes its commits in-process
+    // (git/commit-direct.ts), the path the faults must hit.
+    const env: NodeJS.ProcessEnv = { ...process.env, ...GIT_ENV, ...options.env };
+    delete env.GIT_AUTHOR_DATE;
+    delete env.GIT_COMMITTER_DATE;
+    const child: ChildProcess = spawn(cmd, argv, { cwd, env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     let killed = false;

@@ -1,0 +1,222 @@
+/**
+ * Writing apply's commit object without spawning git. A `git commit-tree` spawn costs ~25 ms on
+ * apply's critical path, plus the fork's copy-on-write faults that slow this process for a while
+ * after it; the commit object itself is four header lines and the message.
+ *
+ * What git alone knows is who the author and committer are: `user.name`, `user.email`,
+ * `author.*`, `committer.*` from four configuration files, `GIT_AUTHOR_NAME` and friends, `EMAIL`,
+ * and the host name and password entry when nothing is configured. So git stays the authority:
+ * after git has made a commit for hagent, the identity it wrote is recorded
+ * ({@link recordCommitIdentity}) together with a key of everything it was derived from (the
+ * identity variables of the environment, and the size, time and inode of every file git reads
+ * for it). A commit is written here ({@link writeCommitDirect}) only while that key is unchanged;
+ * any change, or any environment this file does not judge (a fixed `GIT_COMMITTER_DATE`,
+ * configuration given in the environment, an include), leaves the commit to git, which
+ * records the identity afresh.
+ *
+ * The object is the one `git commit-tree -p <parent> <tree>` writes (git 2.39 commit.c
+ * commit_tree_extended, ident.c fmt_ident): `tree`, `parent`, `author` and `committer` lines,
+ * each identity followed by the time in seconds and the local offset `±hhmm`, a blank line,
+ * the message. A record is kept only when git's commit had exactly those lines (no `encoding`
+ * from i18n.commitEncoding, no signature) and git's offset equals the one computed here.
+ */
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { readLooseObject, writeLooseObject, type LooseObjectStore } from './loose.js';
+import { commitTree } from './plumbing.js';
+import { looseCommitIdents, userConfigFiles } from './ref-update-direct.js';
+
+/** Identity variables whose values git's ident code reads (ident.c); part of the key. */
+const IDENTITY_ENV = ['GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL', 'EMAIL', 'HOME', 'XDG_CONFIG_HOME', 'GIT_CONFIG_GLOBAL', 'GIT_CONFIG_SYSTEM', 'GIT_CONFIG_NOSYSTEM'];
+/** Variables that make git's answer something this file does not reproduce: git writes the commit. */
+const ENV_ASK_GIT = ['GIT_AUTHOR_DATE', 'GIT_COMMITTER_DATE', 'GIT_CONFIG_PARAMETERS', 'GIT_CONFIG_COUNT', 'GIT_DIR', 'GIT_COMMON_DIR', 'GIT_WORK_TREE'];
+/** An include can pull in any file: the key could not cover it. */
+const CONFIG_ASK_GIT = /\[\s*include/i;
+/** Files git's default identity reads when nothing is configured (ident.c: mailname, passwd). */
+const SYSTEM_IDENTITY_FILES = ['/etc/mailname', '/etc/passwd'];
+const RECORD_VERSION = 1;
+
+/** What {@link recordCommitIdentity} keeps: `Name <email>` of each role, and the key. */
+interface IdentityRecord {
+  version: number;
+  key: string;
+  author: string;
+  committer: string;
+}
+
+/** Where the record of a repository lives. */
+function recordPath(commonDir: string): string {
+  return path.join(commonDir, 'hagent', 'commit-identity.json');
+}
+
+/** `size:mtime:inode` of `file`, or '-' when absent; null when it holds an include. */
+function fileStamp(file: string, checkIncludes: boolean): string | null {
+  const st = statSync(file, { bigint: true, throwIfNoEntry: false });
+  if (!st) return '-';
+  if (checkIncludes) {
+    let text = '';
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      return null; // unreadable: git may read it, this file cannot judge it
+    }
+    if (CONFIG_ASK_GIT.test(text)) return null;
+  }
+  return `${st.size}:${st.mtimeNs}:${st.ino}`;
+}
+
+/**
+ * The key of everything git's identity for a commit made in the worktree with git dir `gitDir`
+ * depends on: the identity variables of the environment, the host name, the user id, and the
+ * stamp (size, modification time in ns, inode) of the repository's, the worktree's, the user's
+ * and the system's configuration files and of /etc/mailname and /etc/passwd.
+ * @returns the key (a string), or null when git must be asked: a date fixed in the environment,
+ *   configuration given in the environment, an include in any configuration file, or an
+ *   unreadable one. Never throws.
+ */
+export function commitIdentityKey(commonDir: string, gitDir: string): string | null {
+  try {
+    if (ENV_ASK_GIT.some((k) => process.env[k] !== undefined)) return null;
+    const parts: string[] = [os.hostname(), String(process.getuid?.() ?? '')];
+    for (const k of IDENTITY_ENV) parts.push(`${k}=${process.env[k] ?? '\0'}`);
+    // The worktree's own file is named without its folder: worktrees that have none share a key.
+    const files: [string, string][] = [['config', path.join(commonDir, 'config')], ['config.worktree', path.join(gitDir, 'config.worktree')], ...userConfigFiles().map((f): [string, string] => [f, f])];
+    for (const [name, file] of files) {
+      const stamp = fileStamp(file, true);
+      if (stamp === null) return null;
+      parts.push(`${name}=${stamp}`);
+    }
+    for (const file of SYSTEM_IDENTITY_FILES) parts.push(`${file}=${fileStamp(file, false)}`);
+    return parts.join('\n');
+  } catch {
+    return null;
+  }
+}
+
+/** The local offset git writes after a time (`±hhmm`), for `seconds` since the epoch. */
+export function timezoneOffset(seconds: number): string {
+  const minutes = -new Date(seconds * 1000).getTimezoneOffset();
+  const abs = Math.abs(minutes);
+  return `${minutes < 0 ? '-' : '+'}${String(Math.floor(abs / 60)).padStart(2, '0')}${String(abs % 60).padStart(2, '0')}`;
+}
+
+const HEADER_LINE = /^(tree|parent|author|committer) (.*)$/;
+const IDENT = /^(.* <[^<>\n]*>) (\d+) ([+-]\d{4})$/;
+
+/**
+ * Records the identity git wrote into `commit` (a loose commit git has just made for hagent in
+ * the worktree with git dir `gitDir`) under the current {@link commitIdentityKey}, so that the
+ * next commits can be written in-process. Keeps nothing when the key is null, the commit is not
+ * loose, its header has any line besides tree / parent / author / committer, or git's offset
+ * differs from {@link timezoneOffset}'s. Writes the record atomically (it is a cache: no fsync).
+ * Never throws.
+ */
+export function recordCommitIdentity(commonDir: string, gitDir: string, store: LooseObjectStore, commit: string): void {
+  try {
+    const key = commitIdentityKey(commonDir, gitDir);
+    if (key === null) return;
+    const object = readLooseObject(store, commit);
+    if (object?.type !== 'commit') return;
+    const text = Buffer.from(object.content).toString('utf8');
+    const end = text.indexOf('\n\n');
+    if (end < 0) return;
+    const ids: Record<string, string> = {};
+    for (const line of text.slice(0, end).split('\n')) {
+      const m = HEADER_LINE.exec(line);
+      if (!m) return; // encoding, gpgsig, mergetag, or a continuation line
+      if (m[1] === 'author' || m[1] === 'committer') {
+        const id = IDENT.exec(m[2]!);
+        if (!id || id[3] !== timezoneOffset(Number(id[2]))) return;
+        ids[m[1]] = id[1]!;
+      }
+    }
+    if (!ids.author || !ids.committer) return;
+    const record: IdentityRecord = { version: RECORD_VERSION, key, author: ids.author, committer: ids.committer };
+    const file = recordPath(commonDir);
+    mkdirSync(path.dirname(file), { recursive: true });
+    const tmp = `${file}.${process.pid}-${Math.random().toString(36).slice(2, 10)}.tmp`;
+    try {
+      writeFileSync(tmp, `${JSON.stringify(record)}\n`, { flag: 'wx' });
+      renameSync(tmp, file);
+    } finally {
+      rmSync(tmp, { force: true });
+    }
+  } catch {
+    // a cache: the next commit goes through git again
+  }
+}
+
+/** The recorded identity when its key still holds, else null. */
+function currentIdentity(commonDir: string, gitDir: string): IdentityRecord | null {
+  let record: IdentityRecord;
+  try {
+    record = JSON.parse(readFileSync(recordPath(commonDir), 'utf8')) as IdentityRecord;
+  } catch {
+    return null;
+  }
+  if (record?.version !== RECORD_VERSION || typeof record.author !== 'string' || typeof record.committer !== 'string') return null;
+  if (!IDENT.test(`${record.author} 0 +0000`) || !IDENT.test(`${record.committer} 0 +0000`)) return null;
+  return record.key === commitIdentityKey(commonDir, gitDir) ? record : null;
+}
+
+/** A commit written in-process: its id and its identity lines, for the reflog and the note. */
+export interface DirectCommit {
+  oid: string;
+  /** `Name <email> <seconds> <±hhmm>`, as written in the commit. */
+  author: string;
+  committer: string;
+}
+
+/**
+ * Writes the commit `git commit-tree <tree> -p <parent>…` would write now (message from stdin),
+ * as a loose object, with the identity git last gave hagent in this repository
+ * ({@link recordCommitIdentity}) and the current time.
+ * @param tree, parents object ids (40 hex digits; SHA-1 repositories: `store` exists only there).
+ * @param message the whole message, stored byte for byte (UTF-8).
+ * @returns the commit and its identity lines, or null when git must write it: no record, or its
+ *   key changed (configuration, environment), or an id is malformed. Never throws for those;
+ *   @throws the file system's error when writing the object fails.
+ */
+export async function writeCommitDirect(commonDir: string, gitDir: string, store: LooseObjectStore, tree: string, parents: readonly string[], message: string): Promise<DirectCommit | null> {
+  if (![tree, ...parents].every((id) => /^[0-9a-f]{40}$/.test(id))) return null;
+  const identity = currentIdentity(commonDir, gitDir);
+  if (!identity) return null;
+  const seconds = Math.floor(Date.now() / 1000);
+  const when = `${seconds} ${timezoneOffset(seconds)}`;
+  const author = `${identity.author} ${when}`;
+  const committer = `${identity.committer} ${when}`;
+  const header = [`tree ${tree}`, ...parents.map((p) => `parent ${p}`), `author ${author}`, `committer ${committer}`].join('\n');
+  const oid = await writeLooseObject(store, 'commit', Buffer.from(`${header}\n\n${message}`, 'utf8'));
+  return { oid, author, committer };
+}
+
+/** A commit made by {@link writeCommit}. */
+export interface MadeCommit {
+  oid: string;
+  /** Its identity lines (`Name <email> <seconds> <±hhmm>`), or null when they cannot be read. */
+  author: string | null;
+  committer: string | null;
+  /** Whether it was written in-process. */
+  inProcess: boolean;
+}
+
+/**
+ * The commit of `tree` with `parents` and `message` (ending with a newline, stored byte for
+ * byte): written in-process ({@link writeCommitDirect}) while the identity git last gave hagent
+ * here still holds, else made by `git commit-tree` in `cwd`, whose identity is then recorded.
+ * @param gitDir git dir of the worktree the commit is made from (its `config.worktree`).
+ * @param store the loose object store, or null (SHA-256 or shared repository): git makes it.
+ * @throws HagentError GIT_FAILED from git; the file system's error writing the object.
+ */
+export async function writeCommit(cwd: string, commonDir: string, gitDir: string | null, store: LooseObjectStore | null, tree: string, parents: readonly string[], message: string): Promise<MadeCommit> {
+  if (store && gitDir) {
+    const made = await writeCommitDirect(commonDir, gitDir, store, tree, parents, message);
+    if (made) return { ...made, inProcess: true };
+  }
+  const oid = await commitTree(cwd, tree, parents, message);
+  if (!store) return { oid, author: null, committer: null, inProcess: false };
+  if (gitDir) recordCommitIdentity(commonDir, gitDir, store, oid);
+  const idents = looseCommitIdents(store, oid);
+  return { oid, author: idents?.author ?? null, committer: idents?.committer ?? null, inProcess: false };
+}
