@@ -15,7 +15,8 @@
  *
  * Repositories are generated once per size by gen-repo.ts under os.tmpdir()/hagent-bench and put
  * back as generated before and after each size. Nothing is written inside this repository.
- * Wall time is `process.hrtime` around `spawnSync`; hyperfine is not needed.
+ * Wall time is `process.hrtime` around `spawnSync`; hyperfine is not needed. Each sample starts
+ * after an untimed `sync` (see interleave).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -109,7 +110,9 @@ function median(xs: readonly number[]): number {
 
 /**
  * Runs `rounds` rounds of the `contenders`, rotating which goes first each round, and returns
- * each contender's samples. `setup`/`teardown` run around every round, untimed.
+ * each contender's samples. `setup`/`teardown` run around every round, untimed. Before each
+ * sample, untimed, `sync` writes back what the previous sample left dirty (git's 12.7 MB index at
+ * 100k files), so that no contender's fsync waits for another's writes; page caches stay warm.
  */
 function interleave(rounds: number, contenders: Record<string, (round: number) => number>, around: { setup?: (round: number) => void; teardown?: (round: number) => void } = {}): Record<string, number[]> {
   const names = Object.keys(contenders);
@@ -118,6 +121,7 @@ function interleave(rounds: number, contenders: Record<string, (round: number) =
     around.setup?.(r);
     for (let j = 0; j < names.length; j++) {
       const name = names[(r + j) % names.length]!;
+      spawnSync('sync');
       samples[name]!.push(contenders[name]!(r));
     }
     around.teardown?.(r);
