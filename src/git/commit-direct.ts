@@ -8,11 +8,12 @@
  * and the host name and password entry when nothing is configured. So git stays the authority:
  * after git has made a commit for hagent, the identity it wrote is recorded
  * ({@link recordCommitIdentity}) together with a key of everything it was derived from (the
- * identity variables of the environment, and the size, time and inode of every file git reads
- * for it). A commit is written here ({@link writeCommitDirect}) only while that key is unchanged;
- * any change, or any environment this file does not judge (a fixed `GIT_COMMITTER_DATE`,
- * configuration given in the environment, an include), leaves the commit to git, which
- * records the identity afresh.
+ * identity variables of the environment, `PATH`, the time zone, and the size, times and inode of
+ * every file git reads for it), taken before git ran and checked again after. A commit is written
+ * here ({@link writeCommitDirect}) only while that key is unchanged; any change, or anything this
+ * file does not judge (a fixed `GIT_COMMITTER_DATE`, configuration given in the environment, an
+ * include, a relative config path, a `TZ` rule string, a message git would re-encode), leaves
+ * the commit to git, which records the identity afresh.
  *
  * The object is the one `git commit-tree -p <parent> <tree>` writes (git 2.39 commit.c
  * commit_tree_extended, ident.c fmt_ident): `tree`, `parent`, `author` and `committer` lines,
@@ -20,17 +21,24 @@
  * the message. A record is kept only when git's commit had exactly those lines (no `encoding`
  * from i18n.commitEncoding, no signature) and git's offset equals the one computed here.
  */
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { readLooseObject, writeLooseObject, type LooseObjectStore } from './loose.js';
 import { commitTree } from './plumbing.js';
 import { looseCommitIdents, userConfigFiles } from './ref-update-direct.js';
 
-/** Identity variables whose values git's ident code reads (ident.c); part of the key. */
-const IDENTITY_ENV = ['GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL', 'EMAIL', 'HOME', 'XDG_CONFIG_HOME', 'GIT_CONFIG_GLOBAL', 'GIT_CONFIG_SYSTEM', 'GIT_CONFIG_NOSYSTEM'];
+/**
+ * Variables whose values decide git's identity (ident.c, config.c) or which git runs (`PATH`),
+ * or the local offset (`TZ`); part of the key.
+ */
+const IDENTITY_ENV = ['GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL', 'EMAIL', 'HOME', 'XDG_CONFIG_HOME', 'GIT_CONFIG_GLOBAL', 'GIT_CONFIG_SYSTEM', 'GIT_CONFIG_NOSYSTEM', 'PATH', 'TZ'];
+/** Variables naming files: git reads a relative one from its own folder; this file asks git then. */
+const PATH_ENV = ['HOME', 'XDG_CONFIG_HOME', 'GIT_CONFIG_GLOBAL', 'GIT_CONFIG_SYSTEM'];
 /** Variables that make git's answer something this file does not reproduce: git writes the commit. */
-const ENV_ASK_GIT = ['GIT_AUTHOR_DATE', 'GIT_COMMITTER_DATE', 'GIT_CONFIG_PARAMETERS', 'GIT_CONFIG_COUNT', 'GIT_DIR', 'GIT_COMMON_DIR', 'GIT_WORK_TREE'];
+const ENV_ASK_GIT = ['GIT_AUTHOR_DATE', 'GIT_COMMITTER_DATE', 'GIT_CONFIG_PARAMETERS', 'GIT_CONFIG_COUNT', 'GIT_DIR', 'GIT_COMMON_DIR', 'GIT_WORK_TREE', 'TZDIR'];
+/** Where the C library looks up a `TZ` name (no TZDIR: see ENV_ASK_GIT). */
+const ZONEINFO = '/usr/share/zoneinfo';
 /** An include can pull in any file: the key could not cover it. */
 const CONFIG_ASK_GIT = /\[\s*include/i;
 /** Files git's default identity reads when nothing is configured (ident.c: mailname, passwd). */
@@ -50,7 +58,10 @@ function recordPath(commonDir: string): string {
   return path.join(commonDir, 'hagent', 'commit-identity.json');
 }
 
-/** `size:mtime:inode` of `file`, or '-' when absent; null when it holds an include. */
+/**
+ * `size:mtime:ctime:inode` of `file`, or '-' when absent; null when it holds an include. The
+ * ctime catches an edit whose mtime was put back (`touch -r`, `cp -p`, `rsync -a --inplace`).
+ */
 function fileStamp(file: string, checkIncludes: boolean): string | null {
   const st = statSync(file, { bigint: true, throwIfNoEntry: false });
   if (!st) return '-';
@@ -63,25 +74,30 @@ function fileStamp(file: string, checkIncludes: boolean): string | null {
     }
     if (CONFIG_ASK_GIT.test(text)) return null;
   }
-  return `${st.size}:${st.mtimeNs}:${st.ino}`;
+  return `${st.size}:${st.mtimeNs}:${st.ctimeNs}:${st.ino}`;
 }
 
 /**
  * The key of everything git's identity for a commit made in the worktree with git dir `gitDir`
- * depends on: the identity variables of the environment, the host name, the user id, and the
- * stamp (size, modification time in ns, inode) of the repository's, the worktree's, the user's
- * and the system's configuration files and of /etc/mailname and /etc/passwd.
+ * depends on: the identity variables of the environment, `PATH`, the host name, the user id,
+ * the local time zone ({@link localZone}), and the stamp (size, mtime, ctime, inode) of the
+ * repository's, the worktree's, the user's and the system's configuration files (for each git
+ * on `PATH` too) and of /etc/mailname and /etc/passwd.
  * @returns the key (a string), or null when git must be asked: a date fixed in the environment,
- *   configuration given in the environment, an include in any configuration file, or an
- *   unreadable one. Never throws.
+ *   configuration given in the environment, a relative path in HOME, XDG_CONFIG_HOME or
+ *   GIT_CONFIG_GLOBAL/SYSTEM, a time zone not surely read alike, an include in any
+ *   configuration file, or an unreadable one. Never throws.
  */
 export function commitIdentityKey(commonDir: string, gitDir: string): string | null {
   try {
     if (ENV_ASK_GIT.some((k) => process.env[k] !== undefined)) return null;
-    const parts: string[] = [os.hostname(), String(process.getuid?.() ?? '')];
+    if (PATH_ENV.some((k) => process.env[k] && !path.isAbsolute(process.env[k]!))) return null;
+    const zone = localZone();
+    if (zone === null) return null;
+    const parts: string[] = [os.hostname(), String(process.getuid?.() ?? ''), `zone=${zone}`];
     for (const k of IDENTITY_ENV) parts.push(`${k}=${process.env[k] ?? '\0'}`);
     // The worktree's own file is named without its folder: worktrees that have none share a key.
-    const files: [string, string][] = [['config', path.join(commonDir, 'config')], ['config.worktree', path.join(gitDir, 'config.worktree')], ...userConfigFiles().map((f): [string, string] => [f, f])];
+    const files: [string, string][] = [['config', path.join(commonDir, 'config')], ['config.worktree', path.join(gitDir, 'config.worktree')], ...[...userConfigFiles(), ...prefixConfigFiles()].map((f): [string, string] => [f, f])];
     for (const [name, file] of files) {
       const stamp = fileStamp(file, true);
       if (stamp === null) return null;
@@ -92,6 +108,40 @@ export function commitIdentityKey(commonDir: string, gitDir: string): string | n
   } catch {
     return null;
   }
+}
+
+/**
+ * The system configuration file of each `git` on `PATH` built with its own prefix
+ * (`<prefix>/etc/gitconfig`, prefix = the folder above `bin/git`), e.g. a git built into `$HOME`.
+ * Reading one too many only makes the key stricter.
+ */
+function prefixConfigFiles(): string[] {
+  const out = new Set<string>();
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    if (!dir || !path.isAbsolute(dir)) continue;
+    if (statSync(path.join(dir, 'git'), { throwIfNoEntry: false })?.isFile()) out.add(path.join(path.dirname(dir), 'etc', 'gitconfig'));
+  }
+  return [...out];
+}
+
+/**
+ * The local time zone, when this process's clock library and git's C library surely agree on
+ * it: `TZ` names a file of the zone database (`Europe/Paris`, `:Asia/Kolkata`, an absolute path),
+ * or `TZ` is unset and /etc/localtime is a link into the zone database. A rule string
+ * (`CET-1CEST,M3.5.0,M10.5.0/3`, `IST-5:30`), which Node's ICU reads as UTC, or a copied
+ * /etc/localtime, gives null: git writes the commit.
+ */
+function localZone(): string | null {
+  const tz = process.env.TZ;
+  if (tz !== undefined) {
+    const name = tz.startsWith(':') ? tz.slice(1) : tz;
+    if (name === '' || name.includes('..')) return null;
+    const file = path.isAbsolute(name) ? name : path.join(ZONEINFO, name);
+    return statSync(file, { throwIfNoEntry: false })?.isFile() ? `TZ ${file}` : null;
+  }
+  if (!lstatSync('/etc/localtime', { throwIfNoEntry: false })?.isSymbolicLink()) return null;
+  const target = readlinkSync('/etc/localtime');
+  return /(^|\/)zoneinfo\//.test(target) ? `localtime ${target}` : null;
 }
 
 /** The local offset git writes after a time (`±hhmm`), for `seconds` since the epoch. */
@@ -106,16 +156,18 @@ const IDENT = /^(.* <[^<>\n]*>) (\d+) ([+-]\d{4})$/;
 
 /**
  * Records the identity git wrote into `commit` (a loose commit git has just made for hagent in
- * the worktree with git dir `gitDir`) under the current {@link commitIdentityKey}, so that the
- * next commits can be written in-process. Keeps nothing when the key is null, the commit is not
- * loose, its header has any line besides tree / parent / author / committer, or git's offset
- * differs from {@link timezoneOffset}'s. Writes the record atomically (it is a cache: no fsync).
- * Never throws.
+ * the worktree with git dir `gitDir`), so that the next commits can be written in-process.
+ * `keyBefore` is the {@link commitIdentityKey} taken before git ran: the record is kept only when
+ * the key is still the same now (nothing git read for the identity changed while it ran).
+ * Keeps nothing either when the key is null, the commit is not loose, its header has any line
+ * besides tree / parent / author / committer, or git's offset differs from
+ * {@link timezoneOffset}'s. Writes the record atomically (it is a cache: no fsync), and removes
+ * temp files of the record that a killed writer left. Never throws.
  */
-export function recordCommitIdentity(commonDir: string, gitDir: string, store: LooseObjectStore, commit: string): void {
+export function recordCommitIdentity(commonDir: string, gitDir: string, store: LooseObjectStore, commit: string, keyBefore: string | null): void {
   try {
     const key = commitIdentityKey(commonDir, gitDir);
-    if (key === null) return;
+    if (key === null || key !== keyBefore) return;
     const object = readLooseObject(store, commit);
     if (object?.type !== 'commit') return;
     const text = Buffer.from(object.content).toString('utf8');
@@ -135,6 +187,7 @@ export function recordCommitIdentity(commonDir: string, gitDir: string, store: L
     const record: IdentityRecord = { version: RECORD_VERSION, key, author: ids.author, committer: ids.committer };
     const file = recordPath(commonDir);
     mkdirSync(path.dirname(file), { recursive: true });
+    removeStaleTemps(file);
     const tmp = `${file}.${process.pid}-${Math.random().toString(36).slice(2, 10)}.tmp`;
     try {
       writeFileSync(tmp, `${JSON.stringify(record)}\n`, { flag: 'wx' });
@@ -144,6 +197,17 @@ export function recordCommitIdentity(commonDir: string, gitDir: string, store: L
     }
   } catch {
     // a cache: the next commit goes through git again
+  }
+}
+
+/** Removes `<file>.<pid>-<random>.tmp` files older than a minute (their writer was killed). */
+function removeStaleTemps(file: string): void {
+  const dir = path.dirname(file);
+  const prefix = `${path.basename(file)}.`;
+  for (const name of readdirSync(dir)) {
+    if (!name.startsWith(prefix) || !name.endsWith('.tmp')) continue;
+    const st = statSync(path.join(dir, name), { throwIfNoEntry: false });
+    if (st && Date.now() - st.mtimeMs > 60_000) rmSync(path.join(dir, name), { force: true });
   }
 }
 
@@ -158,6 +222,20 @@ function currentIdentity(commonDir: string, gitDir: string): IdentityRecord | nu
   if (record?.version !== RECORD_VERSION || typeof record.author !== 'string' || typeof record.committer !== 'string') return null;
   if (!IDENT.test(`${record.author} 0 +0000`) || !IDENT.test(`${record.committer} 0 +0000`)) return null;
   return record.key === commitIdentityKey(commonDir, gitDir) ? record : null;
+}
+
+/**
+ * Whether `text` holds a Unicode noncharacter (U+FDD0–U+FDEF, U+xxFFFE, U+xxFFFF): git's
+ * verify_utf8 (commit.c, utf8.c find_invalid_utf8) calls those invalid and re-encodes the
+ * message as if it were Latin-1, so git must write such a commit. Nothing else a JavaScript
+ * string encodes to is invalid for git (a lone surrogate becomes U+FFFD on both paths).
+ */
+function hasNoncharacter(text: string): boolean {
+  for (const ch of text) {
+    const c = ch.codePointAt(0)!;
+    if ((c >= 0xfdd0 && c <= 0xfdef) || (c & 0xfffe) === 0xfffe) return true;
+  }
+  return false;
 }
 
 /** A commit written in-process: its id and its identity lines, for the reflog and the note. */
@@ -180,6 +258,7 @@ export interface DirectCommit {
  */
 export async function writeCommitDirect(commonDir: string, gitDir: string, store: LooseObjectStore, tree: string, parents: readonly string[], message: string): Promise<DirectCommit | null> {
   if (![tree, ...parents].every((id) => /^[0-9a-f]{40}$/.test(id))) return null;
+  if (hasNoncharacter(message)) return null;
   const identity = currentIdentity(commonDir, gitDir);
   if (!identity) return null;
   const seconds = Math.floor(Date.now() / 1000);
@@ -214,9 +293,10 @@ export async function writeCommit(cwd: string, commonDir: string, gitDir: string
     const made = await writeCommitDirect(commonDir, gitDir, store, tree, parents, message);
     if (made) return { ...made, inProcess: true };
   }
+  const keyBefore = store && gitDir ? commitIdentityKey(commonDir, gitDir) : null;
   const oid = await commitTree(cwd, tree, parents, message);
   if (!store) return { oid, author: null, committer: null, inProcess: false };
-  if (gitDir) recordCommitIdentity(commonDir, gitDir, store, oid);
+  if (gitDir) recordCommitIdentity(commonDir, gitDir, store, oid, keyBefore);
   const idents = looseCommitIdents(store, oid);
   return { oid, author: idents?.author ?? null, committer: idents?.committer ?? null, inProcess: false };
 }
