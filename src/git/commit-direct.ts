@@ -247,14 +247,14 @@ export interface DirectCommit {
 }
 
 /**
- * Writes the commit `git commit-tree <tree> -p <parent>…` would write now (message from stdin),
- * as a loose object, with the identity git last gave hagent in this repository
+ * Writes the commit `git commit-tree <tree> -p <parent>…` would write now with `message`, as a
+ * loose object, with the identity git last gave hagent in this repository
  * ({@link recordCommitIdentity}) and the current time.
  * @param tree, parents object ids (40 hex digits; SHA-1 repositories: `store` exists only there).
  * @param message the whole message, stored byte for byte (UTF-8).
- * @returns the commit and its identity lines, or null when git must write it: no record, or its
- *   key changed (configuration, environment), or an id is malformed. Never throws for those;
- *   @throws the file system's error when writing the object fails.
+ * @returns the commit and its identity lines, or null when git must write it: no record, its
+ *   key changed (configuration, environment), a malformed id, or a message git would re-encode.
+ * @throws the file system's error when writing the object fails.
  */
 export async function writeCommitDirect(commonDir: string, gitDir: string, store: LooseObjectStore, tree: string, parents: readonly string[], message: string): Promise<DirectCommit | null> {
   if (![tree, ...parents].every((id) => /^[0-9a-f]{40}$/.test(id))) return null;
