@@ -33,7 +33,7 @@ import { looseCommitIdents, userConfigFiles } from './ref-update-direct.js';
  * or the local offset (`TZ`); part of the key.
  */
 const IDENTITY_ENV = ['GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL', 'EMAIL', 'HOME', 'XDG_CONFIG_HOME', 'GIT_CONFIG_GLOBAL', 'GIT_CONFIG_SYSTEM', 'GIT_CONFIG_NOSYSTEM', 'PATH', 'TZ'];
-/** Variables naming files: git reads a relative one from its own folder; this file asks git then. */
+/** Variables naming files: git reads a relative (or empty) one from its own folder; git is asked then. */
 const PATH_ENV = ['HOME', 'XDG_CONFIG_HOME', 'GIT_CONFIG_GLOBAL', 'GIT_CONFIG_SYSTEM'];
 /** Variables that make git's answer something this file does not reproduce: git writes the commit. */
 const ENV_ASK_GIT = ['GIT_AUTHOR_DATE', 'GIT_COMMITTER_DATE', 'GIT_CONFIG_PARAMETERS', 'GIT_CONFIG_COUNT', 'GIT_DIR', 'GIT_COMMON_DIR', 'GIT_WORK_TREE', 'TZDIR'];
@@ -41,8 +41,8 @@ const ENV_ASK_GIT = ['GIT_AUTHOR_DATE', 'GIT_COMMITTER_DATE', 'GIT_CONFIG_PARAME
 const ZONEINFO = '/usr/share/zoneinfo';
 /** An include can pull in any file: the key could not cover it. */
 const CONFIG_ASK_GIT = /\[\s*include/i;
-/** Files git's default identity reads when nothing is configured (ident.c: mailname, passwd). */
-const SYSTEM_IDENTITY_FILES = ['/etc/mailname', '/etc/passwd'];
+/** Files git's default identity reads when nothing is configured (ident.c: mailname, passwd, hosts). */
+const SYSTEM_IDENTITY_FILES = ['/etc/mailname', '/etc/passwd', '/etc/hosts', '/etc/resolv.conf'];
 const RECORD_VERSION = 1;
 
 /** What {@link recordCommitIdentity} keeps: `Name <email>` of each role, and the key. */
@@ -91,7 +91,7 @@ function fileStamp(file: string, checkIncludes: boolean): string | null {
 export function commitIdentityKey(commonDir: string, gitDir: string): string | null {
   try {
     if (ENV_ASK_GIT.some((k) => process.env[k] !== undefined)) return null;
-    if (PATH_ENV.some((k) => process.env[k] && !path.isAbsolute(process.env[k]!))) return null;
+    if (PATH_ENV.some((k) => process.env[k] !== undefined && !path.isAbsolute(process.env[k]!))) return null;
     const zone = localZone();
     if (zone === null) return null;
     const parts: string[] = [os.hostname(), String(process.getuid?.() ?? ''), `zone=${zone}`];
@@ -125,23 +125,39 @@ function prefixConfigFiles(): string[] {
 }
 
 /**
- * The local time zone, when this process's clock library and git's C library surely agree on
- * it: `TZ` names a file of the zone database (`Europe/Paris`, `:Asia/Kolkata`, an absolute path),
- * or `TZ` is unset and /etc/localtime is a link into the zone database. A rule string
- * (`CET-1CEST,M3.5.0,M10.5.0/3`, `IST-5:30`), which Node's ICU reads as UTC, or a copied
- * /etc/localtime, gives null: git writes the commit.
+ * The local time zone and the stamp of its zone file, when this process's clock library and
+ * git's C library surely read the same zone: `TZ` names a file of the zone database
+ * (`Europe/Paris`, `:Asia/Kolkata`), or `TZ` is unset and /etc/localtime is a link into it, and
+ * ICU resolves the process's zone to that same name. A rule string (`CET-1CEST,M3.5.0,M10.5.0/3`,
+ * `IST-5:30`), which Node's ICU reads as UTC, an absolute path or `posixrules` (ICU falls back
+ * to a fixed offset), or a copied /etc/localtime gives null: git writes the commit. (ICU's own
+ * copy of the zone rules could still lag the system's for a future change of rules.)
  */
 function localZone(): string | null {
   const tz = process.env.TZ;
+  let name: string;
   if (tz !== undefined) {
-    const name = tz.startsWith(':') ? tz.slice(1) : tz;
-    if (name === '' || name.includes('..')) return null;
-    const file = path.isAbsolute(name) ? name : path.join(ZONEINFO, name);
-    return statSync(file, { throwIfNoEntry: false })?.isFile() ? `TZ ${file}` : null;
+    name = tz.startsWith(':') ? tz.slice(1) : tz;
+  } else {
+    if (!lstatSync('/etc/localtime', { throwIfNoEntry: false })?.isSymbolicLink()) return null;
+    const target = readlinkSync('/etc/localtime');
+    const at = target.lastIndexOf('zoneinfo/');
+    if (at < 0) return null;
+    name = target.slice(at + 'zoneinfo/'.length);
   }
-  if (!lstatSync('/etc/localtime', { throwIfNoEntry: false })?.isSymbolicLink()) return null;
-  const target = readlinkSync('/etc/localtime');
-  return /(^|\/)zoneinfo\//.test(target) ? `localtime ${target}` : null;
+  if (name === '' || path.isAbsolute(name) || name.split('/').includes('..') || name === 'posixrules') return null;
+  const file = path.join(ZONEINFO, name);
+  const stamp = fileStamp(file, false);
+  if (stamp === null || stamp === '-') return null;
+  // ICU must use this very zone, with its rules, not a fallback offset.
+  let zone: string | undefined;
+  try {
+    zone = new Intl.DateTimeFormat('en', { timeZone: name }).resolvedOptions().timeZone;
+  } catch {
+    return null;
+  }
+  if (!zone || zone !== Intl.DateTimeFormat().resolvedOptions().timeZone) return null;
+  return `${name} ${stamp}`;
 }
 
 /** The local offset git writes after a time (`±hhmm`), for `seconds` since the epoch. */
@@ -183,7 +199,7 @@ export function recordCommitIdentity(commonDir: string, gitDir: string, store: L
         ids[m[1]] = id[1]!;
       }
     }
-    if (!ids.author || !ids.committer) return;
+    if (!ids.author || !ids.committer || autoEmail(ids.author) || autoEmail(ids.committer)) return;
     const record: IdentityRecord = { version: RECORD_VERSION, key, author: ids.author, committer: ids.committer };
     const file = recordPath(commonDir);
     mkdirSync(path.dirname(file), { recursive: true });
@@ -198,6 +214,18 @@ export function recordCommitIdentity(commonDir: string, gitDir: string, store: L
   } catch {
     // a cache: the next commit goes through git again
   }
+}
+
+/**
+ * Whether `ident` (`Name <email>`) has the email git makes up when none is configured
+ * (`<user>@<host name>[.<domain>]`, ident.c): the domain may come from DNS, which no file stamp
+ * covers, so such an identity is never recorded.
+ */
+function autoEmail(ident: string): boolean {
+  const email = /<([^<>]*)>$/.exec(ident)?.[1] ?? '';
+  const at = email.lastIndexOf('@');
+  const host = os.hostname().split('.')[0]!.toLowerCase();
+  return at > 0 && email.slice(0, at) === os.userInfo().username && email.slice(at + 1).toLowerCase().split('.')[0] === host;
 }
 
 /** Removes `<file>.<pid>-<random>.tmp` files older than a minute (their writer was killed). */
@@ -258,7 +286,7 @@ export interface DirectCommit {
  */
 export async function writeCommitDirect(commonDir: string, gitDir: string, store: LooseObjectStore, tree: string, parents: readonly string[], message: string): Promise<DirectCommit | null> {
   if (![tree, ...parents].every((id) => /^[0-9a-f]{40}$/.test(id))) return null;
-  if (hasNoncharacter(message)) return null;
+  if (hasNoncharacter(message) || message.includes('\0')) return null; // git re-encodes the first, refuses the second
   const identity = currentIdentity(commonDir, gitDir);
   if (!identity) return null;
   const seconds = Math.floor(Date.now() / 1000);

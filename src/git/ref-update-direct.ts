@@ -64,8 +64,10 @@ function readText(file: string): string {
  */
 export function userConfigFiles(): string[] {
   const home = process.env.HOME ?? os.homedir();
-  const xdg = process.env.XDG_CONFIG_HOME || path.join(home, '.config');
-  const global = process.env.GIT_CONFIG_GLOBAL !== undefined ? [process.env.GIT_CONFIG_GLOBAL] : [path.join(home, '.gitconfig'), path.join(xdg, 'git', 'config')];
+  // git joins with "%s/…": an empty HOME means the root folder.
+  const under = (dir: string, rel: string) => (dir === '' ? `/${rel}` : path.join(dir, rel));
+  const xdg = process.env.XDG_CONFIG_HOME || under(home, '.config');
+  const global = process.env.GIT_CONFIG_GLOBAL !== undefined ? [process.env.GIT_CONFIG_GLOBAL] : [under(home, '.gitconfig'), path.join(xdg, 'git', 'config')];
   const system = process.env.GIT_CONFIG_SYSTEM !== undefined ? [process.env.GIT_CONFIG_SYSTEM] : ['/etc/gitconfig', '/usr/local/etc/gitconfig', '/opt/homebrew/etc/gitconfig'];
   return [...global, ...system].filter((f) => f !== '');
 }

@@ -4,6 +4,7 @@
  * what that identity depends on sends the commit back to git.
  */
 import { appendFileSync, existsSync, mkdirSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { hostname, userInfo } from 'node:os';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -129,13 +130,15 @@ t('found by a hostile test: a TZ rule string, a relative config path, a config e
   const { repo, common, head, tree } = setup();
   const store = (await looseObjectStore(common, head))!;
   // TZ rule strings: Node reads them as UTC, the C library does not.
-  for (const tz of ['IST-5:30', 'CET-1CEST,M3.5.0,M10.5.0/3', 'GMT0BST,M3.5.0/1,M10.5.0', 'JST-9']) {
+  // An absolute path or posixrules: ICU falls back to a fixed offset, right today, wrong in summer.
+  for (const tz of ['IST-5:30', 'CET-1CEST,M3.5.0,M10.5.0/3', 'GMT0BST,M3.5.0/1,M10.5.0', 'JST-9', '/usr/share/zoneinfo/Europe/Paris', ':/usr/share/zoneinfo/Europe/Paris', 'posixrules', 'Foo/Bar']) {
     await withEnv({ TZ: tz }, async () => assert.is(commitIdentityKey(common, common), null, tz));
   }
-  for (const tz of ['Europe/Paris', ':Asia/Kolkata', '/usr/share/zoneinfo/America/St_Johns', 'EST5EDT']) {
+  for (const tz of ['Europe/Paris', ':Asia/Kolkata', 'America/St_Johns', 'EST5EDT']) {
     await withEnv({ TZ: tz }, async () => assert.ok(commitIdentityKey(common, common), tz));
   }
   await withEnv({ GIT_CONFIG_GLOBAL: 'relative.gitconfig' }, async () => assert.is(commitIdentityKey(common, common), null, 'a relative path is read from git\'s folder'));
+  await withEnv({ HOME: '' }, async () => assert.is(commitIdentityKey(common, common), null, 'an empty HOME: git reads /.gitconfig'));
   // A config change while git makes the commit: the identity git wrote is not recorded.
   const keyBefore = commitIdentityKey(common, common);
   git(repo, 'config', 'user.name', 'Changed Meanwhile');
@@ -154,7 +157,11 @@ t('found by a hostile test: a TZ rule string, a relative config path, a config e
   // git re-encodes a message with a noncharacter: it writes that commit itself.
   await viaGit(repo, common, store, tree, head, 'again\n');
   assert.ok(await writeCommitDirect(common, common, store, tree, [head], 'fine \u00e9\u{1F600}\n'));
-  for (const bad of ['\uFFFE', '\uFDD0', '\u{10FFFF}']) assert.is(await writeCommitDirect(common, common, store, tree, [head], `msg ${bad}\n`), null, bad);
+  for (const bad of ['\uFFFE', '\uFDD0', '\u{10FFFF}', '\0']) assert.is(await writeCommitDirect(common, common, store, tree, [head], `msg ${bad}\n`), null, JSON.stringify(bad));
+  // An email git made up from the user and host names (its domain may come from DNS): never recorded.
+  git(repo, 'config', 'user.email', `${userInfo().username}@${hostname()}.example`);
+  await viaGit(repo, common, store, tree, head, 'made-up email\n');
+  assert.is(await writeCommitDirect(common, common, store, tree, [head], 'm\n'), null);
 }));
 
 t('a temp file of the record left by a killed writer is removed by the next record', () => withEnv(PLAIN, async () => {
