@@ -239,8 +239,9 @@ function removeStaleTemps(file: string): void {
   }
 }
 
-/** The recorded identity when its key still holds, else null. */
-function currentIdentity(commonDir: string, gitDir: string): IdentityRecord | null {
+/** The recorded identity when its key equals `key` (the current one; null: none), else null. */
+function currentIdentity(commonDir: string, key: string | null): IdentityRecord | null {
+  if (key === null) return null;
   let record: IdentityRecord;
   try {
     record = JSON.parse(readFileSync(recordPath(commonDir), 'utf8')) as IdentityRecord;
@@ -249,7 +250,7 @@ function currentIdentity(commonDir: string, gitDir: string): IdentityRecord | nu
   }
   if (record?.version !== RECORD_VERSION || typeof record.author !== 'string' || typeof record.committer !== 'string') return null;
   if (!IDENT.test(`${record.author} 0 +0000`) || !IDENT.test(`${record.committer} 0 +0000`)) return null;
-  return record.key === commitIdentityKey(commonDir, gitDir) ? record : null;
+  return record.key === key ? record : null;
 }
 
 /**
@@ -285,9 +286,14 @@ export interface DirectCommit {
  * @throws the file system's error when writing the object fails.
  */
 export async function writeCommitDirect(commonDir: string, gitDir: string, store: LooseObjectStore, tree: string, parents: readonly string[], message: string): Promise<DirectCommit | null> {
+  return writeCommitWithKey(commonDir, commitIdentityKey(commonDir, gitDir), store, tree, parents, message);
+}
+
+/** {@link writeCommitDirect} with the current key already taken. */
+async function writeCommitWithKey(commonDir: string, key: string | null, store: LooseObjectStore, tree: string, parents: readonly string[], message: string): Promise<DirectCommit | null> {
   if (![tree, ...parents].every((id) => /^[0-9a-f]{40}$/.test(id))) return null;
   if (hasNoncharacter(message) || message.includes('\0')) return null; // git re-encodes the first, refuses the second
-  const identity = currentIdentity(commonDir, gitDir);
+  const identity = currentIdentity(commonDir, key);
   if (!identity) return null;
   const seconds = Math.floor(Date.now() / 1000);
   const when = `${seconds} ${timezoneOffset(seconds)}`;
@@ -317,11 +323,12 @@ export interface MadeCommit {
  * @throws HagentError GIT_FAILED from git; the file system's error writing the object.
  */
 export async function writeCommit(cwd: string, commonDir: string, gitDir: string | null, store: LooseObjectStore | null, tree: string, parents: readonly string[], message: string): Promise<MadeCommit> {
-  if (store && gitDir) {
-    const made = await writeCommitDirect(commonDir, gitDir, store, tree, parents, message);
+  // One key for both ways: the in-process commit's check, and the record's "before".
+  const keyBefore = store && gitDir ? commitIdentityKey(commonDir, gitDir) : null;
+  if (store && keyBefore !== null) {
+    const made = await writeCommitWithKey(commonDir, keyBefore, store, tree, parents, message);
     if (made) return { ...made, inProcess: true };
   }
-  const keyBefore = store && gitDir ? commitIdentityKey(commonDir, gitDir) : null;
   const oid = await commitTree(cwd, tree, parents, message);
   if (!store) return { oid, author: null, committer: null, inProcess: false };
   if (gitDir) recordCommitIdentity(commonDir, gitDir, store, oid, keyBefore);
