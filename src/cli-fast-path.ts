@@ -1,6 +1,6 @@
 /**
  * The start-up fast path of the commands run most often, `apply` and `check` (hundreds of times
- * an agent session) and `land`: their arguments are read with Node's own `util.parseArgs` instead of loading yargs
+ * an agent session), and of `land` and `session start`, whose speed is measured against git's: their arguments are read with Node's own `util.parseArgs` instead of loading yargs
  * (~25 ms to load even from the code cache, ~12 ms to parse). Only a plain, valid command line
  * takes this path; anything else — `--help`, a short flag, `--`, an unknown, repeated or empty
  * option, a value option without its value, an extra positional — returns null and goes through
@@ -39,8 +39,15 @@ export interface FastLandArgs {
   yes?: boolean;
 }
 
+/** The arguments yargs would give `runStart` for the same command line. */
+export interface FastStartArgs {
+  json?: boolean;
+  name?: string;
+  base?: string;
+}
+
 /** A command line the fast path took. */
-export type FastCommand = { command: 'apply'; args: FastApplyArgs } | { command: 'check'; args: FastCheckArgs } | { command: 'land'; args: FastLandArgs };
+export type FastCommand = { command: 'apply'; args: FastApplyArgs } | { command: 'check'; args: FastCheckArgs } | { command: 'land'; args: FastLandArgs } | { command: 'session start'; args: FastStartArgs };
 
 const APPLY_OPTIONS = {
   json: { type: 'boolean' }, session: { type: 'string' }, yes: { type: 'boolean' }, 'dry-run': { type: 'boolean' },
@@ -51,27 +58,30 @@ const LAND_OPTIONS = {
   json: { type: 'boolean' }, session: { type: 'string' }, squash: { type: 'boolean' }, merge: { type: 'boolean' }, message: { type: 'string' }, yes: { type: 'boolean' },
 } as const satisfies ParseArgsConfig['options'];
 
+const START_OPTIONS = { json: { type: 'boolean' }, name: { type: 'string' }, base: { type: 'string' } } as const satisfies ParseArgsConfig['options'];
+
 const CHECK_OPTIONS = { json: { type: 'boolean' }, session: { type: 'string' }, dir: { type: 'string' } } as const satisfies ParseArgsConfig['options'];
 
 /**
  * Reads `argv` (the arguments after the script, e.g. `['apply', 'fix.patch', '--json']`) as an
- * `apply`, `check` or `land` command line, the way the yargs definition in cli.ts does.
+ * `apply`, `check`, `land` or `session start` command line, the way the yargs definition in cli.ts does.
  * @returns the command and its arguments (option names in camelCase, `--no-watch` as
  *   `watch: false`, `--lock-timeout` as a number), or null when yargs must read the line. Never throws.
  */
 export function readFastCommand(argv: readonly string[]): FastCommand | null {
-  const name = argv[0];
-  if (name !== 'apply' && name !== 'check' && name !== 'land') return null;
-  const rest = argv.slice(1);
+  const name = argv[0] === 'session' && argv[1] === 'start' ? 'session start' : argv[0];
+  if (name !== 'apply' && name !== 'check' && name !== 'land' && name !== 'session start') return null;
+  const rest = argv.slice(name === 'session start' ? 2 : 1);
   // yargs reads these its own way (help, version, end of options, short flags, `-` alone is fine).
   if (rest.some((a) => a === '--' || a === '--help' || a === '--version' || (a.startsWith('-') && !a.startsWith('--') && a !== '-'))) return null;
+  const options: ParseArgsConfig['options'] = name === 'apply' ? APPLY_OPTIONS : name === 'land' ? LAND_OPTIONS : name === 'session start' ? START_OPTIONS : CHECK_OPTIONS;
   let parsed;
   try {
-    parsed = parseArgs({ args: rest, options: name === 'apply' ? APPLY_OPTIONS : name === 'land' ? LAND_OPTIONS : CHECK_OPTIONS, allowPositionals: true, allowNegative: true, strict: true, tokens: true });
+    parsed = parseArgs({ args: rest, options, allowPositionals: true, allowNegative: true, strict: true, tokens: true });
   } catch {
     return null;
   }
-  if (parsed.positionals.length > (name === 'land' ? 0 : 1)) return null;
+  if (parsed.positionals.length > (name === 'land' || name === 'session start' ? 0 : 1)) return null;
   const seen = new Set<string>();
   for (const t of parsed.tokens) {
     if (t.kind !== 'option') continue;
@@ -94,6 +104,10 @@ export function readFastCommand(argv: readonly string[]): FastCommand | null {
         ...(message !== undefined ? { message: message as string } : {}), ...(yes !== undefined ? { yes: yes as boolean } : {}),
       },
     };
+  }
+  if (name === 'session start') {
+    const { json, name: id, base } = v;
+    return { command: 'session start', args: { ...(json !== undefined ? { json: json as boolean } : {}), ...(id !== undefined ? { name: id as string } : {}), ...(base !== undefined ? { base: base as string } : {}) } };
   }
   const patch = parsed.positionals[0];
   const common = { ...(patch !== undefined ? { patch } : {}), ...(v.json !== undefined ? { json: v.json as boolean } : {}), ...(v.session !== undefined ? { session: v.session as string } : {}) };

@@ -101,6 +101,10 @@ async function main(): Promise<void> {
       const { runApply } = await import('./commands/apply.js');
       trace('cli: command loaded');
       process.exitCode = await runApply(fast.args, io);
+    } else if (fast.command === 'session start') {
+      const { runStart } = await import('./commands/session.js');
+      trace('cli: command loaded');
+      process.exitCode = await runStart(fast.args, io);
     } else if (fast.command === 'land') {
       const { runLand } = await import('./commands/land.js');
       trace('cli: command loaded');

@@ -92,3 +92,33 @@ export async function readRefPreferDirect(cwd: string, commonDir: string, ref: s
   const direct = await readRefsDirect(commonDir, [ref]);
   return direct ? direct.get(ref) ?? null : readRef(cwd, ref);
 }
+
+/** What a worktree's HEAD names: the branch it is on and that branch's commit. */
+export interface DirectHead {
+  /** Full branch ref, e.g. `refs/heads/main`. */
+  branch: string;
+  /** The branch's object id, or null while the branch is unborn (no commit yet). */
+  oid: string | null;
+}
+
+/**
+ * A worktree's HEAD read from git's files, without spawning git: `<gitDir>/HEAD` holding
+ * `ref: refs/heads/<name>`, and that branch read as {@link readRefsDirect} does.
+ * @param gitDir absolute git dir of the worktree (its own, for a linked worktree).
+ * @param commonDir absolute git common dir.
+ * @returns the branch and its id; or null — "ask git" — for a detached HEAD, a HEAD naming
+ *   anything but a branch, a reftable repository or unreadable content. Never throws.
+ */
+export function readHeadDirectSync(gitDir: string, commonDir: string): DirectHead | null {
+  let text: string;
+  try {
+    text = readFileSync(path.join(gitDir, 'HEAD'), 'utf8');
+  } catch {
+    return null;
+  }
+  const m = /^ref: (refs\/heads\/[^\s]+)\n?$/.exec(text);
+  if (!m) return null;
+  const branch = m[1]!;
+  const refs = readRefsDirectSync(commonDir, [branch]);
+  return refs ? { branch, oid: refs.get(branch) ?? null } : null;
+}

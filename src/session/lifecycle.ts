@@ -5,7 +5,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { HagentError } from '../errors.js';
-import { assertGitVersion, diffTrees, firstParentChain, lsTree, readRef, readRefPreferDirect, readRefsDirect, resolveCommit, runGit, symbolicHead } from '../git/index.js';
+import { assertGitVersion, diffTrees, firstParentChain, lsTree, readHeadDirectSync, readRef, readRefPreferDirect, readRefsDirect, readRefsDirectSync, resolveCommit, runGit, symbolicHead } from '../git/index.js';
 import { copyFileNoClobber, readEntry } from '../fsx/index.js';
 import { isInside, type RepoContext, resolveSession } from './context.js';
 import { defaultWorktreePath, listSessions, removeSession, SESSION_ID, writeSession, type Session } from './store.js';
@@ -99,35 +99,75 @@ export async function startSession(ctx: RepoContext, options: StartOptions): Pro
     throw new HagentError('BARE_REPO', 'this is a bare repository: a session needs a checked-out branch to land on', {}, 'run hagent in a repository with a working tree');
   }
   const top = ctx.location.topLevel;
-  const [, existing] = await Promise.all([assertGitVersion(ctx.cwd), listSessions(ctx.commonDir)]);
-  const inside = existing.find((s) => isInside(s.worktree, top));
-  if (inside) {
-    throw new HagentError('USAGE', `you are inside session ${inside.id}'s worktree`, { session: inside.id }, 'start new sessions from your own checkout');
-  }
   const id = options.name ?? newSessionId();
   if (!SESSION_ID.test(id)) {
     throw new HagentError('USAGE', `invalid session name ${JSON.stringify(id)}`, {}, 'use 1-64 letters, digits, ".", "_" or "-", not starting with "." or "-"');
   }
-  if (existing.some((s) => s.id === id)) {
-    throw new HagentError('SESSION_EXISTS', `a session named ${id} already exists`, { session: id }, 'pick another --name, or end the old one with hagent session end');
-  }
-  const baseRev = options.base ?? 'HEAD';
-  const [base, target] = await Promise.all([resolveCommit(ctx.cwd, baseRev), symbolicHead(top)]);
-  if (!base) {
-    const hint = options.base === undefined ? 'the repository has no commit yet: make a first commit' : 'name a branch, tag or commit that exists (git log shows them)';
-    throw new HagentError('UNKNOWN_REV', `unknown revision ${JSON.stringify(baseRev)}`, { rev: baseRev }, hint);
-  }
   const branch = sessionBranch(id);
-  if (await readRef(ctx.cwd, `refs/heads/${branch}`)) {
-    throw new HagentError('SESSION_EXISTS', `branch ${branch} already exists`, { branch }, 'pick another --name, or delete that branch');
+  // git's version is checked while the checkout runs: the check's spawn would otherwise wait in
+  // front of it (~15-30 ms). A git too old for hagent still makes worktrees; that one is removed.
+  const versionCheck = assertGitVersion(ctx.cwd).then(() => null, (e: unknown) => e);
+  let base: string;
+  let target: string | null;
+  try {
+    const [existing, refs] = await Promise.all([listSessions(ctx.commonDir), readStartRefs(ctx, top, options.base, `refs/heads/${branch}`)]);
+    const inside = existing.find((s) => isInside(s.worktree, top));
+    if (inside) {
+      throw new HagentError('USAGE', `you are inside session ${inside.id}'s worktree`, { session: inside.id }, 'start new sessions from your own checkout');
+    }
+    if (existing.some((s) => s.id === id)) {
+      throw new HagentError('SESSION_EXISTS', `a session named ${id} already exists`, { session: id }, 'pick another --name, or end the old one with hagent session end');
+    }
+    if (!refs.base) {
+      const baseRev = options.base ?? 'HEAD';
+      const hint = options.base === undefined ? 'the repository has no commit yet: make a first commit' : 'name a branch, tag or commit that exists (git log shows them)';
+      throw new HagentError('UNKNOWN_REV', `unknown revision ${JSON.stringify(baseRev)}`, { rev: baseRev }, hint);
+    }
+    if (refs.branchExists) {
+      throw new HagentError('SESSION_EXISTS', `branch ${branch} already exists`, { branch }, 'pick another --name, or delete that branch');
+    }
+    base = refs.base;
+    target = refs.target;
+  } catch (e) {
+    throw (await versionCheck) ?? e; // a git too old for hagent is the first thing to fix
   }
   const worktree = defaultWorktreePath(ctx.commonDir, id);
   await fs.mkdir(path.dirname(worktree), { recursive: true });
-  await runGit(['worktree', 'add', '--quiet', '--no-track', '-b', branch, worktree, base], { cwd: top });
+  const added = await runGit(['worktree', 'add', '--quiet', '--no-track', '-b', branch, worktree, base], { cwd: top }).then(() => null, (e: unknown) => e);
+  const tooOld = await versionCheck;
+  if (tooOld) {
+    if (!added) await removeStartedWorktree(top, worktree, `refs/heads/${branch}`);
+    throw tooOld;
+  }
+  if (added) throw added;
   const session: Session = { version: 1, id, worktree, branch, base, target, createdAt: new Date().toISOString(), approval: null, lands: [] };
   await writeSession(ctx.commonDir, session);
   const included = await copyWorktreeIncludes(top, worktree);
   return { id, worktree, branch, base, target, included };
+}
+
+/** Takes back a worktree and branch session start made, when it refuses after the checkout. */
+async function removeStartedWorktree(top: string, worktree: string, branchRef: string): Promise<void> {
+  await runGit(['worktree', 'remove', '--force', worktree], { cwd: top, allowFailure: true });
+  await runGit(['update-ref', '-d', branchRef], { cwd: top, allowFailure: true });
+}
+
+/**
+ * What session start needs of the refs: the base commit (`base`, default HEAD; null when it does
+ * not resolve to a commit), the branch checked out in `top` (the land target; null when HEAD is
+ * detached) and whether `branchRef` exists already. Read from git's files when the repository
+ * keeps them there (no spawn: each costs ~10-20 ms before the checkout), else asked of git.
+ * @throws HagentError GIT_FAILED (git path only).
+ */
+async function readStartRefs(ctx: RepoContext, top: string, base: string | undefined, branchRef: string): Promise<{ base: string | null; target: string | null; branchExists: boolean }> {
+  const head = readHeadDirectSync(ctx.location.gitDir, ctx.commonDir);
+  const taken = readRefsDirectSync(ctx.commonDir, [branchRef]);
+  const [baseOid, target, branchOid] = await Promise.all([
+    base === undefined && head ? head.oid : resolveCommit(ctx.cwd, base ?? 'HEAD'),
+    head ? head.branch : symbolicHead(top),
+    taken ? taken.get(branchRef) ?? null : readRef(ctx.cwd, branchRef),
+  ]);
+  return { base: baseOid, target, branchExists: branchOid !== null };
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
  * `hagent session start|list|status|end` through the real CLI on real repositories.
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
@@ -69,6 +70,49 @@ t('start refuses outside a git repository, in a bare repository, and on a duplic
   const r4 = hagent(repo, ['session', 'start', '--json', '--name', '../evil']);
   assert.is(r4.status, 2, 'a bad name is a usage error');
   assert.is(r4.json.error.code, 'USAGE');
+});
+
+t('start refuses a git older than 2.38 with GIT_TOO_OLD and leaves no worktree, branch or session', () => {
+  const repo = makeRepo();
+  const realGit = spawnSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).stdout.trim();
+  const bin = tempDir();
+  // git as an older release would answer: its own version, and every other command as usual.
+  writeFileSync(path.join(bin, 'git'), `#!/bin/sh\nfor a; do last=$a; done\nif [ "$last" = version ]; then echo 'git version 2.37.9'; exit 0; fi\nexec ${JSON.stringify(realGit)} "$@"\n`, { mode: 0o755 });
+  const env = { PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}` };
+  const r = hagent(repo, ['session', 'start', '--json', '--name', 'old'], { env });
+  assert.is(r.status, 1, r.stderr);
+  assert.is(r.json.error.code, 'GIT_TOO_OLD');
+  assert.match(r.json.error.message, /2\.38/);
+  assert.is(git(repo, 'branch', '--list', 'hagent/*'), '', 'the branch it made is gone');
+  assert.is(git(repo, 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length, 1, 'only the main worktree');
+  assert.is(hagent(repo, ['session', 'list', '--json']).json.sessions.length, 0);
+  const bad = hagent(repo, ['session', 'start', '--json', '--base', 'no-such-rev'], { env });
+  assert.is(bad.json.error.code, 'GIT_TOO_OLD', 'the old git is named before any other refusal');
+});
+
+t('start reads HEAD from packed refs, on a detached HEAD and in a linked worktree', () => {
+  const repo = makeRepo();
+  const head = git(repo, 'rev-parse', 'HEAD');
+  git(repo, 'pack-refs', '--all');
+  assert.not.ok(existsSync(path.join(repo, '.git', 'refs', 'heads', 'main')), 'main is only in packed-refs');
+  const packed = startSession(repo, ['--name', 'packed']);
+  assert.is(packed.base, head);
+  assert.is(packed.target, 'refs/heads/main');
+  git(repo, 'branch', 'hagent/taken');
+  const taken = hagent(repo, ['session', 'start', '--json', '--name', 'taken']);
+  assert.is(taken.json.error.code, 'SESSION_EXISTS', 'a packed branch of that name is seen');
+  const linked = path.join(tempDir(), 'linked');
+  git(repo, 'worktree', 'add', '-q', '-b', 'feature', linked);
+  writeFiles(linked, { 'f.txt': 'f\n' });
+  git(linked, 'add', '-A');
+  git(linked, 'commit', '-q', '-m', 'feature');
+  const fromLinked = startSession(linked, ['--name', 'linked']);
+  assert.is(fromLinked.base, git(linked, 'rev-parse', 'HEAD'));
+  assert.is(fromLinked.target, 'refs/heads/feature');
+  git(repo, 'checkout', '-q', '--detach', head);
+  const detached = startSession(repo, ['--name', 'detached']);
+  assert.is(detached.base, head);
+  assert.is(detached.target, null);
 });
 
 t('start in a repository without commits says to make one', () => {

@@ -1,5 +1,5 @@
 /**
- * The apply/check fast path (cli-fast-path.ts) reads exactly the plain command lines, with the
+ * The apply/check/land/session start fast path (cli-fast-path.ts) reads exactly the plain command lines, with the
  * argument object yargs would give, and hands every other line to yargs (null).
  */
 import { suite } from 'uvu';
@@ -26,9 +26,16 @@ t('plain land lines', () => {
   assert.equal(readFastCommand(['land', '--session', 's', '--merge', '--message', 'feat: x', '--yes', '--json']), { command: 'land', args: { session: 's', merge: true, message: 'feat: x', yes: true, json: true } });
 });
 
+t('plain session start lines', () => {
+  assert.equal(readFastCommand(['session', 'start']), { command: 'session start', args: {} });
+  assert.equal(readFastCommand(['session', 'start', '--name', 'fix-login', '--base=main', '--json']), { command: 'session start', args: { name: 'fix-login', base: 'main', json: true } });
+});
+
 t('everything else goes to yargs', () => {
   const lines = [
-    [], ['review'], ['session', 'start'], ['apply', '--help'], ['apply', '-h'], ['apply', '--version'],
+    [], ['review'], ['session'], ['session', 'list'], ['start'], ['session', 'start', 'x'], ['session', 'start', '--name'],
+    ['session', 'start', '--name', ''], ['session', 'start', '--name', 'a', '--name', 'b'], ['session', 'start', '--session', 's'],
+    ['session', 'start', '--help'], ['session', 'start', '--no-json'], ['session', 'start', '--base', '-'], ['apply', '--help'], ['apply', '-h'], ['apply', '--version'],
     ['apply', 'a', 'b'], ['apply', '--', 'x'], ['apply', '--unknown'], ['apply', '--session'], ['apply', '--session='],
     ['apply', '--session', '--json'], ['apply', '--yes', '--yes'], ['apply', '--no-json'], ['apply', '--json=true'],
     ['apply', '--dryRun'], ['check', '--yes'], ['check', '--dir'], ['apply', '-x'],
