@@ -245,11 +245,17 @@ function removeGitWorktree(repo: BenchRepo, wt: string, branch: string): void {
 /**
  * Figure 1: session start vs git worktree add. The sessions it starts are kept (when `keep` is
  * given) with one applied patch each, for the land figure: that saves a checkout per land round,
- * which is most of the run time on 100k files.
+ * which is most of the run time on 100k files. git's worktrees are then kept too until the figure
+ * ends, so that both sides check out onto a file system in the same state: a checkout after a
+ * removal reuses the inodes and blocks just freed (their bitmaps cached), a checkout beside kept
+ * ones takes fresh ones, and on a slow disk that alone made one side 2.5 × slower.
  */
 function benchStart(repo: BenchRepo, keep: string[] | null): { hagent: number; git: number } {
-  const rounds = runsFor(repo.n, 7, 3);
+  // An even number of rounds: each side goes first equally often (the later of a round's two
+  // checkouts meets one more kept worktree).
+  const rounds = runsFor(repo.n, 8, 4);
   const tag = `${Date.now().toString(36)}`;
+  const gitKept: Array<[string, string]> = [];
   const samples = interleave(rounds, {
     hagent: (r) => {
       const id = `start-${tag}-${r}`;
@@ -263,10 +269,12 @@ function benchStart(repo: BenchRepo, keep: string[] | null): { hagent: number; g
       const branch = `bench/start-${tag}-${r}`;
       const wt = gitWorktreePath(repo, `start-${tag}-${r}`);
       const t = run('git', ['worktree', 'add', '-b', branch, wt, repo.commit], repo.dir);
-      removeGitWorktree(repo, wt, branch);
+      if (keep) gitKept.push([wt, branch]);
+      else removeGitWorktree(repo, wt, branch);
       return t.ms;
     },
   });
+  for (const [wt, branch] of gitKept) removeGitWorktree(repo, wt, branch);
   detail('start', samples);
   return { hagent: median(samples.hagent!), git: median(samples.git!) };
 }

@@ -127,8 +127,9 @@ function prefixConfigFiles(): string[] {
 /**
  * The local time zone and the stamp of its zone file, when this process's clock library and
  * git's C library surely read the same zone: `TZ` names a file of the zone database
- * (`Europe/Paris`, `:Asia/Kolkata`), or `TZ` is unset and /etc/localtime is a link into it, and
- * ICU resolves the process's zone to that same name. A rule string (`CET-1CEST,M3.5.0,M10.5.0/3`,
+ * (`Europe/Paris`, `:Asia/Kolkata`), or `TZ` is unset and /etc/localtime is a link into it; and
+ * ICU resolves the process's zone to that same name ({@link icuUsesZone}, checked when git's
+ * identity is recorded: the key holds this Node, its ICU and zone data versions). A rule string (`CET-1CEST,M3.5.0,M10.5.0/3`,
  * `IST-5:30`), which Node's ICU reads as UTC, an absolute path or `posixrules` (ICU falls back
  * to a fixed offset), or a copied /etc/localtime gives null: git writes the commit. (ICU's own
  * copy of the zone rules could still lag the system's for a future change of rules.)
@@ -145,19 +146,29 @@ function localZone(): string | null {
     if (at < 0) return null;
     name = target.slice(at + 'zoneinfo/'.length);
   }
-  if (name === '' || path.isAbsolute(name) || name.split('/').includes('..') || name === 'posixrules') return null;
+  if (name === '' || /\s/.test(name) || path.isAbsolute(name) || name.split('/').includes('..') || name === 'posixrules') return null;
   const file = path.join(ZONEINFO, name);
   const stamp = fileStamp(file, false);
   if (stamp === null || stamp === '-') return null;
-  // ICU must use this very zone, with its rules, not a fallback offset.
-  let zone: string | undefined;
+  // Which zone ICU resolves is fixed by these inputs and by this Node's ICU and its zone data:
+  // checked once, when a commit by git is recorded (icuUsesZone), not at every commit (~26 ms).
+  return `${name} ${stamp} node=${process.execPath} ${process.version} icu=${process.versions.icu ?? '-'} tz=${process.versions.tz ?? '-'}`;
+}
+
+/**
+ * True when ICU (Node's clock library for local time) resolves this process's zone to `zoneKey`'s
+ * zone, with its rules, not a fallback offset. Costs ~26 ms (ICU's first DateTimeFormat), so it
+ * runs only when git's identity is recorded; the key ({@link localZone}) holds everything its
+ * answer depends on. Never throws.
+ */
+function icuUsesZone(zoneKey: string): boolean {
+  const name = zoneKey.slice(0, zoneKey.indexOf(' '));
   try {
-    zone = new Intl.DateTimeFormat('en', { timeZone: name }).resolvedOptions().timeZone;
+    const zone = new Intl.DateTimeFormat('en', { timeZone: name }).resolvedOptions().timeZone;
+    return !!zone && zone === Intl.DateTimeFormat().resolvedOptions().timeZone;
   } catch {
-    return null;
+    return false;
   }
-  if (!zone || zone !== Intl.DateTimeFormat().resolvedOptions().timeZone) return null;
-  return `${name} ${stamp}`;
 }
 
 /** The local offset git writes after a time (`±hhmm`), for `seconds` since the epoch. */
@@ -184,6 +195,8 @@ export function recordCommitIdentity(commonDir: string, gitDir: string, store: L
   try {
     const key = commitIdentityKey(commonDir, gitDir);
     if (key === null || key !== keyBefore) return;
+    const zone = /^zone=(.*)$/m.exec(key)?.[1];
+    if (!zone || !icuUsesZone(zone)) return;
     const object = readLooseObject(store, commit);
     if (object?.type !== 'commit') return;
     const text = Buffer.from(object.content).toString('utf8');

@@ -106,7 +106,7 @@ export async function startSession(ctx: RepoContext, options: StartOptions): Pro
   const branch = sessionBranch(id);
   // git's version is checked while the checkout runs: the check's spawn would otherwise wait in
   // front of it (~15-30 ms). A git too old for hagent still makes worktrees; that one is removed.
-  const versionCheck = assertGitVersion(ctx.cwd).then(() => null, (e: unknown) => e);
+  const checkVersion = () => assertGitVersion(ctx.cwd).then(() => null, (e: unknown) => e);
   let base: string;
   let target: string | null;
   try {
@@ -129,19 +129,20 @@ export async function startSession(ctx: RepoContext, options: StartOptions): Pro
     base = refs.base;
     target = refs.target;
   } catch (e) {
-    throw (await versionCheck) ?? e; // a git too old for hagent is the first thing to fix
+    throw (await checkVersion()) ?? e; // a git too old for hagent is the first thing to fix
   }
   const worktree = defaultWorktreePath(ctx.commonDir, id);
   await fs.mkdir(path.dirname(worktree), { recursive: true });
-  const added = await runGit(['worktree', 'add', '--quiet', '--no-track', '-b', branch, worktree, base], { cwd: top }).then(() => null, (e: unknown) => e);
-  const tooOld = await versionCheck;
+  // The checkout's spawn first: a spawn holds Node's thread for the fork (~10 ms here).
+  const adding = runGit(['worktree', 'add', '--quiet', '--no-track', '-b', branch, worktree, base], { cwd: top }).then(() => null, (e: unknown) => e);
+  const [added, tooOld] = await Promise.all([adding, checkVersion()]);
   if (tooOld) {
     if (!added) await removeStartedWorktree(top, worktree, `refs/heads/${branch}`);
     throw tooOld;
   }
   if (added) throw added;
   const session: Session = { version: 1, id, worktree, branch, base, target, createdAt: new Date().toISOString(), approval: null, lands: [] };
-  await writeSession(ctx.commonDir, session);
+  await writeSession(ctx.commonDir, session, { durable: false });
   const included = await copyWorktreeIncludes(top, worktree);
   return { id, worktree, branch, base, target, included };
 }

@@ -73,9 +73,14 @@ export async function readSession(commonDir: string, id: string): Promise<Sessio
   return parsed.data;
 }
 
-/** Writes a session's metadata atomically. */
-export async function writeSession(commonDir: string, session: Session): Promise<void> {
-  await writeJsonFile(sessionFile(commonDir, session.id), session);
+/**
+ * Writes a session's metadata atomically (temp file + rename), and durably (fsync of the file and
+ * its folder) unless `durable` is false: session start writes it so, as nothing else of a fresh
+ * session is on disk yet (git does not fsync the checkout), and an fsync right after a checkout
+ * waits for the journal to take in every file git made (1-27 ms measured at 20k files).
+ */
+export async function writeSession(commonDir: string, session: Session, options: { durable?: boolean } = {}): Promise<void> {
+  await writeJsonFile(sessionFile(commonDir, session.id), session, options);
 }
 
 /** Removes a session's metadata file (missing is fine). */
