@@ -12,10 +12,11 @@ import { readLockHolder } from '../lock/index.js';
 import { loadConfig } from '../config/index.js';
 import { guardTarget, hagentDir, listSessions, readSession, sessionRef, type RepoContext, type Session } from '../session/index.js';
 import { guardedWrite, type Recovery } from '../transaction/index.js';
+import { recoverLand, type LandRecovery } from '../land/index.js';
 
 /** One finding. `fixed` says whether doctor mended it; otherwise `hint` says how. */
 export interface Finding {
-  kind: 'interrupted-transaction' | 'stray-temp-files' | 'missing-worktree' | 'missing-branch' | 'worktree-head' | 'index-out-of-step' | 'dead-lock' | 'orphan-worktree' | 'orphan-branch';
+  kind: 'interrupted-transaction' | 'interrupted-land' | 'stray-temp-files' | 'missing-worktree' | 'missing-branch' | 'worktree-head' | 'index-out-of-step' | 'dead-lock' | 'orphan-worktree' | 'orphan-branch';
   session?: string;
   message: string;
   fixed: boolean;
@@ -58,12 +59,29 @@ export async function runDoctor(ctx: RepoContext, id: string | undefined, env: R
         recoveries.push(recovery);
         findings.push({ kind: 'interrupted-transaction', session: s.id, message: `an interrupted ${recovery.command} was ${recovery.action}`, fixed: true, paths: recovery.files, ...(recovery.outside.length ? { hint: `left alone, changed by someone else: ${recovery.outside.join(', ')}` } : {}) });
       }
-      return { value: await checkSessionWorktree(s) };
+      const land = await recoverLand(ctx.cwd, ctx.commonDir, s.id);
+      const landFinding: Finding[] = land ? [landFindingOf(s.id, land)] : [];
+      return { value: [...landFinding, ...(await checkSessionWorktree(s))] };
     });
     findings.push(...value);
   }
   findings.push(...(await orphans(ctx, sessions)));
   return { ok: true, sessions: sessions.map((s) => s.id), findings, recoveries };
+}
+
+/** The finding of an interrupted land that doctor met (land/recover.ts). */
+function landFindingOf(session: string, land: LandRecovery): Finding {
+  const where = land.worktree ?? 'the checkout';
+  switch (land.action) {
+    case 'restored':
+      return { kind: 'interrupted-land', session, message: `an interrupted land had changed ${where}; ${land.files.length} file${land.files.length === 1 ? '' : 's'} put back to ${land.target ?? 'the target'}`, fixed: true, paths: land.files, ...(land.outside.length ? { hint: `left alone, changed since: ${land.outside.join(', ')}` } : {}) };
+    case 'blocked':
+      return { kind: 'interrupted-land', session, message: `an interrupted land left ${where} half updated, and its index is locked`, fixed: false, hint: `if no git command is running there, remove ${land.indexLock ?? 'its index.lock'}, then run hagent doctor again` };
+    case 'kept':
+      return { kind: 'interrupted-land', session, message: `an interrupted land had already moved ${land.target ?? 'the target'}; nothing to put back`, fixed: true };
+    default:
+      return { kind: 'interrupted-land', session, message: 'an unreadable land record was removed', fixed: true };
+  }
 }
 
 async function checkSessionWorktree(s: Session): Promise<Finding[]> {

@@ -14,6 +14,9 @@ import { guardTarget, isInside, readSession, sessionHead, writeSession, type Rep
 import { guardedWrite } from '../transaction/index.js';
 import { loadConfig } from '../config/index.js';
 import { trace } from '../trace/index.js';
+import { recoverLand, removeLandRecord, writeLandRecord, type LandRecovery } from './recover.js';
+
+export { recoverLand, landRecordPath, type LandRecovery } from './recover.js';
 
 /** Options of {@link landSession}. */
 export interface LandOptions {
@@ -38,6 +41,8 @@ export interface LandResult {
   updatedWorktree: string | null;
   /** Ref that keeps the landed session head reachable. */
   backupRef: string;
+  /** Present when this land first finished an interrupted one (land/recover.ts). */
+  recovered?: LandRecovery;
 }
 
 /** Parses `git merge-tree --write-tree -z --name-only --no-messages`: tree id, then conflicted paths. Pure. */
@@ -138,9 +143,14 @@ async function assertNoOperationInProgress(ctx: RepoContext, worktree: string, t
 export async function landSession(ctx: RepoContext, session: Session, options: LandOptions = {}): Promise<LandResult> {
   const config = await loadConfig(ctx, options.env ?? {});
   const { value } = await guardedWrite(guardTarget(ctx, session), 'land', { timeoutMs: config.runtime.lockTimeoutMs }, async () => {
+    const recovered = await recoverLand(ctx.cwd, ctx.commonDir, session.id);
+    if (recovered) trace(`land: an interrupted land ${recovered.action}`);
+    if (recovered?.action === 'blocked') {
+      throw new HagentError('DIRTY_TARGET', `an interrupted land of session ${session.id} left ${recovered.worktree} half updated, and its index is locked (index.lock)`, { files: [], worktree: recovered.worktree }, `if no git command is running there, remove ${recovered.indexLock ?? 'its index.lock'}, then land again: hagent puts the checkout back first`);
+    }
     // Re-read the metadata under the lock: an approval may have been recorded meanwhile.
     const r = await landLocked(ctx, await readSession(ctx.commonDir, session.id), options);
-    return { value: r, files: r.files.map((f) => f.path), head: r.commit };
+    return { value: recovered ? { ...r, recovered } : r, files: r.files.map((f) => f.path), head: r.commit };
   });
   return value;
 }
@@ -281,15 +291,24 @@ async function landLocked(ctx: RepoContext, session: Session, options: LandOptio
   };
   let commit: string;
   if (checkout) {
-    await updateCheckout(checkout.path, previous, tree, files);
+    // Until the target moves, a record says how to put the checkout back (land/recover.ts).
+    await writeLandRecord(ctx.commonDir, { version: 1, session: session.id, pid: process.pid, startedAt: new Date().toISOString(), target, previous, tree, worktree: checkout.path, files: files.map((f) => f.path) });
+    try {
+      await updateCheckout(checkout.path, previous, tree, files);
+    } catch (error) {
+      // A refusal touched nothing; any other failure keeps the record for the next land.
+      if (isHagentError(error) && error.code === 'DIRTY_TARGET') await removeLandRecord(ctx.commonDir, session.id);
+      throw error;
+    }
     try {
       const made = await committing;
       commit = made.oid;
       await moveRefs(made);
     } catch (error) {
-      await checkoutTreeDelta(checkout.path, tree, previous).catch(() => undefined);
+      if (await checkoutTreeDelta(checkout.path, tree, previous).then(() => true, () => false)) await removeLandRecord(ctx.commonDir, session.id);
       throw error;
     }
+    await removeLandRecord(ctx.commonDir, session.id);
   } else {
     const made = await committing;
     commit = made.oid;

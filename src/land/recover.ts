@@ -1,0 +1,175 @@
+/**
+ * The land record: what a land leaves on disk while it changes the user's checkout and before
+ * the target branch moves. A land killed in that window (kill -9, a crash) would leave the
+ * checkout holding the landed files, staged, on a branch that did not move; the next land or
+ * `hagent doctor` finds the record and puts the checkout back, file by file, where nobody
+ * changed it since (design.md invariant 3: nothing another writer made is overwritten).
+ */
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import * as z from 'zod/mini';
+import { blobId, literalPathspec, locateWorktreeDirect, lsTree, readRefPreferDirect, runGit, type TreeEntry } from '../git/index.js';
+import { readEntry, readJsonFile, writeJsonFile } from '../fsx/index.js';
+
+const LandRecordSchema = z.object({
+  version: z.literal(1),
+  session: z.string(),
+  pid: z.number(),
+  startedAt: z.string(),
+  /** Full ref of the target branch, and its commit when the land began. */
+  target: z.string(),
+  previous: z.string(),
+  /** The merged tree the checkout is being brought to. */
+  tree: z.string(),
+  /** The checkout of the target that the land updates. */
+  worktree: z.string(),
+  /** Paths the land changes (relative, `/`-separated). */
+  files: z.array(z.string()),
+});
+
+/** A land record (see the module comment). */
+export type LandRecord = z.infer<typeof LandRecordSchema>;
+
+/** `<git-common-dir>/hagent/tx/<session>.land.json`. */
+export function landRecordPath(commonDir: string, session: string): string {
+  return path.join(commonDir, 'hagent', 'tx', `${session}.land.json`);
+}
+
+/**
+ * Writes the land record atomically (temp file + rename). Not fsynced: it guards against the
+ * land's process dying, which leaves the page cache whole; git does not fsync the files it
+ * checks out either, so after a power loss there is nothing this record could put back.
+ */
+export async function writeLandRecord(commonDir: string, record: LandRecord): Promise<void> {
+  await writeJsonFile(landRecordPath(commonDir, record.session), record, { durable: false });
+}
+
+/** Removes the land record of a session (missing is fine). */
+export async function removeLandRecord(commonDir: string, session: string): Promise<void> {
+  await fs.rm(landRecordPath(commonDir, session), { force: true });
+}
+
+/** What {@link recoverLand} did. */
+export interface LandRecovery {
+  /**
+   * `restored`: the target had not moved; the checkout's files were put back to it.
+   * `kept`: the target had moved (the land got that far, or someone moved it): nothing to undo.
+   * `blocked`: an `index.lock` in the checkout; nothing touched, the record stays.
+   * `discarded`: the record was unreadable or its checkout is gone; removed.
+   */
+  action: 'restored' | 'kept' | 'blocked' | 'discarded';
+  target: string | null;
+  worktree: string | null;
+  /** Paths put back to the target's commit. */
+  files: string[];
+  /** Paths left alone: their content is neither the target's nor the land's (changed since). */
+  outside: string[];
+  /** The lock file that blocked the recovery (`blocked` only). */
+  indexLock?: string;
+}
+
+type Side = TreeEntry | undefined;
+
+/** True when `rel` in `worktree` holds `side` (a file or symlink with that blob and mode; missing for none). */
+async function diskMatches(worktree: string, rel: string, side: Side): Promise<boolean> {
+  const e = await readEntry(worktree, rel);
+  if (!side) return e.kind === 'missing';
+  if (e.kind === 'symlink' && side.mode === '120000') {
+    const link = await fs.readlink(path.join(worktree, rel), { encoding: 'buffer' }).catch(() => null);
+    return link !== null && side.oid === blobId(link);
+  }
+  if (e.kind !== 'file') return false;
+  const mode = e.executable ? '100755' : '100644';
+  return side.mode === mode && side.oid === blobId(e.bytes);
+}
+
+/** Stage-0 index entries of `paths` in a checkout: path → `<mode> <oid>`. */
+async function indexEntries(worktree: string, paths: readonly string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  const r = await runGit(['ls-files', '-s', '-z', '--', ...paths.map(literalPathspec)], { cwd: worktree });
+  for (const rec of r.stdout.toString('utf8').split('\0')) {
+    const m = /^(\d+) ([0-9a-f]+) 0\t(.*)$/s.exec(rec);
+    if (m) out.set(m[3]!, `${m[1]} ${m[2]}`);
+  }
+  return out;
+}
+
+/**
+ * Finishes the land record of `session`, if any. The caller holds the session's lock, so the
+ * land that wrote the record is dead. When the target still points at the record's `previous`,
+ * each path that holds either the target's version or the land's is put back to the target's
+ * (index and file, through `git reset` and `git checkout-index`; a file the land added is
+ * removed); a path holding anything else keeps its bytes and is reported, and its index entry
+ * goes back to the target's when it is still the one the land staged. An `index.lock` in the
+ * checkout (a git killed with the land, or one running now) blocks everything: it is reported
+ * and the record kept, for the next run. Never throws for a recovery that cannot be done; git
+ * failures while restoring are thrown (HagentError GIT_FAILED) with the record kept.
+ * @returns what was done, or null when there was no record.
+ */
+export async function recoverLand(cwd: string, commonDir: string, session: string): Promise<LandRecovery | null> {
+  const file = landRecordPath(commonDir, session);
+  let raw: unknown;
+  try {
+    raw = await readJsonFile(file);
+  } catch {
+    raw = undefined;
+  }
+  if (raw === null) return null;
+  const parsed = LandRecordSchema.safeParse(raw);
+  if (!parsed.success) {
+    await removeLandRecord(commonDir, session);
+    return { action: 'discarded', target: null, worktree: null, files: [], outside: [] };
+  }
+  const r = parsed.data;
+  const base = { target: r.target, worktree: r.worktree };
+  const current = await readRefPreferDirect(cwd, commonDir, r.target);
+  if (current !== r.previous) {
+    await removeLandRecord(commonDir, session);
+    return { action: 'kept', ...base, files: [], outside: [] };
+  }
+  const gitDir = locateWorktreeDirect(r.worktree)?.gitDir
+    ?? (await runGit(['rev-parse', '--path-format=absolute', '--git-dir'], { cwd: r.worktree, allowFailure: true }).then((g) => (g.exitCode === 0 ? g.stdout.toString('utf8').trim() : null), () => null));
+  if (!gitDir) {
+    await removeLandRecord(commonDir, session);
+    return { action: 'discarded', ...base, files: [], outside: [] };
+  }
+  const indexLock = path.join(gitDir, 'index.lock');
+  if (await fs.stat(indexLock).then(() => true, () => false)) {
+    return { action: 'blocked', ...base, files: [], outside: [], indexLock };
+  }
+  const [before, landed] = await Promise.all([lsTree(cwd, r.previous, r.files), lsTree(cwd, r.tree, r.files)]);
+  const restore: string[] = [];
+  const outside: string[] = [];
+  for (const rel of r.files) {
+    const p = before.get(rel);
+    const t = landed.get(rel);
+    if (await diskMatches(r.worktree, rel, p)) restore.push(rel);
+    else if (await diskMatches(r.worktree, rel, t)) restore.push(rel);
+    else outside.push(rel);
+  }
+  // A file changed since keeps its bytes; its index entry goes back too when it is still the
+  // land's (staged by the land's read-tree, not by the user).
+  const staged = outside.length ? await indexEntries(r.worktree, outside) : new Map<string, string>();
+  const indexOnly = outside.filter((rel) => {
+    const t = landed.get(rel);
+    return (staged.get(rel) ?? null) === (t ? `${t.mode} ${t.oid}` : null);
+  });
+  if (restore.length || indexOnly.length) {
+    // Index entries back to the target's commit (entries it lacks are removed)…
+    await runGit(['reset', '-q', r.previous, '--', ...[...restore, ...indexOnly].map(literalPathspec)], { cwd: r.worktree });
+  }
+  if (restore.length) {
+    // …then the files: the land's additions removed (with the folders that held only them), and
+    // the target's versions written from the index.
+    for (const rel of restore.filter((x) => !before.has(x))) {
+      await fs.rm(path.join(r.worktree, rel), { force: true });
+      for (let dir = path.posix.dirname(rel); dir !== '.'; dir = path.posix.dirname(dir)) {
+        if (!(await fs.rmdir(path.join(r.worktree, dir)).then(() => true, () => false))) break;
+      }
+    }
+    const present = restore.filter((rel) => before.has(rel));
+    if (present.length) await runGit(['checkout-index', '-f', '-q', '--', ...present], { cwd: r.worktree });
+  }
+  await removeLandRecord(commonDir, session);
+  return { action: 'restored', ...base, files: restore, outside };
+}
