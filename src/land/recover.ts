@@ -30,9 +30,12 @@ const LandRecordSchema = z.object({
 /** A land record (see the module comment). */
 export type LandRecord = z.infer<typeof LandRecordSchema>;
 
-/** `<git-common-dir>/hagent/tx/<session>.land.json`. */
+/**
+ * `<git-common-dir>/hagent/land/<session>.json`: a folder of its own, as a session may be named
+ * `x.land` and `tx/` holds the apply records.
+ */
 export function landRecordPath(commonDir: string, session: string): string {
-  return path.join(commonDir, 'hagent', 'tx', `${session}.land.json`);
+  return path.join(commonDir, 'hagent', 'land', `${session}.json`);
 }
 
 /**
@@ -70,10 +73,13 @@ export interface LandRecovery {
 
 type Side = TreeEntry | undefined;
 
-/** True when `rel` in `worktree` holds `side` (a file or symlink with that blob and mode; missing for none). */
-async function diskMatches(worktree: string, rel: string, side: Side): Promise<boolean> {
+/**
+ * True when `rel` in `worktree` holds `side` (a file or symlink with that blob and mode; for none,
+ * nothing, or a folder when `folderOk`: the other side has files under `rel`).
+ */
+async function diskMatches(worktree: string, rel: string, side: Side, folderOk: boolean): Promise<boolean> {
   const e = await readEntry(worktree, rel);
-  if (!side) return e.kind === 'missing';
+  if (!side) return e.kind === 'missing' || (folderOk && e.kind === 'directory');
   if (e.kind === 'symlink' && side.mode === '120000') {
     const link = await fs.readlink(path.join(worktree, rel), { encoding: 'buffer' }).catch(() => null);
     return link !== null && side.oid === blobId(link);
@@ -96,11 +102,13 @@ async function indexEntries(worktree: string, paths: readonly string[]): Promise
 
 /**
  * Finishes the land record of `session`, if any. The caller holds the session's lock, so the
- * land that wrote the record is dead. When the target still points at the record's `previous`,
- * each path that holds either the target's version or the land's is put back to the target's
- * (index and file, through `git reset` and `git checkout-index`; a file the land added is
- * removed); a path holding anything else keeps its bytes and is reported, and its index entry
- * goes back to the target's when it is still the one the land staged. An `index.lock` in the
+ * land that wrote the record is dead. When the target still points at the record's `previous`:
+ * if the land's read-tree wrote the index (every landed path's entry is the land's), every
+ * entry goes back to the target's (`git reset`) and each file that holds the target's version
+ * or the land's is written back to the target's; otherwise the index stays as the user had it
+ * and only files holding the land's version over the target's entry are written back. Files go
+ * through `git checkout-index`; a file the land added is removed, with folders left empty. A
+ * path holding anything else keeps its bytes and is reported. An `index.lock` in the
  * checkout (a git killed with the land, or one running now) blocks everything: it is reported
  * and the record kept, for the next run. Never throws for a recovery that cannot be done; git
  * failures while restoring are thrown (HagentError GIT_FAILED) with the record kept.
@@ -138,26 +146,26 @@ export async function recoverLand(cwd: string, commonDir: string, session: strin
     return { action: 'blocked', ...base, files: [], outside: [], indexLock };
   }
   const [before, landed] = await Promise.all([lsTree(cwd, r.previous, r.files), lsTree(cwd, r.tree, r.files)]);
+  const key = (e: TreeEntry | undefined) => (e ? `${e.mode} ${e.oid}` : null);
+  const under = (tree: Map<string, TreeEntry>, rel: string) => [...tree.keys()].some((k) => k.startsWith(`${rel}/`));
+  // Did the land's read-tree get as far as writing the index? Then every landed path's entry
+  // is the land's, and the index before it was the target's on those paths (read-tree -m
+  // refuses otherwise). If not, the index is still the user's, and stays as it is.
+  const staged = await indexEntries(r.worktree, r.files);
+  const committed = r.files.every((rel) => (staged.get(rel) ?? null) === key(landed.get(rel)));
   const restore: string[] = [];
   const outside: string[] = [];
   for (const rel of r.files) {
     const p = before.get(rel);
     const t = landed.get(rel);
-    if (await diskMatches(r.worktree, rel, p)) restore.push(rel);
-    else if (await diskMatches(r.worktree, rel, t)) restore.push(rel);
-    else outside.push(rel);
+    const atTarget = await diskMatches(r.worktree, rel, p, under(before, rel));
+    const atLand = !atTarget && (await diskMatches(r.worktree, rel, t, under(landed, rel)));
+    if (committed ? atTarget || atLand : atLand && (staged.get(rel) ?? null) === key(p)) restore.push(rel);
+    else if (!atTarget) outside.push(rel);
   }
-  // A file changed since keeps its bytes; its index entry goes back too when it is still the
-  // land's (staged by the land's read-tree, not by the user).
-  const staged = outside.length ? await indexEntries(r.worktree, outside) : new Map<string, string>();
-  const indexOnly = outside.filter((rel) => {
-    const t = landed.get(rel);
-    return (staged.get(rel) ?? null) === (t ? `${t.mode} ${t.oid}` : null);
-  });
-  if (restore.length || indexOnly.length) {
-    // Index entries back to the target's commit (entries it lacks are removed)…
-    await runGit(['reset', '-q', r.previous, '--', ...[...restore, ...indexOnly].map(literalPathspec)], { cwd: r.worktree });
-  }
+  // Index entries back to the target's commit (entries it lacks are removed), for every landed
+  // path when the land wrote them; a file changed since keeps its bytes either way.
+  if (committed) await runGit(['reset', '-q', r.previous, '--', ...r.files.map(literalPathspec)], { cwd: r.worktree });
   if (restore.length) {
     // …then the files: the land's additions removed (with the folders that held only them), and
     // the target's versions written from the index.

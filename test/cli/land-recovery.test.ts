@@ -16,12 +16,12 @@ const REAL_GIT = spawnSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' })
 
 /**
  * PATH with a `git` that kills its parent (hagent) right after the first `read-tree -m -u`
- * (the land's update of the checkout); `halfway` instead leaves the state of a read-tree killed
+ * (the land's update of the checkout), or right before it (`before`); `halfway` instead leaves the state of a read-tree killed
  * while writing: the first landed file written, the index untouched and its index.lock left.
  */
-function killingGit(mode: 'after' | 'halfway', firstFile?: { path: string; text: string }): Record<string, string> {
+function killingGit(mode: 'before' | 'after' | 'halfway', firstFile?: { path: string; text: string }): Record<string, string> {
   const bin = tempDir('hagent-killgit-');
-  const body = mode === 'after'
+  const body = mode === 'before' ? 'kill -9 $PPID; exit 0' : mode === 'after'
     ? `"${REAL_GIT}" "$@"; kill -9 $PPID; exit 0`
     : `printf '%s' '${firstFile!.text}' > '${firstFile!.path}'; : > "$(${JSON.stringify(REAL_GIT)} rev-parse --git-dir)/index.lock"; kill -9 $PPID; exit 0`;
   writeFileSync(path.join(bin, 'git'), `#!/bin/sh
@@ -124,7 +124,48 @@ t('a land refused for a dirty file leaves no record behind', () => {
   writeFileSync(path.join(repo, 'a.txt'), 'dirty\n');
   const r = hagent(repo, ['land', '--json']);
   assert.is(r.json.error.code, 'DIRTY_TARGET');
-  assert.not.ok(existsSync(path.join(repo, '.git', 'hagent', 'tx', 's1.land.json')));
+  assert.not.ok(existsSync(path.join(repo, '.git', 'hagent', 'land', 's1.json')));
+});
+
+t('the land record has a folder of its own: a session named s1.land keeps its apply record', () => {
+  const { repo } = approvedSession();
+  killedLand(repo, killingGit('after'));
+  assert.ok(existsSync(path.join(repo, '.git', 'hagent', 'land', 's1.json')));
+  assert.not.ok(existsSync(path.join(repo, '.git', 'hagent', 'tx', 's1.land.json')), 'not where session s1.land keeps its apply record');
+});
+
+t('a land killed before read-tree leaves the index as the user had it (staged-only and removed entries)', () => {
+  const { repo, main } = approvedSession();
+  writeFileSync(path.join(repo, 'staged.txt'), 'only in the index\n');
+  git(repo, 'add', 'staged.txt');
+  spawnSync('rm', [path.join(repo, 'staged.txt')]);
+  git(repo, 'rm', '-q', '--cached', 'keep.txt');
+  const before = git(repo, 'status', '--porcelain');
+  killedLand(repo, killingGit('before'));
+  const d = hagent(repo, ['doctor', '--json']);
+  assert.is(d.status, 0, d.stdout + d.stderr);
+  assert.is(git(repo, 'rev-parse', 'main'), main);
+  assert.is(git(repo, 'status', '--porcelain'), before, 'nothing of the user changed');
+  assert.match(git(repo, 'ls-files', '-s', 'staged.txt'), /staged\.txt/);
+});
+
+t('a file the land turned into a folder comes back as the file', () => {
+  const repo = makeRepo({ 'x': 'a file\n', 'keep.txt': 'k\n' });
+  const s = startSession(repo, ['--name', 's1']);
+  const patch = '*** Begin Patch\n*** Delete File: x\n*** Add File: x/inside.txt\n+inside\n*** End Patch\n';
+  const applied = hagent(s.worktree, ['apply', '-', '--yes', '--json'], { input: patch });
+  assert.is(applied.status, 0, applied.stdout + applied.stderr);
+  assert.is(hagent(repo, ['review', '--approve', '--json']).status, 0);
+  const main = git(repo, 'rev-parse', 'main');
+  killedLand(repo, killingGit('after'));
+  const d = hagent(repo, ['doctor', '--json']);
+  assert.is(d.status, 0, d.stdout + d.stderr);
+  assert.is(git(repo, 'rev-parse', 'main'), main);
+  assert.is(readFileSync(path.join(repo, 'x'), 'utf8'), 'a file\n');
+  assert.is(git(repo, 'status', '--porcelain'), '');
+  const r = hagent(repo, ['land', '--json']);
+  assert.is(r.status, 0, r.stdout + r.stderr);
+  assert.is(readFileSync(path.join(repo, 'x', 'inside.txt'), 'utf8'), 'inside\n');
 });
 
 t.run();
