@@ -107,7 +107,8 @@ export interface DirectHead {
  * @param gitDir absolute git dir of the worktree (its own, for a linked worktree).
  * @param commonDir absolute git common dir.
  * @returns the branch and its id; or null — "ask git" — for a detached HEAD, a HEAD naming
- *   anything but a branch, a reftable repository or unreadable content. Never throws.
+ *   anything but a branch or a name git would refuse as one, a reftable repository or
+ *   unreadable content. Never throws.
  */
 export function readHeadDirectSync(gitDir: string, commonDir: string): DirectHead | null {
   let text: string;
@@ -119,6 +120,8 @@ export function readHeadDirectSync(gitDir: string, commonDir: string): DirectHea
   const m = /^ref: (refs\/heads\/[^\s]+)\n?$/.exec(text);
   if (!m) return null;
   const branch = m[1]!;
+  // A name git would not accept as a branch (git check-ref-format): git says what it makes of it.
+  if (/\.\.|@\{|[\x00-\x20\x7f~^:?*[\\]|\/\.|\.lock(\/|$)|\/$|\.$|\/\//.test(branch)) return null;
   const refs = readRefsDirectSync(commonDir, [branch]);
   return refs ? { branch, oid: refs.get(branch) ?? null } : null;
 }

@@ -113,6 +113,12 @@ t('start reads HEAD from packed refs, on a detached HEAD and in a linked worktre
   const detached = startSession(repo, ['--name', 'detached']);
   assert.is(detached.base, head);
   assert.is(detached.target, null);
+  // A HEAD naming a branch git refuses (its file made by hand) is git's to judge, as before.
+  writeFileSync(path.join(repo, '.git', 'refs', 'heads', 'a..b'), `${head}\n`);
+  writeFileSync(path.join(repo, '.git', 'HEAD'), 'ref: refs/heads/a..b\n');
+  const invalid = hagent(repo, ['session', 'start', '--json', '--name', 'invalid']);
+  assert.is(invalid.status, 1, invalid.stdout + invalid.stderr);
+  assert.is(invalid.json.error.code, 'UNKNOWN_REV');
 });
 
 t('start in a repository without commits says to make one', () => {
