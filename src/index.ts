@@ -11,7 +11,7 @@ export { parsePatch, pathsToRead, planPatch, formatResult } from './patch/index.
 export type * from './patch/types.js';
 export { HagentError, isHagentError, EXIT_STATUS, type ErrorCode, type ErrorJson } from './errors.js';
 export { applyPatch, type ApplyOptions, type ApplyResult } from './apply/index.js';
-export { openRepo, resolveSession, startSession, listSessionSummaries, sessionStatus, endSession } from './session/index.js';
+export { openRepo, readSession, resolveSession, startSession, listSessionSummaries, sessionStatus, endSession } from './session/index.js';
 export { reviewSession, type ReviewResult } from './review/index.js';
 export { checkPatch, type CheckResult } from './check/index.js';
 export { landSession, type LandResult } from './land/index.js';

@@ -4,7 +4,6 @@
 import { openRepo, startSession, listSessionSummaries, sessionStatus, endSession } from '../session/index.js';
 import { palette, printJson, printLines, short, type Io } from '../output/index.js';
 import { askYesNo, type CommonArgs } from './shared.js';
-import { HagentError } from '../errors.js';
 
 export async function runStart(argv: CommonArgs & { name?: string; base?: string }, io: Io): Promise<number> {
   const ctx = await openRepo(io.cwd);
@@ -58,15 +57,15 @@ export async function runStatus(argv: CommonArgs & { id?: string }, io: Io): Pro
 
 export async function runEnd(argv: CommonArgs & { id?: string; force?: boolean; yes?: boolean }, io: Io): Promise<number> {
   const ctx = await openRepo(io.cwd);
-  if (argv.force && !argv.yes && !argv.json) {
-    if (io.interactive) {
-      if (!(await askYesNo(io, 'End the session even if its work has not landed?'))) {
-        throw new HagentError('UNLANDED_WORK', 'not ended: the answer was no', {}, 'nothing was changed');
-      }
-    }
-  }
-  const r = await endSession(ctx, argv.id ?? argv.session, !!argv.force);
+  const confirm = async (unlanded: readonly string[], uncommitted: readonly string[]) => {
+    if (argv.yes) return true;
+    if (!io.interactive || argv.json) return false; // refused: CONFIRMATION_REQUIRED, as apply does
+    const lines = [...unlanded.map((p) => `  not landed:  ${p}`), ...uncommitted.map((p) => `  uncommitted: ${p}`)];
+    io.stderr.write(`${lines.join('\n')}\n`);
+    return askYesNo(io, 'End the session and drop these from it?');
+  };
+  const r = await endSession(ctx, argv.id ?? argv.session, { force: !!argv.force, confirm });
   if (argv.json) printJson(io, { ok: true, ...r });
-  else printLines(io, [`Ended session ${r.id}${r.head ? ` (head ${short(r.head)} kept as refs/hagent/${r.id}/ended)` : ''}`]);
+  else printLines(io, [`Ended session ${r.id}${r.keptAs ? ` (its work that had not landed is kept as ${r.keptAs}, head ${short(r.head!)})` : ''}`]);
   return 0;
 }

@@ -8,9 +8,9 @@ import { lstatSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { HagentError, isHagentError } from '../errors.js';
 import {
-  checkoutTreeDelta, firstParentSubjectsDirect, commitTree, diffTrees, dirtyPaths, listWorktrees, literalPathspec, locateWorktreeDirect, looseObjectStore, lsTree, readRefPreferDirect, runGit, updateRefsCas, updateRefsDirect, writeCommit, writeTreeWithChanges, type MadeCommit,
+  checkoutTreeDelta, firstParentSubjectsDirect, diffTrees, dirtyPaths, listWorktrees, literalPathspec, locateWorktreeDirect, looseObjectStore, mergeTrees, readRefPreferDirect, runGit, updateRefsCas, updateRefsDirect, writeCommit, writeInternalCommit, writeTreeWithChanges, type MadeCommit, type TreeChange,
 } from '../git/index.js';
-import { guardTarget, isInside, readSession, sessionHead, writeSession, type RepoContext, type Session } from '../session/index.js';
+import { guardTarget, headChange, isAncestor, isInside, landBaseRef, nextLandedRef, readLandBase, readSession, sessionHead, treeIds, writeSession, type LandBase, type RepoContext, type Session } from '../session/index.js';
 import { guardedWrite } from '../transaction/index.js';
 import { loadConfig } from '../config/index.js';
 import { trace } from '../trace/index.js';
@@ -45,23 +45,21 @@ export interface LandResult {
   recovered?: LandRecovery;
 }
 
-/** Parses `git merge-tree --write-tree -z --name-only --no-messages`: tree id, then conflicted paths. Pure. */
-export function parseMergeTree(out: Buffer): { tree: string; conflicts: string[] } {
-  const parts = out.toString('utf8').split('\0');
-  const tree = (parts.shift() ?? '').trim();
-  return { tree, conflicts: [...new Set(parts.filter(Boolean))] };
-}
+export { parseMergeTree } from '../git/index.js';
 
 /**
- * Subjects of the session's patches, oldest first; for a partial land only those that touched
+ * Subjects of the session's patches since its last land, oldest first; for a partial land only those that touched
  * `paths`. Read from the loose commit objects of the first-parent chain when it reaches the base
  * through them (the usual case: `commit-tree` writes loose objects), else `git log`.
  */
 async function patchSubjects(ctx: RepoContext, session: Session, head: string, paths: string[] | null): Promise<string[]> {
   const cwd = ctx.cwd;
-  const direct = paths ? null : await firstParentSubjectsDirect(ctx.commonDir, session.base, head);
+  // Since the last land, when its head is still in the session's history.
+  const last = session.lands[session.lands.length - 1]?.head;
+  const from = last && last !== head && (await isAncestor(cwd, last, head)) ? last : session.base;
+  const direct = paths ? null : await firstParentSubjectsDirect(ctx.commonDir, from, head);
   if (direct) return direct;
-  const r = await runGit(['log', '--first-parent', '--format=%s', `${session.base}..${head}`, ...(paths ? ['--', ...paths.map(literalPathspec)] : [])], { cwd });
+  const r = await runGit(['log', '--first-parent', '--format=%s', `${from}..${head}`, ...(paths ? ['--', ...paths.map(literalPathspec)] : [])], { cwd });
   return r.stdout.toString('utf8').split('\n').filter(Boolean).reverse();
 }
 
@@ -72,29 +70,34 @@ function squashMessage(session: Session, head: string, subjects: readonly string
   return `hagent: land session ${session.id} (${lines.length} patch${lines.length === 1 ? '' : 'es'}, ${files.length} file${files.length === 1 ? '' : 's'})${scope}\n\n${lines.join('\n')}\n\nHagent-Session: ${session.id}\nHagent-Op: land\nHagent-Head: ${head}\n`;
 }
 
+/** What a land merges, over which merge base: see {@link planMerge}. */
+interface LandMerge {
+  /** The land base now (session/landed.ts). */
+  landBase: LandBase;
+  /** Tree of the land base: the merge base. */
+  baseTree: string;
+  /** The session's side: its head tree, or for a partial approval the land base with the approved paths at the head's version; the next land base. */
+  theirsTree: string;
+  /** The paths that side changes against the land base. */
+  pending: TreeChange[];
+}
+
 /**
- * The commit the land merges: the session's changes since its last land still on the target
- * (else since its base), applied on top of that land's commit (else the base), limited to the
- * approved paths. Its parent is the point the merge must start from, so `merge-tree` sees only
- * what is new: a second land of a file already squash-landed is not an add/add conflict.
+ * What a land merges into the target (issue: no work lost §1): the session's changes since
+ * what it already landed — its land base — not since its start, so nothing that is on the target
+ * already is taken back; limited to the approved paths.
+ * @throws HagentError NOTHING_TO_LAND when every approved change has landed already.
  */
-async function commitToLand(cwd: string, session: Session, head: string, previous: string, paths: readonly string[] | null): Promise<string> {
-  let from = session.base;
-  let onto = session.base;
-  const last = session.lands[session.lands.length - 1];
-  if (last && last.mode === 'squash' && (await runGit(['merge-base', '--is-ancestor', last.commit, previous], { cwd, allowFailure: true })).exitCode === 0) {
-    from = last.head;
-    onto = last.commit;
+async function planMerge(ctx: RepoContext, session: Session, head: string, paths: readonly string[] | null): Promise<LandMerge> {
+  const cwd = ctx.cwd;
+  const landBase = await readLandBase(ctx, session);
+  const pending = await diffTrees(cwd, landBase.treeish, head, paths ?? []);
+  if (pending.length === 0) {
+    throw new HagentError('NOTHING_TO_LAND', `every approved change of session ${session.id} has landed already`, { session: session.id }, paths ? 'approve the files that have not landed (hagent review lists them), or end the session with hagent session end' : 'nothing to do; end the session with hagent session end');
   }
-  if (paths === null && onto === session.base) return head;
-  const changed = await diffTrees(cwd, from, head, paths ?? []);
-  const inHead = await lsTree(cwd, head, changed.map((c) => c.path));
-  const changes = changed.map((c) => {
-    const e = inHead.get(c.path);
-    return e ? { path: c.path, mode: e.mode, oid: e.oid } : { path: c.path, mode: '0', oid: null };
-  });
-  const tree = await writeTreeWithChanges(cwd, onto, changes);
-  return commitTree(cwd, tree, [onto], `hagent: ${paths ? 'approved part' : 'changes'} of ${head.slice(0, 12)} since ${onto.slice(0, 12)}\n`);
+  const [baseTree, headTree] = await treeIds(cwd, [landBase.treeish, head]);
+  const theirsTree = paths === null ? headTree! : await writeTreeWithChanges(cwd, landBase.treeish, pending.map(headChange));
+  return { landBase, baseTree: baseTree!, theirsTree, pending };
 }
 
 /**
@@ -231,7 +234,7 @@ async function landLocked(ctx: RepoContext, session: Session, options: LandOptio
   const cwd = ctx.cwd;
   const mode = options.mode ?? 'squash';
   const head = await sessionHead(ctx, session);
-  if (head === session.base) throw new HagentError('NOTHING_TO_LAND', `session ${session.id} has no applied patch`, { session: session.id }, 'apply a patch first');
+  if (head === session.base && session.lands.length === 0) throw new HagentError('NOTHING_TO_LAND', `session ${session.id} has no applied patch`, { session: session.id }, 'apply a patch first');
   let approval = session.approval;
   if (!approval) {
     if (!options.yes) throw new HagentError('NOT_APPROVED', `nothing in session ${session.id} is approved`, { session: session.id }, 'review it with hagent review, approve with hagent review --approve, or land with --yes');
@@ -245,15 +248,16 @@ async function landLocked(ctx: RepoContext, session: Session, options: LandOptio
   const previous = await readRefPreferDirect(cwd, ctx.commonDir, target);
   if (!previous) throw new HagentError('TARGET_MOVED', `target branch ${target} no longer exists`, { target }, 'recreate the branch, or merge the session branch yourself');
 
-  const theirs = await commitToLand(cwd, session, head, previous, approval.paths);
-  const merged = await runGit(['merge-tree', '--write-tree', '-z', '--name-only', '--no-messages', '--allow-unrelated-histories', previous, theirs], { cwd, allowFailure: true });
-  if (merged.exitCode !== 0 && merged.exitCode !== 1) {
-    throw new HagentError('GIT_FAILED', `git merge-tree failed: ${merged.stderr.trim()}`, { stderr: merged.stderr.trim() });
-  }
-  const { tree, conflicts } = parseMergeTree(merged.stdout);
-  if (merged.exitCode === 1) {
+  const [plan, store] = await Promise.all([planMerge(ctx, session, head, approval.paths), looseObjectStore(ctx.commonDir, previous)]);
+  const [previousTree] = await treeIds(cwd, [previous]);
+  const merged = await mergeTrees(cwd, store, plan.baseTree, previousTree!, plan.theirsTree);
+  const { tree, conflicts } = merged;
+  if (!merged.clean) {
     throw new HagentError('LAND_CONFLICT', `landing session ${session.id} on ${target} conflicts in ${conflicts.length} file${conflicts.length === 1 ? '' : 's'}: ${conflicts.join(', ')}`, { session: session.id, target, files: conflicts }, `nothing was written; bring the target into the session (in its worktree: git merge ${target.replace('refs/heads/', '')}, resolve, then hagent sync), then land again`);
   }
+  // The next land base: the session's side of this merge, over the last one.
+  const landBaseMove = writeInternalCommit(cwd, store, plan.theirsTree, [plan.landBase.ref ?? session.base], `hagent: land base of session ${session.id}\n`)
+    .then((oid) => ({ ref: landBaseRef(session), newOid: oid, oldOid: plan.landBase.ref }));
   // Independent reads side by side: what changes, the patch subjects for the message, the checkouts.
   const [changed, subjects, worktrees] = await Promise.all([
     diffTrees(cwd, previous, tree),
@@ -261,7 +265,13 @@ async function landLocked(ctx: RepoContext, session: Session, options: LandOptio
     listWorktrees(cwd, ctx.commonDir),
   ]);
   const files = changed.map((c) => ({ path: c.path, status: c.status }));
-  if (files.length === 0) throw new HagentError('NOTHING_TO_LAND', `${target} already holds every approved change of session ${session.id}`, { session: session.id, target }, 'nothing to do; end the session with hagent session end');
+  if (files.length === 0) {
+    // The target holds every approved change by content already: that is landed, and the next
+    // land starts from here. Only the land base moves.
+    const move = await landBaseMove;
+    await updateRefsCas(cwd, [move], `hagent land ${session.id}: already on ${target}`);
+    throw new HagentError('NOTHING_TO_LAND', `${target} already holds every approved change of session ${session.id}; recorded as landed`, { session: session.id, target }, 'nothing to do; end the session with hagent session end');
+  }
 
   const message = options.message ?? squashMessage(session, head, subjects, files, approval.paths);
 
@@ -275,7 +285,7 @@ async function landLocked(ctx: RepoContext, session: Session, options: LandOptio
   // The commit object is made while the checkout is updated to the merged tree: independent (a
   // refused land leaves at most an unreferenced commit object).
   // In-process when git's identity for hagent is known here (git/commit-direct.ts).
-  const committing = looseObjectStore(ctx.commonDir, previous).then(async (store) => {
+  const committing = Promise.resolve().then(async () => {
     const made = await writeCommit(cwd, ctx.commonDir, ctx.location.gitDir, store, tree, mode === 'merge' ? [previous, head] : [previous], message.endsWith('\n') ? message : `${message}\n`);
     trace(made.inProcess ? 'land: committed in-process' : 'land: committed');
     return made;
@@ -283,9 +293,10 @@ async function landLocked(ctx: RepoContext, session: Session, options: LandOptio
   committing.catch(() => undefined); // awaited below; a failure must not count as unhandled meanwhile
   // The target moves by compare-and-swap, in the same transaction as the ref that keeps the
   // landed session head reachable.
-  const backupRef = `refs/hagent/${session.id}/landed/${session.lands.length + 1}`;
+  // The land base moves with them: a land that moved the target always recorded what it landed.
+  const backupRef = await nextLandedRef(ctx, session);
   const moveRefs = async (made: MadeCommit) => {
-    const moves = [{ ref: target, newOid: made.oid, oldOid: previous }, { ref: backupRef, newOid: head }];
+    const moves = [{ ref: target, newOid: made.oid, oldOid: previous }, { ref: backupRef, newOid: head, oldOid: null }, await landBaseMove];
     const reflog = `hagent land ${session.id} (${mode})`;
     if (!(made.committer && (await updateRefsDirect(ctx.commonDir, ctx.location.gitDir, moves, made.committer, reflog)))) await updateRefsCas(cwd, moves, reflog);
   };

@@ -5,3 +5,4 @@
 export * from './context.js';
 export * from './store.js';
 export * from './lifecycle.js';
+export * from './landed.js';

@@ -10,6 +10,7 @@ import { copyFileNoClobber, readEntry } from '../fsx/index.js';
 import { isInside, type RepoContext, resolveSession } from './context.js';
 import { defaultWorktreePath, listSessions, removeSession, SESSION_ID, writeSession, type Session } from './store.js';
 import { readIntent } from '../transaction/intent.js';
+import { landBaseRef, unlandedPaths } from './landed.js';
 
 /** Branch of a session: `hagent/<id>`; its full ref is `refs/heads/hagent/<id>`. */
 export function sessionBranch(id: string): string {
@@ -210,7 +211,30 @@ export interface SessionSummary {
   commits: number;
   createdAt: string;
   approved: boolean;
+  /** Every change of the session is on its target ({@link unlandedPaths}); false for an empty session. */
   landed: boolean;
+  /**
+   * `empty`: no change was ever made (nothing to land); `landed`: every change is on the target;
+   * `approved`: the approval of the head covers work that has not landed; `open`: work not approved yet.
+   */
+  state: SessionState;
+}
+
+/** The land state of a session, as {@link SessionSummary.state} says. */
+export type SessionState = 'empty' | 'open' | 'approved' | 'landed';
+
+/**
+ * The land state of a session whose branch is at `head` (null: the branch is gone, `open`).
+ * @throws HagentError GIT_FAILED.
+ */
+export async function sessionState(ctx: RepoContext, s: Session, head: string | null): Promise<SessionState> {
+  if (!head) return 'open';
+  if (head === s.base && s.lands.length === 0) return 'empty';
+  const unlanded = await unlandedPaths(ctx, s, head);
+  if (unlanded.length === 0) return s.lands.length === 0 && (await diffTrees(ctx.cwd, s.base, head)).length === 0 ? 'empty' : 'landed';
+  // Approved: the approval of this head covers work that has not landed yet.
+  const paths = s.approval?.head === head ? s.approval.paths : undefined;
+  return paths === null || (paths && unlanded.some((p) => paths.includes(p))) ? 'approved' : 'open';
 }
 
 /** Summaries of every session, oldest first. */
@@ -218,11 +242,12 @@ export async function listSessionSummaries(ctx: RepoContext): Promise<SessionSum
   const sessions = await listSessions(ctx.commonDir);
   return Promise.all(sessions.map(async (s) => {
     const head = await readRef(ctx.cwd, sessionRef(s));
-    const commits = head ? (await firstParentChain(ctx.cwd, s.base, head)).length : 0;
+    const [commits, state] = await Promise.all([head ? firstParentChain(ctx.cwd, s.base, head).then((c) => c.length) : 0, sessionState(ctx, s, head)]);
     return {
       id: s.id, worktree: s.worktree, branch: s.branch, base: s.base, head, target: s.target, commits, createdAt: s.createdAt,
       approved: !!head && s.approval?.head === head,
-      landed: !!head && (await isLanded(ctx, s, head)),
+      landed: state === 'landed',
+      state,
     };
   }));
 }
@@ -255,18 +280,19 @@ export async function sessionStatus(ctx: RepoContext, id?: string): Promise<Stat
   const s = await resolveSession(ctx, id);
   const head = await sessionHead(ctx, s);
   const worktreeExists = await fs.stat(s.worktree).then(() => true, () => false);
-  const [chain, changes, outside, intent] = await Promise.all([
+  const [chain, changes, outside, intent, state] = await Promise.all([
     firstParentChain(ctx.cwd, s.base, head),
     diffTrees(ctx.cwd, s.base, head),
     worktreeExists ? outsideEdits(s.worktree) : Promise.resolve([]),
     readIntent(ctx.commonDir, s.id),
+    sessionState(ctx, s, head),
   ]);
   const interrupted = intent === null ? null : intent === 'damaged'
     ? { command: '?', txid: '?', startedAt: '?', files: [] }
     : { command: intent.command, txid: intent.txid, startedAt: intent.startedAt, files: intent.targets.map((t) => t.rel) };
   return {
     id: s.id, worktree: s.worktree, branch: s.branch, base: s.base, head, target: s.target, commits: chain.length,
-    createdAt: s.createdAt, approved: s.approval?.head === head, landed: await isLanded(ctx, s, head),
+    createdAt: s.createdAt, approved: s.approval?.head === head, landed: state === 'landed', state,
     changed: changes.map((c) => ({ path: c.path, status: c.status })),
     outsideEdits: outside, worktreeExists, interrupted,
   };
@@ -284,56 +310,61 @@ export async function outsideEdits(worktree: string): Promise<ChangedFile[]> {
   return out;
 }
 
-/**
- * True when every change of the session (base → head) is on its target now: the target holds the
- * same content on every path the session changed. Land records are not trusted (a partial land,
- * or a target reset since, leaves work behind); squash lands are recognised by content, not
- * ancestry (prior-art.md §3).
- */
-export async function isLanded(ctx: RepoContext, s: Session, head: string): Promise<boolean> {
-  if (head === s.base) return true;
-  if (!s.target) return false;
-  const targetHead = await readRef(ctx.cwd, s.target);
-  if (!targetHead) return false;
-  const changed = await diffTrees(ctx.cwd, s.base, head);
-  if (changed.length === 0) return true;
-  const [a, b] = await Promise.all([lsTree(ctx.cwd, head, changed.map((c) => c.path)), lsTree(ctx.cwd, targetHead, changed.map((c) => c.path))]);
-  return changed.every((c) => a.get(c.path)?.oid === b.get(c.path)?.oid && a.get(c.path)?.mode === b.get(c.path)?.mode);
-}
-
 /** JSON of `hagent session end`. */
 export interface EndResult {
   id: string;
   removedWorktree: boolean;
   deletedBranch: boolean;
-  /** Head commit when the session ended: still reachable from the reflog and `refs/hagent/<id>/ended`. */
+  /** Head commit when the session ended. */
   head: string | null;
+  /** `refs/hagent/<id>/ended`, kept when the session ended with work that had not landed; else null. */
+  keptAs: string | null;
+  /** Paths of work that had not landed (forced end): kept under `keptAs`. */
+  unlanded: string[];
+}
+
+/** Options of {@link endSession}. */
+export interface EndOptions {
+  /** End even with work that has not landed. */
+  force?: boolean;
+  /**
+   * Asked before a forced end drops work from the session (the paths that have not landed, the
+   * uncommitted files); false refuses with CONFIRMATION_REQUIRED. Default: refuse.
+   */
+  confirm?: (unlanded: readonly string[], uncommitted: readonly string[]) => Promise<boolean>;
 }
 
 /**
  * Ends a session: removes its worktree, its branch and its metadata. Refuses to drop work that
- * has not landed (commits, or outside edits in the worktree) unless `force`; even then the head
- * stays reachable as `refs/hagent/<id>/ended`.
- * @throws HagentError UNLANDED_WORK listing what would be lost; SESSION_NOT_FOUND and friends.
+ * has not landed ({@link unlandedPaths}) or uncommitted files in its worktree unless `force`, and
+ * then only once `confirm` says yes; the head then stays reachable as `refs/hagent/<id>/ended`.
+ * @throws HagentError UNLANDED_WORK listing what would be lost; CONFIRMATION_REQUIRED (forced,
+ *   not confirmed); USAGE (run inside the worktree); SESSION_NOT_FOUND and friends.
  */
-export async function endSession(ctx: RepoContext, id: string | undefined, force: boolean): Promise<EndResult> {
+export async function endSession(ctx: RepoContext, id: string | undefined, options: EndOptions = {}): Promise<EndResult> {
   const s = await resolveSession(ctx, id);
   if (isInside(s.worktree, ctx.cwd)) {
     throw new HagentError('USAGE', `you are inside session ${s.id}'s worktree, which ending it removes`, { session: s.id }, `cd to your own checkout first, then: hagent session end ${s.id}`);
   }
   const head = await readRef(ctx.cwd, sessionRef(s));
   const worktreeExists = await fs.stat(s.worktree).then(() => true, () => false);
-  if (!force) {
-    const pending = worktreeExists ? await outsideEdits(s.worktree) : [];
-    if (pending.length) {
-      throw new HagentError('UNLANDED_WORK', `session ${s.id} has ${pending.length} uncommitted file${pending.length === 1 ? '' : 's'} in its worktree`, { session: s.id, files: pending.map((p) => p.path) }, 'review them, or pass --force to drop them');
+  const [pending, unlanded] = await Promise.all([
+    worktreeExists ? outsideEdits(s.worktree) : Promise.resolve([]),
+    head ? unlandedPaths(ctx, s, head) : Promise.resolve([]),
+  ]);
+  const uncommitted = pending.map((p) => p.path);
+  if (!options.force) {
+    if (uncommitted.length) {
+      throw new HagentError('UNLANDED_WORK', `session ${s.id} has ${uncommitted.length} uncommitted file${uncommitted.length === 1 ? '' : 's'} in its worktree`, { session: s.id, files: uncommitted }, `keep them with hagent sync --session ${s.id} (then review and land), or pass --force to drop them`);
     }
-    if (head && !(await isLanded(ctx, s, head))) {
-      const changed = await diffTrees(ctx.cwd, s.base, head);
-      throw new HagentError('UNLANDED_WORK', `session ${s.id} has work that has not landed`, { session: s.id, files: changed.map((c) => c.path) }, `land it with hagent land, or pass --force to end it anyway (the head stays reachable as refs/hagent/${s.id}/ended)`);
+    if (unlanded.length) {
+      throw new HagentError('UNLANDED_WORK', `session ${s.id} has work that has not landed: ${unlanded.join(', ')}`, { session: s.id, files: unlanded }, `land it with hagent land --session ${s.id}, or pass --force to end it anyway (the head stays reachable as refs/hagent/${s.id}/ended)`);
     }
+  } else if ((unlanded.length || uncommitted.length) && !(await (options.confirm ?? (async () => false))(unlanded, uncommitted))) {
+    throw new HagentError('CONFIRMATION_REQUIRED', `ending session ${s.id} drops ${[unlanded.length ? `work that has not landed (${unlanded.join(', ')})` : '', uncommitted.length ? `uncommitted files (${uncommitted.join(', ')})` : ''].filter(Boolean).join(' and ')}`, { session: s.id, files: [...unlanded, ...uncommitted] }, 'pass --yes to end it anyway (the head stays reachable as refs/hagent/<id>/ended), or land it first');
   }
-  if (head) await runGit(['update-ref', '--create-reflog', '-m', 'hagent: session end', `refs/hagent/${s.id}/ended`, head], { cwd: ctx.cwd });
+  const keptAs = head && unlanded.length ? `refs/hagent/${s.id}/ended` : null;
+  if (keptAs) await runGit(['update-ref', '--create-reflog', '-m', 'hagent: session end', keptAs, head!], { cwd: ctx.cwd });
   let removedWorktree = false;
   if (worktreeExists) {
     await runGit(['worktree', 'remove', '--force', s.worktree], { cwd: ctx.cwd });
@@ -347,6 +378,8 @@ export async function endSession(ctx: RepoContext, id: string | undefined, force
     deletedBranch = true;
   }
   await runGit(['update-ref', '-d', redoRef(s)], { cwd: ctx.cwd, allowFailure: true });
+  // A later session of the same name must not start from this one's land base.
+  await runGit(['update-ref', '-d', landBaseRef(s)], { cwd: ctx.cwd, allowFailure: true });
   await removeSession(ctx.commonDir, s.id);
-  return { id: s.id, removedWorktree, deletedBranch, head };
+  return { id: s.id, removedWorktree, deletedBranch, head, keptAs, unlanded };
 }

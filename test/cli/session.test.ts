@@ -163,8 +163,12 @@ t('end refuses to drop work that has not landed, and --force keeps the head reac
   assert.is(r.json.error.code, 'UNLANDED_WORK');
   assert.equal(r.json.error.files, ['README.md']);
   assert.ok(existsSync(s.worktree));
-  const f = hagent(repo, ['session', 'end', 'e', '--force', '--json']);
+  const unconfirmed = hagent(repo, ['session', 'end', 'e', '--force', '--json']);
+  assert.is(unconfirmed.json.error.code, 'CONFIRMATION_REQUIRED', 'off a TTY, --force alone drops nothing');
+  assert.ok(existsSync(s.worktree));
+  const f = hagent(repo, ['session', 'end', 'e', '--force', '--yes', '--json']);
   assert.is(f.status, 0, f.stdout);
+  assert.is(f.json.keptAs, 'refs/hagent/e/ended');
   assert.not.ok(existsSync(s.worktree));
   assert.is(git(repo, 'rev-parse', 'refs/hagent/e/ended'), head);
   assert.is(git(repo, 'branch', '--list', 'hagent/e'), '');

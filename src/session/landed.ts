@@ -1,0 +1,98 @@
+/**
+ * What a session has landed, and what it has not.
+ *
+ * A session's **land base** is the state it has already landed: its base with every path it
+ * landed at the version that landed. It is the merge base of the next land, so a land merges only
+ * what the session changed since its last land; with the original base instead, a file changed on
+ * the target after a land would be taken back to the session's version of the old lines.
+ * It lives in a ref (`refs/hagent/<id>/land-base`, a commit whose tree is the land base), moved in
+ * the same ref transaction as the target, so a land that moved the target always moved it too.
+ */
+import { diffTrees, gitText, lsTree, mergeTrees, readRef, runGit, writeTreeWithChanges, type LooseObjectStore, type TreeChange } from '../git/index.js';
+import type { RepoContext } from './context.js';
+import type { Session } from './store.js';
+
+/** Ref of a session's land base. */
+export function landBaseRef(session: Pick<Session, 'id'>): string {
+  return `refs/hagent/${session.id}/land-base`;
+}
+
+/** A session's land base. */
+export interface LandBase {
+  /** A tree-ish holding the land base: the ref's commit, the session base, or a tree derived from old land records. */
+  treeish: string;
+  /** The ref's value now, for the compare-and-swap of the next land; null while it does not exist. */
+  ref: string | null;
+}
+
+/**
+ * Reads a session's land base: its ref; else, for a session landed before the ref existed, the
+ * base with every path whose landed version the land commits hold (by content); else the base.
+ * @throws HagentError GIT_FAILED.
+ */
+export async function readLandBase(ctx: RepoContext, session: Session): Promise<LandBase> {
+  const ref = await readRef(ctx.cwd, landBaseRef(session));
+  if (ref) return { treeish: ref, ref };
+  if (session.lands.length === 0) return { treeish: session.base, ref: null };
+  let treeish = session.base;
+  for (const land of session.lands) {
+    const changed = await diffTrees(ctx.cwd, treeish, land.head);
+    if (changed.length === 0) continue;
+    const paths = changed.map((c) => c.path);
+    const [inHead, inLand] = await Promise.all([lsTree(ctx.cwd, land.head, paths), lsTree(ctx.cwd, land.commit, paths)]);
+    const landed = changed.filter((c) => inHead.get(c.path)?.oid === inLand.get(c.path)?.oid && inHead.get(c.path)?.mode === inLand.get(c.path)?.mode);
+    if (landed.length === 0) continue;
+    treeish = await writeTreeWithChanges(ctx.cwd, treeish, landed.map((c) => headChange(c)));
+  }
+  return { treeish, ref: null };
+}
+
+/** The change that takes a path to its `to` side of a diff. Pure. */
+export function headChange(c: TreeChange): { path: string; mode: string; oid: string | null } {
+  return c.status === 'D' ? { path: c.path, mode: '0', oid: null } : { path: c.path, mode: c.newMode, oid: c.newOid };
+}
+
+/** Tree ids of several revisions or tree-ish values, in one git call. */
+export async function treeIds(cwd: string, revs: readonly string[]): Promise<string[]> {
+  const out = await gitText(['rev-parse', ...revs.map((r) => `${r}^{tree}`)], { cwd });
+  return out.split('\n');
+}
+
+/**
+ * The paths of a session's work that are not on its target: what changed between its land base
+ * and `head`, unless the target already holds it — the same version, or a merge of the target
+ * with the session's changes over the land base that equals the target (the target has every
+ * change by content, and maybe more of its own). Every pending path when the session has no
+ * target or the target is gone.
+ * @returns repository-relative paths, in git's order; empty when everything has landed.
+ */
+export async function unlandedPaths(ctx: RepoContext, session: Session, head: string, store: LooseObjectStore | null = null): Promise<string[]> {
+  const base = await readLandBase(ctx, session);
+  const pending = await diffTrees(ctx.cwd, base.treeish, head);
+  if (pending.length === 0) return [];
+  const paths = pending.map((c) => c.path);
+  const target = session.target ? await readRef(ctx.cwd, session.target) : null;
+  if (!target) return paths;
+  const [inHead, inTarget] = await Promise.all([lsTree(ctx.cwd, head, paths), lsTree(ctx.cwd, target, paths)]);
+  const differing = paths.filter((p) => inHead.get(p)?.oid !== inTarget.get(p)?.oid || inHead.get(p)?.mode !== inTarget.get(p)?.mode);
+  if (differing.length === 0) return [];
+  const [baseTree, targetTree, headTree] = await treeIds(ctx.cwd, [base.treeish, target, head]);
+  const merged = await mergeTrees(ctx.cwd, store, baseTree!, targetTree!, headTree!);
+  return merged.clean && merged.tree === targetTree ? [] : differing;
+}
+
+/** True when `ancestor` is `commit` or one of its ancestors. */
+export async function isAncestor(cwd: string, ancestor: string, commit: string): Promise<boolean> {
+  return (await runGit(['merge-base', '--is-ancestor', ancestor, commit], { cwd, allowFailure: true })).exitCode === 0;
+}
+
+/**
+ * The next free `refs/hagent/<id>/landed/<n>`: the ref that keeps a landed head reachable. Counted
+ * from the refs themselves, not from the session record, which is written after them.
+ */
+export async function nextLandedRef(ctx: RepoContext, session: Pick<Session, 'id'>): Promise<string> {
+  const prefix = `refs/hagent/${session.id}/landed/`;
+  const out = await gitText(['for-each-ref', '--format=%(refname)', prefix], { cwd: ctx.cwd });
+  const taken = out.split('\n').map((r) => Number(r.slice(prefix.length))).filter((n) => Number.isInteger(n));
+  return `${prefix}${Math.max(0, ...taken) + 1}`;
+}
