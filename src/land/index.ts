@@ -10,7 +10,7 @@ import { HagentError, isHagentError } from '../errors.js';
 import {
   checkoutTreeDelta, firstParentSubjectsDirect, diffTrees, dirtyPaths, listWorktrees, literalPathspec, locateWorktreeDirect, looseObjectStore, mergeTrees, readRefPreferDirect, runGit, updateRefsCas, updateRefsDirect, writeCommit, writeInternalCommit, writeTreeWithChanges, type MadeCommit, type TreeChange,
 } from '../git/index.js';
-import { guardTarget, headChange, isAncestor, isInside, landBaseRef, nextLandedRef, readLandBase, readSession, sessionHead, treeIds, writeSession, type LandBase, type RepoContext, type Session } from '../session/index.js';
+import { guardTarget, headChange, isInside, patchesFrom, landBaseRef, nextLandedRef, readLandBase, readSession, sessionHead, treeIds, writeSession, type LandBase, type RepoContext, type Session } from '../session/index.js';
 import { guardedWrite } from '../transaction/index.js';
 import { loadConfig } from '../config/index.js';
 import { trace } from '../trace/index.js';
@@ -54,9 +54,7 @@ export { parseMergeTree } from '../git/index.js';
  */
 async function patchSubjects(ctx: RepoContext, session: Session, head: string, paths: string[] | null): Promise<string[]> {
   const cwd = ctx.cwd;
-  // Since the last land, when its head is still in the session's history.
-  const last = session.lands[session.lands.length - 1]?.head;
-  const from = last && last !== head && (await isAncestor(cwd, last, head)) ? last : session.base;
+  const from = await patchesFrom(ctx, session, head);
   const direct = paths ? null : await firstParentSubjectsDirect(ctx.commonDir, from, head);
   if (direct) return direct;
   const r = await runGit(['log', '--first-parent', '--format=%s', `${from}..${head}`, ...(paths ? ['--', ...paths.map(literalPathspec)] : [])], { cwd });
@@ -90,7 +88,7 @@ interface LandMerge {
  */
 async function planMerge(ctx: RepoContext, session: Session, head: string, paths: readonly string[] | null): Promise<LandMerge> {
   const cwd = ctx.cwd;
-  const landBase = await readLandBase(ctx, session);
+  const landBase = await readLandBase(ctx, session, head);
   const pending = await diffTrees(cwd, landBase.treeish, head, paths ?? []);
   if (pending.length === 0) {
     throw new HagentError('NOTHING_TO_LAND', `every approved change of session ${session.id} has landed already`, { session: session.id }, paths ? 'approve the files that have not landed (hagent review lists them), or end the session with hagent session end' : 'nothing to do; end the session with hagent session end');
@@ -255,9 +253,13 @@ async function landLocked(ctx: RepoContext, session: Session, options: LandOptio
   if (!merged.clean) {
     throw new HagentError('LAND_CONFLICT', `landing session ${session.id} on ${target} conflicts in ${conflicts.length} file${conflicts.length === 1 ? '' : 's'}: ${conflicts.join(', ')}`, { session: session.id, target, files: conflicts }, `nothing was written; bring the target into the session (in its worktree: git merge ${target.replace('refs/heads/', '')}, resolve, then hagent sync), then land again`);
   }
-  // The next land base: the session's side of this merge, over the last one.
-  const landBaseMove = writeInternalCommit(cwd, store, plan.theirsTree, [plan.landBase.ref ?? session.base], `hagent: land base of session ${session.id}\n`)
-    .then((oid) => ({ ref: landBaseRef(session), newOid: oid, oldOid: plan.landBase.ref }));
+  // The next land base: the session's side of this merge, over the last one, with the commit
+  // that landed it (none when only the land base moves) as second parent.
+  const landBaseMove = async (landed: string | null) => ({
+    ref: landBaseRef(session),
+    newOid: await writeInternalCommit(cwd, store, plan.theirsTree, [plan.landBase.ref ?? session.base, ...(landed ? [landed] : [])], `hagent: land base of session ${session.id}\n`),
+    oldOid: plan.landBase.ref,
+  });
   // Independent reads side by side: what changes, the patch subjects for the message, the checkouts.
   const [changed, subjects, worktrees] = await Promise.all([
     diffTrees(cwd, previous, tree),
@@ -268,7 +270,7 @@ async function landLocked(ctx: RepoContext, session: Session, options: LandOptio
   if (files.length === 0) {
     // The target holds every approved change by content already: that is landed, and the next
     // land starts from here. Only the land base moves.
-    const move = await landBaseMove;
+    const move = await landBaseMove(null);
     await updateRefsCas(cwd, [move], `hagent land ${session.id}: already on ${target}`);
     throw new HagentError('NOTHING_TO_LAND', `${target} already holds every approved change of session ${session.id}; recorded as landed`, { session: session.id, target }, 'nothing to do; end the session with hagent session end');
   }
@@ -296,7 +298,7 @@ async function landLocked(ctx: RepoContext, session: Session, options: LandOptio
   // The land base moves with them: a land that moved the target always recorded what it landed.
   const backupRef = await nextLandedRef(ctx, session);
   const moveRefs = async (made: MadeCommit) => {
-    const moves = [{ ref: target, newOid: made.oid, oldOid: previous }, { ref: backupRef, newOid: head, oldOid: null }, await landBaseMove];
+    const moves = [{ ref: target, newOid: made.oid, oldOid: previous }, { ref: backupRef, newOid: head, oldOid: null }, await landBaseMove(made.oid)];
     const reflog = `hagent land ${session.id} (${mode})`;
     if (!(made.committer && (await updateRefsDirect(ctx.commonDir, ctx.location.gitDir, moves, made.committer, reflog)))) await updateRefsCas(cwd, moves, reflog);
   };

@@ -3,8 +3,8 @@
  * approval of its current head (all paths or some).
  */
 import { HagentError } from '../errors.js';
-import { diffTrees, readNote, runGit } from '../git/index.js';
-import { sessionHead, writeSession, type Approval, type RepoContext, type Session } from '../session/index.js';
+import { diffTrees, readNote, readRef, runGit } from '../git/index.js';
+import { patchesFrom, readLandBase, sessionHead, writeSession, type Approval, type LandBase, type RepoContext, type Session } from '../session/index.js';
 
 /** One file of a review stat. `added`/`removed` are line counts; null for binary files. */
 export interface ReviewFile {
@@ -28,6 +28,8 @@ export interface ReviewResult {
   ok: true;
   session: string;
   base: string;
+  /** What `files` and the diff are against: the base, what has landed, or a target commit merged in (session/landed.ts). */
+  since: LandBase['since'];
   head: string;
   target: string | null;
   files: ReviewFile[];
@@ -75,19 +77,33 @@ export function parseLogNameStatus(out: Buffer): ReviewPatch[] {
 }
 
 /**
- * Reviews a session: per-file stat against the base, the applied patches (commits, newest
- * first, with the patch text from the `refs/notes/hagent` note when asked), the unified diff,
- * and records approval of the current head when asked.
- * @throws HagentError USAGE when an approved path is not among the session's changes.
+ * The commits of a session since its last land (or its base), first-parent, leaving out what its
+ * target holds (commits the agent brought in from the target by merge or rebase are the user's).
+ * A revision range for `git log`.
+ */
+export async function sessionPatchRange(ctx: RepoContext, session: Session, head: string): Promise<string[]> {
+  const [from, target] = await Promise.all([patchesFrom(ctx, session, head), session.target ? readRef(ctx.cwd, session.target) : null]);
+  return [`${from}..${head}`, ...(target ? [`^${target}`] : [])];
+}
+
+/**
+ * Reviews a session: what it would land — the per-file stat and the unified diff of its changes
+ * since its land base (its base, or what it has landed: session/landed.ts) — and its patches since
+ * the last land (commits, newest first, with the patch text from the `refs/notes/hagent` note when
+ * asked); records approval of the current head when asked.
+ * @throws HagentError USAGE when an approved path is not among the changes to land;
+ *   NOTHING_TO_LAND when approving a session with nothing to land.
  */
 export async function reviewSession(ctx: RepoContext, session: Session, options: ReviewOptions = {}): Promise<ReviewResult> {
   const head = await sessionHead(ctx, session);
   const cwd = ctx.cwd;
+  const [landBase, range] = await Promise.all([readLandBase(ctx, session, head), sessionPatchRange(ctx, session, head)]);
+  const from = landBase.treeish;
   const [changes, numstat, log, diff] = await Promise.all([
-    diffTrees(cwd, session.base, head),
-    runGit(['diff', '--numstat', '-z', '--no-renames', '--no-ext-diff', session.base, head], { cwd }),
-    runGit(['log', '-z', '--first-parent', '--format=%x01%H%x00%cI%x00%s', '--name-status', '--no-renames', `${session.base}..${head}`], { cwd }),
-    options.diff ? runGit(['diff', '--no-ext-diff', '--no-textconv', '--no-renames', `--color=${options.color ? 'always' : 'never'}`, session.base, head], { cwd }) : Promise.resolve(null),
+    diffTrees(cwd, from, head),
+    runGit(['diff', '--numstat', '-z', '--no-renames', '--no-ext-diff', from, head], { cwd }),
+    runGit(['log', '-z', '--first-parent', '--format=%x01%H%x00%cI%x00%s', '--name-status', '--no-renames', ...range], { cwd }),
+    options.diff ? runGit(['diff', '--no-ext-diff', '--no-textconv', '--no-renames', `--color=${options.color ? 'always' : 'never'}`, from, head], { cwd }) : Promise.resolve(null),
   ]);
   const stats = parseNumstat(numstat.stdout);
   const files = changes.map((c) => ({ path: c.path, status: c.status, ...(stats.get(c.path) ?? { added: null, removed: null }) }));
@@ -101,19 +117,25 @@ export async function reviewSession(ctx: RepoContext, session: Session, options:
   let approval = session.approval;
   let approvedNow = false;
   if (options.approve !== undefined) {
-    if (files.length === 0) throw new HagentError('NOTHING_TO_LAND', `session ${session.id} has no changes to approve`, { session: session.id }, 'apply a patch first');
+    if (files.length === 0) {
+      throw new HagentError('NOTHING_TO_LAND', `session ${session.id} has no changes to approve${landBase.since === 'base' ? '' : ' (everything it changed has landed)'}`, { session: session.id }, landBase.since === 'base' ? 'apply a patch first' : `nothing to do; end the session with hagent session end ${session.id}`);
+    }
     let paths: string[] | null = null;
     if (options.approve !== true) {
       const known = new Set(files.map((f) => f.path));
       const unknown = options.approve.filter((p) => !known.has(p));
-      if (unknown.length) throw new HagentError('USAGE', `not changed by this session: ${unknown.join(', ')}`, { files: unknown }, `approve paths among: ${[...known].join(', ')}`);
+      if (unknown.length) {
+        const landed = new Set((await diffTrees(cwd, session.base, head, unknown)).map((c) => c.path));
+        const what = unknown.map((p) => `${p} (${landed.has(p) ? 'landed already' : 'not changed by this session'})`);
+        throw new HagentError('USAGE', `not among the changes to land: ${what.join(', ')}`, { files: unknown }, `approve paths among: ${[...known].join(', ')}`);
+      }
       paths = [...new Set(options.approve)].sort();
     }
     approval = { head, paths, at: new Date().toISOString() };
     await writeSession(ctx.commonDir, { ...session, approval });
     approvedNow = true;
   }
-  const result: ReviewResult = { ok: true, session: session.id, base: session.base, head, target: session.target, files, patches, approval, approvedNow };
+  const result: ReviewResult = { ok: true, session: session.id, base: session.base, since: landBase.since, head, target: session.target, files, patches, approval, approvedNow };
   if (diff) result.diff = diff.stdout.toString('utf8');
   return result;
 }

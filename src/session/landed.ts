@@ -19,32 +19,49 @@ export function landBaseRef(session: Pick<Session, 'id'>): string {
 
 /** A session's land base. */
 export interface LandBase {
-  /** A tree-ish holding the land base: the ref's commit, the session base, or a tree derived from old land records. */
+  /** A tree-ish holding the land base: a commit, or a tree derived from old land records. */
   treeish: string;
   /** The ref's value now, for the compare-and-swap of the next land; null while it does not exist. */
   ref: string | null;
+  /**
+   * `base`: nothing landed yet; `landed`: what the session landed; `target`: a target commit the
+   * session merged or rebased onto after both (`hagent session update`, or the agent's own git).
+   */
+  since: 'base' | 'landed' | 'target';
 }
 
 /**
- * Reads a session's land base: its ref; else, for a session landed before the ref existed, the
- * base with every path whose landed version the land commits hold (by content); else the base.
+ * Reads a session's land base: the newest of its base, what it landed (its ref; for a session
+ * landed before the ref existed, the base with every path whose landed version the land commits
+ * hold, by content) and — given its `head` — the target commit its history merged in last
+ * (`git merge-base head target`, when that came after the base and after the last land), whose
+ * tree then holds everything the session has in common with the target.
  * @throws HagentError GIT_FAILED.
  */
-export async function readLandBase(ctx: RepoContext, session: Session): Promise<LandBase> {
-  const ref = await readRef(ctx.cwd, landBaseRef(session));
-  if (ref) return { treeish: ref, ref };
-  if (session.lands.length === 0) return { treeish: session.base, ref: null };
+export async function readLandBase(ctx: RepoContext, session: Session, head?: string): Promise<LandBase> {
+  const cwd = ctx.cwd;
+  const [ref, target] = await Promise.all([readRef(cwd, landBaseRef(session)), head && session.target ? readRef(cwd, session.target) : Promise.resolve(null)]);
+  if (head && target) {
+    const mb = (await runGit(['merge-base', head, target], { cwd, allowFailure: true })).stdout.toString('utf8').trim();
+    if (mb && mb !== session.base && (await isAncestor(cwd, session.base, mb))) {
+      // The land commit of the last land is the land base's second parent.
+      const lastLand = ref ? (await runGit(['rev-parse', '--verify', '-q', `${ref}^2`], { cwd, allowFailure: true })).stdout.toString('utf8').trim() : session.lands[session.lands.length - 1]?.commit;
+      if (!lastLand || (await isAncestor(cwd, lastLand, mb))) return { treeish: mb, ref, since: 'target' };
+    }
+  }
+  if (ref) return { treeish: ref, ref, since: 'landed' };
+  if (session.lands.length === 0) return { treeish: session.base, ref: null, since: 'base' };
   let treeish = session.base;
   for (const land of session.lands) {
-    const changed = await diffTrees(ctx.cwd, treeish, land.head);
+    const changed = await diffTrees(cwd, treeish, land.head);
     if (changed.length === 0) continue;
     const paths = changed.map((c) => c.path);
-    const [inHead, inLand] = await Promise.all([lsTree(ctx.cwd, land.head, paths), lsTree(ctx.cwd, land.commit, paths)]);
+    const [inHead, inLand] = await Promise.all([lsTree(cwd, land.head, paths), lsTree(cwd, land.commit, paths)]);
     const landed = changed.filter((c) => inHead.get(c.path)?.oid === inLand.get(c.path)?.oid && inHead.get(c.path)?.mode === inLand.get(c.path)?.mode);
     if (landed.length === 0) continue;
-    treeish = await writeTreeWithChanges(ctx.cwd, treeish, landed.map((c) => headChange(c)));
+    treeish = await writeTreeWithChanges(cwd, treeish, landed.map((c) => headChange(c)));
   }
-  return { treeish, ref: null };
+  return { treeish, ref: null, since: 'landed' };
 }
 
 /** The change that takes a path to its `to` side of a diff. Pure. */
@@ -67,7 +84,7 @@ export async function treeIds(cwd: string, revs: readonly string[]): Promise<str
  * @returns repository-relative paths, in git's order; empty when everything has landed.
  */
 export async function unlandedPaths(ctx: RepoContext, session: Session, head: string, store: LooseObjectStore | null = null): Promise<string[]> {
-  const base = await readLandBase(ctx, session);
+  const base = await readLandBase(ctx, session, head);
   const pending = await diffTrees(ctx.cwd, base.treeish, head);
   if (pending.length === 0) return [];
   const paths = pending.map((c) => c.path);
@@ -95,4 +112,10 @@ export async function nextLandedRef(ctx: RepoContext, session: Pick<Session, 'id
   const out = await gitText(['for-each-ref', '--format=%(refname)', prefix], { cwd: ctx.cwd });
   const taken = out.split('\n').map((r) => Number(r.slice(prefix.length))).filter((n) => Number.isInteger(n));
   return `${prefix}${Math.max(0, ...taken) + 1}`;
+}
+
+/** Where a session's patches since its last land start: that land's head when it is still in the session's history, else the base. */
+export async function patchesFrom(ctx: RepoContext, session: Session, head: string): Promise<string> {
+  const last = session.lands[session.lands.length - 1]?.head;
+  return last && last !== head && (await isAncestor(ctx.cwd, last, head)) ? last : session.base;
 }

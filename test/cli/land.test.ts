@@ -87,10 +87,12 @@ t('partial approval, then the rest: the rest lands, then the session is landed',
   const end = hagent(repo, ['session', 'end', 'p', '--json']);
   assert.is(end.json.error.code, 'UNLANDED_WORK');
   assert.equal(end.json.error.files, ['b.txt']);
+  const review = hagent(repo, ['review', '--session', 'p', '--json']).json;
+  assert.equal(review.files.map((f: any) => f.path), ['b.txt'], 'review shows what is left to land');
+  assert.is(review.since, 'landed');
   const again = hagent(repo, ['review', '--session', 'p', '--approve', 'a.txt', '--json']);
-  assert.is(again.status, 0);
-  const nothing = hagent(repo, ['land', '--session', 'p', '--json']);
-  assert.is(nothing.json.error.code, 'NOTHING_TO_LAND', 'a.txt has landed already');
+  assert.is(again.status, 2);
+  assert.match(again.json.error.message, /a\.txt \(landed already\)/);
   const rest = approveAndLand(repo, 'p', ['b.txt']);
   assert.equal(rest.files, [{ path: 'b.txt', status: 'M' }]);
   assert.is(read(repo, 'b.txt'), 'B\n');
