@@ -141,8 +141,9 @@ async function main(): Promise<void> {
       .example('$0 review --approve src/a.ts src/b.ts', 'approve two files only'),
     handler(async () => (await import('./commands/review.js')).runReview))
     .command('land', 'bring the approved changes onto the target branch (squash by default)', (b) => b
-      .options({ ...json, ...sessionOpt, squash: { type: 'boolean', describe: 'one commit on the target (default)', conflicts: 'merge' }, merge: { type: 'boolean', describe: 'a merge commit keeping the session history' }, message: { type: 'string', alias: 'm', describe: 'commit message' }, yes: { type: 'boolean', describe: 'land the current head even if not approved or changed since approval' } })
+      .options({ ...json, ...sessionOpt, squash: { type: 'boolean', describe: 'one commit on the target (default)', conflicts: 'merge' }, merge: { type: 'boolean', describe: 'a merge commit keeping the session history' }, message: { type: 'string', alias: 'm', describe: 'commit message' }, yes: { type: 'boolean', describe: 'land the current head even if not approved or changed since approval' }, 'allow-denied': { type: 'boolean', describe: 'land paths the policy protects (.env, .hagent/, symlinks…) that the session changed' } })
       .example('$0 land', 'squash the approved work onto your branch')
+      .example('$0 land --allow-denied', 'you reviewed the protected paths the session changed and want them')
       .example('$0 land --merge -m "feat: login" --json', ''),
     handler(async () => (await import('./commands/land.js')).runLand))
     .command('undo [steps]', 'move the session back N applied patches (undone patches stay reachable)', (b) => b

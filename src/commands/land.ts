@@ -6,10 +6,10 @@ import { openRepo, resolveSession } from '../session/index.js';
 import { palette, printJson, printLines, short, type Io } from '../output/index.js';
 import type { CommonArgs } from './shared.js';
 
-export async function runLand(argv: CommonArgs & { squash?: boolean; merge?: boolean; message?: string; yes?: boolean }, io: Io): Promise<number> {
+export async function runLand(argv: CommonArgs & { squash?: boolean; merge?: boolean; message?: string; yes?: boolean; allowDenied?: boolean }, io: Io): Promise<number> {
   const ctx = await openRepo(io.cwd);
   const session = await resolveSession(ctx, argv.session);
-  const r = await landSession(ctx, session, { mode: argv.merge ? 'merge' : 'squash', ...(argv.message ? { message: argv.message } : {}), yes: !!argv.yes, env: io.env });
+  const r = await landSession(ctx, session, { mode: argv.merge ? 'merge' : 'squash', ...(argv.message ? { message: argv.message } : {}), yes: !!argv.yes, allowDenied: !!argv.allowDenied, env: io.env });
   if (argv.json) {
     printJson(io, r);
     return 0;

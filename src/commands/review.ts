@@ -4,7 +4,7 @@
 import { reviewSession } from '../review/index.js';
 import { openRepo, resolveSession } from '../session/index.js';
 import { palette, printJson, printLines, short, type Io } from '../output/index.js';
-import type { CommonArgs } from './shared.js';
+import { driftLines, type CommonArgs } from './shared.js';
 
 export async function runReview(argv: CommonArgs & { stat?: boolean; patches?: boolean; approve?: string[] | boolean }, io: Io): Promise<number> {
   const ctx = await openRepo(io.cwd);
@@ -17,12 +17,14 @@ export async function runReview(argv: CommonArgs & { stat?: boolean; patches?: b
     return 0;
   }
   const p = palette(io.color);
-  const lines: string[] = [p.bold(`Session ${r.session}: ${r.patches.length} patch${r.patches.length === 1 ? '' : 'es'}, ${r.files.length} file${r.files.length === 1 ? '' : 's'} changed (base ${short(r.base)} → head ${short(r.head)})`)];
+  const since = r.since === 'base' ? `base ${short(r.base)}` : r.since === 'landed' ? 'what has landed' : 'the target commit it merged';
+  const lines: string[] = [p.bold(`Session ${r.session}: ${r.patches.length} patch${r.patches.length === 1 ? '' : 'es'}, ${r.files.length} file${r.files.length === 1 ? '' : 's'} to land (since ${since} → head ${short(r.head)})`)];
+  if (r.drift) lines.push(...driftLines(r.drift, p));
   for (const f of r.files) lines.push(`  ${f.status} ${f.path.padEnd(40)} ${f.added === null ? 'binary' : `${p.green(`+${f.added}`)} ${p.red(`-${f.removed}`)}`}`);
   if (argv.patches || !argv.stat) {
     lines.push('', p.bold('Applied patches (newest first):'));
     for (const pt of r.patches) {
-      lines.push(`  ${p.yellow(short(pt.commit))} ${p.dim(pt.time)} ${pt.subject}`);
+      lines.push(`  ${p.yellow(short(pt.commit))} ${p.dim(pt.time)} ${pt.subject}${pt.outside ? p.dim(' (outside hagent)') : ''}`);
       if (argv.patches && pt.patch) lines.push(...pt.patch.trimEnd().split('\n').map((l) => `      ${l}`));
     }
   }

@@ -3,7 +3,7 @@
  */
 import { openRepo, startSession, listSessionSummaries, sessionStatus, endSession } from '../session/index.js';
 import { palette, printJson, printLines, short, type Io } from '../output/index.js';
-import { askYesNo, type CommonArgs } from './shared.js';
+import { askYesNo, driftLines, type CommonArgs } from './shared.js';
 
 export async function runStart(argv: CommonArgs & { name?: string; base?: string }, io: Io): Promise<number> {
   const ctx = await openRepo(io.cwd);
@@ -30,7 +30,8 @@ export async function runList(argv: CommonArgs, io: Io): Promise<number> {
   else if (list.length === 0) printLines(io, ['No sessions. Start one with: hagent session start']);
   else {
     const p = palette(io.color);
-    printLines(io, list.map((s) => `${p.bold(s.id.padEnd(18))} ${String(s.commits).padStart(3)} patch${s.commits === 1 ? ' ' : 'es'}  ${s.landed ? p.green('landed  ') : s.approved ? p.cyan('approved') : '        '}  → ${s.target?.replace('refs/heads/', '') ?? '-'}  ${p.dim(s.worktree)}`));
+    const label = { empty: p.dim('empty   '), open: 'open    ', approved: p.cyan('approved'), landed: p.green('landed  ') } as const;
+    printLines(io, list.map((s) => `${p.bold(s.id.padEnd(18))} ${String(s.commits).padStart(3)} patch${s.commits === 1 ? ' ' : 'es'}  ${label[s.state]}  → ${s.target?.replace('refs/heads/', '') ?? '-'}  ${p.dim(s.worktree)}${s.drift ? p.yellow(`  (moved outside hagent: ${s.drift.kind})`) : ''}`));
   }
   return 0;
 }
@@ -42,7 +43,7 @@ export async function runStatus(argv: CommonArgs & { id?: string }, io: Io): Pro
   else {
     const p = palette(io.color);
     printLines(io, [
-      `${p.bold(`Session ${s.id}`)}${s.landed ? p.green(' (landed)') : s.approved ? p.cyan(' (approved)') : ''}`,
+      `${p.bold(`Session ${s.id}`)} (${s.state})`,
       `  worktree: ${s.worktree}${s.worktreeExists ? '' : p.red(' (missing)')}`,
       `  base:     ${short(s.base)}   head: ${short(s.head)}   patches: ${s.commits}`,
       `  target:   ${s.target ?? '-'}`,
@@ -50,6 +51,7 @@ export async function runStatus(argv: CommonArgs & { id?: string }, io: Io): Pro
       ...s.changed.map((c) => `    ${c.status} ${c.path}`),
       ...(s.interrupted ? [p.red(`  interrupted: a ${s.interrupted.command} (started ${s.interrupted.startedAt}) on ${s.interrupted.files.join(', ') || 'unknown files'}`), p.dim('    the next apply, undo, sync or land (or hagent doctor) finishes or undoes it first')] : []),
       ...(s.outsideEdits.length ? [p.yellow(`  outside edits pending (${s.outsideEdits.length}):`), ...s.outsideEdits.map((c) => `    ${c.status} ${c.path}`)] : []),
+      ...(s.drift ? driftLines(s.drift, p) : []),
     ]);
   }
   return 0;

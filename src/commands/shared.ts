@@ -5,7 +5,8 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { HagentError } from '../errors.js';
-import type { Io } from '../output/index.js';
+import type { Io, palette } from '../output/index.js';
+import type { Drift } from '../session/index.js';
 
 /** Options every command accepts. */
 export interface CommonArgs {
@@ -63,4 +64,13 @@ export function recoveryLine(r: { command: string; action: string; commit: strin
   const what = r.action === 'completed' ? `completed its commit${r.commit ? ` ${r.commit.slice(0, 12)}` : ''}` : r.action === 'restored' ? 'restored the files as they were before it' : 'discarded its damaged record';
   const outside = r.outside.length ? `; left alone (changed by someone else): ${r.outside.join(', ')}` : '';
   return `note: an interrupted ${r.command} was found and hagent ${what} (${r.files.join(', ') || 'no files'})${outside}`;
+}
+
+/** Human lines for a session's drift (session/drift.ts). */
+export function driftLines(d: Drift, p: ReturnType<typeof palette>): string[] {
+  const what = d.kind === 'detached' ? 'its worktree HEAD is detached'
+    : d.kind === 'other-branch' ? `its worktree has ${d.branch.replace('refs/heads/', '')} checked out`
+    : d.kind === 'outside-commits' ? `${d.commits.length} commit${d.commits.length === 1 ? '' : 's'} on the branch were made outside hagent`
+    : `its branch was moved outside hagent, dropping ${d.dropped} commit${d.dropped === 1 ? '' : 's'}${d.pastBase ? ', past the session base' : ''}`;
+  return [p.yellow(`  moved outside hagent: ${what}`), p.dim(`    ${d.hint}`)];
 }

@@ -10,9 +10,10 @@ import { HagentError, isHagentError } from '../errors.js';
 import {
   checkoutTreeDelta, firstParentSubjectsDirect, diffTrees, dirtyPaths, listWorktrees, literalPathspec, locateWorktreeDirect, looseObjectStore, mergeTrees, readRefPreferDirect, runGit, updateRefsCas, updateRefsDirect, writeCommit, writeInternalCommit, writeTreeWithChanges, type MadeCommit, type TreeChange,
 } from '../git/index.js';
-import { guardTarget, headChange, isInside, patchesFrom, landBaseRef, nextLandedRef, readLandBase, readSession, sessionHead, treeIds, writeSession, type LandBase, type RepoContext, type Session } from '../session/index.js';
+import { guardTarget, headChange, isInside, patchesFrom, readDrift, landBaseRef, nextLandedRef, readLandBase, readSession, sessionHead, treeIds, writeSession, type LandBase, type RepoContext, type Session } from '../session/index.js';
 import { guardedWrite } from '../transaction/index.js';
 import { loadConfig } from '../config/index.js';
+import { deniedReason, type Policy } from '../policy/index.js';
 import { trace } from '../trace/index.js';
 import { recoverLand, removeLandRecord, writeLandRecord, type LandRecovery } from './recover.js';
 
@@ -26,6 +27,8 @@ export interface LandOptions {
   yes?: boolean;
   /** Environment for configuration overrides (lock timeout). */
   env?: Readonly<Record<string, string | undefined>>;
+  /** `--allow-denied`: land paths the policy denies (the user's explicit override; they are listed in `allowedDenied`). */
+  allowDenied?: boolean;
 }
 
 /** JSON of `hagent land` (issue 2 §5). */
@@ -43,6 +46,29 @@ export interface LandResult {
   backupRef: string;
   /** Present when this land first finished an interrupted one (land/recover.ts). */
   recovered?: LandRecovery;
+  /** Paths the policy denies that landed because of `--allow-denied`. */
+  allowedDenied?: DeniedPath[];
+}
+
+/** A path of a land that the policy refuses, and why. */
+export interface DeniedPath {
+  path: string;
+  reason: string;
+}
+
+/**
+ * The changes of a land that the path policy refuses, whatever made the commit (patch-language.md
+ * §5b, the same rules as apply and sync): a denied path — written, deleted or given another
+ * mode — and a symbolic link added or changed. A session's commits made with the agent's own git
+ * never passed apply's checks, so the land checks every path it brings. Pure.
+ */
+export function deniedChanges(changes: readonly TreeChange[], policy: Policy): DeniedPath[] {
+  const out: DeniedPath[] = [];
+  for (const c of changes) {
+    const reason = deniedReason(c.path, policy) ?? (c.newMode === '120000' && c.status !== 'D' ? 'a symbolic link' : null);
+    if (reason) out.push({ path: c.path, reason });
+  }
+  return out;
 }
 
 export { parseMergeTree } from '../git/index.js';
@@ -138,7 +164,7 @@ async function assertNoOperationInProgress(ctx: RepoContext, worktree: string, t
  * Lands the approved changes of a session on its target branch, under the session lock;
  * journaled.
  * @throws HagentError NOTHING_TO_LAND, NOT_APPROVED, APPROVAL_OUTDATED (head moved after
- *   approval), DETACHED_TARGET, LAND_CONFLICT (conflicted paths listed, nothing written),
+ *   approval), DETACHED_TARGET, SESSION_DRIFTED (the branch was reset past its base), LAND_DENIED (a path the policy protects, unless allowDenied), LAND_CONFLICT (conflicted paths listed, nothing written),
  *   DIRTY_TARGET (user-modified files listed, nothing touched), TARGET_MOVED (CAS lost).
  */
 export async function landSession(ctx: RepoContext, session: Session, options: LandOptions = {}): Promise<LandResult> {
@@ -150,7 +176,7 @@ export async function landSession(ctx: RepoContext, session: Session, options: L
       throw new HagentError('DIRTY_TARGET', `an interrupted land of session ${session.id} left ${recovered.worktree} half updated, and its index is locked (index.lock)`, { files: [], worktree: recovered.worktree }, `if no git command is running there, remove ${recovered.indexLock ?? 'its index.lock'}, then land again: hagent puts the checkout back first`);
     }
     // Re-read the metadata under the lock: an approval may have been recorded meanwhile.
-    const r = await landLocked(ctx, await readSession(ctx.commonDir, session.id), options);
+    const r = await landLocked(ctx, await readSession(ctx.commonDir, session.id), options, config.policy);
     return { value: recovered ? { ...r, recovered } : r, files: r.files.map((f) => f.path), head: r.commit };
   });
   return value;
@@ -228,11 +254,15 @@ async function updateCheckout(worktree: string, previous: string, tree: string, 
   }
 }
 
-async function landLocked(ctx: RepoContext, session: Session, options: LandOptions): Promise<LandResult> {
+async function landLocked(ctx: RepoContext, session: Session, options: LandOptions, policy: Policy): Promise<LandResult> {
   const cwd = ctx.cwd;
   const mode = options.mode ?? 'squash';
   const head = await sessionHead(ctx, session);
   if (head === session.base && session.lands.length === 0) throw new HagentError('NOTHING_TO_LAND', `session ${session.id} has no applied patch`, { session: session.id }, 'apply a patch first');
+  const drift = await readDrift(ctx, session, head);
+  if (drift?.kind === 'rewound' && drift.pastBase) {
+    throw new HagentError('SESSION_DRIFTED', `session ${session.id}: its branch was moved outside hagent to a commit that does not hold the session's base`, { session: session.id, drift }, `nothing was written; ${drift.hint}`);
+  }
   let approval = session.approval;
   if (!approval) {
     if (!options.yes) throw new HagentError('NOT_APPROVED', `nothing in session ${session.id} is approved`, { session: session.id }, 'review it with hagent review, approve with hagent review --approve, or land with --yes');
@@ -247,6 +277,10 @@ async function landLocked(ctx: RepoContext, session: Session, options: LandOptio
   if (!previous) throw new HagentError('TARGET_MOVED', `target branch ${target} no longer exists`, { target }, 'recreate the branch, or merge the session branch yourself');
 
   const [plan, store] = await Promise.all([planMerge(ctx, session, head, approval.paths), looseObjectStore(ctx.commonDir, previous)]);
+  const denied = deniedChanges(plan.pending, policy);
+  if (denied.length && !options.allowDenied) {
+    throw new HagentError('LAND_DENIED', `session ${session.id} changes ${denied.length} path${denied.length === 1 ? '' : 's'} the policy protects: ${denied.map((d) => `${d.path} (${d.reason})`).join(', ')}`, { session: session.id, files: denied.map((d) => d.path), denied }, `nothing was written; drop them from the session (hagent undo, or approve only the other files: hagent review --approve PATH…), or, if you want them on ${target.replace('refs/heads/', '')}, land with --allow-denied`);
+  }
   const [previousTree] = await treeIds(cwd, [previous]);
   const merged = await mergeTrees(cwd, store, plan.baseTree, previousTree!, plan.theirsTree);
   const { tree, conflicts } = merged;
@@ -332,5 +366,5 @@ async function landLocked(ctx: RepoContext, session: Session, options: LandOptio
     approval,
     lands: [...session.lands, { head, commit, target, mode, at: new Date().toISOString() }],
   });
-  return { ok: true, session: session.id, target, mode, commit, previous, files, updatedWorktree: checkout?.path ?? null, backupRef };
+  return { ok: true, session: session.id, target, mode, commit, previous, files, updatedWorktree: checkout?.path ?? null, backupRef, ...(denied.length ? { allowedDenied: denied } : {}) };
 }

@@ -4,7 +4,7 @@
  */
 import { HagentError } from '../errors.js';
 import { diffTrees, readNote, readRef, runGit } from '../git/index.js';
-import { patchesFrom, readLandBase, sessionHead, writeSession, type Approval, type LandBase, type RepoContext, type Session } from '../session/index.js';
+import { patchesFrom, readDrift, readLandBase, sessionHead, writeSession, type Approval, type Drift, type LandBase, type RepoContext, type Session } from '../session/index.js';
 
 /** One file of a review stat. `added`/`removed` are line counts; null for binary files. */
 export interface ReviewFile {
@@ -20,6 +20,8 @@ export interface ReviewPatch {
   time: string;
   subject: string;
   files: { path: string; status: string }[];
+  /** True for a commit hagent did not make from a patch (the agent's own git commit, or adopted outside edits). */
+  outside: boolean;
   patch?: string;
 }
 
@@ -34,6 +36,8 @@ export interface ReviewResult {
   target: string | null;
   files: ReviewFile[];
   patches: ReviewPatch[];
+  /** How the session moved without hagent (session/drift.ts), or null. */
+  drift: Drift | null;
   diff?: string;
   approval: Approval | null;
   approvedNow: boolean;
@@ -58,20 +62,20 @@ export function parseNumstat(out: Buffer): Map<string, { added: number | null; r
   return map;
 }
 
-/** Parses `git log -z --format=%x01%H%x00%cI%x00%s --name-status`. Pure. */
+/** Parses `git log -z --format=%x01%H%x00%cI%x00%s%x00%(trailers:key=Hagent-Op,valueonly,separator=%x02) --name-status`. Pure. */
 export function parseLogNameStatus(out: Buffer): ReviewPatch[] {
   const patches: ReviewPatch[] = [];
   for (const rec of out.toString('utf8').split('\x01')) {
     if (!rec) continue;
     const fields = rec.split('\0');
-    const [commit = '', time = '', subject = '', ...rest] = fields;
+    const [commit = '', time = '', subject = '', op = '', ...rest] = fields;
     const files: { path: string; status: string }[] = [];
     for (let i = 0; i + 1 < rest.length; i += 2) {
       const status = rest[i]!.trim();
       if (!status) { i -= 1; continue; }
       files.push({ status: status.charAt(0), path: rest[i + 1]! });
     }
-    patches.push({ commit, time, subject, files });
+    patches.push({ commit, time, subject, files, outside: op.trim() === '' || op.trim() === 'sync' });
   }
   return patches;
 }
@@ -97,12 +101,12 @@ export async function sessionPatchRange(ctx: RepoContext, session: Session, head
 export async function reviewSession(ctx: RepoContext, session: Session, options: ReviewOptions = {}): Promise<ReviewResult> {
   const head = await sessionHead(ctx, session);
   const cwd = ctx.cwd;
-  const [landBase, range] = await Promise.all([readLandBase(ctx, session, head), sessionPatchRange(ctx, session, head)]);
+  const [landBase, range, drift] = await Promise.all([readLandBase(ctx, session, head), sessionPatchRange(ctx, session, head), readDrift(ctx, session, head)]);
   const from = landBase.treeish;
   const [changes, numstat, log, diff] = await Promise.all([
     diffTrees(cwd, from, head),
     runGit(['diff', '--numstat', '-z', '--no-renames', '--no-ext-diff', from, head], { cwd }),
-    runGit(['log', '-z', '--first-parent', '--format=%x01%H%x00%cI%x00%s', '--name-status', '--no-renames', ...range], { cwd }),
+    runGit(['log', '-z', '--first-parent', '--format=%x01%H%x00%cI%x00%s%x00%(trailers:key=Hagent-Op,valueonly,separator=%x02)', '--name-status', '--no-renames', ...range], { cwd }),
     options.diff ? runGit(['diff', '--no-ext-diff', '--no-textconv', '--no-renames', `--color=${options.color ? 'always' : 'never'}`, from, head], { cwd }) : Promise.resolve(null),
   ]);
   const stats = parseNumstat(numstat.stdout);
@@ -135,7 +139,7 @@ export async function reviewSession(ctx: RepoContext, session: Session, options:
     await writeSession(ctx.commonDir, { ...session, approval });
     approvedNow = true;
   }
-  const result: ReviewResult = { ok: true, session: session.id, base: session.base, since: landBase.since, head, target: session.target, files, patches, approval, approvedNow };
+  const result: ReviewResult = { ok: true, session: session.id, base: session.base, since: landBase.since, head, target: session.target, files, patches, drift, approval, approvedNow };
   if (diff) result.diff = diff.stdout.toString('utf8');
   return result;
 }

@@ -6,3 +6,4 @@ export * from './context.js';
 export * from './store.js';
 export * from './lifecycle.js';
 export * from './landed.js';
+export * from './drift.js';

@@ -11,6 +11,7 @@ import { isInside, type RepoContext, resolveSession } from './context.js';
 import { defaultWorktreePath, listSessions, removeSession, SESSION_ID, writeSession, type Session } from './store.js';
 import { readIntent } from '../transaction/intent.js';
 import { landBaseRef, unlandedPaths } from './landed.js';
+import { readDrift, type Drift } from './drift.js';
 
 /** Branch of a session: `hagent/<id>`; its full ref is `refs/heads/hagent/<id>`. */
 export function sessionBranch(id: string): string {
@@ -218,6 +219,8 @@ export interface SessionSummary {
    * `approved`: the approval of the head covers work that has not landed; `open`: work not approved yet.
    */
   state: SessionState;
+  /** How the branch or its worktree moved without hagent (session/drift.ts), or null. */
+  drift: Drift | null;
 }
 
 /** The land state of a session, as {@link SessionSummary.state} says. */
@@ -242,12 +245,17 @@ export async function listSessionSummaries(ctx: RepoContext): Promise<SessionSum
   const sessions = await listSessions(ctx.commonDir);
   return Promise.all(sessions.map(async (s) => {
     const head = await readRef(ctx.cwd, sessionRef(s));
-    const [commits, state] = await Promise.all([head ? firstParentChain(ctx.cwd, s.base, head).then((c) => c.length) : 0, sessionState(ctx, s, head)]);
+    const [commits, state, drift] = await Promise.all([
+      head ? firstParentChain(ctx.cwd, s.base, head).then((c) => c.length) : 0,
+      sessionState(ctx, s, head),
+      head ? readDrift(ctx, s, head) : null,
+    ]);
     return {
       id: s.id, worktree: s.worktree, branch: s.branch, base: s.base, head, target: s.target, commits, createdAt: s.createdAt,
       approved: !!head && s.approval?.head === head,
       landed: state === 'landed',
       state,
+      drift,
     };
   }));
 }
@@ -280,19 +288,20 @@ export async function sessionStatus(ctx: RepoContext, id?: string): Promise<Stat
   const s = await resolveSession(ctx, id);
   const head = await sessionHead(ctx, s);
   const worktreeExists = await fs.stat(s.worktree).then(() => true, () => false);
-  const [chain, changes, outside, intent, state] = await Promise.all([
+  const [chain, changes, outside, intent, state, drift] = await Promise.all([
     firstParentChain(ctx.cwd, s.base, head),
     diffTrees(ctx.cwd, s.base, head),
     worktreeExists ? outsideEdits(s.worktree) : Promise.resolve([]),
     readIntent(ctx.commonDir, s.id),
     sessionState(ctx, s, head),
+    readDrift(ctx, s, head),
   ]);
   const interrupted = intent === null ? null : intent === 'damaged'
     ? { command: '?', txid: '?', startedAt: '?', files: [] }
     : { command: intent.command, txid: intent.txid, startedAt: intent.startedAt, files: intent.targets.map((t) => t.rel) };
   return {
     id: s.id, worktree: s.worktree, branch: s.branch, base: s.base, head, target: s.target, commits: chain.length,
-    createdAt: s.createdAt, approved: s.approval?.head === head, landed: state === 'landed', state,
+    createdAt: s.createdAt, approved: s.approval?.head === head, landed: state === 'landed', state, drift,
     changed: changes.map((c) => ({ path: c.path, status: c.status })),
     outsideEdits: outside, worktreeExists, interrupted,
   };

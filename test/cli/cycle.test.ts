@@ -193,7 +193,7 @@ t('review shows stat, patches and diff; --approve records the head', () => {
   assert.match(r.json.diff, /\+TWO/);
   assert.is(r.json.approval, null);
   const human = hagent(repo, ['review']);
-  assert.match(human.stdout, /2 patches, 2 files changed/);
+  assert.match(human.stdout, /2 patches, 2 files to land/);
   assert.not.match(human.stdout, /\u001b\[/, 'no colours in a pipe');
   const withText = hagent(repo, ['review', '--patches', '--json']);
   assert.match(withText.json.patches[1].patch, /\*\*\* Update File: a.txt/);
