@@ -69,7 +69,12 @@ function sessionCommands(y: Argv): Argv {
       .example('$0 session end fix-login', '')
       .example('$0 session end fix-login --force --yes', 'drop unlanded work (kept as refs/hagent/<id>/ended)'),
     handler(async () => (await import('./commands/session.js')).runEnd))
-    .demandCommand(1, 'name a session command: start, list, status or end');
+    .command('update [id]', 'merge the current target branch into the session (the way out of a land conflict)', (b) => b
+      .positional('id', { type: 'string', describe: 'session id' }).options({ ...json, ...sessionOpt })
+      .example('$0 session update fix-login', 'merge main into the session; on conflicts, resolve them in its worktree, then hagent sync')
+      .example('$0 session update --json', 'the session you are in'),
+    handler(async () => (await import('./commands/session.js')).runUpdate))
+    .demandCommand(1, 'name a session command: start, list, status, update or end');
 }
 
 /** hagent's version from its package.json, one folder above this file (src/ or dist/). */

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { trace } from '../trace/index.js';
 import { HagentError, isHagentError } from '../errors.js';
 import {
-  blobId, diffTrees, entriesAt, readCommitTrees, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTreeWithChanges, looseObjectStore, writeLooseObject, updateRefDirect, writeCommit, type LooseObjectStore,
+  blobId, worktreeGitDirSync, diffTrees, entriesAt, readCommitTrees, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTreeWithChanges, looseObjectStore, writeLooseObject, updateRefDirect, writeCommit, type LooseObjectStore,
   type CommitTrees, type IndexEntryUpdate,
 } from '../git/index.js';
 import { discardStaged, fsyncPaths, publishStaged, readEntry, restoreIfOurs, stageWrites, type Staged, type TargetWrite } from '../fsx/index.js';
@@ -375,7 +375,7 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
  * @throws HagentError GIT_FAILED from git.
  */
 async function commitApplied(ctx: RepoContext, worktree: string, tree: string, head: string, message: string, store: LooseObjectStore | null): Promise<{ commit: string; direct: DirectWrites | null }> {
-  const gitDir = store ? await worktreeGitDir(worktree) : null;
+  const gitDir = store ? worktreeGitDirSync(worktree) : null;
   const made = await writeCommit(worktree, ctx.commonDir, gitDir, store, tree, [head], message);
   trace(made.inProcess ? 'apply: committed in-process' : 'apply: committed');
   const direct = store && gitDir && made.author && made.committer ? { store, gitDir, author: made.author, committer: made.committer } : null;
@@ -388,12 +388,6 @@ interface DirectWrites {
   gitDir: string;
   author: string;
   committer: string;
-}
-
-/** The git dir of a linked worktree, from its `.git` file; null when that is not at hand. Never throws. */
-async function worktreeGitDir(worktree: string): Promise<string | null> {
-  const link = /^gitdir: (.+?)\r?\n?$/.exec(await fs.readFile(path.join(worktree, '.git'), 'utf8').catch(() => ''));
-  return link ? path.resolve(worktree, link[1]!) : null;
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * `hagent session start|list|status|end`: thin wrappers over session/.
  */
-import { openRepo, startSession, listSessionSummaries, sessionStatus, endSession } from '../session/index.js';
+import { openRepo, resolveSession, startSession, listSessionSummaries, sessionStatus, endSession } from '../session/index.js';
 import { palette, printJson, printLines, short, type Io } from '../output/index.js';
 import { askYesNo, driftLines, type CommonArgs } from './shared.js';
 
@@ -69,5 +69,29 @@ export async function runEnd(argv: CommonArgs & { id?: string; force?: boolean; 
   const r = await endSession(ctx, argv.id ?? argv.session, { force: !!argv.force, confirm });
   if (argv.json) printJson(io, { ok: true, ...r });
   else printLines(io, [`Ended session ${r.id}${r.keptAs ? ` (its work that had not landed is kept as ${r.keptAs}, head ${short(r.head!)})` : ''}`]);
+  return 0;
+}
+
+export async function runUpdate(argv: CommonArgs & { id?: string }, io: Io): Promise<number> {
+  const ctx = await openRepo(io.cwd);
+  const session = await resolveSession(ctx, argv.id ?? argv.session);
+  const { updateSession } = await import('../update/index.js');
+  const r = await updateSession(ctx, session, io.env);
+  if (argv.json) {
+    printJson(io, r);
+    return 0;
+  }
+  const p = palette(io.color);
+  const branch = r.target.replace('refs/heads/', '');
+  if (r.upToDate) printLines(io, [`Session ${r.session} already holds ${branch} (${short(r.merged)})`]);
+  else if (r.conflicts.length) {
+    printLines(io, [
+      p.yellow(`Merging ${branch} into session ${r.session}: ${r.conflicts.length} file${r.conflicts.length === 1 ? '' : 's'} with conflicts`),
+      ...r.conflicts.map((f) => `  C ${f}`),
+      `In ${session.worktree}: edit each file to the lines you want (remove the <<<<<<< ======= >>>>>>> markers), then: hagent sync --session ${r.session}`,
+    ]);
+  } else {
+    printLines(io, [`${p.green('Merged')} ${branch} (${short(r.merged)}) into session ${r.session}: ${short(r.parent)} → ${short(r.commit!)}`, ...r.files.map((f) => `  ${f.status} ${f.path}`)]);
+  }
   return 0;
 }

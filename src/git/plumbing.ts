@@ -113,9 +113,9 @@ export function locateWorktreeDirect(cwd: string): RepoLocation | null {
         let gitDir: string | null;
         let commonDir: string | null;
         if (st.isFile()) {
-          const m = /^gitdir: (.+?)\r?\n?$/.exec(readFileSync(dotGit, 'utf8'));
-          if (!m) return null;
-          gitDir = realOrNull(path.resolve(dir, m[1]!));
+          const linked = parseGitFile(dir, readFileSync(dotGit, 'utf8'));
+          if (!linked) return null;
+          gitDir = realOrNull(linked);
           if (!gitDir) return null;
           commonDir = realOrNull(path.resolve(gitDir, readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim()));
           // A worktree's own config.worktree may set core.worktree (extensions.worktreeConfig).
@@ -136,6 +136,21 @@ export function locateWorktreeDirect(cwd: string): RepoLocation | null {
       if (parent === dir || statSync(parent).dev !== dev) return null;
       dir = parent;
     }
+  } catch {
+    return null;
+  }
+}
+
+/** The `<dir>` of a `.git` file's `gitdir: <dir>` line, resolved against `worktree`; null for anything else. Pure. */
+export function parseGitFile(worktree: string, text: string): string | null {
+  const m = /^gitdir: (.+?)\r?\n?$/.exec(text);
+  return m ? path.resolve(worktree, m[1]!) : null;
+}
+
+/** The git dir of a linked worktree, from its `.git` file; null when there is none (or it is a folder). Never throws. */
+export function worktreeGitDirSync(worktree: string): string | null {
+  try {
+    return parseGitFile(worktree, readFileSync(path.join(worktree, '.git'), 'utf8'));
   } catch {
     return null;
   }

@@ -285,7 +285,7 @@ async function landLocked(ctx: RepoContext, session: Session, options: LandOptio
   const merged = await mergeTrees(cwd, store, plan.baseTree, previousTree!, plan.theirsTree);
   const { tree, conflicts } = merged;
   if (!merged.clean) {
-    throw new HagentError('LAND_CONFLICT', `landing session ${session.id} on ${target} conflicts in ${conflicts.length} file${conflicts.length === 1 ? '' : 's'}: ${conflicts.join(', ')}`, { session: session.id, target, files: conflicts }, `nothing was written; bring the target into the session (in its worktree: git merge ${target.replace('refs/heads/', '')}, resolve, then hagent sync), then land again`);
+    throw new HagentError('LAND_CONFLICT', `landing session ${session.id} on ${target} conflicts in ${conflicts.length} file${conflicts.length === 1 ? '' : 's'}: ${conflicts.join(', ')}`, { session: session.id, target, files: conflicts }, `nothing was written; run hagent session update --session ${session.id} (it merges ${target.replace('refs/heads/', '')} into the session and leaves conflict markers in its worktree), resolve them there, run hagent sync --session ${session.id}, then land again`);
   }
   // The next land base: the session's side of this merge, over the last one, with the commit
   // that landed it (none when only the land base moves) as second parent.

@@ -10,7 +10,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { gitText, locateWorktreeDirect, readRef, runGit } from '../git/index.js';
+import { gitText, readRef, runGit, worktreeGitDirSync } from '../git/index.js';
 import type { RepoContext } from './context.js';
 import { isAncestor } from './landed.js';
 import type { Session } from './store.js';
@@ -59,11 +59,11 @@ export function lastHagentHead(ctx: RepoContext, session: Pick<Session, 'id'>): 
  */
 export async function readDrift(ctx: RepoContext, session: Session, head: string): Promise<Drift | null> {
   const branch = `refs/heads/hagent/${session.id}`;
-  const worktree = locateWorktreeDirect(session.worktree);
-  if (worktree) {
+  const gitDir = worktreeGitDirSync(session.worktree);
+  if (gitDir) {
     let text = '';
     try {
-      text = readFileSync(path.join(worktree.gitDir, 'HEAD'), 'utf8').trim();
+      text = readFileSync(path.join(gitDir, 'HEAD'), 'utf8').trim();
     } catch {
       // a missing worktree is reported elsewhere (worktreeExists, doctor)
     }

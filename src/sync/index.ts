@@ -4,7 +4,9 @@
  * (issue: safety envelope §4).
  */
 import { HagentError } from '../errors.js';
-import { commitTree, diffTrees, literalPathspec, parseRawDiff, runGit, treeOf, updateRefCas, writeTree } from '../git/index.js';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { commitTree, diffTrees, literalPathspec, parseRawDiff, runGit, treeOf, updateRefCas, worktreeGitDirSync, writeTree } from '../git/index.js';
 import { checkPath, type Policy } from '../policy/index.js';
 import { loadConfig } from '../config/index.js';
 import { guardTarget, outsideEdits, retireRedo, sessionHead, sessionRef, type ChangedFile, type RepoContext, type Session } from '../session/index.js';
@@ -46,7 +48,10 @@ async function syncLocked(ctx: RepoContext, session: Session, policy: Policy): P
   const head = await sessionHead(ctx, session);
   const pending = await outsideEdits(worktree);
   const none = { ok: true as const, session: session.id, commit: null, parent: head, files: [], skipped: [] };
-  if (pending.length === 0) return none;
+  // A merge left by `hagent session update` (or the agent's git merge) is concluded here.
+  const mergeHead = await readMergeHead(worktree);
+  if (pending.length === 0 && !mergeHead) return none;
+  if (mergeHead) await assertConflictsResolved(worktree);
   await runGit(['add', '-A', '--', '.', EXCLUDE_TEMPS], { cwd: worktree });
   // The same path policy as a patch (patch-language.md §5b): denied names and symlinks stay out.
   const staged = parseRawDiff((await runGit(['diff-index', '--cached', '-z', '--no-renames', 'HEAD'], { cwd: worktree })).stdout);
@@ -61,21 +66,52 @@ async function syncLocked(ctx: RepoContext, session: Session, policy: Policy): P
   }
   if (skipped.length) await runGit(['reset', '-q', 'HEAD', '--', ...skipped.map((k) => literalPathspec(k.path))], { cwd: worktree });
   const tree = await writeTree(worktree);
-  if (tree === (await treeOf(worktree, head))) return { ...none, skipped };
+  if (!mergeHead && tree === (await treeOf(worktree, head))) return { ...none, skipped };
   const changes = await diffTrees(worktree, head, tree);
   const files = changes.map((c) => ({ path: c.path, status: c.status }));
   const list = files.map((f) => `${f.status} ${f.path}`);
-  let subject = `hagent: outside edits (${list.join(', ')})`;
-  if (subject.length > 72) subject = `hagent: outside edits (${files.length} files)`;
-  const message = `${subject}\n\nEdits made in the session worktree outside hagent, adopted by hagent sync:\n${list.map((l) => `- ${l}`).join('\n')}\n\nHagent-Session: ${session.id}\nHagent-Op: sync\nHagent-Outside: true\n`;
-  const commit = await commitTree(worktree, tree, [head], message);
+  let message: string;
+  if (mergeHead) {
+    message = `hagent: merge ${mergeHead.slice(0, 12)} into session ${session.id}, conflicts resolved\n\nConcluded by hagent sync:\n${list.map((l) => `- ${l}`).join('\n')}\n\nHagent-Session: ${session.id}\nHagent-Op: update\n`;
+  } else {
+    let subject = `hagent: outside edits (${list.join(', ')})`;
+    if (subject.length > 72) subject = `hagent: outside edits (${files.length} files)`;
+    message = `${subject}\n\nEdits made in the session worktree outside hagent, adopted by hagent sync:\n${list.map((l) => `- ${l}`).join('\n')}\n\nHagent-Session: ${session.id}\nHagent-Op: sync\nHagent-Outside: true\n`;
+  }
+  const commit = await commitTree(worktree, tree, mergeHead ? [head, mergeHead] : [head], message);
   try {
-    await updateRefCas(worktree, sessionRef(session), commit, head, 'hagent sync: outside edits');
+    await updateRefCas(worktree, sessionRef(session), commit, head, mergeHead ? 'hagent sync: merge concluded' : 'hagent sync: outside edits');
   } catch (error) {
     await runGit(['read-tree', head], { cwd: worktree }).catch(() => undefined);
     throw error;
   }
+  if (mergeHead) await runGit(['merge', '--quit'], { cwd: worktree });
   await retireRedo(worktree, session);
-  if (files.length === 0) throw new HagentError('INTERNAL', 'sync made an empty commit');
+  if (files.length === 0 && !mergeHead) throw new HagentError('INTERNAL', 'sync made an empty commit');
   return { ok: true, session: session.id, commit, parent: head, files, skipped };
+}
+
+/** The commit being merged in the worktree (`MERGE_HEAD`), or null when no merge is in progress. */
+async function readMergeHead(worktree: string): Promise<string | null> {
+  const gitDir = worktreeGitDirSync(worktree);
+  if (!gitDir) return null;
+  const text = await fs.readFile(path.join(gitDir, 'MERGE_HEAD'), 'utf8').catch(() => '');
+  return /^[0-9a-f]{40,64}/.exec(text)?.[0] ?? null;
+}
+
+/**
+ * Refuses to conclude a merge while a conflicted file still holds git's conflict markers (a line
+ * starting with seven `<`, `=` or `>`, as git writes them): they would be committed as content.
+ * @throws HagentError MERGE_UNRESOLVED naming the files.
+ */
+async function assertConflictsResolved(worktree: string): Promise<void> {
+  const unmerged = (await runGit(['diff', '--name-only', '-z', '--diff-filter=U'], { cwd: worktree })).stdout.toString('utf8').split('\0').filter(Boolean);
+  const marked: string[] = [];
+  for (const rel of unmerged) {
+    const text = await fs.readFile(path.join(worktree, rel), 'utf8').catch(() => '');
+    if (/^(<{7}|={7}|>{7})( |$)/m.test(text)) marked.push(rel);
+  }
+  if (marked.length) {
+    throw new HagentError('MERGE_UNRESOLVED', `${marked.length} file${marked.length === 1 ? '' : 's'} still hold${marked.length === 1 ? 's' : ''} conflict markers: ${marked.join(', ')}`, { files: marked, path: marked[0]! }, 'edit each file to the lines you want, removing the <<<<<<< ======= >>>>>>> markers, then run hagent sync again');
+  }
 }

@@ -6,7 +6,7 @@
 import { promises as fs, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { HagentError, toHagentError } from '../errors.js';
-import { runGit } from '../git/index.js';
+import { parseGitFile, runGit } from '../git/index.js';
 import { appendJournal, type JournalInput } from '../journal/index.js';
 import { withSessionLock } from '../lock/index.js';
 import { recoverTransaction, type Recovery } from './recover.js';
@@ -79,10 +79,8 @@ const real = (p: string) => {
  */
 async function worktreeLinksIntact(target: GuardTarget): Promise<boolean> {
   try {
-    const dotGit = await fs.readFile(path.join(target.worktree, '.git'), 'utf8');
-    const m = /^gitdir: (.+?)\r?\n?$/.exec(dotGit);
-    if (!m) return false;
-    const gitDir = path.resolve(target.worktree, m[1]!);
+    const gitDir = parseGitFile(target.worktree, await fs.readFile(path.join(target.worktree, '.git'), 'utf8'));
+    if (!gitDir) return false;
     const [head, commonDir, back] = await Promise.all(['HEAD', 'commondir', 'gitdir'].map((f) => fs.readFile(path.join(gitDir, f), 'utf8')));
     if (head!.trim() !== `ref: ${target.ref}`) return false;
     if (real(path.resolve(gitDir, commonDir!.trim())) !== real(target.commonDir)) return false;

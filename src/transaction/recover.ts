@@ -6,7 +6,7 @@
 import { promises as fs, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
-import { blobId, commitTree, lsTree, readBlob, readRef, updateIndex, updateRefCas, writeTree, type IndexEntryUpdate } from '../git/index.js';
+import { blobId, commitTree, lsTree, parseGitFile, readBlob, readRef, updateIndex, updateRefCas, writeTree, type IndexEntryUpdate } from '../git/index.js';
 import { backupNameFor, readEntry, replaceIfHolds, tempNameFor } from '../fsx/index.js';
 import { intentPath, readIntent, removeIntent, writeIntent, type Intent } from './intent.js';
 import { storeNote } from './note.js';
@@ -65,9 +65,8 @@ async function removeTemps(worktree: string, intent: Intent): Promise<void> {
 async function clearLocksLeftBy(commonDir: string, worktree: string, ref: string, intent: Intent): Promise<void> {
   const locks = [path.join(commonDir, ...ref.split('/')) + '.lock', path.join(commonDir, 'refs', 'notes', 'hagent.lock')];
   try {
-    const m = /^gitdir: (.+?)\r?\n?$/.exec(await fs.readFile(path.join(worktree, '.git'), 'utf8'));
-    if (m) {
-      const gitDir = path.resolve(worktree, m[1]!);
+    const gitDir = parseGitFile(worktree, await fs.readFile(path.join(worktree, '.git'), 'utf8'));
+    if (gitDir) {
       locks.push(path.join(gitDir, 'index.lock'), path.join(gitDir, 'HEAD.lock'));
     }
   } catch {

@@ -1,0 +1,83 @@
+/**
+ * `hagent session update` through the real CLI, as an agent would use it: a land conflict, the
+ * update that leaves conflict markers and a merge in progress, sync refusing while markers remain
+ * and concluding the merge once they are gone, then the land; and a clean update.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { git, hagent, makeRepo, startSession } from '../helpers/index.js';
+
+const t = suite('session update');
+
+const upd = (file: string, from: string, to: string) => `*** Begin Patch\n*** Update File: ${file}\n-${from}\n+${to}\n*** End Patch\n`;
+
+t('a land conflict, then update, resolve, sync and land: the loop closes', () => {
+  const repo = makeRepo({ 'c.txt': 'l1\nl2\nl3\n' });
+  const s = startSession(repo, ['--name', 'u']);
+  assert.is(hagent(s.worktree, ['apply', '-', '--json'], { input: upd('c.txt', 'l2', 'SESSION') }).status, 0);
+  writeFileSync(path.join(repo, 'c.txt'), 'l1\nUSER\nl3\n');
+  git(repo, 'commit', '-qam', 'user');
+  const conflict = hagent(repo, ['land', '--session', 'u', '--yes', '--json']);
+  assert.is(conflict.json.error.code, 'LAND_CONFLICT');
+  assert.match(conflict.json.error.hint, /hagent session update --session u/);
+  const update = hagent(repo, ['session', 'update', 'u', '--json']);
+  assert.is(update.status, 0, update.stdout + update.stderr);
+  assert.equal(update.json.conflicts, ['c.txt']);
+  assert.is(update.json.commit, null);
+  assert.match(readFileSync(path.join(s.worktree, 'c.txt'), 'utf8'), /^<<<<<<< /m);
+  const again = hagent(repo, ['session', 'update', 'u', '--json']);
+  assert.is(again.json.error.code, 'MERGE_IN_PROGRESS');
+  const early = hagent(s.worktree, ['sync', '--json']);
+  assert.is(early.json.error.code, 'MERGE_UNRESOLVED');
+  assert.equal(early.json.error.files, ['c.txt']);
+  writeFileSync(path.join(s.worktree, 'c.txt'), 'l1\nRESOLVED\nl3\n');
+  const sync = hagent(s.worktree, ['sync', '--json']);
+  assert.is(sync.status, 0, sync.stdout + sync.stderr);
+  assert.is(git(repo, 'rev-list', '--parents', '-n1', 'hagent/u').split(' ').length, 3, 'a merge commit');
+  assert.not.ok(existsSync(path.join(git(s.worktree, 'rev-parse', '--git-dir'), 'MERGE_HEAD')));
+  const review = hagent(repo, ['review', '--session', 'u', '--json']).json;
+  assert.is(review.since, 'target');
+  assert.equal(review.files.map((f: any) => f.path), ['c.txt']);
+  assert.is(review.drift, null, 'hagent made every move');
+  const land = hagent(repo, ['land', '--session', 'u', '--yes', '--json']);
+  assert.is(land.status, 0, land.stdout);
+  assert.is(readFileSync(path.join(repo, 'c.txt'), 'utf8'), 'l1\nRESOLVED\nl3\n');
+  assert.is(hagent(repo, ['session', 'end', 'u', '--json']).status, 0);
+});
+
+t('a clean update merges the target in one hagent commit, and the land brings only the session change', () => {
+  const repo = makeRepo({ 'a.txt': 'a\n', 'u.txt': 'u\n' });
+  const s = startSession(repo, ['--name', 'c']);
+  assert.is(hagent(s.worktree, ['apply', '-', '--json'], { input: upd('a.txt', 'a', 'A') }).status, 0);
+  writeFileSync(path.join(repo, 'u.txt'), 'user\n');
+  git(repo, 'commit', '-qam', 'user');
+  const update = hagent(repo, ['session', 'update', 'c', '--json']);
+  assert.is(update.status, 0, update.stdout);
+  assert.equal(update.json.files, [{ path: 'u.txt', status: 'M' }]);
+  assert.equal(update.json.conflicts, []);
+  assert.is(readFileSync(path.join(s.worktree, 'u.txt'), 'utf8'), 'user\n');
+  assert.is(git(s.worktree, 'status', '--porcelain'), '');
+  assert.match(git(repo, 'log', '-1', '--format=%B', 'hagent/c'), /Hagent-Op: update/);
+  const up = hagent(repo, ['session', 'update', 'c', '--json']);
+  assert.is(up.json.upToDate, true);
+  const land = hagent(repo, ['land', '--session', 'c', '--yes', '--json']);
+  assert.equal(land.json.files, [{ path: 'a.txt', status: 'M' }]);
+  const undo = hagent(s.worktree, ['undo', '--json']);
+  assert.is(undo.status, 0, 'the update is undoable like any commit');
+});
+
+t('update refuses while outside edits are pending', () => {
+  const repo = makeRepo({ 'a.txt': 'a\n' });
+  const s = startSession(repo, ['--name', 'p']);
+  writeFileSync(path.join(repo, 'a.txt'), 'user\n');
+  git(repo, 'commit', '-qam', 'user');
+  writeFileSync(path.join(s.worktree, 'new.txt'), 'x\n');
+  const r = hagent(repo, ['session', 'update', 'p', '--json']);
+  assert.is(r.json.error.code, 'STALE_FILE');
+  assert.match(r.json.error.hint, /hagent sync --session p/);
+  assert.is(readFileSync(path.join(s.worktree, 'a.txt'), 'utf8'), 'a\n', 'nothing touched');
+});
+
+t.run();
