@@ -68,6 +68,8 @@ export interface ApplyResult {
   commit: string | null;
   parent: string;
   dryRun: boolean;
+  /** The patch's language (patch-language.md §2, §7): a unified diff is a format, not a leniency. */
+  format: 'codex' | 'unified';
   files: FileResult[];
   leniencies: Leniency[];
   warnings: string[];
@@ -87,7 +89,12 @@ export function checkOpPaths(parsed: ParsedPatch, policy: Policy): ParsedPatch {
   const cwd = parsed.cwd ? checkPath(parsed.cwd, { ...policy, deniedPaths: [], suffixes: { mode: 'deny', list: [] } }) : '';
   const ops = parsed.ops.map((op): PatchOp => {
     const path = checkPath(op.path, policy, cwd);
-    if (op.kind === 'update' && op.moveTo !== undefined) return { ...op, path, moveTo: checkPath(op.moveTo, policy, cwd) };
+    if (op.kind === 'update' && (op.moveTo !== undefined || op.altPath !== undefined)) {
+      const out = { ...op, path };
+      if (op.moveTo !== undefined) out.moveTo = checkPath(op.moveTo, policy, cwd);
+      if (op.altPath !== undefined) out.altPath = checkPath(op.altPath, policy, cwd);
+      return out;
+    }
     return { ...op, path };
   });
   return { ...parsed, ops };
@@ -98,6 +105,7 @@ export function fileResult(f: PlannedFile): FileResult {
   const r: FileResult = { path: f.path, op: f.op, added: f.added, removed: f.removed };
   if (f.from !== undefined) r.from = f.from;
   if (f.level !== undefined) r.level = f.level;
+  if (f.finalNewline !== undefined) r.finalNewline = f.finalNewline;
   return r;
 }
 
@@ -275,7 +283,7 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
       throw new HagentError('CONFIRMATION_REQUIRED', `this patch needs a human yes: it ${reasons.join(', ')}`, { reasons, files: files.map((f) => f.path), confirmed: options.confirm ? false : null }, options.confirm ? 'the answer was no; nothing was written' : 'ask the human, then run again with --yes');
     }
   }
-  const result: ApplyResult = { ok: true, session: session.id, commit: null, parent: head, dryRun: !!options.dryRun, files, leniencies: plan.leniencies, warnings: plan.warnings, watched: watch !== null };
+  const result: ApplyResult = { ok: true, session: session.id, commit: null, parent: head, dryRun: !!options.dryRun, format: parsed.format, files, leniencies: plan.leniencies, warnings: plan.warnings, watched: watch !== null };
   if (options.dryRun) return result;
 
   const hooksDir = config.root ? path.join(config.root, '.hagent', 'hooks') : null;

@@ -11,7 +11,7 @@
  */
 
 import { isHagentError, HagentError } from '../errors.js';
-import { closeUnified, locatePatch, unwrapText, type Intake } from './intake.js';
+import { closeUnified, locatePatch, unifiedLines, unwrapText, type Intake } from './intake.js';
 import { parseCodex } from './parse-codex.js';
 import { parseUnifiedDiff } from './parse-udiff.js';
 import { plan } from './plan.js';
@@ -84,7 +84,7 @@ function parseLines(intake: Intake): ParsedPatch {
     // The parser finds where the diff ends (a fence line outside every hunk); the wrapper's
     // leniencies are noted before the parser's, in the order the text shows them.
     const own: Leniency[] = [];
-    const diff = parseUnifiedDiff(intake.lines, located.start, intake.lines.length, own, { fenced: located.fenced });
+    const diff = parseUnifiedDiff(unifiedLines(intake, located.start), located.start, intake.lines.length, own, { fenced: located.fenced });
     closeUnified(intake, located.start, diff.end);
     for (const l of own) if (!leniencies.includes(l)) leniencies.push(l);
     ops = diff.ops;
@@ -108,6 +108,7 @@ export function pathsToRead(parsed: ParsedPatch): string[] {
     if (op.kind === 'add' && op.copyFrom !== undefined) out.add(op.copyFrom);
     out.add(op.path);
     if (op.kind === 'update' && op.moveTo !== undefined) out.add(op.moveTo);
+    if (op.kind === 'update' && op.altPath !== undefined) out.add(op.altPath);
   }
   return [...out];
 }

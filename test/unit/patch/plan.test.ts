@@ -177,13 +177,14 @@ test('a pure insertion whose lines are already in place is NO_CHANGES, never a s
   const end = codex('*** Update File: a.txt', '@@', ' third', '+fourth');
   assert.is(errorOf(() => run(end, { 'a.txt': 'first\nthird\nfourth\n' })).code, 'NO_CHANGES');
   const eof = codex('*** Update File: a.txt', '@@', ' third', '+fourth', '*** End of File');
-  assert.is(errorOf(() => run(eof, { 'a.txt': 'first\nthird\nfourth\n' })).code, 'CONTEXT_NOT_FOUND');
+  // its old side is not at the end, its new side is: applied already (patch-language.md §4)
+  assert.is(errorOf(() => run(eof, { 'a.txt': 'first\nthird\nfourth\n' })).code, 'NO_CHANGES');
   const anchored = codex('*** Update File: a.py', '@@ def f():', '+    # note');
   assert.is(errorOf(() => run(anchored, { 'a.py': 'def f():\n    # note\n    pass\n' })).code, 'NO_CHANGES');
   assert.is(errorOf(() => run(codex('*** Update File: a.txt', '+tail'), { 'a.txt': 'a\ntail\n' })).code, 'NO_CHANGES');
-  // an insertion between two context lines is found only once anyway
+  // an insertion between two context lines: its old side is gone, its new side there (§4)
   const mid = codex('*** Update File: a.txt', '@@', ' first', '+new', ' third');
-  assert.is(errorOf(() => run(mid, { 'a.txt': 'first\nnew\nthird\n' })).code, 'CONTEXT_NOT_FOUND');
+  assert.is(errorOf(() => run(mid, { 'a.txt': 'first\nnew\nthird\n' })).code, 'NO_CHANGES');
 });
 
 test('a chunk whose old side matches only loosely while its new side stands exactly is NO_CHANGES (applied already)', () => {
@@ -269,7 +270,11 @@ test('a move onto itself is a plain update', () => {
 
 test('Update, Delete or Move of a missing path or a directory is FILE_NOT_FOUND', () => {
   assert.is(errorOf(() => run(codex('*** Update File: nope.txt', '-x', '+y'))).code, 'FILE_NOT_FOUND');
-  assert.is(errorOf(() => run(codex('*** Delete File: nope.txt'))).code, 'FILE_NOT_FOUND');
+  // A Delete of a missing path alone looks applied (patch-language.md §4); beside a real change it is refused.
+  const gone = errorOf(() => run(codex('*** Delete File: nope.txt')));
+  assert.is(gone.code, 'NO_CHANGES');
+  assert.is(gone.details.alreadyApplied, true);
+  assert.is(errorOf(() => run(codex('*** Delete File: nope.txt', '*** Update File: a.txt', '-a', '+A'), { 'a.txt': 'a\n' })).code, 'FILE_NOT_FOUND');
   assert.is(errorOf(() => run(codex('*** Update File: nope.txt', '*** Move to: b.txt'))).code, 'FILE_NOT_FOUND');
   assert.is(errorOf(() => run(codex('*** Delete File: d'), { d: 'directory' })).code, 'FILE_NOT_FOUND');
   assert.is(errorOf(() => run(codex('*** Update File: d', '-x', '+y'), { d: 'directory' })).code, 'FILE_NOT_FOUND');
