@@ -19,7 +19,7 @@ import { assertPreApplyAccepted, runUserHook } from '../user-hooks/index.js';
 import { guardedWrite, intentPath, removeIntent, storeNote, writeIntent, watchTargets, type Intent, type Recovery, type TargetWatch } from '../transaction/index.js';
 import { parsePatch, pathsToRead, planPatch, type ResultFile } from '../patch/index.js';
 import type { FileMode, FileState, Leniency, ParsedPatch, PatchOp, Plan, PlannedFile } from '../patch/types.js';
-import { checkLimits, checkPath, confirmationReasons, type ChangeSize, type Policy } from '../policy/index.js';
+import { checkLimits, checkPath, confirmationReasons, relativizeAbsolute, type AbsoluteRoots, type ChangeSize, type Policy } from '../policy/index.js';
 import { loadConfig } from '../config/index.js';
 import type { EffectiveConfig } from '../policy/index.js';
 import { guardTarget, readSessionRefs, retireRedo, sessionRef, type RepoContext, type Session } from '../session/index.js';
@@ -82,22 +82,53 @@ export interface ApplyResult {
 }
 
 /**
- * Normalizes and policy-checks every op path (and a heredoc's `cd DIR`) before planning.
+ * Normalizes and policy-checks every op path (and a heredoc's `cd DIR`) before planning. With
+ * `roots`, an absolute path inside the session worktree is made relative (leniency
+ * `absolute-path`) and one inside the user's main checkout of the same repository is mapped to the
+ * session's copy of it (leniency `main-checkout-path`, with a warning naming both); every other
+ * absolute path stays denied.
  * @throws HagentError PATH_DENIED. Rule: patch-language.md §5b.
  */
-export function checkOpPaths(parsed: ParsedPatch, policy: Policy): ParsedPatch {
-  const cwd = parsed.cwd ? checkPath(parsed.cwd, { ...policy, deniedPaths: [], suffixes: { mode: 'deny', list: [] } }) : '';
+export function checkOpPaths(parsed: ParsedPatch, policy: Policy, roots?: AbsoluteRoots): ParsedPatch {
+  const leniencies = [...parsed.leniencies];
+  const warnings = [...(parsed.warnings ?? [])];
+  const local = (raw: string): string => {
+    if (!roots) return raw;
+    const r = relativizeAbsolute(raw, roots);
+    if (r.kind === 'relative') return raw;
+    const l: Leniency = r.kind === 'worktree' ? 'absolute-path' : 'main-checkout-path';
+    if (!leniencies.includes(l)) leniencies.push(l);
+    if (r.kind === 'main-checkout') warnings.push(`${raw} is in the main checkout (${r.root}); hagent changed the session's copy, ${r.path}, instead: the main checkout changes only when the session lands`);
+    return r.path;
+  };
+  const cwd = parsed.cwd ? checkPath(local(parsed.cwd), { ...policy, deniedPaths: [], suffixes: { mode: 'deny', list: [] } }) : '';
+  const check = (raw: string): string => checkPath(local(raw), policy, cwd);
   const ops = parsed.ops.map((op): PatchOp => {
-    const path = checkPath(op.path, policy, cwd);
+    const path = check(op.path);
     if (op.kind === 'update' && (op.moveTo !== undefined || op.altPath !== undefined)) {
       const out = { ...op, path };
-      if (op.moveTo !== undefined) out.moveTo = checkPath(op.moveTo, policy, cwd);
-      if (op.altPath !== undefined) out.altPath = checkPath(op.altPath, policy, cwd);
+      if (op.moveTo !== undefined) out.moveTo = check(op.moveTo);
+      if (op.altPath !== undefined) out.altPath = check(op.altPath);
       return out;
     }
+    if (op.kind === 'add' && op.copyFrom !== undefined) return { ...op, path, copyFrom: check(op.copyFrom) };
     return { ...op, path };
   });
-  return { ...parsed, ops };
+  const out: ParsedPatch = { ...parsed, ops, leniencies };
+  if (warnings.length > 0) out.warnings = warnings;
+  return out;
+}
+
+/**
+ * The folders an absolute patch path may name (patch-language.md §5b): the session worktree and
+ * the user's main checkout, each also through resolved symlinks.
+ */
+export async function absoluteRoots(worktree: string, mainCheckout: string | null): Promise<AbsoluteRoots> {
+  const both = async (p: string): Promise<string[]> => {
+    const real = await fs.realpath(p).catch(() => p);
+    return [...new Set([path.resolve(p), real])];
+  };
+  return { worktree: await both(worktree), mainCheckout: mainCheckout ? await both(mainCheckout) : [] };
 }
 
 /** The §7 JSON of one planned file. */
@@ -244,7 +275,7 @@ export async function applyPatch(ctx: RepoContext, session: Session, options: Ap
   const timeoutMs = options.lockTimeoutMs ?? config.runtime.lockTimeoutMs;
   const { value, recovery } = await guardedWrite(guardTarget(ctx, session), command, { timeoutMs, patch: options.patchText, journal: !options.dryRun }, async () => {
     trace('apply: locked');
-    const parsed = checkOpPaths(parsePatch(options.patchText), policy);
+    const parsed = checkOpPaths(parsePatch(options.patchText), policy, await absoluteRoots(session.worktree, config.root));
     trace('apply: parsed');
     const { head, redo } = await readSessionRefs(ctx, session);
     trace('apply: refs read');

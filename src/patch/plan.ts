@@ -95,7 +95,7 @@ export function plan(parsed: ParsedPatch, snapshot: Snapshot): Plan {
       'check that the "+" lines differ from the "-" lines; nothing was written',
     );
   }
-  const warnings = files.filter((f) => f.noop).map((f) => `${f.path}: the update changes nothing (no-op)`);
+  const warnings = [...(parsed.warnings ?? []), ...files.filter((f) => f.noop).map((f) => `${f.path}: the update changes nothing (no-op)`)];
   return { files, leniencies, warnings };
 }
 

@@ -126,6 +126,8 @@ export interface ParsedPatch {
   ops: PatchOp[];
   leniencies: Leniency[];
   cwd?: string;
+  /** Set by the caller's path checks (a main-checkout path mapped to the session, §5b): warnings the plan carries. */
+  warnings?: string[];
 }
 
 /** What the planner knows of one path. Bytes are the file's raw bytes. */
