@@ -40,8 +40,13 @@ interface Section {
  * (a Markdown file's fence) is content, not the end of the patch (patch-language.md §2.2).
  * Inside a hunk, a line is a hunk line while the `@@` counts are not used up; a line starting
  * with "```" or "~~~" (no " ", "+", "-" prefix) can never be one, so it ends a hunk whose counts
- * are too large. After the counts are used up, an indented fence line (" ```") closes a fenced
- * diff (`options.fenced`) unless more hunk lines follow it.
+ * are too large. After the counts are used up the hunk ends, as git reads it: the `-- ` line and
+ * version of a git format-patch signature, prose and mail headers are trailing text, and an
+ * indented fence line (" ```") closes a fenced diff (`options.fenced`) unless more hunk lines follow
+ * it; only lines that are hunk lines by their prefix (" ", "-", "+") extend a hunk whose counts are
+ * too small (leniency `hunk-counts`, for hand-written hunks).
+ * A CR before a line's break is content (the caller passes the unconverted lines unless the diff's
+ * headers end in CRLF): a new file keeps it; hunk lines carry it as `crMarks` when the diff holds any.
  * Lines outside file sections that are not diff syntax are taken as prose (leniency `prose`).
  * @returns the ops, and `end`: the 0-based index just past the diff's last line.
  * @throws HagentError `PATCH_SYNTAX` (malformed header or hunk, with 1-based `line`),
