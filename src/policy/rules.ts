@@ -165,7 +165,7 @@ export function deniedReason(path: string, policy: Policy): string | null {
 export function checkPath(raw: string, policy: Policy, cwd = ''): string {
   const n = normalizePatchPath(raw, cwd);
   if (n.kind === 'denied') {
-    throw new HagentError('PATH_DENIED', `${JSON.stringify(raw)}: ${n.reason}`, { path: raw }, 'use a path relative to the worktree root, inside it, with / between folders');
+    throw new HagentError('PATH_DENIED', `${JSON.stringify(raw)}: ${n.reason}`, { path: raw }, raw.startsWith('/') ? 'use a path relative to the worktree root; an absolute path is accepted only inside the session worktree or the main checkout of this repository' : 'use a path relative to the worktree root, inside it, with / between folders');
   }
   const reason = deniedReason(n.path, policy);
   if (reason) throw new HagentError('PATH_DENIED', `${n.path}: ${reason}`, { path: n.path }, 'this path is protected by policy; leave it to the human (.hagent/config.json sets the policy)');
