@@ -42,6 +42,7 @@ export function plan(parsed: ParsedPatch, snapshot: Snapshot): Plan {
   const files: PlannedFile[] = [];
   const at = new Map<string, number>();
   const applied = new Map<PlannedFile, HagentError>();
+  const replacedAlready = new Set<PlannedFile>();
   for (const op of ops) {
     const planned = planOp(op, view, leniencies, vacated, parsed.format);
     if (planned.looksApplied) applied.set(planned.file, planned.looksApplied);
@@ -61,6 +62,7 @@ export function plan(parsed: ParsedPatch, snapshot: Snapshot): Plan {
         continue;
       }
       files[earlier] = merged;
+      if (merged.noop && op.kind === 'add') replacedAlready.add(merged);
       if (merged.op !== 'delete') at.set(merged.path, earlier);
       continue;
     }
@@ -86,6 +88,15 @@ export function plan(parsed: ParsedPatch, snapshot: Snapshot): Plan {
     throw e;
   }
   const changed = files.filter((f) => !f.noop);
+  if (changed.length === 0 && files.length > 0 && files.every((f) => replacedAlready.has(f))) {
+    // Delete File + Add File of content the file already holds: a retried whole-file rewrite.
+    throw new HagentError(
+      'NO_CHANGES',
+      'the patch looks applied already: every file it rewrites already holds the new content',
+      { path: files[0]?.path, files: files.map((f) => f.path), alreadyApplied: true },
+      're-read the files: nothing is left to do for this patch, and nothing was written',
+    );
+  }
   if (changed.length === 0) {
     const path = files[0]?.path;
     throw new HagentError(
@@ -365,7 +376,7 @@ function planOp(op: PatchOp, snapshot: Snapshot, leniencies: Leniency[], vacated
       const src = requireTextFile(op.path, sourceState, moveTo !== undefined ? 'move' : 'update');
       if (moveTo !== undefined) requireAbsent(moveTo, stateOf(snapshot, moveTo), `cannot move ${op.path} to`, vacated);
       const edit = applyChunks(op.path, src.file, op.chunks, leniencies, format);
-      if (edit.looksApplied && edit.placements.length === 0 && moveTo === undefined && op.newMode === undefined) {
+      if (edit.looksApplied && edit.placements.length === 0 && moveTo === undefined && (op.newMode === undefined || op.newMode === src.mode)) {
         return { file: { op: 'update', path: op.path, bytes: src.bytes, mode: src.mode, added: 0, removed: 0, chunks: [], noop: true }, looksApplied: edit.looksApplied };
       }
       if (edit.looksApplied) throw edit.looksApplied;
@@ -629,6 +640,8 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
       for (let at = start - net.added; at <= start; at++) {
         if (holdsAt(index, newLines, at, found.level)) {
           applied.push({ chunkNo, at });
+          cursor = at + newLines.length;
+          lastEnd = Math.max(lastEnd, cursor);
           return;
         }
       }

@@ -177,7 +177,9 @@ test('Delete File then Add File of one path is one whole-file update, mode kept,
   assert.is(plan.files[0]?.mode, '100755');
   assert.is(plan.files[0]?.added, 1);
   assert.is(plan.files[0]?.removed, 1);
-  assert.is(errorOf(() => run(patch, { 'r.sh': '#!/bin/sh\necho new\n' })).code, 'NO_CHANGES');
+  const retry = errorOf(() => run(patch, { 'r.sh': '#!/bin/sh\necho new\n' }));
+  assert.is(retry.code, 'NO_CHANGES');
+  assert.is(retry.details.alreadyApplied, true);
   // an Add alone onto an existing file names the replacement form in its hint
   const e = errorOf(() => run(codex('*** Add File: r.sh', '+x'), { 'r.sh': 'y\n' }));
   assert.is(e.code, 'FILE_EXISTS');
@@ -194,6 +196,24 @@ test('-last / +last before *** End of File adds the missing final newline, repor
   // without End of File, or on a file that has its newline, it stays a no-op
   assert.is(errorOf(() => run(codex('*** Update File: n.txt', '@@', '-last', '+last'), { 'n.txt': 'first\nlast' })).code, 'NO_CHANGES');
   assert.is(errorOf(() => run(patch, { 'n.txt': 'first\nlast\n' })).code, 'NO_CHANGES');
+});
+
+test('a retried git diff with a mode change is NO_CHANGES "looks applied already"', () => {
+  const text = 'diff --git a/r.sh b/r.sh\nold mode 100644\nnew mode 100755\n--- a/r.sh\n+++ b/r.sh\n@@ -1 +1 @@\n-echo 1\n+echo 2\n';
+  const once = run(text, { 'r.sh': 'echo 1\n' });
+  assert.is(once.plan.files[0]?.mode, '100755');
+  const e = errorOf(() => run(text, { 'r.sh': { text: 'echo 2\n', mode: '100755' } }));
+  assert.is(e.code, 'NO_CHANGES');
+  assert.is(e.details.alreadyApplied, true);
+});
+
+test('a Codex insertion-only chunk that looks applied moves the cursor past its lines', () => {
+  const patch = codex('*** Update File: a.txt', '@@', ' a', '+b', '@@', ' c', '+d');
+  const once = run(patch, { 'a.txt': 'a\nc\n' }).out['a.txt'] as string;
+  assert.is(once, 'a\nb\nc\nd\n');
+  const e = errorOf(() => run(patch, { 'a.txt': once }));
+  assert.is(e.code, 'NO_CHANGES');
+  assert.equal(e.details.appliedChunks, [1, 2]);
 });
 
 test.run();
