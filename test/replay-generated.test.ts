@@ -36,18 +36,20 @@ function generate(): string {
   w('nonl.txt', 'first\nsecond\nthird\nfourth\nfifth\nsixth\nlast line');
   commit('CRLF, mixed and no-final-newline edits');
   chmodSync(path.join(repo, 'run.sh'), 0o755);
+  commit('a mode change');
   w('snap.txt', `exports[1] = {\n${snap(12)}${snap(3)}};\n`);
   w('x.txt', 'x\nx\nx\nx\nx\ny\n');
-  commit('a mode change and insertions into repetitive files');
+  commit('insertions into repetitive files');
   renameSync(path.join(repo, 'nonl.txt'), path.join(repo, 'moved.txt'));
   w('moved.txt', 'first\nsecond\nthird\nfourth\nfifth\nsixth\nlast line\n');
   w('crlf.txt', 'one\nTWO\r\nthree\r\nfour\r\nfive\r\n');
   commit('a rename adding the final newline; a line turned LF');
   w('crlf2.txt', 'new\r\nfile\r');
+  commit('a new CRLF file ending in CR');
   w('mixed.txt', 'one\r\ntwo\nTHREE\r\n4\r\nfour\n');
   w('snap.txt', `exports[1] = {\n${snap(6)}  "inserted": null\n${snap(9)}};\n`);
   unlinkSync(path.join(repo, 'x.txt'));
-  commit('a new CRLF file ending in CR, a mixed insertion, a deletion');
+  commit('a mixed insertion, an insertion into a snapshot, a deletion');
   return repo;
 }
 

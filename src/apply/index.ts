@@ -11,7 +11,7 @@ import path from 'node:path';
 import { trace } from '../trace/index.js';
 import { HagentError, isHagentError } from '../errors.js';
 import {
-  blobId, diffTrees, entriesAt, readCommitTrees, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTreeWithChanges, looseObjectStore, writeLooseObject, updateRefDirect, writeCommit, type LooseObjectStore,
+  blobId, diffTrees, entriesAt, gitText, readCommitTrees, readLooseObject, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTreeWithChanges, looseObjectStore, writeLooseObject, updateRefDirect, writeCommit, type LooseObjectStore,
   type CommitTrees, type IndexEntryUpdate,
 } from '../git/index.js';
 import { discardStaged, fsyncPaths, publishStaged, readEntry, restoreIfOurs, stageWrites, type Staged, type TargetWrite } from '../fsx/index.js';
@@ -301,6 +301,7 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
   trace('apply: snapshot and head trees read');
   if (!options.skipStalenessCheck) await assertFresh(snapshot, trees);
   trace('apply: staleness checked');
+  await assertNotLastPatch(worktree, head, store, options.patchText);
   const plan = planPatch(parsed, snapshot);
   trace('apply: planned');
   const size = changeSize(plan);
@@ -404,6 +405,29 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
     }
   }
   return result;
+}
+
+/**
+ * An agent retrying after a timeout sends the very patch it sent last: when the session head is
+ * the commit of this exact patch text (its `Hagent-Patch-Sha256` trailer), the patch is applied
+ * already, whatever its chunks would match now (a chunk that only inserts lines would match again
+ * and insert them twice). Rule: patch-language.md §4 "Already applied" (the engine's content test
+ * cannot see a retried insertion; the session's own history can).
+ * @throws HagentError NO_CHANGES with `alreadyApplied: true` and the `commit`.
+ */
+async function assertNotLastPatch(worktree: string, head: string, store: LooseObjectStore | null, patchText: string): Promise<void> {
+  let message: string | null = null;
+  const loose = store ? readLooseObject(store, head) : null;
+  if (loose && loose.type === 'commit') message = loose.content.toString('utf8');
+  else message = await gitText(['cat-file', 'commit', head], { cwd: worktree }).catch(() => null);
+  const trailer = message ? /^Hagent-Patch-Sha256: ([0-9a-f]{64})$/m.exec(message) : null;
+  if (!trailer || trailer[1] !== createHash('sha256').update(patchText).digest('hex')) return;
+  throw new HagentError(
+    'NO_CHANGES',
+    `the patch looks applied already: it is the session's last commit, ${head.slice(0, 12)}`,
+    { commit: head, alreadyApplied: true },
+    're-read the files: this exact patch was applied by the last apply, and nothing was written (hagent undo takes it back)',
+  );
 }
 
 /**

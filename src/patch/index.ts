@@ -134,8 +134,9 @@ export function pathsToRead(parsed: ParsedPatch): string[] {
  *   and a final blank line are kept, except that `-last` / `+last` before `*** End of File` adds
  *   the missing final newline (`finalNewline: 'added'`); mode is kept on update and move. §4.
  * - Already applied (§4): a chunk whose old side is not found but whose new side is, once, from
- *   the cursor, looks applied (so does a Codex chunk that only inserts lines already standing over
- *   its context: a Codex patch has no line number to tell a retry from a wish to insert twice).
+ *   the cursor, looks applied; so does a Codex insertion with no old side at all whose lines
+ *   already stand where it goes (nothing else tells its retry apart). A chunk whose old side is
+ *   found applies, even when its new side occurs too (repetitive files).
  *   When every op looks applied (Add targets holding the content, Delete targets absent, Moves
  *   done) → NO_CHANGES with `alreadyApplied: true`; otherwise the first failing chunk's refusal
  *   lists `appliedChunks`, and a mix of applied and fresh chunks is CONTEXT_NOT_FOUND.

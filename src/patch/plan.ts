@@ -619,11 +619,12 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
       // The old side matched only loosely (or after dropping its last blank line), while the new side
       // stands exactly in the file: most likely this chunk was applied already, and the loose match
       // is another, similar place.
-      // (Only a copy apart from the loose match counts: a chunk that deletes lines has its new side
-      // inside its old one.)
+      // (A copy inside the loosely matched lines does not count: a chunk that deletes lines has its
+      // new side inside its old one.)
       const there = findAllAtLevel(index, chunk.newLines, cursor, 'exact');
-      const apart = there.length === 1 && ((there[0] as number) + chunk.newLines.length <= start || (there[0] as number) >= start + oldLines.length);
-      if (apart) {
+      const at = there[0] as number;
+      const inside = at >= start && at + chunk.newLines.length <= start + oldLines.length;
+      if (there.length === 1 && !inside) {
         applied.push({ chunkNo, at: there[0] as number });
         cursor = (there[0] as number) + chunk.newLines.length;
         lastEnd = Math.max(lastEnd, cursor);
@@ -631,21 +632,6 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
       }
     }
     const addsFinalNewline = putsBackFinalNewline(file, chunk, start + oldLines.length === n, kinds, oldLines, newLines);
-    const net = countChanges(oldLines, newLines);
-    if (format === 'codex' && net.removed === 0 && net.added > 0 && !addsFinalNewline) {
-      // A Codex chunk that only adds lines, whose new side already stands over the matched lines: a
-      // retry (a Codex patch has no line number to tell it from a wish to add the lines twice).
-      // The old side sits inside the new one, shifted by at most the number of added lines. A
-      // unified diff's hunk is applied at its place, as git does (repetitive files).
-      for (let at = start - net.added; at <= start; at++) {
-        if (holdsAt(index, newLines, at, found.level)) {
-          applied.push({ chunkNo, at });
-          cursor = at + newLines.length;
-          lastEnd = Math.max(lastEnd, cursor);
-          return;
-        }
-      }
-    }
     const rep: Replacement = { chunkNo, chunk, start, oldLen: oldLines.length, kinds, newLines, level: found.level, addsFinalNewline };
     if (marks !== undefined) rep.marks = marks;
     reps.push(rep);

@@ -55,6 +55,23 @@ test('a retried patch is refused NO_CHANGES "looks applied already" with already
   assert.match(human.stdout + human.stderr, /error\[NO_CHANGES\]: the patch looks applied already/);
 });
 
+test('a retry of the session\'s last patch is NO_CHANGES even when its chunks would match again (an insertion)', () => {
+  const repo = makeRepo({ 'a.txt': 'first\nthird\n' });
+  const s = startSession(repo);
+  const patch = codex('*** Update File: a.txt', '@@', ' third', '+fourth');
+  assert.is(hagent(s.worktree, ['apply', '-', '--json'], { input: patch }).status, 0);
+  const commit = head(repo, s.branch);
+  const again = hagent(s.worktree, ['apply', '-', '--json'], { input: patch });
+  assert.is(again.status, 1);
+  assert.is(again.json.error.code, 'NO_CHANGES');
+  assert.is(again.json.error.alreadyApplied, true);
+  assert.is(again.json.error.commit, commit);
+  assert.is(readFileSync(path.join(s.worktree, 'a.txt'), 'utf8'), 'first\nthird\nfourth\n');
+  // after an undo the same patch is new again
+  assert.is(hagent(s.worktree, ['undo', '--json']).status, 0);
+  assert.is(hagent(s.worktree, ['apply', '-', '--json'], { input: patch }).status, 0);
+});
+
 test('Delete File + Add File of one path is one update in the result and the commit, mode kept', () => {
   const repo = makeRepo({ 'run.sh': '#!/bin/sh\necho old\n' });
   git(repo, 'update-index', '--chmod=+x', 'run.sh');
