@@ -11,7 +11,7 @@ import path from 'node:path';
 import { trace } from '../trace/index.js';
 import { HagentError, isHagentError } from '../errors.js';
 import {
-  blobId, worktreeGitDirSync, diffTrees, entriesAt, readCommitTrees, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTreeWithChanges, looseObjectStore, writeLooseObject, updateRefDirect, writeCommit, type LooseObjectStore,
+  blobId, worktreeGitDirSync, diffTrees, entriesAt, gitText, readCommitTrees, readLooseObject, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTreeWithChanges, looseObjectStore, writeLooseObject, updateRefDirect, writeCommit, type LooseObjectStore,
   type CommitTrees, type IndexEntryUpdate,
 } from '../git/index.js';
 import { discardStaged, fsyncPaths, publishStaged, readEntry, restoreIfOurs, stageWrites, type Staged, type TargetWrite } from '../fsx/index.js';
@@ -19,7 +19,7 @@ import { assertPreApplyAccepted, runUserHook } from '../user-hooks/index.js';
 import { guardedWrite, intentPath, removeIntent, storeNote, writeIntent, watchTargets, type Intent, type Recovery, type TargetWatch } from '../transaction/index.js';
 import { parsePatch, pathsToRead, planPatch, type ResultFile } from '../patch/index.js';
 import type { FileMode, FileState, Leniency, ParsedPatch, PatchOp, Plan, PlannedFile } from '../patch/types.js';
-import { checkLimits, checkPath, confirmationReasons, type ChangeSize, type Policy } from '../policy/index.js';
+import { checkLimits, checkPath, confirmationReasons, relativizeAbsolute, type AbsoluteRoots, type ChangeSize, type Policy } from '../policy/index.js';
 import { loadConfig } from '../config/index.js';
 import type { EffectiveConfig } from '../policy/index.js';
 import { guardTarget, readSessionRefs, retireRedo, sessionRef, type RepoContext, type Session } from '../session/index.js';
@@ -68,6 +68,8 @@ export interface ApplyResult {
   commit: string | null;
   parent: string;
   dryRun: boolean;
+  /** The patch's language (patch-language.md §2, §7): a unified diff is a format, not a leniency. */
+  format: 'codex' | 'unified';
   files: FileResult[];
   leniencies: Leniency[];
   warnings: string[];
@@ -80,17 +82,53 @@ export interface ApplyResult {
 }
 
 /**
- * Normalizes and policy-checks every op path (and a heredoc's `cd DIR`) before planning.
+ * Normalizes and policy-checks every op path (and a heredoc's `cd DIR`) before planning. With
+ * `roots`, an absolute path inside the session worktree is made relative (leniency
+ * `absolute-path`) and one inside the user's main checkout of the same repository is mapped to the
+ * session's copy of it (leniency `main-checkout-path`, with a warning naming both); every other
+ * absolute path stays denied.
  * @throws HagentError PATH_DENIED. Rule: patch-language.md §5b.
  */
-export function checkOpPaths(parsed: ParsedPatch, policy: Policy): ParsedPatch {
-  const cwd = parsed.cwd ? checkPath(parsed.cwd, { ...policy, deniedPaths: [], suffixes: { mode: 'deny', list: [] } }) : '';
+export function checkOpPaths(parsed: ParsedPatch, policy: Policy, roots?: AbsoluteRoots): ParsedPatch {
+  const leniencies = [...parsed.leniencies];
+  const warnings = [...(parsed.warnings ?? [])];
+  const local = (raw: string): string => {
+    if (!roots) return raw;
+    const r = relativizeAbsolute(raw, roots);
+    if (r.kind === 'relative') return raw;
+    const l: Leniency = r.kind === 'worktree' ? 'absolute-path' : 'main-checkout-path';
+    if (!leniencies.includes(l)) leniencies.push(l);
+    if (r.kind === 'main-checkout') warnings.push(`${raw} is in the main checkout (${r.root}); hagent changed the session's copy, ${r.path}, instead: the main checkout changes only when the session lands`);
+    return r.path;
+  };
+  const cwd = parsed.cwd ? checkPath(local(parsed.cwd), { ...policy, deniedPaths: [], suffixes: { mode: 'deny', list: [] } }) : '';
+  const check = (raw: string): string => checkPath(local(raw), policy, cwd);
   const ops = parsed.ops.map((op): PatchOp => {
-    const path = checkPath(op.path, policy, cwd);
-    if (op.kind === 'update' && op.moveTo !== undefined) return { ...op, path, moveTo: checkPath(op.moveTo, policy, cwd) };
+    const path = check(op.path);
+    if (op.kind === 'update' && (op.moveTo !== undefined || op.altPath !== undefined)) {
+      const out = { ...op, path };
+      if (op.moveTo !== undefined) out.moveTo = check(op.moveTo);
+      if (op.altPath !== undefined) out.altPath = check(op.altPath);
+      return out;
+    }
+    if (op.kind === 'add' && op.copyFrom !== undefined) return { ...op, path, copyFrom: check(op.copyFrom) };
     return { ...op, path };
   });
-  return { ...parsed, ops };
+  const out: ParsedPatch = { ...parsed, ops, leniencies };
+  if (warnings.length > 0) out.warnings = warnings;
+  return out;
+}
+
+/**
+ * The folders an absolute patch path may name (patch-language.md §5b): the session worktree and
+ * the user's main checkout, each also through resolved symlinks.
+ */
+export async function absoluteRoots(worktree: string, mainCheckout: string | null): Promise<AbsoluteRoots> {
+  const both = async (p: string): Promise<string[]> => {
+    const real = await fs.realpath(p).catch(() => p);
+    return [...new Set([path.resolve(p), real])];
+  };
+  return { worktree: await both(worktree), mainCheckout: mainCheckout ? await both(mainCheckout) : [] };
 }
 
 /** The §7 JSON of one planned file. */
@@ -98,6 +136,7 @@ export function fileResult(f: PlannedFile): FileResult {
   const r: FileResult = { path: f.path, op: f.op, added: f.added, removed: f.removed };
   if (f.from !== undefined) r.from = f.from;
   if (f.level !== undefined) r.level = f.level;
+  if (f.finalNewline !== undefined) r.finalNewline = f.finalNewline;
   return r;
 }
 
@@ -236,7 +275,7 @@ export async function applyPatch(ctx: RepoContext, session: Session, options: Ap
   const timeoutMs = options.lockTimeoutMs ?? config.runtime.lockTimeoutMs;
   const { value, recovery } = await guardedWrite(guardTarget(ctx, session), command, { timeoutMs, patch: options.patchText, journal: !options.dryRun }, async () => {
     trace('apply: locked');
-    const parsed = checkOpPaths(parsePatch(options.patchText), policy);
+    const parsed = checkOpPaths(parsePatch(options.patchText), policy, await absoluteRoots(session.worktree, config.root));
     trace('apply: parsed');
     const { head, redo } = await readSessionRefs(ctx, session);
     trace('apply: refs read');
@@ -262,6 +301,7 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
   trace('apply: snapshot and head trees read');
   if (!options.skipStalenessCheck) await assertFresh(snapshot, trees);
   trace('apply: staleness checked');
+  await assertNotLastPatch(worktree, head, store, options.patchText);
   const plan = planPatch(parsed, snapshot);
   trace('apply: planned');
   const size = changeSize(plan);
@@ -275,7 +315,7 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
       throw new HagentError('CONFIRMATION_REQUIRED', `this patch needs a human yes: it ${reasons.join(', ')}`, { reasons, files: files.map((f) => f.path), confirmed: options.confirm ? false : null }, options.confirm ? 'the answer was no; nothing was written' : 'ask the human, then run again with --yes');
     }
   }
-  const result: ApplyResult = { ok: true, session: session.id, commit: null, parent: head, dryRun: !!options.dryRun, files, leniencies: plan.leniencies, warnings: plan.warnings, watched: watch !== null };
+  const result: ApplyResult = { ok: true, session: session.id, commit: null, parent: head, dryRun: !!options.dryRun, format: parsed.format, files, leniencies: plan.leniencies, warnings: plan.warnings, watched: watch !== null };
   if (options.dryRun) return result;
 
   const hooksDir = config.root ? path.join(config.root, '.hagent', 'hooks') : null;
@@ -365,6 +405,29 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
     }
   }
   return result;
+}
+
+/**
+ * An agent retrying after a timeout sends the very patch it sent last: when the session head is
+ * the commit of this exact patch text (its `Hagent-Patch-Sha256` trailer), the patch is applied
+ * already, whatever its chunks would match now (a chunk that only inserts lines would match again
+ * and insert them twice). Rule: patch-language.md §4 "Already applied" (the engine's content test
+ * cannot see a retried insertion; the session's own history can).
+ * @throws HagentError NO_CHANGES with `alreadyApplied: true` and the `commit`.
+ */
+async function assertNotLastPatch(worktree: string, head: string, store: LooseObjectStore | null, patchText: string): Promise<void> {
+  let message: string | null = null;
+  const loose = store ? readLooseObject(store, head) : null;
+  if (loose && loose.type === 'commit') message = loose.content.toString('utf8');
+  else message = await gitText(['cat-file', 'commit', head], { cwd: worktree }).catch(() => null);
+  const trailer = message ? /^Hagent-Patch-Sha256: ([0-9a-f]{64})$/m.exec(message) : null;
+  if (!trailer || trailer[1] !== createHash('sha256').update(patchText).digest('hex')) return;
+  throw new HagentError(
+    'NO_CHANGES',
+    `the patch looks applied already: it is the session's last commit, ${head.slice(0, 12)}`,
+    { commit: head, alreadyApplied: true },
+    're-read the files: this exact patch was applied by the last apply, and nothing was written (hagent undo takes it back)',
+  );
 }
 
 /**

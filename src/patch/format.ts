@@ -16,6 +16,8 @@ export interface ResultFile {
   removed: number;
   /** Loosest comparison level any chunk matched at. */
   level?: MatchLevel;
+  /** `'added'`: the file got the final newline it lacked (patch-language.md §4). */
+  finalNewline?: 'added';
 }
 
 /** The error object of a failure result (`error` of `hagent apply --json`). */

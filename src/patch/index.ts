@@ -11,7 +11,7 @@
  */
 
 import { isHagentError, HagentError } from '../errors.js';
-import { closeUnified, locatePatch, unwrapText, type Intake } from './intake.js';
+import { closeUnified, locatePatch, unifiedLines, unwrapText, type Intake } from './intake.js';
 import { parseCodex } from './parse-codex.js';
 import { parseUnifiedDiff } from './parse-udiff.js';
 import { plan } from './plan.js';
@@ -49,7 +49,10 @@ export type {
  * @throws HagentError `PATCH_SYNTAX` (not a patch, a line that breaks the grammar, no End Patch,
  *   ops after a premature End Patch) with `details` `{line, text, expected}`: the 1-based line, its
  *   text (`''` past the end of the input) and the forms the grammar allows there (strings), `MULTIPLE_PATCHES` (two complete patches),
- *   `UNSUPPORTED_FILE` (a binary diff, or a symlink/submodule mode in a unified diff).
+ *   `UNSUPPORTED_FILE` (a binary diff, a symlink mode, or a submodule entry — mode 160000 or
+ *   `Subproject commit` hunks — with `details.reason` `'submodule'`). A unified diff is read by its
+ *   hunk counts (the `-- ` signature of git format-patch is trailing text); its CRs are content
+ *   unless its header lines end in CRLF too (then `crlf-patch`). `format` says which language it is.
  * @example
  * const parsed = parsePatch('*** Begin Patch\n*** Add File: a.txt\n+hi\n*** End Patch\n');
  * // parsed.ops[0] → { kind: 'add', path: 'a.txt', lines: ['hi'], finalNewline: true, patchLine: 2 }
@@ -84,7 +87,7 @@ function parseLines(intake: Intake): ParsedPatch {
     // The parser finds where the diff ends (a fence line outside every hunk); the wrapper's
     // leniencies are noted before the parser's, in the order the text shows them.
     const own: Leniency[] = [];
-    const diff = parseUnifiedDiff(intake.lines, located.start, intake.lines.length, own, { fenced: located.fenced });
+    const diff = parseUnifiedDiff(unifiedLines(intake, located.start), located.start, intake.lines.length, own, { fenced: located.fenced });
     closeUnified(intake, located.start, diff.end);
     for (const l of own) if (!leniencies.includes(l)) leniencies.push(l);
     ops = diff.ops;
@@ -108,6 +111,7 @@ export function pathsToRead(parsed: ParsedPatch): string[] {
     if (op.kind === 'add' && op.copyFrom !== undefined) out.add(op.copyFrom);
     out.add(op.path);
     if (op.kind === 'update' && op.moveTo !== undefined) out.add(op.moveTo);
+    if (op.kind === 'update' && op.altPath !== undefined) out.add(op.altPath);
   }
   return [...out];
 }
@@ -123,10 +127,27 @@ export function pathsToRead(parsed: ParsedPatch): string[] {
  *   places at its level is taken at the one candidate starting exactly at its `@@ -l` line (the
  *   original file's numbering: where `git apply` puts it), with leniency `line-number-tiebreak`;
  *   if no candidate starts there, AMBIGUOUS_MATCH as usual. Codex patches never get it.
- * - Context lines keep the file's bytes; new lines take the file's dominant line ending; BOM, a
- *   missing final newline and a final blank line are kept; mode is kept on update and move. §4.
+ * - Context lines keep the file's bytes; a line that replaces a removed line takes that line's
+ *   ending (the i-th added line of a group the i-th removed line's, extra ones the last removed
+ *   line's), a pure insertion the ending of the line before it; a unified diff read byte for byte
+ *   says each added line's ending itself (CR kept as content, §2.4). BOM, a missing final newline
+ *   and a final blank line are kept, except that `-last` / `+last` before `*** End of File` adds
+ *   the missing final newline (`finalNewline: 'added'`); mode is kept on update and move. §4.
+ * - Already applied (§4): a chunk whose old side is not found but whose new side is, once, from
+ *   the cursor, looks applied; so does a Codex insertion with no old side at all whose lines
+ *   already stand where it goes (nothing else tells its retry apart). A chunk whose old side is
+ *   found applies, even when its new side occurs too (repetitive files).
+ *   When every op looks applied (Add targets holding the content, Delete targets absent, Moves
+ *   done) → NO_CHANGES with `alreadyApplied: true`; otherwise the first failing chunk's refusal
+ *   lists `appliedChunks`, and a mix of applied and fresh chunks is CONTEXT_NOT_FOUND.
  * - Add/Move onto an existing path, Update/Delete/Move of a missing path or directory, two ops on one
- *   path are refused. §5. A directory is a free Add/Move destination only when its snapshot state
+ *   path are refused. §5. Exceptions to DUPLICATE_PATH: a Codex `Delete File: P` then `Add File: P`
+ *   (a whole-file replacement, reported as one update with the file's mode), and in a unified diff
+ *   any later section on a path an earlier one changed (git format-patch of several commits):
+ *   each later op is planned against the earlier one's result and the two are reported as one
+ *   change. A unified-diff deletion must remove exactly the file's lines; a plain `diff -u a.orig
+ *   a.new` updates whichever of the two exists (`altPath`). A directory is a free Add/Move
+ *   destination only when its snapshot state
  *   lists its files (`files`) and the patch deletes or moves away all of them (a folder becomes a
  *   file); the writer then removes the emptied directory before writing the file. A no-op file among real changes is a warning; all no-ops → NO_CHANGES.
  *

@@ -12,6 +12,12 @@ import type { Leniency } from './types.js';
 /** The unwrapped text as lines (no terminators). `lines.at(i)` is line `i + 1` of the text (§6 numbering). */
 export interface Intake {
   lines: LineSource;
+  /**
+   * The same lines before CRLF → LF, when the text held CRLF: a unified diff whose own header
+   * lines do not end in CRLF is read from these, since there a CR before the line break is
+   * content (patch-language.md §2.4). Same line count and numbering as `lines`.
+   */
+  raw?: LineSource;
   leniencies: Leniency[];
   /** `DIR` of a heredoc's `cd DIR && apply_patch <<EOF`, unquoted, unchecked. */
   cwd?: string;
@@ -42,7 +48,9 @@ export function unwrapText(text: string, depth = 0): Intake {
     text = text.slice(1);
     leniencies.push('invisible-chars');
   }
+  let raw: string | undefined;
   if (text.includes('\r\n')) {
+    raw = text;
     text = text.replace(/\r\n/g, '\n');
     leniencies.push('crlf-patch');
   }
@@ -69,7 +77,23 @@ export function unwrapText(text: string, depth = 0): Intake {
       return { ...inner, leniencies: dedupe(['json-wrapper', ...leniencies, ...inner.leniencies]) };
     }
   }
-  return { lines: new TextLines(text), leniencies };
+  const intake: Intake = { lines: new TextLines(text), leniencies };
+  if (raw !== undefined) intake.raw = new TextLines(raw);
+  return intake;
+}
+
+/**
+ * The lines a unified diff starting at 0-based `start` is read from: when the text held CRLF and
+ * the diff's first header line does not end in CRLF, the CRLF was not transport (git writes a CRLF
+ * file's lines with their CR): the unconverted lines, and `crlf-patch` is withdrawn. Otherwise the
+ * converted lines. Rule: patch-language.md §2.4.
+ */
+export function unifiedLines(intake: Intake, start: number): LineSource {
+  const raw = intake.raw;
+  if (raw === undefined || (raw.at(start) ?? '').endsWith('\r')) return intake.lines;
+  const at = intake.leniencies.indexOf('crlf-patch');
+  if (at !== -1) intake.leniencies.splice(at, 1);
+  return raw;
 }
 
 function looksLikePatch(s: string): boolean {
@@ -175,7 +199,6 @@ function locateUnified(intake: Intake): Located {
   }
   let fenced = false;
   for (let i = 0; i < start && !fenced; i++) fenced = isFenceLine(lines.at(i)!);
-  addLeniency(intake, 'unified-diff');
   return { format: 'unified', start, fenced };
 }
 

@@ -236,6 +236,11 @@ function parseUpdate(lines: LineSource, headerAt: number, end: number, path: str
       throw syntax(k, `unexpected line in an Update chunk: ${quote(line)}`, 'chunk lines start with " " (context), "-" (removed) or "+" (added); a new chunk starts with "@@"', EXPECTED.chunkLine);
     }
     if (!cur) {
+      if (chunks.length > 0 && chunks[chunks.length - 1]!.endOfFile && isBlank(line) && endsOpAt(lines, k + 1, end)) {
+        // §2.8: a stray blank line right after "*** End of File", before the next op or End Patch.
+        note('stray-blank-line');
+        continue;
+      }
       if (chunks.length > 0) {
         throw syntax(k, 'a chunk line after "*** End of File" without a new "@@"', 'start each further chunk with an "@@" line', EXPECTED.chunkStart);
       }
@@ -269,6 +274,16 @@ function parseUpdate(lines: LineSource, headerAt: number, end: number, path: str
   if (moveTo !== undefined) op.moveTo = moveTo;
   ops.push(op);
   return k;
+}
+
+/** True when line `k` (0-based) and on is only blank lines up to an op header, End Patch or the end. */
+function endsOpAt(lines: LineSource, k: number, end: number): boolean {
+  for (; k < end; k++) {
+    const line = lines.at(k)!;
+    if (isBlank(line)) continue;
+    return isOpBoundary(line) || classifyMarker(line, true) !== undefined && classifyMarker(line, true)!.kind !== 'unknown-star';
+  }
+  return true;
 }
 
 /** `@@` → '', `@@ TEXT` → TEXT, `@@ -1,3 +1,3 @@ TEXT` → TEXT (§2.11). */

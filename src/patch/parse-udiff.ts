@@ -28,6 +28,8 @@ interface Section {
   newMode?: string;
   newFileMode?: string;
   binary: boolean;
+  /** Mode of the `index OLD..NEW MODE` line (a submodule's is 160000). */
+  indexMode?: string;
   chunks: Chunk[];
 }
 
@@ -38,8 +40,13 @@ interface Section {
  * (a Markdown file's fence) is content, not the end of the patch (patch-language.md §2.2).
  * Inside a hunk, a line is a hunk line while the `@@` counts are not used up; a line starting
  * with "```" or "~~~" (no " ", "+", "-" prefix) can never be one, so it ends a hunk whose counts
- * are too large. After the counts are used up, an indented fence line (" ```") closes a fenced
- * diff (`options.fenced`) unless more hunk lines follow it.
+ * are too large. After the counts are used up the hunk ends, as git reads it: the `-- ` line and
+ * version of a git format-patch signature, prose and mail headers are trailing text, and an
+ * indented fence line (" ```") closes a fenced diff (`options.fenced`) unless more hunk lines follow
+ * it; only lines that are hunk lines by their prefix (" ", "-", "+") extend a hunk whose counts are
+ * too small (leniency `hunk-counts`, for hand-written hunks).
+ * A CR before a line's break is content (the caller passes the unconverted lines unless the diff's
+ * headers end in CRLF): a new file keeps it; hunk lines carry it as `crMarks` when the diff holds any.
  * Lines outside file sections that are not diff syntax are taken as prose (leniency `prose`).
  * @returns the ops, and `end`: the 0-based index just past the diff's last line.
  * @throws HagentError `PATCH_SYNTAX` (malformed header or hunk, with 1-based `line`),
@@ -55,11 +62,11 @@ export function parseUnifiedDiff(
   const note = (l: Leniency): void => {
     if (!leniencies.includes(l)) leniencies.push(l);
   };
-  const ctx: HunkContext = { note, fenced: options.fenced === true };
+  const ctx: HunkContext = { note, fenced: options.fenced === true, sawCr: false };
   const ops: PatchOp[] = [];
   let i = start;
   while (i < end) {
-    const line = lines.at(i)!;
+    const line = stripCr(lines.at(i)!);
     if (line.startsWith('diff --git ')) {
       const section = newSection('git', i);
       const paths = parseGitHeaderPaths(line.slice('diff --git '.length));
@@ -86,13 +93,26 @@ export function parseUnifiedDiff(
     i++;
   }
   if (ops.length === 0) throw syntax(start, 'the diff changes no file', 'send a diff with at least one file', EXPECTED.fileHeader);
+  // Without a CR anywhere, added lines take the ending of the line they replace (§4): no marks.
+  if (!ctx.sawCr) for (const c of chunksOf(ops)) delete c.crMarks;
   return { ops, end: i };
 }
 
 interface HunkContext {
   note: (l: Leniency) => void;
+  /** Some hunk line ended in CR (the diff is read byte for byte: its CRs are content). */
+  sawCr: boolean;
   /** An opening fence stands before the diff. */
   fenced: boolean;
+}
+
+/** A header line without the CR of a CRLF line (a diff read byte for byte may hold some). */
+function stripCr(line: string): string {
+  return line.endsWith('\r') ? line.slice(0, -1) : line;
+}
+
+function chunksOf(ops: readonly PatchOp[]): Chunk[] {
+  return ops.flatMap((op) => (op.kind === 'update' ? op.chunks : op.kind === 'add' ? (op.chunks ?? []) : []));
 }
 
 /** A line that opens or closes a Markdown fence and carries no hunk prefix: never a hunk line. */
@@ -107,7 +127,7 @@ function newSection(kind: 'git' | 'plain', at: number): Section {
 
 function readExtendedHeaders(lines: LineSource, i: number, end: number, s: Section): number {
   for (; i < end; i++) {
-    const line = lines.at(i)!;
+    const line = stripCr(lines.at(i)!);
     let m: RegExpExecArray | null;
     if ((m = /^old mode (\d+)\s*$/.exec(line))) s.oldMode = m[1] as string;
     else if ((m = /^new mode (\d+)\s*$/.exec(line))) s.newMode = m[1] as string;
@@ -122,7 +142,9 @@ function readExtendedHeaders(lines: LineSource, i: number, end: number, s: Secti
     else if (line.startsWith('copy from ')) s.copyFrom = unquotePath(line.slice(10), i);
     else if (line.startsWith('copy to ')) s.copyTo = unquotePath(line.slice(8), i);
     else if (/^(similarity|dissimilarity) index /.test(line)) continue;
-    else if ((m = /^index [0-9a-f]+\.\.[0-9a-f]+(?: (\d+))?\s*$/.exec(line))) continue;
+    else if ((m = /^index [0-9a-f]+\.\.[0-9a-f]+(?: (\d+))?\s*$/.exec(line))) {
+      if (m[1] !== undefined) s.indexMode = m[1];
+    }
     else if (line.startsWith('GIT binary patch') || (line.startsWith('Binary files ') && line.endsWith(' differ'))) s.binary = true;
     else break;
   }
@@ -269,13 +291,14 @@ function readHunk(lines: LineSource, at: number, end: number, m: RegExpExecArray
   const newCount = m[4] === undefined ? 1 : Number(m[4]);
   const chunk: Chunk = { anchors: [], oldLines: [], newLines: [], endOfFile: false, patchLine: at + 1 };
   const kinds: string[] = [];
+  const marks: string[] = [];
   let o = 0;
   let nw = 0;
   let i = at + 1;
   let last = '';
   let countsWrong = false;
   for (; i < end; i++) {
-    const line = lines.at(i)!;
+    let line = lines.at(i)!;
     const done = o >= oldCount && nw >= newCount;
     const c = line[0];
     if (c === '\\') {
@@ -284,14 +307,25 @@ function readHunk(lines: LineSource, at: number, end: number, m: RegExpExecArray
       continue;
     }
     if (done) {
-      // The counts are satisfied; go on only if more hunk lines follow (wrong counts).
-      if (line === '' || isHeaderAt(lines, i, end) || (c !== ' ' && c !== '-' && c !== '+')) break;
+      // The counts are used up: the hunk ends here, as git reads it. What follows is the next
+      // header, or trailing text: the "-- " signature of git format-patch, prose.
+      if (line === '' || line === '\r' || isHeaderAt(lines, i, end) || (c !== ' ' && c !== '-' && c !== '+')) break;
+      if (isSignature(lines, i, end)) break;
       // An indented fence line after the hunk closes a fenced diff, unless hunk lines follow it.
       if (ctx.fenced && isFenceLine(line) && !isHunkLine(lines.at(i + 1))) break;
+      // More hunk lines: the counts are too small (a hand-written hunk); the body wins.
       countsWrong = true;
     } else if (isHeaderAt(lines, i, end) || isBareFence(line)) {
       countsWrong = true;
       break;
+    }
+    let cr = '0';
+    if (line.endsWith('\r')) {
+      // In a diff read byte for byte a CR before the line break is content (git writes a CRLF
+      // file's lines so): kept as a mark, the text compared without it (§2.4, §4).
+      line = line.slice(0, -1);
+      cr = '1';
+      ctx.sawCr = true;
     }
     if (line === '' || c === ' ') {
       const text = line === '' ? '' : line.slice(1);
@@ -314,9 +348,11 @@ function readHunk(lines: LineSource, at: number, end: number, m: RegExpExecArray
     } else {
       throw syntax(i, `unexpected line in a hunk: ${JSON.stringify(line.slice(0, 60))}`, 'hunk lines start with " ", "-" or "+"; check the @@ line counts', EXPECTED.hunkLine);
     }
+    marks.push(cr);
   }
   if (countsWrong) note('hunk-counts');
   chunk.lineKinds = kinds.join('');
+  chunk.crMarks = marks.join('');
   if (chunk.oldLines.length === 0) chunk.insertAfterLine = oldStart;
   else chunk.oldStartHint = oldStart;
   if (chunk.oldNoFinalNewline) chunk.endOfFile = true;
@@ -324,11 +360,51 @@ function readHunk(lines: LineSource, at: number, end: number, m: RegExpExecArray
   return i;
 }
 
+/**
+ * The signature git format-patch ends each commit with: a line "-- " and the git version (or any
+ * line that is not a hunk line), or the end of the text. Read as trailing text, never as the
+ * removed line "- " (patch-language.md §2: a hunk is read by its counts).
+ */
+function isSignature(lines: LineSource, i: number, end: number): boolean {
+  const line = lines.at(i)!;
+  if (line !== '-- ' && line !== '-- \r') return false;
+  if (i + 1 >= end) return true;
+  const next = lines.at(i + 1)!;
+  const c = next[0];
+  return next === '' || (c !== ' ' && c !== '+' && c !== '-');
+}
+
+/** The new side of a chunk with its CRs put back (a new file's lines are written as the diff has them). */
+function newSideWithCr(c: Chunk): string[] {
+  const kinds = c.lineKinds ?? '';
+  const marks = c.crMarks ?? '';
+  const out: string[] = [];
+  let w = 0;
+  for (let q = 0; q < kinds.length; q++) {
+    if (kinds[q] === '-') continue;
+    out.push((c.newLines[w] as string) + (marks[q] === '1' ? '\r' : ''));
+    w++;
+  }
+  return out;
+}
+
+/** A submodule's hunk: every line is "Subproject commit <id>" (git's diff of a gitlink). */
+function isSubmoduleHunk(c: Chunk): boolean {
+  const all = [...c.oldLines, ...c.newLines];
+  return all.length > 0 && all.every((l) => /^Subproject commit [0-9a-f]{7,64}(-dirty)?$/.test(l));
+}
+
 function mode(raw: string | undefined, path: string): FileMode | undefined {
   if (raw === undefined) return undefined;
   if (raw === '100644' || raw === '100755') return raw;
   if (raw === '100664') return '100644';
-  throw new HagentError('UNSUPPORTED_FILE', `${path}: mode ${raw} (symlink or submodule) is not supported`, { path }, 'hagent patches regular files only');
+  if (raw === '160000') throw submodule(path);
+  throw new HagentError('UNSUPPORTED_FILE', `${path}: mode ${raw} (${raw === '120000' ? 'a symlink' : 'not a regular file'}) is not supported`, { path, reason: raw === '120000' ? 'symlink' : 'mode' }, 'hagent patches regular files only');
+}
+
+/** A submodule entry (mode 160000, "Subproject commit"): one refusal wherever it shows. Rule: §2. */
+function submodule(path: string): HagentError {
+  return new HagentError('UNSUPPORTED_FILE', `${path}: a submodule cannot be patched`, { path, reason: 'submodule' }, 'hagent patches regular files only; change the submodule inside its own repository');
 }
 
 function toOp(s: Section): PatchOp {
@@ -336,6 +412,7 @@ function toOp(s: Section): PatchOp {
   const newPath = s.renameTo ?? s.copyTo ?? s.bPath ?? s.gitB;
   const at = s.headerLine;
   const shown = newPath ?? oldPath ?? '?';
+  if (s.indexMode === '160000' || s.oldMode === '160000' || s.newMode === '160000' || s.newFileMode === '160000' || (s.chunks.length > 0 && s.chunks.every(isSubmoduleHunk))) throw submodule(shown);
   if (s.binary) {
     throw new HagentError('UNSUPPORTED_FILE', `${shown}: binary patches are not supported`, { path: shown, line: at }, 'edit text files only; binary files cannot be patched by hagent');
   }
@@ -345,7 +422,7 @@ function toOp(s: Section): PatchOp {
     let finalNewline = true;
     for (const c of s.chunks) {
       if (c.oldLines.length > 0) throw syntax(c.patchLine - 1, `new file ${newPath}: the hunk has context or removed lines`, 'a new file\'s hunk holds only "+" lines', EXPECTED.newFileHunk);
-      body.push(...c.newLines);
+      body.push(...newSideWithCr(c));
       if (c.newNoFinalNewline) finalNewline = false;
     }
     const op: PatchOp = { kind: 'add', path: newPath, lines: body, finalNewline, patchLine: at };
@@ -355,7 +432,8 @@ function toOp(s: Section): PatchOp {
   }
   if (s.deleted) {
     if (oldPath === undefined) throw syntax(at - 1, 'a deleted file with no path', 'name the file in "--- a/PATH"', EXPECTED.fileHeader);
-    return { kind: 'delete', path: oldPath, patchLine: at };
+    const removed = s.chunks.flatMap((c) => c.oldLines);
+    return s.chunks.length > 0 ? { kind: 'delete', path: oldPath, removedLines: removed, patchLine: at } : { kind: 'delete', path: oldPath, patchLine: at };
   }
   if (oldPath === undefined || newPath === undefined) throw syntax(at - 1, 'cannot tell which file this diff changes', 'write "--- a/PATH" and "+++ b/PATH"', EXPECTED.fileHeader);
   const newMode = mode(s.newMode, newPath);
@@ -367,12 +445,14 @@ function toOp(s: Section): PatchOp {
   }
   let path = oldPath;
   let moveTo: string | undefined;
+  let altPath: string | undefined;
   if (s.kind === 'git') {
     if (oldPath !== newPath) moveTo = newPath;
   } else if (oldPath !== newPath) {
-    // Plain `diff -u old new` cannot rename: pick the likelier target (fewer components, then shorter).
-    const depth = (p: string): number => p.split('/').length;
-    path = depth(newPath) < depth(oldPath) || (depth(newPath) === depth(oldPath) && newPath.length <= oldPath.length) ? newPath : oldPath;
+    // Plain `diff -u a.orig a.new` cannot rename: the planner updates the one that exists, the
+    // `+++` name when both do (GNU patch's choice; patch-language.md §2).
+    path = newPath;
+    altPath = oldPath;
   }
   if (s.chunks.length === 0 && moveTo === undefined && newMode === undefined) {
     throw syntax(at - 1, `the diff of ${path} has no hunks`, 'include the "@@" hunks of the change', EXPECTED.hunk);
@@ -380,6 +460,7 @@ function toOp(s: Section): PatchOp {
   const op: PatchOp = { kind: 'update', path, chunks: s.chunks, patchLine: at };
   if (moveTo !== undefined) op.moveTo = moveTo;
   if (newMode) op.newMode = newMode;
+  if (altPath !== undefined) op.altPath = altPath;
   return op;
 }
 

@@ -29,12 +29,74 @@ import type {
  *   CONTEXT_NOT_FOUND, AMBIGUOUS_MATCH, OVERLAPPING_CHUNKS, NO_CHANGES, INTERNAL (snapshot lacks a path).
  */
 export function plan(parsed: ParsedPatch, snapshot: Snapshot): Plan {
-  checkDuplicatePaths(parsed.ops);
+  checkDuplicatePaths(parsed.ops, parsed.format);
   checkFileFolderClash(parsed.ops);
   const leniencies: Leniency[] = [...parsed.leniencies];
-  const vacated = vacatedPaths(parsed.ops);
-  const files = parsed.ops.map((op) => planOp(op, snapshot, leniencies, vacated));
+  const ops = parsed.ops.map((op) => chooseTarget(op, snapshot));
+  const vacated = vacatedPaths(ops);
+  // Later ops on a path an earlier op changed see its result: a Delete then Add of one path
+  // (a whole-file replacement, §5), or a unified diff touching a file twice (git format-patch of
+  // several commits), as `git apply` reads it.
+  const overlay = new Map<string, FileState>();
+  const view: Snapshot = { get: (p: string) => overlay.get(p) ?? snapshot.get(p) } as Snapshot;
+  const files: PlannedFile[] = [];
+  const at = new Map<string, number>();
+  const applied = new Map<PlannedFile, HagentError>();
+  const replacedAlready = new Set<PlannedFile>();
+  for (const op of ops) {
+    const planned = planOp(op, view, leniencies, vacated, parsed.format);
+    if (planned.looksApplied) applied.set(planned.file, planned.looksApplied);
+    const f = planned.file;
+    if (f.op === 'delete') overlay.set(f.path, { kind: 'missing' });
+    else {
+      overlay.set(f.path, { kind: 'file', bytes: f.bytes as Uint8Array, mode: f.mode });
+      if (f.op === 'move' && f.from !== undefined) overlay.set(f.from, { kind: 'missing' });
+    }
+    const earlier = at.get(op.path);
+    if (earlier !== undefined && !applied.has(f)) {
+      const merged = compose(files[earlier] as PlannedFile, f, snapshot, op);
+      at.delete(op.path);
+      if (merged === null) {
+        files.splice(earlier, 1);
+        for (const [p, k] of at) if (k > earlier) at.set(p, k - 1);
+        continue;
+      }
+      files[earlier] = merged;
+      if (merged.noop && op.kind === 'add') replacedAlready.add(merged);
+      if (merged.op !== 'delete') at.set(merged.path, earlier);
+      continue;
+    }
+    files.push(f);
+    at.set(f.path, files.length - 1);
+  }
+  if (applied.size > 0) {
+    if (applied.size === files.length) {
+      const first = applied.get(files[0] as PlannedFile) as HagentError;
+      const where: Record<string, unknown> = {};
+      for (const k of ['chunk', 'line', 'appliedChunks']) if (first.details[k] !== undefined) where[k] = first.details[k];
+      throw new HagentError(
+        'NO_CHANGES',
+        'the patch looks applied already: every change it makes is in the files',
+        { path: files[0]?.path, ...where, files: files.map((f) => f.path), alreadyApplied: true },
+        're-read the files: nothing is left to do for this patch, and nothing was written',
+      );
+    }
+    // Some ops look applied and others apply: the files changed in between; refuse the first.
+    const first = files.find((f) => applied.has(f)) as PlannedFile;
+    const e = applied.get(first) as HagentError;
+    e.details['alreadyApplied'] = false;
+    throw e;
+  }
   const changed = files.filter((f) => !f.noop);
+  if (changed.length === 0 && files.length > 0 && files.every((f) => replacedAlready.has(f))) {
+    // Delete File + Add File of content the file already holds: a retried whole-file rewrite.
+    throw new HagentError(
+      'NO_CHANGES',
+      'the patch looks applied already: every file it rewrites already holds the new content',
+      { path: files[0]?.path, files: files.map((f) => f.path), alreadyApplied: true },
+      're-read the files: nothing is left to do for this patch, and nothing was written',
+    );
+  }
   if (changed.length === 0) {
     const path = files[0]?.path;
     throw new HagentError(
@@ -44,28 +106,96 @@ export function plan(parsed: ParsedPatch, snapshot: Snapshot): Plan {
       'check that the "+" lines differ from the "-" lines; nothing was written',
     );
   }
-  const warnings = files.filter((f) => f.noop).map((f) => `${f.path}: the update changes nothing (no-op)`);
+  const warnings = [...(parsed.warnings ?? []), ...files.filter((f) => f.noop).map((f) => `${f.path}: the update changes nothing (no-op)`)];
   return { files, leniencies, warnings };
 }
 
-/** Two ops may not name one path (a move destination counts). Rule: patch-language.md §5. */
-function checkDuplicatePaths(ops: readonly PatchOp[]): void {
-  const seen = new Map<string, number>();
-  const claim = (path: string, line: number): void => {
+/**
+ * The plain `diff -u a.orig a.new` choice (patch-language.md §2): the `+++` name when it exists,
+ * else the `---` name when that does; when neither does, FILE_NOT_FOUND naming both headers.
+ */
+function chooseTarget(op: PatchOp, snapshot: Snapshot): PatchOp {
+  if (op.kind !== 'update' || op.altPath === undefined) return op;
+  const isFile = (p: string): boolean => snapshot.get(p)?.kind === 'file';
+  const { altPath, ...rest } = op;
+  if (isFile(op.path)) return rest;
+  if (isFile(altPath)) return { ...rest, path: altPath };
+  throw new HagentError(
+    'FILE_NOT_FOUND',
+    `cannot update ${op.path}: neither the "+++ ${op.path}" nor the "--- ${altPath}" file exists`,
+    { path: op.path, paths: [op.path, altPath] },
+    `name the file to change in both headers ("--- a/PATH", "+++ b/PATH"), relative to the worktree root; this diff names ${altPath} and ${op.path}`,
+  );
+}
+
+/**
+ * Two planned changes of one path, the second planned against the first's result, as one change
+ * against the original: an Add of what a Delete removed is an update of it (the original mode
+ * kept unless the diff sets one), an Add then Delete nothing at all. Counts are recomputed from the
+ * original and final bytes. Rule: patch-language.md §5 (Delete File + Add File).
+ * @returns the composed file, or null when nothing is left (added, then deleted).
+ */
+function compose(first: PlannedFile, second: PlannedFile, snapshot: Snapshot, op: PatchOp): PlannedFile | null {
+  const origin = first.op === 'add' ? null : first.op === 'move' ? (first.from as string) : first.path;
+  const dest = second.op === 'delete' ? null : second.path;
+  if (origin === null && dest === null) return null;
+  const before = origin === null ? undefined : snapshot.get(origin);
+  const beforeBytes = before?.kind === 'file' ? before.bytes : undefined;
+  const chunks = [...first.chunks, ...second.chunks];
+  let out: PlannedFile;
+  if (dest === null) {
+    out = { op: 'delete', path: origin as string, mode: before?.kind === 'file' ? before.mode : first.mode, added: 0, removed: beforeBytes ? countLines(beforeBytes) : 0, chunks, noop: false };
+    return out;
+  }
+  const bytes = second.bytes as Uint8Array;
+  let mode = second.mode;
+  // A Codex Add names no mode: a replacement keeps the file's (an explicit diff mode wins).
+  if (first.op === 'delete' && op.kind === 'add' && op.mode === undefined && before?.kind === 'file') mode = before.mode;
+  const counts = beforeBytes ? countChanges(linesOf(beforeBytes), linesOf(bytes)) : { added: countLines(bytes), removed: 0 };
+  const kind: PlannedFile['op'] = origin === null ? 'add' : origin === dest ? 'update' : 'move';
+  out = { op: kind, path: dest, bytes, mode, added: counts.added, removed: counts.removed, chunks, noop: kind === 'update' && before?.kind === 'file' && before.mode === mode && sameBytes(before.bytes, bytes) };
+  if (kind === 'move') out.from = origin as string;
+  if (first.op === 'add' && first.from !== undefined) out.from = first.from;
+  const levels = [first.level, second.level].filter((l): l is MatchLevel => l !== undefined);
+  if (levels.length > 0) out.level = levels.reduce((x, y) => (levelRank(y) > levelRank(x) ? y : x));
+  if (first.finalNewline ?? second.finalNewline) out.finalNewline = 'added';
+  return out;
+}
+
+/** Lines of bytes with their terminators (decoded leniently: used for counts only). */
+function linesOf(bytes: Uint8Array): string[] {
+  const text = new TextDecoder().decode(bytes);
+  return text.match(/[^\n]*\n|[^\n]+$/g) ?? [];
+}
+
+/**
+ * Two ops may not name one path (a move destination counts). Rule: patch-language.md §5. The
+ * exceptions: in the Codex language, `*** Delete File: P` followed later by `*** Add File: P` (a
+ * whole-file replacement); in a unified diff, any later section on a path an earlier one changed
+ * (git format-patch of several commits), which is applied to the earlier one's result as git does.
+ */
+function checkDuplicatePaths(ops: readonly PatchOp[], format: ParsedPatch['format']): void {
+  const seen = new Map<string, { line: number; kind: PatchOp['kind']; uses: number }>();
+  const claim = (path: string, line: number, kind: PatchOp['kind']): void => {
     const first = seen.get(path);
     if (first !== undefined) {
+      const replacement = first.kind === 'delete' && kind === 'add' && first.uses === 1;
+      if (format === 'unified' || replacement) {
+        seen.set(path, { line, kind, uses: first.uses + 1 });
+        return;
+      }
       throw new HagentError(
         'DUPLICATE_PATH',
-        `${path} is named by two ops (patch lines ${first} and ${line})`,
+        `${path} is named by two ops (patch lines ${first.line} and ${line})`,
         { path, line },
-        'merge all changes to one file into a single op (one "*** Update File:" with several @@ chunks)',
+        'merge all changes to one file into a single op (one "*** Update File:" with several @@ chunks); to rewrite a whole file, "*** Delete File:" it and then "*** Add File:" it',
       );
     }
-    seen.set(path, line);
+    seen.set(path, { line, kind, uses: 1 });
   };
   for (const op of ops) {
-    claim(op.path, op.patchLine);
-    if (op.kind === 'update' && op.moveTo !== undefined && op.moveTo !== op.path) claim(op.moveTo, op.patchLine);
+    claim(op.path, op.patchLine, op.kind);
+    if (op.kind === 'update' && op.moveTo !== undefined && op.moveTo !== op.path) claim(op.moveTo, op.patchLine, 'add');
   }
 }
 
@@ -157,7 +287,7 @@ function requireAbsent(path: string, state: FileState, what: string, vacated: Re
     details,
     state.kind === 'directory' && state.files !== undefined
       ? 'to turn a folder into a file, delete every file under it in the same patch ("*** Delete File: …"), or pick another path'
-      : 'use "*** Update File:" to change an existing file, or pick another path',
+      : `use "*** Update File:" to change an existing file; to rewrite it whole, "*** Delete File: ${path}" then "*** Add File: ${path}" in the same patch; or pick another path`,
   );
 }
 
@@ -178,37 +308,78 @@ function vacatedPaths(ops: readonly PatchOp[]): Set<string> {
   return out;
 }
 
-function planOp(op: PatchOp, snapshot: Snapshot, leniencies: Leniency[], vacated: ReadonlySet<string>): PlannedFile {
+/** One planned op; `looksApplied` when the op's change is already in the files (§4 "Already applied"): the refusal to give unless every op looks applied. */
+interface PlannedOp {
+  file: PlannedFile;
+  looksApplied?: HagentError;
+}
+
+function planOp(op: PatchOp, snapshot: Snapshot, leniencies: Leniency[], vacated: ReadonlySet<string>, format: ParsedPatch['format']): PlannedOp {
   switch (op.kind) {
     case 'add': {
       if (op.copyFrom !== undefined) {
         const src = requireTextFile(op.copyFrom, stateOf(snapshot, op.copyFrom), 'copy');
         requireAbsent(op.path, stateOf(snapshot, op.path), 'cannot copy to', vacated);
-        const edit = applyChunks(op.copyFrom, src.file, op.chunks ?? [], leniencies);
+        const edit = applyChunks(op.copyFrom, src.file, op.chunks ?? [], leniencies, format);
+        if (edit.looksApplied) throw edit.looksApplied;
         const bytes = encodeEdit(src.file, src.bytes, edit.pieces);
         const out: PlannedFile = { op: 'add', path: op.path, from: op.copyFrom, bytes, mode: op.mode ?? src.mode, added: edit.pieces.reduce((sum, p) => sum + pieceLength(p), 0), removed: 0, chunks: edit.placements, noop: false };
         if (edit.level) out.level = edit.level;
-        return out;
+        return { file: out };
       }
-      requireAbsent(op.path, stateOf(snapshot, op.path), 'cannot add', vacated);
       const body = op.text ?? op.lines.join('\n');
       const count = op.text === undefined ? op.lines.length : countLinesOf(op.text);
       const text = count === 0 ? '' : body + (op.finalNewline ? '\n' : '');
-      return { op: 'add', path: op.path, bytes: encodeUtf8(text), mode: op.mode ?? '100644', added: count, removed: 0, chunks: [], noop: false };
+      const bytes = encodeUtf8(text);
+      const mode = op.mode ?? '100644';
+      const target = stateOf(snapshot, op.path);
+      if (target.kind === 'file' && sameBytes(target.bytes, bytes)) {
+        // The file holds exactly what the Add would write: applied before, unless the rest disagrees.
+        return { file: { op: 'add', path: op.path, bytes, mode: target.mode, added: 0, removed: 0, chunks: [], noop: true }, looksApplied: catchError(() => requireAbsent(op.path, target, 'cannot add', vacated)) };
+      }
+      requireAbsent(op.path, target, 'cannot add', vacated);
+      return { file: { op: 'add', path: op.path, bytes, mode, added: count, removed: 0, chunks: [], noop: false } };
     }
     case 'delete': {
       const state = stateOf(snapshot, op.path);
+      if (state.kind === 'missing') {
+        return { file: { op: 'delete', path: op.path, mode: '100644', added: 0, removed: 0, chunks: [], noop: true }, looksApplied: catchError(() => requireTextFile(op.path, state, 'delete')) };
+      }
       if (state.kind !== 'file') {
         requireTextFile(op.path, state, 'delete'); // throws FILE_NOT_FOUND / UNSUPPORTED_FILE
         throw new Error('unreachable');
       }
-      return { op: 'delete', path: op.path, mode: state.mode, added: 0, removed: countLines(state.bytes), chunks: [], noop: false };
+      if (op.removedLines !== undefined) checkDeletedContent(op.path, state.bytes, op.removedLines);
+      return { file: { op: 'delete', path: op.path, mode: state.mode, added: 0, removed: countLines(state.bytes), chunks: [], noop: false } };
     }
     case 'update': {
-      const src = requireTextFile(op.path, stateOf(snapshot, op.path), op.moveTo !== undefined && op.moveTo !== op.path ? 'move' : 'update');
       const moveTo = op.moveTo !== undefined && op.moveTo !== op.path ? op.moveTo : undefined;
+      const sourceState = stateOf(snapshot, op.path);
+      if (moveTo !== undefined && sourceState.kind === 'missing') {
+        // A move done already: the source is gone and the destination holds the edited file.
+        const dest = stateOf(snapshot, moveTo);
+        const refusal = catchError(() => requireTextFile(op.path, sourceState, 'move')) as HagentError;
+        if (dest.kind !== 'file') throw refusal;
+        const decoded = decodeTextFile(dest.bytes);
+        if (decoded.kind !== 'text') throw refusal;
+        if (op.chunks.length > 0) {
+          let edit: Edit;
+          try {
+            edit = applyChunks(moveTo, decoded.file, op.chunks, [], format);
+          } catch {
+            throw refusal;
+          }
+          if (!edit.looksApplied || edit.placements.length > 0) throw refusal;
+        }
+        return { file: { op: 'move', path: moveTo, from: op.path, bytes: dest.bytes, mode: dest.mode, added: 0, removed: 0, chunks: [], noop: true }, looksApplied: refusal };
+      }
+      const src = requireTextFile(op.path, sourceState, moveTo !== undefined ? 'move' : 'update');
       if (moveTo !== undefined) requireAbsent(moveTo, stateOf(snapshot, moveTo), `cannot move ${op.path} to`, vacated);
-      const edit = applyChunks(op.path, src.file, op.chunks, leniencies);
+      const edit = applyChunks(op.path, src.file, op.chunks, leniencies, format);
+      if (edit.looksApplied && edit.placements.length === 0 && moveTo === undefined && (op.newMode === undefined || op.newMode === src.mode)) {
+        return { file: { op: 'update', path: op.path, bytes: src.bytes, mode: src.mode, added: 0, removed: 0, chunks: [], noop: true }, looksApplied: edit.looksApplied };
+      }
+      if (edit.looksApplied) throw edit.looksApplied;
       const bytes = edit.placements.length === 0 ? src.bytes : encodeEdit(src.file, src.bytes, edit.pieces);
       const mode = op.newMode ?? src.mode;
       const noop = moveTo === undefined && mode === src.mode && sameBytes(bytes, src.bytes);
@@ -224,8 +395,41 @@ function planOp(op: PatchOp, snapshot: Snapshot, leniencies: Leniency[], vacated
       };
       if (moveTo !== undefined) out.from = op.path;
       if (edit.level) out.level = edit.level;
-      return out;
+      if (edit.finalNewlineAdded && !noop) out.finalNewline = 'added';
+      return { file: out };
     }
+  }
+}
+
+/** The HagentError `fn` throws (it must throw one). */
+function catchError(fn: () => unknown): HagentError {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof HagentError) return e;
+    throw e;
+  }
+  return new HagentError('INTERNAL', 'internal error: a refusal was expected', {}, 'this is a bug in hagent');
+}
+
+/**
+ * A unified-diff deletion must remove exactly the file's lines, as git checks (patch-language.md
+ * §2 "A deletion"); compared line by line without terminators (a CRLF file's diff matches).
+ * @throws HagentError CONTEXT_NOT_FOUND naming the first line that differs.
+ */
+function checkDeletedContent(path: string, bytes: Uint8Array, removed: readonly string[]): void {
+  const decoded = decodeTextFile(bytes);
+  if (decoded.kind !== 'text') return; // the deletion of a binary file: nothing to compare
+  const lines = decoded.file.texts;
+  const n = Math.max(lines.length, removed.length);
+  for (let k = 0; k < n; k++) {
+    if (lines[k] === removed[k]) continue;
+    throw new HagentError(
+      'CONTEXT_NOT_FOUND',
+      `${path}: the deletion's removed lines are not the file's lines (first difference at line ${k + 1})`,
+      { path, line: k + 1, firstDifference: { line: k + 1, file: lines[k] ?? null, patch: removed[k] ?? null } },
+      `re-read ${path}: a deletion's "-" lines must be the whole file as it is now; nothing was deleted`,
+    );
   }
 }
 
@@ -236,7 +440,11 @@ interface Replacement {
   oldLen: number;
   kinds: string;
   newLines: readonly string[];
+  /** CR marks aligned with `kinds` (Chunk.crMarks), when the diff is read byte for byte. */
+  marks?: string;
   level: MatchLevel;
+  /** The chunk puts back the missing final newline (§4: `-last` / `+last` before End of File). */
+  addsFinalNewline: boolean;
 }
 
 /** A run of untouched original lines `[from, to)`, or lines written by a chunk. */
@@ -248,6 +456,13 @@ interface Edit {
   added: number;
   removed: number;
   level?: MatchLevel;
+  /**
+   * Set when some chunk looks applied already (its old side is not in the file, its new side is,
+   * §4): the refusal to give, naming those chunks. With no placement, every chunk looks applied.
+   */
+  looksApplied?: HagentError;
+  /** A chunk added the missing final newline (§4). */
+  finalNewlineAdded?: boolean;
 }
 
 /** Context = common prefix and suffix, for chunks built without `lineKinds`. */
@@ -262,21 +477,23 @@ function deriveKinds(chunk: Chunk): string {
 }
 
 /** The chunk without its last old line (an empty one): for the retry of §3.6. */
-function dropTrailingEmptyOld(oldLines: readonly string[], newLines: readonly string[], kinds: string): { oldLines: string[]; newLines: string[]; kinds: string } {
+function dropTrailingEmptyOld(oldLines: readonly string[], newLines: readonly string[], kinds: string, marks?: string): { oldLines: string[]; newLines: string[]; kinds: string; marks?: string } {
   let p = kinds.length - 1;
   while (p >= 0 && kinds[p] === '+') p--;
   let newIdx = 0;
   for (let q = 0; q < p; q++) if (kinds[q] !== '-') newIdx++;
   const nl = [...newLines];
   if (kinds[p] === ' ') nl.splice(newIdx, 1);
-  return { oldLines: oldLines.slice(0, -1), newLines: nl, kinds: kinds.slice(0, p) + kinds.slice(p + 1) };
+  const out: { oldLines: string[]; newLines: string[]; kinds: string; marks?: string } = { oldLines: oldLines.slice(0, -1), newLines: nl, kinds: kinds.slice(0, p) + kinds.slice(p + 1) };
+  if (marks !== undefined) out.marks = marks.slice(0, p) + marks.slice(p + 1);
+  return out;
 }
 
 /**
  * Locates every chunk in order with a cursor and rebuilds the file's lines.
  * Rule: patch-language.md §3.1–3.8 (location), §4 (fidelity).
  */
-function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], leniencies: Leniency[]): Edit {
+function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], leniencies: Leniency[], format: ParsedPatch['format'] = 'codex'): Edit {
   const index = new LineIndex(file.texts);
   const n = index.length;
   // One scan of the file for the pivot line of every chunk, not one scan per chunk.
@@ -284,7 +501,25 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
   let cursor = 0;
   let lastEnd = 0;
   const reps: Replacement[] = [];
+  /** Chunks that look applied already: 1-based number and the 0-based line their new side starts at. */
+  const applied: { chunkNo: number; at: number }[] = [];
+  let failure: HagentError | undefined;
   chunks.forEach((chunk, i) => {
+    if (failure) {
+      // After a chunk that fails, the rest is only looked at to say which chunks look applied.
+      if (chunk.newLines.length === 0 || (chunk.oldLines.length > 0 && seekSequence(index, chunk.oldLines, 0, { endOfFile: chunk.endOfFile }).kind !== 'none')) return;
+      const rest = seekSequence(index, chunk.newLines, 0, { endOfFile: chunk.endOfFile });
+      if (rest.kind === 'unique') applied.push({ chunkNo: i + 1, at: rest.index });
+      return;
+    }
+    try {
+      placeChunk(chunk, i);
+    } catch (e) {
+      if (!(e instanceof HagentError)) throw e;
+      failure = e;
+    }
+  });
+  function placeChunk(chunk: Chunk, i: number): void {
     const chunkNo = i + 1;
     let anchored = false;
     for (const anchor of chunk.anchors) {
@@ -318,30 +553,48 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
     let oldLines: readonly string[] = chunk.oldLines;
     let newLines: readonly string[] = chunk.newLines;
     let kinds = chunk.lineKinds ?? deriveKinds(chunk);
+    let marks = chunk.crMarks;
     if (oldLines.length === 0) {
       // Pure insertion (§3.5): after the last anchor, else at the end (a udiff hunk gives its line).
       let at: number;
       if (chunk.insertAfterLine !== undefined && !anchored && !chunk.endOfFile) at = Math.min(Math.max(chunk.insertAfterLine, 0), n);
       else if (anchored && !chunk.endOfFile) at = cursor;
       else at = n;
+      // A Codex insertion carries no line number: its lines already standing where it goes is a
+      // retry, never a reason to insert them twice. A unified diff's hunk is placed by git's rule.
       const already = at === n ? n - newLines.length : at;
-      if (holdsAt(index, newLines, already, 'exact')) throw alreadyApplied(path, chunkNo, already);
-      reps.push({ chunkNo, chunk, start: at, oldLen: 0, kinds, newLines, level: 'exact' });
+      if (format === 'codex' && holdsAt(index, newLines, already, 'exact')) {
+        applied.push({ chunkNo, at: already });
+        cursor = already + newLines.length;
+        return;
+      }
+      reps.push({ chunkNo, chunk, start: at, oldLen: 0, kinds, newLines, level: 'exact', addsFinalNewline: false });
       return;
     }
     let found = seekSequence(index, oldLines, cursor, { endOfFile: chunk.endOfFile });
     if (found.kind === 'none' && oldLines[oldLines.length - 1] === '') {
-      const retry = dropTrailingEmptyOld(oldLines, newLines, kinds);
+      const retry = dropTrailingEmptyOld(oldLines, newLines, kinds, marks);
       const again = retry.oldLines.length === 0 ? ({ kind: 'none' } as const) : seekSequence(index, retry.oldLines, cursor, { endOfFile: chunk.endOfFile });
       if (again.kind !== 'none') {
         found = again;
         oldLines = retry.oldLines;
         newLines = retry.newLines;
         kinds = retry.kinds;
+        marks = retry.marks;
         if (!leniencies.includes('one-blank-line-retry')) leniencies.push('one-blank-line-retry');
       }
     }
-    if (found.kind === 'none') throw notFound(path, chunkNo, chunk, index, oldLines, cursor);
+    if (found.kind === 'none') {
+      // Already applied (§4): the old side is not in the file, the new side is, once, from the cursor.
+      const done = chunk.newLines.length > 0 ? seekSequence(index, chunk.newLines, cursor, { endOfFile: chunk.endOfFile }) : ({ kind: 'none' } as const);
+      if (done.kind === 'unique') {
+        applied.push({ chunkNo, at: done.index });
+        cursor = done.index + chunk.newLines.length;
+        lastEnd = Math.max(lastEnd, cursor);
+        return;
+      }
+      throw notFound(path, chunkNo, chunk, index, oldLines, cursor);
+    }
     if (found.kind === 'ambiguous') {
       const hinted = lineNumberTiebreak(chunk, found.candidates);
       if (hinted === undefined) throw ambiguous(path, chunkNo, chunk, index, oldLines, found.candidates, found.level);
@@ -366,22 +619,46 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
       // The old side matched only loosely (or after dropping its last blank line), while the new side
       // stands exactly in the file: most likely this chunk was applied already, and the loose match
       // is another, similar place.
-      const applied = findAllAtLevel(index, chunk.newLines, cursor, 'exact');
-      if (applied.length > 0) throw alreadyApplied(path, chunkNo, applied[0] as number, 'its new lines');
-    }
-    const net = countChanges(oldLines, newLines);
-    if (net.removed === 0 && net.added > 0) {
-      // A chunk that only adds lines (a "-" line put back as the same "+" line removes nothing): if its
-      // new side is already there, over the matched lines, the patch was applied before. The old side
-      // sits inside the new one, shifted by at most the number of added lines.
-      for (let at = start - net.added; at <= start; at++) {
-        if (holdsAt(index, newLines, at, found.level)) throw alreadyApplied(path, chunkNo, at);
+      // (A copy inside the loosely matched lines does not count: a chunk that deletes lines has its
+      // new side inside its old one.)
+      const there = findAllAtLevel(index, chunk.newLines, cursor, 'exact');
+      const at = there[0] as number;
+      const inside = at >= start && at + chunk.newLines.length <= start + oldLines.length;
+      if (there.length === 1 && !inside) {
+        applied.push({ chunkNo, at: there[0] as number });
+        cursor = (there[0] as number) + chunk.newLines.length;
+        lastEnd = Math.max(lastEnd, cursor);
+        return;
       }
     }
-    reps.push({ chunkNo, chunk, start, oldLen: oldLines.length, kinds, newLines, level: found.level });
+    const addsFinalNewline = putsBackFinalNewline(file, chunk, start + oldLines.length === n, kinds, oldLines, newLines);
+    const rep: Replacement = { chunkNo, chunk, start, oldLen: oldLines.length, kinds, newLines, level: found.level, addsFinalNewline };
+    if (marks !== undefined) rep.marks = marks;
+    reps.push(rep);
     cursor = start + oldLines.length;
     lastEnd = Math.max(lastEnd, cursor);
-  });
+  }
+  if (failure) {
+    if (applied.length > 0) {
+      const list = applied.map((a) => a.chunkNo);
+      failure.details['appliedChunks'] = list;
+      failure.message += ` (chunk${list.length === 1 ? '' : 's'} ${list.join(', ')} look${list.length === 1 ? 's' : ''} applied already)`;
+      failure.hint = `${failure.hint ?? ''}; chunk${list.length === 1 ? '' : 's'} ${list.join(', ')} of this file look${list.length === 1 ? 's' : ''} applied already: drop ${list.length === 1 ? 'it' : 'them'} from the patch`;
+    }
+    throw failure;
+  }
+  let looksApplied: HagentError | undefined;
+  if (applied.length > 0) {
+    const first = applied[0] as { chunkNo: number; at: number };
+    const list = applied.map((a) => a.chunkNo);
+    const some = reps.length > 0;
+    looksApplied = new HagentError(
+      'CONTEXT_NOT_FOUND',
+      `${path}: chunk ${first.chunkNo} looks applied already: its new lines stand at line ${first.at + 1}${some ? `, while chunk${reps.length === 1 ? '' : 's'} ${reps.map((r) => r.chunkNo).join(', ')} still appl${reps.length === 1 ? 'ies' : 'y'}` : ''}`,
+      { path, chunk: first.chunkNo, line: first.at + 1, appliedChunks: list, alreadyApplied: !some },
+      some ? `re-read ${path}: chunk${list.length === 1 ? '' : 's'} ${list.join(', ')} look${list.length === 1 ? 's' : ''} applied already; send only the chunks still to do` : `re-read ${path}: its change is in the file already`,
+    );
+  }
 
   const sorted = [...reps].sort((a, b) => a.start - b.start || a.chunkNo - b.chunkNo);
   for (let k = 1; k < sorted.length; k++) {
@@ -398,36 +675,23 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
   let removed = 0;
   let loosest: MatchLevel | undefined;
   let wantFinalNewline = file.finalNewline;
+  let finalNewlineAdded = false;
   let pos = 0;
   for (const r of sorted) {
     if (pos < r.start) pieces.push({ from: pos, to: r.start });
-    const texts: string[] = [];
-    const eols: Eol[] = [];
-    let o = 0;
-    let w = 0;
-    for (let q = 0; q < r.kinds.length; q++) {
-      const kind = r.kinds[q];
-      if (kind === ' ') {
-        texts.push(file.texts[r.start + o] as string);
-        eols.push(file.eols[r.start + o] as Eol);
-        o++;
-        w++;
-      } else if (kind === '-') {
-        o++;
-      } else {
-        texts.push(r.newLines[w] as string);
-        eols.push('');
-        w++;
-      }
-    }
+    const { texts, eols } = chunkLines(file, r);
     pieces.push({ texts, eols });
-    const counts = countChanges(file.texts.slice(r.start, r.start + r.oldLen), texts);
+    const counts = countChanges(withEols(file.texts.slice(r.start, r.start + r.oldLen), file.eols.slice(r.start, r.start + r.oldLen)), withEols(texts, eols));
     added += counts.added;
     removed += counts.removed;
     pos = r.start + r.oldLen;
     if (pos === n) {
       if (r.chunk.newNoFinalNewline) wantFinalNewline = false;
       else if (r.chunk.oldNoFinalNewline) wantFinalNewline = true;
+      else if (r.addsFinalNewline) {
+        wantFinalNewline = true;
+        finalNewlineAdded = true;
+      }
     }
     if (r.oldLen > 0 && (loosest === undefined || levelRank(r.level) > levelRank(loosest))) loosest = r.level;
     placements.push({ chunk: r.chunkNo, level: r.level, startLine: r.start + 1, oldCount: r.oldLen, newCount: texts.length });
@@ -438,7 +702,79 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
   const edit: Edit = { pieces, placements, added, removed };
   if (loosest === undefined && placements.length > 0) loosest = 'exact';
   if (loosest) edit.level = loosest;
+  if (looksApplied) edit.looksApplied = looksApplied;
+  if (finalNewlineAdded) edit.finalNewlineAdded = true;
   return edit;
+}
+
+/** Lines with their terminators, for counting changes that touch only a line ending. */
+function withEols(texts: readonly string[], eols: readonly string[]): string[] {
+  return texts.map((t, k) => t + ((eols[k] as string) === '' ? '' : '\n') + ((eols[k] as string) === '\r\n' ? '\r' : ''));
+}
+
+/**
+ * The lines a replacement writes, each with its terminator (patch-language.md §4): context lines
+ * keep the file's bytes; in each group of removed and added lines the i-th added line takes the
+ * ending of the i-th removed line (extra ones the last removed line's); an added line with no
+ * removed line in its group takes the ending of the line before it (at the top of the file, the
+ * line after it). A unified diff read byte for byte says each added line's ending itself: CRLF
+ * when the patch line ended in CR, else LF. `''` is left for fixLineEnds (the last line).
+ */
+function chunkLines(file: TextFile, r: Replacement): { texts: string[]; eols: Eol[] } {
+  const texts: string[] = [];
+  const eols: Eol[] = [];
+  const kinds = r.kinds;
+  let o = 0;
+  let w = 0;
+  let q = 0;
+  while (q < kinds.length) {
+    if (kinds[q] === ' ') {
+      texts.push(file.texts[r.start + o] as string);
+      eols.push(file.eols[r.start + o] as Eol);
+      o++;
+      w++;
+      q++;
+      continue;
+    }
+    let e = q;
+    while (e < kinds.length && kinds[e] !== ' ') e++;
+    const removedEols: Eol[] = [];
+    for (let k = q, oo = o; k < e; k++) if (kinds[k] === '-') removedEols.push(file.eols[r.start + oo++] as Eol);
+    const before: Eol | undefined = r.start + o > 0 ? file.eols[r.start + o - 1] : file.eols[r.start + o];
+    let ai = 0;
+    for (let k = q; k < e; k++) {
+      if (kinds[k] === '-') {
+        o++;
+        continue;
+      }
+      let eol: Eol;
+      if (r.marks !== undefined) {
+        eol = r.marks[k] === '1' ? '\r\n' : '\n';
+        // The file's last line, without newline, ending in CR (`+abc\r` then `\ No newline`).
+        if (eol === '\r\n' && r.chunk.newNoFinalNewline && w === r.newLines.length - 1 && r.start + r.oldLen === file.texts.length) eol = '\r';
+      }
+      else if (removedEols.length > 0) eol = removedEols[Math.min(ai, removedEols.length - 1)] as Eol;
+      else eol = before ?? '';
+      texts.push(r.newLines[w] as string);
+      eols.push(eol);
+      ai++;
+      w++;
+    }
+    q = e;
+  }
+  return { texts, eols };
+}
+
+/**
+ * The one spelling of "add the missing final newline" in the Codex language (patch-language.md
+ * §4): a chunk at the end of a file without a final newline, marked `*** End of File`, that
+ * removes the last line and adds it back unchanged (`-last` / `+last`).
+ */
+function putsBackFinalNewline(file: TextFile, chunk: Chunk, atEnd: boolean, kinds: string, oldLines: readonly string[], newLines: readonly string[]): boolean {
+  if (!chunk.endOfFile || !atEnd || file.finalNewline || chunk.oldStartHint !== undefined) return false;
+  const tail = kinds.replace(/ +$/, '');
+  if (tail.length !== kinds.length) return false;
+  return /-\+$/.test(kinds) && oldLines[oldLines.length - 1] === newLines[newLines.length - 1];
 }
 
 /**
@@ -468,7 +804,7 @@ function fixLineEnds(file: TextFile, pieces: Piece[], wantFinalNewline: boolean)
     const last = piece.eols.length - 1;
     for (let q = 0; q < piece.eols.length; q++) {
       if (k === lastPiece && q === last) {
-        if (!wantFinalNewline && piece.texts[q] !== '') piece.eols[q] = '';
+        if (!wantFinalNewline && piece.texts[q] !== '' && piece.eols[q] !== '\r') piece.eols[q] = '';
         else if (piece.eols[q] === '') piece.eols[q] = file.dominant;
       } else if (piece.eols[q] === '') {
         piece.eols[q] = file.dominant;
@@ -587,20 +923,6 @@ function holdsAt(index: LineIndex, lines: readonly string[], at: number, level: 
   return true;
 }
 
-/**
- * A chunk that only adds lines, whose new side is already in the file where it would land: the
- * patch was most likely applied before, and applying it again would insert its lines twice.
- * Refused with NO_CHANGES (nothing to do), never a second insertion. Rule: issue 3 (idempotence);
- * patch-language.md: "never guess in a way that can edit the wrong place".
- */
-function alreadyApplied(path: string, chunkNo: number, at: number, what = 'only adds lines, and they'): HagentError {
-  return new HagentError(
-    'NO_CHANGES',
-    `${path}: chunk ${chunkNo} ${what === 'only adds lines, and they' ? what : `matches only loosely, while ${what}`} are already there at line ${at + 1}: the patch looks applied already`,
-    { path, chunk: chunkNo, line: at + 1 },
-    're-read the file; to add the same lines a second time, include the context line that must follow or precede the new copy',
-  );
-}
 
 /** The chunk's first old line (context or removed), or its first added line when it has no old side. */
 function chunkFirstLine(chunk: Chunk): string {

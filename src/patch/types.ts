@@ -25,8 +25,9 @@ export type Leniency =
   | 'invisible-chars' // §2.10
   | 'udiff-anchor' // §2.11
   | 'one-blank-line-retry' // §3.6
+  | 'absolute-path' // §5b: an absolute path inside the session worktree, made relative
+  | 'main-checkout-path' // §5b: an absolute path inside the user's main checkout, mapped to the session
   | 'line-number-tiebreak' // a unified-diff hunk matching several places, taken at the one its `@@ -l` names (§2 "the numbers are hints")
-  | 'unified-diff' // a unified diff rather than the Codex language
   | 'hunk-counts'; // a unified-diff hunk whose line counts disagree with its body (the body wins)
 
 /** git file modes hagent can write. */
@@ -58,6 +59,13 @@ export interface Chunk {
    * which the new lines go (0 = top of file). Without it a pure insertion follows §3.5.
    */
   insertAfterLine?: number;
+  /**
+   * Unified diff read byte for byte (its CRs are content, patch-language.md §2.4), set when the
+   * diff holds a line ending in CR: one character per chunk line, in patch order, `'1'` when that
+   * patch line ended in CR (stripped from the texts above), else `'0'`. An added line then ends in
+   * CRLF or LF as the patch says, instead of taking the ending of the line it replaces (§4).
+   */
+  crMarks?: string;
   patchLine: number;
 }
 
@@ -84,7 +92,17 @@ export type PatchOp =
       chunks?: Chunk[];
       patchLine: number;
     }
-  | { kind: 'delete'; path: string; patchLine: number }
+  | {
+      kind: 'delete';
+      path: string;
+      /**
+       * Unified diff only: the removed lines of the deletion's hunks (CRs stripped), which must be
+       * the file's lines (patch-language.md §2 "A deletion"); absent for a Codex Delete File or a
+       * deletion without hunks: nothing to check.
+       */
+      removedLines?: string[];
+      patchLine: number;
+    }
   | {
       kind: 'update';
       path: string;
@@ -92,15 +110,24 @@ export type PatchOp =
       chunks: Chunk[];
       /** Unified diff `new mode` / rename with mode change. */
       newMode?: FileMode;
+      /**
+       * Plain `diff -u OLD NEW` whose two names differ (neither /dev/null): `path` is the `+++` name
+       * and this the `---` name. The planner updates the one that exists (`path` when both do), as
+       * GNU patch does (patch-language.md §2 "A unified diff").
+       */
+      altPath?: string;
       patchLine: number;
     };
 
 /** The parsed patch. `cwd` is the `cd DIR &&` of a heredoc wrapper (§2.3), relative, unchecked. */
 export interface ParsedPatch {
+  /** Rule: patch-language.md §2: a unified diff is a format, reported as such, not a leniency. */
   format: 'codex' | 'unified';
   ops: PatchOp[];
   leniencies: Leniency[];
   cwd?: string;
+  /** Set by the caller's path checks (a main-checkout path mapped to the session, §5b): warnings the plan carries. */
+  warnings?: string[];
 }
 
 /** What the planner knows of one path. Bytes are the file's raw bytes. */
@@ -158,6 +185,8 @@ export interface PlannedFile {
   chunks: ChunkPlacement[];
   /** True when the result equals the original (a no-op update). */
   noop: boolean;
+  /** `'added'`: the patch gave the file the final newline it lacked (patch-language.md §4). */
+  finalNewline?: 'added';
 }
 
 export interface Plan {

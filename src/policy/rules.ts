@@ -70,6 +70,49 @@ export function normalizePatchPath(raw: string, cwd = ''): NormalizedPath {
   return { kind: 'ok', path: out.join('/') };
 }
 
+/** Where an absolute path may point (patch-language.md §5b): absolute, `/`-separated folders. */
+export interface AbsoluteRoots {
+  /** The session worktree (and the same folder through resolved symlinks, when it differs). */
+  worktree: readonly string[];
+  /** The user's main checkout of the same repository, when there is one. */
+  mainCheckout: readonly string[];
+}
+
+/** Result of {@link relativizeAbsolute}: the path relative to the worktree, and how it was found. */
+export type Relativized = { kind: 'relative'; path: string } | { kind: 'worktree' | 'main-checkout'; path: string; root: string };
+
+/**
+ * An absolute path inside the session worktree is made relative to it (leniency `absolute-path`:
+ * Claude Code, Cursor and Gemini CLI pass absolute paths); one inside the user's main checkout of
+ * the same repository is mapped to the same relative path in the session (`main-checkout-path`).
+ * The worktree is tried first (it may lie inside the main checkout's `.git`). Every other path is
+ * returned unchanged for {@link normalizePatchPath} to judge (and deny when absolute).
+ * `..` is resolved before the prefix test, so `/wt/../etc` is never inside `/wt`. Rule: §5b. Pure.
+ */
+export function relativizeAbsolute(raw: string, roots: AbsoluteRoots): Relativized {
+  if (!raw.startsWith('/') || raw.startsWith('//')) return { kind: 'relative', path: raw };
+  const parts: string[] = [];
+  for (const part of raw.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..') parts.pop();
+    else parts.push(part);
+  }
+  const abs = `/${parts.join('/')}`;
+  const inside = (root: string): string | undefined => {
+    const r = root.replace(/\/+$/, '');
+    return abs.startsWith(`${r}/`) ? abs.slice(r.length + 1) : undefined;
+  };
+  for (const root of roots.worktree) {
+    const rel = inside(root);
+    if (rel !== undefined) return { kind: 'worktree', path: rel, root };
+  }
+  for (const root of roots.mainCheckout) {
+    const rel = inside(root);
+    if (rel !== undefined) return { kind: 'main-checkout', path: rel, root };
+  }
+  return { kind: 'relative', path: raw };
+}
+
 /** Converts a glob (`**`, `*`, `?`) to an anchored, case-insensitive RegExp. Pure. */
 export function globToRegExp(glob: string): RegExp {
   let re = '';
@@ -122,7 +165,7 @@ export function deniedReason(path: string, policy: Policy): string | null {
 export function checkPath(raw: string, policy: Policy, cwd = ''): string {
   const n = normalizePatchPath(raw, cwd);
   if (n.kind === 'denied') {
-    throw new HagentError('PATH_DENIED', `${JSON.stringify(raw)}: ${n.reason}`, { path: raw }, 'use a path relative to the worktree root, inside it, with / between folders');
+    throw new HagentError('PATH_DENIED', `${JSON.stringify(raw)}: ${n.reason}`, { path: raw }, raw.startsWith('/') ? 'use a path relative to the worktree root; an absolute path is accepted only inside the session worktree or the main checkout of this repository' : 'use a path relative to the worktree root, inside it, with / between folders');
   }
   const reason = deniedReason(n.path, policy);
   if (reason) throw new HagentError('PATH_DENIED', `${n.path}: ${reason}`, { path: n.path }, 'this path is protected by policy; leave it to the human (.hagent/config.json sets the policy)');

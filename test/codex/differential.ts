@@ -114,7 +114,7 @@ function runCodex(bin: string, scratch: string, tree: Tree, patch: string): Prom
 
 // ── hagent ─────────────────────────────────────────────────────────────────────────────────────
 
-type HagentOutcome = { ok: true; tree: Tree; plan: Plan } | { ok: false; code: string; message: string };
+type HagentOutcome = { ok: true; tree: Tree; plan: Plan } | { ok: false; code: string; message: string; alreadyApplied: boolean };
 
 function runHagent(tree: Tree, patch: string): HagentOutcome {
   try {
@@ -134,7 +134,7 @@ function runHagent(tree: Tree, patch: string): HagentOutcome {
     }
     return { ok: true, tree: out, plan };
   } catch (e) {
-    if (isHagentError(e)) return { ok: false, code: e.code, message: `${e.message} (${e.hint ?? ''})` };
+    if (isHagentError(e)) return { ok: false, code: e.code, message: `${e.message} (${e.hint ?? ''})`, alreadyApplied: e.details['alreadyApplied'] === true };
     throw e;
   }
 }
@@ -176,10 +176,27 @@ function variant(r: Rand, bytes: Uint8Array, flags: Set<string>): Uint8Array {
   return enc.encode(text);
 }
 
+/** A mixed-endings copy of a real file: every third line ends in CRLF, the others in LF. */
+function mixedEndings(bytes: Uint8Array, flags: Set<string>): Uint8Array {
+  let k = 0;
+  flags.add('mixed');
+  return enc.encode(dec.decode(bytes).replace(/\r?\n/g, () => (k++ % 3 === 0 ? '\r\n' : '\n')));
+}
+
 function makeUpdate(r: Rand, file: PoolFile, donor: readonly string[], tree: Tree, intended: Tree, flags: Set<string>, kind: string, target: string): string[] {
-  const bytes = variant(r, file.bytes, flags);
+  const bytes = kind === 'mixed-endings' ? mixedEndings(file.bytes, flags) : variant(r, file.bytes, flags);
   tree.set(target, bytes);
   const tf = linesOf(bytes);
+  if (kind === 'eof-edit') {
+    // An edit that ends at the end of the file (replacing, deleting or appending its last lines),
+    // marked *** End of File half the time; the file may lack its final newline (variant).
+    const n = tf.texts.length;
+    const del = Math.min(n, r.int(0, 2));
+    const ins = r.chance(0.2) && del > 0 ? [] : [r.pick(donor), ...(r.chance(0.5) ? [r.pick(donor)] : [])];
+    const edits = [{ at: n - del, del, ins }];
+    intended.set(target, encodeLike(tf, edits));
+    return chunksFor(tf.texts, edits, { context: r.pick([1, 2, 3]), anchors: false, bareFirst: r.chance(0.3), eofMarker: r.chance(0.5) });
+  }
   if (kind === 'noop') {
     const at = r.int(0, Math.max(0, tf.texts.length - 1));
     const line = tf.texts[at] ?? '';
@@ -238,7 +255,13 @@ const KINDS: [string, number][] = [
   ['move-existing', 2],
   ['multi-op', 10],
   ['noop', 2],
+  ['eof-edit', 8],
+  ['mixed-endings', 6],
+  ['retry', 10],
 ];
+
+/** Kinds a retried patch is made of: applied once to make the case's tree, then sent again. */
+const RETRIED = ['update', 'multi-chunk', 'anchored-insertion', 'eof-edit', 'add', 'delete', 'move', 'multi-op'];
 
 function pickKind(r: Rand): string {
   const total = KINDS.reduce((s, [, w]) => s + w, 0);
@@ -247,8 +270,14 @@ function pickKind(r: Rand): string {
   return 'update';
 }
 
-function makeCase(id: number, r: Rand, pool: readonly PoolFile[], donor: readonly string[]): Case {
-  const kind = pickKind(r);
+function makeCase(id: number, r: Rand, pool: readonly PoolFile[], donor: readonly string[], forced?: string): Case {
+  const kind = forced ?? pickKind(r);
+  if (kind === 'retry') {
+    // An agent retrying its last patch: the files already hold what the patch made of them.
+    const first = makeCase(id, r, pool, donor, r.pick(RETRIED));
+    if (!first.intended) return first;
+    return { id, kind: `retry of ${first.kind}`, tree: first.intended, patch: first.patch, flags: new Set([...first.flags, 'retry']) };
+  }
   const tree: Tree = new Map();
   const intended: Tree = new Map();
   const flags = new Set<string>();
@@ -382,6 +411,10 @@ function explainFile(c: Case, p: string, h: Uint8Array, x: Uint8Array, plan: Pla
   // A result ending in a blank line: Codex joins the lines and adds one break, losing the blank line.
   const blank = /(\r?\n)(\r?\n)$/.exec(ht);
   if (blank && ht.slice(0, ht.length - (blank[2] as string).length) === xt) return 'final-newline state kept (final blank line; Codex drops it)';
+  // Mixed endings (§4): a replaced line keeps the ending of the line it replaces, an inserted one
+  // the ending of the line before it (hagent's result equals the intended edit, checked first).
+  const lf = (t: string): string => t.replace(/\r\n/g, '\n');
+  if (c.flags.has('mixed') && (lf(ht) === lf(xt) || lf(codexFinalNewline(ht)) === lf(xt))) return 'mixed endings: each new line takes the ending of the line it replaces';
   // Fuzzy match: hagent keeps the file's bytes on context lines; Codex writes the patch's spelling.
   const file = plan.files.find((f) => f.path === p);
   const level: MatchLevel | undefined = file?.level;
@@ -401,6 +434,7 @@ function classify(c: Case, h: HagentOutcome, x: CodexOutcome): { category: strin
   }
   if (h.ok && x.ok) {
     if (sameTree(h.tree, x.tree)) {
+      if (c.flags.has('retry')) return { category: sameTree(h.tree, c.tree) ? 'retried patch: both rewrote the same bytes' : 'retried patch applied again by both (its old side is still in the file)', explained: true };
       const loosest = h.plan.files.map((f) => f.level).filter((l) => l !== undefined && l !== 'exact');
       return { category: loosest.length > 0 ? `identical (fuzzy match, level ${loosest[0]})` : 'identical', explained: true };
     }
@@ -424,8 +458,9 @@ function classify(c: Case, h: HagentOutcome, x: CodexOutcome): { category: strin
         if (c.flags.has('overwrite')) return { category: 'deviation: FILE_EXISTS refused (Codex overwrites)', explained: true };
         break;
       case 'NO_CHANGES':
-        // A pure insertion whose lines already stand where it would put them (issue 3: never apply twice).
-        if (/are already there at line \d+: the patch looks applied already/.test(h.message)) return { category: 'deviation: NO_CHANGES refused (the added lines are already in place)', explained: true };
+        // patch-language.md §4 "Already applied": a retried patch, whose every change is in the files.
+        if (h.alreadyApplied && c.flags.has('retry')) return { category: `deviation: retried patch refused NO_CHANGES, looks applied already (Codex ${sameTree(x.tree, c.tree) ? 'rewrote the same bytes' : 'applied it again'})`, explained: true };
+        if (h.alreadyApplied) return { category: 'deviation: NO_CHANGES refused (the added lines are already in place)', explained: true };
         if (differingPaths(x.tree, c.tree).every((p) => !/\n$/.test(dec.decode(c.tree.get(p) ?? new Uint8Array())) && dec.decode(x.tree.get(p) ?? new Uint8Array()) === codexFinalNewline(dec.decode(c.tree.get(p) ?? new Uint8Array()))))
           return { category: 'deviation: NO_CHANGES refused (Codex reports M)', explained: true };
         break;
@@ -441,6 +476,7 @@ function classify(c: Case, h: HagentOutcome, x: CodexOutcome): { category: strin
   }
   // Both refused.
   if (!h.ok && !x.ok) {
+    if (h.alreadyApplied && c.flags.has('retry')) return { category: 'retried patch: hagent NO_CHANGES (looks applied already), Codex refused', explained: true };
     if (!sameTree(x.tree, c.tree)) return { category: `both refused (${h.code}); Codex left a partial write (not atomic)`, explained: true };
     return { category: `both refused (${h.code})`, explained: true };
   }

@@ -144,7 +144,12 @@ export function applyEdits(lines: readonly string[], edits: readonly Edit[]): st
   return out;
 }
 
-/** Re-encodes edited lines with the original file's terminators (dominant for new lines), BOM and final-newline state. */
+/**
+ * Re-encodes edited lines with the original file's terminators, BOM and final-newline state. A new
+ * line takes the ending of the line it replaces (the i-th inserted line of an edit the i-th deleted
+ * line's, extra ones the last deleted line's); an inserted line that replaces none takes the ending
+ * of the line before it (at the top of the file, the line after it). Rule: patch-language.md §4.
+ */
 export function encodeLike(file: TextFile, edits: readonly Edit[]): Uint8Array {
   const texts: string[] = [];
   const eols: string[] = [];
@@ -157,10 +162,12 @@ export function encodeLike(file: TextFile, edits: readonly Edit[]): Uint8Array {
   };
   for (const e of edits) {
     keep(e.at);
-    for (const l of e.ins) {
+    const removed = file.eols.slice(e.at, e.at + e.del);
+    const before = e.at > 0 ? file.eols[e.at - 1] : file.eols[e.at];
+    e.ins.forEach((l, i) => {
       texts.push(l);
-      eols.push(file.dominant);
-    }
+      eols.push(removed.length > 0 ? (removed[Math.min(i, removed.length - 1)] as string) : (before ?? file.dominant));
+    });
     pos = e.at + e.del;
   }
   keep(file.texts.length);

@@ -30,9 +30,11 @@ export interface Pair {
 
 /**
  * `udiff`: `git diff --binary --no-renames`; `udiff-M`: `git diff --binary -M` (only for pairs
- * with renames, where it differs); `codex`: the `-M` diff converted to the Codex language.
+ * with renames, where it differs); `codex`: the `-M` diff converted to the Codex language;
+ * `format-patch`: `git format-patch -1 -M --stdout` of the newer commit (when its parent is the
+ * older one), mail headers, diffstat and, for every other pair, the `-- ` signature included.
  */
-export type Form = 'udiff' | 'udiff-M' | 'codex';
+export type Form = 'udiff' | 'udiff-M' | 'codex' | 'format-patch';
 
 /**
  * `policy-refused`: PATH_DENIED on a denied path; `unsupported`: UNSUPPORTED_FILE (or PATH_DENIED
@@ -227,6 +229,12 @@ export function planPair(source: string, pair: Pair): PairPlan {
   if (renamedFiles.some((f) => f.status === 'rename' || f.status === 'copy')) {
     forms.push({ form: 'udiff-M', patch: renamed, files: renamedFiles.length, hunks: countHunks(renamedFiles), ambiguous: ambiguous(renamedFiles) });
   }
+  const parents = pair.older === EMPTY_TREE ? [] : git(source, 'rev-list', '--parents', '-n1', pair.newer).split(' ');
+  if (parents.length === 2 && parents[1] === pair.older) {
+    const signature = parseInt(pair.newer.slice(-1), 16) % 2 === 0 ? [] : ['--no-signature'];
+    const mbox = gitBytes(source, ['-c', 'diff.noprefix=false', '-c', 'diff.mnemonicPrefix=false', '-c', 'core.quotePath=true', 'format-patch', '-1', '-M', '--stdout', '--no-color', '--binary', '--full-index', ...signature, pair.newer]);
+    forms.push({ form: 'format-patch', patch: mbox, files: renamedFiles.length, hunks: countHunks(renamedFiles), ambiguous: ambiguous(renamedFiles) });
+  }
   const codex = toCodex(renamedFiles, oldText);
   const reasons = [...codex.inexpressible, ...codexExtra];
   forms.push({ form: 'codex', patch: reasons.length || codex.patch === null ? null : Buffer.from(codex.patch, 'utf8'), ambiguous: [], files: renamedFiles.length, hunks: countHunks(renamedFiles), ...(reasons.length ? { skip: `inexpressible in Codex: ${[...new Set(reasons)].join('; ')}` } : {}) });
@@ -364,7 +372,7 @@ export function summarize(results: readonly FormResult[], title: string): Replay
     hunks: replayed.reduce((n, r) => n + r.hunks, 0),
     lines: [],
   };
-  const forms = (['udiff', 'udiff-M', 'codex'] as Form[]).map((f) => {
+  const forms = (['udiff', 'udiff-M', 'format-patch', 'codex'] as Form[]).map((f) => {
     const rs = results.filter((r) => r.form === f);
     const ok = rs.filter((r) => r.outcome === 'passed');
     return `  ${f.padEnd(8)} ${ok.length}/${rs.length} replayed exactly, ${ok.reduce((n, r) => n + r.files, 0)} files, ${ok.reduce((n, r) => n + r.hunks, 0)} hunks`;

@@ -214,7 +214,7 @@ export function codexLimits(f: DiffFile): string[] {
         }
       }
     }
-    if (cr) out.push(`CR/CRLF line endings (${name})`);
+    if (cr && (f.status === 'add' || !crFollowsEndingRule(f))) out.push(`CR/CRLF line endings (${name})`);
     if (f.status === 'add' && newNoEol) out.push(`new file without a final newline (${name})`);
     else if (oldNoEol !== newNoEol) out.push(`final newline ${oldNoEol ? 'added' : 'removed'} (${name})`);
     else if (f.status !== 'add' && newNoEol) {
@@ -225,6 +225,42 @@ export function codexLimits(f: DiffFile): string[] {
     }
   }
   return out;
+}
+
+/**
+ * True when a Codex update (whose lines carry no CR: there CRLF is transport) gives exactly the
+ * diff's line endings under patch-language.md §4: in each group of removed and added lines the i-th
+ * added line ends as the i-th removed one (extra ones as the last), and an added line that replaces
+ * none ends as the line before it (at the top of the file, as the line after it). A CR anywhere but
+ * at a line's end, or on a line without newline, is not expressible.
+ */
+function crFollowsEndingRule(f: DiffFile): boolean {
+  const cr = (l: HunkLine | undefined): boolean | undefined => (l === undefined ? undefined : l.text.endsWith('\r'));
+  for (const h of f.hunks) {
+    const ls = h.lines;
+    if (ls.some((l) => l.text.slice(0, -1).includes('\r') || (l.noEol && l.text.endsWith('\r')))) return false;
+    let q = 0;
+    while (q < ls.length) {
+      if (ls[q]!.kind === ' ') {
+        q++;
+        continue;
+      }
+      let e = q;
+      while (e < ls.length && ls[e]!.kind !== ' ') e++;
+      const group = ls.slice(q, e);
+      const removed = group.filter((l) => l.kind === '-').map((l) => cr(l) as boolean);
+      const before = q > 0 ? cr(ls[q - 1]) : h.oldStart <= 1 ? cr(ls[e]) : undefined;
+      let i = 0;
+      for (const l of group) {
+        if (l.kind !== '+') continue;
+        const want = removed.length > 0 ? removed[Math.min(i, removed.length - 1)] : before;
+        if (want === undefined || want !== cr(l)) return false;
+        i++;
+      }
+      q = e;
+    }
+  }
+  return true;
 }
 
 /** Codex text of one file's change; `chunks` are already disambiguated. */
@@ -348,7 +384,8 @@ export function toCodex(files: readonly DiffFile[], oldText?: (path: string) => 
           })();
       for (const c of chunks) {
         out.push('@@');
-        for (const l of c.lines) out.push(`${l.kind}${l.text}`);
+        // A CR at a line's end is left to hagent's ending rule (checked by codexLimits).
+        for (const l of c.lines) out.push(`${l.kind}${l.text.endsWith('\r') ? l.text.slice(0, -1) : l.text}`);
       }
     }
   }

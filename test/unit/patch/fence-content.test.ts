@@ -16,7 +16,8 @@ const gitDoc = ['diff --git a/doc.md b/doc.md', ...docHunk];
 test('unified diff: a context line " ```" is content, not a closing fence', () => {
   const text = [...gitDoc, ''].join('\n');
   const p = parsePatch(text);
-  assert.equal(p.leniencies, ['unified-diff']);
+  assert.equal(p.leniencies, []);
+  assert.is(p.format, 'unified');
   assert.is(run(text, { 'doc.md': doc }).out['doc.md'], `A\n${F}\nB\n`);
 });
 
@@ -40,13 +41,13 @@ test('unified diff: added and removed fence lines ("+```", "-```") are content',
 test('unified diff: a fenced diff whose hunk holds " ```" is unwrapped at its real closing fence', () => {
   const text = ['Here is the change:', `${F}diff`, ...gitDoc, F, 'It uppercases a and b.', ''].join('\n');
   const p = parsePatch(text);
-  assert.equal([...p.leniencies].sort(), ['fence', 'prose', 'unified-diff']);
+  assert.equal([...p.leniencies].sort(), ['fence', 'prose']);
   assert.is(run(text, { 'doc.md': doc }).out['doc.md'], `A\n${F}\nB\n`);
 });
 
 test('unified diff: a fenced diff with a plain closing fence still works', () => {
   const text = [`${F}diff`, '--- a/a.txt', '+++ b/a.txt', '@@ -1 +1 @@', '-x', '+y', F, ''].join('\n');
-  assert.equal(parsePatch(text).leniencies, ['unified-diff', 'fence']);
+  assert.equal(parsePatch(text).leniencies, ['fence']);
   assert.is(run(text, { 'a.txt': 'x\n' }).out['a.txt'], 'y\n');
 });
 

@@ -5,7 +5,7 @@ import { errorOf, run, guarded } from './helpers.js';
 
 const test = guarded(suite('parse-udiff'));
 
-test('a multi-file git diff gives one op per file and is reported as unified-diff', () => {
+test('a multi-file git diff gives one op per file and is reported as the unified format, with no leniency', () => {
   const text = [
     'diff --git a/a.txt b/a.txt',
     'index 1111111..2222222 100644',
@@ -26,7 +26,8 @@ test('a multi-file git diff gives one op per file and is reported as unified-dif
   ].join('\n');
   const p = parsePatch(text);
   assert.is(p.format, 'unified');
-  assert.equal(p.leniencies, ['unified-diff']);
+  assert.equal(p.leniencies, []);
+  assert.is(p.format, 'unified');
   assert.equal(p.ops.map((o) => [o.kind, o.path]), [['update', 'a.txt'], ['update', 'src/b.txt']]);
   const { out } = run(text, { 'a.txt': 'a\nb\nc\n', 'src/b.txt': 'w\nx\nz\n' });
   assert.is(out['a.txt'], 'a\nB\nc\n');
@@ -60,7 +61,7 @@ test('new file and deleted file headers become add and delete', () => {
   ].join('\n');
   const p = parsePatch(text);
   assert.equal(p.ops[0], { kind: 'add', path: 'new.sh', lines: ['#!/bin/sh', 'echo hi'], finalNewline: true, mode: '100755', patchLine: 1 });
-  assert.equal(p.ops[1], { kind: 'delete', path: 'old.txt', patchLine: 9 });
+  assert.equal(p.ops[1], { kind: 'delete', path: 'old.txt', removedLines: ['bye'], patchLine: 9 });
   const { plan, out } = run(text, { 'old.txt': 'bye\n' });
   assert.is(out['new.sh'], '#!/bin/sh\necho hi\n');
   assert.is(plan.files[0]?.mode, '100755');
@@ -163,7 +164,7 @@ test('a hunk whose counts are too small still takes all its lines and reports hu
 test('a fenced diff with prose around it is unwrapped', () => {
   const text = 'Here:\n```diff\n--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-x\n+y\n```\nDone.\n';
   const p = parsePatch(text);
-  assert.equal(p.leniencies.sort(), ['fence', 'prose', 'unified-diff']);
+  assert.equal(p.leniencies.sort(), ['fence', 'prose']);
   assert.is(run(text, { 'a.txt': 'x\n' }).out['a.txt'], 'y\n');
 });
 

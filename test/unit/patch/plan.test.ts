@@ -164,26 +164,26 @@ test('a file without final newline whose last line becomes empty keeps that empt
   assert.is(run(codex('*** Update File: m.js', '@@', ' a', '-b', '+B'), { 'm.js': 'a\nb' }).out['m.js'], 'a\nB');
 });
 
-test('a pure insertion whose lines are already in place is NO_CHANGES, never a second insertion', () => {
-  // context below only (insertion at the top of a file)
-  const top = codex('*** Update File: a.txt', '@@', '+// header', ' first', ' second');
-  const once = run(top, { 'a.txt': 'first\nsecond\nthird\n' }).out['a.txt'] as string;
-  assert.is(once, '// header\nfirst\nsecond\nthird\n');
-  const e = errorOf(() => run(top, { 'a.txt': once }));
-  assert.is(e.code, 'NO_CHANGES');
-  assert.is(e.details.chunk, 1);
-  assert.is(e.details.line, 1);
-  // context above only (insertion at the end), an anchored insertion, an append without context
-  const end = codex('*** Update File: a.txt', '@@', ' third', '+fourth');
-  assert.is(errorOf(() => run(end, { 'a.txt': 'first\nthird\nfourth\n' })).code, 'NO_CHANGES');
-  const eof = codex('*** Update File: a.txt', '@@', ' third', '+fourth', '*** End of File');
-  assert.is(errorOf(() => run(eof, { 'a.txt': 'first\nthird\nfourth\n' })).code, 'CONTEXT_NOT_FOUND');
+test('a pure insertion whose lines already stand where it goes is NO_CHANGES; a chunk with context whose old side matches applies (§4)', () => {
+  // No old side at all (an anchored insertion, an append): its lines in place mean a retry.
   const anchored = codex('*** Update File: a.py', '@@ def f():', '+    # note');
   assert.is(errorOf(() => run(anchored, { 'a.py': 'def f():\n    # note\n    pass\n' })).code, 'NO_CHANGES');
   assert.is(errorOf(() => run(codex('*** Update File: a.txt', '+tail'), { 'a.txt': 'a\ntail\n' })).code, 'NO_CHANGES');
-  // an insertion between two context lines is found only once anyway
+  // "Already applied" is only concluded when the old side is not found (patch-language.md §4): an
+  // insertion whose context still matches is applied, as repetitive files need (a retry of the
+  // session's last patch is caught by apply from the session head, see test/cli/apply-intake).
+  const top = codex('*** Update File: a.txt', '@@', '+// header', ' first', ' second');
+  const once = run(top, { 'a.txt': 'first\nsecond\nthird\n' }).out['a.txt'] as string;
+  assert.is(once, '// header\nfirst\nsecond\nthird\n');
+  assert.is(run(top, { 'a.txt': once }).out['a.txt'], '// header\n// header\nfirst\nsecond\nthird\n');
+  const end = codex('*** Update File: a.txt', '@@', ' third', '+fourth');
+  assert.is(run(end, { 'a.txt': 'first\nthird\nfourth\n' }).out['a.txt'], 'first\nthird\nfourth\nfourth\n');
+  // its old side is not at the end, its new side is: applied already
+  const eof = codex('*** Update File: a.txt', '@@', ' third', '+fourth', '*** End of File');
+  assert.is(errorOf(() => run(eof, { 'a.txt': 'first\nthird\nfourth\n' })).code, 'NO_CHANGES');
+  // an insertion between two context lines: its old side is gone, its new side there
   const mid = codex('*** Update File: a.txt', '@@', ' first', '+new', ' third');
-  assert.is(errorOf(() => run(mid, { 'a.txt': 'first\nnew\nthird\n' })).code, 'CONTEXT_NOT_FOUND');
+  assert.is(errorOf(() => run(mid, { 'a.txt': 'first\nnew\nthird\n' })).code, 'NO_CHANGES');
 });
 
 test('a chunk whose old side matches only loosely while its new side stands exactly is NO_CHANGES (applied already)', () => {
@@ -204,11 +204,11 @@ test('a chunk found only after dropping its last blank line, whose new side stan
   assert.is(errorOf(() => run(patch, { 't.txt': once })).code, 'NO_CHANGES');
 });
 
-test('an insertion whose last added line recreates its context is not applied twice', () => {
+test('an insertion whose last added line recreates its context applies where its context matches (§4)', () => {
   const patch = codex('*** Update File: s.js', '@@', ' ', '+test(1);', '+', ' if (x) {');
   const once = run(patch, { 's.js': 'a\n\nif (x) {\n}\n' }).out['s.js'] as string;
   assert.is(once, 'a\n\ntest(1);\n\nif (x) {\n}\n');
-  assert.is(errorOf(() => run(patch, { 's.js': once })).code, 'NO_CHANGES');
+  assert.is(run(patch, { 's.js': once }).out['s.js'], 'a\n\ntest(1);\n\ntest(1);\n\nif (x) {\n}\n');
 });
 
 test('a pure insertion next to different lines still applies', () => {
@@ -269,7 +269,11 @@ test('a move onto itself is a plain update', () => {
 
 test('Update, Delete or Move of a missing path or a directory is FILE_NOT_FOUND', () => {
   assert.is(errorOf(() => run(codex('*** Update File: nope.txt', '-x', '+y'))).code, 'FILE_NOT_FOUND');
-  assert.is(errorOf(() => run(codex('*** Delete File: nope.txt'))).code, 'FILE_NOT_FOUND');
+  // A Delete of a missing path alone looks applied (patch-language.md §4); beside a real change it is refused.
+  const gone = errorOf(() => run(codex('*** Delete File: nope.txt')));
+  assert.is(gone.code, 'NO_CHANGES');
+  assert.is(gone.details.alreadyApplied, true);
+  assert.is(errorOf(() => run(codex('*** Delete File: nope.txt', '*** Update File: a.txt', '-a', '+A'), { 'a.txt': 'a\n' })).code, 'FILE_NOT_FOUND');
   assert.is(errorOf(() => run(codex('*** Update File: nope.txt', '*** Move to: b.txt'))).code, 'FILE_NOT_FOUND');
   assert.is(errorOf(() => run(codex('*** Delete File: d'), { d: 'directory' })).code, 'FILE_NOT_FOUND');
   assert.is(errorOf(() => run(codex('*** Update File: d', '-x', '+y'), { d: 'directory' })).code, 'FILE_NOT_FOUND');
