@@ -146,14 +146,15 @@ async function main(): Promise<void> {
       .example('$0 review --approve src/a.ts src/b.ts', 'approve two files only'),
     handler(async () => (await import('./commands/review.js')).runReview))
     .command('land', 'bring the approved changes onto the target branch (squash by default)', (b) => b
-      .options({ ...json, ...sessionOpt, squash: { type: 'boolean', describe: 'one commit on the target (default)', conflicts: 'merge' }, merge: { type: 'boolean', describe: 'a merge commit keeping the session history' }, message: { type: 'string', alias: 'm', describe: 'commit message' }, yes: { type: 'boolean', describe: 'land the current head even if not approved or changed since approval' }, 'allow-denied': { type: 'boolean', describe: 'land paths the policy protects (.env, .hagent/, symlinks…) that the session changed' } })
+      .options({ ...json, ...sessionOpt, squash: { type: 'boolean', describe: 'one commit on the target (default)', conflicts: 'merge' }, merge: { type: 'boolean', describe: 'a merge commit keeping the session history' }, message: { type: 'string', alias: 'm', describe: 'commit message' }, yes: { type: 'boolean', describe: 'land the current head even if not approved or changed since approval' }, 'allow-denied': { type: 'boolean', describe: 'land paths the policy protects (.env, .hagent/, symlinks…) that the session changed' }, undo: { type: 'boolean', describe: 'take the last land of the session off the target (while the target still points at it)' } })
+      .example('$0 land --undo', 'take the last land back; hagent land lands it again')
       .example('$0 land', 'squash the approved work onto your branch')
       .example('$0 land --allow-denied', 'you reviewed the protected paths the session changed and want them')
       .example('$0 land --merge -m "feat: login" --json', ''),
     handler(async () => (await import('./commands/land.js')).runLand))
     .command('undo [steps]', 'move the session back N applied patches (undone patches stay reachable)', (b) => b
       .positional('steps', { type: 'number', describe: 'how many patches (default 1)' })
-      .options({ ...json, ...sessionOpt, redo: { type: 'boolean', describe: 'bring undone patches back instead' } })
+      .options({ ...json, ...sessionOpt, redo: { type: 'boolean', describe: 'bring undone patches back instead' }, land: { type: 'boolean', describe: 'undo the last land instead (as hagent land --undo)', conflicts: ['redo', 'steps'] } })
       .example('$0 undo', 'drop the last patch')
       .example('$0 undo 2 --json', '')
       .example('$0 undo --redo', 'bring it back'),

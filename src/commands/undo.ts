@@ -6,9 +6,13 @@ import { openRepo, resolveSession } from '../session/index.js';
 import { palette, printJson, printLines, short, type Io } from '../output/index.js';
 import { recoveryLine, type CommonArgs } from './shared.js';
 
-export async function runUndo(argv: CommonArgs & { steps?: number; redo?: boolean }, io: Io): Promise<number> {
+export async function runUndo(argv: CommonArgs & { steps?: number; redo?: boolean; land?: boolean }, io: Io): Promise<number> {
   const ctx = await openRepo(io.cwd);
   const session = await resolveSession(ctx, argv.session);
+  if (argv.land) {
+    const [{ undoLand }, { printLandUndo }] = await Promise.all([import('../land/index.js'), import('./land.js')]);
+    return printLandUndo(await undoLand(ctx, session, io.env), argv, io);
+  }
   const steps = argv.steps ?? 1;
   const r = argv.redo ? await redo(ctx, session, steps, io.env) : await undo(ctx, session, steps, io.env);
   if (argv.json) {

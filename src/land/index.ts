@@ -18,6 +18,7 @@ import { trace } from '../trace/index.js';
 import { recoverLand, removeLandRecord, writeLandRecord, type LandRecovery } from './recover.js';
 
 export { recoverLand, landRecordPath, type LandRecovery } from './recover.js';
+export { undoLand, type LandUndoResult } from './undo.js';
 
 /** Options of {@link landSession}. */
 export interface LandOptions {
