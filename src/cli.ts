@@ -70,7 +70,8 @@ function sessionCommands(y: Argv): Argv {
       .example('$0 session end fix-login --force --yes', 'drop unlanded work (kept as refs/hagent/<id>/ended)'),
     handler(async () => (await import('./commands/session.js')).runEnd))
     .command('update [id]', 'merge the current target branch into the session (the way out of a land conflict)', (b) => b
-      .positional('id', { type: 'string', describe: 'session id' }).options({ ...json, ...sessionOpt })
+      .positional('id', { type: 'string', describe: 'session id' }).options({ ...json, ...sessionOpt, rebase: { type: 'boolean', describe: "replay the session's patches on the target instead of merging it (refused on a conflict)" } })
+      .example('$0 session update --rebase', 'the session on top of the current target, one commit per patch as before')
       .example('$0 session update fix-login', 'merge main into the session; on conflicts, resolve them in its worktree, then hagent sync')
       .example('$0 session update --json', 'the session you are in'),
     handler(async () => (await import('./commands/session.js')).runUpdate))

@@ -72,11 +72,11 @@ export async function runEnd(argv: CommonArgs & { id?: string; force?: boolean; 
   return 0;
 }
 
-export async function runUpdate(argv: CommonArgs & { id?: string }, io: Io): Promise<number> {
+export async function runUpdate(argv: CommonArgs & { id?: string; rebase?: boolean }, io: Io): Promise<number> {
   const ctx = await openRepo(io.cwd);
   const session = await resolveSession(ctx, argv.id ?? argv.session);
   const { updateSession } = await import('../update/index.js');
-  const r = await updateSession(ctx, session, io.env);
+  const r = await updateSession(ctx, session, { rebase: !!argv.rebase, env: io.env });
   if (argv.json) {
     printJson(io, r);
     return 0;
@@ -91,7 +91,8 @@ export async function runUpdate(argv: CommonArgs & { id?: string }, io: Io): Pro
       `In ${session.worktree}: edit each file to the lines you want (remove the <<<<<<< ======= >>>>>>> markers), then: hagent sync --session ${r.session}`,
     ]);
   } else {
-    printLines(io, [`${p.green('Merged')} ${branch} (${short(r.merged)}) into session ${r.session}: ${short(r.parent)} → ${short(r.commit!)}`, ...r.files.map((f) => `  ${f.status} ${f.path}`)]);
+    const what = argv.rebase ? `Rebased session ${r.session} on ${branch} (${short(r.merged)})` : `Merged ${branch} (${short(r.merged)}) into session ${r.session}`;
+    printLines(io, [`${p.green(what)}: ${short(r.parent)} → ${short(r.commit!)}`, ...r.files.map((f) => `  ${f.status} ${f.path}`)]);
   }
   return 0;
 }

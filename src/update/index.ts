@@ -12,7 +12,8 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
-import { checkoutTreeDelta, commitTree, diffTrees, parseMergeTree, readRef, runGit, treeOf, updateRefCas, worktreeGitDirSync } from '../git/index.js';
+import { addNote, checkoutTreeDelta, commitTree, diffTrees, gitText, looseObjectStore, mergeTrees, parseMergeTree, readNote, readRef, runGit, treeOf, updateRefCas, worktreeGitDirSync } from '../git/index.js';
+import { sessionPatchRange } from '../review/index.js';
 import { loadConfig } from '../config/index.js';
 import { guardTarget, isAncestor, outsideEdits, retireRedo, sessionHead, sessionRef, type ChangedFile, type RepoContext, type Session } from '../session/index.js';
 import { guardedWrite, type Recovery } from '../transaction/index.js';
@@ -41,22 +42,31 @@ export function mergeInProgress(worktree: string): boolean {
   return !!gitDir && existsSync(path.join(gitDir, 'MERGE_HEAD'));
 }
 
+/** Options of {@link updateSession}. */
+export interface UpdateOptions {
+  /** Replay the session's patches on the target instead of merging it (`--rebase`). */
+  rebase?: boolean;
+  env?: Readonly<Record<string, string | undefined>>;
+}
+
 /**
- * Merges the session's target into the session, under the session lock; journaled.
+ * Merges the session's target into the session (or, with `rebase`, replays the session's
+ * patches on it), under the session lock; journaled.
  * @throws HagentError DETACHED_TARGET, TARGET_MOVED (the target is gone, or the branch moved
- *   meanwhile), STALE_FILE (outside edits pending: sync them first), MERGE_IN_PROGRESS.
+ *   meanwhile), STALE_FILE (outside edits pending: sync them first), MERGE_IN_PROGRESS,
+ *   LAND_CONFLICT (rebase only: a patch does not replay cleanly; nothing was written).
  */
-export async function updateSession(ctx: RepoContext, session: Session, env: Readonly<Record<string, string | undefined>> = {}): Promise<UpdateResult> {
-  const config = await loadConfig(ctx, env);
-  const { value, recovery } = await guardedWrite(guardTarget(ctx, session), 'update', { timeoutMs: config.runtime.lockTimeoutMs }, async () => {
-    const r = await updateLocked(ctx, session);
+export async function updateSession(ctx: RepoContext, session: Session, options: UpdateOptions = {}): Promise<UpdateResult> {
+  const config = await loadConfig(ctx, options.env ?? {});
+  const { value, recovery } = await guardedWrite(guardTarget(ctx, session), options.rebase ? 'update --rebase' : 'update', { timeoutMs: config.runtime.lockTimeoutMs }, async () => {
+    const r = await updateLocked(ctx, session, !!options.rebase);
     return { value: r, files: r.files.map((f) => f.path), head: r.commit ?? r.parent };
   });
   if (recovery) value.recovery = recovery;
   return value;
 }
 
-async function updateLocked(ctx: RepoContext, session: Session): Promise<UpdateResult> {
+async function updateLocked(ctx: RepoContext, session: Session, rebase: boolean): Promise<UpdateResult> {
   const worktree = session.worktree;
   if (!session.target) throw new HagentError('DETACHED_TARGET', `session ${session.id} has no target branch (it was started on a detached HEAD)`, { session: session.id }, 'there is nothing to update it with; merge the branch you want yourself');
   const target = session.target;
@@ -72,6 +82,7 @@ async function updateLocked(ctx: RepoContext, session: Session): Promise<UpdateR
   if (pending.length) {
     throw new HagentError('STALE_FILE', `session ${session.id} has ${pending.length} outside edit${pending.length === 1 ? '' : 's'} pending (${pending.map((p) => p.path).join(', ')})`, { session: session.id, path: pending[0]!.path, files: pending.map((p) => p.path) }, `keep them first with hagent sync --session ${session.id} (or drop them), then update again`);
   }
+  if (rebase) return rebaseLocked(ctx, session, head, merged, base);
   const r = await runGit(['merge-tree', '--write-tree', '-z', '--name-only', '--no-messages', head, merged], { cwd: worktree, allowFailure: true });
   if (r.exitCode !== 0 && r.exitCode !== 1) throw new HagentError('GIT_FAILED', `git merge-tree failed: ${r.stderr.trim()}`, { stderr: r.stderr.trim() });
   if (r.exitCode === 1) {
@@ -97,4 +108,52 @@ async function updateLocked(ctx: RepoContext, session: Session): Promise<UpdateR
   }
   await retireRedo(worktree, session);
   return { ...base, commit, upToDate: false, files: changes.map((c) => ({ path: c.path, status: c.status })) };
+}
+
+/**
+ * Replays the session's own commits (first-parent, since its base or last land, leaving out what
+ * the target holds) one by one on the target, each as the three-way merge of the target-so-far
+ * and the commit over its parent — in memory, nothing written until every one is clean. Then the
+ * worktree moves to the new head's tree and the branch by compare-and-swap; the old head stays
+ * reachable as `refs/hagent/<id>/rebased/<old head>`. Each replayed commit keeps its message
+ * (and so its trailers); its note is copied.
+ * @throws HagentError LAND_CONFLICT naming the commit and files; nothing was written.
+ */
+async function rebaseLocked(ctx: RepoContext, session: Session, head: string, onto: string, result: Omit<UpdateResult, 'commit' | 'upToDate'>): Promise<UpdateResult> {
+  const worktree = session.worktree;
+  const branch = result.target.replace('refs/heads/', '');
+  const range = await sessionPatchRange(ctx, session, head);
+  const commits = (await gitText(['rev-list', '--reverse', '--first-parent', ...range], { cwd: ctx.cwd })).split('\n').filter(Boolean);
+  const store = await looseObjectStore(ctx.commonDir, head);
+  let tip = onto;
+  let tipTree = await treeOf(worktree, onto);
+  const replayed: { from: string; to: string }[] = [];
+  for (const c of commits) {
+    const [parentTree, tree] = await Promise.all([treeOf(worktree, `${c}^1`), treeOf(worktree, c)]);
+    const m = await mergeTrees(ctx.cwd, store, parentTree, tipTree, tree);
+    if (!m.clean) {
+      throw new HagentError('LAND_CONFLICT', `the session's commit ${c.slice(0, 12)} does not replay on ${branch}: conflicts in ${m.conflicts.join(', ')}`, { session: session.id, commit: c, files: m.conflicts }, `nothing was written; merge instead: hagent session update --session ${session.id} (it leaves conflict markers to resolve)`);
+    }
+    if (m.tree === tipTree) continue; // already on the target
+    const message = await gitText(['log', '-1', '--format=%B', c], { cwd: ctx.cwd });
+    tip = await commitTree(worktree, m.tree, [tip], `${message}\n`);
+    tipTree = m.tree;
+    replayed.push({ from: c, to: tip });
+  }
+  const headTree = await treeOf(worktree, head);
+  const changes = await diffTrees(worktree, headTree, tipTree);
+  await runGit(['update-ref', '--create-reflog', '-m', 'hagent: session head before a rebase', `refs/hagent/${session.id}/rebased/${head}`, head, ''], { cwd: ctx.cwd, allowFailure: true });
+  await checkoutTreeDelta(worktree, headTree, tipTree);
+  try {
+    await updateRefCas(worktree, sessionRef(session), tip, head, `hagent update: rebased on ${branch}`);
+  } catch (error) {
+    await checkoutTreeDelta(worktree, tipTree, headTree).catch(() => undefined);
+    throw error;
+  }
+  await Promise.all(replayed.map(async (r) => {
+    const note = await readNote(ctx.cwd, r.from);
+    if (note !== null) await addNote(ctx.cwd, r.to, note);
+  }));
+  await retireRedo(worktree, session);
+  return { ...result, commit: tip, upToDate: false, files: changes.map((c) => ({ path: c.path, status: c.status })) };
 }

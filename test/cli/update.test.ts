@@ -80,4 +80,31 @@ t('update refuses while outside edits are pending', () => {
   assert.is(readFileSync(path.join(s.worktree, 'a.txt'), 'utf8'), 'a\n', 'nothing touched');
 });
 
+t('--rebase replays the patches on the target; a conflict refuses with nothing written', () => {
+  const repo = makeRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n', 'u.txt': 'u\n' });
+  const s = startSession(repo, ['--name', 'r']);
+  assert.is(hagent(s.worktree, ['apply', '-', '--json'], { input: upd('a.txt', 'a', 'A') }).status, 0);
+  assert.is(hagent(s.worktree, ['apply', '-', '--json'], { input: upd('b.txt', 'b', 'B') }).status, 0);
+  writeFileSync(path.join(repo, 'u.txt'), 'user\n');
+  git(repo, 'commit', '-qam', 'user');
+  const old = git(repo, 'rev-parse', 'hagent/r');
+  const r = hagent(repo, ['session', 'update', 'r', '--rebase', '--json']);
+  assert.is(r.status, 0, r.stdout + r.stderr);
+  assert.is(git(repo, 'rev-parse', 'hagent/r~2'), git(repo, 'rev-parse', 'main'), 'two patches on top of main');
+  assert.is(git(repo, 'rev-parse', `refs/hagent/r/rebased/${old}`), old, 'the old head stays reachable');
+  assert.match(git(repo, 'notes', '--ref=hagent', 'show', 'hagent/r'), /\+B/, 'the patch text follows the commit');
+  const review = hagent(repo, ['review', '--session', 'r', '--json']).json;
+  assert.is(review.patches.length, 2);
+  assert.is(review.drift, null);
+  assert.equal(review.files.map((f: any) => f.path), ['a.txt', 'b.txt']);
+  writeFileSync(path.join(repo, 'a.txt'), 'user A\n');
+  git(repo, 'commit', '-qam', 'user conflicts');
+  const head = git(repo, 'rev-parse', 'hagent/r');
+  const refused = hagent(repo, ['session', 'update', 'r', '--rebase', '--json']);
+  assert.is(refused.json.error.code, 'LAND_CONFLICT');
+  assert.match(refused.json.error.hint, /hagent session update --session r/);
+  assert.is(git(repo, 'rev-parse', 'hagent/r'), head, 'nothing moved');
+  assert.is(git(s.worktree, 'status', '--porcelain'), '');
+});
+
 t.run();
