@@ -11,7 +11,7 @@ import path from 'node:path';
 import { trace } from '../trace/index.js';
 import { HagentError, isHagentError } from '../errors.js';
 import {
-  blobId, diffTrees, entriesAt, readCommitTrees, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTreeWithChanges, looseObjectStore, writeLooseObject, updateRefDirect, writeCommit, type LooseObjectStore,
+  blobId, formatOfOid, type ObjectFormat, diffTrees, entriesAt, readCommitTrees, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTreeWithChanges, looseObjectStore, writeLooseObject, updateRefDirect, writeCommit, type LooseObjectStore,
   type CommitTrees, type IndexEntryUpdate,
 } from '../git/index.js';
 import { discardStaged, fsyncPaths, publishStaged, readEntry, restoreIfOurs, stageWrites, type Staged, type TargetWrite } from '../fsx/index.js';
@@ -135,13 +135,13 @@ async function filesUnder(dir: string): Promise<string[]> {
  * session head: same blob id and mode, or absent in both.
  * @throws HagentError STALE_FILE naming the path and both blob ids.
  */
-async function assertFresh(snapshot: ReadonlyMap<string, FileState>, trees: CommitTrees): Promise<void> {
+async function assertFresh(snapshot: ReadonlyMap<string, FileState>, trees: CommitTrees, format: ObjectFormat): Promise<void> {
   const paths = [...snapshot.keys()];
   const inHead = entriesAt(trees, paths);
   for (const p of paths) {
     const disk = snapshot.get(p)!;
     const entry = inHead.get(p);
-    const diskBlob = disk.kind === 'file' ? blobId(disk.bytes) : null;
+    const diskBlob = disk.kind === 'file' ? blobId(disk.bytes, format) : null;
     if (disk.kind === 'directory' || disk.kind === 'other') continue; // the planner refuses these with its own code
     if (entry === undefined && diskBlob === null) continue;
     if (entry !== undefined && diskBlob === entry.oid && disk.kind === 'file' && disk.mode === entry.mode) continue;
@@ -258,9 +258,10 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
   if (options.base !== undefined) await assertBaseFresh(ctx, options.base, head, pathsToRead(parsed));
   // The head's trees on the way to the targets: the staleness check and, later, the new tree.
   const store = await looseObjectStore(ctx.commonDir, head);
+  const format = formatOfOid(head);
   const [snapshot, trees] = await Promise.all([readSnapshot(worktree, pathsToRead(parsed)), readCommitTrees(worktree, head, pathsToRead(parsed), store)]);
   trace('apply: snapshot and head trees read');
-  if (!options.skipStalenessCheck) await assertFresh(snapshot, trees);
+  if (!options.skipStalenessCheck) await assertFresh(snapshot, trees, format);
   trace('apply: staleness checked');
   const plan = planPatch(parsed, snapshot);
   trace('apply: planned');
@@ -288,8 +289,8 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
   const message = applyCommitMessage(session.id, plan, options.patchText);
   const targets: Intent['targets'] = writes.map((w) => ({
     rel: w.rel,
-    prior: w.expected === null ? null : { oid: blobId(w.expected), mode: w.expectedMode === 0o755 ? '100755' : '100644' },
-    next: w.bytes === null ? null : { oid: blobId(w.bytes), mode: w.mode === 0o755 ? '100755' : '100644' },
+    prior: w.expected === null ? null : { oid: blobId(w.expected, format), mode: w.expectedMode === 0o755 ? '100755' : '100644' },
+    next: w.bytes === null ? null : { oid: blobId(w.bytes, format), mode: w.mode === 0o755 ? '100755' : '100644' },
     tmp: null,
   }));
   const nextEntries = targets.map((t) => (t.next ? { path: t.rel, mode: t.next.mode, oid: t.next.oid } : { path: t.rel, mode: '0', oid: null }));

@@ -6,7 +6,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
-import { blobId, checkoutTreeDelta, diffTrees, firstParentChain, lsTree, readRef, runGit, updateRefCas } from '../git/index.js';
+import { blobId, formatOfOid, checkoutTreeDelta, diffTrees, firstParentChain, lsTree, readRef, runGit, updateRefCas } from '../git/index.js';
 import { readEntry } from '../fsx/index.js';
 import { guardTarget, redoRef, sessionHead, sessionRef, type RepoContext, type Session } from '../session/index.js';
 import { guardedWrite, removeIntent, writeIntent, type Recovery } from '../transaction/index.js';
@@ -47,8 +47,8 @@ async function assertPathsFresh(worktree: string, head: string, paths: readonly 
     else if (want.mode === '120000') {
       // A symlink in the head: fresh only if the link is still there with the same target.
       const target = await fs.readlink(path.join(worktree, p)).catch(() => null);
-      fresh = target !== null && blobId(Buffer.from(target)) === want.oid;
-    } else fresh = e.kind === 'file' && blobId(e.bytes) === want.oid && (e.executable ? '100755' : '100644') === want.mode;
+      fresh = target !== null && blobId(Buffer.from(target), formatOfOid(want.oid)) === want.oid;
+    } else fresh = e.kind === 'file' && blobId(e.bytes, formatOfOid(want.oid)) === want.oid && (e.executable ? '100755' : '100644') === want.mode;
     if (!fresh) {
       throw new HagentError('STALE_FILE', `${p} has outside edits that the move would overwrite`, { path: p }, 'run hagent session status; commit or drop the outside edits first');
     }
