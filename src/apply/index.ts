@@ -11,7 +11,7 @@ import path from 'node:path';
 import { trace } from '../trace/index.js';
 import { HagentError, isHagentError } from '../errors.js';
 import {
-  blobId, formatOfOid, type ObjectFormat, diffTrees, entriesAt, readCommitTrees, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTreeWithChanges, looseObjectStore, writeLooseObject, updateRefDirect, writeCommit, type LooseObjectStore,
+  blobId, formatOfOid, conversionsOf, storedBlobIds, storeConverted, assertDriversAvailable, diffTrees, entriesAt, readCommitTrees, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTreeWithChanges, looseObjectStore, writeLooseObject, updateRefDirect, writeCommit, type LooseObjectStore,
   type CommitTrees, type IndexEntryUpdate,
 } from '../git/index.js';
 import { discardStaged, fsyncPaths, publishStaged, readEntry, restoreIfOurs, stageWrites, type Staged, type TargetWrite } from '../fsx/index.js';
@@ -132,16 +132,18 @@ async function filesUnder(dir: string): Promise<string[]> {
 
 /**
  * Staleness (design.md invariant 3): every path's on-disk state must equal its state in the
- * session head: same blob id and mode, or absent in both.
+ * session head: same blob id and mode, or absent in both. The on-disk blob id is the one git
+ * would store (`diskIds`, from {@link storedBlobIds}: through git's clean conversion for paths
+ * with filter or end-of-line attributes), so a CRLF checkout of an LF blob is fresh.
  * @throws HagentError STALE_FILE naming the path and both blob ids.
  */
-async function assertFresh(snapshot: ReadonlyMap<string, FileState>, trees: CommitTrees, format: ObjectFormat): Promise<void> {
+function assertFresh(snapshot: ReadonlyMap<string, FileState>, trees: CommitTrees, diskIds: ReadonlyMap<string, string>): void {
   const paths = [...snapshot.keys()];
   const inHead = entriesAt(trees, paths);
   for (const p of paths) {
     const disk = snapshot.get(p)!;
     const entry = inHead.get(p);
-    const diskBlob = disk.kind === 'file' ? blobId(disk.bytes, format) : null;
+    const diskBlob = disk.kind === 'file' ? diskIds.get(p)! : null;
     if (disk.kind === 'directory' || disk.kind === 'other') continue; // the planner refuses these with its own code
     if (entry === undefined && diskBlob === null) continue;
     if (entry !== undefined && diskBlob === entry.oid && disk.kind === 'file' && disk.mode === entry.mode) continue;
@@ -259,12 +261,15 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
   // The head's trees on the way to the targets: the staleness check and, later, the new tree.
   const store = await looseObjectStore(ctx.commonDir, head);
   const format = formatOfOid(head);
-  const [snapshot, trees] = await Promise.all([readSnapshot(worktree, pathsToRead(parsed)), readCommitTrees(worktree, head, pathsToRead(parsed), store)]);
-  trace('apply: snapshot and head trees read');
-  if (!options.skipStalenessCheck) await assertFresh(snapshot, trees, format);
+  const [snapshot, trees, conversions] = await Promise.all([readSnapshot(worktree, pathsToRead(parsed)), readCommitTrees(worktree, head, pathsToRead(parsed), store), conversionsOf(worktree, pathsToRead(parsed))]);
+  trace('apply: snapshot, head trees and attributes read');
+  const diskFiles = [...snapshot].flatMap(([p, st]) => (st.kind === 'file' ? [{ path: p, bytes: st.bytes }] : []));
+  const diskIds = await storedBlobIds(worktree, diskFiles, conversions.converted, format);
+  if (!options.skipStalenessCheck) assertFresh(snapshot, trees, diskIds);
   trace('apply: staleness checked');
   const plan = planPatch(parsed, snapshot);
   trace('apply: planned');
+  assertDriversAvailable(conversions, plan.files.flatMap((f) => (f.op === 'delete' ? [] : [f.path])));
   const size = changeSize(plan);
   checkLimits(size, policy);
   const files = plan.files.map(fileResult);
@@ -285,12 +290,20 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
   if (hooksDir) assertPreApplyAccepted(await runUserHook(hooksDir, 'pre-apply', hookInput, hookEnv, { timeoutMs: config.runtime.hookTimeoutMs }));
 
   const writes = targetWrites(plan, snapshot);
+  // Paths git converts get the blob git's clean step stores and the bytes its checkout writes.
+  const convertedIds = new Map<string, string>();
+  for (const w of writes) {
+    if (w.bytes === null || !conversions.converted.has(w.rel)) continue;
+    const { oid, checkedOut } = await storeConverted(worktree, w.rel, w.bytes);
+    convertedIds.set(w.rel, oid);
+    w.bytes = checkedOut;
+  }
   const txid = `${process.pid.toString(36)}-${randomBytes(4).toString('hex')}`;
   const message = applyCommitMessage(session.id, plan, options.patchText);
   const targets: Intent['targets'] = writes.map((w) => ({
     rel: w.rel,
-    prior: w.expected === null ? null : { oid: blobId(w.expected, format), mode: w.expectedMode === 0o755 ? '100755' : '100644' },
-    next: w.bytes === null ? null : { oid: blobId(w.bytes, format), mode: w.mode === 0o755 ? '100755' : '100644' },
+    prior: w.expected === null ? null : { oid: diskIds.get(w.rel) ?? blobId(w.expected, format), mode: w.expectedMode === 0o755 ? '100755' : '100644' },
+    next: w.bytes === null ? null : { oid: convertedIds.get(w.rel) ?? blobId(w.bytes, format), mode: w.mode === 0o755 ? '100755' : '100644' },
     tmp: null,
   }));
   const nextEntries = targets.map((t) => (t.next ? { path: t.rel, mode: t.next.mode, oid: t.next.oid } : { path: t.rel, mode: '0', oid: null }));
@@ -318,7 +331,7 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
       const intentFile = intentPath(ctx.commonDir, session.id);
       const durable = fsyncPaths([intentFile, path.dirname(intentFile), ...staged.flatMap((s) => (s.tmp ? [s.tmp] : []))]);
       durable.catch(() => undefined); // awaited below; a failure must not count as unhandled meanwhile
-      await storeStagedBlobs(worktree, staged, intent, store);
+      await storeStagedBlobs(worktree, staged, intent, store, convertedIds);
       trace('apply: blobs stored');
       await durable;
       trace('apply: durable');
@@ -424,9 +437,18 @@ async function assertBaseFresh(ctx: RepoContext, base: string, head: string, tar
   }
 }
 
-/** Stores the staged temp files as blobs and checks each id against the planned bytes. */
-async function storeStagedBlobs(worktree: string, staged: readonly Staged[], intent: Intent, store: LooseObjectStore | null): Promise<void> {
-  const present = staged.filter((s) => s.tmp !== null);
+/**
+ * Stores the staged temp files as blobs and checks each id against the planned bytes. The blobs
+ * of converted paths (`converted`) were stored by git's clean step already: their staged files
+ * are checked byte for byte against the checked-out form instead.
+ */
+async function storeStagedBlobs(worktree: string, staged: readonly Staged[], intent: Intent, store: LooseObjectStore | null, converted: ReadonlyMap<string, string>): Promise<void> {
+  for (const s of staged) {
+    if (s.tmp !== null && converted.has(s.rel) && !readFileSync(s.tmp).equals(Buffer.from(s.bytes!))) {
+      throw stagedCopyChanged(s.rel);
+    }
+  }
+  const present = staged.filter((s) => s.tmp !== null && !converted.has(s.rel));
   // The blobs are read back from the staged files, so a temp file touched by someone else is
   // caught; synchronously, as the thread pool is busy with the fsyncs meanwhile.
   const oids = store
@@ -434,8 +456,12 @@ async function storeStagedBlobs(worktree: string, staged: readonly Staged[], int
     : await writeBlobsFromPaths(worktree, present.map((s) => path.relative(worktree, s.tmp!).split(path.sep).join('/')));
   present.forEach((s, i) => {
     const want = intent.targets.find((t) => t.rel === s.rel)!.next!.oid;
-    if (oids[i] !== want) throw new HagentError('EXTERNAL_EDIT', `the staged copy of ${s.rel} changed before it was published`, { path: s.rel }, 'another process touched hagent\'s temp file; nothing was published; apply again');
+    if (oids[i] !== want) throw stagedCopyChanged(s.rel);
   });
+}
+
+function stagedCopyChanged(rel: string): HagentError {
+  return new HagentError('EXTERNAL_EDIT', `the staged copy of ${rel} changed before it was published`, { path: rel }, 'another process touched hagent\'s temp file; nothing was published; apply again');
 }
 
 /**

@@ -4,11 +4,12 @@
  * repository with worktrees and a repository folder that moved. Each runs the whole session
  * cycle, or the refusal that keeps the repository whole.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { git, hagent, startSession, tempDir, writeFiles } from '../helpers/index.js';
+import { GIT_ENV, git, hagent, makeRepo, startSession, tempDir, writeFiles } from '../helpers/index.js';
 
 const t = suite('repository kinds');
 
@@ -78,6 +79,130 @@ t('SHA-256: undo refuses a real outside edit and takes back its own patch otherw
   git(s.worktree, 'checkout', '--', 'a.txt');
   ok(s.worktree, ['undo']);
   assert.is(readFileSync(path.join(s.worktree, 'a.txt'), 'utf8'), 'one\ntwo\nthree\n');
+});
+
+/** The bytes `git checkout` writes for `rev:file` in `repo` (smudge and end-of-line conversion). */
+function checkedOut(repo: string, rev: string, file: string): Buffer {
+  const r = spawnSync('git', ['cat-file', '--filters', `${rev}:${file}`], { cwd: repo, env: { ...process.env, ...GIT_ENV } });
+  assert.is(r.status, 0, r.stderr.toString());
+  return r.stdout;
+}
+
+/** A repository whose files are committed, then checked out again under its attributes and config. */
+function convertingRepo(files: Record<string, string>, config: Record<string, string> = {}): string {
+  const repo = makeRepo(files);
+  for (const [k, v] of Object.entries(config)) git(repo, 'config', k, v);
+  for (const f of Object.keys(files)) rmSync(path.join(repo, f));
+  git(repo, 'checkout', '--', '.');
+  return repo;
+}
+
+const CRLF = 'one\r\ntwo\r\nthree\r\n';
+
+t('core.autocrlf=true: CRLF files apply, commit LF blobs, and land as git checks them out', () => {
+  const repo = convertingRepo({ 'a.txt': 'one\ntwo\nthree\n' }, { 'core.autocrlf': 'true' });
+  assert.is(readFileSync(path.join(repo, 'a.txt'), 'utf8'), CRLF);
+  fullCycle(repo, 'n.txt', (wt) => {
+    assert.is(readFileSync(path.join(wt, 'a.txt'), 'utf8'), 'ONE\r\nTWO\r\nTHREE\r\n', 'the worktree keeps the checked-out form');
+    assert.is(readFileSync(path.join(wt, 'n.txt'), 'utf8'), 'new\r\n', 'a new file gets the form git would check out');
+    assert.is(git(wt, 'cat-file', 'blob', 'HEAD:a.txt'), 'ONE\nTWO\nTHREE', 'the blob is what git stores');
+  });
+  assert.ok(readFileSync(path.join(repo, 'a.txt')).equals(checkedOut(repo, 'main', 'a.txt')));
+  assert.is(readFileSync(path.join(repo, 'n.txt'), 'utf8'), 'new\r\n');
+});
+
+t('* text=auto eol=crlf: the whole cycle keeps CRLF in the worktrees and LF in the blobs', () => {
+  const repo = convertingRepo({ '.gitattributes': '* text=auto eol=crlf\n', 'a.txt': 'one\ntwo\nthree\n' });
+  assert.is(readFileSync(path.join(repo, 'a.txt'), 'utf8'), CRLF);
+  fullCycle(repo, 'n.txt', (wt) => {
+    assert.is(readFileSync(path.join(wt, 'n.txt'), 'utf8'), 'new\r\n');
+  });
+  assert.ok(readFileSync(path.join(repo, 'a.txt')).equals(checkedOut(repo, 'main', 'a.txt')));
+  assert.is(git(repo, 'cat-file', 'blob', 'main:n.txt'), 'new');
+});
+
+t('*.bat text eol=crlf: only the .bat files are converted; a delete of one is not stale', () => {
+  const repo = convertingRepo({ '.gitattributes': '*.bat text eol=crlf\n', 'run.bat': '@echo off\necho hi\n', 'gone.bat': 'x\n', 'a.txt': 'lf\n' });
+  assert.is(readFileSync(path.join(repo, 'run.bat'), 'utf8'), '@echo off\r\necho hi\r\n');
+  const s = startSession(repo, ['--name', 'k3']);
+  ok(s.worktree, ['apply', '-'], `${upd('run.bat', 'echo hi', 'echo HI')}`);
+  ok(s.worktree, ['apply', '-', '--yes'], '*** Begin Patch\n*** Add File: new.bat\n+echo new\n*** Delete File: gone.bat\n*** Update File: a.txt\n-lf\n+LF\n*** End Patch\n');
+  assert.is(readFileSync(path.join(s.worktree, 'new.bat'), 'utf8'), 'echo new\r\n');
+  assert.is(readFileSync(path.join(s.worktree, 'a.txt'), 'utf8'), 'LF\n');
+  assert.is(git(s.worktree, 'status', '--porcelain'), '');
+  ok(repo, ['review', '--approve']);
+  ok(repo, ['land']);
+  assert.is(git(repo, 'status', '--porcelain'), '');
+  assert.is(readFileSync(path.join(repo, 'run.bat'), 'utf8'), '@echo off\r\necho HI\r\n');
+  assert.is(git(repo, 'cat-file', 'blob', 'main:run.bat'), '@echo off\necho HI');
+  assert.is(readFileSync(path.join(repo, 'new.bat'), 'utf8'), 'echo new\r\n');
+  assert.not.ok(existsSync(path.join(repo, 'gone.bat')));
+});
+
+const lfs = spawnSync('git', ['lfs', 'version']).status === 0;
+
+function lfsRepo(): string {
+  const repo = makeRepo({ 'a.txt': 'one\ntwo\nthree\n' });
+  git(repo, 'lfs', 'install', '--local');
+  writeFiles(repo, { '.gitattributes': '*.dat filter=lfs diff=lfs merge=lfs -text\n', 'big.dat': 'alpha\nbeta\n' });
+  git(repo, 'add', '-A');
+  git(repo, 'commit', '-q', '-m', 'lfs');
+  return repo;
+}
+
+const isPointer = (text: string) => text.startsWith('version https://git-lfs.github.com/spec/v1\n');
+
+if (!lfs) {
+  console.log('SKIPPED repository kinds: git-lfs is not installed (apt-get install git-lfs); the LFS cycle did not run');
+} else {
+  t('git-lfs: an LFS file is edited, a new *.dat is committed as a pointer, and the checkout is clean after land', () => {
+    const repo = lfsRepo();
+    const s = startSession(repo, ['--name', 'k4']);
+    assert.is(readFileSync(path.join(s.worktree, 'big.dat'), 'utf8'), 'alpha\nbeta\n');
+    ok(s.worktree, ['apply', '-'], upd('big.dat', 'beta', 'BETA'));
+    ok(s.worktree, ['apply', '-'], add('new.dat', 'fresh'));
+    ok(s.worktree, ['undo']);
+    ok(s.worktree, ['undo', '--redo']);
+    writeFileSync(path.join(s.worktree, 'big.dat'), 'alpha\nBETA\ngamma\n');
+    assert.equal(ok(s.worktree, ['sync']).files.map((f: any) => f.path), ['big.dat']);
+    ok(s.worktree, ['apply', '-'], upd('big.dat', 'gamma', 'GAMMA'));
+    assert.is(git(s.worktree, 'status', '--porcelain'), '');
+    assert.ok(isPointer(git(s.worktree, 'cat-file', 'blob', 'HEAD:new.dat')), 'a new *.dat is a pointer');
+    assert.ok(isPointer(git(s.worktree, 'cat-file', 'blob', 'HEAD:big.dat')));
+    assert.is(readFileSync(path.join(s.worktree, 'new.dat'), 'utf8'), 'fresh\n', 'the worktree holds the content');
+    ok(repo, ['review', '--approve']);
+    ok(repo, ['land']);
+    assert.is(git(repo, 'status', '--porcelain'), '', "the user's checkout is clean after land");
+    assert.is(readFileSync(path.join(repo, 'new.dat'), 'utf8'), 'fresh\n');
+    assert.is(readFileSync(path.join(repo, 'big.dat'), 'utf8'), 'alpha\nBETA\nGAMMA\n');
+    ok(repo, ['session', 'end']);
+    git(repo, 'fsck', '--no-progress');
+  });
+}
+
+t('a filter attribute naming a driver git has no command for is refused before anything is written', () => {
+  const repo = makeRepo({ '.gitattributes': '*.dat filter=lfs -text\n', 'a.txt': 'a\n' });
+  const s = startSession(repo, ['--name', 'k5']);
+  const r = run(s.worktree, ['apply', '-', '--json'], add('new.dat', 'raw'));
+  assert.is(r.status, 1, r.stdout);
+  assert.is(r.json.error.code, 'FILTER_UNAVAILABLE');
+  assert.is(r.json.error.path, 'new.dat');
+  assert.match(r.json.error.hint, /git lfs install/);
+  assert.not.ok(existsSync(path.join(s.worktree, 'new.dat')));
+  assert.is(git(repo, 'rev-list', '--count', 'main..hagent/k5'), '0');
+});
+
+t('a filter program that fails is refused with FILTER_FAILED and nothing is written', () => {
+  const repo = makeRepo({ '.gitattributes': '*.enc filter=broken\n', 'a.txt': 'a\n' });
+  git(repo, 'config', 'filter.broken.clean', 'false');
+  git(repo, 'config', 'filter.broken.smudge', 'cat');
+  git(repo, 'config', 'filter.broken.required', 'true');
+  const s = startSession(repo, ['--name', 'k6']);
+  const r = run(s.worktree, ['apply', '-', '--json'], add('x.enc', 'secret'));
+  assert.is(r.status, 1, r.stdout);
+  assert.is(r.json.error.code, 'FILTER_FAILED');
+  assert.not.ok(existsSync(path.join(s.worktree, 'x.enc')));
+  assert.is(git(repo, 'rev-list', '--count', 'main..hagent/k6'), '0');
 });
 
 t.run();
