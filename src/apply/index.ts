@@ -11,7 +11,7 @@ import path from 'node:path';
 import { trace } from '../trace/index.js';
 import { HagentError, isHagentError } from '../errors.js';
 import {
-  blobId, formatOfOid, conversionsOf, storedBlobIds, storeConverted, assertDriversAvailable, diffTrees, entriesAt, readCommitTrees, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTreeWithChanges, looseObjectStore, writeLooseObject, updateRefDirect, writeCommit, type LooseObjectStore,
+  blobId, formatOfOid, conversionsOf, type Conversions, storedBlobIds, storeConverted, assertDriversAvailable, diffTrees, entriesAt, readCommitTrees, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTreeWithChanges, looseObjectStore, writeLooseObject, updateRefDirect, writeCommit, type LooseObjectStore,
   type CommitTrees, type IndexEntryUpdate,
 } from '../git/index.js';
 import { discardStaged, fsyncPaths, publishStaged, readEntry, restoreIfOurs, stageWrites, type Staged, type TargetWrite } from '../fsx/index.js';
@@ -240,12 +240,16 @@ export async function applyPatch(ctx: RepoContext, session: Session, options: Ap
     trace('apply: locked');
     const parsed = checkOpPaths(parsePatch(options.patchText), policy);
     trace('apply: parsed');
+    // Which targets git converts (attributes, config): two git calls, started now to overlap
+    // the reads below.
+    const conversions = conversionsOf(session.worktree, pathsToRead(parsed));
+    conversions.catch(() => undefined); // awaited in applyLocked
     const { head, redo } = await readSessionRefs(ctx, session);
     trace('apply: refs read');
     const watch = options.noWatch || !config.runtime.watch ? null : await watchTargets(session.worktree, pathsToRead(parsed));
     trace('apply: watcher ready');
     try {
-      const r = await applyLocked(ctx, session, options, parsed, head, redo, policy, config, watch);
+      const r = await applyLocked(ctx, session, options, parsed, head, redo, policy, config, watch, conversions);
       return { value: r, files: r.files.map((f) => f.path), head: r.commit ?? head };
     } finally {
       await watch?.close();
@@ -255,13 +259,13 @@ export async function applyPatch(ctx: RepoContext, session: Session, options: Ap
   return value;
 }
 
-async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOptions, parsed: ParsedPatch, head: string, redo: string | null, policy: Policy, config: EffectiveConfig & { root: string | null }, watch: TargetWatch | null): Promise<ApplyResult> {
+async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOptions, parsed: ParsedPatch, head: string, redo: string | null, policy: Policy, config: EffectiveConfig & { root: string | null }, watch: TargetWatch | null, pendingConversions: Promise<Conversions>): Promise<ApplyResult> {
   const worktree = session.worktree;
   if (options.base !== undefined) await assertBaseFresh(ctx, options.base, head, pathsToRead(parsed));
   // The head's trees on the way to the targets: the staleness check and, later, the new tree.
   const store = await looseObjectStore(ctx.commonDir, head);
   const format = formatOfOid(head);
-  const [snapshot, trees, conversions] = await Promise.all([readSnapshot(worktree, pathsToRead(parsed)), readCommitTrees(worktree, head, pathsToRead(parsed), store), conversionsOf(worktree, pathsToRead(parsed))]);
+  const [snapshot, trees, conversions] = await Promise.all([readSnapshot(worktree, pathsToRead(parsed)), readCommitTrees(worktree, head, pathsToRead(parsed), store), pendingConversions]);
   trace('apply: snapshot, head trees and attributes read');
   const diskFiles = [...snapshot].flatMap(([p, st]) => (st.kind === 'file' ? [{ path: p, bytes: st.bytes }] : []));
   const diskIds = await storedBlobIds(worktree, diskFiles, conversions.converted, format);
