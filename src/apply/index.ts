@@ -11,7 +11,7 @@ import path from 'node:path';
 import { trace } from '../trace/index.js';
 import { HagentError, isHagentError } from '../errors.js';
 import {
-  blobId, formatOfOid, conversionsOf, type Conversions, storedBlobIds, storeConverted, assertDriversAvailable, diffTrees, entriesAt, readCommitTrees, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTreeWithChanges, looseObjectStore, writeLooseObject, updateRefDirect, writeCommit, type LooseObjectStore,
+  blobId, formatOfOid, submodulesOf, runGit, literalPathspec, conversionsOf, type Conversions, storedBlobIds, storeConverted, assertDriversAvailable, diffTrees, entriesAt, readCommitTrees, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTreeWithChanges, looseObjectStore, writeLooseObject, updateRefDirect, writeCommit, type LooseObjectStore,
   type CommitTrees, type IndexEntryUpdate,
 } from '../git/index.js';
 import { discardStaged, fsyncPaths, publishStaged, readEntry, restoreIfOurs, stageWrites, type Staged, type TargetWrite } from '../fsx/index.js';
@@ -137,7 +137,7 @@ async function filesUnder(dir: string): Promise<string[]> {
  * with filter or end-of-line attributes), so a CRLF checkout of an LF blob is fresh.
  * @throws HagentError STALE_FILE naming the path and both blob ids.
  */
-function assertFresh(snapshot: ReadonlyMap<string, FileState>, trees: CommitTrees, diskIds: ReadonlyMap<string, string>): void {
+async function assertFresh(worktree: string, snapshot: ReadonlyMap<string, FileState>, trees: CommitTrees, diskIds: ReadonlyMap<string, string>): Promise<void> {
   const paths = [...snapshot.keys()];
   const inHead = entriesAt(trees, paths);
   for (const p of paths) {
@@ -148,9 +148,30 @@ function assertFresh(snapshot: ReadonlyMap<string, FileState>, trees: CommitTree
     if (entry === undefined && diskBlob === null) continue;
     if (entry !== undefined && diskBlob === entry.oid && disk.kind === 'file' && disk.mode === entry.mode) continue;
     if (entry !== undefined && entry.type !== 'blob') continue;
+    if (entry !== undefined && diskBlob === null && disk.kind === 'missing' && (await skipWorktree(worktree, p))) {
+      throw new HagentError('OUTSIDE_SPARSE', `${p} is outside the sparse checkout of the session worktree`, { path: p }, `bring it in with: git -C ${JSON.stringify(worktree)} sparse-checkout add ${JSON.stringify(p.includes('/') ? p.slice(0, p.lastIndexOf('/')) : p)}, then apply again (git sparse-checkout set in your checkout decides what new sessions get)`);
+    }
     const what = entry === undefined ? 'is not in the session head (created outside hagent)' : diskBlob === null ? 'was deleted outside hagent' : diskBlob === entry.oid ? 'had its mode changed outside hagent' : 'was changed outside hagent';
     throw new HagentError('STALE_FILE', `${p} ${what} since the session's last commit`, { path: p, headBlob: entry?.oid ?? null, diskBlob }, 'run hagent session status to see outside edits; keep them with hagent sync (or drop them), re-read the file and rebuild the patch from its current content');
   }
+}
+
+/**
+ * A patch never writes inside a submodule: hagent would replace the gitlink with a folder of
+ * files, and a land would then remove the submodule from the user's branch.
+ * @throws HagentError SUBMODULE_PATH naming the path and its submodule.
+ */
+function assertOutsideSubmodules(trees: CommitTrees, paths: readonly string[]): void {
+  const inside = submodulesOf(trees, paths);
+  const [p, sub] = [...inside][0] ?? [];
+  if (p === undefined) return;
+  throw new HagentError('SUBMODULE_PATH', p === sub ? `${p} is a submodule` : `${p} is inside the submodule ${sub}`, { path: p, submodule: sub, files: [...inside.keys()] }, `hagent edits this repository's own files only; change ${sub} in its own repository (and commit the new submodule commit there), or leave these paths out of the patch`);
+}
+
+/** True when the index entry of `rel` has git's skip-worktree bit (outside a sparse checkout). */
+async function skipWorktree(worktree: string, rel: string): Promise<boolean> {
+  const r = await runGit(['ls-files', '-t', '-z', '--', literalPathspec(rel)], { cwd: worktree, allowFailure: true });
+  return r.exitCode === 0 && r.stdout.toString('utf8').split('\0').some((rec) => rec.startsWith('S '));
 }
 
 /** Size of a plan for limits and confirmation, from the computed per-file counts (patch-language.md §5b). */
@@ -231,7 +252,7 @@ export function applyCommitMessage(sessionId: string, plan: Plan, patchText: str
  */
 export async function applyPatch(ctx: RepoContext, session: Session, options: ApplyOptions): Promise<ApplyResult> {
   trace('apply: start');
-  const config = await loadConfig(ctx, options.env ?? {});
+  const config = await loadConfig(ctx, options.env ?? {}, session.target);
   trace('apply: config loaded');
   const policy = options.policy ?? config.policy;
   const command = options.dryRun ? 'apply --dry-run' : 'apply';
@@ -269,7 +290,8 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
   trace('apply: snapshot, head trees and attributes read');
   const diskFiles = [...snapshot].flatMap(([p, st]) => (st.kind === 'file' ? [{ path: p, bytes: st.bytes }] : []));
   const diskIds = await storedBlobIds(worktree, diskFiles, conversions.converted, format);
-  if (!options.skipStalenessCheck) assertFresh(snapshot, trees, diskIds);
+  assertOutsideSubmodules(trees, pathsToRead(parsed));
+  if (!options.skipStalenessCheck) await assertFresh(worktree, snapshot, trees, diskIds);
   trace('apply: staleness checked');
   const plan = planPatch(parsed, snapshot);
   trace('apply: planned');

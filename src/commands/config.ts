@@ -14,7 +14,7 @@ export async function runConfigShow(argv: { json?: boolean }, io: Io): Promise<n
     return 0;
   }
   const p = palette(io.color);
-  const lines = [`config file: ${c.file ?? p.dim(`none (${c.root ? `${c.root}/.hagent/config.json` : 'bare repository'} would be read)`)}`];
+  const lines = [`config file: ${c.file ?? p.dim(`none (${c.root ? `${c.root}/.hagent/config.json` : 'bare repository: no worktree holds its HEAD branch, so nothing'} would be read)`)}`];
   for (const [key, value] of Object.entries(values)) lines.push(`  ${key.padEnd(20)} ${JSON.stringify(value)}  ${p.dim(`(${c.sources[key] ?? 'default'})`)}`);
   printLines(io, lines);
   return 0;

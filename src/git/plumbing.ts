@@ -229,6 +229,14 @@ export function parseRawDiff(out: Buffer): TreeChange[] {
   return changes;
 }
 
+/**
+ * The submodules (gitlinks) that `changes` (from {@link diffTrees}) turn into folders of files:
+ * a gitlink removed while paths below it are added. Pure.
+ */
+export function gitlinksTurnedIntoFolders(changes: readonly TreeChange[]): string[] {
+  return changes.filter((c) => c.oldMode === '160000' && c.newMode !== '160000' && changes.some((o) => o.path.startsWith(`${c.path}/`))).map((c) => c.path);
+}
+
 /** Paths that differ between two tree-ish values (recursive, renames not detected). */
 export async function diffTrees(cwd: string, from: string, to: string, paths: readonly string[] = []): Promise<TreeChange[]> {
   const args = ['diff-tree', '-r', '-z', '--no-renames', '--no-ext-diff', from, to];
@@ -361,7 +369,7 @@ export function listWorktreesDirect(commonDir: string): WorktreeInfo[] | null {
     if (path.basename(commonDir) !== '.git' || !plainConfig(commonDir)) return null;
     const one = (gitDir: string, at: string): WorktreeInfo | null => {
       const head = readFileSync(path.join(gitDir, 'HEAD'), 'utf8').trim();
-      if (/^[0-9a-f]{40}$/.test(head)) return { path: at, head, branch: null, bare: false };
+      if (/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(head)) return { path: at, head, branch: null, bare: false };
       const m = /^ref: (refs\/\S+)$/.exec(head);
       if (!m) return null;
       const oid = readRefsDirectSync(commonDir, [m[1]!]);

@@ -162,6 +162,26 @@ export async function readCommitTrees(cwd: string, commit: string, paths: readon
 }
 
 /**
+ * The submodule (gitlink, mode 160000) each of `paths` is or lies inside in `trees`: path → the
+ * gitlink's path; paths outside every submodule are absent. `trees` must hold the folders on the
+ * way ({@link readCommitTrees}). Pure.
+ */
+export function submodulesOf(trees: CommitTrees, paths: readonly string[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const p of paths) {
+    const parts = p.split('/');
+    for (let i = 1; i <= parts.length; i++) {
+      const dir = parts.slice(0, i - 1).join('/');
+      if (trees.get(dir)?.get(parts[i - 1]!)?.mode === '160000') {
+        out.set(p, parts.slice(0, i).join('/'));
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+/**
  * What `trees` hold at each of `paths` (which must all lie in them), as `git ls-tree -r` would
  * list it: files, symlinks (type blob) and submodules (type commit); a folder or nothing is
  * absent from the map. Pure.

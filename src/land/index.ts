@@ -8,7 +8,7 @@ import { lstatSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { HagentError, isHagentError } from '../errors.js';
 import {
-  checkoutTreeDelta, firstParentSubjectsDirect, commitTree, diffTrees, dirtyPaths, listWorktrees, literalPathspec, locateWorktreeDirect, looseObjectStore, lsTree, readRefPreferDirect, runGit, updateRefsCas, updateRefsDirect, writeCommit, writeTreeWithChanges, type MadeCommit,
+  checkoutTreeDelta, gitlinksTurnedIntoFolders, firstParentSubjectsDirect, commitTree, diffTrees, dirtyPaths, listWorktrees, literalPathspec, locateWorktreeDirect, looseObjectStore, lsTree, readRefPreferDirect, runGit, updateRefsCas, updateRefsDirect, writeCommit, writeTreeWithChanges, type MadeCommit,
 } from '../git/index.js';
 import { guardTarget, isInside, readSession, sessionHead, writeSession, type RepoContext, type Session } from '../session/index.js';
 import { guardedWrite } from '../transaction/index.js';
@@ -261,6 +261,8 @@ async function landLocked(ctx: RepoContext, session: Session, options: LandOptio
     listWorktrees(cwd, ctx.commonDir),
   ]);
   const files = changed.map((c) => ({ path: c.path, status: c.status }));
+  const gitlinks = gitlinksTurnedIntoFolders(changed);
+  if (gitlinks.length) throw new HagentError('SUBMODULE_PATH', `landing session ${session.id} would replace the submodule ${gitlinks.join(', ')} with a folder of files`, { path: gitlinks[0]!, files: gitlinks, session: session.id }, 'nothing was written; change the submodule in its own repository, and in the session worktree restore the gitlink (git rm -r --cached PATH, git checkout <base> -- PATH), then hagent sync and land again');
   if (files.length === 0) throw new HagentError('NOTHING_TO_LAND', `${target} already holds every approved change of session ${session.id}`, { session: session.id, target }, 'nothing to do; end the session with hagent session end');
 
   const message = options.message ?? squashMessage(session, head, subjects, files, approval.paths);

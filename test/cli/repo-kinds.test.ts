@@ -5,7 +5,7 @@
  * cycle, or the refusal that keeps the repository whole.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -203,6 +203,112 @@ t('a filter program that fails is refused with FILTER_FAILED and nothing is writ
   assert.is(r.json.error.code, 'FILTER_FAILED');
   assert.not.ok(existsSync(path.join(s.worktree, 'x.enc')));
   assert.is(git(repo, 'rev-list', '--count', 'main..hagent/k6'), '0');
+});
+
+function submoduleRepo(): { repo: string; gitlink: string } {
+  const sub = makeRepo({ 's.txt': 's\n' });
+  const repo = makeRepo({ 'a.txt': 'one\ntwo\nthree\n' });
+  git(repo, '-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', sub, 'sub');
+  git(repo, 'commit', '-q', '-m', 'submodule');
+  return { repo, gitlink: git(repo, 'rev-parse', 'HEAD:sub') };
+}
+
+t('submodules: a path inside one is refused, and the rest of the cycle keeps the gitlink', () => {
+  const { repo, gitlink } = submoduleRepo();
+  const s = startSession(repo, ['--name', 'k7']);
+  for (const patch of [add('sub/new.txt', 'x'), upd('sub', 'a', 'b'), '*** Begin Patch\n*** Delete File: sub\n*** End Patch\n']) {
+    const r = run(s.worktree, ['apply', '-', '--json', '--yes'], patch);
+    assert.is(r.status, 1, r.stdout);
+    assert.is(r.json.error.code, 'SUBMODULE_PATH', r.stdout);
+    assert.is(r.json.error.submodule, 'sub');
+  }
+  assert.not.ok(existsSync(path.join(s.worktree, 'sub', 'new.txt')));
+  fullCycleFrom(repo, s.worktree);
+  assert.is(git(repo, 'rev-parse', 'main:sub'), gitlink, 'the gitlink is still on the branch');
+  assert.is(git(repo, 'ls-tree', 'main', 'sub').split(/\s/)[0], '160000');
+});
+
+t('submodules: a land never turns a gitlink into a folder, and the hint\'s way out lands', () => {
+  const { repo, gitlink } = submoduleRepo();
+  const s = startSession(repo, ['--name', 'k8']);
+  // The agent's own git commands replace the gitlink with a folder of files.
+  git(s.worktree, 'rm', '-q', '--cached', 'sub');
+  writeFiles(s.worktree, { 'sub/y.txt': 'y\n', 'a.txt': 'one\nTWO\nthree\n' });
+  git(s.worktree, 'add', 'sub/y.txt', 'a.txt');
+  git(s.worktree, 'commit', '-q', '-m', 'agent commit');
+  ok(repo, ['review', '--approve']);
+  const r = run(repo, ['land', '--json']);
+  assert.is(r.status, 1, r.stdout);
+  assert.is(r.json.error.code, 'SUBMODULE_PATH');
+  assert.equal(r.json.error.files, ['sub']);
+  assert.is(git(repo, 'rev-parse', 'main:sub'), gitlink, 'nothing landed');
+  // The hint: restore the gitlink in the session worktree, sync, land.
+  git(s.worktree, 'rm', '-r', '-q', '--cached', 'sub');
+  git(s.worktree, 'checkout', s.base, '--', 'sub');
+  rmSync(path.join(s.worktree, 'sub', 'y.txt'));
+  ok(s.worktree, ['sync']);
+  ok(repo, ['review', '--approve']);
+  ok(repo, ['land']);
+  assert.is(git(repo, 'rev-parse', 'main:sub'), gitlink);
+  assert.is(git(repo, 'show', 'main:a.txt'), 'one\nTWO\nthree');
+});
+
+/** The middle of {@link fullCycle} for a session already started: apply, undo, redo, land, end. */
+function fullCycleFrom(repo: string, worktree: string): void {
+  ok(worktree, ['apply', '-'], upd('a.txt', 'two', 'TWO'));
+  ok(worktree, ['apply', '-'], add('n.txt', 'new'));
+  ok(worktree, ['undo']);
+  ok(worktree, ['undo', '--redo']);
+  ok(repo, ['review', '--approve']);
+  ok(repo, ['land']);
+  assert.is(git(repo, 'status', '--porcelain'), '');
+  assert.is(git(repo, 'show', 'main:a.txt'), 'one\nTWO\nthree');
+  ok(repo, ['session', 'end']);
+  git(repo, 'fsck', '--no-progress');
+}
+
+t('sparse checkouts: a file outside the cone is refused as such, with a hint that works', () => {
+  const repo = makeRepo({ 'in/a.txt': 'a\n', 'out/b.txt': 'b\n', 'top.txt': 't\n' });
+  git(repo, 'sparse-checkout', 'set', 'in');
+  const s = startSession(repo, ['--name', 'k9']);
+  assert.not.ok(existsSync(path.join(s.worktree, 'out', 'b.txt')), 'the session worktree is sparse too');
+  for (const patch of [upd('out/b.txt', 'b', 'B'), '*** Begin Patch\n*** Delete File: out/b.txt\n*** End Patch\n']) {
+    const r = run(s.worktree, ['apply', '-', '--json', '--yes'], patch);
+    assert.is(r.status, 1, r.stdout);
+    assert.is(r.json.error.code, 'OUTSIDE_SPARSE');
+    assert.match(r.json.error.message, /outside the sparse checkout/);
+    assert.match(r.json.error.hint, /sparse-checkout add "out"/);
+  }
+  ok(s.worktree, ['apply', '-'], upd('in/a.txt', 'a', 'A'));
+  git(s.worktree, 'sparse-checkout', 'add', 'out');
+  ok(s.worktree, ['apply', '-'], upd('out/b.txt', 'b', 'B'));
+  ok(repo, ['review', '--approve']);
+  ok(repo, ['land']);
+  assert.is(git(repo, 'status', '--porcelain'), '');
+  assert.is(git(repo, 'show', 'main:out/b.txt'), 'B');
+  assert.is(readFileSync(path.join(repo, 'in', 'a.txt'), 'utf8'), 'A\n');
+  assert.not.ok(existsSync(path.join(repo, 'out')), "the user's sparse checkout stays sparse");
+  ok(repo, ['session', 'end']);
+});
+
+t('bare repository with worktrees: config and hooks come from the worktree holding the target branch', () => {
+  const seed = makeRepo({ 'a.txt': 'one\ntwo\nthree\n', '.hagent/config.json': '{"deniedPaths":["secret/**"]}\n' });
+  const top = tempDir('hagent-bare-');
+  const bare = path.join(top, 'repo.git');
+  git(top, 'clone', '-q', '--bare', seed, bare);
+  git(bare, 'worktree', 'add', '-q', path.join(top, 'main'), 'main');
+  const main = path.join(top, 'main');
+  writeFiles(main, { '.hagent/hooks/pre-apply': '#!/bin/sh\ncat > /dev/null\necho "vetoed by the main worktree\'s hook" >&2\nexit 1\n' });
+  chmodSync(path.join(main, '.hagent/hooks/pre-apply'), 0o755);
+  const shown = ok(main, ['config', 'show']);
+  assert.is(shown.file, path.join(main, '.hagent', 'config.json'));
+  const s = startSession(main, ['--name', 'b1']);
+  const denied = run(s.worktree, ['apply', '-', '--json'], add('secret/x.txt', 'x'));
+  assert.is(denied.json?.error?.code, 'PATH_DENIED', denied.stdout);
+  const vetoed = run(s.worktree, ['apply', '-', '--json'], upd('a.txt', 'two', 'TWO'));
+  assert.is(vetoed.json?.error?.code, 'HOOK_REJECTED', vetoed.stdout);
+  rmSync(path.join(main, '.hagent/hooks/pre-apply'));
+  fullCycleFrom(main, s.worktree);
 });
 
 t.run();
