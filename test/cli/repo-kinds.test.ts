@@ -5,7 +5,7 @@
  * cycle, or the refusal that keeps the repository whole.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -309,6 +309,45 @@ t('bare repository with worktrees: config and hooks come from the worktree holdi
   assert.is(vetoed.json?.error?.code, 'HOOK_REJECTED', vetoed.stdout);
   rmSync(path.join(main, '.hagent/hooks/pre-apply'));
   fullCycleFrom(main, s.worktree);
+});
+
+t('a moved repository folder: sessions are found and repaired, and every command keeps working', () => {
+  const repo = makeRepo({ 'a.txt': 'one\ntwo\nthree\n' });
+  startSession(repo, ['--name', 'm1']);
+  startSession(repo, ['--name', 'm2']);
+  const moved = `${repo}-moved`;
+  renameSync(repo, moved);
+  const wt1 = path.join(moved, '.git', 'hagent', 'worktrees', 'm1');
+  // From inside a moved session worktree (git itself no longer finds its repository there).
+  ok(wt1, ['apply', '-'], upd('a.txt', 'two', 'TWO'));
+  const list = ok(moved, ['session', 'list']);
+  assert.equal(list.sessions.map((x: any) => x.worktree).sort(), [wt1, path.join(moved, '.git', 'hagent', 'worktrees', 'm2')]);
+  const doctor = ok(moved, ['doctor']);
+  assert.equal(doctor.findings.filter((f: any) => !f.fixed), [], JSON.stringify(doctor.findings));
+  assert.is(git(wt1, 'status', '--porcelain'), '');
+  assert.is(git(moved, 'worktree', 'list', '--porcelain').includes(`worktree ${wt1}\n`), true);
+  ok(moved, ['session', 'end', 'm2']);
+  ok(wt1, ['apply', '-'], add('n.txt', 'new'));
+  ok(wt1, ['undo']);
+  ok(wt1, ['undo', '--redo']);
+  ok(moved, ['review', '--approve']);
+  ok(moved, ['land']);
+  assert.is(git(moved, 'status', '--porcelain'), '');
+  assert.is(readFileSync(path.join(moved, 'a.txt'), 'utf8'), 'one\nTWO\nthree\n');
+  assert.is(readFileSync(path.join(moved, 'n.txt'), 'utf8'), 'new\n');
+  ok(moved, ['session', 'end']);
+  git(moved, 'fsck', '--no-progress');
+});
+
+t('doctor right after a move reports the repair it made', () => {
+  const repo = makeRepo({ 'a.txt': 'a\n' });
+  startSession(repo, ['--name', 'm3']);
+  const moved = `${repo}-moved`;
+  renameSync(repo, moved);
+  const doctor = ok(moved, ['doctor']);
+  const f = doctor.findings.find((x: any) => x.kind === 'moved-worktree');
+  assert.ok(f && f.fixed && f.session === 'm3', JSON.stringify(doctor.findings));
+  ok(path.join(moved, '.git', 'hagent', 'worktrees', 'm3'), ['apply', '-'], upd('a.txt', 'a', 'A'));
 });
 
 t.run();
