@@ -179,7 +179,7 @@ export async function recoverTransaction(commonDir: string, sessionId: string, w
     await updateIndex(worktree, indexEntries(intent, 'next'));
     result = { txid: intent.txid, command: intent.command, action: 'completed', commit: headNow, files, outside: [] };
   } else if (headNow !== intent.head) {
-    throw new HagentError('STALE_FILE', `session ${sessionId}: an interrupted ${intent.command} started at ${intent.head.slice(0, 12)}, but the head is now ${headNow?.slice(0, 12) ?? 'gone'}`, { session: sessionId }, 'run hagent doctor to inspect; the files were left as they are');
+    throw new HagentError('STALE_FILE', `session ${sessionId}: an interrupted ${intent.command} started at ${intent.head.slice(0, 12)}, but the head is now ${headNow?.slice(0, 12) ?? 'gone'}`, { session: sessionId, record: intentPath(commonDir, sessionId), files: intent.targets.map((t) => t.rel) }, `the files were left as they are; check ${intent.targets.map((t) => t.rel).join(', ')} (hagent session status ${sessionId}), then remove the stale record ${intentPath(commonDir, sessionId)} and run the command again`);
   } else {
     const sides = await diskSides(worktree, intent.targets.map((t) => t.rel), objectFormat(commonDir));
     const allWritten = intent.targets.every((t, i) => same(sides[i]!, t.next));

@@ -96,7 +96,12 @@ t('doctor --session s2 does not call s1 an orphan, and one broken session does n
   assert.is(broken[0].kind, 'session-unchecked');
   assert.is(broken[0].fixed, false);
   assert.equal(all.json.findings.filter((f: any) => f.kind.startsWith('orphan')), []);
-  assert.ok(s2.worktree);
+  // Its hint works: check the files, remove the stale record, run again.
+  const record = path.join(common, 'hagent', 'tx', 's2.json');
+  assert.ok(broken[0].hint.includes(record), broken[0].hint);
+  rmSync(record);
+  assert.equal(hagent(repo, ['doctor', '--json']).json.findings, []);
+  assert.is(hagent(s2.worktree, ['apply', '-', '--json'], { input: upd('a.txt', 'a', 'A') }).status, 0);
 });
 
 t('session start on a folder that exists refuses before making the branch, and the retry works once it is gone', () => {
