@@ -53,11 +53,10 @@ export async function updateIndex(cwd: string, entries: readonly IndexEntryUpdat
   if (entries.length === 0) return;
   const withId = entries.find((e) => e.oid !== null);
   const format = withId ? formatOfOid(withId.oid!) : await objectFormatAt(cwd);
-  if (indexFile === undefined && format === 'sha1') {
-    // The in-process writer knows the SHA-1 index layout only; git writes a SHA-256 index.
+  if (indexFile === undefined) {
     const here = locateWorktreeDirect(cwd);
     const root = here ? realpathOrNull(cwd) : null;
-    if (here && root === here.topLevel && (await updateIndexFile(path.join(here.gitDir, 'index'), entries))) return;
+    if (here && root === here.topLevel && (await updateIndexFile(path.join(here.gitDir, 'index'), entries, format))) return;
   }
   const zero = zeroOid(format);
   const input = entries.map((e) => (e.oid === null ? `0 ${zero}\t${e.path}\0` : `${e.mode} ${e.oid}\t${e.path}\0`)).join('');

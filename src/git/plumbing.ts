@@ -64,7 +64,7 @@ function isGitDirectory(dir: string): boolean {
 /**
  * A repository's `config` says nothing that moves the worktree or makes the repository bare
  * (`core.worktree`, `core.bare = true`), includes no other file that could, and asks for no
- * extension or repository format git might refuse; judged conservatively on the text (a key may
+ * extension but the object format, and no repository format git might refuse; judged conservatively on the text (a key may
  * follow its section header on the same line), so a false only means "ask git".
  */
 function plainConfig(gitDir: string): boolean {
@@ -75,7 +75,16 @@ function plainConfig(gitDir: string): boolean {
     return false;
   }
   const key = (name: string) => new RegExp(`(?:^|\\])[ \\t]*${name}\\b[ \\t]*(?:=[ \\t]*"?([^\\s#;"]*))?`, 'gim');
-  if (/\[\s*(include|extensions)/i.test(text) || key('worktree').test(text)) return false;
+  if (/\[\s*include/i.test(text) || key('worktree').test(text)) return false;
+  // Of the extensions, only the object format (SHA-1 or SHA-256), which the direct readers follow.
+  const sections = [...text.matchAll(/\[\s*extensions\b([^\]]*)\]([^[]*)/gi)];
+  for (const [, sub, body] of sections) {
+    if (sub!.trim() !== '') return false;
+    for (const line of body!.split('\n')) {
+      const l = line.replace(/[#;].*$/, '').trim();
+      if (l !== '' && !/^objectformat\s*=\s*"?sha(?:1|256)"?$/i.test(l)) return false;
+    }
+  }
   for (const m of text.matchAll(key('bare'))) if (!/^(false|no|off|0)$/i.test(m[1] ?? '')) return false;
   for (const m of text.matchAll(key('repositoryformatversion'))) if (!/^[01]$/.test(m[1] ?? '')) return false;
   return true;
