@@ -9,7 +9,7 @@ import { chmodSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync 
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { GIT_ENV, git, hagent, makeRepo, startSession, tempDir, writeFiles } from '../helpers/index.js';
+import { GIT_ENV, git, hagent, makeRepo, startSession, tempDir, writeFiles, writeIntentRecord } from '../helpers/index.js';
 
 const t = suite('repository kinds');
 
@@ -137,6 +137,24 @@ t('*.bat text eol=crlf: only the .bat files are converted; a delete of one is no
   assert.is(git(repo, 'cat-file', 'blob', 'main:run.bat'), '@echo off\necho HI');
   assert.is(readFileSync(path.join(repo, 'new.bat'), 'utf8'), 'echo new\r\n');
   assert.not.ok(existsSync(path.join(repo, 'gone.bat')));
+});
+
+t('core.autocrlf=true: the recovery of an interrupted apply judges and puts back the checked-out form', () => {
+  const repo = convertingRepo({ 'a.txt': 'one\ntwo\nthree\n', 'b.txt': 'bee\n' }, { 'core.autocrlf': 'true' });
+  const s = startSession(repo, ['--name', 'k10']);
+  const prior = { a: git(repo, 'rev-parse', 'HEAD:a.txt'), b: git(repo, 'rev-parse', 'HEAD:b.txt') };
+  const next = spawnSync('git', ['hash-object', '-w', '--stdin'], { cwd: repo, input: 'one\nTWO\nthree\n' }).stdout.toString().trim();
+  const nextB = spawnSync('git', ['hash-object', '-w', '--stdin'], { cwd: repo, input: 'BEE\n' }).stdout.toString().trim();
+  // Killed after a.txt was published (its CRLF form is on disk) and before b.txt was.
+  writeFileSync(path.join(s.worktree, 'a.txt'), 'one\r\nTWO\r\nthree\r\n');
+  writeIntentRecord(repo, 'k10', { txid: 't1', pid: 999999, targets: [{ rel: 'a.txt', prior: prior.a, next }, { rel: 'b.txt', prior: prior.b, next: nextB }] });
+  const r = ok(repo, ['doctor']);
+  assert.is(r.recoveries.length, 1, JSON.stringify(r));
+  assert.is(r.recoveries[0].action, 'restored');
+  assert.equal(r.recoveries[0].outside, [], 'the CRLF files are hagent\'s, not outside edits');
+  assert.is(readFileSync(path.join(s.worktree, 'a.txt'), 'utf8'), 'one\r\ntwo\r\nthree\r\n', 'put back in the form git checks out');
+  assert.is(readFileSync(path.join(s.worktree, 'b.txt'), 'utf8'), 'bee\r\n');
+  assert.is(git(s.worktree, 'status', '--porcelain'), '');
 });
 
 const lfs = spawnSync('git', ['lfs', 'version']).status === 0;
