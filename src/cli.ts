@@ -23,7 +23,9 @@ const io: Io = {
   env: process.env,
 };
 
-const wantsJson = process.argv.includes('--json');
+/** `--json` among the options (after `--` it is a path, as in `review --approve -- --json`). */
+const beforeDashes = process.argv.indexOf('--') < 0 ? process.argv : process.argv.slice(0, process.argv.indexOf('--'));
+const wantsJson = beforeDashes.includes('--json');
 
 /** Runs a lazily imported command and records its exit status. */
 /** Options that take a value: given bare (`--name` at the end, or `--name --`) yargs makes them ''. */
@@ -144,7 +146,8 @@ async function main(): Promise<void> {
       .options({ ...json, ...sessionOpt, stat: { type: 'boolean', describe: 'files and line counts only' }, patches: { type: 'boolean', describe: 'list the applied patches with their text' }, approve: { type: 'array', string: true, describe: 'approve the current head: every file, or the PATHs given' } })
       .example('$0 review', 'stat, patches and the coloured diff')
       .example('$0 review --approve', 'approve everything at the current head')
-      .example('$0 review --approve src/a.ts src/b.ts', 'approve two files only'),
+      .example('$0 review --approve src/a.ts src/b.ts', 'approve two files only')
+      .example('$0 review --approve -- -notes.txt', 'a path that starts with a dash, after --'),
     handler(async () => (await import('./commands/review.js')).runReview))
     .command('land', 'bring the approved changes onto the target branch (squash by default)', (b) => b
       .options({ ...json, ...sessionOpt, squash: { type: 'boolean', describe: 'one commit on the target (default)', conflicts: 'merge' }, merge: { type: 'boolean', describe: 'a merge commit keeping the session history' }, message: { type: 'string', alias: 'm', describe: 'commit message' }, yes: { type: 'boolean', describe: 'land the current head even if not approved or changed since approval' }, 'allow-denied': { type: 'boolean', describe: 'land paths the policy protects (.env, .hagent/, symlinks…) that the session changed' }, undo: { type: 'boolean', describe: 'take the last land of the session off the target (while the target still points at it)' } })
@@ -163,7 +166,7 @@ async function main(): Promise<void> {
     .command('config', 'show the effective configuration, or the JSON Schema of .hagent/config.json', (y) => y
       .command('show', 'effective values and where each came from (default, config, env)', (b) => b.options(json).example('$0 config show --json', ''),
         handler(async () => (await import('./commands/config.js')).runConfigShow))
-      .command('schema', 'print the JSON Schema of .hagent/config.json (for editors)', (b) => b.example('$0 config schema > .hagent/config.schema.json', ''),
+      .command('schema', 'print the JSON Schema of .hagent/config.json (for editors)', (b) => b.options(json).example('$0 config schema > .hagent/config.schema.json', '').example('$0 config schema --json', '{"ok": true, "schema": …}'),
         handler(async () => (await import('./commands/config.js')).runConfigSchema))
       .demandCommand(1, 'name a config command: show or schema'))
     .command('sync', 'commit edits made in the session worktree outside hagent, marked as outside', (b) => b
@@ -177,7 +180,7 @@ async function main(): Promise<void> {
       .options({ ...json, ...sessionOpt }).example('$0 doctor', 'check every session'),
     handler(async () => (await import('./commands/maintenance.js')).runDoctorCommand))
     .command('demo', 'run the whole cycle on a sample project in a temp folder, step by step', (b) => b
-      .options({ keep: { type: 'boolean', describe: 'keep the demo folder' } }).example('$0 demo', ''),
+      .options({ ...json, keep: { type: 'boolean', describe: 'keep the demo folder' } }).example('$0 demo', '').example('$0 demo --json', 'each step with its exit status, as one JSON object'),
     handler(async () => (await import('./commands/demo.js')).runDemo))
     .demandCommand(1, 'name a command (hagent --help lists them)')
     .recommendCommands()

@@ -60,6 +60,11 @@ export const EXIT_STATUS = {
   IO_FAILED: 1,
   WORKTREE_BROKEN: 1,
   GIT_FAILED: 1,
+  // repository kinds: content filters, submodules, sparse checkouts
+  FILTER_UNAVAILABLE: 1,
+  FILTER_FAILED: 1,
+  SUBMODULE_PATH: 1,
+  OUTSIDE_SPARSE: 1,
   // usage and bugs
   USAGE: 2,
   INTERNAL: 3,

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { trace } from '../trace/index.js';
 import { HagentError, isHagentError } from '../errors.js';
 import {
-  blobId, worktreeGitDirSync, diffTrees, entriesAt, gitText, readCommitTrees, readLooseObject, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTreeWithChanges, looseObjectStore, writeLooseObject, updateRefDirect, writeCommit, type LooseObjectStore,
+  blobId, worktreeGitDirSync, gitText, readLooseObject, formatOfOid, submodulesOf, runGit, literalPathspec, conversionsOf, type Conversions, storedBlobIds, storeConverted, assertDriversAvailable, diffTrees, entriesAt, readCommitTrees, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTreeWithChanges, looseObjectStore, writeLooseObject, updateRefDirect, writeCommit, type LooseObjectStore,
   type CommitTrees, type IndexEntryUpdate,
 } from '../git/index.js';
 import { discardStaged, fsyncPaths, publishStaged, readEntry, restoreIfOurs, stageWrites, type Staged, type TargetWrite } from '../fsx/index.js';
@@ -171,23 +171,46 @@ async function filesUnder(dir: string): Promise<string[]> {
 
 /**
  * Staleness (design.md invariant 3): every path's on-disk state must equal its state in the
- * session head: same blob id and mode, or absent in both.
+ * session head: same blob id and mode, or absent in both. The on-disk blob id is the one git
+ * would store (`diskIds`, from {@link storedBlobIds}: through git's clean conversion for paths
+ * with filter or end-of-line attributes), so a CRLF checkout of an LF blob is fresh.
  * @throws HagentError STALE_FILE naming the path and both blob ids.
  */
-async function assertFresh(snapshot: ReadonlyMap<string, FileState>, trees: CommitTrees): Promise<void> {
+async function assertFresh(worktree: string, snapshot: ReadonlyMap<string, FileState>, trees: CommitTrees, diskIds: ReadonlyMap<string, string>): Promise<void> {
   const paths = [...snapshot.keys()];
   const inHead = entriesAt(trees, paths);
   for (const p of paths) {
     const disk = snapshot.get(p)!;
     const entry = inHead.get(p);
-    const diskBlob = disk.kind === 'file' ? blobId(disk.bytes) : null;
+    const diskBlob = disk.kind === 'file' ? diskIds.get(p)! : null;
     if (disk.kind === 'directory' || disk.kind === 'other') continue; // the planner refuses these with its own code
     if (entry === undefined && diskBlob === null) continue;
     if (entry !== undefined && diskBlob === entry.oid && disk.kind === 'file' && disk.mode === entry.mode) continue;
     if (entry !== undefined && entry.type !== 'blob') continue;
+    if (entry !== undefined && diskBlob === null && disk.kind === 'missing' && (await skipWorktree(worktree, p))) {
+      throw new HagentError('OUTSIDE_SPARSE', `${p} is outside the sparse checkout of the session worktree`, { path: p }, `bring it in with: git -C ${JSON.stringify(worktree)} sparse-checkout add ${JSON.stringify(p.includes('/') ? p.slice(0, p.lastIndexOf('/')) : p)}, then apply again (git sparse-checkout set in your checkout decides what new sessions get)`);
+    }
     const what = entry === undefined ? 'is not in the session head (created outside hagent)' : diskBlob === null ? 'was deleted outside hagent' : diskBlob === entry.oid ? 'had its mode changed outside hagent' : 'was changed outside hagent';
     throw new HagentError('STALE_FILE', `${p} ${what} since the session's last commit`, { path: p, headBlob: entry?.oid ?? null, diskBlob }, 'run hagent session status to see outside edits; keep them with hagent sync (or drop them), re-read the file and rebuild the patch from its current content');
   }
+}
+
+/**
+ * A patch never writes inside a submodule: hagent would replace the gitlink with a folder of
+ * files, and a land would then remove the submodule from the user's branch.
+ * @throws HagentError SUBMODULE_PATH naming the path and its submodule.
+ */
+function assertOutsideSubmodules(trees: CommitTrees, paths: readonly string[]): void {
+  const inside = submodulesOf(trees, paths);
+  const [p, sub] = [...inside][0] ?? [];
+  if (p === undefined) return;
+  throw new HagentError('SUBMODULE_PATH', p === sub ? `${p} is a submodule` : `${p} is inside the submodule ${sub}`, { path: p, submodule: sub, files: [...inside.keys()] }, `hagent edits this repository's own files only; change ${sub} in its own repository (and commit the new submodule commit there), or leave these paths out of the patch`);
+}
+
+/** True when the index entry of `rel` has git's skip-worktree bit (outside a sparse checkout). */
+async function skipWorktree(worktree: string, rel: string): Promise<boolean> {
+  const r = await runGit(['ls-files', '-t', '-z', '--', literalPathspec(rel)], { cwd: worktree, allowFailure: true });
+  return r.exitCode === 0 && r.stdout.toString('utf8').split('\0').some((rec) => rec.startsWith('S '));
 }
 
 /** Size of a plan for limits and confirmation, from the computed per-file counts (patch-language.md §5b). */
@@ -268,7 +291,7 @@ export function applyCommitMessage(sessionId: string, plan: Plan, patchText: str
  */
 export async function applyPatch(ctx: RepoContext, session: Session, options: ApplyOptions): Promise<ApplyResult> {
   trace('apply: start');
-  const config = await loadConfig(ctx, options.env ?? {});
+  const config = await loadConfig(ctx, options.env ?? {}, session.target);
   trace('apply: config loaded');
   const policy = options.policy ?? config.policy;
   const command = options.dryRun ? 'apply --dry-run' : 'apply';
@@ -277,12 +300,16 @@ export async function applyPatch(ctx: RepoContext, session: Session, options: Ap
     trace('apply: locked');
     const parsed = checkOpPaths(parsePatch(options.patchText), policy, await absoluteRoots(session.worktree, config.root));
     trace('apply: parsed');
+    // Which targets git converts (attributes, config): two git calls, started now to overlap
+    // the reads below.
+    const conversions = conversionsOf(session.worktree, pathsToRead(parsed));
+    conversions.catch(() => undefined); // awaited in applyLocked
     const { head, redo } = await readSessionRefs(ctx, session);
     trace('apply: refs read');
     const watch = options.noWatch || !config.runtime.watch ? null : await watchTargets(session.worktree, pathsToRead(parsed));
     trace('apply: watcher ready');
     try {
-      const r = await applyLocked(ctx, session, options, parsed, head, redo, policy, config, watch);
+      const r = await applyLocked(ctx, session, options, parsed, head, redo, policy, config, watch, conversions);
       return { value: r, files: r.files.map((f) => f.path), head: r.commit ?? head };
     } finally {
       await watch?.close();
@@ -292,18 +319,23 @@ export async function applyPatch(ctx: RepoContext, session: Session, options: Ap
   return value;
 }
 
-async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOptions, parsed: ParsedPatch, head: string, redo: string | null, policy: Policy, config: EffectiveConfig & { root: string | null }, watch: TargetWatch | null): Promise<ApplyResult> {
+async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOptions, parsed: ParsedPatch, head: string, redo: string | null, policy: Policy, config: EffectiveConfig & { root: string | null }, watch: TargetWatch | null, pendingConversions: Promise<Conversions>): Promise<ApplyResult> {
   const worktree = session.worktree;
   if (options.base !== undefined) await assertBaseFresh(ctx, options.base, head, pathsToRead(parsed));
   // The head's trees on the way to the targets: the staleness check and, later, the new tree.
   const store = await looseObjectStore(ctx.commonDir, head);
-  const [snapshot, trees] = await Promise.all([readSnapshot(worktree, pathsToRead(parsed)), readCommitTrees(worktree, head, pathsToRead(parsed), store)]);
-  trace('apply: snapshot and head trees read');
-  if (!options.skipStalenessCheck) await assertFresh(snapshot, trees);
+  const format = formatOfOid(head);
+  const [snapshot, trees, conversions] = await Promise.all([readSnapshot(worktree, pathsToRead(parsed)), readCommitTrees(worktree, head, pathsToRead(parsed), store), pendingConversions]);
+  trace('apply: snapshot, head trees and attributes read');
+  const diskFiles = [...snapshot].flatMap(([p, st]) => (st.kind === 'file' ? [{ path: p, bytes: st.bytes }] : []));
+  const diskIds = await storedBlobIds(worktree, diskFiles, conversions.converted, format);
+  assertOutsideSubmodules(trees, pathsToRead(parsed));
+  if (!options.skipStalenessCheck) await assertFresh(worktree, snapshot, trees, diskIds);
   trace('apply: staleness checked');
   await assertNotLastPatch(worktree, head, store, options.patchText);
   const plan = planPatch(parsed, snapshot);
   trace('apply: planned');
+  assertDriversAvailable(conversions, plan.files.flatMap((f) => (f.op === 'delete' ? [] : [f.path])));
   const size = changeSize(plan);
   checkLimits(size, policy);
   const files = plan.files.map(fileResult);
@@ -324,12 +356,20 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
   if (hooksDir) assertPreApplyAccepted(await runUserHook(hooksDir, 'pre-apply', hookInput, hookEnv, { timeoutMs: config.runtime.hookTimeoutMs }));
 
   const writes = targetWrites(plan, snapshot);
+  // Paths git converts get the blob git's clean step stores and the bytes its checkout writes.
+  const convertedIds = new Map<string, string>();
+  for (const w of writes) {
+    if (w.bytes === null || !conversions.converted.has(w.rel)) continue;
+    const { oid, checkedOut } = await storeConverted(worktree, w.rel, w.bytes);
+    convertedIds.set(w.rel, oid);
+    w.bytes = checkedOut;
+  }
   const txid = `${process.pid.toString(36)}-${randomBytes(4).toString('hex')}`;
   const message = applyCommitMessage(session.id, plan, options.patchText);
   const targets: Intent['targets'] = writes.map((w) => ({
     rel: w.rel,
-    prior: w.expected === null ? null : { oid: blobId(w.expected), mode: w.expectedMode === 0o755 ? '100755' : '100644' },
-    next: w.bytes === null ? null : { oid: blobId(w.bytes), mode: w.mode === 0o755 ? '100755' : '100644' },
+    prior: w.expected === null ? null : { oid: diskIds.get(w.rel) ?? blobId(w.expected, format), mode: w.expectedMode === 0o755 ? '100755' : '100644' },
+    next: w.bytes === null ? null : { oid: convertedIds.get(w.rel) ?? blobId(w.bytes, format), mode: w.mode === 0o755 ? '100755' : '100644' },
     tmp: null,
   }));
   const nextEntries = targets.map((t) => (t.next ? { path: t.rel, mode: t.next.mode, oid: t.next.oid } : { path: t.rel, mode: '0', oid: null }));
@@ -357,7 +397,7 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
       const intentFile = intentPath(ctx.commonDir, session.id);
       const durable = fsyncPaths([intentFile, path.dirname(intentFile), ...staged.flatMap((s) => (s.tmp ? [s.tmp] : []))]);
       durable.catch(() => undefined); // awaited below; a failure must not count as unhandled meanwhile
-      await storeStagedBlobs(worktree, staged, intent, store);
+      await storeStagedBlobs(worktree, staged, intent, store, convertedIds);
       trace('apply: blobs stored');
       await durable;
       trace('apply: durable');
@@ -480,9 +520,18 @@ async function assertBaseFresh(ctx: RepoContext, base: string, head: string, tar
   }
 }
 
-/** Stores the staged temp files as blobs and checks each id against the planned bytes. */
-async function storeStagedBlobs(worktree: string, staged: readonly Staged[], intent: Intent, store: LooseObjectStore | null): Promise<void> {
-  const present = staged.filter((s) => s.tmp !== null);
+/**
+ * Stores the staged temp files as blobs and checks each id against the planned bytes. The blobs
+ * of converted paths (`converted`) were stored by git's clean step already: their staged files
+ * are checked byte for byte against the checked-out form instead.
+ */
+async function storeStagedBlobs(worktree: string, staged: readonly Staged[], intent: Intent, store: LooseObjectStore | null, converted: ReadonlyMap<string, string>): Promise<void> {
+  for (const s of staged) {
+    if (s.tmp !== null && converted.has(s.rel) && !readFileSync(s.tmp).equals(Buffer.from(s.bytes!))) {
+      throw stagedCopyChanged(s.rel);
+    }
+  }
+  const present = staged.filter((s) => s.tmp !== null && !converted.has(s.rel));
   // The blobs are read back from the staged files, so a temp file touched by someone else is
   // caught; synchronously, as the thread pool is busy with the fsyncs meanwhile.
   const oids = store
@@ -490,8 +539,12 @@ async function storeStagedBlobs(worktree: string, staged: readonly Staged[], int
     : await writeBlobsFromPaths(worktree, present.map((s) => path.relative(worktree, s.tmp!).split(path.sep).join('/')));
   present.forEach((s, i) => {
     const want = intent.targets.find((t) => t.rel === s.rel)!.next!.oid;
-    if (oids[i] !== want) throw new HagentError('EXTERNAL_EDIT', `the staged copy of ${s.rel} changed before it was published`, { path: s.rel }, 'another process touched hagent\'s temp file; nothing was published; apply again');
+    if (oids[i] !== want) throw stagedCopyChanged(s.rel);
   });
+}
+
+function stagedCopyChanged(rel: string): HagentError {
+  return new HagentError('EXTERNAL_EDIT', `the staged copy of ${rel} changed before it was published`, { path: rel }, 'another process touched hagent\'s temp file; nothing was published; apply again');
 }
 
 /**

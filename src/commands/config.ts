@@ -10,17 +10,19 @@ export async function runConfigShow(argv: { json?: boolean }, io: Io): Promise<n
   const c = await loadConfig(await openRepo(io.cwd), io.env);
   const values: Record<string, unknown> = { ...c.policy, ...c.runtime };
   if (argv.json) {
-    printJson(io, { file: c.file, values, sources: c.sources });
+    printJson(io, { ok: true, file: c.file, values, sources: c.sources });
     return 0;
   }
   const p = palette(io.color);
-  const lines = [`config file: ${c.file ?? p.dim(`none (${c.root ? `${c.root}/.hagent/config.json` : 'bare repository'} would be read)`)}`];
+  const lines = [`config file: ${c.file ?? p.dim(`none (${c.root ? `${c.root}/.hagent/config.json` : 'bare repository: no worktree holds its HEAD branch, so nothing'} would be read)`)}`];
   for (const [key, value] of Object.entries(values)) lines.push(`  ${key.padEnd(20)} ${JSON.stringify(value)}  ${p.dim(`(${c.sources[key] ?? 'default'})`)}`);
   printLines(io, lines);
   return 0;
 }
 
-export async function runConfigSchema(_argv: unknown, io: Io): Promise<number> {
-  printJson(io, (await import('../policy/config-schema.js')).configJsonSchema());
+/** The schema alone (for `> .hagent/config.schema.json`), or with `--json` inside hagent's envelope. */
+export async function runConfigSchema(argv: { json?: boolean }, io: Io): Promise<number> {
+  const schema = (await import('../policy/config-schema.js')).configJsonSchema();
+  printJson(io, argv.json ? { ok: true, schema } : schema);
   return 0;
 }

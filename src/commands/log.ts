@@ -38,7 +38,7 @@ export async function runLog(argv: { json?: boolean; failed?: boolean; n?: numbe
   const ctx = await openRepo(io.cwd);
   const read = await readJournal(ctx.commonDir, { ...(argv.failed ? { failed: true } : {}), ...(argv.n !== undefined ? { limit: argv.n } : {}), ...(argv.session !== undefined ? { session: argv.session } : {}) });
   if (argv.json) {
-    printJson(io, { entries: read.entries, damaged: read.damaged });
+    printJson(io, { ok: true, entries: read.entries, damaged: read.damaged });
     return 0;
   }
   const p = palette(io.color);

@@ -5,11 +5,18 @@ import { reviewSession } from '../review/index.js';
 import { openRepo, resolveSession } from '../session/index.js';
 import { palette, printJson, printLines, short, type Io } from '../output/index.js';
 import { driftLines, type CommonArgs } from './shared.js';
+import { HagentError } from '../errors.js';
 
-export async function runReview(argv: CommonArgs & { stat?: boolean; patches?: boolean; approve?: string[] | boolean }, io: Io): Promise<number> {
+export async function runReview(argv: CommonArgs & { stat?: boolean; patches?: boolean; approve?: string[] | boolean; _?: (string | number)[] }, io: Io): Promise<number> {
+  // Paths after `--` (one may start with a dash: `--approve -- -x`) arrive as positionals.
+  const afterDashes = (argv._ ?? []).slice(1).map(String);
+  if (afterDashes.length && (argv.approve === undefined || argv.approve === false)) {
+    throw new HagentError('USAGE', `paths given without --approve: ${afterDashes.join(' ')}`, { paths: afterDashes }, `approve them with: hagent review --approve -- ${afterDashes.join(' ')}`);
+  }
+  const paths = [...(Array.isArray(argv.approve) ? argv.approve : []), ...afterDashes];
   const ctx = await openRepo(io.cwd);
   const session = await resolveSession(ctx, argv.session);
-  const approve = argv.approve === undefined || argv.approve === false ? undefined : Array.isArray(argv.approve) && argv.approve.length ? argv.approve : true as const;
+  const approve = argv.approve === undefined || argv.approve === false ? undefined : paths.length ? paths : true as const;
   const wantDiff = !argv.stat && !argv.patches;
   const r = await reviewSession(ctx, session, { diff: argv.json ? !argv.stat && !argv.patches : wantDiff, color: io.color, withPatchText: !!argv.patches, ...(approve ? { approve } : {}) });
   if (argv.json) {

@@ -8,7 +8,7 @@ import { askYesNo, driftLines, type CommonArgs } from './shared.js';
 export async function runStart(argv: CommonArgs & { name?: string; base?: string }, io: Io): Promise<number> {
   const ctx = await openRepo(io.cwd);
   const r = await startSession(ctx, { ...(argv.name ? { name: argv.name } : {}), ...(argv.base ? { base: argv.base } : {}) });
-  if (argv.json) printJson(io, r);
+  if (argv.json) printJson(io, { ok: true, ...r });
   else {
     const p = palette(io.color);
     printLines(io, [
@@ -26,7 +26,7 @@ export async function runStart(argv: CommonArgs & { name?: string; base?: string
 export async function runList(argv: CommonArgs, io: Io): Promise<number> {
   const ctx = await openRepo(io.cwd);
   const list = await listSessionSummaries(ctx);
-  if (argv.json) printJson(io, { sessions: list });
+  if (argv.json) printJson(io, { ok: true, sessions: list });
   else if (list.length === 0) printLines(io, ['No sessions. Start one with: hagent session start']);
   else {
     const p = palette(io.color);
@@ -39,7 +39,7 @@ export async function runList(argv: CommonArgs, io: Io): Promise<number> {
 export async function runStatus(argv: CommonArgs & { id?: string }, io: Io): Promise<number> {
   const ctx = await openRepo(io.cwd);
   const s = await sessionStatus(ctx, argv.id ?? argv.session);
-  if (argv.json) printJson(io, s);
+  if (argv.json) printJson(io, { ok: true, ...s });
   else {
     const p = palette(io.color);
     printLines(io, [

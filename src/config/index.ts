@@ -1,5 +1,6 @@
 /**
- * config: loads `.hagent/config.json` from the user's main checkout — never from a session
+ * config: loads `.hagent/config.json` from the user's main checkout (in a bare repository, the
+ * worktree holding the target branch) — never from a session
  * worktree, so an agent cannot rewrite its own rules (design.md) — and merges it with defaults
  * and environment overrides.
  */
@@ -11,20 +12,30 @@ import type { RepoContext } from '../session/index.js';
 
 /**
  * The main checkout's root: the folder holding the common dir when it is `.git`, else the first
- * worktree git lists; null for a bare repository.
+ * worktree git lists. In a bare repository with worktrees, the worktree that holds the target
+ * branch: `target` (a full ref, the session's) when given, else the user's worktree around
+ * `ctx.cwd`, else the one on the branch the bare repository's HEAD names. Null when no worktree holds it (a bare repository alone).
  */
-export async function mainCheckoutRoot(ctx: RepoContext): Promise<string | null> {
+export async function mainCheckoutRoot(ctx: RepoContext, target?: string | null): Promise<string | null> {
   if (path.basename(ctx.commonDir) === '.git') return path.dirname(ctx.commonDir);
-  const first = (await listWorktrees(ctx.cwd))[0];
-  return first && !first.bare ? first.path : null;
+  const worktrees = await listWorktrees(ctx.cwd);
+  const first = worktrees[0];
+  if (!first) return null;
+  if (!first.bare) return first.path;
+  // Without a session: the user's worktree around cwd (what a session started here lands on),
+  // else the branch the bare HEAD names. A session worktree (hagent/<id>) never counts.
+  const here = ctx.location.topLevel === null ? undefined : worktrees.find((w) => !w.bare && w.branch && !w.branch.startsWith('refs/heads/hagent/') && path.resolve(w.path) === path.resolve(ctx.location.topLevel!));
+  const branch = target ?? here?.branch ?? /^ref: (refs\/\S+)/.exec(await fs.readFile(path.join(ctx.commonDir, 'HEAD'), 'utf8').catch(() => ''))?.[1];
+  return worktrees.find((w) => !w.bare && branch !== undefined && w.branch === branch)?.path ?? null;
 }
 
 /**
- * The effective configuration of the repository around `ctx`.
+ * The effective configuration of the repository around `ctx` (`target`: the session's target
+ * branch, which picks the worktree of a bare repository: {@link mainCheckoutRoot}).
  * @throws HagentError USAGE for an invalid file (naming the key) or environment value.
  */
-export async function loadConfig(ctx: RepoContext, env: Readonly<Record<string, string | undefined>>): Promise<EffectiveConfig & { root: string | null }> {
-  const root = await mainCheckoutRoot(ctx);
+export async function loadConfig(ctx: RepoContext, env: Readonly<Record<string, string | undefined>>, target?: string | null): Promise<EffectiveConfig & { root: string | null }> {
+  const root = await mainCheckoutRoot(ctx, target);
   const file = root ? path.join(root, '.hagent', 'config.json') : null;
   let text: string | null = null;
   if (file) {

@@ -40,26 +40,40 @@ export interface DemoOptions {
   io: Io;
   cli: string[];
   keep: boolean;
+  /** Print one JSON object (`{ok, repo, steps, failures}`) instead of the narrated steps. */
+  json?: boolean;
+}
+
+/** One step of the demo in its JSON: the hagent arguments, the exit status and the one expected. */
+export interface DemoStep {
+  title: string;
+  args: string[];
+  status: number | null;
+  expectedStatus: number;
+  ok: boolean;
 }
 
 /**
  * Runs the demo. @returns 0 when every step behaved as expected, 1 otherwise.
  */
-export async function runDemoCycle({ io, cli, keep }: DemoOptions): Promise<number> {
-  const p = palette(io.color);
+export async function runDemoCycle({ io, cli, keep, json = false }: DemoOptions): Promise<number> {
+  const p = palette(io.color && !json);
+  const steps: DemoStep[] = [];
+  const write = (s: string) => { if (!json) io.stdout.write(s); };
   const root = packageRoot();
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'hagent-demo-'));
   const repo = path.join(dir, 'greet');
   const patches = path.join(root, 'templates', 'demo', 'patches');
-  const say = (s: string) => io.stdout.write(`${s}\n`);
+  const say = (s: string) => write(`${s}\n`);
   let failures = 0;
   const env = { ...io.env, GIT_AUTHOR_NAME: 'Demo User', GIT_AUTHOR_EMAIL: 'demo@example.com', GIT_COMMITTER_NAME: 'Demo User', GIT_COMMITTER_EMAIL: 'demo@example.com', NO_COLOR: io.color ? '' : '1' };
   const step = (title: string, cwd: string, args: string[], expectStatus: number): string => {
     say(`\n${p.bold(p.cyan(`## ${title}`))}`);
     say(`${p.dim(cwd === repo ? '~/greet' : '~/greet (session worktree)')} ${p.bold('$ hagent ' + args.join(' '))}`);
     const r = spawnSync(cli[0]!, [...cli.slice(1), ...args], { cwd, env, encoding: 'utf8' });
-    io.stdout.write(r.stdout);
-    if (r.stderr) io.stdout.write(r.stderr);
+    steps.push({ title, args, status: r.status, expectedStatus: expectStatus, ok: r.status === expectStatus });
+    write(r.stdout);
+    if (r.stderr) write(r.stderr);
     if (r.status !== expectStatus) {
       failures += 1;
       say(p.red(`(unexpected exit status ${r.status}; expected ${expectStatus})`));
@@ -78,7 +92,10 @@ export async function runDemoCycle({ io, cli, keep }: DemoOptions): Promise<numb
 
   const started = JSON.parse(step('1. Start a session for the agent (its own worktree and branch)', repo, ['session', 'start', '--name', 'demo', '--json'], 0) || '{}') as { worktree?: string };
   const wt = started.worktree;
-  if (!wt) return 1;
+  if (!wt) {
+    if (json) io.stdout.write(`${JSON.stringify({ ok: false, repo, steps, failures: failures + 1 }, null, 2)}\n`);
+    return 1;
+  }
   step('2. The agent sends a patch whose context appears twice: refused, with the candidates', wt, ['apply', path.join(patches, '1-ambiguous.patch')], 1);
   step('3. It adds an @@ anchor naming the function: applied as one commit', wt, ['apply', path.join(patches, '2-german.patch')], 0);
   step('4. A second patch, applied', wt, ['apply', path.join(patches, '3-farewell.patch')], 0);
@@ -88,7 +105,7 @@ export async function runDemoCycle({ io, cli, keep }: DemoOptions): Promise<numb
   step('8. Land it on main (one squashed commit; your checkout is updated, nothing else touched)', repo, ['land'], 0);
   say(`\n${p.bold(p.cyan('## 9. main now holds the change'))}`);
   const log = await runGit(['log', '--oneline', '-n', '3'], { cwd: repo });
-  io.stdout.write(log.stdout.toString('utf8'));
+  write(log.stdout.toString('utf8'));
   const greet = await fs.readFile(path.join(repo, 'src', 'greet.js'), 'utf8');
   if (!greet.includes('Hallo')) {
     failures += 1;
@@ -98,5 +115,6 @@ export async function runDemoCycle({ io, cli, keep }: DemoOptions): Promise<numb
   if (keep) say(`\nThe demo repository is kept at ${repo}`);
   else await fs.rm(dir, { recursive: true, force: true });
   say(failures ? p.red(`\nDemo finished with ${failures} unexpected result(s).`) : p.green('\nDemo finished: every step behaved as expected.'));
+  if (json) io.stdout.write(`${JSON.stringify({ ok: failures === 0, repo: keep ? repo : null, steps, failures }, null, 2)}\n`);
   return failures ? 1 : 0;
 }

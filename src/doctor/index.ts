@@ -10,13 +10,14 @@ import { isTempName } from '../fsx/index.js';
 import { listWorktrees, readRef, runGit, symbolicHead } from '../git/index.js';
 import { readLockHolder } from '../lock/index.js';
 import { loadConfig } from '../config/index.js';
-import { guardTarget, hagentDir, listSessions, readSession, sessionRef, type RepoContext, type Session } from '../session/index.js';
+import { isHagentError } from '../errors.js';
+import { guardTarget, hagentDir, listSessions, movedSessions, readSession, sessionRef, type RepoContext, type Session } from '../session/index.js';
 import { guardedWrite, type Recovery } from '../transaction/index.js';
 import { recoverLand, type LandRecovery } from '../land/index.js';
 
 /** One finding. `fixed` says whether doctor mended it; otherwise `hint` says how. */
 export interface Finding {
-  kind: 'interrupted-transaction' | 'interrupted-land' | 'stray-temp-files' | 'missing-worktree' | 'missing-branch' | 'worktree-head' | 'index-out-of-step' | 'dead-lock' | 'orphan-worktree' | 'orphan-branch';
+  kind: 'interrupted-transaction' | 'interrupted-land' | 'moved-worktree' | 'session-unchecked' | 'stray-temp-files' | 'missing-worktree' | 'missing-branch' | 'worktree-head' | 'index-out-of-step' | 'dead-lock' | 'orphan-worktree' | 'orphan-branch';
   session?: string;
   message: string;
   fixed: boolean;
@@ -39,34 +40,59 @@ export interface DoctorReport {
  */
 export async function runDoctor(ctx: RepoContext, id: string | undefined, env: Readonly<Record<string, string | undefined>> = {}): Promise<DoctorReport> {
   const config = await loadConfig(ctx, env);
-  const sessions = id !== undefined ? [await readSession(ctx.commonDir, id)] : await listSessions(ctx.commonDir);
+  // Every session counts for the orphan check, whichever one is checked: a worktree or branch of
+  // a session not named here is not an orphan.
+  const all = await listSessions(ctx.commonDir);
+  const sessions = id !== undefined ? [await readSession(ctx.commonDir, id)] : all;
   const findings: Finding[] = [];
   const recoveries: Recovery[] = [];
-  for (const s of sessions) {
-    const lock = await readLockHolder(ctx.commonDir, s.id);
-    if (lock?.state === 'dead') findings.push({ kind: 'dead-lock', session: s.id, message: `the lock of session ${s.id} is held by a process that died (pid ${lock.holder?.pid ?? '?'})`, fixed: true, hint: 'taken over now' });
-    const exists = await fs.stat(s.worktree).then((st) => st.isDirectory(), () => false);
-    if (!exists) {
-      findings.push({ kind: 'missing-worktree', session: s.id, message: `session ${s.id}: its worktree ${s.worktree} is missing`, fixed: false, hint: `end it with: hagent session end ${s.id} --force (its branch stays reachable)` });
-      continue;
-    }
-    if (!(await readRef(ctx.cwd, sessionRef(s)))) {
-      findings.push({ kind: 'missing-branch', session: s.id, message: `session ${s.id}: its branch ${s.branch} is gone`, fixed: false, hint: `end it with: hagent session end ${s.id} --force` });
-      continue;
-    }
-    const { value } = await guardedWrite(guardTarget(ctx, s), 'doctor', { timeoutMs: config.runtime.lockTimeoutMs, journal: false }, async (recovery) => {
-      if (recovery) {
-        recoveries.push(recovery);
-        findings.push({ kind: 'interrupted-transaction', session: s.id, message: `an interrupted ${recovery.command} was ${recovery.action}`, fixed: true, paths: recovery.files, ...(recovery.outside.length ? { hint: `left alone, changed by someone else: ${recovery.outside.join(', ')}` } : {}) });
-      }
-      const land = await recoverLand(ctx.cwd, ctx.commonDir, s.id);
-      const landFinding: Finding[] = land ? [landFindingOf(s.id, land)] : [];
-      return { value: [...landFinding, ...(await checkSessionWorktree(s))] };
-    });
-    findings.push(...value);
+  for (const moved of movedSessions(ctx.commonDir).filter((m) => sessions.some((s) => s.id === m))) {
+    const s = sessions.find((x) => x.id === moved)!;
+    findings.push({ kind: 'moved-worktree', session: moved, message: `session ${moved}: the repository folder moved; its worktree is now ${s.worktree} (git worktree repair, session record updated)`, fixed: true });
   }
-  findings.push(...(await orphans(ctx, sessions)));
+  for (const s of sessions) {
+    // One session that cannot be checked (a live writer, an interrupted transaction doctor may
+    // not finish) is reported, and the others are still checked.
+    try {
+      await checkSession(ctx, s, config.runtime.lockTimeoutMs, findings, recoveries);
+    } catch (error) {
+      if (!isHagentError(error)) throw error;
+      findings.push({ kind: 'session-unchecked', session: s.id, message: `session ${s.id} could not be checked: [${error.code}] ${error.message}`, fixed: false, ...(error.hint ? { hint: error.hint } : {}) });
+    }
+  }
+  findings.push(...(await orphans(ctx, all, await sessionFileIds(ctx.commonDir))));
   return { ok: true, sessions: sessions.map((s) => s.id), findings, recoveries };
+}
+
+/** Ids of every session metadata file, readable or not (a damaged one still owns its worktree and branch). */
+async function sessionFileIds(commonDir: string): Promise<Set<string>> {
+  const names = await fs.readdir(path.join(hagentDir(commonDir), 'sessions')).catch(() => [] as string[]);
+  return new Set(names.filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -5)));
+}
+
+/** The checks and repairs of one session, appended to `findings` and `recoveries`. @throws HagentError LOCKED and the recovery's refusals. */
+async function checkSession(ctx: RepoContext, s: Session, timeoutMs: number, findings: Finding[], recoveries: Recovery[]): Promise<void> {
+  const lock = await readLockHolder(ctx.commonDir, s.id);
+  if (lock?.state === 'dead') findings.push({ kind: 'dead-lock', session: s.id, message: `the lock of session ${s.id} is held by a process that died (pid ${lock.holder?.pid ?? '?'})`, fixed: true, hint: 'taken over now' });
+  const exists = await fs.stat(s.worktree).then((st) => st.isDirectory(), () => false);
+  if (!exists) {
+    findings.push({ kind: 'missing-worktree', session: s.id, message: `session ${s.id}: its worktree ${s.worktree} is missing`, fixed: false, hint: `end it with: hagent session end ${s.id} --force (its branch stays reachable)` });
+    return;
+  }
+  if (!(await readRef(ctx.cwd, sessionRef(s)))) {
+    findings.push({ kind: 'missing-branch', session: s.id, message: `session ${s.id}: its branch ${s.branch} is gone`, fixed: false, hint: `end it with: hagent session end ${s.id} --force` });
+    return;
+  }
+  const { value } = await guardedWrite(guardTarget(ctx, s), 'doctor', { timeoutMs, journal: false }, async (recovery) => {
+    if (recovery) {
+      recoveries.push(recovery);
+      findings.push({ kind: 'interrupted-transaction', session: s.id, message: `an interrupted ${recovery.command} was ${recovery.action}`, fixed: true, paths: recovery.files, ...(recovery.outside.length ? { hint: `left alone, changed by someone else: ${recovery.outside.join(', ')}` } : {}) });
+    }
+    const land = await recoverLand(ctx.cwd, ctx.commonDir, s.id);
+    const landFinding: Finding[] = land ? [landFindingOf(s.id, land)] : [];
+    return { value: [...landFinding, ...(await checkSessionWorktree(s))] };
+  });
+  findings.push(...value);
 }
 
 /** The finding of an interrupted land that doctor met (land/recover.ts). */
@@ -111,19 +137,20 @@ async function checkSessionWorktree(s: Session): Promise<Finding[]> {
   return found;
 }
 
-async function orphans(ctx: RepoContext, sessions: readonly Session[]): Promise<Finding[]> {
+/** Worktrees and branches of hagent's that no session owns. `ids`: every session file, damaged ones too. */
+async function orphans(ctx: RepoContext, sessions: readonly Session[], ids: ReadonlySet<string>): Promise<Finding[]> {
   const found: Finding[] = [];
   const root = path.join(hagentDir(ctx.commonDir), 'worktrees');
   const known = new Set(sessions.map((s) => path.resolve(s.worktree)));
   for (const w of await listWorktrees(ctx.cwd)) {
-    if (path.resolve(w.path).startsWith(root + path.sep) && !known.has(path.resolve(w.path))) {
+    if (path.resolve(w.path).startsWith(root + path.sep) && !known.has(path.resolve(w.path)) && !ids.has(path.basename(w.path))) {
       found.push({ kind: 'orphan-worktree', message: `worktree ${w.path} belongs to no session`, fixed: false, hint: `inspect it, then: git worktree remove ${w.path}` });
     }
   }
   const branches = await runGit(['for-each-ref', '--format=%(refname)', 'refs/heads/hagent/'], { cwd: ctx.cwd });
   const owned = new Set(sessions.map((s) => sessionRef(s)));
   for (const ref of branches.stdout.toString('utf8').split('\n').filter(Boolean)) {
-    if (!owned.has(ref)) found.push({ kind: 'orphan-branch', message: `branch ${ref.replace('refs/heads/', '')} belongs to no session`, fixed: false, hint: `keep it, or delete it: git branch -D ${ref.replace('refs/heads/', '')}` });
+    if (!owned.has(ref) && !ids.has(ref.slice('refs/heads/hagent/'.length))) found.push({ kind: 'orphan-branch', message: `branch ${ref.replace('refs/heads/', '')} belongs to no session`, fixed: false, hint: `keep it, or delete it: git branch -D ${ref.replace('refs/heads/', '')}` });
   }
   return found;
 }

@@ -25,6 +25,7 @@ import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSy
 import os from 'node:os';
 import path from 'node:path';
 import { readLooseObject, writeLooseObject, type LooseObjectStore } from './loose.js';
+import { isOid } from './object-format.js';
 import { commitTree } from './plumbing.js';
 import { looseCommitIdents, userConfigFiles } from './ref-update-direct.js';
 
@@ -292,7 +293,7 @@ export interface DirectCommit {
  * Writes the commit `git commit-tree <tree> -p <parent>…` would write now with `message`, as a
  * loose object, with the identity git last gave hagent in this repository
  * ({@link recordCommitIdentity}) and the current time.
- * @param tree, parents object ids (40 hex digits; SHA-1 repositories: `store` exists only there).
+ * @param tree, parents full object ids of the store's format.
  * @param message the whole message, stored byte for byte (UTF-8).
  * @returns the commit and its identity lines, or null when git must write it: no record, its
  *   key changed (configuration, environment), a malformed id, or a message git would re-encode.
@@ -304,7 +305,7 @@ export async function writeCommitDirect(commonDir: string, gitDir: string, store
 
 /** {@link writeCommitDirect} with the current key already taken. */
 async function writeCommitWithKey(commonDir: string, key: string | null, store: LooseObjectStore, tree: string, parents: readonly string[], message: string): Promise<DirectCommit | null> {
-  if (![tree, ...parents].every((id) => /^[0-9a-f]{40}$/.test(id))) return null;
+  if (![tree, ...parents].every((id) => isOid(id, store.format))) return null;
   if (hasNoncharacter(message) || message.includes('\0')) return null; // git re-encodes the first, refuses the second
   const identity = currentIdentity(commonDir, key);
   if (!identity) return null;
@@ -332,7 +333,7 @@ export interface MadeCommit {
  * byte): written in-process ({@link writeCommitDirect}) while the identity git last gave hagent
  * here still holds, else made by `git commit-tree` in `cwd`, whose identity is then recorded.
  * @param gitDir git dir of the worktree the commit is made from (its `config.worktree`).
- * @param store the loose object store, or null (SHA-256 or shared repository): git makes it.
+ * @param store the loose object store, or null (a shared repository): git makes it.
  * @throws HagentError GIT_FAILED from git; the file system's error writing the object.
  */
 export async function writeCommit(cwd: string, commonDir: string, gitDir: string | null, store: LooseObjectStore | null, tree: string, parents: readonly string[], message: string): Promise<MadeCommit> {

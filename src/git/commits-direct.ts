@@ -10,7 +10,7 @@ import { looseObjectStore, readLooseObject } from './loose.js';
  * subject is the message's first paragraph, lines joined by spaces. Null (ask git) when a
  * commit is not loose, carries an encoding header, or the chain does not reach `base` within
  * 10,000 commits. Never throws.
- * @param commonDir absolute git common dir; `base`, `head`: commit ids (40 hex).
+ * @param commonDir absolute git common dir; `base`, `head`: full commit ids.
  */
 export async function firstParentSubjectsDirect(commonDir: string, base: string, head: string): Promise<string[] | null> {
   try {
@@ -26,7 +26,7 @@ export async function firstParentSubjectsDirect(commonDir: string, base: string,
       if (split < 0) return null;
       const headers = text.slice(0, split);
       if (/^encoding /m.test(headers)) return null;
-      const parent = /^parent ([0-9a-f]{40})$/m.exec(headers)?.[1];
+      const parent = /^parent ([0-9a-f]{40}(?:[0-9a-f]{24})?)$/m.exec(headers)?.[1];
       if (!parent) return null; // the root: base is not on the chain
       // pretty.c format_subject: blank lines skipped, then lines up to the next blank one,
       // each without its trailing white space, joined by spaces.

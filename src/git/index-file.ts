@@ -3,7 +3,7 @@
  * path of apply. git reads, checks and rewrites the whole index in memory (~180 ms at 100,000
  * entries, 12.7 MB); here the file is streamed twice through one 256 KiB buffer — once to check
  * it and find where the changed paths go, once to copy it into the lock file with the changes
- * spliced in — so the cost is two SHA-1 passes, two page-cache copies and one short loop of
+ * spliced in — so the cost is two hash passes, two page-cache copies and one short loop of
  * JavaScript per entry, and the memory touched stays small (on the bench VM first-touched memory
  * costs ~10 µs per 4 KiB page: reading the whole file into one buffer cost more than git did).
  * The result is the index git writes for the same input, byte for byte when no kept entry is racy;
@@ -27,22 +27,38 @@
 import { createHash } from 'node:crypto';
 import { closeSync, fchmodSync, fstatSync, lstatSync, openSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import type { IndexEntryUpdate } from './objects.js';
+import { oidByteLength, type ObjectFormat } from './object-format.js';
 
 /** Why the in-process update gave up: the caller runs `git update-index` instead. */
 class AskGit extends Error {}
 
 const SIGNATURE = 0x44495243; // "DIRC"
 const HEADER_SIZE = 12; // signature, version, entry count: 3 × 32 bits
-const HASH_SIZE = 20; // SHA-1: object ids and the trailer
-/** Fixed part of a v2/v3 entry: 10 × 32-bit stat and mode fields, the object id, 16-bit flags. */
-const ENTRY_FIXED = 62;
-/** The smallest entry: fixed part, a 1-byte name, 1 NUL. */
-const ENTRY_MIN = 64;
 const OFFSET_MTIME_SEC = 8;
 const OFFSET_MODE = 24;
 const OFFSET_SIZE = 36;
+/** The object id follows the 10 × 32-bit stat and mode fields. */
 const OFFSET_OID = 40;
-const OFFSET_FLAGS = 60;
+
+/**
+ * The sizes that follow from the object format (gitformat-index.txt: "object name" and the
+ * trailing checksum are of the repository's hash): 20 bytes for SHA-1, 32 for SHA-256.
+ */
+interface Layout {
+  format: ObjectFormat;
+  /** Object ids, cache-tree ids and the trailer. */
+  hashSize: number;
+  /** Fixed part of a v2/v3 entry: stat and mode fields, the object id, 16-bit flags. */
+  entryFixed: number;
+  /** The smallest entry: fixed part, a 1-byte name, 1 NUL. */
+  entryMin: number;
+  offsetFlags: number;
+}
+
+function layoutOf(format: ObjectFormat): Layout {
+  const hashSize = oidByteLength(format);
+  return { format, hashSize, entryFixed: OFFSET_OID + hashSize + 2, entryMin: OFFSET_OID + hashSize + 4, offsetFlags: OFFSET_OID + hashSize };
+}
 const FLAG_EXTENDED = 0x4000;
 const FLAG_STAGE = 0x3000;
 const NAME_MASK = 0x0fff;
@@ -80,10 +96,13 @@ type Segment = { from: number; to: number } | Buffer;
  * @param indexPath absolute path of the index file (`<git-dir>/index`, or a worktree's).
  * @param updates `{ path, mode, oid }`: `path` relative to the worktree root, '/'-separated,
  *   encoded as UTF-8; `oid` null removes every entry of the path; otherwise the path gets one
- *   stage-0 entry with `mode` ('100644' | '100755' | '120000') and the blob id `oid` (40 hex
- *   digits: SHA-1 repositories only) and zeroed stat data (ctime, mtime, dev, ino, uid, gid, size
+ *   stage-0 entry with `mode` ('100644' | '100755' | '120000') and the blob id `oid` (hex, of
+ *   `format`'s length) and zeroed stat data (ctime, mtime, dev, ino, uid, gid, size
  *   all 0), like git's add_cacheinfo. One batch: a path given twice, a path git's verify_path
  *   might refuse (judged conservatively), another mode or the null object id asks git.
+ * @param format the repository's object format (`extensions.objectFormat`): it sets the size of
+ *   every object id in the file and the trailer's hash. An index of another format does not
+ *   parse as expected, and so is left to git.
  * @returns true when the index holds the result: written, or left as it was when git would not
  *   write either (only removals of absent paths, and no cache-tree); false when the caller must
  *   run `git update-index` instead, having written nothing and left no lock behind: the index is
@@ -111,7 +130,7 @@ type Segment = { from: number; to: number } | Buffer;
  *   itself is removed; other subtrees are copied byte for byte. `REUC` is kept. `UNTR`, `FSMN`,
  *   `EOIE`, `IEOT` and unknown optional extensions (first byte A–Z) are dropped: they are caches,
  *   and the positional ones would be wrong after an insertion.
- * - Trailer: SHA-1 of everything before it. The old one is not verified, as git verifies it
+ * - Trailer: the format's hash (SHA-1 or SHA-256) of everything before it. The old one is not verified, as git verifies it
  *   only in fsck; an all-zero old trailer (index.skipHash) makes zeros be written.
  * - Racy git (racy-git.txt, read-cache.c's is_racy_timestamp): the new file gets a newer mtime,
  *   so an entry kept from the old file whose mtime second is at or after the old index file's
@@ -122,8 +141,9 @@ type Segment = { from: number; to: number } | Buffer;
  *   the index; without the worktree at hand every racy one is smudged, which costs git one
  *   re-hash of each on the next status. Gitlinks are never smudged.
  */
-export async function updateIndexFile(indexPath: string, updates: readonly IndexEntryUpdate[]): Promise<boolean> {
-  const changes = prepareChanges(updates);
+export async function updateIndexFile(indexPath: string, updates: readonly IndexEntryUpdate[], format: ObjectFormat = 'sha1'): Promise<boolean> {
+  const layout = layoutOf(format);
+  const changes = prepareChanges(updates, layout);
   if (changes === null) return false;
   if (changes.length === 0) return true;
   const probes = directoryProbes(changes);
@@ -156,13 +176,13 @@ export async function updateIndexFile(indexPath: string, updates: readonly Index
     const buffer = Buffer.allocUnsafe(CHUNK);
     let plan: Plan | 'unchanged';
     try {
-      plan = scanIndex(old, Number(st.size), Number(st.mtimeNs / 1_000_000_000n), changes, probes, buffer);
+      plan = scanIndex(old, Number(st.size), Number(st.mtimeNs / 1_000_000_000n), changes, probes, buffer, layout);
     } catch (e) {
       if (e instanceof AskGit || !(e as NodeJS.ErrnoException).syscall) return false; // content, not I/O
       throw e;
     }
     if (plan === 'unchanged') return true;
-    writeIndex(old, lock, plan, buffer);
+    writeIndex(old, lock, plan, buffer, layout);
     fchmodSync(lock, Number(st.mode) & 0o777);
     lockClosed = true;
     closeSync(lock);
@@ -192,7 +212,8 @@ function closeQuietly(fd: number): void {
 }
 
 /** Checks and sorts the updates; null when git must handle them (see {@link updateIndexFile}). */
-function prepareChanges(updates: readonly IndexEntryUpdate[]): Change[] | null {
+function prepareChanges(updates: readonly IndexEntryUpdate[], layout: Layout): Change[] | null {
+  const hexId = new RegExp(`^[0-9a-fA-F]{${layout.hashSize * 2}}$`);
   const seen = new Set<string>();
   const out: Change[] = [];
   for (const u of updates) {
@@ -200,7 +221,7 @@ function prepareChanges(updates: readonly IndexEntryUpdate[]): Change[] | null {
     let oid: Buffer | null = null;
     if (u.oid !== null) {
       const m = MODES[u.mode];
-      if (m === undefined || !/^[0-9a-fA-F]{40}$/.test(u.oid) || /^0{40}$/.test(u.oid)) return null; // git refuses to write a null id
+      if (m === undefined || !hexId.test(u.oid) || /^0+$/.test(u.oid)) return null; // git refuses to write a null id
       mode = m;
       oid = Buffer.from(u.oid, 'hex');
     }
@@ -392,6 +413,7 @@ class EntryScan {
     readonly entriesLimit: number,
     readonly changes: readonly Change[],
     readonly probes: DirectoryProbes,
+    readonly layout: Layout,
   ) {}
 }
 
@@ -404,7 +426,8 @@ class EntryScan {
  * @throws AskGit on anything this file does not handle.
  */
 function scanEntries(s: EntryScan, buf: Buffer, view: DataView, base: number, fill: number): number {
-  const room = Math.floor(buf.length / ENTRY_MIN) + 1;
+  const { entryMin, entryFixed, offsetFlags } = s.layout;
+  const room = Math.floor(buf.length / entryMin) + 1;
   if (s.entryAt.length < room) {
     s.entryAt = new Int32Array(room);
     s.nameAt = new Int32Array(room);
@@ -419,13 +442,13 @@ function scanEntries(s: EntryScan, buf: Buffer, view: DataView, base: number, fi
   let done = s.done;
   while (done < s.count) {
     const o = pos - base;
-    if (o + ENTRY_MIN > fill) {
-      want = ENTRY_MIN;
+    if (o + entryMin > fill) {
+      want = entryMin;
       break;
     }
-    const flags = view.getUint16(o + OFFSET_FLAGS);
+    const flags = view.getUint16(o + offsetFlags);
     if (flags & FLAG_STAGE) throw new AskGit('conflict stage');
-    let n = o + ENTRY_FIXED; // the name, in buf
+    let n = o + entryFixed; // the name, in buf
     if (flags & FLAG_EXTENDED) {
       if (s.version < 3) throw new AskGit('extended flag in a v2 index');
       if ((view.getUint16(n) & ~EXTENDED_KNOWN) !== 0) throw new AskGit('unknown extended flag');
@@ -505,10 +528,10 @@ function placeInBatch(s: EntryScan, buf: Buffer, base: number, batch: number): v
     const j = batchLowerBound(s, buf, batch, c.name);
     c.at = c.end = base + s.entryAt[j]!;
     if (named(j, c.name)) {
-      const nameOffset = s.nameAt[j]! - s.entryAt[j]!; // 62, or 64 with extended flags
+      const nameOffset = s.nameAt[j]! - s.entryAt[j]!; // the fixed part (62 with SHA-1), +2 with extended flags
       c.end = c.at + ((nameOffset + s.nameLength[j]! + 8) & ~7);
       s.changedAt.add(c.at);
-      if (nameOffset > ENTRY_FIXED) s.changedExtended++;
+      if (nameOffset > s.layout.entryFixed) s.changedExtended++;
     }
   }
   for (; s.file < files.length && !beyond(files[s.file]!); s.file++) {
@@ -537,11 +560,12 @@ function placeInBatch(s: EntryScan, buf: Buffer, base: number, batch: number): v
  * @returns the plan of the new file, or 'unchanged' when git would not write.
  * @throws AskGit on anything this file does not handle.
  */
-function scanIndex(fd: number, size: number, mtimeSec: number, changes: Change[], probes: DirectoryProbes, buffer: Buffer): Plan | 'unchanged' {
-  if (size < HEADER_SIZE + HASH_SIZE) throw new AskGit('too small');
-  const hashEnd = size - HASH_SIZE;
-  const trailer = Buffer.alloc(HASH_SIZE);
-  if (readSync(fd, trailer, 0, HASH_SIZE, hashEnd) !== HASH_SIZE) throw new AskGit('trailer');
+function scanIndex(fd: number, size: number, mtimeSec: number, changes: Change[], probes: DirectoryProbes, buffer: Buffer, layout: Layout): Plan | 'unchanged' {
+  const { hashSize } = layout;
+  if (size < HEADER_SIZE + hashSize) throw new AskGit('too small');
+  const hashEnd = size - hashSize;
+  const trailer = Buffer.alloc(hashSize);
+  if (readSync(fd, trailer, 0, hashSize, hashEnd) !== hashSize) throw new AskGit('trailer');
   const zeroTrailer = trailer.every((b) => b === 0);
   // The old trailer is not checked, as git does not check it when it reads an index
   // (read-cache.c: verify_index_checksum is off unless asked for; turned off in git 2.13 for
@@ -553,7 +577,7 @@ function scanIndex(fd: number, size: number, mtimeSec: number, changes: Change[]
   if (r.buffer.readUInt32BE(0) !== SIGNATURE) throw new AskGit('not an index');
   const version = r.buffer.readUInt32BE(4);
   if (version !== 2 && version !== 3) throw new AskGit(`index version ${version}`);
-  const s = new EntryScan(r.buffer.readUInt32BE(8), version, mtimeSec, hashEnd, changes, probes);
+  const s = new EntryScan(r.buffer.readUInt32BE(8), version, mtimeSec, hashEnd, changes, probes, layout);
   for (;;) {
     const want = scanEntries(s, r.buffer, r.view, r.base, r.fill);
     if (want === 0) break;
@@ -584,7 +608,7 @@ function scanIndex(fd: number, size: number, mtimeSec: number, changes: Change[]
         if (tree) throw new AskGit('two TREE extensions');
         tree = true;
         r.need(pos + 8, end - pos - 8, pos + 8);
-        const rewritten = rewriteCacheTree(r.buffer, r.base, pos + 8, end, invalidate, remove);
+        const rewritten = rewriteCacheTree(r.buffer, r.base, pos + 8, end, invalidate, remove, hashSize);
         const head = Buffer.alloc(8);
         head.write('TREE', 0, 'latin1');
         head.writeUInt32BE(rewritten.length, 4);
@@ -621,7 +645,7 @@ function scanIndex(fd: number, size: number, mtimeSec: number, changes: Change[]
   let next = HEADER_SIZE;
   for (const c of changes) {
     if (c.at > next) segments.push({ from: next, to: c.at });
-    if (c.oid) segments.push(newEntry(c));
+    if (c.oid) segments.push(newEntry(c, layout));
     next = c.end;
   }
   if (entriesEnd > next) segments.push({ from: next, to: entriesEnd });
@@ -635,12 +659,12 @@ function scanIndex(fd: number, size: number, mtimeSec: number, changes: Change[]
 }
 
 /** The stage-0 entry of `c`: zeroed stat data, its mode and object id, no extended flags. */
-function newEntry(c: Change): Buffer {
-  const out = Buffer.alloc((ENTRY_FIXED + c.name.length + 8) & ~7);
+function newEntry(c: Change, layout: Layout): Buffer {
+  const out = Buffer.alloc((layout.entryFixed + c.name.length + 8) & ~7);
   out.writeUInt32BE(c.mode, OFFSET_MODE);
   c.oid!.copy(out, OFFSET_OID);
-  out.writeUInt16BE(Math.min(c.name.length, NAME_MASK), OFFSET_FLAGS);
-  c.name.copy(out, ENTRY_FIXED);
+  out.writeUInt16BE(Math.min(c.name.length, NAME_MASK), layout.offsetFlags);
+  c.name.copy(out, layout.entryFixed);
   return out;
 }
 
@@ -651,7 +675,7 @@ function newEntry(c: Change): Buffer {
  * index after the header (and object id), where the first subtree starts.
  * @throws AskGit when it does not parse so.
  */
-function readTreeHeader(buf: Buffer, k: number, stop: number, node: { entryCount: number; subtrees: number }): number {
+function readTreeHeader(buf: Buffer, k: number, stop: number, node: { entryCount: number; subtrees: number }, hashSize: number): number {
   while (buf[k] !== 0) if (++k >= stop) throw new AskGit('cache-tree name');
   k++;
   let entryCount = 0;
@@ -668,7 +692,7 @@ function readTreeHeader(buf: Buffer, k: number, stop: number, node: { entryCount
   let subtrees = 0;
   for (digits = 0; k < stop && buf[k]! >= 0x30 && buf[k]! <= 0x39; k++, digits++) subtrees = subtrees * 10 + buf[k]! - 0x30;
   if (digits === 0 || digits > 9 || k >= stop || buf[k] !== 0x0a) throw new AskGit('cache-tree subtree count');
-  k += entryCount >= 0 ? 1 + HASH_SIZE : 1;
+  k += entryCount >= 0 ? 1 + hashSize : 1;
   if (k > stop) throw new AskGit('cache-tree object id');
   node.entryCount = entryCount;
   node.subtrees = subtrees;
@@ -676,9 +700,9 @@ function readTreeHeader(buf: Buffer, k: number, stop: number, node: { entryCount
 }
 
 /** Buffer index after the node at `k` and all its descendants. */
-function skipTreeNode(buf: Buffer, k: number, stop: number): number {
+function skipTreeNode(buf: Buffer, k: number, stop: number, hashSize: number): number {
   const node = { entryCount: 0, subtrees: 0 };
-  for (let pending = 1; pending > 0; pending += node.subtrees - 1) k = readTreeHeader(buf, k, stop, node);
+  for (let pending = 1; pending > 0; pending += node.subtrees - 1) k = readTreeHeader(buf, k, stop, node, hashSize);
   return k;
 }
 
@@ -689,7 +713,7 @@ function skipTreeNode(buf: Buffer, k: number, stop: number): number {
  * do_invalidate_path); every other subtree is a byte range of the old file.
  * @returns the segments and their total length in bytes. @throws AskGit when it does not parse.
  */
-function rewriteCacheTree(buf: Buffer, base: number, start: number, end: number, invalidate: ReadonlySet<string>, remove: ReadonlySet<string>): { segments: Segment[]; length: number } {
+function rewriteCacheTree(buf: Buffer, base: number, start: number, end: number, invalidate: ReadonlySet<string>, remove: ReadonlySet<string>, hashSize: number): { segments: Segment[]; length: number } {
   const stop = end - base;
   const segments: Segment[] = [];
   let length = 0;
@@ -705,7 +729,7 @@ function rewriteCacheTree(buf: Buffer, base: number, start: number, end: number,
   /** Writes the invalidated node at `k`, at `path`, and its subtrees; returns its end. */
   const rewrite = (k: number, path: string): number => {
     const name = nameAt(k);
-    k = readTreeHeader(buf, k, stop, node);
+    k = readTreeHeader(buf, k, stop, node, hashSize);
     if ((path === '') !== (name === '')) throw new AskGit('cache-tree name');
     const at = segments.length;
     segments.push(Buffer.alloc(0)); // the header, once the kept subtrees are counted
@@ -715,14 +739,14 @@ function rewriteCacheTree(buf: Buffer, base: number, start: number, end: number,
       if (child === '' || child.includes('/')) throw new AskGit('cache-tree subtree name');
       const childPath = path === '' ? child : `${path}/${child}`;
       if (remove.has(childPath)) {
-        k = skipTreeNode(buf, k, stop);
+        k = skipTreeNode(buf, k, stop, hashSize);
         continue;
       }
       kept++;
       if (invalidate.has(childPath)) {
         k = rewrite(k, childPath);
       } else {
-        const childEnd = skipTreeNode(buf, k, stop);
+        const childEnd = skipTreeNode(buf, k, stop, hashSize);
         copy(k, childEnd);
         k = childEnd;
       }
@@ -738,10 +762,10 @@ function rewriteCacheTree(buf: Buffer, base: number, start: number, end: number,
 
 /**
  * Writes the new index into `lock`: header, segments (ranges re-read from `old`, with the racy
- * size fields zeroed), trailer (SHA-1 of all before it, or zeros), through `buffer`.
+ * size fields zeroed), trailer (the format's hash of all before it, or zeros), through `buffer`.
  */
-function writeIndex(old: number, lock: number, plan: Plan, buffer: Buffer): void {
-  const hash = plan.zeroTrailer ? null : createHash('sha1');
+function writeIndex(old: number, lock: number, plan: Plan, buffer: Buffer, layout: Layout): void {
+  const hash = plan.zeroTrailer ? null : createHash(layout.format);
   let fill = 0;
   let smudge = 0;
   const flush = () => {
@@ -779,6 +803,6 @@ function writeIndex(old: number, lock: number, plan: Plan, buffer: Buffer): void
     }
   }
   flush();
-  const trailer = hash ? hash.digest() : Buffer.alloc(HASH_SIZE);
-  for (let done = 0; done < HASH_SIZE; ) done += writeSync(lock, trailer, done, HASH_SIZE - done);
+  const trailer = hash ? hash.digest() : Buffer.alloc(layout.hashSize);
+  for (let done = 0; done < layout.hashSize; ) done += writeSync(lock, trailer, done, layout.hashSize - done);
 }

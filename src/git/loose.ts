@@ -6,15 +6,17 @@
  * which is correct since equal names mean equal content), then the temporary name is removed.
  * Like git by default (`core.fsync` leaves loose objects out), nothing is fsynced.
  *
- * It saves the ~12 ms spawn of `git hash-object -w` / `git mktree` per apply. It declines — the
- * caller then asks git — whenever git might write the object differently: a SHA-256 repository,
- * or a shared repository (group-writable objects folder: git would set the group bits). (An
+ * It saves the ~12 ms spawn of `git hash-object -w` / `git mktree` per apply. Objects are named
+ * by the repository's hash (SHA-1 or SHA-256: the store carries the format). It declines — the
+ * caller then asks git — whenever git might write the object differently: a shared repository
+ * (group-writable objects folder: git would set the group bits). (An
  * object folder moved by GIT_OBJECT_DIRECTORY is ignored, as run.ts drops it for git too.)
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { existsSync, linkSync, mkdirSync, promises as fs, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { deflateSync, inflateSync } from 'node:zlib';
+import { hashObject, isOid, objectFormat, type ObjectFormat } from './object-format.js';
 
 /** An object database hagent may write loose objects into directly. */
 export interface LooseObjectStore {
@@ -25,15 +27,19 @@ export interface LooseObjectStore {
    * (`git replace`), which git's readers honour and a raw read would not.
    */
   readable: boolean;
+  /** The repository's object format: the hash that names its objects. */
+  format: ObjectFormat;
 }
 
 /**
  * The object store of `commonDir` when hagent may write into it directly, else null (write
- * through git). `sampleOid`: any object id of the repository (its length tells SHA-1 from SHA-256).
+ * through git). `sampleOid`: any object id of the repository, which must be of its format
+ * (`extensions.objectFormat`).
  * Never throws.
  */
 export async function looseObjectStore(commonDir: string, sampleOid: string): Promise<LooseObjectStore | null> {
-  if (sampleOid.length !== 40) return null;
+  const format = objectFormat(commonDir);
+  if (!isOid(sampleOid, format)) return null;
   const objectsDir = path.join(commonDir, 'objects');
   try {
     const st = await fs.stat(objectsDir);
@@ -41,15 +47,15 @@ export async function looseObjectStore(commonDir: string, sampleOid: string): Pr
     if (!st.isDirectory() || (st.mode & 0o2020) !== 0) return null;
     const replaced = statSync(path.join(commonDir, 'refs', 'replace'), { throwIfNoEntry: false }) !== undefined
       || (await fs.readFile(path.join(commonDir, 'packed-refs'), 'latin1').catch(() => '')).includes(' refs/replace/');
-    return { objectsDir, readable: !replaced };
+    return { objectsDir, readable: !replaced, format };
   } catch {
     return null;
   }
 }
 
-/** The id git gives an object of `type` with `content` (SHA-1, hex). Pure. */
-export function objectId(type: 'blob' | 'tree' | 'commit', content: Uint8Array): string {
-  return createHash('sha1').update(`${type} ${content.length}\0`).update(content).digest('hex');
+/** The id git gives an object of `type` with `content` in `format` (hex). Pure. */
+export function objectId(type: 'blob' | 'tree' | 'commit', content: Uint8Array, format: ObjectFormat = 'sha1'): string {
+  return hashObject(type, content, format);
 }
 
 /**
@@ -60,7 +66,7 @@ export function objectId(type: 'blob' | 'tree' | 'commit', content: Uint8Array):
 export async function writeLooseObject(store: LooseObjectStore, type: 'blob' | 'tree' | 'commit', content: Uint8Array): Promise<string> {
   // Synchronous calls: five small file operations cost less than five thread-pool round trips,
   // and an apply writes a handful of objects (measured: the note's four objects 9 → 3 ms).
-  const oid = objectId(type, content);
+  const oid = objectId(type, content, store.format);
   const dir = path.join(store.objectsDir, oid.slice(0, 2));
   const final = path.join(dir, oid.slice(2));
   if (existsSync(final)) return oid;
@@ -99,7 +105,7 @@ export async function writeLooseObject(store: LooseObjectStore, type: 'blob' | '
  *   other than ENOENT, or zlib's for a damaged file.
  */
 export function readLooseObject(store: LooseObjectStore, oid: string): { type: string; content: Buffer } | null {
-  if (!store.readable || !/^[0-9a-f]{40}$/.test(oid)) return null;
+  if (!store.readable || !isOid(oid, store.format)) return null;
   let raw: Buffer;
   try {
     raw = readFileSync(path.join(store.objectsDir, oid.slice(0, 2), oid.slice(2)));

@@ -15,6 +15,7 @@ import { readLooseObject, writeLooseObject, type LooseObjectStore } from './loos
 import { readRefsDirect } from './refs-direct.js';
 import { parseRawTree, serializeTree } from './tree.js';
 import { updateRefDirect } from './ref-update-direct.js';
+import { isOid } from './object-format.js';
 
 /** The notes ref hagent keeps patch texts under. */
 export const NOTES_REF = 'refs/notes/hagent';
@@ -28,7 +29,7 @@ export interface DirectNote {
   commonDir: string;
   /** Absolute git dir of the worktree making the update. */
   gitDir: string;
-  /** The annotated commit (40 hex). */
+  /** The annotated commit (a full id of the store's format). */
   commit: string;
   /** The note's exact text. */
   text: string;
@@ -53,17 +54,17 @@ function readObject(store: LooseObjectStore, oid: string, type: string): Buffer 
  *   notes lock); the file system's error when an object cannot be written.
  */
 export async function addNoteDirect(n: DirectNote): Promise<boolean> {
-  if (!/^[0-9a-f]{40}$/.test(n.commit)) return false;
+  if (!isOid(n.commit, n.store.format)) return false;
   const refs = await readRefsDirect(n.commonDir, [NOTES_REF]);
   if (!refs) return false;
   const parent = refs.get(NOTES_REF) ?? null;
   let root = new Map<string, { mode: string; oid: string }>();
   if (parent) {
     const commit = readObject(n.store, parent, 'commit');
-    const tree = commit ? /^tree ([0-9a-f]{40})\n/.exec(commit.toString('latin1'))?.[1] : undefined;
+    const tree = commit ? /^tree ([0-9a-f]+)\n/.exec(commit.toString('latin1'))?.[1] : undefined;
     const raw = tree ? readObject(n.store, tree, 'tree') : null;
     if (!raw) return false;
-    root = parseRawTree(raw);
+    root = parseRawTree(raw, n.store.format);
   }
   const fan = n.commit.slice(0, 2);
   const rest = n.commit.slice(2);
@@ -72,7 +73,7 @@ export async function addNoteDirect(n: DirectNote): Promise<boolean> {
   if (existing) {
     const raw = existing.mode === '40000' ? readObject(n.store, existing.oid, 'tree') : null;
     if (!raw) return false;
-    sub = parseRawTree(raw);
+    sub = parseRawTree(raw, n.store.format);
     if (sub.get(rest.slice(0, 2))?.mode === '40000') return false; // deeper fanout: git places it
   }
   root.delete(n.commit); // a note kept without fanout is replaced, as -f does

@@ -1,24 +1,22 @@
 /**
  * Object ids computed in-process and the index/tree verbs of a commit made without `git commit`.
  */
-import { createHash } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
 import { gitText, runGit } from './run.js';
 import { literalPathspec, locateWorktreeDirect } from './plumbing.js';
 import { updateIndexFile } from './index-file.js';
+import { formatOfOid, hashObject, objectFormat, zeroOid, type ObjectFormat } from './object-format.js';
 
-/** git's blob id of `bytes`: sha1("blob <len>\0" + bytes), hex. 0.01 ms per small file (design.md). */
-export function blobId(bytes: Uint8Array): string {
-  const h = createHash('sha1');
-  h.update(`blob ${bytes.length}\0`);
-  h.update(bytes);
-  return h.digest('hex');
+/**
+ * git's blob id of `bytes` exactly as given (no filters): the format's hash of
+ * "blob <len>\0" + bytes, hex. 0.01 ms per small file (design.md). For a worktree file whose
+ * path has filter or end-of-line attributes, git stores another blob: see storedBlobIds.
+ */
+export function blobId(bytes: Uint8Array, format: ObjectFormat): string {
+  return hashObject('blob', bytes, format);
 }
-
-/** The all-zero id git uses for "no object". */
-export const ZERO_OID = '0000000000000000000000000000000000000000';
 
 /**
  * Writes the worktree files `paths` into the object database as blobs (no filters, exact bytes)
@@ -53,13 +51,27 @@ function realpathOrNull(p: string): string | null {
  */
 export async function updateIndex(cwd: string, entries: readonly IndexEntryUpdate[], indexFile?: string): Promise<void> {
   if (entries.length === 0) return;
+  const withId = entries.find((e) => e.oid !== null);
+  const format = withId ? formatOfOid(withId.oid!) : await objectFormatAt(cwd);
   if (indexFile === undefined) {
     const here = locateWorktreeDirect(cwd);
     const root = here ? realpathOrNull(cwd) : null;
-    if (here && root === here.topLevel && (await updateIndexFile(path.join(here.gitDir, 'index'), entries))) return;
+    if (here && root === here.topLevel && (await updateIndexFile(path.join(here.gitDir, 'index'), entries, format))) return;
   }
-  const input = entries.map((e) => (e.oid === null ? `0 ${ZERO_OID}\t${e.path}\0` : `${e.mode} ${e.oid}\t${e.path}\0`)).join('');
+  const zero = zeroOid(format);
+  const input = entries.map((e) => (e.oid === null ? `0 ${zero}\t${e.path}\0` : `${e.mode} ${e.oid}\t${e.path}\0`)).join('');
   await runGit(['update-index', '-z', '--index-info'], { cwd, input, ...(indexFile ? { env: { GIT_INDEX_FILE: indexFile } } : {}) });
+}
+
+/**
+ * The object format of the repository around `cwd`: from its config when git's files are at hand
+ * ({@link locateWorktreeDirect}), else from `git rev-parse --show-object-format`.
+ * @throws HagentError GIT_FAILED when `cwd` is in no repository.
+ */
+export async function objectFormatAt(cwd: string): Promise<ObjectFormat> {
+  const here = locateWorktreeDirect(cwd);
+  if (here) return objectFormat(here.commonDir);
+  return (await gitText(['rev-parse', '--show-object-format'], { cwd })) === 'sha256' ? 'sha256' : 'sha1';
 }
 
 /** Writes the index of `cwd` (or `indexFile`) as a tree. @returns the tree id. */

@@ -64,7 +64,7 @@ function isGitDirectory(dir: string): boolean {
 /**
  * A repository's `config` says nothing that moves the worktree or makes the repository bare
  * (`core.worktree`, `core.bare = true`), includes no other file that could, and asks for no
- * extension or repository format git might refuse; judged conservatively on the text (a key may
+ * extension but the object format, and no repository format git might refuse; judged conservatively on the text (a key may
  * follow its section header on the same line), so a false only means "ask git".
  */
 function plainConfig(gitDir: string): boolean {
@@ -75,7 +75,16 @@ function plainConfig(gitDir: string): boolean {
     return false;
   }
   const key = (name: string) => new RegExp(`(?:^|\\])[ \\t]*${name}\\b[ \\t]*(?:=[ \\t]*"?([^\\s#;"]*))?`, 'gim');
-  if (/\[\s*(include|extensions)/i.test(text) || key('worktree').test(text)) return false;
+  if (/\[\s*include/i.test(text) || key('worktree').test(text)) return false;
+  // Of the extensions, only the object format (SHA-1 or SHA-256), which the direct readers follow.
+  const sections = [...text.matchAll(/\[\s*extensions\b([^\]]*)\]([^[]*)/gi)];
+  for (const [, sub, body] of sections) {
+    if (sub!.trim() !== '') return false;
+    for (const line of body!.split('\n')) {
+      const l = line.replace(/[#;].*$/, '').trim();
+      if (l !== '' && !/^objectformat\s*=\s*"?sha(?:1|256)"?$/i.test(l)) return false;
+    }
+  }
   for (const m of text.matchAll(key('bare'))) if (!/^(false|no|off|0)$/i.test(m[1] ?? '')) return false;
   for (const m of text.matchAll(key('repositoryformatversion'))) if (!/^[01]$/.test(m[1] ?? '')) return false;
   return true;
@@ -244,6 +253,14 @@ export function parseRawDiff(out: Buffer): TreeChange[] {
   return changes;
 }
 
+/**
+ * The submodules (gitlinks) that `changes` (from {@link diffTrees}) turn into folders of files:
+ * a gitlink removed while paths below it are added. Pure.
+ */
+export function gitlinksTurnedIntoFolders(changes: readonly TreeChange[]): string[] {
+  return changes.filter((c) => c.oldMode === '160000' && c.newMode !== '160000' && changes.some((o) => o.path.startsWith(`${c.path}/`))).map((c) => c.path);
+}
+
 /** Paths that differ between two tree-ish values (recursive, renames not detected). */
 export async function diffTrees(cwd: string, from: string, to: string, paths: readonly string[] = []): Promise<TreeChange[]> {
   const args = ['diff-tree', '-r', '-z', '--no-renames', '--no-ext-diff', from, to];
@@ -376,7 +393,7 @@ export function listWorktreesDirect(commonDir: string): WorktreeInfo[] | null {
     if (path.basename(commonDir) !== '.git' || !plainConfig(commonDir)) return null;
     const one = (gitDir: string, at: string): WorktreeInfo | null => {
       const head = readFileSync(path.join(gitDir, 'HEAD'), 'utf8').trim();
-      if (/^[0-9a-f]{40}$/.test(head)) return { path: at, head, branch: null, bare: false };
+      if (/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(head)) return { path: at, head, branch: null, bare: false };
       const m = /^ref: (refs\/\S+)$/.exec(head);
       if (!m) return null;
       const oid = readRefsDirectSync(commonDir, [m[1]!]);

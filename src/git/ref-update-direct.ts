@@ -25,6 +25,7 @@ import path from 'node:path';
 import { HagentError } from '../errors.js';
 import { readRefsDirectSync } from './refs-direct.js';
 import { readLooseObject, type LooseObjectStore } from './loose.js';
+import { formatOfOid, zeroOid } from './object-format.js';
 
 /** One compare-and-swap move of a branch ref, for {@link updateRefDirect}. */
 export interface DirectRefUpdate {
@@ -47,7 +48,7 @@ const ENV_ASK_GIT = ['GIT_CONFIG_PARAMETERS', 'GIT_CONFIG_COUNT', 'GIT_DIR', 'GI
 const CONFIG_ASK_GIT = /hookspath|fsync|filesreflocktimeout|sharedrepository|\[\s*include/i;
 /** `core.logAllRefUpdates` lines; `git init` writes `= true`, the default, which changes nothing. */
 const LOG_ALL_REF_UPDATES = /(?:^|\])[ \t]*logallrefupdates\b(?:[ \t]*=[ \t]*"?([^\s#;"]*))?/gim;
-const OID = /^[0-9a-f]{40}$/;
+const OID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 
 function readText(file: string): string {
   try {
@@ -160,7 +161,7 @@ export async function updateRefDirect(u: DirectRefUpdate): Promise<boolean> {
  *   already renamed into place by then stay moved, as with git.
  */
 export async function updateRefsDirect(commonDir: string, gitDir: string, moves: readonly DirectRefMove[], committer: string, message: string): Promise<boolean> {
-  if (moves.length === 0 || moves.some((m) => !OID.test(m.newOid) || (m.oldOid != null && !OID.test(m.oldOid)) || !plainCase(commonDir, gitDir, m.ref))) return false;
+  if (moves.length === 0 || moves.some((m) => !OID.test(m.newOid) || (m.oldOid != null && m.oldOid.length !== m.newOid.length) || (m.oldOid != null && !OID.test(m.oldOid)) || !plainCase(commonDir, gitDir, m.ref))) return false;
   if (new Set(moves.map((m) => m.ref)).size !== moves.length) return false;
   const locks: { file: string; lock: string; fd: number | null; move: DirectRefMove; old: string | null }[] = [];
   let headLock: string | null = null;
@@ -196,9 +197,8 @@ export async function updateRefsDirect(commonDir: string, gitDir: string, moves:
         closeSync(fd);
       }
     }
-    const zero = '0'.repeat(40);
     for (const l of locks) {
-      const line = `${l.old ?? zero} ${l.move.newOid} ${committer}\t${reflogMessage(message)}\n`;
+      const line = `${l.old ?? zeroOid(formatOfOid(l.move.newOid))} ${l.move.newOid} ${committer}\t${reflogMessage(message)}\n`;
       appendLine(path.join(commonDir, 'logs', ...l.move.ref.split('/')), line);
       if (l === headMove) appendLine(path.join(gitDir, 'logs', 'HEAD'), line);
       renameSync(l.lock, l.file);

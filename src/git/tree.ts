@@ -4,8 +4,8 @@
  * (`git mktree --batch`), so the cost grows with the patch, not with the repository
  * (issue: session cycle, "apply on 100,000 files ÷ apply on 1,000 files ≤ 1.2").
  */
-import { createHash } from 'node:crypto';
 import { HagentError } from '../errors.js';
+import { formatOfOid, hashObject, oidByteLength, type ObjectFormat } from './object-format.js';
 import { readLooseObject, writeLooseObject, type LooseObjectStore } from './loose.js';
 import { runGit } from './run.js';
 
@@ -21,17 +21,24 @@ interface Entry {
   oid: string;
 }
 
-/** Parses a raw tree object (`<mode> <name>\0<20 bytes>`…) into name → entry. Pure. */
-export function parseRawTree(raw: Buffer): Map<string, Entry> {
+/**
+ * Parses a raw tree object (`<mode> <name>\0<id bytes>`…, ids of 20 bytes for SHA-1 and 32 for
+ * SHA-256) into name → entry. Pure.
+ * @throws HagentError INTERNAL when the bytes are not a tree of `format` (a truncated entry),
+ *   rather than reading past them.
+ */
+export function parseRawTree(raw: Buffer, format: ObjectFormat): Map<string, Entry> {
   const entries = new Map<string, Entry>();
+  const idLength = oidByteLength(format);
   let i = 0;
   while (i < raw.length) {
     const space = raw.indexOf(0x20, i);
-    const nul = raw.indexOf(0, space);
+    const nul = space < 0 ? -1 : raw.indexOf(0, space);
+    if (nul < 0 || nul + 1 + idLength > raw.length) throw new HagentError('INTERNAL', `a tree object does not parse as ${format} (entry at byte ${i})`, { format });
     const mode = raw.toString('latin1', i, space);
     const name = raw.toString('utf8', space + 1, nul);
-    entries.set(name, { mode: mode.padStart(6, '0') === '040000' ? '40000' : mode, oid: raw.toString('hex', nul + 1, nul + 21) });
-    i = nul + 21;
+    entries.set(name, { mode: mode.padStart(6, '0') === '040000' ? '40000' : mode, oid: raw.toString('hex', nul + 1, nul + 1 + idLength) });
+    i = nul + 1 + idLength;
   }
   return entries;
 }
@@ -45,10 +52,6 @@ function sortKey(name: string, mode: string): Buffer {
 export function serializeTree(entries: ReadonlyMap<string, Entry>): Buffer {
   const sorted = [...entries].sort(([a, ea], [b, eb]) => Buffer.compare(sortKey(a, ea.mode), sortKey(b, eb.mode)));
   return Buffer.concat(sorted.flatMap(([name, e]) => [Buffer.from(`${e.mode} ${name}\0`, 'utf8'), Buffer.from(e.oid, 'hex')]));
-}
-
-function treeId(raw: Buffer): string {
-  return createHash('sha1').update(`tree ${raw.length}\0`).update(raw).digest('hex');
 }
 
 /** C-quotes a name the way git prints unusual paths, so `mktree` (without -z) reads it back. Pure. */
@@ -74,13 +77,13 @@ export type CommitTrees = Map<string, Map<string, Entry>>;
 function readTreesLoose(store: LooseObjectStore, commit: string, dirs: readonly string[]): CommitTrees | null {
   const c = readLooseObject(store, commit);
   if (!c || c.type !== 'commit') return null;
-  const m = /^tree ([0-9a-f]{40})\n/.exec(c.content.toString('latin1', 0, 46));
-  if (!m) return null;
+  const m = /^tree ([0-9a-f]+)\n/.exec(c.content.toString('latin1', 0, 80));
+  if (!m || m[1]!.length !== commit.length) return null;
   const byId = new Map<string, Map<string, Entry> | null>();
   const tree = (oid: string): Map<string, Entry> | null => {
     if (!byId.has(oid)) {
       const o = readLooseObject(store, oid);
-      byId.set(oid, o && o.type === 'tree' ? parseRawTree(o.content) : null);
+      byId.set(oid, o && o.type === 'tree' ? parseRawTree(o.content, store.format) : null);
     }
     return byId.get(oid)!;
   };
@@ -124,12 +127,18 @@ async function readTrees(cwd: string, commit: string, dirs: readonly string[], s
       const size = Number(header[2]);
       const body = out.subarray(pos, pos + size);
       pos += size + 1;
-      trees.set(d, header[1] === 'tree' ? parseRawTree(body) : new Map());
+      trees.set(d, header[1] === 'tree' ? parseRawTree(body, formatOfOid(header[0]!)) : new Map());
     } else {
       trees.set(d, new Map()); // "<name> missing": a new folder
     }
   }
   return trees;
+}
+
+/** The object format of `commit`: from its length when it is a full id, else asked of git. */
+async function commitFormat(cwd: string, commit: string): Promise<ObjectFormat> {
+  if (/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(commit)) return formatOfOid(commit);
+  return formatOfOid((await runGit(['rev-parse', '--verify', '--end-of-options', `${commit}^{commit}`], { cwd })).stdout.toString('latin1').trim());
 }
 
 /** Every folder on the way to `paths` ('' included). Pure. */
@@ -150,6 +159,26 @@ function foldersOf(paths: readonly string[]): Set<string> {
  */
 export async function readCommitTrees(cwd: string, commit: string, paths: readonly string[], store?: LooseObjectStore | null): Promise<CommitTrees> {
   return readTrees(cwd, commit, [...foldersOf(paths)], store);
+}
+
+/**
+ * The submodule (gitlink, mode 160000) each of `paths` is or lies inside in `trees`: path → the
+ * gitlink's path; paths outside every submodule are absent. `trees` must hold the folders on the
+ * way ({@link readCommitTrees}). Pure.
+ */
+export function submodulesOf(trees: CommitTrees, paths: readonly string[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const p of paths) {
+    const parts = p.split('/');
+    for (let i = 1; i <= parts.length; i++) {
+      const dir = parts.slice(0, i - 1).join('/');
+      if (trees.get(dir)?.get(parts[i - 1]!)?.mode === '160000') {
+        out.set(p, parts.slice(0, i).join('/'));
+        break;
+      }
+    }
+  }
+  return out;
 }
 
 /**
@@ -180,6 +209,7 @@ export function entriesAt(trees: CommitTrees, paths: readonly string[]): Map<str
  * @returns the new root tree id. @throws HagentError GIT_FAILED (or INTERNAL when git's ids differ).
  */
 export async function writeTreeWithChanges(cwd: string, commit: string, changes: readonly PathChange[], known?: CommitTrees, store?: LooseObjectStore | null): Promise<string> {
+  const format = await commitFormat(cwd, commit);
   const dirs = foldersOf(changes.map((c) => c.path));
   const depth = (d: string) => (d === '' ? 0 : d.split('/').length);
   const ordered = [...dirs].sort((a, b) => depth(b) - depth(a) || (a < b ? -1 : 1));
@@ -198,7 +228,7 @@ export async function writeTreeWithChanges(cwd: string, commit: string, changes:
   for (const dir of ordered) {
     const entries = trees.get(dir)!;
     const raw = serializeTree(entries);
-    const oid = treeId(raw);
+    const oid = hashObject('tree', raw, format);
     if (dir === '') rootId = oid;
     else {
       const slash = dir.lastIndexOf('/');

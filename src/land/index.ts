@@ -8,7 +8,7 @@ import { lstatSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { HagentError, isHagentError } from '../errors.js';
 import {
-  checkoutTreeDelta, firstParentSubjectsDirect, diffTrees, dirtyPaths, listWorktrees, literalPathspec, locateWorktreeDirect, looseObjectStore, mergeTrees, readRefPreferDirect, runGit, updateRefsCas, updateRefsDirect, writeCommit, writeInternalCommit, writeTreeWithChanges, type MadeCommit, type TreeChange,
+  checkoutTreeDelta, gitlinksTurnedIntoFolders, firstParentSubjectsDirect, diffTrees, dirtyPaths, listWorktrees, literalPathspec, locateWorktreeDirect, looseObjectStore, mergeTrees, readRefPreferDirect, runGit, updateRefsCas, updateRefsDirect, writeCommit, writeInternalCommit, writeTreeWithChanges, type MadeCommit, type TreeChange,
 } from '../git/index.js';
 import { guardTarget, headChange, isInside, patchesFrom, readDrift, landBaseRef, nextLandedRef, readLandBase, readSession, sessionHead, treeIds, writeSession, type LandBase, type RepoContext, type Session } from '../session/index.js';
 import { guardedWrite } from '../transaction/index.js';
@@ -302,6 +302,8 @@ async function landLocked(ctx: RepoContext, session: Session, options: LandOptio
     listWorktrees(cwd, ctx.commonDir),
   ]);
   const files = changed.map((c) => ({ path: c.path, status: c.status }));
+  const gitlinks = gitlinksTurnedIntoFolders(changed);
+  if (gitlinks.length) throw new HagentError('SUBMODULE_PATH', `landing session ${session.id} would replace the submodule ${gitlinks.join(', ')} with a folder of files`, { path: gitlinks[0]!, files: gitlinks, session: session.id }, 'nothing was written; change the submodule in its own repository, and in the session worktree restore the gitlink (git rm -r --cached PATH, git checkout <base> -- PATH), then hagent sync and land again');
   if (files.length === 0) {
     // The target holds every approved change by content already: that is landed, and the next
     // land starts from here. Only the land base moves.

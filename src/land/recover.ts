@@ -8,7 +8,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import * as z from 'zod/mini';
-import { blobId, literalPathspec, locateWorktreeDirect, lsTree, readRefPreferDirect, runGit, type TreeEntry } from '../git/index.js';
+import { blobId, formatOfOid, storedBlobIdsOf, literalPathspec, locateWorktreeDirect, lsTree, readRefPreferDirect, runGit, type TreeEntry } from '../git/index.js';
 import { readEntry, readJsonFile, writeJsonFile } from '../fsx/index.js';
 
 const LandRecordSchema = z.object({
@@ -82,11 +82,13 @@ async function diskMatches(worktree: string, rel: string, side: Side, folderOk: 
   if (!side) return e.kind === 'missing' || (folderOk && e.kind === 'directory');
   if (e.kind === 'symlink' && side.mode === '120000') {
     const link = await fs.readlink(path.join(worktree, rel), { encoding: 'buffer' }).catch(() => null);
-    return link !== null && side.oid === blobId(link);
+    return link !== null && side.oid === blobId(link, formatOfOid(side.oid));
   }
   if (e.kind !== 'file') return false;
   const mode = e.executable ? '100755' : '100644';
-  return side.mode === mode && side.oid === blobId(e.bytes);
+  if (side.mode !== mode) return false;
+  // The id git would store for these bytes: a checkout with filter or end-of-line attributes holds another form of the blob.
+  return side.oid === (await storedBlobIdsOf(worktree, [{ path: rel, bytes: e.bytes }], formatOfOid(side.oid))).get(rel);
 }
 
 /** Stage-0 index entries of `paths` in a checkout: path → `<mode> <oid>`. */

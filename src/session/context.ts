@@ -1,10 +1,10 @@
 /**
  * Finding the repository and the session a command acts on.
  */
-import { realpathSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { HagentError } from '../errors.js';
-import { locateRepo, type RepoLocation } from '../git/index.js';
+import { HagentError, isHagentError } from '../errors.js';
+import { locateRepo, runGit, type RepoLocation } from '../git/index.js';
 import { hagentDir, listSessions, readSession, type Session } from './store.js';
 
 /** The repository around the caller's directory. Paths are absolute. */
@@ -19,8 +19,34 @@ export interface RepoContext {
  * @throws HagentError NOT_A_GIT_REPO; BARE_REPO when `allowBare` is false and the repo is bare.
  */
 export async function openRepo(cwd: string): Promise<RepoContext> {
-  const location = await locateRepo(cwd);
+  let location: RepoLocation;
+  try {
+    location = await locateRepo(cwd);
+  } catch (error) {
+    if (!(isHagentError(error) && error.code === 'NOT_A_GIT_REPO' && (await repairMovedSessionWorktree(cwd)))) throw error;
+    location = await locateRepo(cwd);
+  }
   return { cwd, location, commonDir: location.commonDir };
+}
+
+/**
+ * When `cwd` lies in a session worktree whose repository folder was moved — its `.git` file names
+ * a git dir that is gone, and it sits at `<common dir>/hagent/worktrees/<id>` of a repository —
+ * mends git's links with `git worktree repair` (the session record follows on its next read).
+ * @returns whether it repaired one. Never throws.
+ */
+async function repairMovedSessionWorktree(cwd: string): Promise<boolean> {
+  for (let dir = path.resolve(cwd); ; dir = path.dirname(dir)) {
+    const dotGit = path.join(dir, '.git');
+    if (statSync(dotGit, { throwIfNoEntry: false })?.isFile()) {
+      const target = /^gitdir: (.+?)\r?\n?$/.exec(readFileSync(dotGit, 'utf8'))?.[1];
+      const common = path.dirname(path.dirname(path.dirname(dir)));
+      const layout = path.basename(path.dirname(dir)) === 'worktrees' && path.basename(path.dirname(path.dirname(dir))) === 'hagent';
+      if (!target || existsSync(path.resolve(dir, target)) || !layout || !existsSync(path.join(common, 'HEAD'))) return false;
+      return (await runGit(['worktree', 'repair', dir], { cwd: common, allowFailure: true })).exitCode === 0;
+    }
+    if (statSync(dotGit, { throwIfNoEntry: false }) || path.dirname(dir) === dir) return false;
+  }
 }
 
 function real(p: string): string {

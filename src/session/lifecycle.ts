@@ -134,6 +134,9 @@ export async function startSession(ctx: RepoContext, options: StartOptions): Pro
     throw (await checkVersion()) ?? e; // a git too old for hagent is the first thing to fix
   }
   const worktree = defaultWorktreePath(ctx.commonDir, id);
+  if (await fs.lstat(worktree).then(() => true, () => false)) {
+    throw new HagentError('SESSION_EXISTS', `the session folder ${worktree} already exists (left by an earlier session named ${id}?)`, { session: id, path: worktree }, `pick another --name, or look inside it and remove it (rm -r ${JSON.stringify(worktree)}) if nothing there is needed; nothing was created`);
+  }
   await fs.mkdir(path.dirname(worktree), { recursive: true });
   // The checkout's spawn first: a spawn holds Node's thread for the fork (~10 ms here).
   const adding = runGit(['worktree', 'add', '--quiet', '--no-track', '-b', branch, worktree, base], { cwd: top }).then(() => null, (e: unknown) => e);
@@ -142,7 +145,12 @@ export async function startSession(ctx: RepoContext, options: StartOptions): Pro
     if (!added) await removeStartedWorktree(top, worktree, `refs/heads/${branch}`);
     throw tooOld;
   }
-  if (added) throw added;
+  if (added) {
+    // git makes the branch before the checkout: a checkout that failed leaves it, still at base
+    // (it did not exist before), which a retry would take for an existing session.
+    await runGit(['update-ref', '-d', `refs/heads/${branch}`, base], { cwd: top, allowFailure: true });
+    throw added;
+  }
   const session: Session = { version: 1, id, worktree, branch, base, target, createdAt: new Date().toISOString(), approval: null, lands: [] };
   await writeSession(ctx.commonDir, session, { durable: false });
   const included = await copyWorktreeIncludes(top, worktree);

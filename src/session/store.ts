@@ -2,11 +2,12 @@
  * Session metadata on disk: one JSON file per session under `<git-common-dir>/hagent/sessions/`,
  * validated with zod on every read (design.md "Where things live").
  */
-import { promises as fs } from 'node:fs';
+import { promises as fs, existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import * as z from 'zod/mini';
 import { HagentError } from '../errors.js';
 import { readJsonFile, writeJsonFile } from '../fsx/index.js';
+import { runGit } from '../git/index.js';
 
 /** Approval of a session head, recorded by `hagent review --approve`. */
 export const ApprovalSchema = z.object({
@@ -70,7 +71,36 @@ export async function readSession(commonDir: string, id: string): Promise<Sessio
   if (!parsed.success) {
     throw new HagentError('SESSION_NOT_FOUND', `session ${id}: its metadata file is damaged`, { session: id, file: sessionFile(commonDir, id) }, `fix or remove the file (${parsed.error.issues[0]?.message ?? 'invalid'})`);
   }
-  return parsed.data;
+  return followMove(commonDir, parsed.data);
+}
+
+/** Sessions whose worktree {@link followMove} found moved with the repository, by common dir. */
+const moved = new Map<string, Set<string>>();
+
+/** Ids of the sessions of `commonDir` that this process found moved and repaired. */
+export function movedSessions(commonDir: string): string[] {
+  return [...(moved.get(commonDir) ?? [])];
+}
+
+/**
+ * A session whose repository folder was moved (`mv repo repo2`): its recorded worktree path is
+ * gone, but its worktree is at the default place inside the moved common dir. git's links both
+ * ways (the worktree's `.git` file, the common dir's `worktrees/<id>/gitdir`) still name the old
+ * place, so they are mended with `git worktree repair <new path>` — git's own repair for moved
+ * worktrees — and the session record is rewritten. Every command reads sessions through here,
+ * so each keeps working after a move. Anything else is returned as it is.
+ */
+async function followMove(commonDir: string, session: Session): Promise<Session> {
+  if (existsSync(session.worktree)) return session;
+  const here = defaultWorktreePath(commonDir, session.id);
+  if (path.resolve(here) === path.resolve(session.worktree) || !statSync(path.join(here, '.git'), { throwIfNoEntry: false })?.isFile()) return session;
+  const repaired = await runGit(['worktree', 'repair', here], { cwd: commonDir, allowFailure: true });
+  if (repaired.exitCode !== 0) return session;
+  const relocated = { ...session, worktree: here };
+  await writeSession(commonDir, relocated);
+  if (!moved.has(commonDir)) moved.set(commonDir, new Set());
+  moved.get(commonDir)!.add(session.id);
+  return relocated;
 }
 
 /**

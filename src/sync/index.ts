@@ -34,7 +34,7 @@ const EXCLUDE_TEMPS = ':(exclude,glob)**/.*.hagent-*.tmp';
  * @throws HagentError LOCKED, TARGET_MOVED, SESSION_NOT_FOUND.
  */
 export async function syncSession(ctx: RepoContext, session: Session, env: Readonly<Record<string, string | undefined>> = {}): Promise<SyncResult> {
-  const config = await loadConfig(ctx, env);
+  const config = await loadConfig(ctx, env, session.target);
   const { value, recovery } = await guardedWrite(guardTarget(ctx, session), 'sync', { timeoutMs: config.runtime.lockTimeoutMs }, async () => {
     const r = await syncLocked(ctx, session, config.policy);
     return { value: r, files: r.files.map((f) => f.path), head: r.commit ?? r.parent };

@@ -6,7 +6,7 @@
 import { promises as fs, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
-import { blobId, commitTree, lsTree, parseGitFile, readBlob, readRef, updateIndex, updateRefCas, writeTree, type IndexEntryUpdate } from '../git/index.js';
+import { objectFormat, readBlobCheckedOut, storedBlobIdsOf, type ObjectFormat, commitTree, lsTree, parseGitFile, readRef, updateIndex, updateRefCas, writeTree, type IndexEntryUpdate } from '../git/index.js';
 import { backupNameFor, readEntry, replaceIfHolds, tempNameFor } from '../fsx/index.js';
 import { intentPath, readIntent, removeIntent, writeIntent, type Intent } from './intent.js';
 import { storeNote } from './note.js';
@@ -24,11 +24,15 @@ export interface Recovery {
 
 type DiskSide = { oid: string; mode: string; bytes: Uint8Array } | null;
 
-async function diskSide(worktree: string, rel: string): Promise<DiskSide | 'other'> {
-  const e = await readEntry(worktree, rel);
-  if (e.kind === 'missing') return null;
-  if (e.kind !== 'file') return 'other';
-  return { oid: blobId(e.bytes), mode: e.executable ? '100755' : '100644', bytes: e.bytes };
+/** What each of `rels` holds on disk, its blob id the one git would store (git/filters.ts). */
+async function diskSides(worktree: string, rels: readonly string[], format: ObjectFormat): Promise<(DiskSide | 'other')[]> {
+  const entries = await Promise.all(rels.map((rel) => readEntry(worktree, rel)));
+  const ids = await storedBlobIdsOf(worktree, rels.flatMap((rel, i) => { const e = entries[i]!; return e.kind === 'file' ? [{ path: rel, bytes: e.bytes }] : []; }), format);
+  return entries.map((e, i) => {
+    if (e.kind === 'missing') return null;
+    if (e.kind !== 'file') return 'other';
+    return { oid: ids.get(rels[i]!)!, mode: e.executable ? '100755' : '100644', bytes: e.bytes };
+  });
 }
 
 const same = (a: DiskSide | 'other', b: { oid: string; mode: string } | null) =>
@@ -174,9 +178,9 @@ export async function recoverTransaction(commonDir: string, sessionId: string, w
     await updateIndex(worktree, indexEntries(intent, 'next'));
     result = { txid: intent.txid, command: intent.command, action: 'completed', commit: headNow, files, outside: [] };
   } else if (headNow !== intent.head) {
-    throw new HagentError('STALE_FILE', `session ${sessionId}: an interrupted ${intent.command} started at ${intent.head.slice(0, 12)}, but the head is now ${headNow?.slice(0, 12) ?? 'gone'}`, { session: sessionId }, 'run hagent doctor to inspect; the files were left as they are');
+    throw new HagentError('STALE_FILE', `session ${sessionId}: an interrupted ${intent.command} started at ${intent.head.slice(0, 12)}, but the head is now ${headNow?.slice(0, 12) ?? 'gone'}`, { session: sessionId, record: intentPath(commonDir, sessionId), files: intent.targets.map((t) => t.rel) }, `the files were left as they are; check ${intent.targets.map((t) => t.rel).join(', ')} (hagent session status ${sessionId}), then remove the stale record ${intentPath(commonDir, sessionId)} and run the command again`);
   } else {
-    const sides = await Promise.all(intent.targets.map((t) => diskSide(worktree, t.rel)));
+    const sides = await diskSides(worktree, intent.targets.map((t) => t.rel), objectFormat(commonDir));
     const allWritten = intent.targets.every((t, i) => same(sides[i]!, t.next));
     if (allWritten) {
       await updateIndex(worktree, indexEntries(intent, 'next'));
@@ -203,7 +207,7 @@ export async function recoverTransaction(commonDir: string, sessionId: string, w
         let tmp: string | null = null;
         try {
           if (t.prior !== null) {
-            const bytes = await readBlob(worktree, t.prior.oid);
+            const bytes = await readBlobCheckedOut(worktree, t.rel, t.prior.oid);
             const mode = t.prior.mode === '100755' ? 0o755 : 0o644;
             tmp = path.join(worktree, tempNameFor(t.rel, `recover-${process.pid}`));
             await fs.mkdir(path.dirname(abs), { recursive: true });

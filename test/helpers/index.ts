@@ -75,7 +75,7 @@ export interface CliResult {
 }
 
 /** Spawns the built hagent CLI with no TTY; `unsetEnv` names variables of GIT_ENV (or the process) to leave out. */
-export function hagent(cwd: string, args: string[], options: { input?: string | Buffer; env?: Record<string, string>; unsetEnv?: readonly string[] } = {}): CliResult {
+export function hagent(cwd: string, args: string[], options: { input?: string | Buffer; env?: Record<string, string>; unsetEnv?: readonly string[]; timeoutMs?: number } = {}): CliResult {
   const env: NodeJS.ProcessEnv = { ...process.env, ...GIT_ENV, ...options.env };
   for (const k of options.unsetEnv ?? []) delete env[k];
   const r: SpawnSyncReturns<string> = spawnSync(process.execPath, [BIN, ...args], {
@@ -84,6 +84,7 @@ export function hagent(cwd: string, args: string[], options: { input?: string | 
     env,
     encoding: 'utf8',
     maxBuffer: 1 << 28,
+    ...(options.timeoutMs ? { timeout: options.timeoutMs, killSignal: 'SIGKILL' as const } : {}),
   });
   let json: any = null;
   try {

@@ -53,11 +53,14 @@ t('declines where git could answer otherwise: core.worktree, core.bare, an inclu
     git(repo, 'config', key, value);
     assert.is(locateWorktreeDirect(repo), null, key);
   }
-  for (const line of ['[core] bare = true', '[core] worktree = /elsewhere', '[core]\n\tbare', '[extensions]\n\tobjectFormat = sha1', '[core]\n\trepositoryformatversion = 2']) {
+  for (const line of ['[core] bare = true', '[core] worktree = /elsewhere', '[core]\n\tbare', '[extensions]\n\tpartialClone = origin', '[extensions "x"]\n\tobjectFormat = sha256', '[core]\n\trepositoryformatversion = 2']) {
     const repo = makeRepo();
     writeFileSync(path.join(repo, '.git', 'config'), `${readFileSync(path.join(repo, '.git', 'config'), 'utf8')}${line}\n`);
     assert.is(locateWorktreeDirect(repo), null, line);
   }
+  const sha256 = makeRepo();
+  writeFileSync(path.join(sha256, '.git', 'config'), `${readFileSync(path.join(sha256, '.git', 'config'), 'utf8')}[extensions]\n\tobjectFormat = sha1\n`);
+  assert.ok(locateWorktreeDirect(sha256), 'the object format is the one extension the direct readers follow');
   const garbage = makeRepo();
   writeFileSync(path.join(garbage, '.git', 'HEAD'), 'not a ref\n');
   assert.is(locateWorktreeDirect(garbage), null, 'a HEAD git would not accept');

@@ -62,7 +62,7 @@ t('trees written in-process equal the trees git mktree writes, for names that so
   assert.is(git(repo, 'ls-tree', '-r', '--name-only', direct), ['a-', 'a-b', 'a.b', 'a/c/d.txt', 'a/c/e.txt', 'ab', 'z z/q'].join('\n'));
 });
 
-t('a shared (group-writable) or SHA-256 repository is left to git', async () => {
+t('a shared (group-writable) repository, or an id of another format, is left to git', async () => {
   const repo = makeRepo();
   const head = git(repo, 'rev-parse', 'HEAD');
   const objects = path.join(repo, '.git', 'objects');
