@@ -8,13 +8,13 @@ import { HagentError } from '../errors.js';
 
 export async function runStart(argv: CommonArgs & { name?: string; base?: string }, io: Io): Promise<number> {
   const ctx = await openRepo(io.cwd);
-  const r = await startSession(ctx, { ...(argv.name ? { name: argv.name } : {}), ...(argv.base ? { base: argv.base } : {}) });
+  const r = await startSession(ctx, { ...(argv.name ? { name: argv.name } : {}), ...(argv.base ? { base: argv.base } : {}), env: io.env });
   if (argv.json) printJson(io, r);
   else {
     const p = palette(io.color);
     printLines(io, [
       `${p.green('Started session')} ${p.bold(r.id)}`,
-      `  worktree: ${r.worktree}`,
+      `  worktree: ${r.worktree}${r.recycled ? p.dim(' (recycled from the pool)') : ''}`,
       `  branch:   ${r.branch} (from ${short(r.base)})`,
       `  lands on: ${r.target ?? '(detached HEAD: no target branch)'}`,
       ...(r.included.length ? [`  copied from .worktreeinclude: ${r.included.length} file${r.included.length === 1 ? '' : 's'}`] : []),
@@ -65,8 +65,8 @@ export async function runEnd(argv: CommonArgs & { id?: string; force?: boolean; 
       }
     }
   }
-  const r = await endSession(ctx, argv.id ?? argv.session, !!argv.force);
+  const r = await endSession(ctx, argv.id ?? argv.session, !!argv.force, { env: io.env });
   if (argv.json) printJson(io, { ok: true, ...r });
-  else printLines(io, [`Ended session ${r.id}${r.head ? ` (head ${short(r.head)} kept as refs/hagent/${r.id}/ended)` : ''}`]);
+  else printLines(io, [`Ended session ${r.id}${r.head ? ` (head ${short(r.head)} kept as refs/hagent/${r.id}/ended)` : ''}${r.pooled ? '; its worktree is kept, clean, for the next session start' : ''}`]);
   return 0;
 }

@@ -5,3 +5,5 @@
 export * from './context.js';
 export * from './store.js';
 export * from './lifecycle.js';
+export * from './where.js';
+export { listPool, type PoolEntry } from './pool.js';
