@@ -120,6 +120,24 @@ async function uncommitted(entry: PoolEntry, untracked: 'normal' | 'all'): Promi
   return r.stdout.toString('utf8').split('\0').filter((rec) => rec.length > 3).map((rec) => rec.slice(3));
 }
 
+/**
+ * Every pool entry with what session start would find wrong with it (`problem`, null when it
+ * would reuse it) and the commit it is detached at. Changes nothing.
+ */
+export async function inspectPool(commonDir: string, root: string): Promise<{ entry: PoolEntry; problem: string | null; commit: string | null }[]> {
+  const out: { entry: PoolEntry; problem: string | null; commit: string | null }[] = [];
+  for (const entry of await listPool(commonDir, root)) {
+    let problem = entry.name.startsWith('.') ? 'an earlier removal did not finish' : await unexpected(entry);
+    if (!problem) {
+      const dirty = await uncommitted(entry, 'normal');
+      if (dirty.length) problem = `it has changes git does not ignore (${dirty.slice(0, 3).join(', ')}${dirty.length > 3 ? ', …' : ''})`;
+    }
+    const commit = entry.admin ? (await readText(path.join(entry.admin, 'HEAD')))?.trim() ?? null : null;
+    out.push({ entry, problem, commit });
+  }
+  return out;
+}
+
 /** What session start got from the pool. */
 export interface Taken {
   /** Name the worktree had in the pool. */
@@ -140,16 +158,16 @@ export interface Discarded {
  * Takes the newest usable pooled worktree for a new session: moves it to `worktree`, checks it,
  * and switches it to a new branch `branch` at `base` (git's two-way checkout: only the files that
  * differ between its commit and `base` are written; ignored files stay). Entries found unusable
- * on the way are removed (see {@link discardEntry}) and reported in `discarded`.
+ * on the way are removed (see {@link discardPoolEntry}) and reported in `discarded`.
  * @returns null when the pool has nothing usable (the caller then checks out afresh).
  * @throws HagentError GIT_FAILED only when keeping a broken entry's bytes failed.
  */
 export async function takeFromPool(commonDir: string, cwd: string, root: string, worktree: string, branch: string, base: string): Promise<{ taken: Taken | null; discarded: Discarded[] }> {
   const discarded: Discarded[] = [];
   for (const entry of (await listPool(commonDir, root)).reverse()) {
-    if (entry.name.startsWith('.')) continue; // being removed (see discardEntry)
+    if (entry.name.startsWith('.')) continue; // being removed (see discardPoolEntry)
     if (!entry.exists) {
-      discarded.push(await discardEntry(commonDir, cwd, root, entry, 'its folder is missing'));
+      discarded.push(await discardPoolEntry(commonDir, cwd, root, entry, 'its folder is missing'));
       continue;
     }
     if (!(await moveEntry(entry, worktree))) continue; // another session start took it
@@ -165,7 +183,7 @@ export async function takeFromPool(commonDir: string, cwd: string, root: string,
       reason = `git switch failed: ${String(switched.stderr).trim().split('\n')[0] ?? ''}`;
       await runGit(['update-ref', '-d', `refs/heads/${branch}`, base], { cwd, allowFailure: true });
     }
-    discarded.push(await discardEntry(commonDir, cwd, root, entry, reason));
+    discarded.push(await discardPoolEntry(commonDir, cwd, root, entry, reason));
   }
   return { taken: null, discarded };
 }
@@ -193,11 +211,11 @@ export async function enterPool(commonDir: string, cwd: string, worktree: string
   return true;
 }
 
-/** Removes the oldest pool entries past `limit` (each as {@link discardEntry} does). */
+/** Removes the oldest pool entries past `limit` (each as {@link discardPoolEntry} does). */
 export async function trimPool(commonDir: string, cwd: string, root: string, limit: number): Promise<Discarded[]> {
   const entries = await listPool(commonDir, root);
   const out: Discarded[] = [];
-  for (const entry of entries.slice(0, Math.max(0, entries.length - limit))) out.push(await discardEntry(commonDir, cwd, root, entry, `the pool holds at most ${limit}`));
+  for (const entry of entries.slice(0, Math.max(0, entries.length - limit))) out.push(await discardPoolEntry(commonDir, cwd, root, entry, `the pool holds at most ${limit}`));
   return out;
 }
 
@@ -209,7 +227,7 @@ export async function trimPool(commonDir: string, cwd: string, root: string, lim
  * (renamed to `.discard-<name>`), so that a session start cannot take it meanwhile.
  * When keeping fails, nothing is removed (`removed: false`).
  */
-export async function discardEntry(commonDir: string, cwd: string, root: string, entry: PoolEntry, reason: string): Promise<Discarded> {
+export async function discardPoolEntry(commonDir: string, cwd: string, root: string, entry: PoolEntry, reason: string): Promise<Discarded> {
   const name = entry.name.replace(/^\.discard-/, '');
   if (!entry.exists) {
     if (entry.admin) await fs.rm(entry.admin, { recursive: true, force: true });
