@@ -178,7 +178,7 @@ export async function takeFromPool(commonDir: string, cwd: string, root: string,
     }
     if (!reason) {
       const from = (await readText(path.join(entry.admin!, 'HEAD')))!.trim();
-      const switched = await runGit(['switch', '--quiet', '--no-track', '-c', branch, base], { cwd: entry.path, allowFailure: true });
+      const switched = await runGit([...gitDirArgs(entry), 'switch', '--quiet', '--no-track', '-c', branch, base], { cwd: entry.path, allowFailure: true });
       if (switched.exitCode === 0) return { taken: { name: entry.name, from }, discarded };
       reason = `git switch failed: ${String(switched.stderr).trim().split('\n')[0] ?? ''}`;
       await runGit(['update-ref', '-d', `refs/heads/${branch}`, base], { cwd, allowFailure: true });
@@ -201,10 +201,13 @@ export async function enterPool(commonDir: string, cwd: string, worktree: string
   if (!pointer?.startsWith('gitdir: ')) return false;
   const admin = pointer.slice('gitdir: '.length);
   for (const f of ['locked', 'index.lock', 'modules']) if (await exists(path.join(admin, f))) return false;
-  await runGit(['checkout', '--quiet', '--detach'], { cwd: worktree });
+  // Its own git dir named: were the `.git` file to vanish meanwhile, git must not find another
+  // repository above the folder (a home folder kept in git) and clean that.
+  const dirs = [`--git-dir=${admin}`, `--work-tree=${worktree}`];
+  await runGit([...dirs, 'checkout', '--quiet', '--detach'], { cwd: worktree });
   // -X with negated patterns: git removes only ignored files, and what `keep` names counts as
   // not ignored (patterns given with -e take precedence over .gitignore, in gitignore syntax).
-  await runGit(['clean', '-ffdqX', ...keep.flatMap((p) => ['-e', p.startsWith('!') ? p.slice(1) : `!${p}`])], { cwd: worktree });
+  await runGit([...dirs, 'clean', '-ffdqX', ...keep.flatMap((p) => ['-e', p.startsWith('!') ? p.slice(1) : `!${p}`])], { cwd: worktree });
   const name = `${String(Date.now()).padStart(13, '0')}-${randomBytes(3).toString('hex')}`;
   await moveEntry({ name, path: worktree, admin, exists: true }, path.join(poolDir(root), name));
   await trimPool(commonDir, cwd, root, limit).catch(() => undefined); // doctor trims what is left
