@@ -10,7 +10,7 @@ import { isTempName } from '../fsx/index.js';
 import { listWorktrees, readRef, runGit, symbolicHead } from '../git/index.js';
 import { readLockHolder } from '../lock/index.js';
 import { loadConfig } from '../config/index.js';
-import { discardPoolEntry, gitDirWorktreeRoot, guardTarget, inspectPool, listSessions, readSession, sessionRef, trimPool, worktreeRootFor, type RepoContext, type Session } from '../session/index.js';
+import { discardPoolEntry, gitDirWorktreeRoot, orphanPools, guardTarget, inspectPool, listSessions, readSession, sessionRef, trimPool, worktreeRootFor, type RepoContext, type Session } from '../session/index.js';
 import { guardedWrite, type Recovery } from '../transaction/index.js';
 import { recoverLand, type LandRecovery } from '../land/index.js';
 
@@ -103,6 +103,11 @@ async function repairPool(ctx: RepoContext, root: string, limit: number, finding
     findings.push(discardedFinding(path.join(root, '.pool', d.name), d));
     const i = worktrees.findIndex((w) => w.name === d.name);
     if (i >= 0 && d.removed) worktrees.splice(i, 1);
+  }
+  if (root !== gitDirWorktreeRoot(ctx.commonDir)) {
+    for (const o of await orphanPools(root)) {
+      findings.push({ kind: 'pooled-worktree', message: `the pool ${o.pool} belongs to ${o.repository}, which no longer exists`, fixed: false, hint: `remove it if nothing in it is yours: rm -rf ${o.pool}` });
+    }
   }
   return { root, limit, worktrees };
 }

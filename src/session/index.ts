@@ -6,4 +6,4 @@ export * from './context.js';
 export * from './store.js';
 export * from './lifecycle.js';
 export * from './where.js';
-export { discardPoolEntry, inspectPool, listPool, trimPool, type Discarded, type PoolEntry } from './pool.js';
+export { discardPoolEntry, inspectPool, listPool, orphanPools, trimPool, type Discarded, type PoolEntry } from './pool.js';

@@ -26,6 +26,25 @@ export interface PoolEntry {
   exists: boolean;
 }
 
+/** In `<root>/.pool`: the git common dir the pool belongs to, so that doctor can tell a pool whose repository is gone. */
+const OWNER_FILE = '.owner';
+
+/**
+ * Pools beside this repository's folder (`<root>/../*​/.pool`) whose repository no longer
+ * exists: their worktrees can no longer be checked against a commit, so they are reported for
+ * the user to remove, never removed. Only for roots shared by repositories (not `git-dir`).
+ */
+export async function orphanPools(root: string): Promise<{ pool: string; repository: string }[]> {
+  const shared = path.dirname(root);
+  const out: { pool: string; repository: string }[] = [];
+  for (const name of await fs.readdir(shared).catch(() => [] as string[])) {
+    const dir = poolDir(path.join(shared, name));
+    const owner = (await readText(path.join(dir, OWNER_FILE)))?.trim();
+    if (owner && !(await exists(path.join(owner, 'HEAD')))) out.push({ pool: dir, repository: owner });
+  }
+  return out;
+}
+
 /** `<root>/.pool`. */
 export function poolDir(root: string): string {
   return path.join(root, '.pool');
@@ -63,6 +82,7 @@ export async function listPool(commonDir: string, root: string): Promise<PoolEnt
   const realDir = real(dir);
   const byPath = new Map<string, PoolEntry>();
   for (const name of await fs.readdir(dir).catch(() => [] as string[])) {
+    if (name === OWNER_FILE) continue;
     const p = path.join(realDir, name);
     byPath.set(p, { name, path: p, admin: null, exists: true });
   }
@@ -210,6 +230,7 @@ export async function enterPool(commonDir: string, cwd: string, worktree: string
   await runGit([...dirs, 'clean', '-ffdqX', ...keep.flatMap((p) => ['-e', p.startsWith('!') ? p.slice(1) : `!${p}`])], { cwd: worktree });
   const name = `${String(Date.now()).padStart(13, '0')}-${randomBytes(3).toString('hex')}`;
   await moveEntry({ name, path: worktree, admin, exists: true }, path.join(poolDir(root), name));
+  await fs.writeFile(path.join(poolDir(root), OWNER_FILE), `${real(commonDir)}\n`, { flag: 'wx' }).catch(() => undefined);
   await trimPool(commonDir, cwd, root, limit).catch(() => undefined); // doctor trims what is left
   return true;
 }
