@@ -192,7 +192,7 @@ t('a pooled worktree with a tracked change or an untracked file is not reused; i
   }
 });
 
-t('a locked pooled worktree and one whose folder is missing are not reused, and are removed', () => {
+t('a locked pooled worktree, one with an index.lock and one whose folder is missing are not reused, and are removed', () => {
   const locked = onePooled();
   git(locked.repo, 'worktree', 'lock', locked.pooled);
   const r1 = hagent(locked.repo, ['session', 'start', '--name', 'q2', '--json']);
@@ -200,6 +200,14 @@ t('a locked pooled worktree and one whose folder is missing are not reused, and 
   assert.is(r1.json.recycled, false);
   assert.not.ok(existsSync(locked.pooled));
   assert.not.ok(git(locked.repo, 'worktree', 'list').includes('.pool'));
+
+  const indexLocked = onePooled();
+  const admin = readFileSync(path.join(indexLocked.pooled, '.git'), 'utf8').trim().replace(/^gitdir: /, '');
+  writeFileSync(path.join(admin, 'index.lock'), '');
+  const r3 = hagent(indexLocked.repo, ['session', 'start', '--name', 'q2', '--json']);
+  assert.is(r3.status, 0, r3.stdout + r3.stderr);
+  assert.is(r3.json.recycled, false, 'an index.lock: a git process may be at work there');
+  assert.not.ok(existsSync(indexLocked.pooled));
 
   const missing = onePooled();
   rmSync(missing.pooled, { recursive: true, force: true });
