@@ -50,7 +50,11 @@ function sessionFile(commonDir: string, id: string): string {
   return path.join(hagentDir(commonDir), 'sessions', `${id}.json`);
 }
 
-/** Default worktree folder of a session: `<git-common-dir>/hagent/worktrees/<id>`. */
+/**
+ * A session's worktree folder inside the git folder, `<git-common-dir>/hagent/worktrees/<id>`:
+ * the default of earlier versions and `worktreeRoot: "git-dir"` now (session start uses
+ * worktreeRootFor; sessions made here keep working, their record names the folder).
+ */
 export function defaultWorktreePath(commonDir: string, id: string): string {
   return path.join(hagentDir(commonDir), 'worktrees', id);
 }
