@@ -8,11 +8,10 @@ import { HagentError } from '../errors.js';
 import { assertGitVersion, diffTrees, firstParentChain, lsTree, readHeadDirectSync, readRef, readRefPreferDirect, readRefsDirect, readRefsDirectSync, resolveCommit, runGit, symbolicHead } from '../git/index.js';
 import { copyFileNoClobber, readEntry } from '../fsx/index.js';
 import { type RepoContext, resolveSession } from './context.js';
-import { isInside } from './where.js';
+import { isInside, worktreeRootFor } from './where.js';
 import { listSessions, removeSession, SESSION_ID, writeSession, type Session } from './store.js';
 import { readIntent } from '../transaction/intent.js';
 import { loadConfig } from '../config/index.js';
-import { worktreeRootFor } from './where.js';
 import { DEPENDENCY_FOLDERS, enterPool, takeFromPool } from './pool.js';
 
 /** Branch of a session: `hagent/<id>`; its full ref is `refs/heads/hagent/<id>`. */
