@@ -35,6 +35,9 @@ export const BENCH_ENV: NodeJS.ProcessEnv = {
   GIT_TERMINAL_PROMPT: '0',
   HAGENT_MAX_FILES: '1000000',
   HAGENT_MAX_CHANGED_LINES: '100000000',
+  // Session worktrees beside the repositories (same file system as git's in the figures), not in
+  // the user's cache folder.
+  HAGENT_WORKTREE_ROOT: path.join(os.tmpdir(), 'hagent-bench', 'worktrees'),
   NO_COLOR: '1',
 };
 
@@ -220,6 +223,7 @@ export function resetRepo(repo: BenchRepo): void {
   git(['worktree', 'prune'], dir);
   rmSync(path.join(dir, '.git', 'hagent'), { recursive: true, force: true });
   rmSync(path.join(dir, '.git', 'bench-wt'), { recursive: true, force: true });
+  rmSync(path.join(benchRoot(), 'worktrees'), { recursive: true, force: true }); // the pools too
   const refs = git(['for-each-ref', '--format=%(refname)'], dir).split('\n').filter((r) => r && r !== 'refs/heads/main');
   if (refs.length) git(['update-ref', '--stdin'], dir, { input: refs.map((r) => `delete ${r}\n`).join('') });
   if (git(['symbolic-ref', '-q', 'HEAD'], dir).trim() !== 'refs/heads/main') git(['checkout', '-q', '-f', 'main'], dir);

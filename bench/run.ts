@@ -5,7 +5,9 @@
  *   node --import tsx bench/run.ts [--sizes 1000,20000,100000] [--runs N] [--hagent dist/hagent.cjs] [--verbose]
  *
  * Figures (targets from the performance brief):
- *   1. session start            ≤ 1.3 × git worktree add -b <branch> <path> <commit>
+ *   1. session start            ≤ 1.3 × git worktree add -b <branch> <path> <commit> (pool empty)
+ *   1b. session start recycled  ≤ 0.1 × git worktree add, a pooled worktree moved to a base a
+ *      few files away (the usual case: the last session landed, the next starts from there)
  *   2. apply (3-file patch)     (hagent − node -e 0) ≤ 1.5 × (git apply --index + git commit)
  *   3. apply on 100k ÷ on 1k    ≤ 1.2
  *   4. land --yes               ≤ 2 × (git merge --squash + git commit)
@@ -19,7 +21,7 @@
  * after an untimed `sync` (see interleave).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -55,7 +57,7 @@ function parseArgs(argv: string[]): Args {
     else if (a.startsWith('--only')) args.only = new Set(value().split(','));
     else if (a === '--verbose' || a === '-v') args.verbose = true;
     else if (a === '--help' || a === '-h') {
-      console.log('usage: node --import tsx bench/run.ts [--sizes 1000,20000,100000] [--runs N] [--only start,apply,envelope,land] [--hagent dist/hagent.cjs] [--verbose]');
+      console.log('usage: node --import tsx bench/run.ts [--sizes 1000,20000,100000] [--runs N] [--only start,recycle,apply,envelope,land] [--hagent dist/hagent.cjs] [--verbose]');
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }
@@ -82,9 +84,9 @@ interface Timed {
 class CommandFailed extends Error {}
 
 /** Runs one command and times it (wall, hrtime around spawnSync). Throws on a non-zero exit. */
-function run(cmd: string, args: readonly string[], cwd: string, input?: string): Timed {
+function run(cmd: string, args: readonly string[], cwd: string, input?: string, env: NodeJS.ProcessEnv = {}): Timed {
   const t0 = process.hrtime.bigint();
-  const r = spawnSync(cmd, args, { cwd, env: BENCH_ENV, encoding: 'utf8', maxBuffer: 1 << 30, ...(input === undefined ? { stdio: ['ignore', 'pipe', 'pipe'] } : { input }) });
+  const r = spawnSync(cmd, args, { cwd, env: { ...BENCH_ENV, ...env }, encoding: 'utf8', maxBuffer: 1 << 30, ...(input === undefined ? { stdio: ['ignore', 'pipe', 'pipe'] } : { input }) });
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
   if (r.error) throw r.error;
   if (r.status !== 0) {
@@ -93,12 +95,12 @@ function run(cmd: string, args: readonly string[], cwd: string, input?: string):
   return { ms, stdout: String(r.stdout) };
 }
 
-function hagent(args: readonly string[], cwd: string): Timed {
-  return run(process.execPath, [ARGS.hagent, ...args], cwd);
+function hagent(args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = {}): Timed {
+  return run(process.execPath, [ARGS.hagent, ...args], cwd, undefined, env);
 }
 
-function hagentJson<T>(args: readonly string[], cwd: string): { ms: number; json: T } {
-  const t = hagent(args, cwd);
+function hagentJson<T>(args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = {}): { ms: number; json: T } {
+  const t = hagent(args, cwd, env);
   return { ms: t.ms, json: JSON.parse(t.stdout) as T };
 }
 
@@ -215,7 +217,7 @@ function makePatches(repo: BenchRepo, worktree: string): Patches {
 
 // ---------------------------------------------------------------- figures
 
-interface StartJson { id: string; worktree: string }
+interface StartJson { id: string; worktree: string; recycled: boolean }
 
 function commonDir(repo: BenchRepo): string {
   return path.join(repo.dir, '.git');
@@ -226,12 +228,16 @@ function gitWorktreePath(repo: BenchRepo, name: string): string {
   return path.join(commonDir(repo), 'bench-wt', name);
 }
 
-function endSession(repo: BenchRepo, id: string): void {
+/** No pool: the sessions a figure ends are removed (unless it measures the pool). */
+const NO_POOL: NodeJS.ProcessEnv = { HAGENT_POOL: '0' };
+
+function endSession(repo: BenchRepo, session: StartJson, env: NodeJS.ProcessEnv = NO_POOL): void {
+  const id = session.id;
   try {
-    hagent(['session', 'end', id, '--force', '--yes', '--json'], repo.dir);
+    hagent(['session', 'end', id, '--force', '--yes', '--json'], repo.dir, env);
   } catch {
     // Fall back to plain git, so one broken command does not spoil the next runs.
-    spawnSync('git', ['worktree', 'remove', '--force', path.join(commonDir(repo), 'hagent', 'worktrees', id)], { cwd: repo.dir, env: BENCH_ENV });
+    spawnSync('git', ['worktree', 'remove', '--force', session.worktree], { cwd: repo.dir, env: BENCH_ENV });
     spawnSync('git', ['branch', '-D', `hagent/${id}`], { cwd: repo.dir, env: BENCH_ENV });
     rmSync(path.join(commonDir(repo), 'hagent', 'sessions', `${id}.json`), { force: true });
   }
@@ -250,7 +256,7 @@ function removeGitWorktree(repo: BenchRepo, wt: string, branch: string): void {
  * removal reuses the inodes and blocks just freed (their bitmaps cached), a checkout beside kept
  * ones takes fresh ones, and on a slow disk that alone made one side 2.5 × slower.
  */
-function benchStart(repo: BenchRepo, keep: string[] | null): { hagent: number; git: number } {
+function benchStart(repo: BenchRepo, keep: StartJson[] | null): { hagent: number; git: number } {
   // An even number of rounds: each side goes first equally often (the later of a round's two
   // checkouts meets one more kept worktree).
   const rounds = runsFor(repo.n, 8, 4);
@@ -261,8 +267,9 @@ function benchStart(repo: BenchRepo, keep: string[] | null): { hagent: number; g
       const id = `start-${tag}-${r}`;
       const t = hagentJson<StartJson>(['session', 'start', '--json', '--name', id], repo.dir);
       if (!t.json.worktree) throw new Error('session start printed no worktree');
-      if (keep) keep.push(id);
-      else endSession(repo, id);
+      if (t.json.recycled) throw new Error('a cold start took a pooled worktree');
+      if (keep) keep.push(t.json);
+      else endSession(repo, t.json);
       return t.ms;
     },
     git: (r) => {
@@ -276,6 +283,63 @@ function benchStart(repo: BenchRepo, keep: string[] | null): { hagent: number; g
   });
   for (const [wt, branch] of gitKept) removeGitWorktree(repo, wt, branch);
   detail('start', samples);
+  return { hagent: median(samples.hagent!), git: median(samples.git!) };
+}
+
+/** Files the recycled-start figure changes on `main` between two sessions (a landed session's worth). */
+const RECYCLE_CHANGED = 20;
+
+/**
+ * Figure 1b: session start with a recycled worktree vs git worktree add. Before each round,
+ * untimed, `main` moves on by one commit changing RECYCLE_CHANGED files and adding one (as a
+ * landed session would), and the pool holds the worktree the previous session ended with, at the
+ * old base; hagent's start moves it to the new base. git's side checks out a new worktree of the
+ * same commit, removed after. An ignored node_modules/ planted once must survive every round.
+ */
+function benchRecycle(repo: BenchRepo): { hagent: number; git: number } {
+  const rounds = runsFor(repo.n, 8, 4);
+  const tag = `${Date.now().toString(36)}`;
+  const files = filePaths(repo.n).filter((_, i) => i % Math.floor(repo.n / RECYCLE_CHANGED) === 0).slice(0, RECYCLE_CHANGED);
+  const pooled = { HAGENT_POOL: '1' };
+  // Warm-up, untimed: a cold session, a dependency folder in it, ended into the pool.
+  const session = hagentJson<StartJson>(['session', 'start', '--json', '--name', `recycle-${tag}-w`], repo.dir, pooled).json;
+  const exclude = path.join(repo.dir, '.git', 'info', 'exclude');
+  if (!(existsSync(exclude) && readFileSync(exclude, 'utf8').includes('node_modules/'))) writeFileSync(exclude, '\nnode_modules/\n', { flag: 'a' });
+  mkdirSync(path.join(session.worktree, 'node_modules', 'dep'), { recursive: true });
+  writeFileSync(path.join(session.worktree, 'node_modules', 'dep', 'index.js'), 'module.exports = 1;\n');
+  endSession(repo, session, pooled);
+  let current: StartJson | null = null;
+  const samples = interleave(rounds, {
+    hagent: (r) => {
+      const t = hagentJson<StartJson>(['session', 'start', '--json', '--name', `recycle-${tag}-${r}`], repo.dir, pooled);
+      if (!t.json.recycled) throw new Error('session start did not take the pooled worktree');
+      current = t.json;
+      return t.ms;
+    },
+    git: (r) => {
+      const branch = `bench/recycle-${tag}-${r}`;
+      const wt = gitWorktreePath(repo, `recycle-${tag}-${r}`);
+      const t = run('git', ['worktree', 'add', '-b', branch, wt, 'main'], repo.dir);
+      removeGitWorktree(repo, wt, branch);
+      return t.ms;
+    },
+  }, {
+    setup: (r) => {
+      for (const f of files) writeFileSync(path.join(repo.dir, f), `${readFileSync(path.join(repo.dir, f), 'utf8')}round ${r}\n`);
+      writeFileSync(path.join(repo.dir, `recycle-${r}.txt`), `round ${r}\n`);
+      git(['add', '-A', '--', ...files, `recycle-${r}.txt`], repo.dir);
+      git(['commit', '-q', '-m', `recycle round ${r}`], repo.dir);
+    },
+    teardown: () => {
+      const s: StartJson | null = current;
+      if (!s) return;
+      if (!existsSync(path.join(s.worktree, 'node_modules', 'dep', 'index.js'))) throw new Error('node_modules did not survive the recycling');
+      endSession(repo, s, pooled);
+      current = null;
+    },
+  });
+  detail('recycle', samples);
+  git(['reset', '-q', '--hard', repo.commit], repo.dir);
   return { hagent: median(samples.hagent!), git: median(samples.git!) };
 }
 
@@ -312,7 +376,7 @@ function benchApply(repo: BenchRepo): ApplyFigures {
     if (wants('envelope')) out.envelope = benchEnvelope(session.worktree, patches, rounds);
     return out;
   } finally {
-    endSession(repo, session.id);
+    endSession(repo, session);
     removeGitWorktree(repo, gwt, branch);
   }
 }
@@ -345,12 +409,13 @@ function benchEnvelope(worktree: string, patches: Patches, rounds: number): { fu
 }
 
 /** Figure 4: land --yes of a fresh one-patch session vs git merge --squash + git commit of its branch. */
-function benchLand(repo: BenchRepo, ready: string[]): { hagent: number; git: number } {
+function benchLand(repo: BenchRepo, ready: StartJson[]): { hagent: number; git: number } {
   const rounds = runsFor(repo.n, 5, 3);
   const tag = Date.now().toString(36);
   const target = git(['rev-parse', 'HEAD'], repo.dir).trim();
   let patches: Patches | null = null;
   let id = '';
+  let session: StartJson | null = null;
   const resetTarget = (): void => {
     git(['reset', '-q', '--hard', target], repo.dir);
   };
@@ -371,13 +436,12 @@ function benchLand(repo: BenchRepo, ready: string[]): { hagent: number; git: num
   }, {
     setup: (r) => {
       // A fresh session with one applied patch: one left by the start figure, or a new one.
-      const reused = ready.shift();
-      id = reused ?? `land-${tag}-${r}`;
-      const worktree = reused ? path.join(commonDir(repo), 'hagent', 'worktrees', id) : hagentJson<StartJson>(['session', 'start', '--json', '--name', id], repo.dir).json.worktree;
-      patches ??= makePatches(repo, worktree);
-      hagentJson(['apply', patches.codex[0], '--json', '--yes'], worktree);
+      session = ready.shift() ?? hagentJson<StartJson>(['session', 'start', '--json', '--name', `land-${tag}-${r}`], repo.dir).json;
+      id = session.id;
+      patches ??= makePatches(repo, session.worktree);
+      hagentJson(['apply', patches.codex[0], '--json', '--yes'], session.worktree);
     },
-    teardown: () => endSession(repo, id),
+    teardown: () => { if (session) endSession(repo, session); },
   });
   detail('land', samples);
   return { hagent: median(samples.hagent!), git: median(samples.git!) };
@@ -407,13 +471,19 @@ async function main(): Promise<void> {
     const repo = await ensureRepo(n, (s) => console.log(s));
     resetRepo(repo);
     console.log(`-- ${sizeLabel(n)} files`);
-    const ready: string[] = [];
+    const ready: StartJson[] = [];
     try {
       if (wants('start')) {
         try {
           const s = benchStart(repo, wants('land') ? ready : null);
           verdict(`session start (${sizeLabel(n)} files)`, s.hagent, s.git, 1.3);
         } catch (e) { failed(`session start (${sizeLabel(n)} files)`, e); }
+      }
+      if (wants('recycle')) {
+        try {
+          const s = benchRecycle(repo);
+          verdict(`session start, recycled worktree, ${RECYCLE_CHANGED + 1} files changed since (${sizeLabel(n)} files)`, s.hagent, s.git, 0.1);
+        } catch (e) { failed(`session start, recycled (${sizeLabel(n)} files)`, e); }
       }
       if (wants('apply')) {
         try {

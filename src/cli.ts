@@ -54,7 +54,7 @@ const sessionOpt = { session: { type: 'string', describe: 'session id (default: 
 
 function sessionCommands(y: Argv): Argv {
   return y
-    .command('start', 'create a worktree and branch hagent/<id> for an agent session', (b) => b
+    .command('start', 'create a worktree and branch hagent/<id> for an agent session (a recycled worktree when the pool has one)', (b) => b
       .options({ ...json, name: { type: 'string', describe: 'session id (default: date + random)' }, base: { type: 'string', describe: 'commit to start from (default: HEAD)' } })
       .example('$0 session start', 'a session from HEAD; lands on your current branch')
       .example('$0 session start --name fix-login --base main --json', 'named, from main, JSON out'),
@@ -65,11 +65,12 @@ function sessionCommands(y: Argv): Argv {
       .positional('id', { type: 'string', describe: 'session id' }).options({ ...json, ...sessionOpt })
       .example('$0 session status', 'the session you are in'),
     handler(async () => (await import('./commands/session.js')).runStatus))
-    .command('end [id]', 'remove a session (refuses to drop work that has not landed)', (b) => b
+    .command('end [id]', 'remove a session (refuses to drop work that has not landed); a landed one leaves its clean worktree to the pool', (b) => b
       .positional('id', { type: 'string', describe: 'session id' })
       .options({ ...json, ...sessionOpt, force: { type: 'boolean', describe: 'end it even with work that has not landed (its head stays reachable)' }, yes: { type: 'boolean', describe: 'do not ask for confirmation with --force' } })
       .example('$0 session end fix-login', '')
-      .example('$0 session end fix-login --force --yes', 'drop unlanded work (kept as refs/hagent/<id>/ended)'),
+      .example('$0 session end fix-login --force --yes', 'drop unlanded work (kept as refs/hagent/<id>/ended)')
+      .example('HAGENT_POOL=0 $0 session end fix-login', 'remove the worktree instead of keeping it for reuse'),
     handler(async () => (await import('./commands/session.js')).runEnd))
     .command('update [id]', 'merge the current target branch into the session (the way out of a land conflict)', (b) => b
       .positional('id', { type: 'string', describe: 'session id' }).options({ ...json, ...sessionOpt, rebase: { type: 'boolean', describe: "replay the session's patches on the target instead of merging it (refused on a conflict)" } })

@@ -3,12 +3,14 @@
  * the JSON Schema of `.hagent/config.json`.
  */
 import { loadConfig } from '../config/index.js';
-import { openRepo } from '../session/index.js';
+import { openRepo, worktreeRootFor } from '../session/index.js';
 import { palette, printJson, printLines, type Io } from '../output/index.js';
 
 export async function runConfigShow(argv: { json?: boolean }, io: Io): Promise<number> {
-  const c = await loadConfig(await openRepo(io.cwd), io.env);
-  const values: Record<string, unknown> = { ...c.policy, ...c.runtime };
+  const ctx = await openRepo(io.cwd);
+  const c = await loadConfig(ctx, io.env);
+  // worktreeRoot is shown resolved: the folder this repository's session worktrees go to.
+  const values: Record<string, unknown> = { ...c.policy, ...c.runtime, worktreeRoot: worktreeRootFor(ctx.commonDir, c.root, c.runtime.worktreeRoot, io.env) };
   if (argv.json) {
     printJson(io, { ok: true, file: c.file, values, sources: c.sources });
     return 0;

@@ -35,6 +35,7 @@ export async function runDoctorCommand(argv: CommonArgs, io: Io): Promise<number
     lines.push(`  ${f.fixed ? p.green('fixed') : p.yellow('found')} ${f.message}${f.paths?.length ? ` (${f.paths.join(', ')})` : ''}`);
     if (f.hint && !f.fixed) lines.push(`        ${p.cyan('hint:')} ${f.hint}`);
   }
+  if (r.pool) lines.push(`Pool: ${r.pool.worktrees.length} recycled worktree${r.pool.worktrees.length === 1 ? '' : 's'} of at most ${r.pool.limit}, in ${r.pool.root}/.pool`);
   printLines(io, lines);
   return 0;
 }

@@ -7,13 +7,13 @@ import { askYesNo, driftLines, type CommonArgs } from './shared.js';
 
 export async function runStart(argv: CommonArgs & { name?: string; base?: string }, io: Io): Promise<number> {
   const ctx = await openRepo(io.cwd);
-  const r = await startSession(ctx, { ...(argv.name ? { name: argv.name } : {}), ...(argv.base ? { base: argv.base } : {}) });
+  const r = await startSession(ctx, { ...(argv.name ? { name: argv.name } : {}), ...(argv.base ? { base: argv.base } : {}), env: io.env });
   if (argv.json) printJson(io, { ok: true, ...r });
   else {
     const p = palette(io.color);
     printLines(io, [
       `${p.green('Started session')} ${p.bold(r.id)}`,
-      `  worktree: ${r.worktree}`,
+      `  worktree: ${r.worktree}${r.recycled ? p.dim(' (recycled from the pool)') : ''}`,
       `  branch:   ${r.branch} (from ${short(r.base)})`,
       `  lands on: ${r.target ?? '(detached HEAD: no target branch)'}`,
       ...(r.included.length ? [`  copied from .worktreeinclude: ${r.included.length} file${r.included.length === 1 ? '' : 's'}`] : []),
@@ -66,9 +66,9 @@ export async function runEnd(argv: CommonArgs & { id?: string; force?: boolean; 
     io.stderr.write(`${lines.join('\n')}\n`);
     return askYesNo(io, 'End the session and drop these from it?');
   };
-  const r = await endSession(ctx, argv.id ?? argv.session, { force: !!argv.force, confirm });
+  const r = await endSession(ctx, argv.id ?? argv.session, { force: !!argv.force, confirm, env: io.env });
   if (argv.json) printJson(io, { ok: true, ...r });
-  else printLines(io, [`Ended session ${r.id}${r.keptAs ? ` (its work that had not landed is kept as ${r.keptAs}, head ${short(r.head!)})` : ''}`]);
+  else printLines(io, [`Ended session ${r.id}${r.keptAs ? ` (its work that had not landed is kept as ${r.keptAs}, head ${short(r.head!)})` : ''}${r.pooled ? '; its worktree is kept, clean, for the next session start' : ''}`]);
   return 0;
 }
 

@@ -66,7 +66,9 @@ export async function runDemoCycle({ io, cli, keep, json = false }: DemoOptions)
   const patches = path.join(root, 'templates', 'demo', 'patches');
   const say = (s: string) => write(`${s}\n`);
   let failures = 0;
-  const env = { ...io.env, GIT_AUTHOR_NAME: 'Demo User', GIT_AUTHOR_EMAIL: 'demo@example.com', GIT_COMMITTER_NAME: 'Demo User', GIT_COMMITTER_EMAIL: 'demo@example.com', NO_COLOR: io.color ? '' : '1' };
+  // The session worktree (and the pool its end fills) stays in the demo's own folder, removed
+  // with it, rather than in the user's cache folder, where it would outlive the demo repository.
+  const env = { ...io.env, GIT_AUTHOR_NAME: 'Demo User', GIT_AUTHOR_EMAIL: 'demo@example.com', GIT_COMMITTER_NAME: 'Demo User', GIT_COMMITTER_EMAIL: 'demo@example.com', NO_COLOR: io.color ? '' : '1', HAGENT_WORKTREE_ROOT: path.join(dir, 'worktrees') };
   const step = (title: string, cwd: string, args: string[], expectStatus: number): string => {
     say(`\n${p.bold(p.cyan(`## ${title}`))}`);
     say(`${p.dim(cwd === repo ? '~/greet' : '~/greet (session worktree)')} ${p.bold('$ hagent ' + args.join(' '))}`);

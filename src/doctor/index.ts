@@ -4,25 +4,32 @@
  * out of step, a lock whose holder died, and worktrees or branches no session owns
  * (issue: safety envelope §3).
  */
-import { promises as fs } from 'node:fs';
+import { promises as fs, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { isTempName } from '../fsx/index.js';
 import { listWorktrees, readRef, runGit, symbolicHead } from '../git/index.js';
 import { readLockHolder } from '../lock/index.js';
 import { loadConfig } from '../config/index.js';
 import { isHagentError } from '../errors.js';
-import { guardTarget, hagentDir, listSessions, movedSessions, readSession, sessionRef, type RepoContext, type Session } from '../session/index.js';
+import { discardPoolEntry, gitDirWorktreeRoot, orphanPools, guardTarget, hagentDir, inspectPool, listSessions, movedSessions, readSession, sessionRef, trimPool, worktreeRootFor, type RepoContext, type Session } from '../session/index.js';
 import { guardedWrite, type Recovery } from '../transaction/index.js';
 import { recoverLand, type LandRecovery } from '../land/index.js';
 
 /** One finding. `fixed` says whether doctor mended it; otherwise `hint` says how. */
 export interface Finding {
-  kind: 'interrupted-transaction' | 'interrupted-land' | 'moved-worktree' | 'session-unchecked' | 'stray-temp-files' | 'missing-worktree' | 'missing-branch' | 'worktree-head' | 'index-out-of-step' | 'dead-lock' | 'orphan-worktree' | 'orphan-branch';
+  kind: 'interrupted-transaction' | 'interrupted-land' | 'moved-worktree' | 'session-unchecked' | 'stray-temp-files' | 'missing-worktree' | 'missing-branch' | 'worktree-head' | 'index-out-of-step' | 'dead-lock' | 'orphan-worktree' | 'orphan-branch' | 'pooled-worktree';
   session?: string;
   message: string;
   fixed: boolean;
   hint?: string;
   paths?: string[];
+}
+
+/** The pool of recycled worktrees after doctor's repairs: its folder, limit and entries (oldest first). */
+export interface PoolReport {
+  root: string;
+  limit: number;
+  worktrees: { name: string; path: string; commit: string }[];
 }
 
 /** JSON of `hagent doctor`. */
@@ -31,6 +38,7 @@ export interface DoctorReport {
   sessions: string[];
   findings: Finding[];
   recoveries: Recovery[];
+  pool: PoolReport | null;
 }
 
 /**
@@ -60,8 +68,49 @@ export async function runDoctor(ctx: RepoContext, id: string | undefined, env: R
       findings.push({ kind: 'session-unchecked', session: s.id, message: `session ${s.id} could not be checked: [${error.code}] ${error.message}`, fixed: false, ...(error.hint ? { hint: error.hint } : {}) });
     }
   }
-  findings.push(...(await orphans(ctx, all, await sessionFileIds(ctx.commonDir))));
-  return { ok: true, sessions: sessions.map((s) => s.id), findings, recoveries };
+  let root: string | null = null;
+  try {
+    root = worktreeRootFor(ctx.commonDir, config.root, config.runtime.worktreeRoot, env);
+  } catch (e) {
+    findings.push({ kind: 'pooled-worktree', message: `the worktree folder is not usable: ${(e as Error).message}`, fixed: false, hint: 'fix worktreeRoot in .hagent/config.json' });
+  }
+  const pool = root && id === undefined ? await repairPool(ctx, root, config.runtime.pool, findings) : null;
+  findings.push(...(await orphans(ctx, all, await sessionFileIds(ctx.commonDir), root)));
+  return { ok: true, sessions: sessions.map((s) => s.id), findings, recoveries, pool };
+}
+
+/**
+ * Checks every pooled worktree as session start would and removes the ones it would not reuse
+ * (what they hold that git does not ignore kept first, as `refs/hagent/pool-kept/<name>`), then
+ * the oldest past the limit. Rule: README "Recycled worktrees".
+ */
+async function repairPool(ctx: RepoContext, root: string, limit: number, findings: Finding[]): Promise<PoolReport> {
+  const worktrees: PoolReport['worktrees'] = [];
+  for (const { entry, problem, commit } of await inspectPool(ctx.commonDir, root)) {
+    if (problem === null) {
+      worktrees.push({ name: entry.name, path: entry.path, commit: commit! });
+      continue;
+    }
+    const where = entry.path; // before the removal claims it under another name
+    findings.push(discardedFinding(where, await discardPoolEntry(ctx.commonDir, ctx.cwd, root, entry, problem)));
+  }
+  for (const d of await trimPool(ctx.commonDir, ctx.cwd, root, limit)) {
+    findings.push(discardedFinding(path.join(root, '.pool', d.name), d));
+    const i = worktrees.findIndex((w) => w.name === d.name);
+    if (i >= 0 && d.removed) worktrees.splice(i, 1);
+  }
+  if (root !== gitDirWorktreeRoot(ctx.commonDir)) {
+    for (const o of await orphanPools(root)) {
+      findings.push({ kind: 'pooled-worktree', message: `the pool ${o.pool} belongs to ${o.repository}, which no longer exists`, fixed: false, hint: `remove it if nothing in it is yours: rm -rf ${o.pool}` });
+    }
+  }
+  return { root, limit, worktrees };
+}
+
+function discardedFinding(where: string, d: { name: string; reason: string; kept: string | null; removed: boolean }): Finding {
+  if (!d.removed) return { kind: 'pooled-worktree', message: `pooled worktree ${where}: ${d.reason}; not removed, as what it holds could not be kept in a commit`, fixed: false, hint: `look at it, keep what you need, then remove it: rm -rf ${where} && git worktree prune` };
+  const kept = d.kept ? `; what it held is kept as refs/hagent/pool-kept/${d.name} (git show --stat ${d.kept.slice(0, 12)})` : '';
+  return { kind: 'pooled-worktree', message: `pooled worktree ${where} removed: ${d.reason}${kept}`, fixed: true };
 }
 
 /** Ids of every session metadata file, readable or not (a damaged one still owns its worktree and branch). */
@@ -138,12 +187,20 @@ async function checkSessionWorktree(s: Session): Promise<Finding[]> {
 }
 
 /** Worktrees and branches of hagent's that no session owns. `ids`: every session file, damaged ones too. */
-async function orphans(ctx: RepoContext, sessions: readonly Session[], ids: ReadonlySet<string>): Promise<Finding[]> {
+async function orphans(ctx: RepoContext, sessions: readonly Session[], ids: ReadonlySet<string>, current: string | null): Promise<Finding[]> {
   const found: Finding[] = [];
-  const root = path.join(hagentDir(ctx.commonDir), 'worktrees');
+  const real = (p: string): string => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return path.resolve(p);
+    }
+  };
+  const roots = [gitDirWorktreeRoot(ctx.commonDir), ...(current ? [current] : [])].map(real);
   const known = new Set(sessions.map((s) => path.resolve(s.worktree)));
   for (const w of await listWorktrees(ctx.cwd)) {
-    if (path.resolve(w.path).startsWith(root + path.sep) && !known.has(path.resolve(w.path)) && !ids.has(path.basename(w.path))) {
+    const p = path.resolve(w.path);
+    if (roots.some((r) => p.startsWith(r + path.sep) && !p.startsWith(path.join(r, '.pool') + path.sep)) && !known.has(p) && !ids.has(path.basename(w.path))) {
       found.push({ kind: 'orphan-worktree', message: `worktree ${w.path} belongs to no session`, fixed: false, hint: `inspect it, then: git worktree remove ${w.path}` });
     }
   }

@@ -24,6 +24,9 @@ export const ConfigSchema: z.ZodType<ConfigFile> = z.strictObject({
   lockTimeoutMs: count.optional().describe('how long a writing command waits for the session lock (default 10000)'),
   hookTimeoutMs: count.optional().describe('how long a user hook may run (default 30000)'),
   watch: z.boolean().optional().describe('watch the targets for outside writes during an apply (default true)'),
+  worktreeRoot: z.string().min(1).optional().describe('folder for session worktrees, one sub-folder per repository ("~/" and paths relative to the main checkout allowed; "git-dir": inside the git folder); default: the user cache folder, hagent/worktrees'),
+  pool: count.optional().describe('clean worktrees of ended sessions kept for the next session start (default 2; 0 disables)'),
+  recycleIgnored: z.array(z.string().min(1)).optional().describe('ignored files a pooled worktree keeps, as gitignore patterns (default: what .worktreeinclude names, plus node_modules/, .venv/, venv/, target/, vendor/)'),
 });
 
 

@@ -20,6 +20,9 @@ export interface ConfigFile {
   lockTimeoutMs?: number;
   hookTimeoutMs?: number;
   watch?: boolean;
+  worktreeRoot?: string;
+  pool?: number;
+  recycleIgnored?: string[];
 }
 
 /** Settings beyond the patch policy. */
@@ -27,9 +30,19 @@ export interface Runtime {
   lockTimeoutMs: number;
   hookTimeoutMs: number;
   watch: boolean;
+  /**
+   * Where session worktrees go, as configured: null for the default (the user's cache folder),
+   * `git-dir` for `<git-common-dir>/hagent/worktrees`, else a folder (`~/` and paths relative to
+   * the main checkout allowed). Resolved to a folder per repository by session/ (worktreeRootFor).
+   */
+  worktreeRoot: string | null;
+  /** How many clean worktrees of ended sessions are kept for reuse by session start; 0: none. */
+  pool: number;
+  /** Ignored files a pooled worktree keeps (gitignore patterns); null: `.worktreeinclude`'s plus dependency folders. */
+  recycleIgnored: string[] | null;
 }
 
-export const DEFAULT_RUNTIME: Runtime = { lockTimeoutMs: 10_000, hookTimeoutMs: 30_000, watch: true };
+export const DEFAULT_RUNTIME: Runtime = { lockTimeoutMs: 10_000, hookTimeoutMs: 30_000, watch: true, worktreeRoot: null, pool: 2, recycleIgnored: null };
 
 /** Where a setting's value came from. */
 export type Source = 'default' | 'config' | 'env';
@@ -45,6 +58,7 @@ export interface EffectiveConfig {
 const RUNTIME_ENV = {
   HAGENT_LOCK_TIMEOUT_MS: 'lockTimeoutMs',
   HAGENT_HOOK_TIMEOUT_MS: 'hookTimeoutMs',
+  HAGENT_POOL: 'pool',
 } as const;
 
 /**
@@ -56,14 +70,14 @@ export function effectiveConfig(file: ConfigFile | null, fileName: string | null
   const sources: Record<string, Source> = {};
   const policy: Policy = { ...DEFAULT_POLICY, deniedPaths: [...DEFAULT_POLICY.deniedPaths] };
   const runtime: Runtime = { ...DEFAULT_RUNTIME };
-  for (const key of ['deniedPaths', 'suffixes', 'maxFiles', 'maxChangedLines', 'confirmFiles', 'confirmChangedLines', 'confirmDeletes', 'lockTimeoutMs', 'hookTimeoutMs', 'watch']) sources[key] = 'default';
+  for (const key of ['deniedPaths', 'suffixes', 'maxFiles', 'maxChangedLines', 'confirmFiles', 'confirmChangedLines', 'confirmDeletes', 'lockTimeoutMs', 'hookTimeoutMs', 'watch', 'worktreeRoot', 'pool', 'recycleIgnored']) sources[key] = 'default';
   if (file) {
     if (file.deniedPaths) { policy.deniedPaths.push(...file.deniedPaths); sources.deniedPaths = 'config'; }
     if (file.suffixes) { policy.suffixes = file.suffixes; sources.suffixes = 'config'; }
     for (const key of ['maxFiles', 'maxChangedLines', 'confirmFiles', 'confirmChangedLines', 'confirmDeletes'] as const) {
       if (file[key] !== undefined) { (policy as unknown as Record<string, unknown>)[key] = file[key]; sources[key] = 'config'; }
     }
-    for (const key of ['lockTimeoutMs', 'hookTimeoutMs', 'watch'] as const) {
+    for (const key of ['lockTimeoutMs', 'hookTimeoutMs', 'watch', 'worktreeRoot', 'pool', 'recycleIgnored'] as const) {
       if (file[key] !== undefined) { (runtime as unknown as Record<string, unknown>)[key] = file[key]; sources[key] = 'config'; }
     }
   }
@@ -83,5 +97,6 @@ export function effectiveConfig(file: ConfigFile | null, fileName: string | null
     if (n !== null) { runtime[key] = n; sources[key] = 'env'; }
   }
   if (env.HAGENT_NO_WATCH === '1') { runtime.watch = false; sources.watch = 'env'; }
+  if (env.HAGENT_WORKTREE_ROOT) { runtime.worktreeRoot = env.HAGENT_WORKTREE_ROOT; sources.worktreeRoot = 'env'; }
   return { policy, runtime, sources, file: fileName };
 }

@@ -1,11 +1,12 @@
 /**
  * Finding the repository and the session a command acts on.
  */
-import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { HagentError, isHagentError } from '../errors.js';
 import { locateRepo, runGit, type RepoLocation } from '../git/index.js';
 import { hagentDir, listSessions, readSession, type Session } from './store.js';
+import { gitDirWorktreeRoot, isInside, worktreeRootFor } from './where.js';
 
 /** The repository around the caller's directory. Paths are absolute. */
 export interface RepoContext {
@@ -49,19 +50,6 @@ async function repairMovedSessionWorktree(cwd: string): Promise<boolean> {
   }
 }
 
-function real(p: string): string {
-  try {
-    return realpathSync(p);
-  } catch {
-    return path.resolve(p);
-  }
-}
-
-/** True when `child` is `parent` or inside it (after resolving symlinks). */
-export function isInside(parent: string, child: string): boolean {
-  const rel = path.relative(real(parent), real(child));
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
-}
 
 /**
  * The session a command acts on: `explicitId` if given; else the session whose worktree holds
@@ -84,7 +72,12 @@ export async function resolveSession(ctx: RepoContext, explicitId?: string): Pro
   throw new HagentError('SESSION_AMBIGUOUS', `${sessions.length} sessions exist and none holds this directory`, { sessions: sessions.map((s) => s.id) }, `name one with --session (${sessions.map((s) => s.id).join(', ')}), or run inside its worktree`);
 }
 
-/** True when `dir` lies in hagent's own worktree folder of the repository. */
-export function isSessionWorktree(ctx: RepoContext, dir: string): boolean {
-  return isInside(path.join(hagentDir(ctx.commonDir), 'worktrees'), dir);
+/**
+ * True when `dir` lies in one of hagent's worktree folders of the repository: the one inside the
+ * git folder (earlier versions), the default one, or `root` (the configured one, from
+ * worktreeRootFor, when the caller has the configuration at hand).
+ */
+export function isSessionWorktree(ctx: RepoContext, dir: string, root?: string): boolean {
+  const roots = [gitDirWorktreeRoot(ctx.commonDir), worktreeRootFor(ctx.commonDir, null, null, {}), ...(root ? [root] : [])];
+  return roots.some((r) => isInside(r, dir));
 }

@@ -7,3 +7,5 @@ export * from './store.js';
 export * from './lifecycle.js';
 export * from './landed.js';
 export * from './drift.js';
+export * from './where.js';
+export { discardPoolEntry, inspectPool, listPool, orphanPools, trimPool, type Discarded, type PoolEntry } from './pool.js';

@@ -7,11 +7,14 @@ import { randomBytes } from 'node:crypto';
 import { HagentError } from '../errors.js';
 import { assertGitVersion, diffTrees, firstParentChain, lsTree, readHeadDirectSync, readRef, readRefPreferDirect, readRefsDirect, readRefsDirectSync, resolveCommit, runGit, symbolicHead } from '../git/index.js';
 import { copyFileNoClobber, readEntry } from '../fsx/index.js';
-import { isInside, type RepoContext, resolveSession } from './context.js';
-import { defaultWorktreePath, listSessions, removeSession, SESSION_ID, writeSession, type Session } from './store.js';
+import { type RepoContext, resolveSession } from './context.js';
+import { isInside, worktreeRootFor } from './where.js';
+import { listSessions, removeSession, SESSION_ID, writeSession, type Session } from './store.js';
 import { readIntent } from '../transaction/intent.js';
 import { landBaseRef, unlandedPaths } from './landed.js';
 import { readDrift, type Drift } from './drift.js';
+import { loadConfig } from '../config/index.js';
+import { DEPENDENCY_FOLDERS, enterPool, takeFromPool } from './pool.js';
 
 /** Branch of a session: `hagent/<id>`; its full ref is `refs/heads/hagent/<id>`. */
 export function sessionBranch(id: string): string {
@@ -77,6 +80,8 @@ function newSessionId(): string {
 export interface StartOptions {
   name?: string;
   base?: string;
+  /** Environment for the configuration (HAGENT_* overrides, XDG_CACHE_HOME, HOME); default none. */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 /** JSON of `hagent session start` (issue 2 §2). */
@@ -87,14 +92,18 @@ export interface StartResult {
   base: string;
   target: string | null;
   included: string[];
+  /** True when the worktree came from the pool (moved to the new base) rather than checked out afresh. */
+  recycled: boolean;
 }
 
 /**
- * Creates a session: a worktree under the git common dir on a new branch `hagent/<id>` from
- * `base` (default HEAD), recording the base and the land target (the branch checked out in the
- * caller's worktree), and copies ignored files named by `.worktreeinclude`.
+ * Creates a session: a worktree `<root>/<id>` (worktreeRootFor) on a new branch `hagent/<id>`
+ * from `base` (default HEAD), recording the base and the land target (the branch checked out in
+ * the caller's worktree), and copies ignored files named by `.worktreeinclude`. The worktree is
+ * a pooled one moved to `base` when the pool has one (only the files changed since are
+ * written), else a fresh `git worktree add`.
  * @throws HagentError BARE_REPO, GIT_TOO_OLD, UNKNOWN_REV, SESSION_EXISTS, USAGE (bad name;
- *   started inside a session worktree).
+ *   started inside a session worktree), CONFIG_INVALID.
  */
 export async function startSession(ctx: RepoContext, options: StartOptions): Promise<StartResult> {
   if (ctx.location.bare || !ctx.location.topLevel) {
@@ -109,10 +118,13 @@ export async function startSession(ctx: RepoContext, options: StartOptions): Pro
   // git's version is checked while the checkout runs: the check's spawn would otherwise wait in
   // front of it (~15-30 ms). A git too old for hagent still makes worktrees; that one is removed.
   const checkVersion = () => assertGitVersion(ctx.cwd).then(() => null, (e: unknown) => e);
+  const env = options.env ?? {};
   let base: string;
   let target: string | null;
+  let root: string;
+  let pool: number;
   try {
-    const [existing, refs] = await Promise.all([listSessions(ctx.commonDir), readStartRefs(ctx, top, options.base, `refs/heads/${branch}`)]);
+    const [existing, refs, config] = await Promise.all([listSessions(ctx.commonDir), readStartRefs(ctx, top, options.base, `refs/heads/${branch}`), loadConfig(ctx, env)]);
     const inside = existing.find((s) => isInside(s.worktree, top));
     if (inside) {
       throw new HagentError('USAGE', `you are inside session ${inside.id}'s worktree`, { session: inside.id }, 'start new sessions from your own checkout');
@@ -130,12 +142,27 @@ export async function startSession(ctx: RepoContext, options: StartOptions): Pro
     }
     base = refs.base;
     target = refs.target;
+    root = worktreeRootFor(ctx.commonDir, config.root, config.runtime.worktreeRoot, env);
+    pool = config.runtime.pool;
   } catch (e) {
     throw (await checkVersion()) ?? e; // a git too old for hagent is the first thing to fix
   }
-  const worktree = defaultWorktreePath(ctx.commonDir, id);
+  const worktree = path.join(root, id);
   if (await fs.lstat(worktree).then(() => true, () => false)) {
     throw new HagentError('SESSION_EXISTS', `the session folder ${worktree} already exists (left by an earlier session named ${id}?)`, { session: id, path: worktree }, `pick another --name, or look inside it and remove it (rm -r ${JSON.stringify(worktree)}) if nothing there is needed; nothing was created`);
+  }
+  if (pool > 0) {
+    const [{ taken }, tooOld] = await Promise.all([takeFromPool(ctx.commonDir, top, root, worktree, branch, base), checkVersion()]);
+    if (tooOld) {
+      if (taken) await removeStartedWorktree(top, worktree, `refs/heads/${branch}`);
+      throw tooOld;
+    }
+    if (taken) {
+      const session: Session = { version: 1, id, worktree, branch, base, target, createdAt: new Date().toISOString(), approval: null, lands: [] };
+      await writeSession(ctx.commonDir, session, { durable: false });
+      const included = await copyWorktreeIncludes(top, worktree, { replace: true });
+      return { id, worktree, branch, base, target, included, recycled: true };
+    }
   }
   await fs.mkdir(path.dirname(worktree), { recursive: true });
   // The checkout's spawn first: a spawn holds Node's thread for the fork (~10 ms here).
@@ -154,7 +181,7 @@ export async function startSession(ctx: RepoContext, options: StartOptions): Pro
   const session: Session = { version: 1, id, worktree, branch, base, target, createdAt: new Date().toISOString(), approval: null, lands: [] };
   await writeSession(ctx.commonDir, session, { durable: false });
   const included = await copyWorktreeIncludes(top, worktree);
-  return { id, worktree, branch, base, target, included };
+  return { id, worktree, branch, base, target, included, recycled: false };
 }
 
 /** Takes back a worktree and branch session start made, when it refuses after the checkout. */
@@ -183,10 +210,12 @@ async function readStartRefs(ctx: RepoContext, top: string, base: string | undef
 
 /**
  * Copies into `worktree` the files of `top` that git ignores and `.worktreeinclude` names
- * (gitignore syntax). Never overwrites a path that exists in the worktree; skips symlinks.
+ * (gitignore syntax). Never overwrites a path that exists in the worktree, except, with
+ * `replace` (a recycled worktree), a file git ignores there too: the copy a pooled worktree kept
+ * gives way to the checkout's current one. Skips symlinks.
  * @returns the copied paths (relative, `/`-separated).
  */
-export async function copyWorktreeIncludes(top: string, worktree: string): Promise<string[]> {
+export async function copyWorktreeIncludes(top: string, worktree: string, options: { replace?: boolean } = {}): Promise<string[]> {
   const includeFile = path.join(top, '.worktreeinclude');
   try {
     await fs.access(includeFile);
@@ -198,13 +227,23 @@ export async function copyWorktreeIncludes(top: string, worktree: string): Promi
   if (candidates.length === 0) return [];
   const ignored = await runGit(['check-ignore', '-z', '--stdin'], { cwd: top, input: candidates.join('\0') + '\0', allowFailure: true });
   const copied: string[] = [];
+  const present: string[] = [];
   for (const rel of ignored.stdout.toString('utf8').split('\0').filter(Boolean)) {
     const entry = await readEntry(top, rel);
     if (entry.kind !== 'file') continue;
     // Never through a symlink on the worktree side either (a tracked link at --base).
     const there = await readEntry(worktree, rel);
+    if (there.kind === 'file') present.push(rel);
     if (there.kind !== 'missing') continue;
     if (await copyFileNoClobber(path.join(top, rel), path.join(worktree, rel))) copied.push(rel);
+  }
+  if (options.replace && present.length) {
+    // Only files git ignores in the worktree (check-ignore never names a tracked file).
+    const there = await runGit(['check-ignore', '-z', '--stdin'], { cwd: worktree, input: present.join('\0') + '\0', allowFailure: true });
+    for (const rel of there.stdout.toString('utf8').split('\0').filter(Boolean)) {
+      await fs.rm(path.join(worktree, rel), { force: true });
+      if (await copyFileNoClobber(path.join(top, rel), path.join(worktree, rel))) copied.push(rel);
+    }
   }
   return copied;
 }
@@ -331,6 +370,8 @@ export async function outsideEdits(worktree: string): Promise<ChangedFile[]> {
 export interface EndResult {
   id: string;
   removedWorktree: boolean;
+  /** True when the worktree went to the pool (clean, detached) for the next session start. */
+  pooled: boolean;
   deletedBranch: boolean;
   /** Head commit when the session ended. */
   head: string | null;
@@ -344,6 +385,8 @@ export interface EndResult {
 export interface EndOptions {
   /** End even with work that has not landed. */
   force?: boolean;
+  /** Environment for configuration overrides (the pool). */
+  env?: Readonly<Record<string, string | undefined>>;
   /**
    * Asked before a forced end drops work from the session (the paths that have not landed, the
    * uncommitted files); false refuses with CONFIRMATION_REQUIRED. Default: refuse.
@@ -380,12 +423,17 @@ export async function endSession(ctx: RepoContext, id: string | undefined, optio
   } else if ((unlanded.length || uncommitted.length) && !(await (options.confirm ?? (async () => false))(unlanded, uncommitted))) {
     throw new HagentError('CONFIRMATION_REQUIRED', `ending session ${s.id} drops ${[unlanded.length ? `work that has not landed (${unlanded.join(', ')})` : '', uncommitted.length ? `uncommitted files (${uncommitted.join(', ')})` : ''].filter(Boolean).join(' and ')}`, { session: s.id, files: [...unlanded, ...uncommitted] }, 'pass --yes to end it anyway (the head stays reachable as refs/hagent/<id>/ended), or land it first');
   }
+  const checked = unlanded.length === 0 && uncommitted.length === 0;
   const keptAs = head && unlanded.length ? `refs/hagent/${s.id}/ended` : null;
   if (keptAs) await runGit(['update-ref', '--create-reflog', '-m', 'hagent: session end', keptAs, head!], { cwd: ctx.cwd });
   let removedWorktree = false;
+  let pooled = false;
   if (worktreeExists) {
-    await runGit(['worktree', 'remove', '--force', s.worktree], { cwd: ctx.cwd });
-    removedWorktree = true;
+    pooled = !!head && await poolOnEnd(ctx, s, head, checked, options.env ?? {});
+    if (!pooled) {
+      await runGit(['worktree', 'remove', '--force', s.worktree], { cwd: ctx.cwd });
+      removedWorktree = true;
+    }
   } else {
     await runGit(['worktree', 'prune'], { cwd: ctx.cwd });
   }
@@ -398,5 +446,35 @@ export async function endSession(ctx: RepoContext, id: string | undefined, optio
   // A later session of the same name must not start from this one's land base.
   await runGit(['update-ref', '-d', landBaseRef(s)], { cwd: ctx.cwd, allowFailure: true });
   await removeSession(ctx.commonDir, s.id);
-  return { id: s.id, removedWorktree, deletedBranch, head, keptAs, unlanded };
+  return { id: s.id, removedWorktree, pooled, deletedBranch, head, keptAs, unlanded };
+}
+
+/**
+ * Puts an ending session's worktree into the pool when that loses nothing: the pool is on
+ * (`pool` > 0), the worktree is in the repository's current worktree folder, no transaction of
+ * the session is pending, its work has landed (or it is empty), and it holds no uncommitted or
+ * untracked file git does not ignore (`checked`: endSession has just verified the last two).
+ * Ignored files stay only where `recycleIgnored` allows. Any failure leaves the removal to the
+ * caller, as before pools existed.
+ */
+async function poolOnEnd(ctx: RepoContext, s: Session, head: string, checked: boolean, env: Readonly<Record<string, string | undefined>>): Promise<boolean> {
+  try {
+    const config = await loadConfig(ctx, env);
+    if (config.runtime.pool === 0) return false;
+    const root = worktreeRootFor(ctx.commonDir, config.root, config.runtime.worktreeRoot, env);
+    if (path.resolve(path.dirname(s.worktree)) !== path.resolve(root)) return false; // only worktrees made where sessions go now
+    if ((await readIntent(ctx.commonDir, s.id)) !== null) return false;
+    if (!checked && ((await unlandedPaths(ctx, s, head)).length || (await outsideEdits(s.worktree)).length)) return false;
+    const top = config.root ?? ctx.location.topLevel;
+    const keep = config.runtime.recycleIgnored ?? [...(top ? await worktreeIncludePatterns(top) : []), ...DEPENDENCY_FOLDERS];
+    return await enterPool(ctx.commonDir, ctx.cwd, s.worktree, root, config.runtime.pool, keep);
+  } catch {
+    return false;
+  }
+}
+
+/** The patterns of `<top>/.worktreeinclude` (gitignore syntax; blank lines and comments left out). */
+async function worktreeIncludePatterns(top: string): Promise<string[]> {
+  const text = await fs.readFile(path.join(top, '.worktreeinclude'), 'utf8').catch(() => '');
+  return text.split(/\r?\n/).filter((l) => l.trim() !== '' && !l.startsWith('#'));
 }

@@ -7,7 +7,7 @@ import path from 'node:path';
 import * as z from 'zod/mini';
 import { HagentError } from '../errors.js';
 import { readJsonFile, writeJsonFile } from '../fsx/index.js';
-import { runGit } from '../git/index.js';
+import { runGit, worktreeGitDirSync } from '../git/index.js';
 
 /** Approval of a session head, recorded by `hagent review --approve`. */
 export const ApprovalSchema = z.object({
@@ -51,7 +51,11 @@ function sessionFile(commonDir: string, id: string): string {
   return path.join(hagentDir(commonDir), 'sessions', `${id}.json`);
 }
 
-/** Default worktree folder of a session: `<git-common-dir>/hagent/worktrees/<id>`. */
+/**
+ * A session's worktree folder inside the git folder, `<git-common-dir>/hagent/worktrees/<id>`:
+ * the default of earlier versions and `worktreeRoot: "git-dir"` now (session start uses
+ * worktreeRootFor; sessions made here keep working, their record names the folder).
+ */
 export function defaultWorktreePath(commonDir: string, id: string): string {
   return path.join(hagentDir(commonDir), 'worktrees', id);
 }
@@ -91,7 +95,18 @@ export function movedSessions(commonDir: string): string[] {
  * so each keeps working after a move. Anything else is returned as it is.
  */
 async function followMove(commonDir: string, session: Session): Promise<Session> {
-  if (existsSync(session.worktree)) return session;
+  if (existsSync(session.worktree)) {
+    // A worktree outside the repository stays where it is when the repository moves, but its
+    // `.git` file still names the old git dir: git's repair mends that link.
+    const linked = worktreeGitDirSync(session.worktree);
+    if (!linked || existsSync(linked)) return session;
+    const repaired = await runGit(['worktree', 'repair', session.worktree], { cwd: commonDir, allowFailure: true });
+    if (repaired.exitCode === 0) {
+      if (!moved.has(commonDir)) moved.set(commonDir, new Set());
+      moved.get(commonDir)!.add(session.id);
+    }
+    return session;
+  }
   const here = defaultWorktreePath(commonDir, session.id);
   if (path.resolve(here) === path.resolve(session.worktree) || !statSync(path.join(here, '.git'), { throwIfNoEntry: false })?.isFile()) return session;
   const repaired = await runGit(['worktree', 'repair', here], { cwd: commonDir, allowFailure: true });

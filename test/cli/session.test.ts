@@ -6,13 +6,13 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { git, hagent, makeRepo, startSession, tempDir, writeFiles, writeIntentRecord } from '../helpers/index.js';
+import { git, hagent, makeRepo, startSession, tempDir, TEST_CACHE, writeFiles, writeIntentRecord } from '../helpers/index.js';
 
 const t = suite('session');
 
 const PATCH = '*** Begin Patch\n*** Update File: README.md\n-# demo\n+# demo, edited\n*** End Patch\n';
 
-t('start creates a worktree under the git common dir on branch hagent/<id> from HEAD', () => {
+t('start creates a worktree in the user cache folder on branch hagent/<id> from HEAD', () => {
   const repo = makeRepo();
   const r = hagent(repo, ['session', 'start', '--json', '--name', 'one']);
   assert.is(r.status, 0, r.stderr);
@@ -20,7 +20,7 @@ t('start creates a worktree under the git common dir on branch hagent/<id> from 
   assert.is(r.json.branch, 'hagent/one');
   assert.is(r.json.base, git(repo, 'rev-parse', 'HEAD'));
   assert.is(r.json.target, 'refs/heads/main');
-  assert.ok(r.json.worktree.startsWith(path.join(git(repo, 'rev-parse', '--path-format=absolute', '--git-common-dir'), 'hagent', 'worktrees')), r.json.worktree);
+  assert.ok(r.json.worktree.startsWith(path.join(TEST_CACHE, 'hagent', 'worktrees') + path.sep), r.json.worktree);
   assert.is(readFileSync(path.join(r.json.worktree, 'README.md'), 'utf8'), '# demo\n');
   assert.is(git(r.json.worktree, 'symbolic-ref', 'HEAD'), 'refs/heads/hagent/one');
   assert.is(git(repo, 'status', '--porcelain'), '', "the user's checkout sees nothing");

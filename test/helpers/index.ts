@@ -15,6 +15,12 @@ export const BIN = path.join(ROOT, 'dist', 'hagent.cjs');
 /** Shared conformance cases: ../shared/cases beside the repository, or $HAGENT_CASES. */
 export const CASES_DIR = process.env.HAGENT_CASES ?? path.resolve(ROOT, '..', 'shared', 'cases');
 
+/**
+ * The user cache folder of every process the tests spawn, where session worktrees go by default:
+ * one per test process, removed when it exits, never the tester's own.
+ */
+export const TEST_CACHE = path.join(os.tmpdir(), `hagent-test-cache-${process.pid}`);
+
 export const GIT_ENV: Record<string, string> = {
   GIT_AUTHOR_NAME: 'Test User',
   GIT_AUTHOR_EMAIL: 'test@example.com',
@@ -25,9 +31,10 @@ export const GIT_ENV: Record<string, string> = {
   GIT_CONFIG_NOSYSTEM: '1',
   GIT_CONFIG_GLOBAL: '/dev/null',
   NO_COLOR: '1',
+  XDG_CACHE_HOME: TEST_CACHE,
 };
 
-const tempDirs: string[] = [];
+const tempDirs: string[] = [TEST_CACHE];
 process.on('exit', () => {
   if (process.env.HAGENT_KEEP_TMP) return;
   for (const d of tempDirs) rmSync(d, { recursive: true, force: true });
