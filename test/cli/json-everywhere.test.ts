@@ -24,7 +24,8 @@ function leafCommands(prefix: string[] = []): string[][] {
 
 t('every command takes --json and prints one JSON object with ok', () => {
   const repo = makeRepo({ 'a.txt': 'one\ntwo\n' });
-  const wt = () => path.join(repo, '.git', 'hagent', 'worktrees', 'j1');
+  let worktree = '';
+  const wt = () => (worktree ||= hagent(repo, ['session', 'status', 'j1', '--json']).json.worktree);
   // Each leaf command, run so that it succeeds, in the order of a session's life.
   const runs: Record<string, { cwd: () => string; args: string[]; input?: string; before?: () => void }> = {
     'session start': { cwd: () => repo, args: ['--name', 'j1'] },
@@ -36,6 +37,7 @@ t('every command takes --json and prints one JSON object with ok', () => {
     sync: { cwd: wt, args: [], before: () => writeFileSync(path.join(wt(), 'b.txt'), 'outside\n') },
     review: { cwd: () => repo, args: ['--approve'] },
     land: { cwd: () => repo, args: ['--yes'] },
+    'session update': { cwd: () => repo, args: [] },
     log: { cwd: () => repo, args: [] },
     doctor: { cwd: () => repo, args: [] },
     'config show': { cwd: () => repo, args: [] },
