@@ -95,6 +95,10 @@ export function checkGit(w: Walker, args: Field[], r: Run): void {
       if (value.dynamic) return w.block('unresolved', 'git -c gets a setting only known when it runs', r.text);
       const m = /^alias\.([^=]+)=(.*)$/s.exec(value.value);
       if (m) aliases.set(m[1]!, m[2]!);
+      // Settings whose value git runs as a shell command.
+      const run = /^(core\.sshcommand|core\.pager|core\.editor|core\.fsmonitor|sequence\.editor|diff\.external|credential\.helper|pager\.[^=]+|gpg\.program|core\.askpass)=(.*)$/is.exec(value.value);
+      if (run) w.shellString({ ...value, value: run[2]!.replace(/^!/, '') }, { ...r, scope: { cwd, vars: r.scope.vars } }, []);
+      if (/^core\.worktree=/i.test(value.value)) elsewhere('git -c core.worktree', resolveIn({ ...value, value: value.value.slice(value.value.indexOf('=') + 1) }, cwd));
     }
   }
   for (const name of GIT_PLACE_VARS) {
@@ -112,7 +116,7 @@ export function checkGit(w: Walker, args: Field[], r: Run): void {
     const words = alias.split(/\s+/).filter(Boolean).map((value) => ({ value, dynamic: false, glob: false }));
     return checkGit(w, [...args.slice(0, i), ...words, ...rest], r);
   }
-  if (sub === 'help' || sub === 'version') return;
+  if (sub === 'help' || sub === 'version' || rest.some((a) => a.value === '--help')) return;
   // git run from a folder outside the worktree works on another repository.
   if (sub !== 'clone' && sub !== 'init' && sub !== 'ls-remote') elsewhere('the folder git runs in', cwd);
   if (DANGEROUS.has(sub)) requireKnown(w, sub, rest, r);

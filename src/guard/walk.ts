@@ -118,6 +118,8 @@ export class Walker {
     if (name === 'echo') return words.filter((w, i) => !(i === 0 && /^-[neE]+$/.test(w))).join(' ');
     if (name === 'printf' && words.length && !words[0]!.includes('%')) return words[0]!.replace(/\\n/g, '\n');
     if (name === 'pwd') return scope.cwd;
+    // mktemp makes its file in the temp folder unless told otherwise (-p DIR, a template with a folder).
+    if (name === 'mktemp' && !words.some((w2) => w2.includes('/') || /^(-p|--tmpdir)/.test(w2))) return path.join(this.session.frame.temps[0]!, 'tmp.guard');
     if (name === 'git' && words.join(' ') === 'rev-parse --show-toplevel' && scope.cwd && placeOf(this.session.frame, scope.cwd, true).startsWith('inside')) return this.session.frame.worktree;
     if (name === 'git' && words.join(' ') === 'rev-parse --show-toplevel' && scope.cwd === this.session.frame.worktree) return this.session.frame.worktree;
     return null;
@@ -210,6 +212,10 @@ export class Walker {
     const args = argv.slice(1).map((f) => f.value);
     if (name === 'echo') return { literal: args.filter((a, i) => !(i === 0 && /^-[neE]+$/.test(a))).join(' ') };
     if (name === 'printf' && args.length && !args[0]!.includes('%')) return { literal: args[0]!.replace(/\\n/g, '\n') };
+    // These list paths relative to the folder they run in.
+    if ((name === 'git' && /^(ls-files|diff|status|grep)$/.test(args[0] ?? '')) || ((name === 'grep' || name === 'rg') && args.some((a) => /^-[a-zA-Z]*l/.test(a) || a === '--files' || a === '--files-with-matches'))) {
+      return { roots: scope.cwd ? [scope.cwd] : [] };
+    }
     if (name === 'find' || name === 'ls' || name === 'fd') {
       const roots = args.filter((a) => !a.startsWith('-') && !a.startsWith('(') && a !== '!');
       const first = name === 'find' ? roots.slice(0, Math.max(1, args.findIndex((a) => a.startsWith('-') || a === '(' || a === '!'))) : roots;
@@ -222,6 +228,7 @@ export class Walker {
   /** Heredocs and here-strings give a command known input. */
   private fedBy(redirects: readonly Redirection[], scope: Scope, src: string, depth: number): Stdin | null {
     for (const r of redirects) {
+      if (r.type === 'Redirect' && (r.operator === '<' || r.operator === '<>') && (!r.descriptor || (r.descriptor.type === 'FileDescriptor' && r.descriptor.value === 0))) return { unknown: true };
       if (r.type === 'HereDoc') return { literal: r.body.text };
       if (r.type === 'HereString' && r.target) {
         const v = expandAssignment(r.target, this.expandScope(scope, src, depth));
@@ -280,7 +287,45 @@ export class Walker {
     const args = argv.slice(1);
     const rest = (i: number, patch: Partial<Run> = {}): void => this.run({ ...r, ...patch, argv: args.slice(i) });
     switch (name) {
-      case 'sudo': return rest(skipOptions(args, ['-u', '-g', '-h', '-p', '-C', '-D', '-R', '-r', '-t', '-T', '-U', '--user', '--group', '--host', '--prompt', '--chdir', '--chroot', '--role', '--type', '--other-user', '--close-from', '--command-timeout']));
+      case 'busybox': return rest(0);
+      case 'strace': case 'ltrace': {
+        const i = skipOptions(args, ['-o', '-e', '-p', '-s', '-u', '-E', '-a', '-b', '-I', '-O', '-P', '-S', '-X']);
+        const out = optionValue(args.slice(0, i), ['-o']);
+        if (out) this.checkWrite(out, r.scope, `${name} -o`, r.text);
+        return rest(i);
+      }
+      case 'taskset': case 'chrt': {
+        const i = skipOptions(args, ['-p']);
+        return rest(args.slice(0, i).some((a) => a.value === '-p') ? args.length : i + 1);
+      }
+      case 'unshare': case 'firejail': case 'runuser': case 'sg': return rest(skipOptions(args, ['-u', '--user', '-g', '--group', '-S', '-G', '--setuid', '--setgid']));
+      case 'script': {
+        const k = args.findIndex((a) => /^-[a-zA-Z]*c$/.test(a.value));
+        const call = k >= 0 ? args[k + 1] : optionValue(args, ['--command']);
+        if (call) this.shellString(call, r, []);
+        return;
+      }
+      case 'source': case '.': {
+        const file = args[0];
+        if (file && (file.dynamic || /^\/dev\/(fd\/\d+|stdin)$|^\/proc\/self\/fd\//.test(file.value))) {
+          if (!file.dynamic && file.value === '/dev/stdin' && r.stdin?.literal !== undefined) return this.source(r.stdin.literal, r.scope, r.depth + 1);
+          return this.block('unresolved', `${name} reads code from ${file.value}, only known when it runs`, r.text);
+        }
+        return;
+      }
+      case 'awk': case 'gawk': {
+        const k = args.findIndex((a, j) => a.value === '-i' && args[j + 1]?.value === 'inplace');
+        if (k < 0 && !args.some((a) => a.value === '-iinplace' || a.value === '--include=inplace')) return;
+        const ops = operands(args, ['-i', '-f', '-v', '-F', '--include', '--file', '--assign', '--field-separator']);
+        const hasProgramFile = args.some((a) => a.value === '-f' || a.value.startsWith('--file'));
+        for (const f of hasProgramFile ? ops.list : ops.list.slice(1)) this.checkWrite(f, r.scope, `${name} -i inplace`, r.text);
+        return;
+      }
+      case 'sudo': {
+        const i = skipOptions(args, ['-u', '-g', '-h', '-p', '-C', '-D', '-R', '-r', '-t', '-T', '-U', '--user', '--group', '--host', '--prompt', '--chdir', '--chroot', '--role', '--type', '--other-user', '--close-from', '--command-timeout']);
+        const dir = optionValue(args.slice(0, i), ['-D', '--chdir']);
+        return rest(i, dir ? { scope: { cwd: resolveIn(dir, r.scope.cwd), vars: r.scope.vars } } : {});
+      }
       case 'doas': return rest(skipOptions(args, ['-u', '-C']));
       case 'nohup': case 'chronic': case 'unbuffer': case 'setsid': case 'caffeinate': case 'builtin': case 'nocache': case 'catchsegv':
         return rest(skipOptions(args, []));
@@ -302,6 +347,10 @@ export class Walker {
         const i = skipOptions(args, []);
         if (args.slice(0, i).some((a) => /^-[a-zA-Z]*[vV]/.test(a.value))) return; // a lookup, runs nothing
         return rest(i);
+      }
+      case 'npm': case 'pnpm': case 'yarn': case 'bun': {
+        if (!['exec', 'x', 'dlx'].includes(args[0]?.value ?? '')) { if (name === 'bun' && INTERPRETERS.has(name)) return checkInlineCode(this, name, args, r); return; }
+        return rest(1 + skipOptions(args.slice(1), ['-p', '--package', '-c', '--call', '-w', '--workspace']));
       }
       case 'npx': case 'bunx': case 'pnpx': {
         const i = skipOptions(args, ['-p', '--package', '-c', '--call']);
@@ -492,7 +541,15 @@ export class Walker {
       if (!str) return;
       return this.shellString(str, r, args.slice(i + 1));
     }
-    if (i < args.length) return; // a script file: its text is not the command's
+    if (i < args.length) {
+      const file = args[i]!.value;
+      // bash <(curl …), sh /dev/stdin: the code comes from somewhere the guard cannot read.
+      if (/^\/dev\/(fd\/\d+|stdin)$|^\/proc\/self\/fd\//.test(file)) {
+        if (file === '/dev/stdin' && r.stdin?.literal !== undefined) return this.source(r.stdin.literal, { cwd: r.scope.cwd, vars: new Map(r.env) }, r.depth + 1);
+        return this.block('unresolved', `${name} runs code from ${file}, which the guard cannot see`, r.text);
+      }
+      return; // a script file: its text is not the command's
+    }
     const stdin = r.stdin;
     if (!stdin) return; // an interactive shell
     if (stdin.literal !== undefined) return this.source(stdin.literal, { cwd: r.scope.cwd, vars: new Map(r.env) }, r.depth + 1);
@@ -525,6 +582,7 @@ export class Walker {
     const withValue = ['-d', '--delimiter', '-E', '-e', '-L', '-l', '-n', '--max-args', '-P', '--max-procs', '-s', '--max-chars', '-a', '--arg-file', '-I', '--replace'];
     let i = 0;
     let replace: string | null = null;
+    let fromFile = false;
     for (; i < args.length; i++) {
       const v = args[i]!.value;
       if (args[i]!.dynamic) return this.block('unresolved', `xargs gets ${v}, only known when it runs`, r.text);
@@ -532,12 +590,13 @@ export class Walker {
       if (v === '-I' || v === '--replace') { replace = args[i + 1]?.value ?? '{}'; i++; continue; }
       if (v.startsWith('-I')) { replace = v.slice(2); continue; }
       if (v.startsWith('-i') || v.startsWith('--replace=')) { replace = v.includes('=') ? v.slice(v.indexOf('=') + 1) : v.slice(2) || '{}'; continue; }
+      if (v === '-a' || v === '--arg-file' || v.startsWith('--arg-file=')) fromFile = true;
       if (withValue.includes(v)) { i++; continue; }
       if (v.startsWith('-')) continue;
       break;
     }
     const cmd = args.slice(i);
-    const input = inputFields(r);
+    const input = inputFields(fromFile ? { ...r, stdin: { unknown: true } } : r);
     if (cmd.length === 0) return;
     const runs = replace === null ? [[...cmd, ...input]] : input.map((item) => cmd.map((a) => (a.value.includes(replace!) ? { ...a, value: a.value.split(replace!).join(item.value), dynamic: a.dynamic || item.dynamic } : a)));
     for (const argv of runs) this.run({ ...r, argv, stdin: null });
@@ -545,6 +604,9 @@ export class Walker {
 
   /** `find ROOTS… EXPR`: -delete removes below the roots; -exec/-execdir/-ok run a command on what it finds. */
   private find(args: Field[], r: Run): void {
+    let start = 0;
+    while (start < args.length && /^-([HLP]|D|O\d*)$/.test(args[start]!.value)) start += args[start]!.value === '-D' ? 2 : 1;
+    args = args.slice(start);
     let i = 0;
     while (i < args.length && !/^[-(!]/.test(args[i]!.value) && args[i]!.value !== ')') i++;
     const roots = i === 0 ? [{ value: '.', dynamic: false, glob: false }] : args.slice(0, i);
@@ -627,7 +689,7 @@ function holdsGit(p: string): boolean {
 }
 
 /** Shells whose `-c` string and stdin the guard reads as code. */
-const SHELLS = new Set(['bash', 'sh', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'fish', 'busybox']);
+const SHELLS = new Set(['bash', 'sh', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'fish']);
 
 /** An absolute path for a field, or null when the folder is unknown. */
 export function resolveIn(f: Field, cwd: string | null): string | null {
@@ -706,5 +768,6 @@ function inputFields(r: Run): Field[] {
     return words.map((value) => ({ value, dynamic: false, glob: false }));
   }
   if (s?.roots) return s.roots.map((root) => ({ value: path.posix.join(root, 'found'), dynamic: false, glob: false }));
-  return [{ value: r.scope.cwd ? path.posix.join(r.scope.cwd, 'listed-file') : '$input', dynamic: r.scope.cwd === null, glob: false }];
+  // Input the guard cannot see (a file, an unknown producer, the terminal): its words are unknown.
+  return [{ value: '(the words xargs reads)', dynamic: true, glob: false }];
 }

@@ -55,10 +55,14 @@ class Builder {
     this.started = true;
   }
 
-  /** An unquoted expansion: blanks split it into fields. */
+  /** Field separators: $IFS when the command set it, else blanks. */
+  ifs = ' \t\n';
+
+  /** An unquoted expansion: $IFS characters split it into fields. */
   split(s: string): void {
     if (this.noSplit) return this.text(s);
-    const pieces = s.split(/[ \t\n]+/);
+    if (this.ifs === '') return this.text(s);
+    const pieces = s.split(new RegExp(`[${this.ifs.replace(/[\]\\^-]/g, '\\$&')}]+`));
     pieces.forEach((piece, i) => {
       if (i > 0 && this.started) this.flush();
       if (piece) this.text(piece);
@@ -142,6 +146,9 @@ function parts(b: Builder, list: readonly (WordPart | DoubleQuotedChild)[], quot
 
 /** `~` and `~/x` at the start of an unquoted word become the home folder. */
 function tilde(v: string, scope: ExpandScope): string {
+  // bash also expands a tilde after the `=` of an argument that looks like an assignment (dd of=~/x).
+  const assign = /^([A-Za-z_][A-Za-z0-9_]*=)(~.*)$/s.exec(v);
+  if (assign) return assign[1]! + tilde(assign[2]!, scope);
   if (v === '~' || v.startsWith('~/')) return scope.home + v.slice(1);
   if (v.startsWith('~')) return `/home/${v.slice(1)}`; // another user's home: outside anyway
   return v;
@@ -181,6 +188,7 @@ export function expandBraces(s: string): string[] {
  */
 export function expandWord(word: Word, scope: ExpandScope): Field[] {
   const b = new Builder();
+  b.ifs = lookup('IFS', scope) ?? ' \t\n';
   if (!word.parts) {
     b.text(tilde(word.value, scope));
   } else {
@@ -190,7 +198,8 @@ export function expandWord(word: Word, scope: ExpandScope): Field[] {
   b.flush();
   const hasBrace = word.parts?.some((p) => p.type === 'BraceExpansion') ?? false;
   if (!hasBrace) return b.fields;
-  return b.fields.flatMap((f) => expandBraces(f.value).map((value) => ({ ...f, value })));
+  // Brace expansion comes before tilde expansion in bash: {src,~} names the home folder.
+  return b.fields.flatMap((f) => expandBraces(f.value).map((value) => ({ ...f, value: tilde(value, scope) })));
 }
 
 /** The value of an assignment's word (no splitting, no globbing), or null when unknown. */
