@@ -679,7 +679,8 @@ export class Walker {
       if (place === 'scratch') return { place, resolved: abs, holdsGit: true };
       return { place, resolved: abs, holdsGit: false };
     }
-    const place = placeOf(frame, abs, rule !== 'rm-outside');
+    // rm of a symlink removes the link itself, unless a trailing slash makes it its target (rm -rf link/).
+    const place = placeOf(frame, abs, rule !== 'rm-outside' || /\/\.?$/.test(f.value));
     return { place, resolved: abs, holdsGit: place === 'scratch' && holdsGit(abs) };
   }
 }
