@@ -6,7 +6,7 @@
  * it changed in the worktree becomes one commit marked `Hagent-Op: exec` that carries the
  * command — reviewable, and undoable with `hagent undo` like a patch.
  */
-import { HagentError } from '../errors.js';
+import { HagentError, toHagentError } from '../errors.js';
 import { guardCommand, sessionGuardContext } from '../guard/index.js';
 import { appendJournal } from '../journal/index.js';
 import { outsideEdits, type RepoContext, type Session, type ChangedFile } from '../session/index.js';
@@ -99,7 +99,16 @@ export async function execInSession(ctx: RepoContext, session: Session, command:
     timeoutMs: Math.round(timeoutS * 1000),
     maxOutputBytes,
   });
-  const after = await syncSession(ctx, session, env, adoptAsExec(command, howItEnded(run, timeoutS)));
+  const end = howItEnded(run, timeoutS);
+  let after;
+  try {
+    after = await syncSession(ctx, session, env, adoptAsExec(command, end));
+  } catch (error) {
+    // The command ran (it may have switched the worktree's branch): say so, and keep its output.
+    const e = toHagentError(error);
+    const outcome = { exitCode: run.exitCode, signal: run.signal, timedOut: run.timedOut, stdout: run.stdout, stderr: run.stderr, truncated: run.truncated, durationMs: Math.round(run.durationMs) };
+    throw new HagentError(e.code, `the command ran (${end}) but what it changed was not committed: ${e.message}`, { ...e.details, exec: outcome }, `its changes stay in the worktree; ${e.hint?.replace(/^nothing was written; /, '') ?? 'fix the cause, then run hagent sync'}`, { cause: e });
+  }
   return {
     ok: run.exitCode === 0 && !run.timedOut,
     session: session.id,

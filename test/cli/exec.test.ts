@@ -158,6 +158,18 @@ t('guard.allow of the repository config relaxes the guard for exec (a push to a 
   assert.is(git(remote, 'rev-parse', 'refs/heads/agent'), git(s.worktree, 'rev-parse', 'HEAD'));
 });
 
+t('a command that moves the worktree off the session branch ran: the error says so and keeps its output', () => {
+  const repo = makeRepo();
+  const s = startSession(repo);
+  const r = hagent(s.worktree, ['exec', '--json', '--', 'git checkout -q -b elsewhere && echo out']);
+  assert.is(r.status, 1);
+  assert.is(r.json.error.code, 'WORKTREE_BROKEN');
+  assert.match(r.json.error.message, /^the command ran \(exit 0\) but what it changed was not committed/);
+  assert.is(r.json.error.exec.stdout, 'out\n');
+  assert.is(r.json.error.exec.exitCode, 0);
+  assert.match(r.json.error.hint, /git switch hagent\//);
+});
+
 t('a bad --timeout is a usage error', () => {
   const repo = makeRepo();
   const s = startSession(repo);
