@@ -10,7 +10,7 @@ import { HagentError, toHagentError } from '../errors.js';
 import { guardCommand, sessionGuardContext } from '../guard/index.js';
 import { appendJournal } from '../journal/index.js';
 import { outsideEdits, type RepoContext, type Session, type ChangedFile } from '../session/index.js';
-import { syncSession, type AdoptAs } from '../sync/index.js';
+import { syncSession, type AdoptAs, type SyncResult } from '../sync/index.js';
 import { runShell, type RunOutcome } from './run.js';
 
 export type { Cut, RunOutcome } from './run.js';
@@ -67,6 +67,17 @@ function adoptAsExec(command: string, end: string): AdoptAs {
   };
 }
 
+/**
+ * Commits what a shell command changed in the session worktree as one `Hagent-Op: exec` commit
+ * carrying the command — for a command that ran elsewhere (an agent's own shell tool, seen by a
+ * post-tool hook). `end` says how it ended, for the commit body (e.g. `exit 0`; default `ran`).
+ * Under the session lock; journaled as `exec`. Commit null when nothing changed.
+ * @throws HagentError LOCKED, TARGET_MOVED, WORKTREE_BROKEN.
+ */
+export async function commitCommandChanges(ctx: RepoContext, session: Session, command: string, options: { env?: Readonly<Record<string, string | undefined>>; end?: string } = {}): Promise<SyncResult> {
+  return syncSession(ctx, session, options.env ?? {}, adoptAsExec(command, options.end ?? 'ran'));
+}
+
 function howItEnded(r: { exitCode: number | null; signal: string | null; timedOut: boolean }, timeoutS: number): string {
   if (r.timedOut) return `timed out after ${timeoutS} s, killed`;
   if (r.signal) return `ended by ${r.signal}`;
@@ -102,7 +113,7 @@ export async function execInSession(ctx: RepoContext, session: Session, command:
   const end = howItEnded(run, timeoutS);
   let after;
   try {
-    after = await syncSession(ctx, session, env, adoptAsExec(command, end));
+    after = await commitCommandChanges(ctx, session, command, { env, end });
   } catch (error) {
     // The command ran (it may have switched the worktree's branch): say so, and keep its output.
     const e = toHagentError(error);

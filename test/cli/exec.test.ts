@@ -7,6 +7,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { commitCommandChanges } from '../../src/exec/index.js';
+import { openRepo, resolveSession } from '../../src/session/index.js';
 import { git, hagent, makeRepo, startSession, tempDir } from '../helpers/index.js';
 
 const t = suite('exec');
@@ -168,6 +170,21 @@ t('a command that moves the worktree off the session branch ran: the error says 
   assert.is(r.json.error.exec.stdout, 'out\n');
   assert.is(r.json.error.exec.exitCode, 0);
   assert.match(r.json.error.hint, /git switch hagent\//);
+});
+
+t('commitCommandChanges records what a command run elsewhere changed as one exec commit', async () => {
+  const repo = makeRepo();
+  const s = startSession(repo);
+  writeFileSync(path.join(s.worktree, 'fmt.txt'), 'formatted\n');
+  const ctx = await openRepo(s.worktree);
+  const r = await commitCommandChanges(ctx, await resolveSession(ctx, s.id), 'npm run fmt', { end: 'exit 0' });
+  assert.equal(r.files, [{ path: 'fmt.txt', status: 'A' }]);
+  const body = git(s.worktree, 'log', '-1', '--format=%B');
+  assert.match(body, /^hagent: exec npm run fmt \(A fmt\.txt\)/);
+  assert.match(body, /Command \(exit 0\):\n {4}npm run fmt/);
+  assert.match(body, /Hagent-Op: exec/);
+  const none = await commitCommandChanges(ctx, await resolveSession(ctx, s.id), 'ls');
+  assert.is(none.commit, null);
 });
 
 t('a bad --timeout is a usage error', () => {
