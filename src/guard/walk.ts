@@ -6,7 +6,7 @@
  * strips launcher prefixes (sudo, doas, env, command, nohup, timeout, nice, …) and reduces
  * executable paths to their names, then hands each command line to the verb rules.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { forEachChild, parse, type Command, type ParsedScript, type Redirection, type Script, type Statement, type SyntaxNode, type Word } from 'unbash';
 import { checkGit } from './git.js';
@@ -119,6 +119,11 @@ export class Walker {
     if (name === 'echo') return words.filter((w, i) => !(i === 0 && /^-[neE]+$/.test(w))).join(' ');
     if (name === 'printf' && words.length && !words[0]!.includes('%')) return words[0]!.replace(/\\n/g, '\n');
     if (name === 'pwd') return scope.cwd;
+    if (name === 'dirname' && words.length === 1) return path.posix.dirname(words[0]!);
+    if (name === 'basename' && (words.length === 1 || words.length === 2)) return path.posix.basename(words[0]!, words[1]);
+    if (name === 'realpath' && words.length === 1 && scope.cwd) return path.resolve(scope.cwd, words[0]!);
+    // date prints digits, letters and separators of its format: a word, no folder, unless the format has one.
+    if (name === 'date' && !words.some((w2) => w2.includes('/') && w2.startsWith('+'))) return 'date';
     // mktemp makes its file in the temp folder unless told otherwise (-p DIR, a template with a folder).
     if (name === 'mktemp' && !words.some((w2) => w2.includes('/') || /^(-p|--tmpdir)/.test(w2))) return path.join(this.session.frame.temps[0]!, 'tmp.guard');
     if (name === 'git' && words.join(' ') === 'rev-parse --show-toplevel' && scope.cwd && placeOf(this.session.frame, scope.cwd, true).startsWith('inside')) return this.session.frame.worktree;
@@ -670,6 +675,31 @@ export class Walker {
     this.block('rm-outside', `${verb} reaches ${p.resolved}${place === 'home-or-root' ? ' (the home folder, / or a folder holding the worktree)' : ''}`, text);
   }
 
+  /**
+   * A glob in the temp folder is scratch when what it matches now is: no checkout, nothing
+   * holding the worktree. A pattern without a literal start of two characters in the temp
+   * folder itself (a lone star there) is not, whatever is there today.
+   */
+  private scratchGlob(base: string, pattern: string, tempRoot: boolean, deeper: boolean): { place: Place; holdsGit: boolean } {
+    if (tempRoot && !/^[^*?[]{2,}/.test(pattern)) return { place: 'outside', holdsGit: false };
+    if (deeper) return { place: 'scratch', holdsGit: true }; // matches below the first component: not listed, taken as holding a checkout
+    let names: string[];
+    try {
+      names = readdirSync(base);
+    } catch {
+      return { place: 'scratch', holdsGit: false };
+    }
+    const re = globRegExp(pattern);
+    let git = false;
+    for (const name of names) {
+      if (!re.test(name)) continue;
+      const place = placeOf(this.session.frame, path.join(base, name), false);
+      if (place !== 'scratch') return { place: place === 'home-or-root' ? 'home-or-root' : 'outside', holdsGit: false };
+      git ||= holdsGit(path.join(base, name));
+    }
+    return { place: 'scratch', holdsGit: git };
+  }
+
   private locate(f: Field, scope: Scope, what: string, rule: GuardRule, text: string): { place: Place; resolved: string; holdsGit: boolean } | null {
     if (f.dynamic) { this.block('unresolved', `${what} gets ${f.value}, only known when it runs`, text); return null; }
     if (f.value === '' || f.value === '-') return null;
@@ -682,14 +712,19 @@ export class Walker {
       if (place === 'worktree-root') {
         return { place: globRegExp(pattern).test('.git') ? 'worktree-git' : 'inside', resolved: abs, holdsGit: false };
       }
-      if (place === 'temp-root') return { place: 'outside', resolved: abs, holdsGit: false };
-      if (place === 'scratch') return { place, resolved: abs, holdsGit: true };
+      if (place === 'temp-root' || place === 'scratch') return { ...this.scratchGlob(base, pattern, place === 'temp-root', followsOn(abs, pattern)), resolved: abs };
       return { place, resolved: abs, holdsGit: false };
     }
     // rm of a symlink removes the link itself, unless a trailing slash makes it its target (rm -rf link/).
     const place = placeOf(frame, abs, rule !== 'rm-outside' || /\/\.?$/.test(f.value));
     return { place, resolved: abs, holdsGit: place === 'scratch' && holdsGit(abs) };
   }
+}
+
+/** True when a glob path goes on below its first pattern component (a folder pattern with a path after it). */
+function followsOn(abs: string, pattern: string): boolean {
+  const parts = abs.split('/');
+  return parts.indexOf(pattern) < parts.length - 1;
 }
 
 function holdsGit(p: string): boolean {

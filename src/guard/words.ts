@@ -80,16 +80,70 @@ class Builder {
   }
 }
 
+/** A shell pattern (`*`, `?`, `[...]`) as a RegExp source, for `${x%pat}` and `${x/pat/rep}`. */
+function patternSource(pat: string): string {
+  let re = '';
+  for (let i = 0; i < pat.length; i++) {
+    const c = pat[i]!;
+    if (c === '*') re += '[\\s\\S]*';
+    else if (c === '?') re += '[\\s\\S]';
+    else if (c === '[') {
+      const close = pat.indexOf(']', i + 2);
+      if (close < 0) re += '\\[';
+      else { re += `[${pat.slice(i + 1, close).replace(/^!/, '^').replace(/\\/g, '\\\\')}]`; i = close; }
+    } else re += c.replace(/[.+^${}()|\\/]/g, '\\$&');
+  }
+  return re;
+}
+
+/** `${x%pat}`, `${x%%pat}`, `${x#pat}`, `${x##pat}`: the shortest or longest match removed. */
+function removeMatch(value: string, operator: string, pat: string): string {
+  const src = patternSource(pat);
+  const suffix = operator.startsWith('%');
+  const longest = operator.length === 2;
+  const candidates: number[] = [];
+  for (let k = 0; k <= value.length; k++) {
+    const piece = suffix ? value.slice(k) : value.slice(0, k);
+    if (new RegExp(`^${src}$`).test(piece)) candidates.push(k);
+  }
+  if (candidates.length === 0) return value;
+  // suffix: the smallest k removes the longest suffix; prefix: the largest k the longest prefix.
+  const k = suffix ? (longest ? Math.min(...candidates) : Math.max(...candidates)) : (longest ? Math.max(...candidates) : Math.min(...candidates));
+  return suffix ? value.slice(0, k) : value.slice(k);
+}
+
 function parameter(part: Extract<WordPart, { type: 'ParameterExpansion' }>, scope: ExpandScope): string | null {
-  if (part.prefix || part.index) return null;
+  if (part.index) return null;
   const value = lookup(part.parameter, scope);
+  if (part.prefix === '#' && !part.operation) return value === null ? null : String(value.length);
+  if (part.prefix) return null;
   const op = part.operation;
   if (!op) return value;
-  if (op.type === 'Default' && (op.operator === ':-' || op.operator === '-')) {
-    if (value !== null && (value !== '' || op.operator === '-')) return value;
-    return null;
+  if (value === null) return null;
+  const literal = (w: Word | undefined): string | null => (w ? expandAssignment(w, scope) : '');
+  switch (op.type) {
+    case 'Default':
+      if (op.operator === ':-' || op.operator === '-') return value !== '' || op.operator === '-' ? value : literal(op.operand);
+      if (op.operator === ':+' || op.operator === '+') return value !== '' || op.operator === '+' ? literal(op.operand) : '';
+      return value;
+    case 'Remove': {
+      const pat = literal(op.operand);
+      return pat === null ? null : removeMatch(value, op.operator, pat);
+    }
+    case 'Replace': {
+      const pat = literal(op.pattern);
+      const rep = literal(op.replacement);
+      if (pat === null || rep === null || pat === '') return pat === '' ? value : null;
+      const src = patternSource(pat);
+      const anchored = op.operator === '/#' ? `^(?:${src})` : op.operator === '/%' ? `(?:${src})$` : src;
+      return value.replace(new RegExp(anchored, op.operator === '//' ? 'g' : ''), () => rep);
+    }
+    case 'CaseModification':
+      if (op.operand) return null;
+      return op.operator === '^^' ? value.toUpperCase() : op.operator === ',,' ? value.toLowerCase() : op.operator === '^' ? value.charAt(0).toUpperCase() + value.slice(1) : value.charAt(0).toLowerCase() + value.slice(1);
+    default:
+      return null;
   }
-  return null;
 }
 
 function simpleName(text: string): string {
