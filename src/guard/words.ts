@@ -7,6 +7,7 @@
  * value is unknown, and the rules refuse a dynamic word where a dangerous verb would read it.
  */
 import type { Word, WordPart, DoubleQuotedChild, Script } from 'unbash';
+import { patternSource } from './paths.js';
 
 /** One field of a command line after expansion. */
 export interface Field {
@@ -80,25 +81,9 @@ class Builder {
   }
 }
 
-/** A shell pattern (`*`, `?`, `[...]`) as a RegExp source, for `${x%pat}` and `${x/pat/rep}`. */
-function patternSource(pat: string): string {
-  let re = '';
-  for (let i = 0; i < pat.length; i++) {
-    const c = pat[i]!;
-    if (c === '*') re += '[\\s\\S]*';
-    else if (c === '?') re += '[\\s\\S]';
-    else if (c === '[') {
-      const close = pat.indexOf(']', i + 2);
-      if (close < 0) re += '\\[';
-      else { re += `[${pat.slice(i + 1, close).replace(/^!/, '^').replace(/\\/g, '\\\\')}]`; i = close; }
-    } else re += c.replace(/[.+^${}()|\\/]/g, '\\$&');
-  }
-  return re;
-}
-
 /** `${x%pat}`, `${x%%pat}`, `${x#pat}`, `${x##pat}`: the shortest or longest match removed. */
 function removeMatch(value: string, operator: string, pat: string): string {
-  const src = patternSource(pat);
+  const src = patternSource(pat, '[\\s\\S]');
   const suffix = operator.startsWith('%');
   const longest = operator.length === 2;
   const candidates: number[] = [];
@@ -134,7 +119,7 @@ function parameter(part: Extract<WordPart, { type: 'ParameterExpansion' }>, scop
       const pat = literal(op.pattern);
       const rep = literal(op.replacement);
       if (pat === null || rep === null || pat === '') return pat === '' ? value : null;
-      const src = patternSource(pat);
+      const src = patternSource(pat, '[\\s\\S]');
       const anchored = op.operator === '/#' ? `^(?:${src})` : op.operator === '/%' ? `(?:${src})$` : src;
       return value.replace(new RegExp(anchored, op.operator === '//' ? 'g' : ''), () => rep);
     }
