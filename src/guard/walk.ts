@@ -185,6 +185,7 @@ export class Walker {
         // The body is checked as if it ran: a function is defined to be called.
         return this.node(node.body, src, { cwd: scope.cwd, vars: new Map(scope.vars) }, depth, null);
       case 'Redirected':
+        for (const r of node.redirects) this.substitutions(r, src, scope, depth);
         this.redirects(node.redirects, src, scope, depth, `${src.slice(node.pos, node.end)}`);
         return this.node(node.command, src, scope, depth, this.fedBy(node.redirects, scope, src, depth) ?? stdin);
       case 'CompoundList':
@@ -472,8 +473,10 @@ export class Walker {
         return;
       }
       case 'tar': case 'bsdtar': {
+        // -C is where tar extracts to, or where it reads from when it creates an archive.
+        const extracts = args.some((a, i) => (i === 0 && !a.value.startsWith('-') ? /x/.test(a.value) : /^-[a-zA-Z]*x|^--(extract|get)$/.test(a.value)));
         const dir = optionValue(args, ['-C', '--directory']);
-        if (dir) this.checkWrite(dir, r.scope, 'tar -C', r.text);
+        if (dir && extracts) this.checkWrite(dir, r.scope, 'tar -C', r.text);
         const creates = args.some((a, i) => (i === 0 && !a.value.startsWith('-') ? /[cru]/.test(a.value) : /^-[a-zA-Z]*[cru]|^--(create|append|update)/.test(a.value)));
         const file = optionValue(args, ['-f', '--file']) ?? (args[0] && !args[0].value.startsWith('-') && /f/.test(args[0].value) ? args[1] : undefined);
         if (creates && file && file.value !== '-') this.checkWrite(file, r.scope, 'tar -f', r.text);
