@@ -174,7 +174,8 @@ export function checkGit(w: Walker, args: Field[], r: Run): void {
       return;
     }
     case 'gc': {
-      if ([...f.long].some((l) => l === '--prune')) return w.block('git-gc-prune', 'git gc --prune', r.text);
+      const prune = rest.find((a) => a.value === '--prune' || a.value.startsWith('--prune='));
+      if (prune && prune.value !== '--prune=never') return w.block('git-gc-prune', `git gc ${prune.value}`, r.text);
       return;
     }
     case 'prune': return w.block('git-gc-prune', 'git prune', r.text);
@@ -201,14 +202,23 @@ export function checkGit(w: Walker, args: Field[], r: Run): void {
       const writes = ['--unset', '--unset-all', '--add', '--replace-all', '--rename-section', '--remove-section', '--edit'];
       const first = f.operands[0]?.value;
       if (first === 'get' || first === 'list') return;
+      // A config file of the worktree's own (git config -f .gitmodules …) is an edit inside it.
+      const file = optionAfter(rest, ['-f', '--file']);
+      if (file !== undefined) {
+        const p = resolveIn({ value: file, dynamic: false, glob: false }, cwd);
+        if (p && placeOf(frame, p, true) === 'inside') return;
+      }
       if (writes.some((x) => f.long.has(x)) || f.short.has('e') || ['set', 'unset', 'rename-section', 'remove-section', 'edit'].includes(first ?? '')) return w.block('git-config-write', `git config ${rest.map((x) => x.value).join(' ')}`, r.text);
       if (reads.some((x) => f.long.has(x)) || f.short.has('l')) return;
       if (f.operands.length >= 2) return w.block('git-config-write', `git config ${rest.map((x) => x.value).join(' ')}`, r.text);
       return;
     }
     case 'notes': {
-      const action = f.operands[0]?.value;
-      if (action === 'remove' || action === 'prune' || action === 'merge') return w.block('git-protected-ref', `git notes ${action} can drop hagent's notes (the patch text of each commit)`, r.text);
+      // hagent keeps each commit's patch text in refs/notes/hagent; other notes refs are the user's.
+      const ref = optionAfter(rest, ['--ref']) ?? notesRefOf(r) ?? 'commits';
+      const action = rest.find((a) => !a.value.startsWith('-') && a.value !== ref)?.value ?? 'list';
+      const writes = !['list', 'show', 'get-ref'].includes(action);
+      if (writes && /^(refs\/notes\/)?hagent$/.test(ref)) return w.block('git-protected-ref', `git notes ${action} on hagent's notes (the patch text of each commit)`, r.text);
       return;
     }
     case 'filter-branch': case 'filter-repo':
@@ -251,6 +261,12 @@ export function checkGit(w: Walker, args: Field[], r: Run): void {
     default:
       return;
   }
+}
+
+/** The notes ref git would use from the environment (GIT_NOTES_REF), if set. */
+function notesRefOf(r: Run): string | undefined {
+  const v = r.env.get('GIT_NOTES_REF');
+  return v === null ? 'hagent' : v ?? undefined; // unknown: taken as hagent's, to be safe
 }
 
 /** The word after the first of `names` (or glued to it: `-Bname`). */
