@@ -63,6 +63,9 @@ const MAX_LOOP = 32;
 const RISKY_WORDS = /\b(rm|rmdir|git|dd|mv|cp|find|xargs|eval|exec|sh|bash|zsh|dash|chmod|chown|truncate|shred|tee|sudo|doas|env|mkfs\S*|rsync|unlink|ln|install|python\d*|node|perl|ruby)\b|>/;
 
 export class Walker {
+  /** Sees every command line before its rule (tests compare the expansion with bash's). */
+  observe?: (r: Run) => void;
+
   constructor(readonly session: Session) {}
 
   /** Refuses (throws Blocked) unless the repository relaxed this rule. */
@@ -286,6 +289,7 @@ export class Walker {
 
   /** A command line after expansion: unwraps launchers, then applies the verb's rule. */
   run(r: Run): void {
+    this.observe?.(r);
     const { argv } = r;
     if (argv.length === 0) return;
     const head = argv[0]!;

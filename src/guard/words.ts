@@ -66,10 +66,31 @@ class Builder {
   split(s: string): void {
     if (this.noSplit) return this.text(s);
     if (this.ifs === '') return this.text(s);
-    const pieces = s.split(new RegExp(`[${this.ifs.replace(/[\]\\^-]/g, '\\$&')}]+`));
+    const esc = (chars: string) => chars.replace(/[\]\\^-]/g, '\\$&');
+    const white = [...this.ifs].filter((c) => ' \t\n'.includes(c)).join('');
+    const other = [...this.ifs].filter((c) => !' \t\n'.includes(c)).join('');
+    if (!other) {
+      const pieces = s.split(new RegExp(`[${esc(white)}]+`));
+      pieces.forEach((piece, i) => {
+        if (i > 0 && this.started) this.flush();
+        if (piece) this.text(piece);
+      });
+      return;
+    }
+    // bash: IFS blanks around a non-blank separator belong to it; each non-blank separator ends a
+    // field, so `a,,b` is three fields; blanks at the ends are dropped, a separator at the end
+    // makes no empty field.
+    const ws = white ? `[${esc(white)}]*` : '';
+    let rest = s;
+    if (white) {
+      const lead = new RegExp(`^[${esc(white)}]+`).exec(rest);
+      if (lead) { if (this.started) this.flush(); rest = rest.slice(lead[0].length); }
+      rest = rest.replace(new RegExp(`[${esc(white)}]+$`), '');
+    }
+    const pieces = rest.split(new RegExp(`${ws}[${esc(other)}]${ws}${white ? `|[${esc(white)}]+` : ''}`));
     pieces.forEach((piece, i) => {
-      if (i > 0 && this.started) this.flush();
-      if (piece) this.text(piece);
+      if (i > 0) { this.started = true; this.flush(); }
+      if (i < pieces.length - 1 || piece) this.text(piece);
     });
   }
 
@@ -196,7 +217,24 @@ function tilde(v: string, scope: ExpandScope): string {
   return v;
 }
 
-/** `{a,b}c` → `ac`, `bc`; sequences `{1..3}` are left as they are (they only make more words). */
+/** `{1..3}`, `{a..c}`, `{1..9..2}` as bash expands them; null for anything else. */
+function sequence(body: string): string[] | null {
+  const m = /^(-?\d+|[A-Za-z])\.\.(-?\d+|[A-Za-z])(?:\.\.(-?\d+))?$/.exec(body);
+  if (!m) return null;
+  const numeric = /\d/.test(m[1]!);
+  if (numeric !== /\d/.test(m[2]!)) return null;
+  const from = numeric ? Number(m[1]) : m[1]!.charCodeAt(0);
+  const to = numeric ? Number(m[2]) : m[2]!.charCodeAt(0);
+  const step = Math.abs(Number(m[3] ?? 1)) || 1;
+  const out: string[] = [];
+  for (let v = from; from <= to ? v <= to : v >= to; v += from <= to ? step : -step) {
+    out.push(numeric ? String(v) : String.fromCharCode(v));
+    if (out.length >= MAX_FIELDS) break;
+  }
+  return out;
+}
+
+/** `{a,b}c` → `ac`, `bc`; `{1..3}` → `1`, `2`, `3`, as bash expands braces. */
 export function expandBraces(s: string): string[] {
   const open = s.indexOf('{');
   if (open < 0) return [s];
@@ -208,7 +246,11 @@ export function expandBraces(s: string): string[] {
     else if (c === '}') {
       depth--;
       if (depth === 0) {
-        if (commas.length === 0) return expandBraces(s.slice(i + 1)).map((rest) => s.slice(0, i + 1) + rest);
+        if (commas.length === 0) {
+          const seq = sequence(s.slice(open + 1, i));
+          if (seq) return seq.flatMap((v) => expandBraces(s.slice(0, open) + v + s.slice(i + 1))).slice(0, MAX_FIELDS);
+          return expandBraces(s.slice(i + 1)).map((rest) => s.slice(0, i + 1) + rest);
+        }
         const pre = s.slice(0, open);
         const alts: string[] = [];
         let from = open + 1;
