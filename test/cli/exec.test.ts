@@ -119,6 +119,16 @@ t('stdout and stderr stay apart; a failing command is ok:false with its exit cod
   assert.match(human.stderr, /^err\nhagent: exit 0 in [\d.]+ s; no files changed\n$/);
 });
 
+t('a file the path policy denies stays out of the exec commit and is listed as skipped', () => {
+  const repo = makeRepo();
+  const s = startSession(repo);
+  const r = hagent(s.worktree, ['exec', '--json', '--', 'echo SECRET=1 > .env && echo ok > a.txt']);
+  assert.is(r.status, 0, r.stdout + r.stderr);
+  assert.equal(r.json.changed, [{ path: 'a.txt', status: 'A' }]);
+  assert.equal(r.json.skipped.map((k: { path: string }) => k.path), ['.env']);
+  assert.is(git(s.worktree, 'show', '--name-only', '--format=', 'HEAD'), 'a.txt');
+});
+
 t('outside edits pending before the command get their own commit; the exec commit holds only its changes', () => {
   const repo = makeRepo();
   const s = startSession(repo);
