@@ -16,7 +16,7 @@ const GLOBAL_WITH_VALUE = new Set(['-C', '-c', '--git-dir', '--work-tree', '--na
 const GIT_PLACE_VARS = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_COMMON_DIR', 'GIT_INDEX_FILE', 'GIT_OBJECT_DIRECTORY'];
 
 /** Subcommands whose arguments must be known: a dynamic word there could be a force or a delete. */
-const DANGEROUS = new Set(['push', 'branch', 'update-ref', 'reset', 'reflog', 'gc', 'prune', 'repack', 'worktree', 'stash', 'config', 'symbolic-ref', 'checkout', 'switch', 'notes', 'filter-branch', 'filter-repo', 'clone', 'init', 'tag']);
+const DANGEROUS = new Set(['push', 'update-ref', 'gc', 'prune', 'repack', 'config', 'symbolic-ref', 'notes', 'filter-branch', 'filter-repo']);
 
 /** Splits short-option clusters: `-fu` → `f`, `u`. Long options come back whole. */
 function flags(args: readonly Field[]): { short: Set<string>; long: Set<string>; operands: Field[] } {
@@ -38,6 +38,14 @@ function flags(args: readonly Field[]): { short: Set<string>; long: Set<string>;
 function requireKnown(w: Walker, sub: string, args: readonly Field[], r: Run): void {
   const dyn = args.find((a) => a.dynamic);
   if (dyn) w.block('unresolved', `git ${sub} gets ${dyn.value}, only known when it runs`, r.text);
+}
+
+/**
+ * A dynamic word that is not one double-quoted word may expand to several words, options among
+ * them (`git reset $X` with X="--hard HEAD~3"): such a word makes any subcommand dangerous.
+ */
+function mayBeOptions(a: Field): boolean {
+  return a.dynamic && !/^"[^"]*"$/s.test(a.value);
 }
 
 /** True for a branch or ref name hagent protects: hagent/*, refs/hagent/*, its notes, HEAD, the target branches. */
@@ -120,6 +128,10 @@ export function checkGit(w: Walker, args: Field[], r: Run): void {
   // git run from a folder outside the worktree works on another repository.
   if (sub !== 'clone' && sub !== 'init' && sub !== 'ls-remote') elsewhere('the folder git runs in', cwd);
   if (DANGEROUS.has(sub)) requireKnown(w, sub, rest, r);
+  if (['branch', 'checkout', 'switch', 'reset', 'reflog', 'worktree', 'stash'].includes(sub)) {
+    const loose = rest.find(mayBeOptions);
+    if (loose) return w.block('unresolved', `git ${sub} gets ${loose.value}, which may expand to options only known when it runs`, r.text);
+  }
   const f = flags(rest);
   const has = (s: string, ...long: string[]): boolean => f.short.has(s) || long.some((l) => f.long.has(l));
   switch (sub) {
@@ -135,6 +147,7 @@ export function checkGit(w: Walker, args: Field[], r: Run): void {
       const copy = has('c', '--copy') || has('C');
       const force = has('f', '--force') || has('D') || has('M') || has('C');
       const names = f.operands;
+      if (del || move || copy || force) requireKnown(w, sub, rest, r);
       if (del) { for (const n of names) if (protectedRef(n.value, protectedBranches)) return w.block('git-protected-ref', `git branch deletes ${n.value}`, r.text); return; }
       if (move || copy) {
         if (move && names.length <= 1) return w.block('git-protected-ref', 'git branch -m renames the current branch, the session branch hagent/<id>', r.text);
@@ -145,7 +158,9 @@ export function checkGit(w: Walker, args: Field[], r: Run): void {
       return;
     }
     case 'checkout': case 'switch': {
-      const reset = optionAfter(rest, sub === 'checkout' ? ['-B'] : ['-C', '--force-create']);
+      const resetOpts = sub === 'checkout' ? ['-B'] : ['-C', '--force-create'];
+      if (rest.some((a) => resetOpts.some((o) => a.value === o || (!o.startsWith('--') && a.value.startsWith(o)) || a.value.startsWith(`${o}=`)))) requireKnown(w, sub, rest, r);
+      const reset = optionAfter(rest, resetOpts);
       if (reset && protectedRef(reset, protectedBranches)) return w.block('git-protected-ref', `git ${sub} resets the branch ${reset}`, r.text);
       return;
     }
@@ -164,11 +179,13 @@ export function checkGit(w: Walker, args: Field[], r: Run): void {
     case 'tag': return;
     case 'reset': {
       if (!has('', '--hard', '--keep', '--merge')) return;
+      requireKnown(w, sub, rest, r);
       const rev = f.operands[0]?.value;
       if (rev === undefined || rev === 'HEAD' || rev === '@') return;
       return w.block('git-reset-hard', `git reset ${[...f.long].join(' ')} ${rev}`, r.text);
     }
     case 'reflog': {
+      if (f.operands[0]?.dynamic) requireKnown(w, sub, rest, r);
       const action = f.operands[0]?.value;
       if (action === 'expire' || action === 'delete' || action === 'drop') return w.block('git-reflog-expire', `git reflog ${action}`, r.text);
       return;
@@ -184,6 +201,7 @@ export function checkGit(w: Walker, args: Field[], r: Run): void {
       return;
     }
     case 'worktree': {
+      if (f.operands[0]?.dynamic) requireKnown(w, sub, rest, r);
       const action = f.operands[0]?.value;
       if (action === 'remove' || action === 'prune' || action === 'move') return w.block('git-worktree', `git worktree ${action}`, r.text);
       if (action === 'add') {
@@ -193,6 +211,7 @@ export function checkGit(w: Walker, args: Field[], r: Run): void {
       return;
     }
     case 'stash': {
+      if (f.operands[0]?.dynamic) requireKnown(w, sub, rest, r);
       const action = f.operands[0]?.value;
       if (action === 'drop' || action === 'clear') return w.block('git-stash-drop', `git stash ${action}`, r.text);
       return;
