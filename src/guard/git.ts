@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { placeOf } from './paths.js';
 import { resolveIn, type Run, type Walker } from './walk.js';
-import type { Field } from './words.js';
+import { mayBeOptions, type Field } from './words.js';
 
 /** Global options of git that take the next word as their value. */
 const GLOBAL_WITH_VALUE = new Set(['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--exec-path', '--config-env', '--super-prefix', '--list-cmds', '--attr-source']);
@@ -38,14 +38,6 @@ function flags(args: readonly Field[]): { short: Set<string>; long: Set<string>;
 function requireKnown(w: Walker, sub: string, args: readonly Field[], r: Run): void {
   const dyn = args.find((a) => a.dynamic);
   if (dyn) w.block('unresolved', `git ${sub} gets ${dyn.value}, only known when it runs`, r.text);
-}
-
-/**
- * A dynamic word that is not one double-quoted word may expand to several words, options among
- * them (`git reset $X` with X="--hard HEAD~3"): such a word makes any subcommand dangerous.
- */
-function mayBeOptions(a: Field): boolean {
-  return a.dynamic && !/^"[^"]*"$/s.test(a.value);
 }
 
 /** True for a branch or ref name hagent protects: hagent/*, refs/hagent/*, its notes, HEAD, the target branches. */

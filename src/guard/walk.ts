@@ -13,7 +13,7 @@ import { checkGit } from './git.js';
 import { checkInlineCode, INTERPRETERS } from './interp.js';
 import { globBase, globRegExp, placeOf, type Frame, type Place } from './paths.js';
 import { GUARD_HINTS, GUARD_RULES, type GuardRule } from './rules.js';
-import { expandAssignment, expandWord, type ExpandScope, type Field, type Vars } from './words.js';
+import { expandAssignment, expandWord, mayBeOptions, type ExpandScope, type Field, type Vars } from './words.js';
 
 /** Thrown inside the walk at the first refusal; turned into a verdict by index.ts. */
 export class Blocked {
@@ -297,6 +297,10 @@ export class Walker {
     const name = path.basename(head.value);
     const args = argv.slice(1);
     const rest = (i: number, patch: Partial<Run> = {}): void => this.run({ ...r, ...patch, argv: args.slice(i) });
+    if (WRITERS.has(name)) {
+      const loose = args.find(mayBeOptions);
+      if (loose) return this.block('unresolved', `${name} gets ${loose.value}, which may expand to options or paths only known when it runs`, r.text);
+    }
     switch (name) {
       case 'busybox': return rest(0);
       case 'strace': case 'ltrace': {
@@ -737,6 +741,9 @@ function followsOn(abs: string, pattern: string): boolean {
 function holdsGit(p: string): boolean {
   return existsSync(path.join(p, '.git'));
 }
+
+/** Commands that delete or write the paths and options they are given. */
+const WRITERS = new Set(['rm', 'rimraf', 'trash', 'trash-put', 'srm', 'shred', 'unlink', 'rmdir', 'del', 'mv', 'cp', 'install', 'ln', 'rsync', 'scp', 'tee', 'touch', 'mkdir', 'truncate', 'mkfifo', 'mknod', 'chmod', 'chown', 'chgrp', 'setfacl', 'chattr', 'dd', 'tar', 'bsdtar', 'zip', '7z', '7za', 'jar', 'unzip', 'find']);
 
 /** Shells whose `-c` string and stdin the guard reads as code. */
 const SHELLS = new Set(['bash', 'sh', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'fish']);

@@ -296,3 +296,12 @@ export function expandAssignment(word: Word, scope: ExpandScope): string | null 
   b.flush();
   return b.fields.map((f) => f.value).join('');
 }
+
+/**
+ * A dynamic word that is not one double-quoted word may expand to several words, options among
+ * them (`git reset $X` with X="--hard HEAD~3", `cp $X dest` with X="-t ~ a"): next to a command
+ * that deletes or writes, such a word is refused.
+ */
+export function mayBeOptions(a: Field): boolean {
+  return a.dynamic && !/^"[^"]*"$/s.test(a.value);
+}
