@@ -104,9 +104,13 @@ export async function execInSession(ctx: RepoContext, session: Session, command:
   // Pending outside edits get their own commit first (checked without the lock: a no-op sync
   // would only add a journal line), so the exec commit holds only what the command changed.
   const before = (await outsideEdits(session.worktree)).length ? await syncSession(ctx, session, env) : null;
+  // The folder is the worktree, and git in the command finds it by itself: variables that would
+  // send git elsewhere (set by a calling git hook, say) are not passed on.
+  const commandEnv: NodeJS.ProcessEnv = { ...env, HAGENT_SESSION: session.id, GIT_TERMINAL_PROMPT: '0', PWD: session.worktree };
+  for (const k of ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_COMMON_DIR', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT_NAMESPACE', 'GIT_PREFIX']) delete commandEnv[k];
   const run = await runShell(command, {
     cwd: session.worktree,
-    env: { ...env, HAGENT_SESSION: session.id, GIT_TERMINAL_PROMPT: '0' },
+    env: commandEnv,
     timeoutMs: Math.round(timeoutS * 1000),
     maxOutputBytes,
   });

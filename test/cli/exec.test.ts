@@ -153,6 +153,9 @@ t('outside a session exec is refused; run from the user checkout it works in the
   const r = hagent(bare, ['exec', '--json', '--session', s.id, '--', 'pwd']);
   assert.is(r.status, 0);
   assert.is(r.json.stdout.trim(), s.worktree);
+  // A GIT_DIR in the caller's environment (a git hook calling hagent) does not send the command's git elsewhere.
+  const g = hagent(bare, ['exec', '--json', '--session', s.id, '--', 'git rev-parse --show-toplevel'], { env: { GIT_DIR: path.join(bare, '.git'), GIT_WORK_TREE: bare } });
+  assert.is(g.json.stdout.trim(), s.worktree);
 });
 
 t('guard.allow of the repository config relaxes the guard for exec (a push to a local remote)', () => {
