@@ -66,6 +66,9 @@ export class Walker {
   /** Sees every command line before its rule (tests compare the expansion with bash's). */
   observe?: (r: Run) => void;
 
+  /** Symlinks the command makes itself (`ln -s ~ h`), link → target, followed like those on disk. */
+  private readonly links = new Map<string, string>();
+
   constructor(readonly session: Session) {}
 
   /** Refuses (throws Blocked) unless the repository relaxed this rule. */
@@ -448,6 +451,11 @@ export class Walker {
             this.checkWrite(d, r.scope, `${name}'s destination`, r.text);
           }
         }
+        if (name === 'ln' && args.some((a) => /^-[a-zA-Z]*s|^--symbolic$/.test(a.value)) && ops.list.length >= 1 && ops.list.length <= 2 && r.scope.cwd) {
+          const [targetWord, linkWord] = ops.list;
+          const link = resolveIn(linkWord ?? { value: path.basename(targetWord!.value), dynamic: false, glob: false }, r.scope.cwd);
+          if (link && !targetWord!.dynamic) this.links.set(link, path.resolve(path.dirname(link), targetWord!.value));
+        }
         return;
       }
       case 'tee': case 'touch': case 'mkdir': case 'truncate': case 'mkfifo': case 'mknod': {
@@ -488,6 +496,33 @@ export class Walker {
         const creates = args.some((a, i) => (i === 0 && !a.value.startsWith('-') ? /[cru]/.test(a.value) : /^-[a-zA-Z]*[cru]|^--(create|append|update)/.test(a.value)));
         const file = optionValue(args, ['-f', '--file']) ?? (args[0] && !args[0].value.startsWith('-') && /f/.test(args[0].value) ? args[1] : undefined);
         if (creates && file && file.value !== '-') this.checkWrite(file, r.scope, 'tar -f', r.text);
+        return;
+      }
+      case 'ssh': {
+        // ssh to this machine runs its command here: judged as if it were local.
+        const i = skipOptions(args, ['-p', '-i', '-l', '-o', '-F', '-J', '-b', '-c', '-D', '-E', '-e', '-L', '-m', '-O', '-Q', '-R', '-S', '-W', '-w', '-B', '-I']);
+        const host = args[i];
+        if (!host || host.dynamic || !/^(?:[^@]*@)?(localhost|127\.0\.0\.1|::1|\[::1\]|0\.0\.0\.0)$/.test(host.value)) return;
+        return this.joined(args.slice(i + 1), { ...r, scope: { cwd: this.session.frame.home, vars: r.scope.vars } });
+      }
+      case 'docker': case 'podman': case 'nerdctl': {
+        // A container that mounts the home folder or / writable can delete it from inside.
+        for (let k = 0; k < args.length; k++) {
+          const v = args[k]!.value;
+          const spec = v === '-v' || v === '--volume' || v === '--mount' ? args[k + 1]?.value : v.startsWith('--volume=') || v.startsWith('--mount=') ? v.slice(v.indexOf('=') + 1) : v.startsWith('-v') && v.length > 2 ? v.slice(2) : undefined;
+          if (spec === undefined) continue;
+          const host = v.startsWith('--mount') ? /(?:^|,)(?:source|src)=([^,]+)/.exec(spec)?.[1] : spec.split(':')[0];
+          const readonly = /(?:^|[,:])(ro|readonly)(?:$|[,:])/.test(spec.slice((host ?? '').length));
+          if (!host || readonly || !/^[/~.]/.test(host)) continue;
+          const abs = resolveIn({ value: host.startsWith('~') ? this.session.frame.home + host.slice(1) : host, dynamic: false, glob: false }, r.scope.cwd);
+          if (abs && placeOf(this.session.frame, abs, true) === 'home-or-root') return this.block('write-outside', `${name} mounts ${abs} writable into a container`, r.text);
+        }
+        return;
+      }
+      case 'make': case 'gmake': case 'ninja': {
+        // -C DIR runs the build of another folder, whose rules may delete anything there.
+        const dir = optionValue(args, ['-C', '--directory']);
+        if (dir) this.checkWrite(dir, r.scope, `${name} -C (its build runs in that folder)`, r.text);
         return;
       }
       case 'zip': case '7z': case '7za': case 'jar': {
@@ -711,11 +746,21 @@ export class Walker {
     return { place: 'scratch', holdsGit: git };
   }
 
+  /** A path with the links this command made replaced by their targets (the last component only when followed). */
+  private throughLinks(p: string, followLast: boolean): string {
+    for (const [link, target] of this.links) {
+      if (p === link && followLast) return target;
+      if (p.startsWith(`${link}/`)) return target + p.slice(link.length);
+    }
+    return p;
+  }
+
   private locate(f: Field, scope: Scope, what: string, rule: GuardRule, text: string): { place: Place; resolved: string; holdsGit: boolean } | null {
     if (f.dynamic) { this.block('unresolved', `${what} gets ${f.value}, only known when it runs`, text); return null; }
     if (f.value === '' || f.value === '-') return null;
-    const abs = resolveIn(f, scope.cwd);
-    if (abs === null) { this.block('unresolved', `${what} names ${f.value} after a cd the guard cannot follow`, text); return null; }
+    const named = resolveIn(f, scope.cwd);
+    if (named === null) { this.block('unresolved', `${what} names ${f.value} after a cd the guard cannot follow`, text); return null; }
+    const abs = this.throughLinks(named, rule !== 'rm-outside' || /\/\.?$/.test(f.value));
     const frame = this.session.frame;
     if (f.glob) {
       const { base, pattern } = globBase(abs);

@@ -213,7 +213,9 @@ function tilde(v: string, scope: ExpandScope): string {
   const assign = /^([A-Za-z_][A-Za-z0-9_]*=)(~.*)$/s.exec(v);
   if (assign) return assign[1]! + tilde(assign[2]!, scope);
   if (v === '~' || v.startsWith('~/')) return scope.home + v.slice(1);
-  if (v.startsWith('~')) return `/home/${v.slice(1)}`; // another user's home: outside anyway
+  // ~user names another user's home (outside anyway); `~:` and the like are no tilde prefix for bash.
+  const user = /^~([A-Za-z0-9._][A-Za-z0-9._-]*)(\/.*)?$/s.exec(v);
+  if (user) return `/home/${user[1]}${user[2] ?? ''}`;
   return v;
 }
 
