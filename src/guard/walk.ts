@@ -331,7 +331,8 @@ export class Walker {
         }
         return;
       }
-      case 'awk': case 'gawk': {
+      case 'awk': case 'gawk': case 'mawk': case 'nawk': {
+        checkInlineCode(this, name, args, r);
         const k = args.findIndex((a, j) => a.value === '-i' && args[j + 1]?.value === 'inplace');
         if (k < 0 && !args.some((a) => a.value === '-iinplace' || a.value === '--include=inplace')) return;
         const ops = operands(args, ['-i', '-f', '-v', '-F', '--include', '--file', '--assign', '--field-separator']);
@@ -441,6 +442,9 @@ export class Walker {
       }
       case 'cp': case 'install': case 'ln': case 'rsync': case 'scp': {
         const ops = operands(args, ['-t', '--target-directory', '-S', '--suffix', '-m', '--mode', '-o', '--owner', '-g', '--group', '-e', '--exclude', '--include', '--filter', '-f']);
+        if (name === 'rsync' && args.some((a) => a.value === '--remove-source-files')) {
+          for (const src of ops.list.slice(0, -1)) if (!/^[^/]*:/.test(src.value)) this.checkDelete(src, r.scope, true, 'rsync --remove-source-files', r.text);
+        }
         const target = optionValue(args, ['-t', '--target-directory']);
         if (target) this.checkWrite(target, r.scope, `${name} -t`, r.text);
         else if (ops.list.length >= (name === 'install' && args.some((a) => a.value === '-d') ? 1 : name === 'ln' ? 1 : 2)) {
@@ -493,6 +497,7 @@ export class Walker {
         const extracts = args.some((a, i) => (i === 0 && !a.value.startsWith('-') ? /x/.test(a.value) : /^-[a-zA-Z]*x|^--(extract|get)$/.test(a.value)));
         const dir = optionValue(args, ['-C', '--directory']);
         if (dir && extracts) this.checkWrite(dir, r.scope, 'tar -C', r.text);
+        if (extracts && args.some((a) => a.value === '-P' || a.value === '--absolute-names' || (/^-[a-zA-Z]+$/.test(a.value) && a.value.includes('P')))) return this.block('write-outside', 'tar --absolute-names extracts to the absolute paths in the archive', r.text);
         const creates = args.some((a, i) => (i === 0 && !a.value.startsWith('-') ? /[cru]/.test(a.value) : /^-[a-zA-Z]*[cru]|^--(create|append|update)/.test(a.value)));
         const file = optionValue(args, ['-f', '--file']) ?? (args[0] && !args[0].value.startsWith('-') && /f/.test(args[0].value) ? args[1] : undefined);
         if (creates && file && file.value !== '-') this.checkWrite(file, r.scope, 'tar -f', r.text);
@@ -516,6 +521,18 @@ export class Walker {
           if (!host || readonly || !/^[/~.]/.test(host)) continue;
           const abs = resolveIn({ value: host.startsWith('~') ? this.session.frame.home + host.slice(1) : host, dynamic: false, glob: false }, r.scope.cwd);
           if (abs && placeOf(this.session.frame, abs, true) === 'home-or-root') return this.block('write-outside', `${name} mounts ${abs} writable into a container`, r.text);
+        }
+        return;
+      }
+      case 'vim': case 'vi': case 'nvim': case 'ex': case 'view': {
+        // -c CMD and +CMD run editor commands; `:!cmd` and `:r !cmd` run shell code.
+        for (let k = 0; k < args.length; k++) {
+          const v = args[k]!.value;
+          const cmd = v === '-c' || v === '--cmd' ? args[k + 1] : v.startsWith('+') ? { ...args[k]!, value: v.slice(1) } : undefined;
+          if (!cmd) continue;
+          if (cmd.dynamic) return this.block('unresolved', `${name} runs the editor command ${cmd.value}, only known when it runs`, r.text);
+          const bang = /^:?\s*(?:\S*\s*)?!(.*)$/s.exec(cmd.value);
+          if (bang) this.source(bang[1]!, { cwd: r.scope.cwd, vars: new Map(r.env) }, r.depth + 1);
         }
         return;
       }
