@@ -66,6 +66,9 @@ export class Walker {
   /** Sees every command line before its rule (tests compare the expansion with bash's). */
   observe?: (r: Run) => void;
 
+  /** Code that runs later than where it is written (trap handlers): checked once the script is walked. */
+  private readonly deferred: (() => void)[] = [];
+
   /** Symlinks the command makes itself (`ln -s ~ h`), link → target, followed like those on disk. */
   private readonly links = new Map<string, string>();
 
@@ -82,6 +85,7 @@ export class Walker {
     if (depth > MAX_DEPTH) this.block('unresolved', 'the command nests shells or substitutions too deeply to follow', source);
     const ast = parse(source);
     this.script(ast, source, scope, depth, stdin);
+    if (depth === 0) for (let k = 0; k < this.deferred.length; k++) this.deferred[k]!();
   }
 
   script(ast: ParsedScript | Script, source: string, scope: Scope, depth: number, stdin: Stdin | null = null): void {
@@ -396,7 +400,9 @@ export class Walker {
         return;
       }
       case 'trap': {
-        if (args[0] && !args[0].value.startsWith('-')) this.shellString(args[0], r, []);
+        // The handler runs on its signal or at exit: checked with what the script set by then.
+        const handler = args[0];
+        if (handler && !handler.value.startsWith('-')) this.deferred.push(() => this.shellString(handler, { ...r, env: new Map([...r.env, ...r.scope.vars]) }, []));
         return;
       }
       case 'alias': {
