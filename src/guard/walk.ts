@@ -111,7 +111,10 @@ export class Walker {
     };
   }
 
-  /** The output of `$(…)` when it is knowable without running anything: echo/printf of literals, pwd, git's top level. */
+  /**
+   * The output of `$(…)` when it is knowable without running anything: echo/printf of literals,
+   * pwd, dirname/basename/realpath of literals, mktemp (a temp file), date (a word), git's top level.
+   */
   private substituteOutput(script: Script | undefined, src: string, scope: Scope, depth: number): string | null {
     const st = script?.commands;
     if (!script || st?.length !== 1 || st[0]!.command.type !== 'Command') return null;
@@ -136,8 +139,7 @@ export class Walker {
     if (name === 'date' && !words.some((w2) => w2.includes('/') && w2.startsWith('+'))) return 'date';
     // mktemp makes its file in the temp folder unless told otherwise (-p DIR, a template with a folder).
     if (name === 'mktemp' && !words.some((w2) => w2.includes('/') || /^(-p|--tmpdir)/.test(w2))) return path.join(this.session.frame.temps[0]!, 'tmp.guard');
-    if (name === 'git' && words.join(' ') === 'rev-parse --show-toplevel' && scope.cwd && placeOf(this.session.frame, scope.cwd, true).startsWith('inside')) return this.session.frame.worktree;
-    if (name === 'git' && words.join(' ') === 'rev-parse --show-toplevel' && scope.cwd === this.session.frame.worktree) return this.session.frame.worktree;
+    if (name === 'git' && words.join(' ') === 'rev-parse --show-toplevel' && scope.cwd && ['inside', 'worktree-root'].includes(placeOf(this.session.frame, scope.cwd, true))) return this.session.frame.worktree;
     return null;
   }
 
