@@ -61,7 +61,7 @@ export function protectedRef(name: string, protectedBranches: readonly string[])
  * git-reflog-expire, git-gc-prune, git-worktree, git-stash-drop, git-config-write,
  * git-history-rewrite; `unresolved` for dynamic subcommands or arguments of dangerous ones.
  */
-export function checkGit(w: Walker, args: Field[], r: Run): void {
+export function checkGit(w: Walker, args: Field[], r: Run, expanded: ReadonlySet<string> = new Set()): void {
   const { frame, protectedBranches } = w.session;
   let cwd = r.scope.cwd;
   const aliases = new Map<string, string>();
@@ -106,15 +106,22 @@ export function checkGit(w: Walker, args: Field[], r: Run): void {
     const v = r.env.get(name);
     elsewhere(name, v === null || v === undefined ? null : path.resolve(cwd ?? '/', v));
   }
+  // Variables whose value git runs as a shell command.
+  for (const name of ['GIT_SSH_COMMAND', 'GIT_EDITOR', 'GIT_SEQUENCE_EDITOR', 'GIT_PAGER', 'GIT_EXTERNAL_DIFF', 'GIT_ASKPASS', 'EDITOR', 'VISUAL', 'PAGER']) {
+    if (!r.env.has(name)) continue;
+    const v = r.env.get(name);
+    w.shellString(v === null || v === undefined ? { value: `$${name}`, dynamic: true, glob: false } : { value: v, dynamic: false, glob: false }, { ...r, scope: { cwd, vars: r.scope.vars } }, []);
+  }
   const subField = args[i];
   if (!subField) return;
   const rest = args.slice(i + 1);
-  let sub = subField.value;
+  const sub = subField.value;
   const alias = aliases.get(sub);
   if (alias !== undefined) {
+    if (expanded.has(sub)) return w.block('unresolved', `the git alias ${sub} expands to itself`, r.text);
     if (alias.startsWith('!')) return w.shellString({ value: alias.slice(1), dynamic: false, glob: false }, { ...r, scope: { cwd, vars: r.scope.vars } }, [{ value: 'git', dynamic: false, glob: false }, ...rest]);
     const words = alias.split(/\s+/).filter(Boolean).map((value) => ({ value, dynamic: false, glob: false }));
-    return checkGit(w, [...args.slice(0, i), ...words, ...rest], r);
+    return checkGit(w, [...args.slice(0, i), ...words, ...rest], r, new Set([...expanded, sub]));
   }
   if (sub === 'help' || sub === 'version' || rest.some((a) => a.value === '--help')) return;
   // git run from a folder outside the worktree works on another repository.
