@@ -65,6 +65,8 @@ export const EXIT_STATUS = {
   FILTER_FAILED: 1,
   SUBMODULE_PATH: 1,
   OUTSIDE_SPARSE: 1,
+  // shell guard and hagent exec
+  GUARD_BLOCKED: 1,
   // usage and bugs
   USAGE: 2,
   INTERNAL: 3,

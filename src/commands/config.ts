@@ -10,7 +10,7 @@ export async function runConfigShow(argv: { json?: boolean }, io: Io): Promise<n
   const ctx = await openRepo(io.cwd);
   const c = await loadConfig(ctx, io.env);
   // worktreeRoot is shown resolved: the folder this repository's session worktrees go to.
-  const values: Record<string, unknown> = { ...c.policy, ...c.runtime, worktreeRoot: worktreeRootFor(ctx.commonDir, c.root, c.runtime.worktreeRoot, io.env) };
+  const values: Record<string, unknown> = { ...c.policy, ...c.runtime, worktreeRoot: worktreeRootFor(ctx.commonDir, c.root, c.runtime.worktreeRoot, io.env), guard: c.guard };
   if (argv.json) {
     printJson(io, { ok: true, file: c.file, values, sources: c.sources });
     return 0;

@@ -4,6 +4,7 @@
  */
 import * as z from 'zod';
 import { HagentError } from '../errors.js';
+import { GUARD_RULE_NAMES } from '../guard/rules.js';
 import type { ConfigFile } from './config.js';
 
 const count = z.number().int().min(0);
@@ -27,6 +28,9 @@ export const ConfigSchema: z.ZodType<ConfigFile> = z.strictObject({
   worktreeRoot: z.string().min(1).optional().describe('folder for session worktrees, one sub-folder per repository ("~/" and paths relative to the main checkout allowed; "git-dir": inside the git folder); default: the user cache folder, hagent/worktrees'),
   pool: count.optional().describe('clean worktrees of ended sessions kept for the next session start (default 2; 0 disables)'),
   recycleIgnored: z.array(z.string().min(1)).optional().describe('ignored files a pooled worktree keeps, as gitignore patterns (default: what .worktreeinclude names, plus node_modules/, .venv/, venv/, target/, vendor/)'),
+  guard: z.strictObject({
+    allow: z.array(z.enum(GUARD_RULE_NAMES as [string, ...string[]])).optional().describe('shell-guard rules relaxed for this repository, e.g. ["git-push"] (hagent guard --help lists them)'),
+  }).optional().describe('the shell guard of hagent exec and the agent hooks'),
 });
 
 
