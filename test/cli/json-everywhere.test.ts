@@ -31,8 +31,10 @@ t('every command takes --json and prints one JSON object with ok', () => {
     'session start': { cwd: () => repo, args: ['--name', 'j1'] },
     'session list': { cwd: () => repo, args: [] },
     'session status': { cwd: () => repo, args: [] },
+    guard: { cwd: wt, args: ['--', 'ls'] },
     check: { cwd: wt, args: ['-'], input: upd('a.txt', 'two', 'TWO') },
     apply: { cwd: wt, args: ['-'], input: upd('a.txt', 'two', 'TWO') },
+    exec: { cwd: wt, args: ['--', 'true'] },
     undo: { cwd: wt, args: [] },
     sync: { cwd: wt, args: [], before: () => writeFileSync(path.join(wt(), 'b.txt'), 'outside\n') },
     review: { cwd: () => repo, args: ['--approve'] },
@@ -55,7 +57,10 @@ t('every command takes --json and prints one JSON object with ok', () => {
     c.before?.();
     const help = hagent(repo, [...name.split(' '), '--help']).stdout;
     assert.match(help, /--json/, `${name} --help lists --json`);
-    const r = hagent(c.cwd(), [...name.split(' '), ...c.args, '--json'], c.input === undefined ? {} : { input: c.input });
+    // --json goes before a `--` that ends the options (guard, exec: the rest is the command).
+    const dashes = c.args.indexOf('--');
+    const args = dashes < 0 ? [...c.args, '--json'] : [...c.args.slice(0, dashes), '--json', ...c.args.slice(dashes)];
+    const r = hagent(c.cwd(), [...name.split(' '), ...args], c.input === undefined ? {} : { input: c.input });
     assert.is(r.status, 0, `${name}: ${r.stdout}${r.stderr}`);
     assert.ok(r.json && typeof r.json === 'object', `${name} printed JSON: ${r.stdout.slice(0, 200)}`);
     assert.is(r.json.ok, true, `${name} has ok: true`);
@@ -108,7 +113,10 @@ t('doctor --session s2 does not call s1 an orphan, and one broken session does n
 
 t('session start on a folder that exists refuses before making the branch, and the retry works once it is gone', () => {
   const repo = makeRepo({ 'a.txt': 'a\n' });
-  const folder = path.join(repo, '.git', 'hagent', 'worktrees', 'f1');
+  // Where a session named f1 goes: beside the worktree of a session started and ended first.
+  const probe = startSession(repo, ['--name', 'probe']);
+  assert.is(hagent(repo, ['session', 'end', 'probe', '--json']).status, 0);
+  const folder = path.join(path.dirname(probe.worktree), 'f1');
   mkdirSync(folder, { recursive: true });
   writeFileSync(path.join(folder, 'left.txt'), 'left\n');
   const r = hagent(repo, ['session', 'start', '--name', 'f1', '--json']);

@@ -51,7 +51,8 @@ t('end of a landed session keeps its worktree clean and detached in the pool; it
   assert.is(git(pooled, 'rev-parse', 'HEAD'), end.json.head);
   assert.is(git(pooled, 'rev-parse', '--symbolic-full-name', 'HEAD'), 'HEAD', 'detached');
   assert.is(git(repo, 'for-each-ref', 'refs/heads/hagent/'), '');
-  assert.is(git(repo, 'rev-parse', 'refs/hagent/s1/ended'), end.json.head);
+  assert.is(end.json.keptAs, null, 'nothing to keep: the work has landed (refs/hagent/s1/landed/1 holds its head)');
+  assert.is(git(repo, 'rev-parse', 'refs/hagent/s1/landed/1'), end.json.head);
   const human = hagent(repo, ['session', 'list']);
   assert.match(human.stdout, /No sessions/, 'a pooled worktree is no session');
 });

@@ -329,7 +329,19 @@ t('bare repository with worktrees: config and hooks come from the worktree holdi
   fullCycleFrom(main, s.worktree);
 });
 
-t('a moved repository folder: sessions are found and repaired, and every command keeps working', () => {
+/** Runs `body` with session worktrees inside the git folder (`worktreeRoot: "git-dir"`), the layout that moves with the repository. */
+function inGitDir(body: () => void): () => void {
+  return () => {
+    process.env.HAGENT_WORKTREE_ROOT = 'git-dir';
+    try {
+      body();
+    } finally {
+      delete process.env.HAGENT_WORKTREE_ROOT;
+    }
+  };
+}
+
+t('a moved repository folder: sessions are found and repaired, and every command keeps working', inGitDir(() => {
   const repo = makeRepo({ 'a.txt': 'one\ntwo\nthree\n' });
   startSession(repo, ['--name', 'm1']);
   startSession(repo, ['--name', 'm2']);
@@ -355,9 +367,9 @@ t('a moved repository folder: sessions are found and repaired, and every command
   assert.is(readFileSync(path.join(moved, 'n.txt'), 'utf8'), 'new\n');
   ok(moved, ['session', 'end']);
   git(moved, 'fsck', '--no-progress');
-});
+}));
 
-t('doctor right after a move reports the repair it made', () => {
+t('doctor right after a move reports the repair it made', inGitDir(() => {
   const repo = makeRepo({ 'a.txt': 'a\n' });
   startSession(repo, ['--name', 'm3']);
   const moved = `${repo}-moved`;
@@ -366,6 +378,20 @@ t('doctor right after a move reports the repair it made', () => {
   const f = doctor.findings.find((x: any) => x.kind === 'moved-worktree');
   assert.ok(f && f.fixed && f.session === 'm3', JSON.stringify(doctor.findings));
   ok(path.join(moved, '.git', 'hagent', 'worktrees', 'm3'), ['apply', '-'], upd('a.txt', 'a', 'A'));
+}));
+
+t('a moved repository with its worktrees outside it: the first command in the repository mends the links', () => {
+  const repo = makeRepo({ 'a.txt': 'a\n' });
+  const s = startSession(repo, ['--name', 'm4']);
+  const moved = `${repo}-moved`;
+  renameSync(repo, moved);
+  const doctor = ok(moved, ['doctor']);
+  const f = doctor.findings.find((x: any) => x.kind === 'moved-worktree');
+  assert.ok(f && f.fixed && f.session === 'm4', JSON.stringify(doctor.findings));
+  ok(s.worktree, ['apply', '-'], upd('a.txt', 'a', 'A'));
+  ok(moved, ['land', '--yes']);
+  assert.is(readFileSync(path.join(moved, 'a.txt'), 'utf8'), 'A\n');
+  ok(moved, ['session', 'end']);
 });
 
 t.run();
