@@ -8,9 +8,14 @@
  * exactly what its conversions do (safecrlf, the index's CRLF check of `text=auto`, a
  * driver's own program).
  */
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import nodePath from 'node:path';
 import { HagentError } from '../errors.js';
+import { commitIdentityKey } from './commit-direct.js';
 import { blobId } from './objects.js';
 import type { ObjectFormat } from './object-format.js';
+import { locateWorktreeDirect } from './plumbing.js';
 import { runGit } from './run.js';
 
 /** How git treats each of a set of worktree paths. */
@@ -63,9 +68,12 @@ const given = (v: string | undefined) => v !== undefined && v !== 'unspecified' 
 export async function conversionsOf(cwd: string, paths: readonly string[]): Promise<Conversions> {
   const result: Conversions = { converted: new Set(), missingDriver: new Map() };
   if (paths.length === 0) return result;
+  const here = locateWorktreeDirect(cwd);
+  const cached = here && here.topLevel ? await cachedConversionConfig(cwd, here.commonDir, here.gitDir) : null;
+  const noAttributes = cached !== null && here?.topLevel != null && !attributeSourcesExist(here.topLevel, here.commonDir, paths, cached.get('core.attributesfile'));
   const [attrs, config] = await Promise.all([
-    runGit(['check-attr', '-z', '--stdin', ...ATTRIBUTES], { cwd, input: paths.map((p) => `${p}\0`).join('') }).then((r) => parseCheckAttr(r.stdout)),
-    runGit(['config', '-z', '--get-regexp', '^(core\\.autocrlf|filter\\..+\\.(clean|process))$'], { cwd, allowFailure: true }).then((r) => parseConfigZ(r.stdout)),
+    noAttributes ? Promise.resolve(new Map<string, Map<string, string>>()) : runGit(['check-attr', '-z', '--stdin', ...ATTRIBUTES], { cwd, input: paths.map((p) => `${p}\0`).join('') }).then((r) => parseCheckAttr(r.stdout)),
+    cached ?? readConversionConfig(cwd),
   ]);
   const autocrlf = (config.get('core.autocrlf') ?? 'false').toLowerCase();
   const autoEol = autocrlf === 'input' || ['true', 'yes', 'on', '1'].includes(autocrlf);
@@ -84,6 +92,73 @@ export async function conversionsOf(cwd: string, paths: readonly string[]): Prom
     if (eolOn || given(a.get('ident')) || given(a.get('working-tree-encoding'))) result.converted.add(p);
   }
   return result;
+}
+
+/** The configuration keys that decide conversions, as `git config -z --get-regexp` lists them. */
+async function readConversionConfig(cwd: string): Promise<Map<string, string>> {
+  const r = await runGit(['config', '-z', '--get-regexp', '^(core\\.(autocrlf|attributesfile)|filter\\..+\\.(clean|process))$'], { cwd, allowFailure: true });
+  return parseConfigZ(r.stdout);
+}
+
+const CACHE_VERSION = 1;
+
+/**
+ * {@link readConversionConfig}, kept in `<common dir>/hagent/conversion-config.json` under the
+ * key of every configuration file's stamp (the key of git/commit-direct.ts, which also names the
+ * environment), so an apply in an unchanged repository spawns no `git config`. Null when no key
+ * can be made (configuration in the environment, an include): the caller asks git. Never throws
+ * for the cache itself.
+ */
+async function cachedConversionConfig(cwd: string, commonDir: string, gitDir: string): Promise<Map<string, string> | null> {
+  const key = commitIdentityKey(commonDir, gitDir);
+  if (key === null) return null;
+  const file = nodePath.join(commonDir, 'hagent', 'conversion-config.json');
+  try {
+    const record = JSON.parse(readFileSync(file, 'utf8')) as { version?: number; key?: string; config?: [string, string][] };
+    if (record.version === CACHE_VERSION && record.key === key && Array.isArray(record.config)) return new Map(record.config);
+  } catch {
+    // no record yet, or a damaged one: asked again below
+  }
+  const config = await readConversionConfig(cwd);
+  const tmp = `${file}.${process.pid}-${Math.random().toString(36).slice(2, 10)}.tmp`;
+  try {
+    mkdirSync(nodePath.dirname(file), { recursive: true });
+    writeFileSync(tmp, `${JSON.stringify({ version: CACHE_VERSION, key, config: [...config] })}\n`, { flag: 'wx' });
+    renameSync(tmp, file);
+  } catch {
+    // a cache: the next command asks git again
+  } finally {
+    rmSync(tmp, { force: true });
+  }
+  return config;
+}
+
+/**
+ * Whether any file git reads attributes from may exist for `paths` (gitattributes(5) "DESCRIPTION"):
+ * a `.gitattributes` in the worktree root or a folder on the way to a path, `info/attributes` of
+ * the common dir, `core.attributesFile` (default `$XDG_CONFIG_HOME/git/attributes`, or
+ * `~/.config/git/attributes`), and the system file (`/etc/gitattributes`, or `<prefix>/etc/` of
+ * a git on PATH). When none exists every attribute is unspecified and `git check-attr` need not
+ * run. Conservative: a path it cannot judge counts as existing.
+ */
+function attributeSourcesExist(topLevel: string, commonDir: string, paths: readonly string[], attributesFile: string | undefined): boolean {
+  const exists = (f: string) => statSync(f, { throwIfNoEntry: false }) !== undefined;
+  const dirs = new Set<string>(['']);
+  for (const p of paths) {
+    const parts = p.split('/');
+    for (let i = 1; i < parts.length; i++) dirs.add(parts.slice(0, i).join('/'));
+  }
+  for (const d of dirs) if (exists(nodePath.join(topLevel, d, '.gitattributes'))) return true;
+  if (exists(nodePath.join(commonDir, 'info', 'attributes'))) return true;
+  const home = process.env.HOME ?? os.homedir();
+  let global = attributesFile ?? nodePath.join(process.env.XDG_CONFIG_HOME || nodePath.join(home, '.config'), 'git', 'attributes');
+  if (global.startsWith('~/')) global = nodePath.join(home, global.slice(2));
+  if (!nodePath.isAbsolute(global) || exists(global)) return true;
+  const system = ['/etc/gitattributes'];
+  for (const dir of (process.env.PATH ?? '').split(nodePath.delimiter)) {
+    if (dir && nodePath.isAbsolute(dir) && exists(nodePath.join(dir, 'git'))) system.push(nodePath.join(nodePath.dirname(dir), 'etc', 'gitattributes'));
+  }
+  return system.some(exists);
 }
 
 /**

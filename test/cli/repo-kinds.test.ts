@@ -157,6 +157,31 @@ t('core.autocrlf=true: the recovery of an interrupted apply judges and puts back
   assert.is(git(s.worktree, 'status', '--porcelain'), '');
 });
 
+t('the cached conversion config and the attribute-file check see a change made after the first apply', () => {
+  // Without pinned dates the configuration key can be made, so the cache is used.
+  const live = (cwd: string, args: string[], input: string) => hagent(cwd, [...args, '--json'], { input, timeoutMs: 30_000, unsetEnv: ['GIT_AUTHOR_DATE', 'GIT_COMMITTER_DATE'] });
+  const repo = makeRepo({ 'a.txt': 'one\ntwo\nthree\n', 'b.txt': 'bee\n', 'c.bat': 'x\n' });
+  const s = startSession(repo, ['--name', 'k11']);
+  assert.is(live(s.worktree, ['apply', '-'], upd('a.txt', 'one', 'ONE')).status, 0);
+  assert.ok(existsSync(path.join(repo, '.git', 'hagent', 'conversion-config.json')), 'the config was cached');
+  // core.autocrlf turned on afterwards: the next apply must see it (CRLF on disk, LF blob).
+  git(repo, 'config', 'core.autocrlf', 'true');
+  writeFileSync(path.join(s.worktree, 'b.txt'), 'bee\r\n');
+  git(s.worktree, 'add', 'b.txt');
+  assert.is(git(s.worktree, 'status', '--porcelain'), '', 'git calls the CRLF file clean');
+  const r = live(s.worktree, ['apply', '-'], upd('b.txt', 'bee', 'BEE'));
+  assert.is(r.status, 0, r.stdout);
+  assert.is(git(s.worktree, 'cat-file', 'blob', 'HEAD:b.txt'), 'BEE');
+  assert.is(readFileSync(path.join(s.worktree, 'b.txt'), 'utf8'), 'BEE\r\n');
+  git(repo, 'config', '--unset', 'core.autocrlf');
+  // A .gitattributes that appears later in the worktree is read.
+  writeFileSync(path.join(s.worktree, '.gitattributes'), '*.bat text eol=crlf\n');
+  const bat = live(s.worktree, ['apply', '-'], upd('c.bat', 'x', 'y'));
+  assert.is(bat.status, 0, bat.stdout);
+  assert.is(readFileSync(path.join(s.worktree, 'c.bat'), 'utf8'), 'y\r\n');
+  assert.is(git(s.worktree, 'cat-file', 'blob', 'HEAD:c.bat'), 'y');
+});
+
 const lfs = spawnSync('git', ['lfs', 'version']).status === 0;
 
 function lfsRepo(): string {
