@@ -186,26 +186,42 @@ export async function takeFromPool(commonDir: string, cwd: string, root: string,
   const discarded: Discarded[] = [];
   for (const entry of (await listPool(commonDir, root)).reverse()) {
     if (entry.name.startsWith('.')) continue; // being removed (see discardPoolEntry)
-    if (!entry.exists) {
-      discarded.push(await discardPoolEntry(commonDir, cwd, root, entry, 'its folder is missing'));
-      continue;
+    try {
+      const taken = await takeEntry(commonDir, cwd, root, entry, worktree, branch, base, discarded);
+      if (taken) return { taken, discarded };
+    } catch (e) {
+      // An unforeseen failure (a file system refusing the rename, …) must not fail the start:
+      // the entry goes back beside the pool, and the start checks out afresh.
+      if (entry.path === path.join(real(path.dirname(worktree)), path.basename(worktree))) {
+        await moveEntry(entry, path.join(poolDir(root), `.discard-${entry.name}`)).catch(() => false);
+      }
+      discarded.push({ name: entry.name, reason: `unexpected failure: ${(e as Error).message}`, kept: null, removed: false });
     }
-    if (!(await moveEntry(entry, worktree))) continue; // another session start took it
-    let reason = await unexpected(entry);
-    if (!reason) {
-      const dirty = await uncommitted(entry, 'normal');
-      if (dirty.length) reason = `it has changes git does not ignore (${dirty.slice(0, 3).join(', ')}${dirty.length > 3 ? ', …' : ''})`;
-    }
-    if (!reason) {
-      const from = (await readText(path.join(entry.admin!, 'HEAD')))!.trim();
-      const switched = await runGit([...gitDirArgs(entry), 'switch', '--quiet', '--no-track', '-c', branch, base], { cwd: entry.path, allowFailure: true });
-      if (switched.exitCode === 0) return { taken: { name: entry.name, from }, discarded };
-      reason = `git switch failed: ${String(switched.stderr).trim().split('\n')[0] ?? ''}`;
-      await runGit(['update-ref', '-d', `refs/heads/${branch}`, base], { cwd, allowFailure: true });
-    }
-    discarded.push(await discardPoolEntry(commonDir, cwd, root, entry, reason));
   }
   return { taken: null, discarded };
+}
+
+/** One entry's turn in {@link takeFromPool}: the entry taken, or null (it was discarded, or another start took it). */
+async function takeEntry(commonDir: string, cwd: string, root: string, entry: PoolEntry, worktree: string, branch: string, base: string, discarded: Discarded[]): Promise<Taken | null> {
+  if (!entry.exists) {
+    discarded.push(await discardPoolEntry(commonDir, cwd, root, entry, 'its folder is missing'));
+    return null;
+  }
+  if (!(await moveEntry(entry, worktree))) return null; // another session start took it
+  let reason = await unexpected(entry);
+  if (!reason) {
+    const dirty = await uncommitted(entry, 'normal');
+    if (dirty.length) reason = `it has changes git does not ignore (${dirty.slice(0, 3).join(', ')}${dirty.length > 3 ? ', …' : ''})`;
+  }
+  if (!reason) {
+    const from = (await readText(path.join(entry.admin!, 'HEAD')))!.trim();
+    const switched = await runGit([...gitDirArgs(entry), 'switch', '--quiet', '--no-track', '-c', branch, base], { cwd: entry.path, allowFailure: true });
+    if (switched.exitCode === 0) return { name: entry.name, from };
+    reason = `git switch failed: ${String(switched.stderr).trim().split('\n')[0] ?? ''}`;
+    await runGit(['update-ref', '-d', `refs/heads/${branch}`, base], { cwd, allowFailure: true });
+  }
+  discarded.push(await discardPoolEntry(commonDir, cwd, root, entry, reason));
+  return null;
 }
 
 /**
