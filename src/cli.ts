@@ -94,7 +94,14 @@ function skipHelpRendering(cli: Argv): void {
 }
 
 async function main(): Promise<void> {
-  const fast = readFastCommand(process.argv.slice(2));
+  const argv = process.argv.slice(2);
+  // Hooks run on every tool call of an agent: no yargs on their way (agents/ answers usage errors).
+  if (argv[0] === 'hook' && (argv.length === 2 || argv.length === 3) && !argv.slice(1).some((a) => a.startsWith('-'))) {
+    const { runHook } = await import('./commands/hook.js');
+    process.exitCode = await runHook({ agent: argv[1]!, ...(argv[2] !== undefined ? { event: argv[2] } : {}) }, io);
+    return;
+  }
+  const fast = readFastCommand(argv);
   if (fast) {
     trace('cli: arguments parsed');
     if (fast.command === 'apply') {
@@ -168,6 +175,12 @@ async function main(): Promise<void> {
     .command('doctor', 'finish interrupted work, remove stray temp files, report refs and worktrees out of step', (b) => b
       .options({ ...json, ...sessionOpt }).example('$0 doctor', 'check every session'),
     handler(async () => (await import('./commands/maintenance.js')).runDoctorCommand))
+    .command('hook <agent> [event]', "an agent's hook handler: reads the event JSON on stdin, answers in the agent's contract", (b) => b
+      .positional('agent', { type: 'string', choices: ['claude', 'codex', 'gemini', 'cursor', 'copilot'], describe: 'the agent whose hook this is' })
+      .positional('event', { type: 'string', describe: "the event name, when the agent's payload does not carry it (Copilot)" })
+      .example('$0 hook claude', 'in .claude/settings.json: PreToolUse, PostToolUse, Stop, SessionEnd')
+      .example('$0 hook copilot preToolUse', 'in .github/hooks/hagent.json'),
+    handler(async () => (await import('./commands/hook.js')).runHook))
     .command('demo', 'run the whole cycle on a sample project in a temp folder, step by step', (b) => b
       .options({ keep: { type: 'boolean', describe: 'keep the demo folder' } }).example('$0 demo', ''),
     handler(async () => (await import('./commands/demo.js')).runDemo))

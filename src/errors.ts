@@ -55,6 +55,10 @@ export const EXIT_STATUS = {
   IO_FAILED: 1,
   WORKTREE_BROKEN: 1,
   GIT_FAILED: 1,
+  // agents
+  OUTSIDE_WORKTREE: 1,
+  GUARD_BLOCKED: 1,
+  AGENT_NOT_INSTALLED: 1,
   // usage and bugs
   USAGE: 2,
   INTERNAL: 3,
