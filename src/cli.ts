@@ -101,6 +101,13 @@ async function main(): Promise<void> {
     process.exitCode = await runHook({ agent: argv[1]!, ...(argv[2] !== undefined ? { event: argv[2] } : {}) }, io);
     return;
   }
+  // `hagent run`: everything after `--` belongs to the agent, so the line is split before parsing.
+  if (argv[0] === 'run' && !argv.slice(0, argv.includes('--') ? argv.indexOf('--') : argv.length).some((a) => a === '--help' || a === '-h')) {
+    const { parseRunArgs } = await import('./cli-fast-path.js');
+    const { runRun } = await import('./commands/run.js');
+    process.exitCode = await runRun(parseRunArgs(argv.slice(1)), io);
+    return;
+  }
   const fast = readFastCommand(argv);
   if (fast) {
     trace('cli: arguments parsed');
@@ -175,6 +182,16 @@ async function main(): Promise<void> {
     .command('doctor', 'finish interrupted work, remove stray temp files, report refs and worktrees out of step', (b) => b
       .options({ ...json, ...sessionOpt }).example('$0 doctor', 'check every session'),
     handler(async () => (await import('./commands/maintenance.js')).runDoctorCommand))
+    .command('run <agent>', 'start (or resume) a session and launch an agent in its worktree, hagent hooks on for this run', (b) => b
+      .positional('agent', { type: 'string', choices: ['claude', 'codex', 'gemini', 'cursor-agent', 'copilot'], describe: 'the agent to launch' })
+      .options({ ...json, name: { type: 'string', describe: 'session id of the new session' }, base: { type: 'string', describe: 'commit the new session starts from (default: HEAD)' }, session: { type: 'string', describe: 'resume this session instead of starting one' } })
+      .example('$0 run claude', 'a new session; Claude Code starts inside its worktree')
+      .example('$0 run codex -- exec "fix the login bug"', 'arguments after -- go to the agent')
+      .example('$0 run claude --session fix-login', 'continue a session'),
+    handler(async () => {
+      const { runRun } = await import('./commands/run.js');
+      return (a: { agent?: string; name?: string; base?: string; session?: string; json?: boolean }, cliIo: Io) => runRun({ ...a, agent: a.agent ?? '', agentArgs: [] }, cliIo);
+    }))
     .command('hook <agent> [event]', "an agent's hook handler: reads the event JSON on stdin, answers in the agent's contract", (b) => b
       .positional('agent', { type: 'string', choices: ['claude', 'codex', 'gemini', 'cursor', 'copilot'], describe: 'the agent whose hook this is' })
       .positional('event', { type: 'string', describe: "the event name, when the agent's payload does not carry it (Copilot)" })

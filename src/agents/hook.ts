@@ -12,6 +12,7 @@ import { applyPatch } from '../apply/index.js';
 import { loadConfig, mainCheckoutRoot } from '../config/index.js';
 import { readEntry, readJsonFile, writeJsonFile } from '../fsx/index.js';
 import { blobId, lsTree, runGit } from '../git/index.js';
+import { appendJournal } from '../journal/index.js';
 import { checkPath } from '../policy/index.js';
 import { endSession, hagentDir, isInside, isLanded, listSessions, openRepo, sessionHead, startSession, type RepoContext, type Session } from '../session/index.js';
 import { syncSession, type SyncOptions } from '../sync/index.js';
@@ -49,10 +50,11 @@ export async function handleHook(agent: AgentName, eventArg: string | undefined,
     return { ...noEffect(agent), exitCode: 1, stderr: 'hagent hook: the event on stdin is not JSON; nothing was checked\n' };
   }
   const event = normalizeEvent(agent, eventArg, payload);
+  let bound: Bound | null = null;
   try {
     if (event.kind === 'worktree-create') return await worktreeCreate(event, hc);
     if (event.kind === 'worktree-remove') return await worktreeRemove(event, hc);
-    const bound = await findSession(event, hc);
+    bound = await findSession(event, hc);
     if (!bound) return noEffect(agent);
     switch (event.kind) {
       case 'pre-tool':
@@ -70,7 +72,13 @@ export async function handleHook(agent: AgentName, eventArg: string | undefined,
   } catch (error) {
     const e = toHagentError(error);
     // A refusal in pre-tool is the tool's result; anything else is a hook failure (fails open).
-    if (event.kind === 'pre-tool' && isHagentError(error)) return block(agent, event, teach(e));
+    if (event.kind === 'pre-tool' && isHagentError(error)) {
+      // Refusals that apply/sync did not journal themselves (worktree, policy, guard) are journaled here.
+      if (bound && (e.code === 'OUTSIDE_WORKTREE' || e.code === 'GUARD_BLOCKED' || (e.code === 'PATH_DENIED' && event.action !== 'patch'))) {
+        await appendJournal(bound.ctx.commonDir, { session: bound.session.id, command: `hook ${agent} ${event.tool}`, ok: false, code: e.code, message: e.message, ...(e.hint ? { hint: e.hint } : {}), ...(event.paths.length ? { files: event.paths } : {}) }).catch(() => undefined);
+      }
+      return block(agent, event, teach(e));
+    }
     return { ...noEffect(agent), exitCode: 1, stderr: `hagent hook: error[${e.code}]: ${e.message}${e.hint ? `\n  hint: ${e.hint}` : ''}\n` };
   }
 }
@@ -167,7 +175,7 @@ async function preTool(event: AgentEvent, bound: Bound, hc: HookContext): Promis
   if (event.action === 'patch' && event.patch) return applyForAgent(event, bound, hc);
   if (event.action === 'shell' && event.command) {
     const verdict = guardShell(event.command, { worktree: bound.session.worktree, home: hc.env.HOME });
-    if (!verdict.allowed) return block(agent, event, teach(new HagentError('GUARD_BLOCKED', verdict.reason, { rule: verdict.rule, command: verdict.command }, verdict.hint)));
+    if (!verdict.allowed) throw new HagentError('GUARD_BLOCKED', verdict.reason, { rule: verdict.rule, command: verdict.command }, verdict.hint);
   }
   return noEffect(agent);
 }

@@ -7,3 +7,5 @@
 export { AGENTS, normalizeEvent, patchPaths, eventKind, toolAction, type AgentEvent, type AgentName, type EventKind, type ToolAction } from './normalize.js';
 export { block, noEffect, withContext, type HookAnswer } from './respond.js';
 export { handleHook, teach, sessionContext, HOOK_LOCK_TIMEOUT_MS, type HookContext } from './hook.js';
+export { agentHookFile, claudeHooks, codexHooks, codexConfigArgs, geminiHooks, cursorHooks, copilotHooks, HOOK_TIMEOUT_S } from './config.js';
+export { LAUNCHABLE, findAgentBinary, prepareLaunch, runAgent, runAgentProcess, shellQuote, WORKTREE_HOOK_FILES, type LaunchName, type LaunchPlan, type RunResult } from './launch.js';

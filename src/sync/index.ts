@@ -51,6 +51,25 @@ export interface SyncOptions {
 const EXCLUDE_TEMPS = ':(exclude,glob)**/.*.hagent-*.tmp';
 
 /**
+ * Files hagent itself put in a session worktree (an agent's hook file, where the agent has no
+ * per-run mechanism), listed in `<git-common-dir>/hagent/agents/<id>/owned.json`: never adopted.
+ */
+export function ownedFilesPath(commonDir: string, sessionId: string): string {
+  return path.join(commonDir, 'hagent', 'agents', sessionId, 'owned.json');
+}
+
+async function ownedExcludes(commonDir: string, sessionId: string): Promise<string[]> {
+  const raw = await fs.readFile(ownedFilesPath(commonDir, sessionId), 'utf8').catch(() => null);
+  if (raw === null) return [];
+  try {
+    const list = JSON.parse(raw) as unknown;
+    return Array.isArray(list) ? list.filter((p): p is string => typeof p === 'string').map((p) => `:(exclude,literal)${p}`) : [];
+  } catch {
+    return [];
+  }
+}
+
+/**
  * Commits every outside edit of the session worktree (modified, added, deleted; ignored files,
  * paths the policy denies and symlinks stay out and are reported as `skipped`) on the session branch, marked `Hagent-Op: sync` and `Hagent-Outside: true`, under
  * the session lock; journaled.
@@ -74,7 +93,7 @@ async function syncLocked(ctx: RepoContext, session: Session, policy: Policy, op
   if (options.paths) return syncPaths(ctx, session, policy, options, head, options.paths);
   const pending = await outsideEdits(worktree);
   if (pending.length === 0) return none;
-  await runGit(['add', '-A', '--', '.', EXCLUDE_TEMPS], { cwd: worktree });
+  await runGit(['add', '-A', '--', '.', EXCLUDE_TEMPS, ...(await ownedExcludes(ctx.commonDir, session.id))], { cwd: worktree });
   // The same path policy as a patch (patch-language.md §5b): denied names and symlinks stay out.
   const staged = parseRawDiff((await runGit(['diff-index', '--cached', '-z', '--no-renames', 'HEAD'], { cwd: worktree })).stdout);
   const skipped = policySkips(staged, policy);
