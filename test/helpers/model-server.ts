@@ -20,6 +20,13 @@ export interface ScriptedCall {
 /** One model turn: tool calls (several run in parallel), or the final answer. */
 export type ScriptStep = { calls: ScriptedCall[] } | { text: string };
 
+/**
+ * A step, or a step built from the agent's working folder as its request names it (Claude Code:
+ * "Primary working directory: …" in the system prompt; Codex: `<cwd>…</cwd>` in its environment
+ * context), so a script can name absolute paths in a worktree it did not create.
+ */
+export type Step = ScriptStep | ((cwd: string) => ScriptStep);
+
 /** A tool result the agent sent back. */
 export interface ToolResult {
   id: string;
@@ -43,16 +50,22 @@ const flat = (content: unknown): string => {
   return '';
 };
 
-function callsBefore(script: readonly ScriptStep[], step: number): number {
-  let n = 0;
-  for (let i = 0; i < step && i < script.length; i++) n += 'calls' in script[i]! ? (script[i] as { calls: ScriptedCall[] }).calls.length : 0;
-  return n;
+/** The step answering a conversation that already holds `seen` tool calls; past the script, a final text. */
+function stepFor(script: readonly Step[], seen: number, cwd: string): ScriptStep {
+  let before = 0;
+  for (const step of script) {
+    const s = typeof step === 'function' ? step(cwd) : step;
+    if (before === seen) return s;
+    before += 'calls' in s ? s.calls.length : 0;
+  }
+  return { text: 'Done.' };
 }
 
-/** The step answering a conversation that already holds `seen` tool calls; past the script, a final text. */
-function stepFor(script: readonly ScriptStep[], seen: number): ScriptStep {
-  for (let i = 0; i < script.length; i++) if (callsBefore(script, i) === seen) return script[i]!;
-  return { text: 'Done.' };
+/** The working folder a request names (see {@link Step}); '' when it names none. */
+function requestCwd(body: any): string {
+  const text = JSON.stringify(body);
+  const m = /Primary working directory: ([^\n\\"]+)/.exec(text) ?? /<cwd>([^<]+)<\/cwd>/.exec(text);
+  return m ? m[1]!.trim() : '';
 }
 
 function sse(res: http.ServerResponse, events: { event: string; data: unknown }[]): void {
@@ -112,7 +125,7 @@ function responsesAnswer(res: http.ServerResponse, step: ScriptStep): void {
  * Starts the server with `script`. Claude Code's main loop is told apart from its side requests
  * by its tool list (it offers tools; titles and summaries do not).
  */
-export async function startModelServer(script: readonly ScriptStep[]): Promise<ModelServer> {
+export async function startModelServer(script: readonly Step[]): Promise<ModelServer> {
   const requests: { path: string; body: any }[] = [];
   const results = new Map<string, ToolResult>();
   const server = http.createServer((req, res) => {
@@ -138,7 +151,7 @@ export async function startModelServer(script: readonly ScriptStep[]): Promise<M
           }
         }
         const main = Array.isArray(body.tools) && body.tools.length > 0;
-        anthropicAnswer(res, body, main ? stepFor(script, seen) : { text: 'ok' });
+        anthropicAnswer(res, body, main ? stepFor(script, seen, requestCwd(body)) : { text: 'ok' });
         return;
       }
       if (req.method === 'POST' && url.endsWith('/messages/count_tokens')) {
@@ -156,7 +169,7 @@ export async function startModelServer(script: readonly ScriptStep[]): Promise<M
             results.set(item.call_id, { id: item.call_id, text: out, isError: false });
           }
         }
-        responsesAnswer(res, stepFor(script, seen));
+        responsesAnswer(res, stepFor(script, seen, requestCwd(body)));
         return;
       }
       if (url.endsWith('/models')) {

@@ -1,0 +1,102 @@
+/**
+ * The real agent CLIs for tests: Claude Code (`@anthropic-ai/claude-code`) and Codex
+ * (`@openai/codex`), installed on first use into a cache outside the repository
+ * (`$HAGENT_AGENTS_CACHE`, default `<tmpdir>/hagent-agents-cache`), never a dependency of hagent.
+ * `HAGENT_CLAUDE_BIN` / `HAGENT_CODEX_BIN` point at an installed binary instead. When a CLI cannot
+ * be installed (no registry), its tests are registered as skipped and the reason is printed.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { BIN, GIT_ENV, tempDir } from './index.js';
+
+/** Where the CLIs are installed for tests. */
+export const AGENTS_CACHE = process.env.HAGENT_AGENTS_CACHE ?? path.join(os.tmpdir(), 'hagent-agents-cache');
+
+const PACKAGES = { claude: '@anthropic-ai/claude-code', codex: '@openai/codex' } as const;
+export type TestAgent = keyof typeof PACKAGES;
+
+const found = new Map<TestAgent, { bin: string } | { skip: string }>();
+
+/** The agent's binary, installing it into the cache when missing; `{skip}` says why it is not available. */
+export function agentBinary(agent: TestAgent): { bin: string } | { skip: string } {
+  const known = found.get(agent);
+  if (known) return known;
+  const override = process.env[`HAGENT_${agent.toUpperCase()}_BIN`];
+  let result: { bin: string } | { skip: string };
+  const bin = path.join(AGENTS_CACHE, 'node_modules', '.bin', agent);
+  if (override) result = { bin: override };
+  else if (existsSync(bin)) result = { bin };
+  else {
+    mkdirSync(AGENTS_CACHE, { recursive: true });
+    process.stderr.write(`installing ${PACKAGES[agent]} into ${AGENTS_CACHE} …\n`);
+    const r = spawnSync('npm', ['install', '--prefix', AGENTS_CACHE, '--no-save', '--no-audit', '--no-fund', PACKAGES[agent]], { stdio: ['ignore', 'inherit', 'inherit'], timeout: 600_000 });
+    result = r.status === 0 && existsSync(bin) ? { bin } : { skip: `npm install ${PACKAGES[agent]} failed (exit ${r.status ?? r.signal}); no registry?` };
+  }
+  if ('bin' in result) {
+    const v = spawnSync(result.bin, ['--version'], { encoding: 'utf8', timeout: 60_000 });
+    if (v.status !== 0) result = { skip: `${result.bin} --version failed: ${(v.stderr || v.error?.message || '').trim()}` };
+  }
+  if ('skip' in result) process.stderr.write(`SKIPPED (${agent}): ${result.skip}\n`);
+  found.set(agent, result);
+  return result;
+}
+
+/**
+ * A `CODEX_HOME` for one test with the scripted server as its model provider. Codex refuses to put
+ * its helper binaries under a `CODEX_HOME` inside the temp folder, so it lives in the user's cache
+ * folder. `gpt-5.5` is a model Codex has metadata for, so it offers its freeform `apply_patch` tool.
+ */
+export function codexHome(serverUrl: string): string {
+  const base = path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'hagent-tests');
+  mkdirSync(base, { recursive: true });
+  const home = path.join(base, `codex-home-${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
+  mkdirSync(home, { recursive: true });
+  writeFileSync(path.join(home, 'config.toml'), [
+    'model = "gpt-5.5"',
+    'model_provider = "scripted"',
+    '[model_providers.scripted]',
+    'name = "scripted"',
+    `base_url = "${serverUrl}/v1"`,
+    'wire_api = "responses"',
+    'env_key = "SCRIPTED_API_KEY"',
+    '',
+  ].join('\n'));
+  process.on('exit', () => spawnSync('rm', ['-rf', home]));
+  return home;
+}
+
+/** The environment every real-agent run gets: no network but the loopback server, a throwaway home. */
+export function agentEnv(agent: TestAgent, serverUrl: string, bin: string): Record<string, string> {
+  const home = tempDir('hagent-agent-home-');
+  const common = { ...GIT_ENV, HOME: home, [`HAGENT_${agent.toUpperCase()}_BIN`]: bin, NO_COLOR: '1' };
+  if (agent === 'claude') return { ...common, ANTHROPIC_BASE_URL: serverUrl, ANTHROPIC_API_KEY: 'x', IS_SANDBOX: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1' };
+  return { ...common, CODEX_HOME: codexHome(serverUrl), SCRIPTED_API_KEY: 'x' };
+}
+
+/** Result of an async CLI run. */
+export interface AsyncRun {
+  status: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `hagent ARGS` without blocking the event loop (the scripted server answers from this same
+ * process), stdin closed.
+ */
+export function hagentAsync(cwd: string, args: string[], env: Record<string, string>, timeoutMs = 240_000): Promise<AsyncRun> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => { stdout += d; });
+    child.stderr.on('data', (d) => { stderr += d; });
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ status: code ?? -1, stdout, stderr });
+    });
+  });
+}
