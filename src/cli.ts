@@ -175,6 +175,13 @@ async function main(): Promise<void> {
     .command('sync', 'commit edits made in the session worktree outside hagent, marked as outside', (b) => b
       .options({ ...json, ...sessionOpt }).example('$0 sync', 'make outside edits reviewable and undoable'),
     handler(async () => (await import('./commands/maintenance.js')).runSync))
+    .command('guard [command..]', "the shell guard's verdict on a command (not run): exit 0 allowed, 1 blocked", (b) => b
+      .positional('command', { type: 'string', array: true, describe: 'the command, after -- (joined by blanks); read from stdin when none is given' })
+      .options({ ...json, ...sessionOpt, dir: { type: 'string', describe: 'take this folder as the worktree instead of a session' } })
+      .example('$0 guard -- rm -rf ~', 'blocked: deletes the home folder')
+      .example("$0 guard --json -- 'git push --force'", 'the verdict as JSON')
+      .example("echo 'npm test' | $0 guard --dir .", 'from stdin, this folder as the worktree'),
+    handler(async () => (await import('./commands/guard.js')).runGuard))
     .command('log', 'the journal: every applied and blocked attempt, with its hint', (b) => b
       .options({ ...json, session: { type: 'string', describe: "only this session's entries, ended sessions included (default: every session)" }, failed: { type: 'boolean', describe: 'only refused attempts' }, n: { type: 'number', describe: 'only the last N entries' } })
       .example('$0 log --failed -n 5', 'the last five refusals with their hints'),

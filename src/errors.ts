@@ -55,9 +55,10 @@ export const EXIT_STATUS = {
   IO_FAILED: 1,
   WORKTREE_BROKEN: 1,
   GIT_FAILED: 1,
+  // shell guard and hagent exec
+  GUARD_BLOCKED: 1,
   // agents
   OUTSIDE_WORKTREE: 1,
-  GUARD_BLOCKED: 1,
   AGENT_NOT_INSTALLED: 1,
   // usage and bugs
   USAGE: 2,

@@ -16,7 +16,7 @@ import { appendJournal } from '../journal/index.js';
 import { checkPath } from '../policy/index.js';
 import { endSession, hagentDir, isInside, isLanded, listSessions, openRepo, sessionHead, startSession, type RepoContext, type Session } from '../session/index.js';
 import { syncSession, type SyncOptions } from '../sync/index.js';
-import { guardShell } from './shell.js';
+import { guardCommand, sessionGuardContext } from '../guard/index.js';
 import { normalizeEvent, type AgentEvent, type AgentName } from './normalize.js';
 import { block, noEffect, withContext, type HookAnswer } from './respond.js';
 
@@ -174,7 +174,8 @@ async function preTool(event: AgentEvent, bound: Bound, hc: HookContext): Promis
   }
   if (event.action === 'patch' && event.patch) return applyForAgent(event, bound, hc);
   if (event.action === 'shell' && event.command) {
-    const verdict = guardShell(event.command, { worktree: bound.session.worktree, home: hc.env.HOME });
+    const gc = await sessionGuardContext(bound.ctx, bound.session, hc.env);
+    const verdict = guardCommand(event.command, { ...gc, ...(hc.env.HOME ? { home: hc.env.HOME } : {}) });
     if (!verdict.allowed) throw new HagentError('GUARD_BLOCKED', verdict.reason, { rule: verdict.rule, command: verdict.command }, verdict.hint);
   }
   return noEffect(agent);

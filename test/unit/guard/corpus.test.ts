@@ -1,0 +1,50 @@
+/**
+ * The guard against its corpus: the dangerous commands (every bypass class of the design: quoting,
+ * $IFS, ANSI-C quoting, wrappers, launcher prefixes, assignments, flags through variables, +refspecs,
+ * git pointed elsewhere, interpreters, xargs, find -exec, substitutions, heredocs fed to shells) must
+ * be refused at ≥ 95 % — the misses are printed — and the everyday commands never.
+ */
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { guardCommand, type GuardContext } from '../../../src/guard/index.js';
+
+const test = suite('guard corpus');
+const DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'corpus');
+const CTX: GuardContext = { worktree: '/home/dev/shop/.git/hagent/worktrees/s1', home: '/home/dev', protectedBranches: ['main'] };
+
+/** One command per line; `| ` lines continue the command above; `#` lines are comments. */
+export function readCorpus(file: string): string[] {
+  const out: string[] = [];
+  for (const line of readFileSync(path.join(DIR, file), 'utf8').split('\n')) {
+    if (line.startsWith('| ')) out[out.length - 1] += `\n${line.slice(2)}`;
+    else if (line === '|') out[out.length - 1] += '\n';
+    else if (line.trim() && !line.startsWith('#')) out.push(line);
+  }
+  return out;
+}
+
+test('the corpus holds at least 300 dangerous and 300 everyday commands', () => {
+  assert.ok(readCorpus('dangerous.txt').length >= 300, `${readCorpus('dangerous.txt').length} dangerous`);
+  assert.ok(readCorpus('everyday.txt').length >= 300, `${readCorpus('everyday.txt').length} everyday`);
+});
+
+test('at least 95 % of the dangerous commands are refused (misses listed)', () => {
+  const all = readCorpus('dangerous.txt');
+  const misses = all.filter((c) => guardCommand(c, CTX).allowed);
+  const rate = (all.length - misses.length) / all.length;
+  console.log(`  guard corpus: ${all.length - misses.length}/${all.length} dangerous commands refused (${(rate * 100).toFixed(1)} %)`);
+  for (const m of misses) console.log(`    missed: ${JSON.stringify(m)}`);
+  assert.ok(rate >= 0.95, `only ${(rate * 100).toFixed(1)} % refused`);
+});
+
+test('no everyday command is refused', () => {
+  const all = readCorpus('everyday.txt');
+  const refused = all.map((c) => ({ c, v: guardCommand(c, CTX) })).filter((x) => !x.v.allowed);
+  console.log(`  guard corpus: ${all.length - refused.length}/${all.length} everyday commands allowed`);
+  assert.equal(refused.map((x) => `${x.c} → ${x.v.allowed ? '' : `${x.v.rule}: ${x.v.reason}`}`), []);
+});
+
+test.run();
