@@ -123,4 +123,30 @@ it('a file changed outside the session is adopted as its own commit before the a
   }
 });
 
+it('rm -rf ~ and git push --force are blocked by the guard before they run; the refusal is the tool result', async () => {
+  const repo = makeRepo({ 'a.txt': 'one\n' });
+  const server = await startModelServer([
+    { calls: [{ id: 'toolu_rm', name: 'Bash', input: { command: 'rm -rf ~', description: 'x' } }] },
+    { calls: [{ id: 'toolu_push', name: 'Bash', input: { command: 'git push --force origin HEAD:main', description: 'x' } }] },
+    { calls: [{ id: 'toolu_ok', name: 'Bash', input: { command: 'git status --short && echo fine > ok.txt', description: 'x' } }] },
+    { text: 'Done.' },
+  ]);
+  try {
+    const env = agentEnv('claude', server.url, (found as { bin: string }).bin);
+    writeFileSync(path.join(env.HOME!, 'keep.txt'), 'mine\n');
+    const r = await hagentAsync(repo, ['run', 'claude', '--name', 'g1', ...CLAUDE_ARGS], env);
+    assert.is(r.status, 0, r.stderr + r.stdout);
+    assert.ok(existsSync(path.join(env.HOME!, 'keep.txt')), 'home untouched');
+    for (const id of ['toolu_rm', 'toolu_push']) {
+      assert.ok(server.results.get(id)?.isError, id);
+      assert.match(server.results.get(id)!.text, /hagent refused this: error\[GUARD_BLOCKED\]/);
+    }
+    assert.not.ok(server.results.get('toolu_ok')?.isError, server.results.get('toolu_ok')?.text);
+    assert.equal(sessionLog(repo, 'g1').map((c) => c.subject), ['hagent: exec git status --short && echo fine > ok.txt']);
+    assert.match(r.stdout, /2 attempts blocked/);
+  } finally {
+    await server.close();
+  }
+});
+
 test.run();
