@@ -199,6 +199,13 @@ async function main(): Promise<void> {
       const { runRun } = await import('./commands/run.js');
       return (a: { agent?: string; name?: string; base?: string; session?: string; json?: boolean }, cliIo: Io) => runRun({ ...a, agent: a.agent ?? '', agentArgs: [] }, cliIo);
     }))
+    .command('integrate <agent>', "merge hagent's hooks into the agent's configuration (project file, or --user)", (b) => b
+      .positional('agent', { type: 'string', describe: 'claude, codex, gemini, cursor or copilot' })
+      .options({ ...json, user: { type: 'boolean', describe: 'the user file in your home folder instead of the project file' }, remove: { type: 'boolean', describe: "take hagent's hooks out again (yours stay)" }, print: { type: 'boolean', describe: 'show what would be merged; write nothing' } })
+      .example('$0 integrate claude', '.claude/settings.json; claude --worktree NAME then makes hagent sessions')
+      .example('$0 integrate codex --user', '~/.codex/hooks.json')
+      .example('$0 integrate cursor --remove', ''),
+    handler(async () => (await import('./commands/integrate.js')).runIntegrate))
     .command('hook <agent> [event]', "an agent's hook handler: reads the event JSON on stdin, answers in the agent's contract", (b) => b
       .positional('agent', { type: 'string', choices: ['claude', 'codex', 'gemini', 'cursor', 'copilot'], describe: 'the agent whose hook this is' })
       .positional('event', { type: 'string', describe: "the event name, when the agent's payload does not carry it (Copilot)" })

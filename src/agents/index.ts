@@ -9,3 +9,4 @@ export { block, noEffect, withContext, type HookAnswer } from './respond.js';
 export { handleHook, teach, sessionContext, HOOK_LOCK_TIMEOUT_MS, type HookContext } from './hook.js';
 export { agentHookFile, claudeHooks, codexHooks, codexConfigArgs, geminiHooks, cursorHooks, copilotHooks, HOOK_TIMEOUT_S } from './config.js';
 export { LAUNCHABLE, findAgentBinary, prepareLaunch, runAgent, runAgentProcess, shellQuote, WORKTREE_HOOK_FILES, type LaunchName, type LaunchPlan, type RunResult } from './launch.js';
+export { integrateAgent, installedHooks, mergeHookConfig, installedHookCommand, HOOK_FILES, type IntegrateResult, type InstalledHook } from './integrate.js';

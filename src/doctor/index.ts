@@ -9,14 +9,15 @@ import path from 'node:path';
 import { isTempName } from '../fsx/index.js';
 import { listWorktrees, readRef, runGit, symbolicHead } from '../git/index.js';
 import { readLockHolder } from '../lock/index.js';
-import { loadConfig } from '../config/index.js';
+import { loadConfig, mainCheckoutRoot } from '../config/index.js';
+import { installedHooks } from '../agents/integrate.js';
 import { guardTarget, hagentDir, listSessions, readSession, sessionRef, type RepoContext, type Session } from '../session/index.js';
 import { guardedWrite, type Recovery } from '../transaction/index.js';
 import { recoverLand, type LandRecovery } from '../land/index.js';
 
 /** One finding. `fixed` says whether doctor mended it; otherwise `hint` says how. */
 export interface Finding {
-  kind: 'interrupted-transaction' | 'interrupted-land' | 'stray-temp-files' | 'missing-worktree' | 'missing-branch' | 'worktree-head' | 'index-out-of-step' | 'dead-lock' | 'orphan-worktree' | 'orphan-branch';
+  kind: 'interrupted-transaction' | 'interrupted-land' | 'stray-temp-files' | 'missing-worktree' | 'missing-branch' | 'worktree-head' | 'index-out-of-step' | 'dead-lock' | 'orphan-worktree' | 'orphan-branch' | 'hook-command';
   session?: string;
   message: string;
   fixed: boolean;
@@ -66,6 +67,10 @@ export async function runDoctor(ctx: RepoContext, id: string | undefined, env: R
     findings.push(...value);
   }
   findings.push(...(await orphans(ctx, sessions)));
+  // An agent hook whose command does not resolve fails open: in Claude Code it silently disables the gate.
+  for (const h of await installedHooks(await mainCheckoutRoot(ctx), env)) {
+    if (!h.resolves) findings.push({ kind: 'hook-command', message: `${h.agent}'s hook in ${h.file} runs \`${h.command}\`, which does not resolve (${h.problem}): the agent runs without hagent's gate`, fixed: false, hint: `put hagent on PATH (npm install -g . in hagent's clone, or npm link), or run hagent integrate ${h.agent} again` });
+  }
   return { ok: true, sessions: sessions.map((s) => s.id), findings, recoveries };
 }
 
