@@ -8,9 +8,9 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { agentBinary, agentEnv, hagentAsync } from '../helpers/agents.js';
+import { agentBinary, agentEnv, hagentAsync, runAsync } from '../helpers/agents.js';
 import { startModelServer, type Step } from '../helpers/model-server.js';
-import { git, hagent, makeRepo } from '../helpers/index.js';
+import { BIN, git, hagent, makeRepo, tempDir } from '../helpers/index.js';
 
 const test = suite('real Claude Code through hagent run');
 const found = agentBinary('claude');
@@ -144,6 +144,32 @@ it('rm -rf ~ and git push --force are blocked by the guard before they run; the 
     assert.not.ok(server.results.get('toolu_ok')?.isError, server.results.get('toolu_ok')?.text);
     assert.equal(sessionLog(repo, 'g1').map((c) => c.subject), ['hagent: exec git status --short && echo fine > ok.txt']);
     assert.match(r.stdout, /2 attempts blocked/);
+  } finally {
+    await server.close();
+  }
+});
+
+it('hagent integrate claude + claude --worktree NAME: the worktree is a hagent session and its edits are commits', async () => {
+  const repo = makeRepo({ 'a.txt': 'one\n' });
+  const shims = tempDir('hagent-shims-');
+  writeFileSync(path.join(shims, 'hagent'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"\n`, { mode: 0o755 });
+  assert.is(hagent(repo, ['integrate', 'claude']).status, 0);
+  git(repo, 'add', '.claude/settings.json');
+  git(repo, 'commit', '-q', '-m', 'hagent hooks');
+  const server = await startModelServer([
+    (wd) => ({ calls: [{ id: 'toolu_w', name: 'Write', input: { file_path: `${wd}/wt.txt`, content: 'from a claude worktree\n' } }] }),
+    { text: 'Done.' },
+  ]);
+  try {
+    const env = { ...agentEnv('claude', server.url, (found as { bin: string }).bin), PATH: `${shims}${path.delimiter}${process.env.PATH}` };
+    const r = await runAsync((found as { bin: string }).bin, ['--worktree', 'wt-one', '-p', 'edit', '--dangerously-skip-permissions'], repo, env);
+    assert.is(r.status, 0, r.stderr + r.stdout);
+    const list = hagent(repo, ['session', 'list', '--json']);
+    assert.is(list.json.sessions.length, 1, list.stdout);
+    const id = list.json.sessions[0].id as string;
+    assert.is(id, 'wt-one');
+    assert.ok(!server.results.get('toolu_w')?.isError, server.results.get('toolu_w')?.text);
+    assert.equal(sessionLog(repo, id).map((c) => c.subject), ['hagent: Write wt.txt']);
   } finally {
     await server.close();
   }

@@ -87,8 +87,13 @@ export interface AsyncRun {
  * process), stdin closed.
  */
 export function hagentAsync(cwd: string, args: string[], env: Record<string, string>, timeoutMs = 240_000): Promise<AsyncRun> {
+  return runAsync(process.execPath, [BIN, ...args], cwd, env, timeoutMs);
+}
+
+/** Runs any command the same way (stdin closed, output collected, killed after `timeoutMs`). */
+export function runAsync(command: string, args: string[], cwd: string, env: Record<string, string>, timeoutMs = 240_000): Promise<AsyncRun> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => { stdout += d; });
