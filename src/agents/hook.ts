@@ -11,7 +11,7 @@ import { HagentError, isHagentError, toHagentError } from '../errors.js';
 import { applyPatch } from '../apply/index.js';
 import { loadConfig, mainCheckoutRoot } from '../config/index.js';
 import { readEntry, readJsonFile, writeJsonFile } from '../fsx/index.js';
-import { blobId, lsTree, runGit } from '../git/index.js';
+import { blobId, entriesAt, looseObjectStore, lsTree, readCommitTrees, runGit } from '../git/index.js';
 import { appendJournal } from '../journal/index.js';
 import { checkPath } from '../policy/index.js';
 import { endSession, hagentDir, isInside, isLanded, listSessions, openRepo, sessionHead, startSession, type RepoContext, type Session } from '../session/index.js';
@@ -151,7 +151,8 @@ async function checkedPaths(event: AgentEvent, bound: Bound, hc: HookContext): P
 async function stalePaths(bound: Bound, rels: readonly string[]): Promise<string[]> {
   if (rels.length === 0) return [];
   const head = await sessionHead(bound.ctx, bound.session);
-  const inHead = await lsTree(bound.session.worktree, head, rels);
+  const trees = await readCommitTrees(bound.session.worktree, head, rels, await looseObjectStore(bound.ctx.commonDir, head));
+  const inHead = entriesAt(trees, rels);
   const stale: string[] = [];
   for (const rel of rels) {
     const entry = await readEntry(bound.session.worktree, rel);

@@ -12,8 +12,8 @@ import { guardTarget, outsideEdits, retireRedo, sessionHead, sessionRef, type Ch
 import { guardedWrite, storeNote, type Recovery } from '../transaction/index.js';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { tempIndexEnv } from '../git/index.js';
+import { entriesAt, looseObjectStore, readCommitTrees, updateIndex, writeBlobsFromPaths, writeLooseObject, writeTreeWithChanges, type PathChange } from '../git/index.js';
+import { readEntry } from '../fsx/index.js';
 
 /** JSON of `hagent sync`. `commit` is null when there was nothing to adopt. */
 export interface SyncResult {
@@ -104,32 +104,50 @@ async function syncLocked(ctx: RepoContext, session: Session, policy: Policy, op
 }
 
 /**
- * The tool-call form: commits exactly `paths` (relative to the worktree) as they are on disk,
- * built in a temporary index from the head, so nothing else of the worktree or of the real
- * index gets in; the real index then takes the same paths. Denied paths and symlinks stay out.
+ * The tool-call form: commits exactly `paths` (relative to the worktree) as they are on disk. The
+ * tree is built from the head's trees and the files' blobs (git/tree.ts, in-process where the
+ * object store allows), so nothing else of the worktree or of the index gets in, and no 20k-entry
+ * index is read or written; the index then takes the same entries. Denied paths, symlinks and
+ * folders stay out.
  */
 async function syncPaths(ctx: RepoContext, session: Session, policy: Policy, options: SyncOptions, head: string, paths: readonly string[]): Promise<SyncResult> {
   const worktree = session.worktree;
   const none = { ok: true as const, session: session.id, commit: null, parent: head, files: [], skipped: [] };
-  if (paths.length === 0) return none;
-  const specs = [...new Set(paths)].map(literalPathspec);
-  const indexFile = path.join(ctx.commonDir, 'hagent', `index-${process.pid}-${randomBytes(3).toString('hex')}.tmp`);
-  const env = tempIndexEnv(indexFile);
-  try {
-    await runGit(['read-tree', head], { cwd: worktree, ...env });
-    await runGit(['add', '-A', '--ignore-errors', '--', ...specs], { cwd: worktree, ...env, allowFailure: true });
-    const staged = parseRawDiff((await runGit(['diff-index', '--cached', '-z', '--no-renames', head], { cwd: worktree, ...env })).stdout);
-    const skipped = policySkips(staged, policy);
-    if (skipped.length) await runGit(['reset', '-q', head, '--', ...skipped.map((k) => literalPathspec(k.path))], { cwd: worktree, ...env });
-    const tree = await writeTree(worktree, indexFile);
-    if (tree === (await treeOf(worktree, head))) return { ...none, skipped };
-    const r = await commitSynced(ctx, session, options, head, tree, skipped, async () => undefined);
-    // The real index follows the commit on these paths only (git status stays clean there).
-    await runGit(['reset', '-q', r.commit!, '--', ...r.files.map((f) => literalPathspec(f.path))], { cwd: worktree, allowFailure: true });
-    return r;
-  } finally {
-    await fs.rm(indexFile, { force: true });
+  const rels = [...new Set(paths)];
+  if (rels.length === 0) return none;
+  const store = await looseObjectStore(ctx.commonDir, head);
+  const trees = await readCommitTrees(worktree, head, rels, store);
+  const inHead = entriesAt(trees, rels);
+  const changes: PathChange[] = [];
+  const files: ChangedFile[] = [];
+  const skipped: { path: string; reason: string }[] = [];
+  for (const rel of rels) {
+    try {
+      checkPath(rel, policy);
+    } catch (e) {
+      skipped.push({ path: rel, reason: (e as Error).message });
+      continue;
+    }
+    const entry = await readEntry(worktree, rel);
+    const before = inHead.get(rel);
+    if (entry.kind === 'symlink') skipped.push({ path: rel, reason: 'a symbolic link' });
+    else if (entry.kind === 'file') {
+      const mode = entry.executable ? '100755' : '100644';
+      const oid = store ? await writeLooseObject(store, 'blob', entry.bytes) : (await writeBlobsFromPaths(worktree, [rel]))[0]!;
+      if (before?.oid === oid && before.mode === mode) continue;
+      changes.push({ path: rel, mode, oid });
+      files.push({ path: rel, status: before ? 'M' : 'A' });
+    } else if (entry.kind === 'missing' && before) {
+      changes.push({ path: rel, mode: before.mode, oid: null });
+      files.push({ path: rel, status: 'D' });
+    }
   }
+  if (changes.length === 0) return { ...none, skipped };
+  const tree = await writeTreeWithChanges(worktree, head, changes, trees, store);
+  const r = await commitSynced(ctx, session, options, head, tree, skipped, async () => undefined, files);
+  // The index follows the commit on these paths only (git status stays clean there).
+  await updateIndex(worktree, changes.map((c) => (c.oid ? { path: c.path, mode: c.mode, oid: c.oid } : { path: c.path, mode: '0', oid: null }))).catch(() => undefined);
+  return r;
 }
 
 /** Staged changes the path policy refuses (patch-language.md §5b), and symlinks. */
@@ -149,10 +167,9 @@ function policySkips(staged: ReturnType<typeof parseRawDiff>, policy: Policy): {
 const oneLine = (v: string) => v.replace(/[\r\n]+/g, ' ').slice(0, 500);
 
 /** Writes the commit of `tree` on the session branch (compare-and-swap) with its message and note. */
-async function commitSynced(ctx: RepoContext, session: Session, options: SyncOptions, head: string, tree: string, skipped: { path: string; reason: string }[], undoIndex: () => Promise<void>): Promise<SyncResult> {
+async function commitSynced(ctx: RepoContext, session: Session, options: SyncOptions, head: string, tree: string, skipped: { path: string; reason: string }[], undoIndex: () => Promise<void>, known?: ChangedFile[]): Promise<SyncResult> {
   const worktree = session.worktree;
-  const changes = await diffTrees(worktree, head, tree);
-  const files = changes.map((c) => ({ path: c.path, status: c.status }));
+  const files = known ?? (await diffTrees(worktree, head, tree)).map((c) => ({ path: c.path, status: c.status }));
   if (files.length === 0) throw new HagentError('INTERNAL', 'sync made an empty commit');
   const list = files.map((f) => `${f.status} ${f.path}`);
   const op = options.op ?? 'sync';
