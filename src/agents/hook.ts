@@ -15,7 +15,7 @@ import { blobId, entriesAt, looseObjectStore, lsTree, readCommitTrees, runGit } 
 import { appendJournal } from '../journal/index.js';
 import { checkPath } from '../policy/index.js';
 import { endSession, hagentDir, isInside, isLanded, listSessions, openRepo, sessionHead, startSession, type RepoContext, type Session } from '../session/index.js';
-import { syncSession, type SyncOptions } from '../sync/index.js';
+import { ADOPT_OUTSIDE, syncSession } from '../sync/index.js';
 import { guardCommand, sessionGuardContext } from '../guard/index.js';
 import { normalizeEvent, type AgentEvent, type AgentName } from './normalize.js';
 import { block, noEffect, withContext, type HookAnswer } from './respond.js';
@@ -170,7 +170,7 @@ async function preTool(event: AgentEvent, bound: Bound, hc: HookContext): Promis
     // A target changed outside the session is adopted first (its own outside commit), so the
     // agent's commit holds only the agent's edit.
     const stale = await stalePaths(bound, rels);
-    if (stale.length) await syncSession(bound.ctx, bound.session, hc.env, { paths: stale, lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS });
+    if (stale.length) await syncSession(bound.ctx, bound.session, hc.env, { ...ADOPT_OUTSIDE, paths: stale, lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS });
     return noEffect(agent);
   }
   if (event.action === 'patch' && event.patch) return applyForAgent(event, bound, hc);
@@ -207,9 +207,7 @@ async function applyForAgent(event: AgentEvent, bound: Bound, hc: HookContext): 
 
 async function postTool(event: AgentEvent, bound: Bound, hc: HookContext): Promise<HookAnswer> {
   const { agent } = event;
-  const common: SyncOptions = { lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS };
-  const trailers: Record<string, string> = { 'Hagent-Agent': agent, 'Hagent-Tool': event.tool || 'unknown' };
-  if (event.toolUseId) trailers['Hagent-Tool-Use-Id'] = event.toolUseId;
+  const trailers = [`Hagent-Agent: ${agent}`, `Hagent-Tool: ${event.tool || 'unknown'}`, ...(event.toolUseId ? [`Hagent-Tool-Use-Id: ${event.toolUseId}`] : [])];
   if (event.action === 'edit' || (event.action === 'patch' && !(event.toolUseId && (await readJsonFile(appliedMarker(bound, event.toolUseId)))))) {
     // Gate + record, or a patch tool whose pre-tool hook failed open: the native write is the edit.
     let rels: string[];
@@ -219,14 +217,14 @@ async function postTool(event: AgentEvent, bound: Bound, hc: HookContext): Promi
       return noEffect(agent, 'hagent: the edit named a path hagent does not record; the next sync reports it');
     }
     const note = JSON.stringify({ agent, tool: event.tool, toolUseId: event.toolUseId, input: event.input }, null, 2);
-    const r = await syncSession(bound.ctx, bound.session, hc.env, { ...common, paths: rels, op: 'edit', subject: `hagent: ${event.tool} ${rels.join(', ')}`, trailers, note });
+    const r = await syncSession(bound.ctx, bound.session, hc.env, { op: 'edit', title: event.tool, subject: `hagent: ${event.tool} ${rels.join(', ')}`, intro: `Written by ${agent}'s ${event.tool} tool (the tool input is in the note):`, paths: rels, trailers, note, lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS });
     return r.commit ? withContext(agent, event, `hagent recorded this edit as commit ${r.commit.slice(0, 12)} (undo with: hagent undo)`) : noEffect(agent);
   }
   if (event.action === 'patch' && event.toolUseId) return patchSafetyNet(event, bound);
   if (event.action === 'shell') {
     const command = event.command ?? '';
-    trailers['Hagent-Command'] = command;
-    const r = await syncSession(bound.ctx, bound.session, hc.env, { ...common, op: 'exec', subject: `hagent: exec ${command.split('\n')[0]}`, trailers, note: command });
+    trailers.push(`Hagent-Command: ${command}`);
+    const r = await syncSession(bound.ctx, bound.session, hc.env, { op: 'exec', title: 'exec', subject: `hagent: exec ${command.split('\n')[0]}`, intro: `Files changed by a shell command of ${agent} (${event.tool}):`, detail: `Command:\n${command.split('\n').map((l) => `    ${l}`).join('\n')}`, trailers, note: command, lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS });
     return r.commit ? withContext(agent, event, `hagent recorded the files this command changed as commit ${r.commit.slice(0, 12)} (${r.files.map((f) => f.path).join(', ')})`) : noEffect(agent);
   }
   return noEffect(agent);
@@ -254,7 +252,7 @@ async function patchSafetyNet(event: AgentEvent, bound: Bound): Promise<HookAnsw
 
 /** End of a turn or of the agent's session: leftovers are adopted; the summary names the next step. */
 async function endOfTurn(event: AgentEvent, bound: Bound, hc: HookContext): Promise<HookAnswer> {
-  const r = await syncSession(bound.ctx, bound.session, hc.env, { lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS });
+  const r = await syncSession(bound.ctx, bound.session, hc.env, { ...ADOPT_OUTSIDE, lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS });
   const note = r.commit ? `hagent: adopted ${r.files.length} leftover edit(s) as commit ${r.commit.slice(0, 12)}; ` : 'hagent: ';
   return noEffect(event.agent, `${note}review the session with: hagent review --session ${bound.session.id}`);
 }
@@ -289,7 +287,7 @@ async function worktreeRemove(event: AgentEvent, hc: HookContext): Promise<HookA
   }
   const session = (await listSessions(ctx.commonDir)).find((s) => isInside(s.worktree, event.worktreePath!) && isInside(event.worktreePath!, s.worktree));
   if (!session) return noEffect(event.agent);
-  await syncSession(ctx, session, hc.env, { lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS });
+  await syncSession(ctx, session, hc.env, { ...ADOPT_OUTSIDE, lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS });
   const top = ctx.location.topLevel && !isInside(session.worktree, ctx.location.topLevel) ? ctx : await openRepo(path.dirname(ctx.commonDir));
   if (await isLanded(top, session, await sessionHead(top, session))) {
     await endSession(top, session.id, false);

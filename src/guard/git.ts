@@ -151,7 +151,9 @@ export function checkGit(w: Walker, args: Field[], r: Run): void {
     }
     case 'update-ref': {
       if (f.long.has('--stdin')) return w.block('unresolved', 'git update-ref --stdin reads its ref updates from input the guard cannot see', r.text);
-      const ref = f.operands[0];
+      // -m REASON takes a word that is not the ref.
+      const words = rest.filter((a, k) => !(a.value === '-m' || rest[k - 1]?.value === '-m') && !a.value.startsWith('-'));
+      const ref = words[0];
       if (ref && protectedRef(ref.value, protectedBranches)) return w.block('git-protected-ref', `git update-ref ${has('d') ? 'deletes' : 'moves'} ${ref.value}`, r.text);
       return;
     }

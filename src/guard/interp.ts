@@ -22,7 +22,7 @@ export const INTERPRETERS = new Map<string, readonly string[]>([
 
 const RUNS_SHELL = /\b(os\.system|os\.popen|os\.exec\w*|subprocess|popen|spawn\w*|exec(Sync|File\w*)?|child_process|system\s*\(|shell_exec|passthru|proc_open|Open3|IO\.popen|Command\s*\(|do shell script)|`|%x[({[]|\bqx[({[]/;
 const DELETES = /\b(rmtree|rmSync|rmdirSync|rm_rf|rm_r|unlinkSync|unlink|remove|removedirs|rmdir|rm\s*\(|rimraf|delete|writeFileSync|writeFile|appendFile\w*|copyFile\w*|rename\w*|move|truncate|open\s*\([^)]*['"][wax+])/;
-const HOME_API = /\bos\.homedir\s*\(|\bhomedir\s*\(|Path\.home\s*\(|expanduser\s*\(\s*['"]~['"]\s*\)|process\.env\.HOME\b|os\.environ\s*\[\s*['"]HOME['"]\s*\]|getenv\s*\(\s*['"]HOME['"]\s*\)|ENV\s*\[\s*['"]HOME['"]\s*\]|Dir\.home/;
+const HOME_API = /\bos\.homedir\s*\(|\bhomedir\s*\(|Path\.home\s*\(|expanduser\s*\(\s*['"]~['"]\s*\)|process\.env\.HOME\b|os\.environ\s*\[\s*['"]HOME['"]\s*\]|getenv\s*\(\s*['"]HOME['"]\s*\)|ENV\s*\[\s*['"]HOME['"]\s*\]|Dir\.home|\$ENV\{\s*['"]?HOME/;
 
 /** Command names that make a run of string literals worth reading as a command line. */
 const COMMAND_WORDS = new Set(['rm', 'git', 'sh', 'bash', 'mv', 'dd', 'find', 'xargs', 'chmod', 'chown', 'cp', 'tee', 'truncate', 'shred', 'rmdir', 'sudo', 'env', 'mkfs']);

@@ -95,6 +95,8 @@ export function placeOf(frame: Frame, p: string, followLast: boolean): Place {
     return within(real, path.join(worktree, '.git')) ? 'worktree-git' : 'inside';
   }
   if (real === '/' || real === home || within(worktree, real) || within(home, real)) return 'home-or-root';
+  // The home folder's files are never scratch, even with a temp folder inside it.
+  if (within(real, home)) return 'outside';
   for (const t of frame.temps) {
     if (real === t) return 'temp-root';
     if (within(real, t)) return inCheckout(real, t) ? 'outside' : 'scratch';

@@ -96,6 +96,7 @@ export class Walker {
       vars: scope.vars,
       cwd: scope.cwd,
       home: this.session.frame.home,
+      tmp: this.session.frame.temps[0],
       substitute: (script) => this.substituteOutput(script, src, scope, depth),
     };
   }
@@ -473,6 +474,12 @@ export class Walker {
         if (creates && file && file.value !== '-') this.checkWrite(file, r.scope, 'tar -f', r.text);
         return;
       }
+      case 'zip': case '7z': case '7za': case 'jar': {
+        const ops = operands(args, ['-b', '-t', '-tt', '-x', '-i', '-n', '-P', '-O', '--out']);
+        const archive = optionValue(args, ['-O', '--out']) ?? ops.list[name === 'zip' ? 0 : 1];
+        if (archive) this.checkWrite(archive, r.scope, `${name}'s archive`, r.text);
+        return;
+      }
       case 'unzip': {
         const dir = optionValue(args, ['-d']);
         if (dir) this.checkWrite(dir, r.scope, 'unzip -d', r.text);
@@ -679,7 +686,8 @@ export class Walker {
       if (place === 'scratch') return { place, resolved: abs, holdsGit: true };
       return { place, resolved: abs, holdsGit: false };
     }
-    const place = placeOf(frame, abs, rule !== 'rm-outside');
+    // rm of a symlink removes the link itself, unless a trailing slash makes it its target (rm -rf link/).
+    const place = placeOf(frame, abs, rule !== 'rm-outside' || /\/\.?$/.test(f.value));
     return { place, resolved: abs, holdsGit: place === 'scratch' && holdsGit(abs) };
   }
 }
@@ -726,6 +734,7 @@ export function optionValue(args: readonly Field[], names: readonly string[]): F
       if (v === n) found = args[i + 1];
       else if (n.startsWith('--') && v.startsWith(`${n}=`)) found = { ...a, value: v.slice(n.length + 1) };
       else if (!n.startsWith('--') && n.length === 2 && v.startsWith(n) && v.length > 2 && !v.startsWith('--')) found = { ...a, value: v.slice(2) };
+      else if (!n.startsWith('--') && n.length === 2 && /^-[a-zA-Z]+$/.test(v) && v.endsWith(n[1]!)) found = args[i + 1]; // -sSLo FILE
     }
   }
   return found;

@@ -26,6 +26,8 @@ export interface ExpandScope {
   vars: Vars;
   cwd: string | null;
   home: string;
+  /** The system temp folder (`$TMPDIR` as the command will see it). */
+  tmp?: string;
   /** Output of a command substitution when it is knowable (`echo x`, `pwd`), else null. */
   substitute(script: Script | undefined): string | null;
 }
@@ -38,6 +40,7 @@ export function lookup(name: string, scope: ExpandScope): string | null {
   if (name === 'HOME') return scope.home;
   if (name === 'PWD') return scope.cwd;
   if (name === 'IFS') return ' \t\n';
+  if (name === 'TMPDIR' && scope.tmp) return scope.tmp;
   return null;
 }
 

@@ -28,24 +28,42 @@ export interface SyncResult {
 }
 
 /**
- * What a sync commit records. The default is `hagent sync`: every outside edit, `Hagent-Op: sync`,
- * `Hagent-Outside: true`. An agent's tool call names its `paths` (only those are committed, from
- * a temporary index, so a parallel call's write or the agent's own `git add` stays out), its `op`
- * (`edit` for a native edit tool, `exec` for a shell command), a `subject`, extra `trailers`
- * (tool name, tool-use id, command) and the `note` kept beside the commit (the edit itself).
+ * How adopted edits are recorded: the `Hagent-Op` trailer (also the journal's command name), the
+ * subject's words, the body's opening line and any extra paragraph and trailers. `hagent sync`
+ * adopts every outside edit as such; `hagent exec` and an agent's shell command adopt what the
+ * command changed; an agent's native edit tool names its `paths`: only those are committed, so a
+ * parallel call's write or the agent's own `git add` stays out, and its `note` (the edit itself)
+ * is kept beside the commit.
  */
-export interface SyncOptions {
-  paths?: readonly string[];
-  op?: 'sync' | 'edit' | 'exec';
+export interface AdoptAs {
+  op: string;
+  /** Words of the subject after `hagent: `, before the file list, e.g. `outside edits`. */
+  title: string;
+  /** The whole subject instead (an agent's tool call: `hagent: Write a.txt`). */
   subject?: string;
-  /** Trailer name → value; values are kept to one line. */
-  trailers?: Readonly<Record<string, string>>;
+  /** The line before the file list in the body. */
+  intro: string;
+  /** A paragraph after the file list (e.g. the command that made the changes). */
+  detail?: string;
+  /** Trailers after `Hagent-Session` and `Hagent-Op`, e.g. `Hagent-Outside: true`. */
+  trailers?: string[];
+  /** The original text the journal keeps (hashed and redacted), e.g. the command. */
+  journalText?: string;
+  /** Only these worktree-relative paths are adopted. */
+  paths?: readonly string[];
+  /** Text kept as the commit's note (`refs/notes/hagent`). */
   note?: string;
-  /** Journal command name (default: the op). */
-  command?: string;
   /** How long to wait for the session lock (default from config): agent hooks wait longer. */
   lockTimeoutMs?: number;
 }
+
+/** What `hagent sync` records: outside edits, marked as such. */
+export const ADOPT_OUTSIDE: AdoptAs = {
+  op: 'sync',
+  title: 'outside edits',
+  intro: 'Edits made in the session worktree outside hagent, adopted by hagent sync:',
+  trailers: ['Hagent-Outside: true'],
+};
 
 /** Pathspec that leaves hagent's own temp files out. */
 const EXCLUDE_TEMPS = ':(exclude,glob)**/.*.hagent-*.tmp';
@@ -75,22 +93,23 @@ async function ownedExcludes(commonDir: string, sessionId: string): Promise<stri
  * the session lock; journaled.
  * @throws HagentError LOCKED, TARGET_MOVED, SESSION_NOT_FOUND.
  */
-export async function syncSession(ctx: RepoContext, session: Session, env: Readonly<Record<string, string | undefined>> = {}, options: SyncOptions = {}): Promise<SyncResult> {
+export async function syncSession(ctx: RepoContext, session: Session, env: Readonly<Record<string, string | undefined>> = {}, as: AdoptAs = ADOPT_OUTSIDE): Promise<SyncResult> {
   const config = await loadConfig(ctx, env);
-  const command = options.command ?? (options.op && options.op !== 'sync' ? options.op : 'sync');
-  const { value, recovery } = await guardedWrite(guardTarget(ctx, session), command, { timeoutMs: options.lockTimeoutMs ?? config.runtime.lockTimeoutMs, ...(options.note !== undefined ? { patch: options.note } : {}) }, async () => {
-    const r = await syncLocked(ctx, session, config.policy, options);
+  const journalText = as.journalText ?? as.note;
+  const options = { timeoutMs: as.lockTimeoutMs ?? config.runtime.lockTimeoutMs, ...(journalText !== undefined ? { patch: journalText } : {}) };
+  const { value, recovery } = await guardedWrite(guardTarget(ctx, session), as.op, options, async () => {
+    const r = await syncLocked(ctx, session, config.policy, as);
     return { value: r, files: r.files.map((f) => f.path), head: r.commit ?? r.parent };
   });
   if (recovery) value.recovery = recovery;
   return value;
 }
 
-async function syncLocked(ctx: RepoContext, session: Session, policy: Policy, options: SyncOptions): Promise<SyncResult> {
+async function syncLocked(ctx: RepoContext, session: Session, policy: Policy, as: AdoptAs): Promise<SyncResult> {
   const worktree = session.worktree;
   const head = await sessionHead(ctx, session);
   const none = { ok: true as const, session: session.id, commit: null, parent: head, files: [], skipped: [] };
-  if (options.paths) return syncPaths(ctx, session, policy, options, head, options.paths);
+  if (as.paths) return syncPaths(ctx, session, policy, as, head, as.paths);
   const pending = await outsideEdits(worktree);
   if (pending.length === 0) return none;
   await runGit(['add', '-A', '--', '.', EXCLUDE_TEMPS, ...(await ownedExcludes(ctx.commonDir, session.id))], { cwd: worktree });
@@ -100,7 +119,7 @@ async function syncLocked(ctx: RepoContext, session: Session, policy: Policy, op
   if (skipped.length) await runGit(['reset', '-q', 'HEAD', '--', ...skipped.map((k) => literalPathspec(k.path))], { cwd: worktree });
   const tree = await writeTree(worktree);
   if (tree === (await treeOf(worktree, head))) return { ...none, skipped };
-  return commitSynced(ctx, session, options, head, tree, skipped, () => runGit(['read-tree', head], { cwd: worktree }).then(() => undefined));
+  return commitSynced(ctx, session, as, head, tree, skipped, () => runGit(['read-tree', head], { cwd: worktree }).then(() => undefined));
 }
 
 /**
@@ -110,7 +129,7 @@ async function syncLocked(ctx: RepoContext, session: Session, policy: Policy, op
  * index is read or written; the index then takes the same entries. Denied paths, symlinks and
  * folders stay out.
  */
-async function syncPaths(ctx: RepoContext, session: Session, policy: Policy, options: SyncOptions, head: string, paths: readonly string[]): Promise<SyncResult> {
+async function syncPaths(ctx: RepoContext, session: Session, policy: Policy, as: AdoptAs, head: string, paths: readonly string[]): Promise<SyncResult> {
   const worktree = session.worktree;
   const none = { ok: true as const, session: session.id, commit: null, parent: head, files: [], skipped: [] };
   const rels = [...new Set(paths)];
@@ -144,7 +163,7 @@ async function syncPaths(ctx: RepoContext, session: Session, policy: Policy, opt
   }
   if (changes.length === 0) return { ...none, skipped };
   const tree = await writeTreeWithChanges(worktree, head, changes, trees, store);
-  const r = await commitSynced(ctx, session, options, head, tree, skipped, async () => undefined, files);
+  const r = await commitSynced(ctx, session, as, head, tree, skipped, async () => undefined, files);
   // The index follows the commit on these paths only (git status stays clean there).
   await updateIndex(worktree, changes.map((c) => (c.oid ? { path: c.path, mode: c.mode, oid: c.oid } : { path: c.path, mode: '0', oid: null }))).catch(() => undefined);
   return r;
@@ -167,31 +186,24 @@ function policySkips(staged: ReturnType<typeof parseRawDiff>, policy: Policy): {
 const oneLine = (v: string) => v.replace(/[\r\n]+/g, ' ').slice(0, 500);
 
 /** Writes the commit of `tree` on the session branch (compare-and-swap) with its message and note. */
-async function commitSynced(ctx: RepoContext, session: Session, options: SyncOptions, head: string, tree: string, skipped: { path: string; reason: string }[], undoIndex: () => Promise<void>, known?: ChangedFile[]): Promise<SyncResult> {
+async function commitSynced(ctx: RepoContext, session: Session, as: AdoptAs, head: string, tree: string, skipped: { path: string; reason: string }[], undoIndex: () => Promise<void>, known?: ChangedFile[]): Promise<SyncResult> {
   const worktree = session.worktree;
   const files = known ?? (await diffTrees(worktree, head, tree)).map((c) => ({ path: c.path, status: c.status }));
   if (files.length === 0) throw new HagentError('INTERNAL', 'sync made an empty commit');
   const list = files.map((f) => `${f.status} ${f.path}`);
-  const op = options.op ?? 'sync';
-  let message: string;
-  if (op === 'sync' && options.subject === undefined) {
-    let subject = `hagent: outside edits (${list.join(', ')})`;
-    if (subject.length > 72) subject = `hagent: outside edits (${files.length} files)`;
-    message = `${subject}\n\nEdits made in the session worktree outside hagent, adopted by hagent sync:\n${list.map((l) => `- ${l}`).join('\n')}\n\nHagent-Session: ${session.id}\nHagent-Op: sync\nHagent-Outside: true\n`;
-  } else {
-    let subject = options.subject ?? `hagent: ${list.join(', ')}`;
-    if (subject.length > 72) subject = `${subject.slice(0, 69)}...`;
-    const trailers = Object.entries(options.trailers ?? {}).map(([k, v]) => `${k}: ${oneLine(v)}`);
-    message = `${subject}\n\n${list.map((l) => `- ${l}`).join('\n')}\n\nHagent-Session: ${session.id}\nHagent-Op: ${op}\n${op === 'sync' ? 'Hagent-Outside: true\n' : ''}${trailers.map((t) => `${t}\n`).join('')}`;
-  }
+  let subject = as.subject ?? `hagent: ${as.title} (${list.join(', ')})`;
+  if (as.subject === undefined && subject.length > 72) subject = `hagent: ${as.title} (${files.length} file${files.length === 1 ? '' : 's'})`;
+  if (subject.length > 72) subject = `${subject.slice(0, 71)}…`;
+  const trailers = [`Hagent-Session: ${session.id}`, `Hagent-Op: ${as.op}`, ...(as.trailers ?? []).map(oneLine)];
+  const message = `${subject}\n\n${as.intro}\n${list.map((l) => `- ${l}`).join('\n')}\n\n${as.detail ? `${as.detail}\n\n` : ''}${trailers.join('\n')}\n`;
   const commit = await commitTree(worktree, tree, [head], message);
   try {
-    await updateRefCas(worktree, sessionRef(session), commit, head, `hagent ${op}: ${files.map((f) => f.path).join(', ')}`.slice(0, 200));
+    await updateRefCas(worktree, sessionRef(session), commit, head, `hagent ${as.op}: ${as.subject ?? as.title}`.slice(0, 200));
   } catch (error) {
     await undoIndex().catch(() => undefined);
     throw error;
   }
   await retireRedo(worktree, session);
-  if (options.note !== undefined) await storeNote(ctx.commonDir, worktree, commit, options.note).catch(() => undefined);
+  if (as.note !== undefined) await storeNote(ctx.commonDir, worktree, commit, as.note).catch(() => undefined);
   return { ok: true, session: session.id, commit, parent: head, files, skipped };
 }

@@ -6,25 +6,10 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { guardCommand, type GuardContext } from '../../../src/guard/index.js';
+import { guardCommand } from '../../../src/guard/index.js';
+import { CORPUS_CTX as CTX, readCorpus } from './corpus.js';
 
 const test = suite('guard corpus');
-const DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'corpus');
-const CTX: GuardContext = { worktree: '/home/dev/shop/.git/hagent/worktrees/s1', home: '/home/dev', protectedBranches: ['main'] };
-
-/** One command per line; `| ` lines continue the command above; `#` lines are comments. */
-export function readCorpus(file: string): string[] {
-  const out: string[] = [];
-  for (const line of readFileSync(path.join(DIR, file), 'utf8').split('\n')) {
-    if (line.startsWith('| ')) out[out.length - 1] += `\n${line.slice(2)}`;
-    else if (line === '|') out[out.length - 1] += '\n';
-    else if (line.trim() && !line.startsWith('#')) out.push(line);
-  }
-  return out;
-}
 
 test('the corpus holds at least 300 dangerous and 300 everyday commands', () => {
   assert.ok(readCorpus('dangerous.txt').length >= 300, `${readCorpus('dangerous.txt').length} dangerous`);
