@@ -8,15 +8,14 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { HagentError, isHagentError, toHagentError } from '../errors.js';
-import { applyPatch } from '../apply/index.js';
 import { loadConfig, mainCheckoutRoot } from '../config/index.js';
 import { readEntry, readJsonFile, writeJsonFile } from '../fsx/index.js';
 import { blobId, entriesAt, looseObjectStore, lsTree, readCommitTrees, runGit } from '../git/index.js';
 import { appendJournal } from '../journal/index.js';
+import { trace } from '../trace/index.js';
 import { checkPath } from '../policy/index.js';
 import { endSession, hagentDir, isInside, isLanded, listSessions, openRepo, sessionHead, startSession, type RepoContext, type Session } from '../session/index.js';
 import { ADOPT_OUTSIDE, syncSession } from '../sync/index.js';
-import { guardCommand, sessionGuardContext } from '../guard/index.js';
 import { normalizeEvent, type AgentEvent, type AgentName } from './normalize.js';
 import { block, noEffect, withContext, type HookAnswer } from './respond.js';
 
@@ -50,11 +49,13 @@ export async function handleHook(agent: AgentName, eventArg: string | undefined,
     return { ...noEffect(agent), exitCode: 1, stderr: 'hagent hook: the event on stdin is not JSON; nothing was checked\n' };
   }
   const event = normalizeEvent(agent, eventArg, payload);
+  trace('hook: event read');
   let bound: Bound | null = null;
   try {
     if (event.kind === 'worktree-create') return await worktreeCreate(event, hc);
     if (event.kind === 'worktree-remove') return await worktreeRemove(event, hc);
     bound = await findSession(event, hc);
+    trace('hook: session found');
     if (!bound) return noEffect(agent);
     switch (event.kind) {
       case 'pre-tool':
@@ -167,6 +168,7 @@ async function preTool(event: AgentEvent, bound: Bound, hc: HookContext): Promis
   const { agent } = event;
   if (event.action === 'edit') {
     const rels = await checkedPaths(event, bound, hc);
+    trace('hook: paths checked');
     // A target changed outside the session is adopted first (its own outside commit), so the
     // agent's commit holds only the agent's edit.
     const stale = await stalePaths(bound, rels);
@@ -175,6 +177,8 @@ async function preTool(event: AgentEvent, bound: Bound, hc: HookContext): Promis
   }
   if (event.action === 'patch' && event.patch) return applyForAgent(event, bound, hc);
   if (event.action === 'shell' && event.command) {
+    // Loaded only for shell calls: the parser and the patch engine are most of a hook's start-up.
+    const { guardCommand, sessionGuardContext } = await import('../guard/index.js');
     const gc = await sessionGuardContext(bound.ctx, bound.session, hc.env);
     const verdict = guardCommand(event.command, { ...gc, ...(hc.env.HOME ? { home: hc.env.HOME } : {}) });
     if (!verdict.allowed) throw new HagentError('GUARD_BLOCKED', verdict.reason, { rule: verdict.rule, command: verdict.command }, verdict.hint);
@@ -194,6 +198,7 @@ function appliedMarker(bound: Bound, toolUseId: string): string {
  * "blocked by hook" prefix. A refusal blocks with hagent's teaching error instead.
  */
 async function applyForAgent(event: AgentEvent, bound: Bound, hc: HookContext): Promise<HookAnswer> {
+  const { applyPatch } = await import('../apply/index.js');
   const r = await applyPatch(bound.ctx, bound.session, { patchText: event.patch!, env: hc.env, lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS });
   if (event.toolUseId) await writeJsonFile(appliedMarker(bound, event.toolUseId), { commit: r.commit, files: r.files.map((f) => f.path).concat(r.files.flatMap((f) => (f.from ? [f.from] : []))) });
   const letters = r.files.map((f) => `${f.op === 'add' ? 'A' : f.op === 'delete' ? 'D' : 'M'} ${f.path}`);

@@ -8,7 +8,7 @@ import { HagentError } from '../errors.js';
 import { commitTree, diffTrees, literalPathspec, parseRawDiff, runGit, treeOf, updateRefCas, writeTree } from '../git/index.js';
 import { checkPath, type Policy } from '../policy/index.js';
 import { loadConfig } from '../config/index.js';
-import { guardTarget, outsideEdits, retireRedo, sessionHead, sessionRef, type ChangedFile, type RepoContext, type Session } from '../session/index.js';
+import { guardTarget, outsideEdits, readSessionRefs, retireRedo, sessionRef, type ChangedFile, type RepoContext, type Session } from '../session/index.js';
 import { guardedWrite, storeNote, type Recovery } from '../transaction/index.js';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
@@ -107,9 +107,9 @@ export async function syncSession(ctx: RepoContext, session: Session, env: Reado
 
 async function syncLocked(ctx: RepoContext, session: Session, policy: Policy, as: AdoptAs): Promise<SyncResult> {
   const worktree = session.worktree;
-  const head = await sessionHead(ctx, session);
+  const { head, redo } = await readSessionRefs(ctx, session);
   const none = { ok: true as const, session: session.id, commit: null, parent: head, files: [], skipped: [] };
-  if (as.paths) return syncPaths(ctx, session, policy, as, head, as.paths);
+  if (as.paths) return syncPaths(ctx, session, policy, { ...as, redo }, head, as.paths);
   const pending = await outsideEdits(worktree);
   if (pending.length === 0) return none;
   await runGit(['add', '-A', '--', '.', EXCLUDE_TEMPS, ...(await ownedExcludes(ctx.commonDir, session.id))], { cwd: worktree });
@@ -119,7 +119,7 @@ async function syncLocked(ctx: RepoContext, session: Session, policy: Policy, as
   if (skipped.length) await runGit(['reset', '-q', 'HEAD', '--', ...skipped.map((k) => literalPathspec(k.path))], { cwd: worktree });
   const tree = await writeTree(worktree);
   if (tree === (await treeOf(worktree, head))) return { ...none, skipped };
-  return commitSynced(ctx, session, as, head, tree, skipped, () => runGit(['read-tree', head], { cwd: worktree }).then(() => undefined));
+  return commitSynced(ctx, session, { ...as, redo }, head, tree, skipped, () => runGit(['read-tree', head], { cwd: worktree }).then(() => undefined));
 }
 
 /**
@@ -129,7 +129,7 @@ async function syncLocked(ctx: RepoContext, session: Session, policy: Policy, as
  * index is read or written; the index then takes the same entries. Denied paths, symlinks and
  * folders stay out.
  */
-async function syncPaths(ctx: RepoContext, session: Session, policy: Policy, as: AdoptAs, head: string, paths: readonly string[]): Promise<SyncResult> {
+async function syncPaths(ctx: RepoContext, session: Session, policy: Policy, as: AdoptAs & { redo?: string | null }, head: string, paths: readonly string[]): Promise<SyncResult> {
   const worktree = session.worktree;
   const none = { ok: true as const, session: session.id, commit: null, parent: head, files: [], skipped: [] };
   const rels = [...new Set(paths)];
@@ -186,7 +186,7 @@ function policySkips(staged: ReturnType<typeof parseRawDiff>, policy: Policy): {
 const oneLine = (v: string) => v.replace(/[\r\n]+/g, ' ').slice(0, 500);
 
 /** Writes the commit of `tree` on the session branch (compare-and-swap) with its message and note. */
-async function commitSynced(ctx: RepoContext, session: Session, as: AdoptAs, head: string, tree: string, skipped: { path: string; reason: string }[], undoIndex: () => Promise<void>, known?: ChangedFile[]): Promise<SyncResult> {
+async function commitSynced(ctx: RepoContext, session: Session, as: AdoptAs & { redo?: string | null }, head: string, tree: string, skipped: { path: string; reason: string }[], undoIndex: () => Promise<void>, known?: ChangedFile[]): Promise<SyncResult> {
   const worktree = session.worktree;
   const files = known ?? (await diffTrees(worktree, head, tree)).map((c) => ({ path: c.path, status: c.status }));
   if (files.length === 0) throw new HagentError('INTERNAL', 'sync made an empty commit');
@@ -203,7 +203,7 @@ async function commitSynced(ctx: RepoContext, session: Session, as: AdoptAs, hea
     await undoIndex().catch(() => undefined);
     throw error;
   }
-  await retireRedo(worktree, session);
+  await retireRedo(worktree, session, as.redo);
   if (as.note !== undefined) await storeNote(ctx.commonDir, worktree, commit, as.note).catch(() => undefined);
   return { ok: true, session: session.id, commit, parent: head, files, skipped };
 }
