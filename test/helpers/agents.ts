@@ -31,8 +31,9 @@ export function agentBinary(agent: TestAgent): { bin: string } | { skip: string 
   else if (existsSync(bin)) result = { bin };
   else {
     mkdirSync(AGENTS_CACHE, { recursive: true });
-    process.stderr.write(`installing ${PACKAGES[agent]} into ${AGENTS_CACHE} …\n`);
-    const r = spawnSync('npm', ['install', '--prefix', AGENTS_CACHE, '--no-save', '--no-audit', '--no-fund', PACKAGES[agent]], { stdio: ['ignore', 'inherit', 'inherit'], timeout: 600_000 });
+    // Both at once: an install with --no-save into the same prefix removes what an earlier one put there.
+    process.stderr.write(`installing ${Object.values(PACKAGES).join(' ')} into ${AGENTS_CACHE} …\n`);
+    const r = spawnSync('npm', ['install', '--prefix', AGENTS_CACHE, '--no-save', '--no-audit', '--no-fund', ...Object.values(PACKAGES)], { stdio: ['ignore', 'inherit', 'inherit'], timeout: 900_000 });
     result = r.status === 0 && existsSync(bin) ? { bin } : { skip: `npm install ${PACKAGES[agent]} failed (exit ${r.status ?? r.signal}); no registry?` };
   }
   if ('bin' in result) {
