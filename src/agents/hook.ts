@@ -199,7 +199,9 @@ function appliedMarker(bound: Bound, toolUseId: string): string {
  */
 async function applyForAgent(event: AgentEvent, bound: Bound, hc: HookContext): Promise<HookAnswer> {
   const { applyPatch } = await import('../apply/index.js');
-  const r = await applyPatch(bound.ctx, bound.session, { patchText: event.patch!, env: hc.env, lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS });
+  // No human can be asked inside a tool call, and every commit is undoable: the confirmation
+  // thresholds (a delete, many files or lines) do not apply here; the hard limits still do.
+  const r = await applyPatch(bound.ctx, bound.session, { patchText: event.patch!, env: hc.env, yes: true, lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS });
   if (event.toolUseId) await writeJsonFile(appliedMarker(bound, event.toolUseId), { commit: r.commit, files: r.files.map((f) => f.path).concat(r.files.flatMap((f) => (f.from ? [f.from] : []))) });
   const letters = r.files.map((f) => `${f.op === 'add' ? 'A' : f.op === 'delete' ? 'D' : 'M'} ${f.path}`);
   const reason = [

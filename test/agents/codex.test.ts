@@ -28,10 +28,12 @@ function subjects(repo: string, id: string): string[] {
 it('apply_patch is applied once by hagent (one commit, Codex-shaped success); an ambiguous one is refused with candidates; shell edits commit; the guard blocks', async () => {
   const repo = makeRepo({ 'a.txt': 'hi\n', 'dup.py': 'x = 1\ny = 0\nx = 1\n', 'gone.txt': 'bye\n' });
   const applied = '*** Begin Patch\n*** Update File: a.txt\n@@\n-hi\n+hello\n*** Add File: b.txt\n+new file\n*** End Patch\n';
+  const deleted = '*** Begin Patch\n*** Delete File: b.txt\n*** End Patch\n';
   const ambiguous = '*** Begin Patch\n*** Update File: dup.py\n@@\n-x = 1\n+x = 2\n*** End Patch\n';
   const env = '*** Begin Patch\n*** Add File: .env\n+SECRET=1\n*** End Patch\n';
   const server = await startModelServer([
     { calls: [{ id: 'call_apply', name: 'apply_patch', input: applied }] },
+    { calls: [{ id: 'call_delete', name: 'apply_patch', input: deleted }] },
     { calls: [{ id: 'call_ambiguous', name: 'apply_patch', input: ambiguous }] },
     { calls: [{ id: 'call_env', name: 'apply_patch', input: env }] },
     { calls: [{ id: 'call_shell', name: 'exec_command', input: { cmd: 'rm gone.txt && echo shell > sh.txt' } }] },
@@ -61,9 +63,11 @@ it('apply_patch is applied once by hagent (one commit, Codex-shaped success); an
     assert.is(readFileSync(path.join(wt, 'dup.py'), 'utf8'), 'x = 1\ny = 0\nx = 1\n');
     const log = subjects(repo, 'x1');
     assert.is(log[0], 'hagent: M a.txt, A b.txt');
-    assert.is(log[1], 'hagent: exec rm gone.txt && echo shell > sh.txt');
+    assert.is(log[1], 'hagent: D b.txt');
+    assert.match(res('call_delete'), /Success\. Updated the following files:\nD b\.txt/);
+    assert.is(log[2], 'hagent: exec rm gone.txt && echo shell > sh.txt');
     // Two parallel shell calls: both files are committed (one commit each, or the first takes both).
-    const rest = log.slice(2);
+    const rest = log.slice(3);
     assert.ok(rest.length === 1 || rest.length === 2, rest.join('\n'));
     assert.is(git(repo, 'show', 'hagent/x1:p1.txt'), 'one');
     assert.is(git(repo, 'show', 'hagent/x1:p2.txt'), 'two');
@@ -74,7 +78,8 @@ it('apply_patch is applied once by hagent (one commit, Codex-shaped success); an
     const land = hagent(repo, ['land', '--session', 'x1', '--json']);
     assert.is(land.status, 0, land.stderr + land.stdout);
     assert.is(git(repo, 'show', 'main:a.txt'), 'hello');
-    assert.is(git(repo, 'show', 'main:b.txt'), 'new file');
+    assert.is(git(repo, 'show', 'main:sh.txt'), 'shell');
+    assert.not.ok(git(repo, 'ls-tree', '--name-only', 'main').split('\n').includes('b.txt'));
   } finally {
     await server.close();
   }
