@@ -89,7 +89,7 @@ export function agentHookFile(agent: AgentName, command: string, options: { work
     case 'codex':
       return { hooks: codexHooks(command) };
     case 'gemini':
-      return { hooks: geminiHooks(command) };
+      return { hooks: geminiHooks(command), hooksConfig: { enabled: true } };
     case 'cursor':
       return { version: 1, hooks: cursorHooks(command) };
     case 'copilot':

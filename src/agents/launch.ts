@@ -1,10 +1,10 @@
 /**
  * `hagent run`: launches an agent inside a session worktree with hagent's hooks active for this
  * run only, through the agent's own per-run mechanism where it has one: Claude Code
- * `--settings FILE`, Codex `-C DIR` and `-c hooks.<Event>=…`, Gemini CLI a system settings file
- * named by `GEMINI_CLI_SYSTEM_SETTINGS_PATH`. Cursor and Copilot CLI have none: their hook file
- * is written inside the session worktree (never the user's checkout or home) and kept out of
- * the session's commits. No agent can move its folder from a hook, hence the launcher
+ * `--settings FILE`, Codex `-C DIR` and `-c hooks.<Event>=…`. Gemini CLI, Cursor and Copilot CLI
+ * have none that works here (Gemini skips a system settings file below a folder others can write
+ * to, such as the temp folder): their hook file is written inside the session worktree (never
+ * the user's checkout or home) and kept out of the session's commits. No agent can move its folder from a hook, hence the launcher
  * (agents.md §0.1).
  */
 import { spawn } from 'node:child_process';
@@ -15,7 +15,7 @@ import { writeJsonFile } from '../fsx/index.js';
 import { readJournal } from '../journal/index.js';
 import { hagentDir, readSession, sessionStatus, startSession, type RepoContext, type Session } from '../session/index.js';
 import { ownedFilesPath } from '../sync/index.js';
-import { agentHookFile, claudeHooks, codexConfigArgs, geminiHooks } from './config.js';
+import { agentHookFile, claudeHooks, codexConfigArgs } from './config.js';
 import type { AgentName } from './normalize.js';
 
 /** What `hagent run` can launch, by the name the user types. */
@@ -55,7 +55,7 @@ export function findAgentBinary(name: LaunchName, env: Readonly<Record<string, s
 }
 
 /** Files hagent writes inside a worktree for an agent without a per-run mechanism; sync leaves them out. */
-export const WORKTREE_HOOK_FILES: Partial<Record<AgentName, string>> = { cursor: '.cursor/hooks.json', copilot: '.github/hooks/hagent.json' };
+export const WORKTREE_HOOK_FILES: Partial<Record<AgentName, string>> = { gemini: '.gemini/settings.json', cursor: '.cursor/hooks.json', copilot: '.github/hooks/hagent.json' };
 
 /** The command line and environment of one agent run. */
 export interface LaunchPlan {
@@ -86,11 +86,7 @@ export async function prepareLaunch(commonDir: string, session: Session, name: L
       const sub = first === 'exec' || first === 'e' ? [first, ...own, ...rest] : [...own, ...args];
       return { command: binary, args: sub, env };
     }
-    case 'gemini': {
-      const file = path.join(runDir, 'gemini-settings.json');
-      await writeJsonFile(file, { hooks: geminiHooks(command), hooksConfig: { enabled: true } });
-      return { command: binary, args: [...args], env: { ...env, GEMINI_CLI_SYSTEM_SETTINGS_PATH: file } };
-    }
+    case 'gemini':
     case 'cursor':
     case 'copilot': {
       const rel = WORKTREE_HOOK_FILES[agent]!;

@@ -53,12 +53,12 @@ test('codex: -C WORKTREE, hook trust for this run and -c hooks.<Event>, placed a
   assert.is(r.json.exitCode, 0);
 });
 
-test('gemini: a system settings file named by GEMINI_CLI_SYSTEM_SETTINGS_PATH', () => {
+test('gemini: its workspace settings file inside the worktree', () => {
   const repo = makeRepo();
   const fake = fakeAgent(0);
   assert.is(hagent(repo, ['run', 'gemini', '--name', 'r3'], { env: { HAGENT_GEMINI_BIN: fake.bin } }).status, 0);
   const rec = JSON.parse(readFileSync(fake.record, 'utf8'));
-  assert.is(JSON.parse(readFileSync(rec.gemini, 'utf8')).hooks.BeforeTool[0].matcher, 'write_file|replace|run_shell_command');
+  assert.is(JSON.parse(readFileSync(path.join(rec.worktree, '.gemini', 'settings.json'), 'utf8')).hooks.BeforeTool[0].matcher, 'write_file|replace|run_shell_command');
 });
 
 test('cursor-agent and copilot: their hook file inside the worktree, left out of the session\'s commits', () => {

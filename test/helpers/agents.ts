@@ -1,8 +1,8 @@
 /**
- * The real agent CLIs for tests: Claude Code (`@anthropic-ai/claude-code`) and Codex
- * (`@openai/codex`), installed on first use into a cache outside the repository
+ * The real agent CLIs for tests: Claude Code (`@anthropic-ai/claude-code`), Codex
+ * (`@openai/codex`) and Gemini CLI (`@google/gemini-cli`), installed on first use into a cache outside the repository
  * (`$HAGENT_AGENTS_CACHE`, default `<tmpdir>/hagent-agents-cache`), never a dependency of hagent.
- * `HAGENT_CLAUDE_BIN` / `HAGENT_CODEX_BIN` point at an installed binary instead. When a CLI cannot
+ * `HAGENT_CLAUDE_BIN` / `HAGENT_CODEX_BIN` / `HAGENT_GEMINI_BIN` point at an installed binary instead. When a CLI cannot
  * be installed (no registry), its tests are registered as skipped and the reason is printed.
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -15,7 +15,7 @@ import { BIN, GIT_ENV, tempDir } from './index.js';
 export const AGENTS_CACHE = process.env.HAGENT_AGENTS_CACHE ?? path.join(os.tmpdir(), 'hagent-agents-cache');
 
 /** The versions these tests were written against (hook contracts change every few weeks); .ci/run installs the same. */
-const PACKAGES = { claude: '@anthropic-ai/claude-code@2.1.197', codex: '@openai/codex@0.171.0' } as const;
+const PACKAGES = { claude: '@anthropic-ai/claude-code@2.1.197', codex: '@openai/codex@0.171.0', gemini: '@google/gemini-cli@0.61.0' } as const;
 export type TestAgent = keyof typeof PACKAGES;
 
 const found = new Map<TestAgent, { bin: string } | { skip: string }>();
@@ -74,6 +74,12 @@ export function agentEnv(agent: TestAgent, serverUrl: string, bin: string): Reco
   const home = tempDir('hagent-agent-home-');
   const common = { ...GIT_ENV, HOME: home, [`HAGENT_${agent.toUpperCase()}_BIN`]: bin, NO_COLOR: '1' };
   if (agent === 'claude') return { ...common, ANTHROPIC_BASE_URL: serverUrl, ANTHROPIC_API_KEY: 'x', IS_SANDBOX: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', DISABLE_AUTOUPDATER: '1' };
+  if (agent === 'gemini') {
+    // An API key as the auth method (else it asks to log in), and no folder-trust prompt.
+    mkdirSync(path.join(home, '.gemini'), { recursive: true });
+    writeFileSync(path.join(home, '.gemini', 'settings.json'), JSON.stringify({ security: { auth: { selectedType: 'gemini-api-key' }, folderTrust: { enabled: false } } }));
+    return { ...common, GEMINI_API_KEY: 'x', GOOGLE_GEMINI_BASE_URL: serverUrl };
+  }
   return { ...common, CODEX_HOME: codexHome(serverUrl), SCRIPTED_API_KEY: 'x' };
 }
 

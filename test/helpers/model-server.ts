@@ -1,7 +1,8 @@
 /**
  * A scripted model server on 127.0.0.1 for driving the real agent CLIs with no network. It
  * speaks the Anthropic Messages API (`POST /v1/messages`, streamed server-sent events) for
- * Claude Code and the OpenAI Responses API (`POST /v1/responses`, streamed) for Codex, answers
+ * Claude Code, the OpenAI Responses API (`POST /v1/responses`, streamed) for Codex and the
+ * Gemini API (`POST /v1beta/models/M:streamGenerateContent?alt=sse`) for Gemini CLI, answers
  * each turn of the agent loop with the next scripted step (one or more tool calls, or a final
  * text), and records the tool results the agent sends back, by tool-call id.
  * The step is derived from the request itself (how many tool calls the conversation already
@@ -64,7 +65,7 @@ function stepFor(script: readonly Step[], seen: number, cwd: string): ScriptStep
 /** The working folder a request names (see {@link Step}); '' when it names none. */
 function requestCwd(body: any): string {
   const text = JSON.stringify(body);
-  const m = /Primary working directory: ([^\n\\"]+)/.exec(text) ?? /<cwd>([^<]+)<\/cwd>/.exec(text);
+  const m = /Primary working directory: ([^\n\\"]+)/.exec(text) ?? /<cwd>([^<]+)<\/cwd>/.exec(text) ?? /Workspace Directories:\*\*\\n +- ([^\n\\"]+)/.exec(text);
   return m ? m[1]!.trim() : '';
 }
 
@@ -121,6 +122,18 @@ function responsesAnswer(res: http.ServerResponse, step: ScriptStep): void {
   sse(res, events);
 }
 
+function geminiAnswer(res: http.ServerResponse, stream: boolean, step: ScriptStep): void {
+  const parts = 'calls' in step ? step.calls.map((c) => ({ functionCall: { id: c.id, name: c.name, args: c.input } })) : [{ text: step.text }];
+  const chunk = { candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }], usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 10, totalTokenCount: 20 } };
+  if (!stream) {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(chunk));
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream', connection: 'close' });
+  res.end(`data: ${JSON.stringify(chunk)}\n\n`);
+}
+
 /**
  * Starts the server with `script`. Claude Code's main loop is told apart from its side requests
  * by its tool list (it offers tools; titles and summaries do not).
@@ -170,6 +183,24 @@ export async function startModelServer(script: readonly Step[]): Promise<ModelSe
           }
         }
         responsesAnswer(res, stepFor(script, seen, requestCwd(body)));
+        return;
+      }
+      if (req.method === 'POST' && /:(stream)?[gG]enerateContent$/.test(url)) {
+        const contents: any[] = Array.isArray(body.contents) ? body.contents : [];
+        let seen = 0;
+        for (const c of contents) {
+          for (const part of Array.isArray(c.parts) ? c.parts : []) {
+            if (part?.functionCall && c.role === 'model') seen++;
+            const fr = part?.functionResponse;
+            if (fr) {
+              const out = fr.response?.output ?? fr.response?.error ?? fr.response;
+              results.set(fr.id ?? fr.name, { id: fr.id ?? fr.name, text: typeof out === 'string' ? out : JSON.stringify(out), isError: fr.response?.error !== undefined });
+            }
+          }
+        }
+        const main = Array.isArray(body.tools) && body.tools.some((t: any) => Array.isArray(t.functionDeclarations));
+        // Side requests (the model router) expect a JSON verdict.
+        geminiAnswer(res, url.includes(':stream'), main ? stepFor(script, seen, requestCwd(body)) : { text: '{"complexity_reasoning":"scripted","complexity_score":1}' });
         return;
       }
       if (url.endsWith('/models')) {
