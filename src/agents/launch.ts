@@ -57,6 +57,25 @@ export function findAgentBinary(name: LaunchName, env: Readonly<Record<string, s
 /** Files hagent writes inside a worktree for an agent without a per-run mechanism; sync leaves them out. */
 export const WORKTREE_HOOK_FILES: Partial<Record<AgentName, string>> = { gemini: '.gemini/settings.json', cursor: '.cursor/hooks.json', copilot: '.github/hooks/hagent.json' };
 
+/**
+ * After the run: the hook file hagent put in the worktree goes again (unless the agent changed
+ * it: then it stays, and sync adopts it like any other edit), with the folders it made if empty.
+ */
+async function removeWorktreeHookFile(commonDir: string, session: Session, agent: AgentName): Promise<void> {
+  const rel = WORKTREE_HOOK_FILES[agent];
+  if (!rel) return;
+  const file = path.join(session.worktree, rel);
+  const owned = ownedFilesPath(commonDir, session.id);
+  const wrote = (await fs.readFile(`${owned}.content`, 'utf8').catch(() => null));
+  const now = await fs.readFile(file, 'utf8').catch(() => null);
+  if (wrote !== null && now === wrote) await fs.rm(file, { force: true });
+  await fs.rm(owned, { force: true });
+  await fs.rm(`${owned}.content`, { force: true });
+  for (let dir = path.dirname(file); dir !== session.worktree && dir.startsWith(session.worktree); dir = path.dirname(dir)) {
+    if (!(await fs.rmdir(dir).then(() => true, () => false))) break;
+  }
+}
+
 /** The command line and environment of one agent run. */
 export interface LaunchPlan {
   command: string;
@@ -95,6 +114,7 @@ export async function prepareLaunch(commonDir: string, session: Session, name: L
       if (exists) throw new HagentError('UNSUPPORTED_FILE', `${rel} already exists in the session worktree`, { path: rel }, `add hagent's hooks to it with: hagent integrate ${agent} (inside the worktree), then start ${LAUNCHABLE[name].binary} there`);
       await writeJsonFile(file, agentHookFile(agent, command));
       await writeJsonFile(ownedFilesPath(commonDir, session.id), [rel]);
+      await fs.writeFile(`${ownedFilesPath(commonDir, session.id)}.content`, await fs.readFile(file, 'utf8'));
       return { command: binary, args: [...args], env };
     }
   }
@@ -153,7 +173,12 @@ export async function runAgent(ctx: RepoContext, name: LaunchName, options: { na
   }
   const since = new Date().toISOString();
   const plan = await prepareLaunch(ctx.commonDir, session, name, binary, options.args, options.hookCommand);
-  const exitCode = await runAgentProcess(plan, session.worktree, options.env);
+  let exitCode: number;
+  try {
+    exitCode = await runAgentProcess(plan, session.worktree, options.env);
+  } finally {
+    await removeWorktreeHookFile(ctx.commonDir, session, LAUNCHABLE[name].agent);
+  }
   const status = await sessionStatus(ctx, session.id);
   const journal = await readJournal(ctx.commonDir, { session: session.id, failed: true });
   const owned = WORKTREE_HOOK_FILES[LAUNCHABLE[name].agent];

@@ -4,7 +4,7 @@
  * `--`, the agent's exit status, the summary; a missing binary is AGENT_NOT_INSTALLED before any
  * session is made. The real Claude Code and Codex runs are in test/agents/.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -17,7 +17,7 @@ function fakeAgent(status: number): { bin: string; record: string } {
   const dir = tempDir('hagent-fake-agent-');
   const record = path.join(dir, 'record.json');
   const bin = path.join(dir, 'agent');
-  writeFileSync(bin, `#!/bin/sh\nnode -e 'require("fs").writeFileSync(process.argv[1], JSON.stringify({cwd: process.cwd(), args: process.argv.slice(2), session: process.env.HAGENT_SESSION, worktree: process.env.HAGENT_WORKTREE, gemini: process.env.GEMINI_CLI_SYSTEM_SETTINGS_PATH || null}))' ${JSON.stringify(record)} "$@"\necho made > made-by-agent.txt\nexit ${status}\n`, { mode: 0o755 });
+  writeFileSync(bin, `#!/bin/sh\nnode -e 'require("fs").writeFileSync(process.argv[1], JSON.stringify({cwd: process.cwd(), args: process.argv.slice(2), session: process.env.HAGENT_SESSION, worktree: process.env.HAGENT_WORKTREE, files: Object.fromEntries([".gemini/settings.json", ".cursor/hooks.json", ".github/hooks/hagent.json"].filter((f) => require("fs").existsSync(f)).map((f) => [f, require("fs").readFileSync(f, "utf8")]))}))' ${JSON.stringify(record)} "$@"\necho made > made-by-agent.txt\nexit ${status}\n`, { mode: 0o755 });
   return { bin, record };
 }
 
@@ -58,7 +58,8 @@ test('gemini: its workspace settings file inside the worktree', () => {
   const fake = fakeAgent(0);
   assert.is(hagent(repo, ['run', 'gemini', '--name', 'r3'], { env: { HAGENT_GEMINI_BIN: fake.bin } }).status, 0);
   const rec = JSON.parse(readFileSync(fake.record, 'utf8'));
-  assert.is(JSON.parse(readFileSync(path.join(rec.worktree, '.gemini', 'settings.json'), 'utf8')).hooks.BeforeTool[0].matcher, 'write_file|replace|run_shell_command');
+  assert.is(JSON.parse(rec.files['.gemini/settings.json']).hooks.BeforeTool[0].matcher, 'write_file|replace|run_shell_command');
+  assert.not.ok(existsSync(path.join(rec.worktree, '.gemini')), 'removed after the run, with its folder');
 });
 
 test('cursor-agent and copilot: their hook file inside the worktree, left out of the session\'s commits', () => {
@@ -69,7 +70,8 @@ test('cursor-agent and copilot: their hook file inside the worktree, left out of
     const r = hagent(repo, ['run', name, '--name', id, '--json'], { env: { [env]: fake.bin } });
     assert.is(r.status, 0, r.stderr);
     const wt = r.json.worktree as string;
-    assert.match(readFileSync(path.join(wt, rel), 'utf8'), /hagent\.cjs'? hook (cursor|copilot)/, rel);
+    assert.match(JSON.parse(readFileSync(fake.record, 'utf8')).files[rel], /hagent\.cjs'? hook (cursor|copilot)/, rel);
+    assert.not.ok(existsSync(path.join(wt, rel)), `${rel} removed after the run`);
     assert.equal(r.json.outsideEdits, ['made-by-agent.txt']);
     assert.is(hagent(repo, ['sync', '--session', id]).status, 0);
     assert.is(git(repo, 'show', '--name-only', '--format=', `hagent/${id}`), 'made-by-agent.txt');
