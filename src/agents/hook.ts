@@ -186,6 +186,23 @@ async function preTool(event: AgentEvent, bound: Bound, hc: HookContext): Promis
   return noEffect(agent);
 }
 
+/**
+ * Codex resolves a patch's paths against the turn's folder, hagent against the worktree root:
+ * relative paths from a subfolder get that subfolder in front, absolute paths inside the worktree
+ * become relative. Anything else is left for the path policy to refuse. Pure.
+ */
+export function rebasePatchPaths(patch: string, cwd: string, worktree: string): string {
+  const sub = path.relative(worktree, cwd);
+  const inside = sub === '' || (!sub.startsWith('..') && !path.isAbsolute(sub));
+  return patch.replace(/^(\*\*\* (?:Add File|Update File|Delete File|Move to): )(.+?)(\s*)$/gm, (_m, head: string, p: string, tail: string) => {
+    if (path.isAbsolute(p)) {
+      const rel = path.relative(worktree, p);
+      return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? `${head}${posix(rel)}${tail}` : `${head}${p}${tail}`;
+    }
+    return inside && sub ? `${head}${posix(path.join(sub, p))}${tail}` : `${head}${p}${tail}`;
+  });
+}
+
 /** Where a patch hagent applied for a tool call is remembered, for the post-tool safety net. */
 function appliedMarker(bound: Bound, toolUseId: string): string {
   return path.join(hagentDir(bound.ctx.commonDir), 'agents', bound.session.id, `${toolUseId.replace(/[^A-Za-z0-9._-]/g, '_')}.json`);
@@ -201,7 +218,8 @@ async function applyForAgent(event: AgentEvent, bound: Bound, hc: HookContext): 
   const { applyPatch } = await import('../apply/index.js');
   // No human can be asked inside a tool call, and every commit is undoable: the confirmation
   // thresholds (a delete, many files or lines) do not apply here; the hard limits still do.
-  const r = await applyPatch(bound.ctx, bound.session, { patchText: event.patch!, env: hc.env, yes: true, lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS });
+  const patchText = rebasePatchPaths(event.patch!, event.cwd ?? bound.session.worktree, bound.session.worktree);
+  const r = await applyPatch(bound.ctx, bound.session, { patchText, env: hc.env, yes: true, lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS });
   if (event.toolUseId) await writeJsonFile(appliedMarker(bound, event.toolUseId), { commit: r.commit, files: r.files.map((f) => f.path).concat(r.files.flatMap((f) => (f.from ? [f.from] : []))) });
   const letters = r.files.map((f) => `${f.op === 'add' ? 'A' : f.op === 'delete' ? 'D' : 'M'} ${f.path}`);
   const reason = [

@@ -153,6 +153,18 @@ test('codex: a patch hagent refuses comes back as the block reason with the code
   assert.is(readFileSync(path.join(wt, 'a.txt'), 'utf8'), 'one\n');
 });
 
+test('codex: a patch sent from a subfolder, or with absolute paths inside the worktree, lands on the same files', () => {
+  const repo = makeRepo({ 'src/a.txt': 'one\n', 'b.txt': 'bee\n' });
+  const wt = startSession(repo, ['--name', 'h1']).worktree;
+  const fromSub = hook(wt, ['codex'], { hook_event_name: 'PreToolUse', cwd: path.join(wt, 'src'), tool_name: 'apply_patch', tool_use_id: 'c1', tool_input: { command: '*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+two\n*** End Patch\n' } });
+  assert.is(fromSub.status, 2);
+  assert.match(fromSub.stderr, /^Success\. Updated the following files:\nM src\/a\.txt/);
+  const absolute = hook(wt, ['codex'], { hook_event_name: 'PreToolUse', cwd: wt, tool_name: 'apply_patch', tool_use_id: 'c2', tool_input: { command: `*** Begin Patch\n*** Update File: ${path.join(wt, 'b.txt')}\n@@\n-bee\n+bea\n*** End Patch\n` } });
+  assert.match(absolute.stderr, /^Success\. Updated the following files:\nM b\.txt/);
+  assert.is(readFileSync(path.join(wt, 'src/a.txt'), 'utf8'), 'two\n');
+  assert.is(readFileSync(path.join(wt, 'b.txt'), 'utf8'), 'bea\n');
+});
+
 test('gemini: AfterTool of replace records the edit; run_shell_command AfterTool commits as exec', () => {
   const { repo, wt } = setup();
   writeFileSync(path.join(wt, 'a.txt'), 'two\n');
