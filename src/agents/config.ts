@@ -29,6 +29,8 @@ export function claudeHooks(command: string, options: { worktrees?: boolean } = 
     PostToolUse: [{ matcher: CLAUDE_TOOL_MATCHER, hooks: handler }],
     Stop: [{ hooks: handler }],
     SessionEnd: [{ hooks: handler }],
+    // Tells the model it works in a hagent session and how to read a refusal.
+    SessionStart: [{ hooks: handler }],
   };
   if (options.worktrees) {
     hooks.WorktreeCreate = [{ hooks: handler }];

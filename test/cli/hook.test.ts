@@ -216,6 +216,14 @@ test('claude: WorktreeCreate makes a hagent session and prints its path; Worktre
   assert.is(git(repo, 'show', 'hagent/feature-x:b.txt'), 'work', 'the leftover was synced, not lost');
 });
 
+test('claude: SessionStart tells the model about the session in additionalContext', () => {
+  const { wt } = setup();
+  const r = hook(wt, ['claude'], { hook_event_name: 'SessionStart', cwd: wt, source: 'startup' });
+  assert.is(r.status, 0, r.stderr);
+  assert.is(r.json.hookSpecificOutput.hookEventName, 'SessionStart');
+  assert.match(r.json.hookSpecificOutput.additionalContext, /hagent session h1/);
+});
+
 test('an event that is not JSON fails open with exit 1 and a message', () => {
   const { wt } = setup();
   const r = hagent(wt, ['hook', 'claude'], { input: 'not json' });
