@@ -11,7 +11,7 @@ import path from 'node:path';
 import { trace } from '../trace/index.js';
 import { HagentError, isHagentError } from '../errors.js';
 import {
-  blobId, diffTrees, entriesAt, readCommitTrees, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTreeWithChanges, looseObjectStore, writeLooseObject, updateRefDirect, writeCommit, type LooseObjectStore,
+  blobId, diffTrees, entriesAt, readCommitTrees, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTreeWithChanges, looseObjectStore, writeLooseObject, updateRefDirect, worktreeGitDir, writeCommit, type LooseObjectStore,
   type CommitTrees, type IndexEntryUpdate,
 } from '../git/index.js';
 import { discardStaged, fsyncPaths, publishStaged, readEntry, restoreIfOurs, stageWrites, type Staged, type TargetWrite } from '../fsx/index.js';
@@ -388,12 +388,6 @@ interface DirectWrites {
   gitDir: string;
   author: string;
   committer: string;
-}
-
-/** The git dir of a linked worktree, from its `.git` file; null when that is not at hand. Never throws. */
-async function worktreeGitDir(worktree: string): Promise<string | null> {
-  const link = /^gitdir: (.+?)\r?\n?$/.exec(await fs.readFile(path.join(worktree, '.git'), 'utf8').catch(() => ''));
-  return link ? path.resolve(worktree, link[1]!) : null;
 }
 
 /**

@@ -5,14 +5,14 @@
  * and trailers, records what an agent's native tool wrote (agents/: one commit per tool call).
  */
 import { HagentError } from '../errors.js';
-import { commitTree, diffTrees, literalPathspec, parseRawDiff, runGit, treeOf, updateRefCas, writeTree } from '../git/index.js';
+import { diffTrees, literalPathspec, parseRawDiff, runGit, treeOf, updateRefCas, writeTree } from '../git/index.js';
 import { checkPath, type Policy } from '../policy/index.js';
 import { loadConfig } from '../config/index.js';
 import { guardTarget, outsideEdits, readSessionRefs, retireRedo, sessionRef, type ChangedFile, type RepoContext, type Session } from '../session/index.js';
 import { guardedWrite, storeNote, type Recovery } from '../transaction/index.js';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { entriesAt, looseObjectStore, readCommitTrees, updateIndex, writeBlobsFromPaths, writeLooseObject, writeTreeWithChanges, type PathChange } from '../git/index.js';
+import { entriesAt, looseObjectStore, readCommitTrees, updateIndex, updateRefDirect, worktreeGitDir, writeBlobsFromPaths, writeCommit, writeLooseObject, writeTreeWithChanges, type PathChange } from '../git/index.js';
 import { readEntry } from '../fsx/index.js';
 
 /** JSON of `hagent sync`. `commit` is null when there was nothing to adopt. */
@@ -196,14 +196,22 @@ async function commitSynced(ctx: RepoContext, session: Session, as: AdoptAs & { 
   if (subject.length > 72) subject = `${subject.slice(0, 71)}…`;
   const trailers = [`Hagent-Session: ${session.id}`, `Hagent-Op: ${as.op}`, ...(as.trailers ?? []).map(oneLine)];
   const message = `${subject}\n\n${as.intro}\n${list.map((l) => `- ${l}`).join('\n')}\n\n${as.detail ? `${as.detail}\n\n` : ''}${trailers.join('\n')}\n`;
-  const commit = await commitTree(worktree, tree, [head], message);
+  // In-process where the repository allows (as apply does: git/commit-direct.ts,
+  // ref-update-direct.ts, notes-direct.ts), else with git: each spawn is ~10-40 ms per hook.
+  const store = await looseObjectStore(ctx.commonDir, head);
+  const gitDir = store ? await worktreeGitDir(worktree) : null;
+  const made = await writeCommit(worktree, ctx.commonDir, gitDir, store, tree, [head], message);
+  const commit = made.oid;
+  const direct = store && gitDir && made.author && made.committer ? { store, gitDir, author: made.author, committer: made.committer } : null;
+  const reflog = `hagent ${as.op}: ${as.subject ?? as.title}`.slice(0, 200);
   try {
-    await updateRefCas(worktree, sessionRef(session), commit, head, `hagent ${as.op}: ${as.subject ?? as.title}`.slice(0, 200));
+    const moved = direct && await updateRefDirect({ commonDir: ctx.commonDir, gitDir: direct.gitDir, ref: sessionRef(session), newOid: commit, oldOid: head, committer: direct.committer, message: reflog });
+    if (!moved) await updateRefCas(worktree, sessionRef(session), commit, head, reflog);
   } catch (error) {
     await undoIndex().catch(() => undefined);
     throw error;
   }
   await retireRedo(worktree, session, as.redo);
-  if (as.note !== undefined) await storeNote(ctx.commonDir, worktree, commit, as.note).catch(() => undefined);
+  if (as.note !== undefined) await storeNote(ctx.commonDir, worktree, commit, as.note, direct ?? undefined).catch(() => undefined);
   return { ok: true, session: session.id, commit, parent: head, files, skipped };
 }
