@@ -10,12 +10,84 @@
 // The launcher is CommonJS: an ES module entry point starts Node's ES module loader, which costs
 // ~10 ms of compiling Node's own internal modules on every start.
 'use strict';
-const { closeSync, fstatSync, mkdirSync, openSync, readFileSync, renameSync, writeFileSync } = require('node:fs');
+const { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync, writeSync } = require('node:fs');
 const { createRequire } = require('node:module');
 const os = require('node:os');
 const path = require('node:path');
 const vm = require('node:vm');
 
+// `hagent hook AGENT`: an agent runs it on every tool call, in every repository once installed at
+// user scope. Outside any hagent session it must cost about a bare `node` start, so that case is
+// decided here, before the ~800 KB bundle loads: the event is read from stdin (and handed to the
+// bundle when it does load), and only when no session's worktree holds the event's folder is the
+// no-effect answer given here. Any doubt loads the bundle, which decides the same way.
+function sessionsMayHold(dir) {
+  let d;
+  try {
+    d = realpathSync(dir);
+  } catch {
+    return true;
+  }
+  for (;;) {
+    const dotGit = path.join(d, '.git');
+    let st;
+    try {
+      st = statSync(dotGit);
+    } catch {
+      st = null;
+    }
+    if (st) {
+      let common = dotGit;
+      if (st.isFile()) {
+        const m = /^gitdir: (.+?)\r?\n?$/.exec(readFileSync(dotGit, 'utf8'));
+        if (!m) return true;
+        const gitDir = path.resolve(d, m[1]);
+        common = existsSync(path.join(gitDir, 'commondir')) ? path.resolve(gitDir, readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim()) : gitDir;
+      }
+      const sessions = path.join(common, 'hagent', 'sessions');
+      if (!existsSync(sessions)) return false;
+      for (const name of readdirSync(sessions)) {
+        if (!name.endsWith('.json')) continue;
+        const wt = JSON.parse(readFileSync(path.join(sessions, name), 'utf8')).worktree;
+        if (typeof wt !== 'string') return true;
+        const rel = path.relative(realpathSync(wt), dir === d ? d : realpathSync(dir));
+        if (rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel))) return true;
+      }
+      return false;
+    }
+    const parent = path.dirname(d);
+    if (parent === d) return false;
+    d = parent;
+  }
+}
+
+function hookOutsideSessions() {
+  const [, , command, agent, eventArg] = process.argv;
+  if (command !== 'hook' || !agent || process.env.HAGENT_WORKTREE || process.env.HAGENT_SESSION) return false;
+  let input;
+  try {
+    input = readFileSync(0, 'utf8');
+  } catch {
+    return false;
+  }
+  globalThis.__hagentHookInput = input;
+  try {
+    const p = input.trim() ? JSON.parse(input) : {};
+    const event = String(p.hook_event_name || p.hookEventName || eventArg || '');
+    if (/worktree/i.test(event)) return false;
+    const roots = Array.isArray(p.workspace_roots) ? p.workspace_roots : [];
+    const dirs = [p.cwd, roots[0], process.cwd()].filter((x) => typeof x === 'string' && x);
+    if (dirs.some((x) => sessionsMayHold(path.resolve(x)))) return false;
+  } catch {
+    return false;
+  }
+  if (agent === 'cursor') writeSync(1, '{}\n');
+  return true;
+}
+
+if (!hookOutsideSessions()) loadCli();
+
+function loadCli() {
 const BUNDLE_HASH = '__BUNDLE_HASH__';
 const bundle = path.join(__dirname, 'cli.cjs');
 const fd = openSync(bundle, 'r');
@@ -56,3 +128,4 @@ if (forced || !cachedData || script.cachedDataRejected) {
 }
 const cliModule = { exports: {} };
 script.runInThisContext()(cliModule.exports, createRequire(bundle), cliModule, bundle, path.dirname(bundle));
+}

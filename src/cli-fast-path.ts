@@ -8,6 +8,7 @@
  * the command the same argument object.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { HagentError } from './errors.js';
 
 /** The arguments yargs would give `runApply` for the same command line. */
 export interface FastApplyArgs {
@@ -123,4 +124,26 @@ export function readFastCommand(argv: readonly string[]): FastCommand | null {
       ...(v['lock-timeout'] !== undefined ? { lockTimeout: Number(v['lock-timeout']) } : {}),
     },
   };
+}
+
+/**
+ * The command line of `hagent run AGENT [--name N] [--base REV] [--session ID] [--json] [-- ARGS…]`:
+ * options before `--` are hagent's, everything after it the agent's, untouched.
+ * @throws HagentError USAGE for an unknown option, a missing value or a missing agent.
+ */
+export function parseRunArgs(args: readonly string[]): { agent: string; name?: string; base?: string; session?: string; json?: boolean; agentArgs: string[] } {
+  const cut = args.indexOf('--');
+  const own = cut < 0 ? args : args.slice(0, cut);
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...own], allowPositionals: true, strict: true, options: { name: { type: 'string' }, base: { type: 'string' }, session: { type: 'string' }, json: { type: 'boolean' } } });
+  } catch (e) {
+    throw new HagentError('USAGE', (e as Error).message.split('\n')[0]!, {}, 'hagent run --help shows the options; arguments for the agent go after --');
+  }
+  const [agent, ...extra] = parsed.positionals;
+  if (!agent) throw new HagentError('USAGE', 'name the agent to run', {}, 'e.g. hagent run claude');
+  if (extra.length) throw new HagentError('USAGE', `unexpected argument ${JSON.stringify(extra[0])}`, {}, `arguments for the agent go after --: hagent run ${agent} -- ${extra.join(' ')}`);
+  const v = parsed.values;
+  for (const key of ['name', 'base', 'session'] as const) if (v[key] === '') throw new HagentError('USAGE', `--${key} needs a value`, { option: key }, `e.g. --${key} fix-login`);
+  return { agent, ...(v.name !== undefined ? { name: v.name } : {}), ...(v.base !== undefined ? { base: v.base } : {}), ...(v.session !== undefined ? { session: v.session } : {}), ...(v.json ? { json: true } : {}), agentArgs: cut < 0 ? [] : args.slice(cut + 1) };
 }

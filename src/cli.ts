@@ -104,7 +104,21 @@ function skipHelpRendering(cli: Argv): void {
 }
 
 async function main(): Promise<void> {
-  const fast = readFastCommand(process.argv.slice(2));
+  const argv = process.argv.slice(2);
+  // Hooks run on every tool call of an agent: no yargs on their way (agents/ answers usage errors).
+  if (argv[0] === 'hook' && (argv.length === 2 || argv.length === 3) && !argv.slice(1).some((a) => a.startsWith('-'))) {
+    const { runHook } = await import('./commands/hook.js');
+    process.exitCode = await runHook({ agent: argv[1]!, ...(argv[2] !== undefined ? { event: argv[2] } : {}) }, io);
+    return;
+  }
+  // `hagent run`: everything after `--` belongs to the agent, so the line is split before parsing.
+  if (argv[0] === 'run' && !argv.slice(0, argv.includes('--') ? argv.indexOf('--') : argv.length).some((a) => a === '--help' || a === '-h')) {
+    const { parseRunArgs } = await import('./cli-fast-path.js');
+    const { runRun } = await import('./commands/run.js');
+    process.exitCode = await runRun(parseRunArgs(argv.slice(1)), io);
+    return;
+  }
+  const fast = readFastCommand(argv);
   if (fast) {
     trace('cli: arguments parsed');
     if (fast.command === 'apply') {
@@ -195,6 +209,29 @@ async function main(): Promise<void> {
     .command('doctor', 'finish interrupted work, remove stray temp files, report refs and worktrees out of step', (b) => b
       .options({ ...json, ...sessionOpt }).example('$0 doctor', 'check every session'),
     handler(async () => (await import('./commands/maintenance.js')).runDoctorCommand))
+    .command('run <agent>', 'start (or resume) a session and launch an agent in its worktree, hagent hooks on for this run', (b) => b
+      .positional('agent', { type: 'string', choices: ['claude', 'codex', 'gemini', 'cursor-agent', 'copilot'], describe: 'the agent to launch' })
+      .options({ ...json, name: { type: 'string', describe: 'session id of the new session' }, base: { type: 'string', describe: 'commit the new session starts from (default: HEAD)' }, session: { type: 'string', describe: 'resume this session instead of starting one' } })
+      .example('$0 run claude', 'a new session; Claude Code starts inside its worktree')
+      .example('$0 run codex -- exec "fix the login bug"', 'arguments after -- go to the agent')
+      .example('$0 run claude --session fix-login', 'continue a session'),
+    handler(async () => {
+      const { runRun } = await import('./commands/run.js');
+      return (a: { agent?: string; name?: string; base?: string; session?: string; json?: boolean }, cliIo: Io) => runRun({ ...a, agent: a.agent ?? '', agentArgs: [] }, cliIo);
+    }))
+    .command('integrate <agent>', "merge hagent's hooks into the agent's configuration (project file, or --user)", (b) => b
+      .positional('agent', { type: 'string', describe: 'claude, codex, gemini, cursor or copilot' })
+      .options({ ...json, user: { type: 'boolean', describe: 'the user file in your home folder instead of the project file' }, remove: { type: 'boolean', describe: "take hagent's hooks out again (yours stay)" }, print: { type: 'boolean', describe: 'show what would be merged; write nothing' } })
+      .example('$0 integrate claude', '.claude/settings.json; claude --worktree NAME then makes hagent sessions')
+      .example('$0 integrate codex --user', '~/.codex/hooks.json')
+      .example('$0 integrate cursor --remove', ''),
+    handler(async () => (await import('./commands/integrate.js')).runIntegrate))
+    .command('hook <agent> [event]', "an agent's hook handler: reads the event JSON on stdin, answers in the agent's contract", (b) => b
+      .positional('agent', { type: 'string', choices: ['claude', 'codex', 'gemini', 'cursor', 'copilot'], describe: 'the agent whose hook this is' })
+      .positional('event', { type: 'string', describe: "the event name, when the agent's payload does not carry it (Copilot)" })
+      .example('$0 hook claude', 'in .claude/settings.json: PreToolUse, PostToolUse, Stop, SessionEnd')
+      .example('$0 hook copilot preToolUse', 'in .github/hooks/hagent.json'),
+    handler(async () => (await import('./commands/hook.js')).runHook))
     .command('demo', 'run the whole cycle on a sample project in a temp folder, step by step', (b) => b
       .options({ ...json, keep: { type: 'boolean', describe: 'keep the demo folder' } }).example('$0 demo', '').example('$0 demo --json', 'each step with its exit status, as one JSON object'),
     handler(async () => (await import('./commands/demo.js')).runDemo))

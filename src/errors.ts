@@ -67,6 +67,9 @@ export const EXIT_STATUS = {
   OUTSIDE_SPARSE: 1,
   // shell guard and hagent exec
   GUARD_BLOCKED: 1,
+  // agents
+  OUTSIDE_WORKTREE: 1,
+  AGENT_NOT_INSTALLED: 1,
   // usage and bugs
   USAGE: 2,
   INTERNAL: 3,

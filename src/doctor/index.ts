@@ -9,7 +9,8 @@ import path from 'node:path';
 import { isTempName } from '../fsx/index.js';
 import { listWorktrees, readRef, runGit, symbolicHead } from '../git/index.js';
 import { readLockHolder } from '../lock/index.js';
-import { loadConfig } from '../config/index.js';
+import { loadConfig, mainCheckoutRoot } from '../config/index.js';
+import { installedHooks } from '../agents/integrate.js';
 import { isHagentError } from '../errors.js';
 import { discardPoolEntry, gitDirWorktreeRoot, orphanPools, guardTarget, hagentDir, inspectPool, listSessions, movedSessions, readSession, sessionRef, trimPool, worktreeRootFor, type RepoContext, type Session } from '../session/index.js';
 import { guardedWrite, type Recovery } from '../transaction/index.js';
@@ -17,7 +18,7 @@ import { recoverLand, type LandRecovery } from '../land/index.js';
 
 /** One finding. `fixed` says whether doctor mended it; otherwise `hint` says how. */
 export interface Finding {
-  kind: 'interrupted-transaction' | 'interrupted-land' | 'moved-worktree' | 'session-unchecked' | 'stray-temp-files' | 'missing-worktree' | 'missing-branch' | 'worktree-head' | 'index-out-of-step' | 'dead-lock' | 'orphan-worktree' | 'orphan-branch' | 'pooled-worktree';
+  kind: 'interrupted-transaction' | 'interrupted-land' | 'moved-worktree' | 'session-unchecked' | 'stray-temp-files' | 'missing-worktree' | 'missing-branch' | 'worktree-head' | 'index-out-of-step' | 'dead-lock' | 'orphan-worktree' | 'orphan-branch' | 'pooled-worktree' | 'hook-command';
   session?: string;
   message: string;
   fixed: boolean;
@@ -67,6 +68,10 @@ export async function runDoctor(ctx: RepoContext, id: string | undefined, env: R
       if (!isHagentError(error)) throw error;
       findings.push({ kind: 'session-unchecked', session: s.id, message: `session ${s.id} could not be checked: [${error.code}] ${error.message}`, fixed: false, ...(error.hint ? { hint: error.hint } : {}) });
     }
+  }
+  // An agent hook whose command does not resolve fails open: in Claude Code it silently disables the gate.
+  for (const h of await installedHooks(await mainCheckoutRoot(ctx), env)) {
+    if (!h.resolves) findings.push({ kind: 'hook-command', message: `${h.agent}'s hook in ${h.file} runs \`${h.command}\`, which does not resolve (${h.problem}): the agent runs without hagent's gate`, fixed: false, hint: `put hagent on PATH (npm install -g . in hagent's clone, or npm link), or run hagent integrate ${h.agent} again` });
   }
   let root: string | null = null;
   try {

@@ -1,16 +1,19 @@
 /**
  * sync: adopts edits made in a session worktree outside hagent (by hand, by a build, by the
  * agent's shell) into one commit marked as outside, so they become reviewable and undoable
- * (issue: safety envelope §4).
+ * (issue: safety envelope §4). The same commit, limited to named paths and carrying its own op
+ * and trailers, records what an agent's native tool wrote (agents/: one commit per tool call).
  */
 import { HagentError } from '../errors.js';
-import { promises as fs } from 'node:fs';
-import path from 'node:path';
-import { commitTree, diffTrees, literalPathspec, parseRawDiff, runGit, treeOf, updateRefCas, worktreeGitDirSync, writeTree } from '../git/index.js';
+import { diffTrees, literalPathspec, parseRawDiff, runGit, treeOf, updateRefCas, writeTree } from '../git/index.js';
 import { checkPath, type Policy } from '../policy/index.js';
 import { loadConfig } from '../config/index.js';
-import { guardTarget, outsideEdits, retireRedo, sessionHead, sessionRef, type ChangedFile, type RepoContext, type Session } from '../session/index.js';
-import { guardedWrite, type Recovery } from '../transaction/index.js';
+import { guardTarget, outsideEdits, readSessionRefs, retireRedo, sessionRef, type ChangedFile, type RepoContext, type Session } from '../session/index.js';
+import { guardedWrite, storeNote, type Recovery } from '../transaction/index.js';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { entriesAt, looseObjectStore, readCommitTrees, updateIndex, updateRefDirect, worktreeGitDir, worktreeGitDirSync, writeBlobsFromPaths, writeCommit, writeLooseObject, writeTreeWithChanges, type PathChange } from '../git/index.js';
+import { readEntry } from '../fsx/index.js';
 
 /** JSON of `hagent sync`. `commit` is null when there was nothing to adopt. */
 export interface SyncResult {
@@ -25,14 +28,19 @@ export interface SyncResult {
 }
 
 /**
- * How adopted edits are recorded: the `Hagent-Op` trailer, the journal's command name, the
+ * How adopted edits are recorded: the `Hagent-Op` trailer (also the journal's command name), the
  * subject's words, the body's opening line and any extra paragraph and trailers. `hagent sync`
- * adopts as outside edits; `hagent exec` adopts what its command changed.
+ * adopts every outside edit as such; `hagent exec` and an agent's shell command adopt what the
+ * command changed; an agent's native edit tool names its `paths`: only those are committed, so a
+ * parallel call's write or the agent's own `git add` stays out, and its `note` (the edit itself)
+ * is kept beside the commit.
  */
 export interface AdoptAs {
   op: string;
   /** Words of the subject after `hagent: `, before the file list, e.g. `outside edits`. */
   title: string;
+  /** The whole subject instead (an agent's tool call: `hagent: Write a.txt`). */
+  subject?: string;
   /** The line before the file list in the body. */
   intro: string;
   /** A paragraph after the file list (e.g. the command that made the changes). */
@@ -41,6 +49,12 @@ export interface AdoptAs {
   trailers?: string[];
   /** The original text the journal keeps (hashed and redacted), e.g. the command. */
   journalText?: string;
+  /** Only these worktree-relative paths are adopted. */
+  paths?: readonly string[];
+  /** Text kept as the commit's note (`refs/notes/hagent`). */
+  note?: string;
+  /** How long to wait for the session lock (default from config): agent hooks wait longer. */
+  lockTimeoutMs?: number;
 }
 
 /** What `hagent sync` records: outside edits, marked as such. */
@@ -55,15 +69,34 @@ export const ADOPT_OUTSIDE: AdoptAs = {
 const EXCLUDE_TEMPS = ':(exclude,glob)**/.*.hagent-*.tmp';
 
 /**
+ * Files hagent itself put in a session worktree (an agent's hook file, where the agent has no
+ * per-run mechanism), listed in `<git-common-dir>/hagent/agents/<id>/owned.json`: never adopted.
+ */
+export function ownedFilesPath(commonDir: string, sessionId: string): string {
+  return path.join(commonDir, 'hagent', 'agents', sessionId, 'owned.json');
+}
+
+async function ownedExcludes(commonDir: string, sessionId: string): Promise<string[]> {
+  const raw = await fs.readFile(ownedFilesPath(commonDir, sessionId), 'utf8').catch(() => null);
+  if (raw === null) return [];
+  try {
+    const list = JSON.parse(raw) as unknown;
+    return Array.isArray(list) ? list.filter((p): p is string => typeof p === 'string').map((p) => `:(exclude,literal)${p}`) : [];
+  } catch {
+    return [];
+  }
+}
+
+/**
  * Commits every outside edit of the session worktree (modified, added, deleted; ignored files,
- * paths the policy denies and symlinks stay out and are reported as `skipped`) on the session
- * branch as one commit, under the session lock; journaled. `as` says how the commit is marked:
- * by default `Hagent-Op: sync` and `Hagent-Outside: true` ({@link ADOPT_OUTSIDE}).
+ * paths the policy denies and symlinks stay out and are reported as `skipped`) on the session branch, marked `Hagent-Op: sync` and `Hagent-Outside: true`, under
+ * the session lock; journaled.
  * @throws HagentError LOCKED, TARGET_MOVED, SESSION_NOT_FOUND.
  */
 export async function syncSession(ctx: RepoContext, session: Session, env: Readonly<Record<string, string | undefined>> = {}, as: AdoptAs = ADOPT_OUTSIDE): Promise<SyncResult> {
   const config = await loadConfig(ctx, env, session.target);
-  const options = { timeoutMs: config.runtime.lockTimeoutMs, ...(as.journalText !== undefined ? { patch: as.journalText } : {}) };
+  const journalText = as.journalText ?? as.note;
+  const options = { timeoutMs: as.lockTimeoutMs ?? config.runtime.lockTimeoutMs, ...(journalText !== undefined ? { patch: journalText } : {}) };
   const { value, recovery } = await guardedWrite(guardTarget(ctx, session), as.op, options, async () => {
     const r = await syncLocked(ctx, session, config.policy, as);
     return { value: r, files: r.files.map((f) => f.path), head: r.commit ?? r.parent };
@@ -74,16 +107,73 @@ export async function syncSession(ctx: RepoContext, session: Session, env: Reado
 
 async function syncLocked(ctx: RepoContext, session: Session, policy: Policy, as: AdoptAs): Promise<SyncResult> {
   const worktree = session.worktree;
-  const head = await sessionHead(ctx, session);
-  const pending = await outsideEdits(worktree);
+  const { head, redo } = await readSessionRefs(ctx, session);
   const none = { ok: true as const, session: session.id, commit: null, parent: head, files: [], skipped: [] };
+  if (as.paths) return syncPaths(ctx, session, policy, { ...as, redo }, head, as.paths);
+  const pending = await outsideEdits(worktree);
   // A merge left by `hagent session update` (or the agent's git merge) is concluded here.
   const mergeHead = await readMergeHead(worktree);
   if (pending.length === 0 && !mergeHead) return none;
   if (mergeHead) await assertConflictsResolved(worktree);
-  await runGit(['add', '-A', '--', '.', EXCLUDE_TEMPS], { cwd: worktree });
+  await runGit(['add', '-A', '--', '.', EXCLUDE_TEMPS, ...(await ownedExcludes(ctx.commonDir, session.id))], { cwd: worktree });
   // The same path policy as a patch (patch-language.md §5b): denied names and symlinks stay out.
   const staged = parseRawDiff((await runGit(['diff-index', '--cached', '-z', '--no-renames', 'HEAD'], { cwd: worktree })).stdout);
+  const skipped = policySkips(staged, policy);
+  if (skipped.length) await runGit(['reset', '-q', 'HEAD', '--', ...skipped.map((k) => literalPathspec(k.path))], { cwd: worktree });
+  const tree = await writeTree(worktree);
+  if (!mergeHead && tree === (await treeOf(worktree, head))) return { ...none, skipped };
+  return commitSynced(ctx, session, { ...as, redo, mergeHead }, head, tree, skipped, () => runGit(['read-tree', head], { cwd: worktree }).then(() => undefined));
+}
+
+/**
+ * The tool-call form: commits exactly `paths` (relative to the worktree) as they are on disk. The
+ * tree is built from the head's trees and the files' blobs (git/tree.ts, in-process where the
+ * object store allows), so nothing else of the worktree or of the index gets in, and no 20k-entry
+ * index is read or written; the index then takes the same entries. Denied paths, symlinks and
+ * folders stay out.
+ */
+async function syncPaths(ctx: RepoContext, session: Session, policy: Policy, as: AdoptAs & { redo?: string | null }, head: string, paths: readonly string[]): Promise<SyncResult> {
+  const worktree = session.worktree;
+  const none = { ok: true as const, session: session.id, commit: null, parent: head, files: [], skipped: [] };
+  const rels = [...new Set(paths)];
+  if (rels.length === 0) return none;
+  const store = await looseObjectStore(ctx.commonDir, head);
+  const trees = await readCommitTrees(worktree, head, rels, store);
+  const inHead = entriesAt(trees, rels);
+  const changes: PathChange[] = [];
+  const files: ChangedFile[] = [];
+  const skipped: { path: string; reason: string }[] = [];
+  for (const rel of rels) {
+    try {
+      checkPath(rel, policy);
+    } catch (e) {
+      skipped.push({ path: rel, reason: (e as Error).message });
+      continue;
+    }
+    const entry = await readEntry(worktree, rel);
+    const before = inHead.get(rel);
+    if (entry.kind === 'symlink') skipped.push({ path: rel, reason: 'a symbolic link' });
+    else if (entry.kind === 'file') {
+      const mode = entry.executable ? '100755' : '100644';
+      const oid = store ? await writeLooseObject(store, 'blob', entry.bytes) : (await writeBlobsFromPaths(worktree, [rel]))[0]!;
+      if (before?.oid === oid && before.mode === mode) continue;
+      changes.push({ path: rel, mode, oid });
+      files.push({ path: rel, status: before ? 'M' : 'A' });
+    } else if (entry.kind === 'missing' && before) {
+      changes.push({ path: rel, mode: before.mode, oid: null });
+      files.push({ path: rel, status: 'D' });
+    }
+  }
+  if (changes.length === 0) return { ...none, skipped };
+  const tree = await writeTreeWithChanges(worktree, head, changes, trees, store);
+  const r = await commitSynced(ctx, session, as, head, tree, skipped, async () => undefined, files);
+  // The index follows the commit on these paths only (git status stays clean there).
+  await updateIndex(worktree, changes.map((c) => (c.oid ? { path: c.path, mode: c.mode, oid: c.oid } : { path: c.path, mode: '0', oid: null }))).catch(() => undefined);
+  return r;
+}
+
+/** Staged changes the path policy refuses (patch-language.md §5b), and symlinks. */
+function policySkips(staged: ReturnType<typeof parseRawDiff>, policy: Policy): { path: string; reason: string }[] {
   const skipped: { path: string; reason: string }[] = [];
   for (const c of staged) {
     if (c.newMode === '120000' && c.status !== 'D') { skipped.push({ path: c.path, reason: 'a symbolic link' }); continue; }
@@ -93,31 +183,46 @@ async function syncLocked(ctx: RepoContext, session: Session, policy: Policy, as
       skipped.push({ path: c.path, reason: (e as Error).message });
     }
   }
-  if (skipped.length) await runGit(['reset', '-q', 'HEAD', '--', ...skipped.map((k) => literalPathspec(k.path))], { cwd: worktree });
-  const tree = await writeTree(worktree);
-  if (!mergeHead && tree === (await treeOf(worktree, head))) return { ...none, skipped };
-  const changes = await diffTrees(worktree, head, tree);
-  const files = changes.map((c) => ({ path: c.path, status: c.status }));
+  return skipped;
+}
+
+const oneLine = (v: string) => v.replace(/[\r\n]+/g, ' ').slice(0, 500);
+
+/** Writes the commit of `tree` on the session branch (compare-and-swap) with its message and note. */
+async function commitSynced(ctx: RepoContext, session: Session, as: AdoptAs & { redo?: string | null; mergeHead?: string | null }, head: string, tree: string, skipped: { path: string; reason: string }[], undoIndex: () => Promise<void>, known?: ChangedFile[]): Promise<SyncResult> {
+  const worktree = session.worktree;
+  const files = known ?? (await diffTrees(worktree, head, tree)).map((c) => ({ path: c.path, status: c.status }));
+  const mergeHead = as.mergeHead ?? null;
+  if (files.length === 0 && !mergeHead) throw new HagentError('INTERNAL', 'sync made an empty commit');
   const list = files.map((f) => `${f.status} ${f.path}`);
   let message: string;
   if (mergeHead) {
-    message = `hagent: merge ${mergeHead.slice(0, 12)} into session ${session.id}, conflicts resolved\n\nConcluded by hagent sync:\n${list.map((l) => `- ${l}`).join('\n')}\n\nHagent-Session: ${session.id}\nHagent-Op: update\n`;
+    message = `hagent: merge ${mergeHead.slice(0, 12)} into session ${session.id}, conflicts resolved\n\nConcluded by hagent ${as.op}:\n${list.map((l) => `- ${l}`).join('\n')}\n\nHagent-Session: ${session.id}\nHagent-Op: update\n`;
   } else {
-    let subject = `hagent: ${as.title} (${list.join(', ')})`;
-    if (subject.length > 72) subject = `hagent: ${as.title} (${files.length} file${files.length === 1 ? '' : 's'})`;
-    const trailers = [`Hagent-Session: ${session.id}`, `Hagent-Op: ${as.op}`, ...(as.trailers ?? [])];
+    let subject = as.subject ?? `hagent: ${as.title} (${list.join(', ')})`;
+    if (as.subject === undefined && subject.length > 72) subject = `hagent: ${as.title} (${files.length} file${files.length === 1 ? '' : 's'})`;
+    if (subject.length > 72) subject = `${subject.slice(0, 71)}…`;
+    const trailers = [`Hagent-Session: ${session.id}`, `Hagent-Op: ${as.op}`, ...(as.trailers ?? []).map(oneLine)];
     message = `${subject}\n\n${as.intro}\n${list.map((l) => `- ${l}`).join('\n')}\n\n${as.detail ? `${as.detail}\n\n` : ''}${trailers.join('\n')}\n`;
   }
-  const commit = await commitTree(worktree, tree, mergeHead ? [head, mergeHead] : [head], message);
+  // In-process where the repository allows (as apply does: git/commit-direct.ts,
+  // ref-update-direct.ts, notes-direct.ts), else with git: each spawn is ~10-40 ms per hook.
+  const store = await looseObjectStore(ctx.commonDir, head);
+  const gitDir = store ? await worktreeGitDir(worktree) : null;
+  const made = await writeCommit(worktree, ctx.commonDir, gitDir, store, tree, mergeHead ? [head, mergeHead] : [head], message);
+  const commit = made.oid;
+  const direct = store && gitDir && made.author && made.committer ? { store, gitDir, author: made.author, committer: made.committer } : null;
+  const reflog = mergeHead ? 'hagent sync: merge concluded' : `hagent ${as.op}: ${as.subject ?? as.title}`.slice(0, 200);
   try {
-    await updateRefCas(worktree, sessionRef(session), commit, head, mergeHead ? 'hagent sync: merge concluded' : `hagent ${as.op}: ${as.title}`);
+    const moved = direct && await updateRefDirect({ commonDir: ctx.commonDir, gitDir: direct.gitDir, ref: sessionRef(session), newOid: commit, oldOid: head, committer: direct.committer, message: reflog });
+    if (!moved) await updateRefCas(worktree, sessionRef(session), commit, head, reflog);
   } catch (error) {
-    await runGit(['read-tree', head], { cwd: worktree }).catch(() => undefined);
+    await undoIndex().catch(() => undefined);
     throw error;
   }
   if (mergeHead) await runGit(['merge', '--quit'], { cwd: worktree });
-  await retireRedo(worktree, session);
-  if (files.length === 0 && !mergeHead) throw new HagentError('INTERNAL', 'sync made an empty commit');
+  await retireRedo(worktree, session, as.redo);
+  if (as.note !== undefined) await storeNote(ctx.commonDir, worktree, commit, as.note, direct ?? undefined).catch(() => undefined);
   return { ok: true, session: session.id, commit, parent: head, files, skipped };
 }
 

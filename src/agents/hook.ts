@@ -1,0 +1,322 @@
+/**
+ * The hook handler: one agent event in, the agent's answer out. Gate + record for native edit
+ * tools (pre: worktree, path policy, symlinks, staleness; post: one commit of exactly that
+ * write), hagent applies and the native call is blocked for patch tools (Codex `apply_patch`),
+ * guard before and a commit after shell commands, a sync at the end of a turn, and Claude Code's
+ * worktree provider. Rules: design.md "Agents"; agents.md §1.2, §2.
+ */
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { HagentError, isHagentError, toHagentError } from '../errors.js';
+import { loadConfig, mainCheckoutRoot } from '../config/index.js';
+import { readEntry, readJsonFile, writeJsonFile } from '../fsx/index.js';
+import { blobId, formatOfOid, entriesAt, looseObjectStore, lsTree, readCommitTrees, runGit } from '../git/index.js';
+import { appendJournal } from '../journal/index.js';
+import { trace } from '../trace/index.js';
+import { checkPath } from '../policy/index.js';
+import { endSession, hagentDir, isInside, listSessions, openRepo, sessionHead, startSession, unlandedPaths, type RepoContext, type Session } from '../session/index.js';
+import { ADOPT_OUTSIDE, syncSession } from '../sync/index.js';
+import { normalizeEvent, type AgentEvent, type AgentName } from './normalize.js';
+import { block, noEffect, withContext, type HookAnswer } from './respond.js';
+
+/** How long a hook waits for its session's lock: concurrent tool calls queue, they never fail on it. */
+export const HOOK_LOCK_TIMEOUT_MS = 120_000;
+
+/** Where the hook runs and what it may read of the environment. */
+export interface HookContext {
+  /** The hook process's working folder (the agent's, usually). */
+  cwd: string;
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+/** The session an event belongs to, with its repository. */
+interface Bound {
+  ctx: RepoContext;
+  session: Session;
+}
+
+/**
+ * Handles one hook call of `agent`: `input` is the JSON the agent wrote on stdin, `eventArg` the
+ * event named on the command line (Copilot's payload lacks it). Outside a hagent session it has
+ * no effect. Never throws: a failure of hagent itself is reported on stderr with exit 1, which
+ * every agent treats as "hook failed, go on" (the next sync adopts what it missed).
+ */
+export async function handleHook(agent: AgentName, eventArg: string | undefined, input: string, hc: HookContext): Promise<HookAnswer> {
+  let payload: unknown;
+  try {
+    payload = input.trim() ? JSON.parse(input) : {};
+  } catch {
+    return { ...noEffect(agent), exitCode: 1, stderr: 'hagent hook: the event on stdin is not JSON; nothing was checked\n' };
+  }
+  const event = normalizeEvent(agent, eventArg, payload);
+  trace('hook: event read');
+  let bound: Bound | null = null;
+  try {
+    if (event.kind === 'worktree-create') return await worktreeCreate(event, hc);
+    if (event.kind === 'worktree-remove') return await worktreeRemove(event, hc);
+    bound = await findSession(event, hc);
+    trace('hook: session found');
+    if (!bound) return noEffect(agent);
+    switch (event.kind) {
+      case 'pre-tool':
+        return await preTool(event, bound, hc);
+      case 'post-tool':
+        return await postTool(event, bound, hc);
+      case 'stop':
+      case 'session-end':
+        return await endOfTurn(event, bound, hc);
+      case 'session-start':
+        return withContext(agent, event, sessionContext(bound.session));
+      default:
+        return noEffect(agent);
+    }
+  } catch (error) {
+    const e = toHagentError(error);
+    // A refusal in pre-tool is the tool's result; anything else is a hook failure (fails open).
+    if (event.kind === 'pre-tool' && isHagentError(error)) {
+      // Refusals that apply/sync did not journal themselves (worktree, policy, guard) are journaled here.
+      if (bound && (e.code === 'OUTSIDE_WORKTREE' || e.code === 'GUARD_BLOCKED' || (e.code === 'PATH_DENIED' && event.action !== 'patch'))) {
+        await appendJournal(bound.ctx.commonDir, { session: bound.session.id, command: `hook ${agent} ${event.tool}`, ok: false, code: e.code, message: e.message, ...(e.hint ? { hint: e.hint } : {}), ...(event.paths.length ? { files: event.paths } : {}) }).catch(() => undefined);
+      }
+      return block(agent, event, teach(e));
+    }
+    return { ...noEffect(agent), exitCode: 1, stderr: `hagent hook: error[${e.code}]: ${e.message}${e.hint ? `\n  hint: ${e.hint}` : ''}\n` };
+  }
+}
+
+/** hagent's refusal as the model reads it: the code, the one-line message, the details that help, the hint. */
+export function teach(e: HagentError): string {
+  const lines = [`hagent refused this: error[${e.code}]: ${e.message}`];
+  const d = e.details;
+  if (Array.isArray(d.candidates) && d.candidates.length) lines.push(`  candidates (lines): ${d.candidates.join(', ')}`);
+  if (Array.isArray(d.suggestedAnchors) && d.suggestedAnchors.length) lines.push(`  suggested anchors: ${d.suggestedAnchors.map((a) => JSON.stringify(a)).join(', ')}`);
+  if (typeof d.closest === 'string') lines.push(`  closest text: ${JSON.stringify(d.closest)}`);
+  if (e.hint) lines.push(`  hint: ${e.hint}`);
+  lines.push('Nothing was written.');
+  return lines.join('\n');
+}
+
+/**
+ * The session of an event: the one whose worktree holds the event's folder (or the hook's), else
+ * the one `hagent run` named in HAGENT_SESSION / HAGENT_WORKTREE. Null outside any session.
+ */
+async function findSession(event: AgentEvent, hc: HookContext): Promise<Bound | null> {
+  const dirs = [event.cwd, hc.cwd, hc.env.HAGENT_WORKTREE].filter((d): d is string => typeof d === 'string' && d.length > 0);
+  for (const dir of dirs) {
+    let ctx: RepoContext;
+    try {
+      ctx = await openRepo(path.resolve(hc.cwd, dir));
+    } catch {
+      continue;
+    }
+    const sessions = await listSessions(ctx.commonDir);
+    const here = sessions.find((s) => isInside(s.worktree, ctx.cwd)) ?? sessions.find((s) => s.id === hc.env.HAGENT_SESSION && hc.env.HAGENT_WORKTREE !== undefined && isInside(s.worktree, hc.env.HAGENT_WORKTREE));
+    if (here) return { ctx: await openRepo(here.worktree), session: here };
+  }
+  return null;
+}
+
+const posix = (p: string) => p.split(path.sep).join('/');
+
+/**
+ * The worktree-relative paths of an edit, checked: inside the session worktree (the user's main
+ * checkout is named as such), allowed by the path policy, no symlink on the way.
+ * @throws HagentError OUTSIDE_WORKTREE, PATH_DENIED.
+ */
+async function checkedPaths(event: AgentEvent, bound: Bound, hc: HookContext): Promise<string[]> {
+  const { ctx, session } = bound;
+  const config = await loadConfig(ctx, hc.env);
+  const base = event.cwd ?? session.worktree;
+  const out: string[] = [];
+  for (const raw of event.paths) {
+    const abs = path.resolve(base, raw);
+    if (!isInside(session.worktree, abs)) {
+      const main = await mainCheckoutRoot(ctx).catch(() => null);
+      if (main && isInside(main, abs)) {
+        const rel = path.relative(main, abs);
+        throw new HagentError('OUTSIDE_WORKTREE', `${abs} is in the user's main checkout, not in this session's worktree`, { path: abs, worktree: session.worktree }, `you work in a hagent session: edit ${path.join(session.worktree, rel)} instead (same file, in your worktree)`);
+      }
+      throw new HagentError('OUTSIDE_WORKTREE', `${abs} is outside this session's worktree ${session.worktree}`, { path: abs, worktree: session.worktree }, `edit files under ${session.worktree} only`);
+    }
+    const rel = checkPath(posix(path.relative(session.worktree, abs)), config.policy);
+    const entry = await readEntry(session.worktree, rel);
+    if (entry.kind === 'symlink') {
+      throw new HagentError('PATH_DENIED', `${rel}: ${entry.component} is a symbolic link`, { path: rel, component: entry.component }, 'hagent never writes through a symlink; name the real file inside the worktree');
+    }
+    out.push(rel);
+  }
+  return out;
+}
+
+/** The paths whose bytes on disk differ from the session head (changed outside the session). */
+async function stalePaths(bound: Bound, rels: readonly string[]): Promise<string[]> {
+  if (rels.length === 0) return [];
+  const head = await sessionHead(bound.ctx, bound.session);
+  const trees = await readCommitTrees(bound.session.worktree, head, rels, await looseObjectStore(bound.ctx.commonDir, head));
+  const inHead = entriesAt(trees, rels);
+  const stale: string[] = [];
+  for (const rel of rels) {
+    const entry = await readEntry(bound.session.worktree, rel);
+    const disk = entry.kind === 'file' ? blobId(entry.bytes, formatOfOid(head)) : null;
+    const want = inHead.get(rel)?.oid ?? null;
+    if (disk !== want) stale.push(rel);
+  }
+  return stale;
+}
+
+async function preTool(event: AgentEvent, bound: Bound, hc: HookContext): Promise<HookAnswer> {
+  const { agent } = event;
+  if (event.action === 'edit') {
+    const rels = await checkedPaths(event, bound, hc);
+    trace('hook: paths checked');
+    // A target changed outside the session is adopted first (its own outside commit), so the
+    // agent's commit holds only the agent's edit.
+    const stale = await stalePaths(bound, rels);
+    if (stale.length) await syncSession(bound.ctx, bound.session, hc.env, { ...ADOPT_OUTSIDE, paths: stale, lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS });
+    return noEffect(agent);
+  }
+  if (event.action === 'patch' && event.patch) return applyForAgent(event, bound, hc);
+  if (event.action === 'shell' && event.command) {
+    // Loaded only for shell calls: the parser and the patch engine are most of a hook's start-up.
+    const { guardCommand, sessionGuardContext } = await import('../guard/index.js');
+    const gc = await sessionGuardContext(bound.ctx, bound.session, hc.env);
+    const verdict = guardCommand(event.command, { ...gc, ...(hc.env.HOME ? { home: hc.env.HOME } : {}) });
+    if (!verdict.allowed) throw new HagentError('GUARD_BLOCKED', verdict.reason, { rule: verdict.rule, command: verdict.command }, verdict.hint);
+  }
+  return noEffect(agent);
+}
+
+/**
+ * Codex resolves a patch's paths against the turn's folder, hagent against the worktree root:
+ * relative paths from a subfolder get that subfolder in front, absolute paths inside the worktree
+ * become relative. Anything else is left for the path policy to refuse. Pure.
+ */
+export function rebasePatchPaths(patch: string, cwd: string, worktree: string): string {
+  const sub = path.relative(worktree, cwd);
+  const inside = sub === '' || (!sub.startsWith('..') && !path.isAbsolute(sub));
+  return patch.replace(/^(\*\*\* (?:Add File|Update File|Delete File|Move to): )(.+?)(\s*)$/gm, (_m, head: string, p: string, tail: string) => {
+    if (path.isAbsolute(p)) {
+      const rel = path.relative(worktree, p);
+      return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? `${head}${posix(rel)}${tail}` : `${head}${p}${tail}`;
+    }
+    return inside && sub ? `${head}${posix(path.join(sub, p))}${tail}` : `${head}${p}${tail}`;
+  });
+}
+
+/** Where a patch hagent applied for a tool call is remembered, for the post-tool safety net. */
+function appliedMarker(bound: Bound, toolUseId: string): string {
+  return path.join(hagentDir(bound.ctx.commonDir), 'agents', bound.session.id, `${toolUseId.replace(/[^A-Za-z0-9._-]/g, '_')}.json`);
+}
+
+/**
+ * hagent applies the agent's patch with its own engine (atomic, unique match, byte fidelity)
+ * and blocks the native call with a reason that reads as the tool's success, Codex-shaped
+ * ("Success. Updated the following files:"), since the model sees it after Codex's own
+ * "blocked by hook" prefix. A refusal blocks with hagent's teaching error instead.
+ */
+async function applyForAgent(event: AgentEvent, bound: Bound, hc: HookContext): Promise<HookAnswer> {
+  const { applyPatch } = await import('../apply/index.js');
+  // No human can be asked inside a tool call, and every commit is undoable: the confirmation
+  // thresholds (a delete, many files or lines) do not apply here; the hard limits still do.
+  const patchText = rebasePatchPaths(event.patch!, event.cwd ?? bound.session.worktree, bound.session.worktree);
+  const r = await applyPatch(bound.ctx, bound.session, { patchText, env: hc.env, yes: true, lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS });
+  if (event.toolUseId) await writeJsonFile(appliedMarker(bound, event.toolUseId), { commit: r.commit, files: r.files.map((f) => f.path).concat(r.files.flatMap((f) => (f.from ? [f.from] : []))) });
+  const letters = r.files.map((f) => `${f.op === 'add' ? 'A' : f.op === 'delete' ? 'D' : 'M'} ${f.path}`);
+  const reason = [
+    'Success. Updated the following files:',
+    ...letters,
+    `(hagent applied this patch atomically as commit ${r.commit?.slice(0, 12)} on hagent/${r.session}; the files are on disk; do not send this patch again.)`,
+  ].join('\n');
+  return block(event.agent, event, reason);
+}
+
+async function postTool(event: AgentEvent, bound: Bound, hc: HookContext): Promise<HookAnswer> {
+  const { agent } = event;
+  const trailers = [`Hagent-Agent: ${agent}`, `Hagent-Tool: ${event.tool || 'unknown'}`, ...(event.toolUseId ? [`Hagent-Tool-Use-Id: ${event.toolUseId}`] : [])];
+  if (event.action === 'edit' || (event.action === 'patch' && !(event.toolUseId && (await readJsonFile(appliedMarker(bound, event.toolUseId)))))) {
+    // Gate + record, or a patch tool whose pre-tool hook failed open: the native write is the edit.
+    let rels: string[];
+    try {
+      rels = await checkedPaths(event, bound, hc);
+    } catch {
+      return noEffect(agent, 'hagent: the edit named a path hagent does not record; the next sync reports it');
+    }
+    const note = JSON.stringify({ agent, tool: event.tool, toolUseId: event.toolUseId, input: event.input }, null, 2);
+    const r = await syncSession(bound.ctx, bound.session, hc.env, { op: 'edit', title: event.tool, subject: `hagent: ${event.tool} ${rels.join(', ')}`, intro: `Written by ${agent}'s ${event.tool} tool (the tool input is in the note):`, paths: rels, trailers, note, lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS });
+    return r.commit ? withContext(agent, event, `hagent recorded this edit as commit ${r.commit.slice(0, 12)} (undo with: hagent undo)`) : noEffect(agent);
+  }
+  if (event.action === 'patch' && event.toolUseId) return patchSafetyNet(event, bound);
+  if (event.action === 'shell') {
+    const command = event.command ?? '';
+    trailers.push(`Hagent-Command: ${command}`);
+    const r = await syncSession(bound.ctx, bound.session, hc.env, { op: 'exec', title: 'exec', subject: `hagent: exec ${command.split('\n')[0]}`, intro: `Files changed by a shell command of ${agent} (${event.tool}):`, detail: `Command:\n${command.split('\n').map((l) => `    ${l}`).join('\n')}`, trailers, note: command, lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS });
+    return r.commit ? withContext(agent, event, `hagent recorded the files this command changed as commit ${r.commit.slice(0, 12)} (${r.files.map((f) => f.path).join(', ')})`) : noEffect(agent);
+  }
+  return noEffect(agent);
+}
+
+/**
+ * The native apply ran although hagent had applied the patch and blocked it (a block not
+ * honoured): the touched files are put back to the session head's bytes, so the patch counts once.
+ */
+async function patchSafetyNet(event: AgentEvent, bound: Bound): Promise<HookAnswer> {
+  const marker = appliedMarker(bound, event.toolUseId!);
+  const applied = (await readJsonFile(marker)) as { commit: string | null; files: string[] } | null;
+  if (!applied) return noEffect(event.agent);
+  const head = await sessionHead(bound.ctx, bound.session);
+  const stale = await stalePaths(bound, applied.files);
+  if (stale.length) {
+    const inHead = await lsTree(bound.session.worktree, head, stale);
+    const present = stale.filter((p) => inHead.has(p));
+    if (present.length) await runGit(['checkout', head, '--', ...present], { cwd: bound.session.worktree });
+    for (const p of stale.filter((q) => !inHead.has(q))) await fs.rm(path.join(bound.session.worktree, p), { force: true });
+  }
+  await fs.rm(marker, { force: true });
+  return noEffect(event.agent, stale.length ? `hagent: the patch had been applied already; ${stale.join(', ')} put back to hagent's bytes` : '');
+}
+
+/** End of a turn or of the agent's session: leftovers are adopted; the summary names the next step. */
+async function endOfTurn(event: AgentEvent, bound: Bound, hc: HookContext): Promise<HookAnswer> {
+  const r = await syncSession(bound.ctx, bound.session, hc.env, { ...ADOPT_OUTSIDE, lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS });
+  const note = r.commit ? `hagent: adopted ${r.files.length} leftover edit(s) as commit ${r.commit.slice(0, 12)}; ` : 'hagent: ';
+  return noEffect(event.agent, `${note}review the session with: hagent review --session ${bound.session.id}`);
+}
+
+/** What the agent is told at the start of its session. */
+export function sessionContext(session: Session): string {
+  return `You work in hagent session ${session.id}: worktree ${session.worktree}, branch ${session.branch}. Every edit you make becomes a hagent commit the user reviews and lands; edit files only inside this worktree. When a tool call is refused with "hagent refused this: error[CODE]", read the hint, fix the call and try again; do not work around it.`;
+}
+
+/**
+ * Claude Code's `WorktreeCreate`: a hagent session named after the requested worktree; its path is
+ * the last line on stdout, progress on stderr (Claude reads the path; any non-zero exit aborts).
+ */
+async function worktreeCreate(event: AgentEvent, hc: HookContext): Promise<HookAnswer> {
+  const ctx = await openRepo(path.resolve(hc.cwd, event.cwd ?? '.'));
+  const name = (event.worktreeName ?? '').replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[.-]+/, '').slice(0, 64) || undefined;
+  const started = await startSession(ctx, name ? { name } : {});
+  return { exitCode: 0, stdout: `${started.worktree}\n`, stderr: `hagent: session ${started.id} on ${started.branch}\n` };
+}
+
+/**
+ * Claude Code's `WorktreeRemove` (it cannot refuse, so nothing may be lost): leftovers are synced;
+ * a session whose work has landed is ended; one with unlanded work is kept, and stderr says so.
+ */
+async function worktreeRemove(event: AgentEvent, hc: HookContext): Promise<HookAnswer> {
+  if (!event.worktreePath) return noEffect(event.agent);
+  let ctx: RepoContext;
+  try {
+    ctx = await openRepo(path.resolve(hc.cwd, event.cwd ?? '.'));
+  } catch {
+    return noEffect(event.agent);
+  }
+  const session = (await listSessions(ctx.commonDir)).find((s) => isInside(s.worktree, event.worktreePath!) && isInside(event.worktreePath!, s.worktree));
+  if (!session) return noEffect(event.agent);
+  await syncSession(ctx, session, hc.env, { ...ADOPT_OUTSIDE, lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS });
+  const top = ctx.location.topLevel && !isInside(session.worktree, ctx.location.topLevel) ? ctx : await openRepo(path.dirname(ctx.commonDir));
+  if ((await unlandedPaths(top, session, await sessionHead(top, session))).length === 0) {
+    await endSession(top, session.id, { env: hc.env });
+    return noEffect(event.agent, `hagent: session ${session.id} ended (its work had landed)`);
+  }
+  return noEffect(event.agent, `hagent: session ${session.id} keeps its worktree: it has work that has not landed (hagent review --session ${session.id}, then hagent land)`);
+}

@@ -1,0 +1,192 @@
+/**
+ * `hagent run`: launches an agent inside a session worktree with hagent's hooks active for this
+ * run only, through the agent's own per-run mechanism where it has one: Claude Code
+ * `--settings FILE`, Codex `-C DIR` and `-c hooks.<Event>=…`. Gemini CLI, Cursor and Copilot CLI
+ * have none that works here (Gemini skips a system settings file below a folder others can write
+ * to, such as the temp folder): their hook file is written inside the session worktree (never
+ * the user's checkout or home) and kept out of the session's commits. No agent can move its folder from a hook, hence the launcher
+ * (agents.md §0.1).
+ */
+import { spawn } from 'node:child_process';
+import { accessSync, constants, promises as fs } from 'node:fs';
+import path from 'node:path';
+import { HagentError } from '../errors.js';
+import { writeJsonFile } from '../fsx/index.js';
+import { readJournal } from '../journal/index.js';
+import { hagentDir, readSession, sessionStatus, startSession, type RepoContext, type Session } from '../session/index.js';
+import { ownedFilesPath } from '../sync/index.js';
+import { agentHookFile, claudeHooks, codexConfigArgs } from './config.js';
+import type { AgentName } from './normalize.js';
+
+/** What `hagent run` can launch, by the name the user types. */
+export const LAUNCHABLE = {
+  claude: { agent: 'claude', binary: 'claude', env: 'HAGENT_CLAUDE_BIN', install: 'npm install -g @anthropic-ai/claude-code' },
+  codex: { agent: 'codex', binary: 'codex', env: 'HAGENT_CODEX_BIN', install: 'npm install -g @openai/codex' },
+  gemini: { agent: 'gemini', binary: 'gemini', env: 'HAGENT_GEMINI_BIN', install: 'npm install -g @google/gemini-cli' },
+  'cursor-agent': { agent: 'cursor', binary: 'cursor-agent', env: 'HAGENT_CURSOR_AGENT_BIN', install: 'curl https://cursor.com/install -fsS | bash' },
+  copilot: { agent: 'copilot', binary: 'copilot', env: 'HAGENT_COPILOT_BIN', install: 'npm install -g @github/copilot' },
+} as const satisfies Record<string, { agent: AgentName; binary: string; env: string; install: string }>;
+
+export type LaunchName = keyof typeof LAUNCHABLE;
+
+/** Quotes one word for a POSIX shell (agents run hook commands through one). */
+export function shellQuote(word: string): string {
+  return /^[A-Za-z0-9_./:=@%+-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+/**
+ * The agent's executable: `$HAGENT_<NAME>_BIN` when set, else the first `<binary>` on PATH.
+ * @throws HagentError AGENT_NOT_INSTALLED with the install command as hint.
+ */
+export function findAgentBinary(name: LaunchName, env: Readonly<Record<string, string | undefined>>): string {
+  const spec = LAUNCHABLE[name];
+  const override = env[spec.env];
+  if (override) return override;
+  for (const dir of (env.PATH ?? '').split(path.delimiter).filter(Boolean)) {
+    const candidate = path.join(dir, spec.binary);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  throw new HagentError('AGENT_NOT_INSTALLED', `${spec.binary} is not installed (not found on PATH)`, { agent: name }, `install it with: ${spec.install} (or point ${spec.env} at the executable)`);
+}
+
+/** Files hagent writes inside a worktree for an agent without a per-run mechanism; sync leaves them out. */
+export const WORKTREE_HOOK_FILES: Partial<Record<AgentName, string>> = { gemini: '.gemini/settings.json', cursor: '.cursor/hooks.json', copilot: '.github/hooks/hagent.json' };
+
+/**
+ * After the run: the hook file hagent put in the worktree goes again (unless the agent changed
+ * it: then it stays, and sync adopts it like any other edit), with the folders it made if empty.
+ */
+async function removeWorktreeHookFile(commonDir: string, session: Session, agent: AgentName): Promise<void> {
+  const rel = WORKTREE_HOOK_FILES[agent];
+  if (!rel) return;
+  const file = path.join(session.worktree, rel);
+  const owned = ownedFilesPath(commonDir, session.id);
+  const wrote = (await fs.readFile(`${owned}.content`, 'utf8').catch(() => null));
+  const now = await fs.readFile(file, 'utf8').catch(() => null);
+  if (wrote !== null && now === wrote) await fs.rm(file, { force: true });
+  await fs.rm(owned, { force: true });
+  await fs.rm(`${owned}.content`, { force: true });
+  for (let dir = path.dirname(file); dir !== session.worktree && dir.startsWith(session.worktree); dir = path.dirname(dir)) {
+    if (!(await fs.rmdir(dir).then(() => true, () => false))) break;
+  }
+}
+
+/** The command line and environment of one agent run. */
+export interface LaunchPlan {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+}
+
+/**
+ * Prepares the run: writes the per-run settings (under hagent's folder in the git dir, or in
+ * the worktree for Cursor and Copilot) and builds the agent's argv: its own flags, then `args`.
+ * `hookCommand` is how the agent starts hagent's hook (e.g. `'node' '/…/hagent.cjs' hook`).
+ */
+export async function prepareLaunch(commonDir: string, session: Session, name: LaunchName, binary: string, args: readonly string[], hookCommand: string): Promise<LaunchPlan> {
+  const agent = LAUNCHABLE[name].agent;
+  const command = `${hookCommand} ${agent}`;
+  const runDir = path.join(hagentDir(commonDir), 'agents', session.id);
+  const env: Record<string, string> = { HAGENT_SESSION: session.id, HAGENT_WORKTREE: session.worktree };
+  switch (agent) {
+    case 'claude': {
+      const file = path.join(runDir, 'claude-settings.json');
+      await writeJsonFile(file, { hooks: claudeHooks(command) });
+      return { command: binary, args: ['--settings', file, ...args], env };
+    }
+    case 'codex': {
+      const own = ['-C', session.worktree, '--dangerously-bypass-hook-trust', ...codexConfigArgs(command)];
+      const [first, ...rest] = args;
+      const sub = first === 'exec' || first === 'e' ? [first, ...own, ...rest] : [...own, ...args];
+      return { command: binary, args: sub, env };
+    }
+    case 'gemini':
+    case 'cursor':
+    case 'copilot': {
+      const rel = WORKTREE_HOOK_FILES[agent]!;
+      const file = path.join(session.worktree, rel);
+      const exists = await fs.lstat(file).then(() => true, () => false);
+      if (exists) throw new HagentError('UNSUPPORTED_FILE', `${rel} already exists in the session worktree`, { path: rel }, `add hagent's hooks to it with: hagent integrate ${agent} (inside the worktree), then start ${LAUNCHABLE[name].binary} there`);
+      await writeJsonFile(file, agentHookFile(agent, command));
+      await writeJsonFile(ownedFilesPath(commonDir, session.id), [rel]);
+      await fs.writeFile(`${ownedFilesPath(commonDir, session.id)}.content`, await fs.readFile(file, 'utf8'));
+      return { command: binary, args: [...args], env };
+    }
+  }
+}
+
+/**
+ * Runs the agent in the worktree with the terminal (stdin, stdout, stderr inherited) and resolves
+ * with its exit status (128 + signal number when killed). Ctrl-C goes to the agent, not hagent.
+ */
+export function runAgentProcess(plan: LaunchPlan, cwd: string, env: Readonly<Record<string, string | undefined>>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(plan.command, plan.args, { cwd, stdio: 'inherit', env: { ...env, ...plan.env } });
+    const ignore = () => undefined;
+    process.on('SIGINT', ignore);
+    child.on('error', (e) => {
+      process.off('SIGINT', ignore);
+      reject(new HagentError('AGENT_NOT_INSTALLED', `${plan.command} could not be started: ${e.message}`, { command: plan.command }, 'check that the agent is installed and executable'));
+    });
+    child.on('close', (code, signal) => {
+      process.off('SIGINT', ignore);
+      const signals: Record<string, number> = { SIGINT: 2, SIGTERM: 15, SIGKILL: 9, SIGHUP: 1 };
+      resolve(code ?? 128 + (signal ? signals[signal] ?? 1 : 1));
+    });
+  });
+}
+
+/** What `hagent run` reports once the agent exits. */
+export interface RunResult {
+  ok: true;
+  agent: LaunchName;
+  session: string;
+  worktree: string;
+  /** The agent's exit status; hagent exits with it. */
+  exitCode: number;
+  /** Commits on the session branch (patches and recorded edits). */
+  commits: number;
+  files: { path: string; status: string }[];
+  /** Attempts hagent refused during this run (journal). */
+  blocked: { code: string; message: string }[];
+  /** Files the agent left that are in no commit yet. */
+  outsideEdits: string[];
+}
+
+/**
+ * The whole run: session (new, or `session` resumed), launch with per-run hooks, wait, summary.
+ * @throws HagentError AGENT_NOT_INSTALLED (before any session is made), SESSION_NOT_FOUND,
+ *   and session start's codes.
+ */
+export async function runAgent(ctx: RepoContext, name: LaunchName, options: { name?: string; base?: string; session?: string; args: readonly string[]; hookCommand: string; env: Readonly<Record<string, string | undefined>> }): Promise<RunResult> {
+  const binary = findAgentBinary(name, options.env);
+  let session: Session;
+  if (options.session !== undefined) session = await readSession(ctx.commonDir, options.session);
+  else {
+    const started = await startSession(ctx, { ...(options.name !== undefined ? { name: options.name } : {}), ...(options.base !== undefined ? { base: options.base } : {}) });
+    session = await readSession(ctx.commonDir, started.id);
+  }
+  const since = new Date().toISOString();
+  const plan = await prepareLaunch(ctx.commonDir, session, name, binary, options.args, options.hookCommand);
+  let exitCode: number;
+  try {
+    exitCode = await runAgentProcess(plan, session.worktree, options.env);
+  } finally {
+    await removeWorktreeHookFile(ctx.commonDir, session, LAUNCHABLE[name].agent);
+  }
+  const status = await sessionStatus(ctx, session.id);
+  const journal = await readJournal(ctx.commonDir, { session: session.id, failed: true });
+  const owned = WORKTREE_HOOK_FILES[LAUNCHABLE[name].agent];
+  return {
+    ok: true, agent: name, session: session.id, worktree: session.worktree, exitCode,
+    commits: status.commits,
+    files: status.changed.map((f) => ({ path: f.path, status: f.status })),
+    blocked: journal.entries.filter((e) => e.time >= since).map((e) => ({ code: e.code ?? 'UNKNOWN', message: e.message ?? '' })),
+    outsideEdits: status.outsideEdits.map((f) => f.path).filter((p) => p !== owned),
+  };
+}

@@ -1,0 +1,49 @@
+/**
+ * Each agent's exact answer to a hook. PURE. Blocks take the form the agent honours:
+ * - Claude Code, Codex, Gemini CLI: exit 2 with the reason on stderr (Codex rejects `ask` and a
+ *   bare `allow`, and needs a non-empty stderr on exit 2; Gemini shows stderr as the tool error).
+ * - Cursor: JSON on every path: `{"permission":"deny","user_message","agent_message"}`, `{}` otherwise.
+ * - Copilot CLI: exit codes never block; `{"permissionDecision":"deny","permissionDecisionReason"}`.
+ * Nothing but the agent's JSON is ever written on stdout (Gemini and Cursor parse it).
+ */
+import type { AgentEvent, AgentName } from './normalize.js';
+
+/** What the hook process prints and exits with. */
+export interface HookAnswer {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** The answer that changes nothing (also outside a hagent session). */
+export function noEffect(agent: AgentName, note = ''): HookAnswer {
+  return { exitCode: 0, stdout: agent === 'cursor' ? '{}\n' : '', stderr: note ? `${note}\n` : '' };
+}
+
+/** Refuses the tool call; `reason` is what the model reads as the tool's result. */
+export function block(agent: AgentName, event: AgentEvent, reason: string): HookAnswer {
+  const text = reason.trim();
+  switch (agent) {
+    case 'cursor':
+      return { exitCode: 0, stdout: `${JSON.stringify({ permission: 'deny', continue: true, user_message: text.split('\n')[0], agent_message: text })}\n`, stderr: '' };
+    case 'copilot':
+      return { exitCode: 0, stdout: `${JSON.stringify({ permissionDecision: 'deny', permissionDecisionReason: text })}\n`, stderr: '' };
+    case 'gemini':
+      return { exitCode: 2, stdout: '', stderr: `${text}\n` };
+    case 'claude':
+    case 'codex':
+      void event;
+      return { exitCode: 2, stdout: '', stderr: `${text}\n` };
+  }
+}
+
+/**
+ * A successful post-tool or session-start answer that tells the model something (Claude Code's
+ * `additionalContext`); the other agents get the plain no-effect answer.
+ */
+export function withContext(agent: AgentName, event: AgentEvent, context: string): HookAnswer {
+  if (agent === 'claude' && (event.kind === 'post-tool' || event.kind === 'session-start')) {
+    return { exitCode: 0, stdout: `${JSON.stringify({ hookSpecificOutput: { hookEventName: event.eventName, additionalContext: context } })}\n`, stderr: '' };
+  }
+  return noEffect(agent);
+}

@@ -1,0 +1,234 @@
+/**
+ * `hagent hook <agent>` with the payloads each agent's hook reference documents (Claude Code,
+ * Codex, Gemini CLI, Cursor, Copilot CLI): the answer has the agent's exact shape, refused edits
+ * never reach disk, recorded edits are one commit each, and outside a session nothing happens.
+ * Cursor and Copilot CLI cannot run here, so these payload tests are their only tests.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { git, hagent, makeRepo, startSession } from '../helpers/index.js';
+
+const test = suite('hagent hook');
+
+function setup() {
+  const repo = makeRepo({ 'a.txt': 'one\n' });
+  const s = startSession(repo, ['--name', 'h1']);
+  return { repo, wt: s.worktree };
+}
+
+const hook = (cwd: string, args: string[], payload: unknown) => hagent(cwd, ['hook', ...args], { input: JSON.stringify(payload) });
+const subjects = (repo: string) => git(repo, 'log', '--format=%s', 'main..hagent/h1').split('\n').filter(Boolean);
+
+// Each agent's pre-tool payload for a write of `file`, and how it reads a block.
+const PRE = {
+  claude: (wt: string, file: string) => ({ args: ['claude'], payload: { hook_event_name: 'PreToolUse', session_id: 's', cwd: wt, tool_name: 'Write', tool_use_id: 'toolu_1', tool_input: { file_path: file, content: 'x\n' } } }),
+  codex: (wt: string, file: string) => ({ args: ['codex'], payload: { hook_event_name: 'PreToolUse', session_id: 's', turn_id: 't', cwd: wt, model: 'm', permission_mode: 'bypassPermissions', tool_name: 'apply_patch', tool_use_id: 'call_1', tool_input: { command: `*** Begin Patch\n*** Add File: ${path.relative(wt, file)}\n+x\n*** End Patch\n` } } }),
+  gemini: (wt: string, file: string) => ({ args: ['gemini'], payload: { hook_event_name: 'BeforeTool', session_id: 's', cwd: wt, timestamp: '2026-01-01T00:00:00Z', tool_name: 'write_file', tool_input: { file_path: file, content: 'x\n' } } }),
+  cursor: (wt: string, file: string) => ({ args: ['cursor'], payload: { hook_event_name: 'preToolUse', conversation_id: 'c', generation_id: 'g1', workspace_roots: [wt], tool_name: 'Write', tool_input: { file_path: file, content: 'x\n' } } }),
+  copilot: (wt: string, file: string) => ({ args: ['copilot', 'preToolUse'], payload: { sessionId: 's', timestamp: 1767225600000, cwd: wt, toolName: 'create', toolArgs: JSON.stringify({ path: file, file_text: 'x\n' }) } }),
+} as const;
+
+function assertBlocked(agent: keyof typeof PRE, r: ReturnType<typeof hagent>, code: string): void {
+  if (agent === 'cursor') {
+    assert.is(r.status, 0);
+    assert.is(r.json.permission, 'deny');
+    assert.match(r.json.agent_message, new RegExp(`error\\[${code}\\]`));
+  } else if (agent === 'copilot') {
+    assert.is(r.status, 0);
+    assert.is(r.json.permissionDecision, 'deny');
+    assert.match(r.json.permissionDecisionReason, new RegExp(`error\\[${code}\\]`));
+  } else {
+    assert.is(r.status, 2, r.stdout + r.stderr);
+    assert.is(r.stdout, '');
+    assert.match(r.stderr, new RegExp(`^hagent refused this: error\\[${code}\\]`));
+  }
+}
+
+for (const agent of Object.keys(PRE) as (keyof typeof PRE)[]) {
+  test(`${agent}: a write of .env is refused in the agent's own block form, nothing written, journaled`, () => {
+    const { repo, wt } = setup();
+    const { args, payload } = PRE[agent](wt, path.join(wt, '.env'));
+    const r = hook(wt, args, payload);
+    assertBlocked(agent, r, 'PATH_DENIED');
+    assert.not.ok(existsSync(path.join(wt, '.env')));
+    const log = hagent(repo, ['log', '--failed', '--json']);
+    assert.ok(log.json.entries.some((e: { code: string }) => e.code === 'PATH_DENIED'), log.stdout);
+  });
+
+  test(`${agent}: a write into the user's main checkout is refused, naming the same file in the worktree`, () => {
+    const { repo, wt } = setup();
+    const { args, payload } = PRE[agent](wt, path.join(repo, 'b.txt'));
+    if (agent === 'codex') return; // a Codex patch names worktree-relative paths: it cannot leave the worktree
+    const r = hook(wt, args, payload);
+    assertBlocked(agent, r, 'OUTSIDE_WORKTREE');
+    assert.not.ok(existsSync(path.join(repo, 'b.txt')));
+  });
+
+  test(`${agent}: outside any hagent session the hook has no effect`, () => {
+    const repo = makeRepo({ 'a.txt': 'one\n' });
+    const { args, payload } = PRE[agent](repo, path.join(repo, '.env'));
+    const r = hook(repo, args, payload);
+    assert.is(r.status, 0, r.stderr);
+    assert.is(r.stdout, agent === 'cursor' ? '{}\n' : '');
+  });
+}
+
+test('claude: an allowed Write passes silently; its PostToolUse makes one commit with tool name, tool-use id and the edit in the note', () => {
+  const { repo, wt } = setup();
+  const input = { file_path: path.join(wt, 'b.txt'), content: 'new\n' };
+  const pre = hook(wt, ['claude'], { hook_event_name: 'PreToolUse', cwd: wt, tool_name: 'Write', tool_use_id: 'toolu_9', tool_input: input });
+  assert.is(pre.status, 0, pre.stderr);
+  assert.is(pre.stdout, '');
+  writeFileSync(input.file_path, input.content);
+  writeFileSync(path.join(wt, 'unrelated.txt'), 'not this tool call\n');
+  const post = hook(wt, ['claude'], { hook_event_name: 'PostToolUse', cwd: wt, tool_name: 'Write', tool_use_id: 'toolu_9', tool_input: input, tool_response: { filePath: input.file_path, success: true } });
+  assert.is(post.status, 0, post.stderr);
+  assert.is(post.json.hookSpecificOutput.hookEventName, 'PostToolUse');
+  assert.match(post.json.hookSpecificOutput.additionalContext, /recorded this edit as commit [0-9a-f]{12}/);
+  assert.equal(subjects(repo), ['hagent: Write b.txt']);
+  assert.is(git(repo, 'show', '--name-only', '--format=', 'hagent/h1'), 'b.txt', 'only the tool call\'s file');
+  assert.match(git(repo, 'log', '-1', '--format=%B', 'hagent/h1'), /Hagent-Op: edit\nHagent-Agent: claude\nHagent-Tool: Write\nHagent-Tool-Use-Id: toolu_9/);
+  assert.match(git(repo, 'notes', '--ref=hagent', 'show', 'hagent/h1'), /"content": "new\\n"/);
+  assert.is(git(wt, 'status', '--porcelain'), '?? unrelated.txt');
+});
+
+test('claude: a stale target is adopted as an outside commit in PreToolUse, so the agent\'s commit holds only its edit', () => {
+  const { repo, wt } = setup();
+  writeFileSync(path.join(wt, 'a.txt'), 'changed outside\n');
+  const input = { file_path: path.join(wt, 'a.txt'), old_string: 'changed outside', new_string: 'agent' };
+  assert.is(hook(wt, ['claude'], { hook_event_name: 'PreToolUse', cwd: wt, tool_name: 'Edit', tool_use_id: 't1', tool_input: input }).status, 0);
+  writeFileSync(path.join(wt, 'a.txt'), 'agent\n');
+  assert.is(hook(wt, ['claude'], { hook_event_name: 'PostToolUse', cwd: wt, tool_name: 'Edit', tool_use_id: 't1', tool_input: input }).status, 0);
+  assert.equal(subjects(repo), ['hagent: Edit a.txt', 'hagent: outside edits (M a.txt)']);
+});
+
+test('claude: Bash PostToolUse commits every file the command changed as Hagent-Op: exec; Stop syncs leftovers', () => {
+  const { repo, wt } = setup();
+  writeFileSync(path.join(wt, 'made.txt'), 'by shell\n');
+  const post = hook(wt, ['claude'], { hook_event_name: 'PostToolUse', cwd: wt, tool_name: 'Bash', tool_use_id: 'toolu_b', tool_input: { command: 'echo by shell > made.txt' } });
+  assert.is(post.status, 0, post.stderr);
+  const body = git(repo, 'log', '-1', '--format=%B', 'hagent/h1');
+  assert.match(body, /Hagent-Op: exec/);
+  assert.match(body, /Hagent-Command: echo by shell > made.txt/);
+  writeFileSync(path.join(wt, 'left.txt'), 'left over\n');
+  const stop = hook(wt, ['claude'], { hook_event_name: 'Stop', cwd: wt, stop_hook_active: false });
+  assert.is(stop.status, 0);
+  assert.is(stop.stdout, '');
+  assert.match(stop.stderr, /hagent review --session h1/);
+  assert.equal(subjects(repo), ['hagent: outside edits (A left.txt)', 'hagent: exec echo by shell > made.txt']);
+});
+
+test('claude: a Bash command the guard refuses is blocked with exit 2 and the rule on stderr', () => {
+  const { wt } = setup();
+  const r = hook(wt, ['claude'], { hook_event_name: 'PreToolUse', cwd: wt, tool_name: 'Bash', tool_use_id: 'x', tool_input: { command: 'git push --force origin main' } });
+  assert.is(r.status, 2);
+  assert.match(r.stderr, /error\[GUARD_BLOCKED\]/);
+});
+
+test('codex: apply_patch is applied by hagent and blocked with a Codex-shaped success; a PostToolUse after an unhonoured block restores hagent\'s bytes', () => {
+  const { repo, wt } = setup();
+  const patch = '*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+two\n*** End Patch\n';
+  const payload = { hook_event_name: 'PreToolUse', cwd: wt, tool_name: 'apply_patch', tool_use_id: 'call_p', tool_input: { command: patch } };
+  const r = hook(wt, ['codex'], payload);
+  assert.is(r.status, 2);
+  assert.match(r.stderr, /^Success\. Updated the following files:\nM a\.txt\n\(hagent applied this patch atomically as commit [0-9a-f]{12} on hagent\/h1/);
+  assert.is(readFileSync(path.join(wt, 'a.txt'), 'utf8'), 'two\n');
+  // The block was not honoured: Codex's own engine wrote something else.
+  writeFileSync(path.join(wt, 'a.txt'), 'two\ntwo\n');
+  const post = hook(wt, ['codex'], { ...payload, hook_event_name: 'PostToolUse', tool_response: 'Success.' });
+  assert.is(post.status, 0, post.stderr);
+  assert.match(post.stderr, /put back to hagent's bytes/);
+  assert.is(readFileSync(path.join(wt, 'a.txt'), 'utf8'), 'two\n');
+  assert.equal(subjects(repo), ['hagent: M a.txt']);
+});
+
+test('codex: a patch hagent refuses comes back as the block reason with the code and hint; nothing written', () => {
+  const { wt } = setup();
+  const r = hook(wt, ['codex'], { hook_event_name: 'PreToolUse', cwd: wt, tool_name: 'apply_patch', tool_use_id: 'c', tool_input: { command: '*** Begin Patch\n*** Update File: a.txt\n@@\n-nope\n+two\n*** End Patch\n' } });
+  assert.is(r.status, 2);
+  assert.match(r.stderr, /^hagent refused this: error\[CONTEXT_NOT_FOUND\]/);
+  assert.match(r.stderr, /hint: /);
+  assert.is(readFileSync(path.join(wt, 'a.txt'), 'utf8'), 'one\n');
+});
+
+test('codex: a patch sent from a subfolder, or with absolute paths inside the worktree, lands on the same files', () => {
+  const repo = makeRepo({ 'src/a.txt': 'one\n', 'b.txt': 'bee\n' });
+  const wt = startSession(repo, ['--name', 'h1']).worktree;
+  const fromSub = hook(wt, ['codex'], { hook_event_name: 'PreToolUse', cwd: path.join(wt, 'src'), tool_name: 'apply_patch', tool_use_id: 'c1', tool_input: { command: '*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+two\n*** End Patch\n' } });
+  assert.is(fromSub.status, 2);
+  assert.match(fromSub.stderr, /^Success\. Updated the following files:\nM src\/a\.txt/);
+  const absolute = hook(wt, ['codex'], { hook_event_name: 'PreToolUse', cwd: wt, tool_name: 'apply_patch', tool_use_id: 'c2', tool_input: { command: `*** Begin Patch\n*** Update File: ${path.join(wt, 'b.txt')}\n@@\n-bee\n+bea\n*** End Patch\n` } });
+  assert.match(absolute.stderr, /^Success\. Updated the following files:\nM b\.txt/);
+  assert.is(readFileSync(path.join(wt, 'src/a.txt'), 'utf8'), 'two\n');
+  assert.is(readFileSync(path.join(wt, 'b.txt'), 'utf8'), 'bea\n');
+});
+
+test('gemini: AfterTool of replace records the edit; run_shell_command AfterTool commits as exec', () => {
+  const { repo, wt } = setup();
+  writeFileSync(path.join(wt, 'a.txt'), 'two\n');
+  const r = hook(wt, ['gemini'], { hook_event_name: 'AfterTool', cwd: wt, tool_name: 'replace', tool_input: { file_path: path.join(wt, 'a.txt'), old_string: 'one', new_string: 'two' }, tool_response: { llmContent: 'ok' } });
+  assert.is(r.status, 0, r.stderr);
+  assert.is(r.stdout, '');
+  writeFileSync(path.join(wt, 'c.txt'), 'c\n');
+  assert.is(hook(wt, ['gemini'], { hook_event_name: 'AfterTool', cwd: wt, tool_name: 'run_shell_command', tool_input: { command: 'echo c > c.txt' } }).status, 0);
+  assert.equal(subjects(repo), ['hagent: exec echo c > c.txt', 'hagent: replace a.txt']);
+});
+
+test('cursor: afterFileEdit records the edit; beforeShellExecution of a blocked command denies in JSON; an allowed one answers {}', () => {
+  const { repo, wt } = setup();
+  writeFileSync(path.join(wt, 'a.txt'), 'two\n');
+  const r = hook(wt, ['cursor'], { hook_event_name: 'afterFileEdit', conversation_id: 'c', generation_id: 'g', workspace_roots: [wt], file_path: path.join(wt, 'a.txt'), edits: [{ old_string: 'one', new_string: 'two' }] });
+  assert.is(r.status, 0, r.stderr);
+  assert.is(r.stdout, '{}\n');
+  assert.equal(subjects(repo), ['hagent: Edit a.txt']);
+  const bad = hook(wt, ['cursor'], { hook_event_name: 'beforeShellExecution', workspace_roots: [wt], command: 'rm -rf ~', cwd: wt });
+  assert.is(bad.json.permission, 'deny');
+  assert.match(bad.json.agent_message, /GUARD_BLOCKED/);
+  const ok = hook(wt, ['cursor'], { hook_event_name: 'beforeShellExecution', workspace_roots: [wt], command: 'ls', cwd: wt });
+  assert.is(ok.stdout, '{}\n');
+});
+
+test('copilot: postToolUse of edit records it (toolArgs is a JSON string); a bash preToolUse the guard refuses is denied in JSON', () => {
+  const { repo, wt } = setup();
+  writeFileSync(path.join(wt, 'a.txt'), 'two\n');
+  const r = hook(wt, ['copilot', 'postToolUse'], { sessionId: 's', timestamp: 1, cwd: wt, toolName: 'edit', toolArgs: JSON.stringify({ path: path.join(wt, 'a.txt'), old_str: 'one', new_str: 'two' }), toolResult: { resultType: 'success', textResultForLlm: 'ok' } });
+  assert.is(r.status, 0, r.stderr);
+  assert.equal(subjects(repo), ['hagent: edit a.txt']);
+  const bad = hook(wt, ['copilot', 'preToolUse'], { sessionId: 's', timestamp: 1, cwd: wt, toolName: 'bash', toolArgs: JSON.stringify({ command: 'git push --force' }) });
+  assert.is(bad.status, 0);
+  assert.is(bad.json.permissionDecision, 'deny');
+});
+
+test('claude: WorktreeCreate makes a hagent session and prints its path; WorktreeRemove ends it once landed, keeps it otherwise', () => {
+  const repo = makeRepo({ 'a.txt': 'one\n' });
+  const r = hook(repo, ['claude'], { hook_event_name: 'WorktreeCreate', cwd: repo, session_id: 's', name: 'feature-x' });
+  assert.is(r.status, 0, r.stderr);
+  const wt = r.stdout.trim().split('\n').pop()!;
+  assert.ok(existsSync(path.join(wt, 'a.txt')));
+  assert.is(hagent(repo, ['session', 'list', '--json']).json.sessions[0].id, 'feature-x');
+  writeFileSync(path.join(wt, 'b.txt'), 'work\n');
+  const keep = hook(repo, ['claude'], { hook_event_name: 'WorktreeRemove', cwd: repo, worktree_path: wt });
+  assert.is(keep.status, 0);
+  assert.match(keep.stderr, /keeps its worktree: it has work that has not landed/);
+  assert.ok(existsSync(wt));
+  assert.is(git(repo, 'show', 'hagent/feature-x:b.txt'), 'work', 'the leftover was synced, not lost');
+});
+
+test('claude: SessionStart tells the model about the session in additionalContext', () => {
+  const { wt } = setup();
+  const r = hook(wt, ['claude'], { hook_event_name: 'SessionStart', cwd: wt, source: 'startup' });
+  assert.is(r.status, 0, r.stderr);
+  assert.is(r.json.hookSpecificOutput.hookEventName, 'SessionStart');
+  assert.match(r.json.hookSpecificOutput.additionalContext, /hagent session h1/);
+});
+
+test('an event that is not JSON fails open with exit 1 and a message', () => {
+  const { wt } = setup();
+  const r = hagent(wt, ['hook', 'claude'], { input: 'not json' });
+  assert.is(r.status, 1);
+  assert.match(r.stderr, /not JSON/);
+});
+
+test.run();

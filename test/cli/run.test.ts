@@ -1,0 +1,99 @@
+/**
+ * `hagent run` with stand-in agent binaries (shell scripts that record how they were started):
+ * the worktree as working folder, the per-run hook mechanism of each agent, the arguments after
+ * `--`, the agent's exit status, the summary; a missing binary is AGENT_NOT_INSTALLED before any
+ * session is made. The real Claude Code and Codex runs are in test/agents/.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { git, hagent, makeRepo, tempDir } from '../helpers/index.js';
+
+const test = suite('hagent run');
+
+/** A stand-in agent: writes its cwd, argv and HAGENT_* env to `record`, makes a file, exits with `status`. */
+function fakeAgent(status: number): { bin: string; record: string } {
+  const dir = tempDir('hagent-fake-agent-');
+  const record = path.join(dir, 'record.json');
+  const bin = path.join(dir, 'agent');
+  writeFileSync(bin, `#!/bin/sh\nnode -e 'require("fs").writeFileSync(process.argv[1], JSON.stringify({cwd: process.cwd(), args: process.argv.slice(2), session: process.env.HAGENT_SESSION, worktree: process.env.HAGENT_WORKTREE, files: Object.fromEntries([".gemini/settings.json", ".cursor/hooks.json", ".github/hooks/hagent.json"].filter((f) => require("fs").existsSync(f)).map((f) => [f, require("fs").readFileSync(f, "utf8")]))}))' ${JSON.stringify(record)} "$@"\necho made > made-by-agent.txt\nexit ${status}\n`, { mode: 0o755 });
+  return { bin, record };
+}
+
+test('claude: runs in the worktree with --settings FILE (hagent\'s hooks), the args after --, and exits with its status', () => {
+  const repo = makeRepo();
+  const fake = fakeAgent(3);
+  const r = hagent(repo, ['run', 'claude', '--name', 'r1', '--', '-p', 'hello world'], { env: { HAGENT_CLAUDE_BIN: fake.bin } });
+  assert.is(r.status, 3, r.stderr);
+  const rec = JSON.parse(readFileSync(fake.record, 'utf8'));
+  assert.is(rec.session, 'r1');
+  assert.is(rec.cwd, rec.worktree);
+  assert.is(rec.args[0], '--settings');
+  assert.equal(rec.args.slice(2), ['-p', 'hello world']);
+  const settings = JSON.parse(readFileSync(rec.args[1], 'utf8'));
+  assert.match(settings.hooks.PreToolUse[0].hooks[0].command, / hook claude$/);
+  assert.ok(!rec.args[1].startsWith(repo + path.sep + '.claude'), 'not in the user\'s checkout');
+  assert.match(r.stdout, /hagent session r1: 0 commits/);
+  assert.match(r.stdout, /not yet committed: made-by-agent\.txt/);
+  assert.match(r.stdout, /hagent review --session r1/);
+});
+
+test('codex: -C WORKTREE, hook trust for this run and -c hooks.<Event>, placed after exec', () => {
+  const repo = makeRepo();
+  const fake = fakeAgent(0);
+  const r = hagent(repo, ['run', 'codex', '--name', 'r2', '--json', '--', 'exec', 'fix it'], { env: { HAGENT_CODEX_BIN: fake.bin } });
+  assert.is(r.status, 0, r.stderr);
+  const rec = JSON.parse(readFileSync(fake.record, 'utf8'));
+  assert.is(rec.args[0], 'exec');
+  assert.equal(rec.args.slice(1, 4), ['-C', rec.worktree, '--dangerously-bypass-hook-trust']);
+  assert.ok(rec.args.some((a: string) => /^hooks\.PreToolUse=\[\{hooks=\[\{type="command",command=".* hook codex",timeout=120\}\]\}\]$/.test(a)), rec.args.join(' '));
+  assert.is(rec.args.at(-1), 'fix it');
+  assert.equal(r.json.outsideEdits, ['made-by-agent.txt']);
+  assert.is(r.json.exitCode, 0);
+});
+
+test('gemini: its workspace settings file inside the worktree', () => {
+  const repo = makeRepo();
+  const fake = fakeAgent(0);
+  assert.is(hagent(repo, ['run', 'gemini', '--name', 'r3'], { env: { HAGENT_GEMINI_BIN: fake.bin } }).status, 0);
+  const rec = JSON.parse(readFileSync(fake.record, 'utf8'));
+  assert.is(JSON.parse(rec.files['.gemini/settings.json']).hooks.BeforeTool[0].matcher, 'write_file|replace|run_shell_command');
+  assert.not.ok(existsSync(path.join(rec.worktree, '.gemini')), 'removed after the run, with its folder');
+});
+
+test('cursor-agent and copilot: their hook file inside the worktree, left out of the session\'s commits', () => {
+  const repo = makeRepo();
+  for (const [name, rel, env] of [['cursor-agent', '.cursor/hooks.json', 'HAGENT_CURSOR_AGENT_BIN'], ['copilot', '.github/hooks/hagent.json', 'HAGENT_COPILOT_BIN']] as const) {
+    const fake = fakeAgent(0);
+    const id = name === 'copilot' ? 'r5' : 'r4';
+    const r = hagent(repo, ['run', name, '--name', id, '--json'], { env: { [env]: fake.bin } });
+    assert.is(r.status, 0, r.stderr);
+    const wt = r.json.worktree as string;
+    assert.match(JSON.parse(readFileSync(fake.record, 'utf8')).files[rel], /hagent\.cjs'? hook (cursor|copilot)/, rel);
+    assert.not.ok(existsSync(path.join(wt, rel)), `${rel} removed after the run`);
+    assert.equal(r.json.outsideEdits, ['made-by-agent.txt']);
+    assert.is(hagent(repo, ['sync', '--session', id]).status, 0);
+    assert.is(git(repo, 'show', '--name-only', '--format=', `hagent/${id}`), 'made-by-agent.txt');
+  }
+});
+
+test('a missing agent binary is AGENT_NOT_INSTALLED with the install command, and no session is made', () => {
+  const repo = makeRepo();
+  const r = hagent(repo, ['run', 'claude', '--name', 'r6'], { env: { PATH: '/usr/bin:/bin' }, unsetEnv: ['HAGENT_CLAUDE_BIN'] });
+  assert.is(r.status, 1);
+  assert.match(r.stderr, /error\[AGENT_NOT_INSTALLED\]/);
+  assert.match(r.stderr, /npm install -g @anthropic-ai\/claude-code/);
+  assert.equal(hagent(repo, ['session', 'list', '--json']).json.sessions, []);
+});
+
+test('usage: an unknown agent, --session with --name, a stray argument before --', () => {
+  const repo = makeRepo();
+  assert.is(hagent(repo, ['run', 'vim']).status, 2);
+  assert.is(hagent(repo, ['run', 'claude', '--session', 'a', '--name', 'b']).status, 2);
+  const stray = hagent(repo, ['run', 'claude', 'fix']);
+  assert.is(stray.status, 2);
+  assert.match(stray.stderr, /after --/);
+});
+
+test.run();
