@@ -8,9 +8,13 @@ import { spawnSync } from 'node:child_process';
 // Build beside dist/ and swap it in, so a CLI already running keeps a whole bundle.
 const out = `dist.tmp-${process.pid}`;
 rmSync(out, { recursive: true, force: true });
-// The library face: ESM, each lazily imported module in a chunk of its own.
+// The library face: ESM, each lazily imported module in a chunk of its own. The MCP server
+// (`hagent mcp`) is an entry point of this build, not of the CLI's bundle: loaded by that command
+// only, so the MCP SDK (~0.5 MB) is never read or compiled by the other commands. (In one
+// CommonJS bundle, esbuild's lazy module wrappers also initialise zod after the SDK's schemas
+// that use it.)
 await build({
-  entryPoints: { index: 'src/index.ts' },
+  entryPoints: { index: 'src/index.ts', mcp: 'src/mcp/index.ts' },
   outdir: out,
   bundle: true,
   splitting: true,

@@ -168,6 +168,12 @@ async function main(): Promise<void> {
     .command('doctor', 'finish interrupted work, remove stray temp files, report refs and worktrees out of step', (b) => b
       .options({ ...json, ...sessionOpt }).example('$0 doctor', 'check every session'),
     handler(async () => (await import('./commands/maintenance.js')).runDoctorCommand))
+    .command('mcp', "serve the session's tools (read, edit, write, apply_patch, undo, …) over MCP on stdio, for an agent", (b) => b
+      .options({ ...json, ...sessionOpt, new: { type: 'boolean', describe: 'start a new session and serve it' }, name: { type: 'string', describe: 'with --new: the session id' }, base: { type: 'string', describe: 'with --new: the commit to start from (default: HEAD)' } })
+      .example('$0 mcp', 'serve the session you are in (or the only one)')
+      .example('$0 mcp --session fix-login', 'serve a named session')
+      .example('$0 mcp --new --name fix-login', 'start a session and serve it'),
+    handler(async () => { const { runMcp } = await import('./commands/mcp.js'); return (argv: Parameters<typeof runMcp>[0], cliIo: Io) => runMcp(argv, cliIo, packageVersion()); }))
     .command('demo', 'run the whole cycle on a sample project in a temp folder, step by step', (b) => b
       .options({ keep: { type: 'boolean', describe: 'keep the demo folder' } }).example('$0 demo', ''),
     handler(async () => (await import('./commands/demo.js')).runDemo))
