@@ -60,8 +60,12 @@ await build({
 const cli = readFileSync(`${out}/cli.cjs`, 'utf8').replace(/^#!.*\n/, '');
 writeFileSync(`${out}/cli.cjs`, cli);
 const hash = createHash('sha256').update(cli).digest('hex').slice(0, 16);
-writeFileSync(`${out}/hagent.cjs`, readFileSync('scripts/launcher.cjs', 'utf8').replace('__BUNDLE_HASH__', hash));
-chmodSync(`${out}/hagent.cjs`, 0o755);
+// Two programs start the one bundle (and share its code cache): hagent, and the apply_patch
+// drop-in for agent loops that shell out to Codex's tool.
+for (const entry of ['hagent', 'apply_patch']) {
+  writeFileSync(`${out}/${entry}.cjs`, readFileSync('scripts/launcher.cjs', 'utf8').replace('__BUNDLE_HASH__', hash).replace('__ENTRY__', entry));
+  chmodSync(`${out}/${entry}.cjs`, 0o755);
+}
 // Type declarations of the library face (dist/types/index.d.ts), from the TypeScript compiler.
 const tsc = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json', '--outDir', `${out}/types`], { stdio: 'inherit' });
 if (tsc.status !== 0) process.exit(tsc.status ?? 1);

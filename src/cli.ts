@@ -94,6 +94,12 @@ function skipHelpRendering(cli: Argv): void {
 }
 
 async function main(): Promise<void> {
+  // The apply_patch bin: the same bundle, started by its own launcher (scripts/build.mjs).
+  if ((globalThis as { hagentEntry?: string }).hagentEntry === 'apply_patch') {
+    const { runApplyPatchBin } = await import('./commands/apply-patch-bin.js');
+    process.exitCode = await runApplyPatchBin(process.argv.slice(2), io);
+    return;
+  }
   const fast = readFastCommand(process.argv.slice(2));
   if (fast) {
     trace('cli: arguments parsed');
@@ -194,7 +200,9 @@ async function main(): Promise<void> {
 
 main().catch((error: unknown) => {
   const e = toHagentError(error);
-  if (e.code === 'USAGE' && !wantsJson) {
+  if (e.code === 'USAGE' && !wantsJson && (globalThis as { hagentEntry?: string }).hagentEntry === 'apply_patch') {
+    process.stderr.write(`Usage: ${e.hint ?? ''}\nerror[USAGE]: ${e.message}\n`);
+  } else if (e.code === 'USAGE' && !wantsJson) {
     process.stderr.write(`error[USAGE]: ${e.message}\n  hint: ${e.hint ?? 'hagent --help'}\n`);
   } else {
     printError(io, e, wantsJson);

@@ -35,6 +35,12 @@ export interface ConfirmationRequest {
 export interface ApplyOptions {
   /** The patch (Codex language or unified diff). Ignored when `change` is given. */
   patchText: string;
+  /**
+   * The folder, relative to the worktree root and `/`-separated, that the patch's paths are
+   * relative to (a drop-in `apply_patch` run in a subfolder, as Codex reads paths against its
+   * working folder). A heredoc's `cd DIR` is taken inside it. Default: the root.
+   */
+  cwd?: string;
   /** A change planned from the snapshot instead of parsed from `patchText` (the edit and write tools). */
   change?: PlannedChange;
   /**
@@ -121,6 +127,12 @@ export function checkOpPaths(parsed: ParsedPatch, policy: Policy): ParsedPatch {
     return { ...op, path };
   });
   return { ...parsed, ops };
+}
+
+/** `parsed` with its paths taken inside `cwd` (a heredoc's own `cd DIR` inside that). Pure. */
+function withCwd(parsed: ParsedPatch, cwd: string | undefined): ParsedPatch {
+  if (!cwd) return parsed;
+  return { ...parsed, cwd: parsed.cwd ? `${cwd}/${parsed.cwd}` : cwd };
 }
 
 /** The §7 JSON of one planned file. */
@@ -271,7 +283,7 @@ export async function applyPatch(ctx: RepoContext, session: Session, options: Ap
   const timeoutMs = options.lockTimeoutMs ?? config.runtime.lockTimeoutMs;
   const { value, recovery } = await guardedWrite(guardTarget(ctx, session), command, { timeoutMs, patch: options.patchText, journal: !options.dryRun }, async () => {
     trace('apply: locked');
-    const parsed = checkOpPaths(options.change ? options.change.parsed : parsePatch(options.patchText), policy);
+    const parsed = checkOpPaths(withCwd(options.change ? options.change.parsed : parsePatch(options.patchText), options.cwd), policy);
     trace('apply: parsed');
     const { head, redo } = await readSessionRefs(ctx, session);
     trace('apply: refs read');
