@@ -1,7 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { isHagentError, type HagentError } from '../../../src/errors.js';
 import { planEdit, planWrite, type FileState } from '../../../src/patch/index.js';
+import { errorOf } from './helpers.js';
 
 const test = suite('edit and write planning');
 
@@ -12,16 +12,6 @@ const out = (state: FileState, oldString: string, newString: string, replaceAll 
   const f = planEdit({ path: 'f.txt', oldString, newString, replaceAll }, state).files[0]!;
   return { text: dec.decode(f.bytes), f };
 };
-function errorOf(fn: () => unknown): HagentError {
-  try {
-    fn();
-  } catch (e) {
-    if (isHagentError(e)) return e;
-    throw e;
-  }
-  throw new Error('expected a refusal');
-}
-
 test('a replacement may start and end inside lines; every other byte stays', () => {
   const { text, f } = out(file('alpha beta\r\ngamma delta\r\n'), 'beta\r\ngamma', 'B\r\nG');
   assert.is(text, 'alpha B\r\nG delta\r\n');
