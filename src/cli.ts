@@ -167,6 +167,19 @@ async function main(): Promise<void> {
     .command('sync', 'commit edits made in the session worktree outside hagent, marked as outside', (b) => b
       .options({ ...json, ...sessionOpt }).example('$0 sync', 'make outside edits reviewable and undoable'),
     handler(async () => (await import('./commands/maintenance.js')).runSync))
+    .command('exec [command..]', 'run a guarded shell command in the session worktree; its file changes become one commit', (b) => b
+      .positional('command', { type: 'string', array: true, describe: 'the command, after -- (joined by blanks); read from stdin when none is given' })
+      .options({ ...json, ...sessionOpt, timeout: { type: 'number', describe: 'seconds before its whole process group is killed (default 120; 0: no limit)' }, 'max-output': { type: 'number', describe: 'bytes kept of stdout and of stderr, head and tail (default 65536)' } })
+      .example('$0 exec -- npm test', 'in the session worktree; exit 0 only if the tests passed in time')
+      .example("$0 exec --json --timeout 600 -- 'npm run fmt && npm test'", 'one JSON result: exitCode, timedOut, stdout, stderr, changed, commit'),
+    handler(async () => (await import('./commands/exec.js')).runExec))
+    .command('guard [command..]', "the shell guard's verdict on a command (not run): exit 0 allowed, 1 blocked", (b) => b
+      .positional('command', { type: 'string', array: true, describe: 'the command, after -- (joined by blanks); read from stdin when none is given' })
+      .options({ ...json, ...sessionOpt, dir: { type: 'string', describe: 'take this folder as the worktree instead of a session' } })
+      .example('$0 guard -- rm -rf ~', 'blocked: deletes the home folder')
+      .example("$0 guard --json -- 'git push --force'", 'the verdict as JSON')
+      .example("echo 'npm test' | $0 guard --dir .", 'from stdin, this folder as the worktree'),
+    handler(async () => (await import('./commands/guard.js')).runGuard))
     .command('log', 'the journal: every applied and blocked attempt, with its hint', (b) => b
       .options({ ...json, session: { type: 'string', describe: "only this session's entries, ended sessions included (default: every session)" }, failed: { type: 'boolean', describe: 'only refused attempts' }, n: { type: 'number', describe: 'only the last N entries' } })
       .example('$0 log --failed -n 5', 'the last five refusals with their hints'),

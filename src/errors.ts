@@ -55,6 +55,8 @@ export const EXIT_STATUS = {
   IO_FAILED: 1,
   WORKTREE_BROKEN: 1,
   GIT_FAILED: 1,
+  // shell guard and hagent exec
+  GUARD_BLOCKED: 1,
   // usage and bugs
   USAGE: 2,
   INTERNAL: 3,

@@ -8,7 +8,7 @@ import { palette, printJson, printLines, type Io } from '../output/index.js';
 
 export async function runConfigShow(argv: { json?: boolean }, io: Io): Promise<number> {
   const c = await loadConfig(await openRepo(io.cwd), io.env);
-  const values: Record<string, unknown> = { ...c.policy, ...c.runtime };
+  const values: Record<string, unknown> = { ...c.policy, ...c.runtime, guard: c.guard };
   if (argv.json) {
     printJson(io, { file: c.file, values, sources: c.sources });
     return 0;

@@ -63,6 +63,12 @@ export const LogInput = z.object({
   n: z.number().int().min(0).optional().describe('only the newest N entries'),
 });
 
+export const ExecInput = z.object({
+  command: z.string().min(1).describe('the shell command (bash -c), run in the session worktree with stdin closed'),
+  timeout: z.number().min(0).max(3600).optional().describe('seconds before its whole process group is killed (default 120; 0: no limit)'),
+  max_output: z.number().int().min(2).optional().describe('bytes kept of stdout and of stderr, head and tail (default 65536)'),
+});
+
 // ---- outputs ------------------------------------------------------------------------------
 
 const fileResult = z.object({
@@ -140,3 +146,16 @@ export const LogOutput = z.object({
 
 /** The `structuredContent` of every refusal (isError): the `--json` failure of the CLI. */
 export const ErrorOutput = z.object({ ok: z.literal(false), error: z.looseObject({ code: z.string(), message: z.string(), hint: z.string().optional() }) });
+
+const cut = z.object({ bytes: z.number().int(), omittedBytes: z.number().int() });
+
+/** `hagent exec --json`: the command's outcome (a timeout is never exit code 0) and the commit of what it changed. */
+export const ExecOutput = z.object({
+  ok: z.boolean().describe('exit code 0 within the time'),
+  session: z.string(), command: z.string(),
+  exitCode: z.number().int().nullable().describe('null when a signal ended it (a timeout always does)'),
+  signal: z.string().nullable(), timedOut: z.boolean(), stdout: z.string(), stderr: z.string(),
+  truncated: z.union([z.literal(false), z.object({ stdout: cut.nullable(), stderr: cut.nullable() })]),
+  durationMs: z.number(), changed: z.array(changed), commit: oid.nullable(), adopted: oid.nullable(),
+  skipped: z.array(z.object({ path: z.string(), reason: z.string() })),
+});

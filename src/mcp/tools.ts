@@ -4,7 +4,7 @@
  * is the CLI's `{ok: false, error: {code, message, hint, …}}` and whose text is the CLI's
  * `error[CODE]` lines, so an agent learns from it as from `hagent apply`.
  *
- * Writes (apply_patch, edit, write, undo, redo, sync) run one at a time per server (a queue in
+ * Writes (apply_patch, edit, write, exec, undo, redo, sync) run one at a time per server (a queue in
  * front of the session lock, which still serialises them against other processes); reads run
  * at once. Approve, land and ending the session are the human's and are not offered.
  */
@@ -13,6 +13,7 @@ import { McpServer } from '@modelcontextprotocol/server';
 import type * as z from 'zod';
 import { applyPatch, type ApplyOptions, type ApplyResult } from '../apply/index.js';
 import { checkPatch } from '../check/index.js';
+import { execInSession, type ExecResult } from '../exec/index.js';
 import { toHagentError, HagentError } from '../errors.js';
 import { blobId, gitText, readRef } from '../git/index.js';
 import { readJournal } from '../journal/index.js';
@@ -60,6 +61,14 @@ function applyText(r: ApplyResult): string {
   if (r.commit) lines.push(`commit ${r.commit} on hagent/${r.session}`);
   for (const [p, b] of Object.entries(r.blobs ?? {})) lines.push(`blob ${p} ${b ?? '(deleted)'}`);
   return lines.join('\n');
+}
+
+/** How the command ended, its output, and the commit of what it changed. */
+function execText(r: ExecResult): string {
+  const end = r.timedOut ? 'timed out; its process group was killed' : r.signal ? `ended by ${r.signal}` : `exit ${r.exitCode}`;
+  const cut = r.truncated ? ` (output cut: ${[r.truncated.stdout ? `stdout ${r.truncated.stdout.bytes} bytes` : '', r.truncated.stderr ? `stderr ${r.truncated.stderr.bytes} bytes` : ''].filter(Boolean).join(', ')})` : '';
+  const commit = r.commit ? `${r.changed.length} file${r.changed.length === 1 ? '' : 's'} changed, commit ${r.commit}` : 'no files changed';
+  return [`${end} in ${(r.durationMs / 1000).toFixed(1)} s${cut}; ${commit}`, ...(r.stdout ? ['--- stdout', r.stdout.trimEnd()] : []), ...(r.stderr ? ['--- stderr', r.stderr.trimEnd()] : [])].join('\n');
 }
 
 /** A one-op change for `edit` and `write`: the path is checked and snapshotted as a patch's would be. */
@@ -163,6 +172,13 @@ export function createServer(binding: SessionBinding, version: string): McpServe
         return r;
       }), json));
   }
+
+  register('exec', 'Run a shell command', 'Runs a shell command in the session worktree after hagent\'s guard (what reaches outside the worktree or destroys hagent\'s refs is refused, GUARD_BLOCKED), with stdin closed, a timeout (default 120 s, the whole process group killed) and capped output. The files it changed become one commit that undo takes back. A failed or timed-out command is a result with ok false, exitCode and timedOut; never exit code 0 for a timeout.',
+    S.ExecInput, S.ExecOutput, { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true }, (a) => answer(() => serial(async () => {
+      const r = await execInSession(binding.ctx, await binding.session(), a.command, { env: { ...binding.env }, ...(a.timeout !== undefined ? { timeoutS: a.timeout } : {}), ...(a.max_output !== undefined ? { maxOutputBytes: a.max_output } : {}) });
+      forget(r.changed);
+      return r;
+    }), execText));
 
   register('sync', 'Adopt outside edits', 'Commits the edits made in the session worktree outside hagent (by a build, a shell command, by hand) as one commit marked outside, so they can be reviewed and undone.',
     S.SyncInput, S.SyncOutput, { ...WRITES, idempotentHint: true }, () => answer(() => serial(async () => {

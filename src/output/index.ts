@@ -70,6 +70,7 @@ export function printError(io: Io, error: HagentError, json: boolean, extra: Rec
   if (diff?.line !== undefined) lines.push(`  ${p.dim(`line ${diff.line}, file: `)} ${JSON.stringify(diff.file)}`, `  ${p.dim(`line ${diff.line}, patch:`)} ${JSON.stringify(diff.patch)}`);
   if (typeof d.text === 'string' && error.code === 'PATCH_SYNTAX') lines.push(`  ${p.dim('text:')} ${JSON.stringify(d.text)}`);
   if (Array.isArray(d.expected)) lines.push(`  ${p.dim('expected one of:')} ${(d.expected as string[]).join(' | ')}`);
+  if (error.code === 'GUARD_BLOCKED') lines.push(`  ${p.dim('rule:')} ${String(d.rule)}`, `  ${p.dim('command:')} ${String(d.command)}`);
   if (error.hint) lines.push(`  ${p.cyan('hint:')} ${error.hint}`);
   io.stderr.write(`${lines.join('\n')}\n`);
 }

@@ -4,6 +4,7 @@
  */
 import * as z from 'zod';
 import { HagentError } from '../errors.js';
+import { GUARD_RULE_NAMES } from '../guard/rules.js';
 import type { ConfigFile } from './config.js';
 
 const count = z.number().int().min(0);
@@ -24,6 +25,9 @@ export const ConfigSchema: z.ZodType<ConfigFile> = z.strictObject({
   lockTimeoutMs: count.optional().describe('how long a writing command waits for the session lock (default 10000)'),
   hookTimeoutMs: count.optional().describe('how long a user hook may run (default 30000)'),
   watch: z.boolean().optional().describe('watch the targets for outside writes during an apply (default true)'),
+  guard: z.strictObject({
+    allow: z.array(z.enum(GUARD_RULE_NAMES as [string, ...string[]])).optional().describe('shell-guard rules relaxed for this repository, e.g. ["git-push"] (hagent guard --help lists them)'),
+  }).optional().describe('the shell guard of hagent exec and the agent hooks'),
 });
 
 

@@ -20,6 +20,8 @@ export interface ConfigFile {
   lockTimeoutMs?: number;
   hookTimeoutMs?: number;
   watch?: boolean;
+  /** The shell guard's relaxations for this repository (rule names of the guard). */
+  guard?: { allow?: string[] };
 }
 
 /** Settings beyond the patch policy. */
@@ -38,6 +40,8 @@ export type Source = 'default' | 'config' | 'env';
 export interface EffectiveConfig {
   policy: Policy;
   runtime: Runtime;
+  /** The shell guard's settings: rules relaxed for this repository (empty by default). */
+  guard: { allow: string[] };
   sources: Record<string, Source>;
   file: string | null;
 }
@@ -56,7 +60,8 @@ export function effectiveConfig(file: ConfigFile | null, fileName: string | null
   const sources: Record<string, Source> = {};
   const policy: Policy = { ...DEFAULT_POLICY, deniedPaths: [...DEFAULT_POLICY.deniedPaths] };
   const runtime: Runtime = { ...DEFAULT_RUNTIME };
-  for (const key of ['deniedPaths', 'suffixes', 'maxFiles', 'maxChangedLines', 'confirmFiles', 'confirmChangedLines', 'confirmDeletes', 'lockTimeoutMs', 'hookTimeoutMs', 'watch']) sources[key] = 'default';
+  for (const key of ['deniedPaths', 'suffixes', 'maxFiles', 'maxChangedLines', 'confirmFiles', 'confirmChangedLines', 'confirmDeletes', 'lockTimeoutMs', 'hookTimeoutMs', 'watch', 'guard']) sources[key] = 'default';
+  const guard = { allow: [] as string[] };
   if (file) {
     if (file.deniedPaths) { policy.deniedPaths.push(...file.deniedPaths); sources.deniedPaths = 'config'; }
     if (file.suffixes) { policy.suffixes = file.suffixes; sources.suffixes = 'config'; }
@@ -66,6 +71,7 @@ export function effectiveConfig(file: ConfigFile | null, fileName: string | null
     for (const key of ['lockTimeoutMs', 'hookTimeoutMs', 'watch'] as const) {
       if (file[key] !== undefined) { (runtime as unknown as Record<string, unknown>)[key] = file[key]; sources[key] = 'config'; }
     }
+    if (file.guard?.allow) { guard.allow = [...file.guard.allow]; sources.guard = 'config'; }
   }
   const readCount = (name: string): number | null => {
     const raw = env[name];
@@ -83,5 +89,5 @@ export function effectiveConfig(file: ConfigFile | null, fileName: string | null
     if (n !== null) { runtime[key] = n; sources[key] = 'env'; }
   }
   if (env.HAGENT_NO_WATCH === '1') { runtime.watch = false; sources.watch = 'env'; }
-  return { policy, runtime, sources, file: fileName };
+  return { policy, runtime, guard, sources, file: fileName };
 }

@@ -22,26 +22,55 @@ export interface SyncResult {
   recovery?: Recovery;
 }
 
+/**
+ * How adopted edits are recorded: the `Hagent-Op` trailer, the journal's command name, the
+ * subject's words, the body's opening line and any extra paragraph and trailers. `hagent sync`
+ * adopts as outside edits; `hagent exec` adopts what its command changed.
+ */
+export interface AdoptAs {
+  op: string;
+  /** Words of the subject after `hagent: `, before the file list, e.g. `outside edits`. */
+  title: string;
+  /** The line before the file list in the body. */
+  intro: string;
+  /** A paragraph after the file list (e.g. the command that made the changes). */
+  detail?: string;
+  /** Trailers after `Hagent-Session` and `Hagent-Op`, e.g. `Hagent-Outside: true`. */
+  trailers?: string[];
+  /** The original text the journal keeps (hashed and redacted), e.g. the command. */
+  journalText?: string;
+}
+
+/** What `hagent sync` records: outside edits, marked as such. */
+export const ADOPT_OUTSIDE: AdoptAs = {
+  op: 'sync',
+  title: 'outside edits',
+  intro: 'Edits made in the session worktree outside hagent, adopted by hagent sync:',
+  trailers: ['Hagent-Outside: true'],
+};
+
 /** Pathspec that leaves hagent's own temp files out. */
 const EXCLUDE_TEMPS = ':(exclude,glob)**/.*.hagent-*.tmp';
 
 /**
  * Commits every outside edit of the session worktree (modified, added, deleted; ignored files,
- * paths the policy denies and symlinks stay out and are reported as `skipped`) on the session branch, marked `Hagent-Op: sync` and `Hagent-Outside: true`, under
- * the session lock; journaled.
+ * paths the policy denies and symlinks stay out and are reported as `skipped`) on the session
+ * branch as one commit, under the session lock; journaled. `as` says how the commit is marked:
+ * by default `Hagent-Op: sync` and `Hagent-Outside: true` ({@link ADOPT_OUTSIDE}).
  * @throws HagentError LOCKED, TARGET_MOVED, SESSION_NOT_FOUND.
  */
-export async function syncSession(ctx: RepoContext, session: Session, env: Readonly<Record<string, string | undefined>> = {}): Promise<SyncResult> {
+export async function syncSession(ctx: RepoContext, session: Session, env: Readonly<Record<string, string | undefined>> = {}, as: AdoptAs = ADOPT_OUTSIDE): Promise<SyncResult> {
   const config = await loadConfig(ctx, env);
-  const { value, recovery } = await guardedWrite(guardTarget(ctx, session), 'sync', { timeoutMs: config.runtime.lockTimeoutMs }, async () => {
-    const r = await syncLocked(ctx, session, config.policy);
+  const options = { timeoutMs: config.runtime.lockTimeoutMs, ...(as.journalText !== undefined ? { patch: as.journalText } : {}) };
+  const { value, recovery } = await guardedWrite(guardTarget(ctx, session), as.op, options, async () => {
+    const r = await syncLocked(ctx, session, config.policy, as);
     return { value: r, files: r.files.map((f) => f.path), head: r.commit ?? r.parent };
   });
   if (recovery) value.recovery = recovery;
   return value;
 }
 
-async function syncLocked(ctx: RepoContext, session: Session, policy: Policy): Promise<SyncResult> {
+async function syncLocked(ctx: RepoContext, session: Session, policy: Policy, as: AdoptAs): Promise<SyncResult> {
   const worktree = session.worktree;
   const head = await sessionHead(ctx, session);
   const pending = await outsideEdits(worktree);
@@ -65,12 +94,13 @@ async function syncLocked(ctx: RepoContext, session: Session, policy: Policy): P
   const changes = await diffTrees(worktree, head, tree);
   const files = changes.map((c) => ({ path: c.path, status: c.status }));
   const list = files.map((f) => `${f.status} ${f.path}`);
-  let subject = `hagent: outside edits (${list.join(', ')})`;
-  if (subject.length > 72) subject = `hagent: outside edits (${files.length} files)`;
-  const message = `${subject}\n\nEdits made in the session worktree outside hagent, adopted by hagent sync:\n${list.map((l) => `- ${l}`).join('\n')}\n\nHagent-Session: ${session.id}\nHagent-Op: sync\nHagent-Outside: true\n`;
+  let subject = `hagent: ${as.title} (${list.join(', ')})`;
+  if (subject.length > 72) subject = `hagent: ${as.title} (${files.length} file${files.length === 1 ? '' : 's'})`;
+  const trailers = [`Hagent-Session: ${session.id}`, `Hagent-Op: ${as.op}`, ...(as.trailers ?? [])];
+  const message = `${subject}\n\n${as.intro}\n${list.map((l) => `- ${l}`).join('\n')}\n\n${as.detail ? `${as.detail}\n\n` : ''}${trailers.join('\n')}\n`;
   const commit = await commitTree(worktree, tree, [head], message);
   try {
-    await updateRefCas(worktree, sessionRef(session), commit, head, 'hagent sync: outside edits');
+    await updateRefCas(worktree, sessionRef(session), commit, head, `hagent ${as.op}: ${as.title}`);
   } catch (error) {
     await runGit(['read-tree', head], { cwd: worktree }).catch(() => undefined);
     throw error;

@@ -4,7 +4,7 @@
  * repository's state (commits, files, journal), as an agent would see it.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -37,7 +37,7 @@ t('lists the session tools with input and output schemas and annotations; approv
   await withServer(repo, ['--session', 's1'], async (c) => {
     const { tools } = await c.client.listTools();
     const names = tools.map((x) => x.name).sort();
-    assert.equal(names, ['apply_patch', 'check', 'edit', 'log', 'read', 'redo', 'review', 'status', 'sync', 'undo', 'write']);
+    assert.equal(names, ['apply_patch', 'check', 'edit', 'exec', 'log', 'read', 'redo', 'review', 'status', 'sync', 'undo', 'write']);
     for (const tool of tools) {
       assert.is(tool.inputSchema.type, 'object', tool.name);
       assert.is(tool.outputSchema?.type, 'object', `${tool.name} has an output schema`);
@@ -197,6 +197,33 @@ t('check, status, review, log, undo, redo and sync return the CLI JSON shapes', 
     assert.ok(log.data.entries.every((e: { session: string; ok: boolean }) => e.session === 's1' && !e.ok));
     const last = await c.call('log', { n: 2 });
     assert.is(last.data.entries.length, 2);
+  });
+});
+
+t('exec runs a guarded command in the worktree: its files become one commit; failure and timeout are results, the guard a refusal', async () => {
+  const { repo, s } = setup();
+  await withServer(repo, ['--session', 's1'], async (c) => {
+    const made = await c.call('exec', { command: 'echo built > out.txt && echo to-stdout && echo to-stderr >&2' });
+    assert.is(made.isError, false, made.text);
+    assert.is(made.data.ok, true);
+    assert.is(made.data.exitCode, 0);
+    assert.is(made.data.stdout, 'to-stdout\n');
+    assert.is(made.data.stderr, 'to-stderr\n');
+    assert.equal(made.data.changed, [{ path: 'out.txt', status: 'A' }]);
+    assert.is(made.data.commit, git(repo, 'rev-parse', 'hagent/s1'));
+    assert.is(readFileSync(path.join(s.worktree, 'out.txt'), 'utf8'), 'built\n');
+    const failed = await c.call('exec', { command: 'exit 3' });
+    assert.is(failed.isError, false);
+    assert.equal([failed.data.ok, failed.data.exitCode, failed.data.commit], [false, 3, null]);
+    const slow = await c.call('exec', { command: 'sleep 30', timeout: 1 });
+    assert.equal([slow.data.ok, slow.data.timedOut, slow.data.exitCode], [false, true, null]);
+    assert.match(slow.text, /timed out/);
+    const blocked = await c.call('exec', { command: 'git push --force origin main' });
+    assert.is(blocked.isError, true);
+    assert.is(blocked.data.error.code, 'GUARD_BLOCKED');
+    const undone = await c.call('undo');
+    assert.is(undone.isError, false, undone.text);
+    assert.not.ok(existsSync(path.join(s.worktree, 'out.txt')), 'undo takes the command\'s files back');
   });
 });
 

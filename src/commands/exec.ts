@@ -1,0 +1,40 @@
+/**
+ * `hagent exec [--session ID] [--timeout S] [--max-output BYTES] [--json] -- CMD…`: a guarded
+ * shell command in the session worktree; what it changed becomes one `Hagent-Op: exec` commit.
+ * Exit 0 when the command exited 0 in time, 1 when it failed, timed out or was refused.
+ */
+import { execInSession } from '../exec/index.js';
+import { openRepo, resolveSession } from '../session/index.js';
+import { palette, printJson, short, type Io } from '../output/index.js';
+import { commandText } from './guard.js';
+import type { CommonArgs } from './shared.js';
+
+export interface ExecArgs extends CommonArgs {
+  timeout?: number;
+  'max-output'?: number;
+  command?: string[];
+  _?: (string | number)[];
+}
+
+export async function runExec(argv: ExecArgs, io: Io): Promise<number> {
+  const command = await commandText(argv, io, 'exec');
+  const ctx = await openRepo(io.cwd);
+  const session = await resolveSession(ctx, argv.session);
+  const r = await execInSession(ctx, session, command, { timeoutS: argv.timeout, maxOutputBytes: argv['max-output'], env: io.env });
+  if (argv.json) {
+    printJson(io, r);
+    return r.ok ? 0 : 1;
+  }
+  io.stdout.write(r.stdout);
+  io.stderr.write(r.stderr);
+  const p = palette(io.color);
+  const lines: string[] = [];
+  if (r.adopted) lines.push(p.dim(`hagent: first adopted pending outside edits as commit ${short(r.adopted)}`));
+  const end = r.timedOut ? p.red(`timed out after ${argv.timeout ?? 120} s; its process group was killed`) : r.signal ? p.red(`ended by ${r.signal}`) : r.exitCode === 0 ? p.green('exit 0') : p.red(`exit ${r.exitCode}`);
+  const cut = r.truncated ? `; output cut (${[r.truncated.stdout ? `stdout ${r.truncated.stdout.bytes} bytes` : '', r.truncated.stderr ? `stderr ${r.truncated.stderr.bytes} bytes` : ''].filter(Boolean).join(', ')})` : '';
+  const commit = r.commit ? `; ${r.changed.length} file${r.changed.length === 1 ? '' : 's'} changed, committed as ${short(r.commit)} (hagent undo drops it)` : '; no files changed';
+  lines.push(`hagent: ${end} in ${(r.durationMs / 1000).toFixed(1)} s${cut}${commit}`);
+  for (const k of r.skipped) lines.push(p.yellow(`hagent: left out of the commit: ${k.path}: ${k.reason}`));
+  io.stderr.write(`${lines.join('\n')}\n`);
+  return r.ok ? 0 : 1;
+}

@@ -1,0 +1,119 @@
+/**
+ * exec: a shell command an agent runs in its session worktree, guarded, timed out and recorded.
+ * The guard decides first (relaxed only by the user's `.hagent/config.json`, never by a file in
+ * the worktree); outside edits already pending are adopted first as their own commit, so the
+ * command's commit holds only what it changed; then the command runs (see run.ts) and every file
+ * it changed in the worktree becomes one commit marked `Hagent-Op: exec` that carries the
+ * command — reviewable, and undoable with `hagent undo` like a patch.
+ */
+import { HagentError } from '../errors.js';
+import { guardCommand, sessionGuardContext } from '../guard/index.js';
+import { appendJournal } from '../journal/index.js';
+import { outsideEdits, type RepoContext, type Session, type ChangedFile } from '../session/index.js';
+import { syncSession, type AdoptAs } from '../sync/index.js';
+import { runShell, type RunOutcome } from './run.js';
+
+export type { Cut, RunOutcome } from './run.js';
+
+/** Defaults: 120 s before the process group is killed; 64 KiB kept of each stream. */
+export const DEFAULT_TIMEOUT_S = 120;
+export const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024;
+
+/** Options of {@link execInSession}. */
+export interface ExecOptions {
+  /** Seconds before the command's process group is killed; 0 for no limit. */
+  timeoutS?: number;
+  /** Bytes kept of stdout and of stderr (first half and last half). */
+  maxOutputBytes?: number;
+  /** The caller's environment (passed to the command, and read for hagent's own settings). */
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * JSON of `hagent exec`: the {@link RunOutcome} fields with the session's. Keys in the order
+ * ok, session, command, exitCode, signal, timedOut, stdout, stderr, truncated, durationMs,
+ * changed, commit, adopted, skipped. `ok` is true only for exit code 0 within the time;
+ * `exitCode` is null when a signal ended the command (a timeout always does); `truncated` is
+ * false or the sizes of the cut streams; `changed` the files the command changed in the
+ * worktree, committed as `commit` (null when it changed nothing); `adopted` the commit of
+ * outside edits found pending before the command ran (null when there were none); `skipped`
+ * files it changed that the path policy keeps out of commits (they stay as outside edits).
+ */
+export interface ExecResult extends RunOutcome {
+  ok: boolean;
+  session: string;
+  command: string;
+  changed: ChangedFile[];
+  commit: string | null;
+  adopted: string | null;
+  skipped: { path: string; reason: string }[];
+}
+
+/** The command as the subject shows it: its first line, at most 40 characters. */
+function shortCommand(command: string): string {
+  const line = command.trim().split('\n')[0]!.replace(/\s+/g, ' ');
+  const more = line !== command.trim();
+  return line.length > 40 ? `${line.slice(0, 39)}…` : more ? `${line} …` : line;
+}
+
+/** The commit of an exec: its subject names the command, its body carries it whole with how it ended. */
+function adoptAsExec(command: string, end: string): AdoptAs {
+  return {
+    op: 'exec',
+    title: `exec ${shortCommand(command)}`,
+    intro: 'Files changed by a shell command run with hagent exec:',
+    detail: `Command (${end}):\n${command.split('\n').map((l) => `    ${l}`).join('\n')}`,
+    journalText: command,
+  };
+}
+
+function howItEnded(r: { exitCode: number | null; signal: string | null; timedOut: boolean }, timeoutS: number): string {
+  if (r.timedOut) return `timed out after ${timeoutS} s, killed`;
+  if (r.signal) return `ended by ${r.signal}`;
+  return `exit ${r.exitCode}`;
+}
+
+/**
+ * Runs `command` in `session`'s worktree after the guard, and commits what it changed.
+ * @throws HagentError GUARD_BLOCKED (journaled; nothing ran), USAGE for a bad timeout or cap,
+ *   LOCKED, CONFIG_INVALID, WORKTREE_BROKEN from the session envelope.
+ */
+export async function execInSession(ctx: RepoContext, session: Session, command: string, options: ExecOptions = {}): Promise<ExecResult> {
+  const env = options.env ?? {};
+  const timeoutS = options.timeoutS ?? DEFAULT_TIMEOUT_S;
+  const maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+  if (!Number.isFinite(timeoutS) || timeoutS < 0) throw new HagentError('USAGE', `--timeout must be a number of seconds ≥ 0, not ${timeoutS}`, { option: 'timeout' }, 'e.g. --timeout 300 (0: no limit)');
+  if (!Number.isInteger(maxOutputBytes) || maxOutputBytes < 2) throw new HagentError('USAGE', `--max-output must be a whole number of bytes ≥ 2, not ${maxOutputBytes}`, { option: 'max-output' }, 'e.g. --max-output 65536');
+  const verdict = guardCommand(command, await sessionGuardContext(ctx, session, env));
+  if (!verdict.allowed) {
+    const error = new HagentError('GUARD_BLOCKED', verdict.reason, { rule: verdict.rule, command: verdict.command }, verdict.hint);
+    await appendJournal(ctx.commonDir, { session: session.id, command: 'exec', ok: false, code: error.code, message: error.message, hint: verdict.hint, patch: command }).catch(() => undefined);
+    throw error;
+  }
+  // Pending outside edits get their own commit first (checked without the lock: a no-op sync
+  // would only add a journal line), so the exec commit holds only what the command changed.
+  const before = (await outsideEdits(session.worktree)).length ? await syncSession(ctx, session, env) : null;
+  const run = await runShell(command, {
+    cwd: session.worktree,
+    env: { ...env, HAGENT_SESSION: session.id, GIT_TERMINAL_PROMPT: '0' },
+    timeoutMs: Math.round(timeoutS * 1000),
+    maxOutputBytes,
+  });
+  const after = await syncSession(ctx, session, env, adoptAsExec(command, howItEnded(run, timeoutS)));
+  return {
+    ok: run.exitCode === 0 && !run.timedOut,
+    session: session.id,
+    command,
+    exitCode: run.exitCode,
+    signal: run.signal,
+    timedOut: run.timedOut,
+    stdout: run.stdout,
+    stderr: run.stderr,
+    truncated: run.truncated,
+    durationMs: Math.round(run.durationMs),
+    changed: after.files,
+    commit: after.commit,
+    adopted: before?.commit ?? null,
+    skipped: after.skipped,
+  };
+}

@@ -1,0 +1,169 @@
+/**
+ * `hagent exec` through the real CLI: guarded, timed out with its process group killed, output
+ * capped, and the files it changed committed as one `Hagent-Op: exec` commit that review shows
+ * and undo drops.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { git, hagent, makeRepo, startSession, tempDir } from '../helpers/index.js';
+
+const t = suite('exec');
+
+/** True while `pid` runs (a zombie left for a reaper that never comes counts as dead). */
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true;
+  }
+};
+
+t('a command that edits files becomes one exec commit, shown by review and dropped by undo', () => {
+  const repo = makeRepo({ 'README.md': '# demo\n', 'old.txt': 'old\n' });
+  const s = startSession(repo);
+  const r = hagent(s.worktree, ['exec', '--json', '--', "echo x > a.txt && mkdir -p d && printf 'y\\n' > d/b.txt && rm old.txt && echo done"]);
+  assert.is(r.status, 0, r.stdout + r.stderr);
+  assert.equal(Object.keys(r.json), ['ok', 'session', 'command', 'exitCode', 'signal', 'timedOut', 'stdout', 'stderr', 'truncated', 'durationMs', 'changed', 'commit', 'adopted', 'skipped']);
+  assert.is(r.json.ok, true);
+  assert.is(r.json.exitCode, 0);
+  assert.is(r.json.stdout, 'done\n');
+  assert.equal(r.json.changed, [{ path: 'a.txt', status: 'A' }, { path: 'd/b.txt', status: 'A' }, { path: 'old.txt', status: 'D' }]);
+  assert.is(git(s.worktree, 'rev-parse', 'HEAD'), r.json.commit);
+  const body = git(s.worktree, 'log', '-1', '--format=%B');
+  assert.match(body, /^hagent: exec echo x > a\.txt/);
+  assert.match(body, /Hagent-Op: exec/);
+  assert.ok(body.includes("    echo x > a.txt && mkdir -p d && printf 'y\\n' > d/b.txt && rm old.txt && echo done"), body);
+  assert.is(git(s.worktree, 'status', '--porcelain'), '', 'nothing left uncommitted');
+  const review = hagent(s.worktree, ['review', '--json']);
+  assert.is(review.json.patches.length, 1);
+  assert.is(review.json.patches[0].commit, r.json.commit);
+  assert.match(review.json.patches[0].subject, /^hagent: exec /);
+  const undo = hagent(s.worktree, ['undo', '--json']);
+  assert.is(undo.status, 0, undo.stdout + undo.stderr);
+  assert.ok(!existsSync(path.join(s.worktree, 'a.txt')));
+  assert.is(readFileSync(path.join(s.worktree, 'old.txt'), 'utf8'), 'old\n');
+  assert.is(hagent(s.worktree, ['review', '--json']).json.patches.length, 0);
+});
+
+t('a command past its timeout is reported as timedOut with no exit code, and its whole process group is killed', () => {
+  const repo = makeRepo();
+  const s = startSession(repo);
+  const r = hagent(s.worktree, ['exec', '--json', '--timeout', '1', '--', 'sleep 300 & echo $! > bg.pid; echo started; wait']);
+  assert.is(r.status, 1);
+  assert.is(r.json.ok, false);
+  assert.is(r.json.timedOut, true);
+  assert.is(r.json.exitCode, null);
+  assert.ok(r.json.signal === 'SIGTERM' || r.json.signal === 'SIGKILL', String(r.json.signal));
+  assert.is(r.json.stdout, 'started\n');
+  const pid = Number(readFileSync(path.join(s.worktree, 'bg.pid'), 'utf8'));
+  assert.ok(pid > 0);
+  assert.ok(!alive(pid), 'the background job of the timed-out command is killed too');
+  // What it changed before it was killed is committed all the same.
+  assert.equal(r.json.changed, [{ path: 'bg.pid', status: 'A' }]);
+  assert.match(git(s.worktree, 'log', '-1', '--format=%B'), /Command \(timed out after 1 s, killed\)/);
+  const human = hagent(s.worktree, ['exec', '--timeout', '1', '--', 'sleep 300']);
+  assert.is(human.status, 1);
+  assert.match(human.stderr, /timed out after 1 s/);
+});
+
+t('a refused command does not run: GUARD_BLOCKED with its rule, journaled as blocked', () => {
+  const repo = makeRepo();
+  const s = startSession(repo);
+  const r = hagent(s.worktree, ['exec', '--json', '--', 'touch ran.txt && git push --force origin main']);
+  assert.is(r.status, 1);
+  assert.is(r.json.error.code, 'GUARD_BLOCKED');
+  assert.is(r.json.error.rule, 'git-push-force');
+  assert.ok(!existsSync(path.join(s.worktree, 'ran.txt')), 'nothing of the command ran');
+  const log = hagent(s.worktree, ['log', '--json', '--failed']);
+  assert.is(log.json.entries.at(-1).command, 'exec');
+  assert.is(log.json.entries.at(-1).code, 'GUARD_BLOCKED');
+});
+
+t('output beyond --max-output keeps its head and tail and reports the sizes', () => {
+  const repo = makeRepo();
+  const s = startSession(repo);
+  const r = hagent(s.worktree, ['exec', '--json', '--max-output', '1000', '--', "echo START; head -c 200000 /dev/zero | tr '\\0' a; echo; echo END; echo small >&2"]);
+  assert.is(r.status, 0, r.stdout.slice(0, 500));
+  assert.is(r.json.truncated.stdout.bytes, 6 + 200000 + 1 + 4);
+  assert.is(r.json.truncated.stdout.omittedBytes, 200011 - 1000);
+  assert.is(r.json.truncated.stderr, null);
+  assert.ok(r.json.stdout.startsWith('START\naaa'));
+  assert.ok(r.json.stdout.endsWith('aaa\nEND\n'));
+  assert.match(r.json.stdout, /\[hagent: 199011 bytes of stdout left out here; 200011 bytes in all\]/);
+  assert.ok(r.json.stdout.length < 1200);
+  assert.is(r.json.stderr, 'small\n');
+  const whole = hagent(s.worktree, ['exec', '--json', '--', 'echo hi']);
+  assert.is(whole.json.truncated, false);
+});
+
+t('stdout and stderr stay apart; a failing command is ok:false with its exit code; stdin is closed', () => {
+  const repo = makeRepo();
+  const s = startSession(repo);
+  const r = hagent(s.worktree, ['exec', '--json', '--', 'echo out; echo err >&2; exit 3']);
+  assert.is(r.status, 1);
+  assert.equal([r.json.ok, r.json.exitCode, r.json.signal, r.json.timedOut, r.json.stdout, r.json.stderr], [false, 3, null, false, 'out\n', 'err\n']);
+  const prompt = hagent(s.worktree, ['exec', '--json', '--', 'if read -r line; then echo "read: $line"; else echo "stdin closed"; fi'], { input: 'typed\n' });
+  assert.is(prompt.json.stdout, 'stdin closed\n');
+  const human = hagent(s.worktree, ['exec', '--', 'echo out; echo err >&2']);
+  assert.is(human.status, 0);
+  assert.is(human.stdout, 'out\n');
+  assert.match(human.stderr, /^err\nhagent: exit 0 in [\d.]+ s; no files changed\n$/);
+});
+
+t('outside edits pending before the command get their own commit; the exec commit holds only its changes', () => {
+  const repo = makeRepo();
+  const s = startSession(repo);
+  writeFileSync(path.join(s.worktree, 'by-hand.txt'), 'mine\n');
+  const r = hagent(s.worktree, ['exec', '--json', '--', 'echo gen > gen.txt']);
+  assert.is(r.status, 0, r.stdout + r.stderr);
+  assert.ok(r.json.adopted);
+  assert.equal(r.json.changed, [{ path: 'gen.txt', status: 'A' }]);
+  assert.match(git(s.worktree, 'log', '-1', '--format=%B', r.json.adopted), /Hagent-Op: sync/);
+  assert.is(git(s.worktree, 'rev-parse', `${r.json.commit}~1`), r.json.adopted);
+});
+
+t('outside a session exec is refused; run from the user checkout it works in the session worktree', () => {
+  const bare = makeRepo();
+  const none = hagent(bare, ['exec', '--json', '--', 'ls']);
+  assert.is(none.status, 1);
+  assert.is(none.json.error.code, 'NOT_IN_SESSION');
+  const nogit = hagent(tempDir(), ['exec', '--json', '--', 'ls']);
+  assert.is(nogit.status, 1);
+  assert.is(nogit.json.error.code, 'NOT_A_GIT_REPO');
+  const s = startSession(bare);
+  const r = hagent(bare, ['exec', '--json', '--session', s.id, '--', 'pwd']);
+  assert.is(r.status, 0);
+  assert.is(r.json.stdout.trim(), s.worktree);
+});
+
+t('guard.allow of the repository config relaxes the guard for exec (a push to a local remote)', () => {
+  const repo = makeRepo();
+  const remote = tempDir();
+  git(remote, 'init', '-q', '--bare');
+  git(repo, 'remote', 'add', 'origin', remote);
+  const s = startSession(repo);
+  const before = hagent(s.worktree, ['exec', '--json', '--', 'git push -q origin HEAD:refs/heads/agent']);
+  assert.is(before.json.error.rule, 'git-push');
+  mkdirSync(path.join(repo, '.hagent'), { recursive: true });
+  writeFileSync(path.join(repo, '.hagent', 'config.json'), JSON.stringify({ guard: { allow: ['git-push'] } }));
+  const after = hagent(s.worktree, ['exec', '--json', '--', 'git push -q origin HEAD:refs/heads/agent']);
+  assert.is(after.status, 0, after.stdout + after.stderr);
+  assert.is(git(remote, 'rev-parse', 'refs/heads/agent'), git(s.worktree, 'rev-parse', 'HEAD'));
+});
+
+t('a bad --timeout is a usage error', () => {
+  const repo = makeRepo();
+  const s = startSession(repo);
+  const r = hagent(s.worktree, ['exec', '--json', '--timeout', '-1', '--', 'ls']);
+  assert.is(r.status, 2);
+  assert.is(r.json.error.code, 'USAGE');
+});
+
+t.run();
