@@ -105,14 +105,13 @@ export const StatusOutput = z.object({
   drift: z.object({ targetHead: oid, commits: z.number().int().describe('commits on the target since the base') }).nullable(),
 });
 
-/** The `read` tool: the text with line numbers and the blob id of the bytes on disk (the staleness token). */
+/** The `read` tool's structured result: the blob id of the bytes on disk (the staleness token) and the line counts; the numbered lines are its text content. */
 export const ReadOutput = z.object({
   ok: z.literal(true), session: z.string(), path: z.string(), head: oid,
   blob: oid.describe('blob id of the file as it is on disk: pass it as expected_blob / base_blobs'),
   headBlob: oid.nullable().describe('blob id in the session head (null: not committed)'),
   outsideEdit: z.boolean().describe('the file on disk differs from the session head (an edit made outside hagent; sync adopts it)'),
   totalLines: z.number().int(), startLine: z.number().int(), endLine: z.number().int(), truncated: z.boolean(),
-  text: z.string().describe('the lines, each as "<number>\\t<text>" (cat -n style)'),
 });
 
 /** `hagent undo --json` / `hagent undo --redo --json`. */

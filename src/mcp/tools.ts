@@ -39,11 +39,14 @@ function errorText(error: HagentError): string {
   return text.trimEnd();
 }
 
-/** Runs one tool body; any throw becomes a tool error carrying hagent's code, message and hint. */
-async function answer<T extends object>(body: () => Promise<T>, render: (value: T) => string): Promise<ToolResult> {
+/**
+ * Runs one tool body; any throw becomes a tool error carrying hagent's code, message and hint.
+ * `structured` picks what goes into the structured content (default: the whole value).
+ */
+async function answer<T extends object>(body: () => Promise<T>, render: (value: T) => string, structured: (value: T) => object = (v) => v): Promise<ToolResult> {
   try {
     const value = await body();
-    return { content: [{ type: 'text', text: render(value) }], structuredContent: value as Record<string, unknown> };
+    return { content: [{ type: 'text', text: render(value) }], structuredContent: structured(value) as Record<string, unknown> };
   } catch (e) {
     const error = toHagentError(e);
     return { content: [{ type: 'text', text: errorText(error) }], structuredContent: { ok: false, error: error.toJSON() }, isError: true };
@@ -119,9 +122,12 @@ export function createServer(binding: SessionBinding, version: string): McpServe
       return { ok: true as const, ...s, drift };
     }, json));
 
-  register('read', 'Read a file', 'A file of the session worktree with its line numbers ("<n>\\t<text>") and its blob id, the token that edit, write and apply_patch compare against. offset/limit select lines (default: the first 2000).',
+  // The lines travel once, in the text content (a header line, then "<n>\t<line>" lines); the
+  // structured content holds the rest. Sent twice, they doubled a read's round trip over stdio.
+  register('read', 'Read a file', 'A file of the session worktree: the text is a header line (path, line range, blob id), then the lines as "<n>\\t<text>"; the structured result holds the blob id, the token that edit, write and apply_patch compare against, and the line counts. offset/limit select lines (default: the first 2000).',
     S.ReadInput, S.ReadOutput, READ_ONLY, (a) => answer(() => readFile(binding, a.path, a.offset, a.limit),
-      (r) => `${r.path}: lines ${r.startLine}-${r.endLine} of ${r.totalLines}, blob ${r.blob}${r.outsideEdit ? ' (differs from the session head: an outside edit; sync adopts it)' : ''}\n${r.text}`));
+      (r) => `${r.path}: lines ${r.startLine}-${r.endLine} of ${r.totalLines}, blob ${r.blob}${r.outsideEdit ? ' (differs from the session head: an outside edit; sync adopts it)' : ''}\n${r.text}`,
+      ({ text: _lines, ...rest }) => rest));
 
   register('apply_patch', 'Apply a patch', 'Applies a patch (Codex "*** Begin Patch" language or a unified diff) all-or-nothing as one commit. base (a head) or base_blobs (path → blob id from read) refuse it if a target changed since.',
     S.ApplyPatchInput, S.ApplyOutput, WRITES, (a) => answer(() => serial(async () => {

@@ -21,6 +21,8 @@ function setup(): { repo: string; s: ReturnType<typeof startSession> } {
 }
 
 const hashObject = (file: string) => execFileSync('git', ['hash-object', '--no-filters', file], { encoding: 'utf8' }).trim();
+/** The numbered lines of a read's text (after its header line). */
+const lines = (text: string) => text.slice(text.indexOf('\n') + 1);
 const commits = (repo: string) => Number(git(repo, 'rev-list', '--count', 'main..hagent/s1'));
 
 async function withServer(cwd: string, args: string[], body: (c: McpConnection) => Promise<void>): Promise<void> {
@@ -57,15 +59,16 @@ t('read gives numbered lines, a range, and the blob id git gives the bytes on di
   await withServer(repo, ['--session', 's1'], async (c) => {
     const r = await c.call('read', { path: 'a.txt' });
     assert.is(r.isError, false, r.text);
-    assert.is(r.data.text, '1\tone\n2\ttwo\n3\tthree');
+    assert.is(lines(r.text), '1\tone\n2\ttwo\n3\tthree');
+    assert.is(r.text.split('\n')[0], `a.txt: lines 1-3 of 3, blob ${r.data.blob}`);
+    assert.is(r.data.text, undefined, 'the lines travel once, in the text');
     assert.is(r.data.blob, hashObject(path.join(s.worktree, 'a.txt')));
     assert.is(r.data.headBlob, r.data.blob);
     assert.is(r.data.outsideEdit, false);
     assert.is(r.data.totalLines, 3);
     const part = await c.call('read', { path: 'a.txt', offset: 2, limit: 1 });
-    assert.is(part.data.text, '2\ttwo');
+    assert.is(lines(part.text), '2\ttwo');
     assert.is(part.data.truncated, true);
-    assert.ok(r.text.includes(r.data.blob), 'the text names the blob too');
     const missing = await c.call('read', { path: 'nope.txt' });
     assert.is(missing.isError, true);
     assert.is(missing.data.error.code, 'FILE_NOT_FOUND');
@@ -293,7 +296,7 @@ t('a 5 MB patch is applied through the protocol', async () => {
     assert.is(bytes.length, 700 * 7506);
     assert.is(r.data.blobs['big.txt'], hashObject(path.join(s.worktree, 'big.txt')));
     const read = await c.call('read', { path: 'big.txt', offset: 700 });
-    assert.ok(read.data.text.startsWith('700\t000699x'));
+    assert.ok(lines(read.text).startsWith('700\t000699x'));
     assert.is(commits(repo), 1);
   });
 });
@@ -305,7 +308,7 @@ t('the server never serves stale state: a CLI apply, undo and end made meanwhile
     const cli = hagent(s.worktree, ['apply', '-', '--json'], { input: '*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+ONE\n*** End Patch\n' });
     assert.is(cli.status, 0, cli.stderr);
     const seen = await c.call('read', { path: 'a.txt' });
-    assert.is(seen.data.text.split('\n')[0], '1\tONE');
+    assert.is(lines(seen.text).split('\n')[0], '1\tONE');
     assert.is.not(seen.data.head, first.data.head);
     const st = await c.call('status');
     assert.is(st.data.head, cli.json.commit);
