@@ -323,6 +323,21 @@ t('the server never serves stale state: a CLI apply, undo and end made meanwhile
   });
 });
 
+t('in a packed repository the head trees come through the warm cat-file process: read and apply_patch still see them', async () => {
+  const { repo, s } = setup();
+  git(repo, 'repack', '-a', '-d', '-q');
+  git(repo, 'prune-packed');
+  await withServer(repo, ['--session', 's1'], async (c) => {
+    const r = await c.call('read', { path: 'src/app.ts' });
+    assert.is(r.data.headBlob, hashObject(path.join(s.worktree, 'src/app.ts')), 'the head blob, read from the pack');
+    const p = await c.call('apply_patch', { patch: '*** Begin Patch\n*** Update File: src/app.ts\n@@\n-export const y = 2;\n+export const y = 3;\n*** End Patch\n' });
+    assert.is(p.isError, false, p.text);
+    assert.is(git(repo, 'show', 'hagent/s1:src/app.ts'), 'export const x = 1;\nexport const y = 3;\nexport const x2 = 1;');
+    assert.is(git(repo, 'show', 'hagent/s1:a.txt'), 'one\ntwo\nthree', 'the other files of the packed tree are kept');
+    assert.is(git(s.worktree, 'status', '--porcelain'), '');
+  });
+});
+
 t('hagent mcp --new starts a session and serves it; without a session it refuses before serving', async () => {
   const repo = makeRepo(FILES);
   const none = hagent(repo, ['mcp']);
