@@ -1,7 +1,8 @@
 /**
  * The shell guard's cost: guardCommand over the whole corpus (dangerous and everyday commands),
  * median and p95 per command in µs after a warm-up, and the cold cost of the first call (the
- * parser's load and first parse). Target: well under a millisecond per command (a hook or exec spends ~100× that starting Node).
+ * parser's load and first parse). Target: well under a millisecond per command (a hook or an
+ * exec spends a hundred times that starting Node).
  *
  *   node --import tsx bench/guard.ts [rounds]
  */

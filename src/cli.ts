@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import type { Argv } from 'yargs';
 import { readFastCommand } from './cli-fast-path.js';
 import { HagentError, toHagentError } from './errors.js';
+import { GUARD_RULE_NAMES } from './guard/rules.js';
 import { printError, type Io } from './output/index.js';
 import { trace } from './trace/index.js';
 
@@ -178,7 +179,8 @@ async function main(): Promise<void> {
       .options({ ...json, ...sessionOpt, dir: { type: 'string', describe: 'take this folder as the worktree instead of a session' } })
       .example('$0 guard -- rm -rf ~', 'blocked: deletes the home folder')
       .example("$0 guard --json -- 'git push --force'", 'the verdict as JSON')
-      .example("echo 'npm test' | $0 guard --dir .", 'from stdin, this folder as the worktree'),
+      .example("echo 'npm test' | $0 guard --dir .", 'from stdin, this folder as the worktree')
+      .epilog(`rules (relax one per repository with .hagent/config.json {"guard": {"allow": [RULE]}}):\n  ${GUARD_RULE_NAMES.join(', ')}`),
     handler(async () => (await import('./commands/guard.js')).runGuard))
     .command('log', 'the journal: every applied and blocked attempt, with its hint', (b) => b
       .options({ ...json, session: { type: 'string', describe: "only this session's entries, ended sessions included (default: every session)" }, failed: { type: 'boolean', describe: 'only refused attempts' }, n: { type: 'number', describe: 'only the last N entries' } })

@@ -17,4 +17,4 @@ export { checkPatch, type CheckResult } from './check/index.js';
 export { landSession, type LandResult } from './land/index.js';
 export { undo, redo, type UndoResult } from './undo/index.js';
 export { guardCommand, type GuardContext, type GuardVerdict, GUARD_RULES } from './guard/index.js';
-export { execInSession, type ExecOptions, type ExecResult } from './exec/index.js';
+export { execInSession, commitCommandChanges, type ExecOptions, type ExecResult } from './exec/index.js';

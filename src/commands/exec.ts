@@ -20,7 +20,18 @@ export async function runExec(argv: ExecArgs, io: Io): Promise<number> {
   const command = await commandText(argv, io, 'exec');
   const ctx = await openRepo(io.cwd);
   const session = await resolveSession(ctx, argv.session);
-  const r = await execInSession(ctx, session, command, { timeoutS: argv.timeout, maxOutputBytes: argv['max-output'], env: io.env });
+  let r;
+  try {
+    r = await execInSession(ctx, session, command, { timeoutS: argv.timeout, maxOutputBytes: argv['max-output'], env: io.env });
+  } catch (error) {
+    // A failure after the command ran still shows its output (the JSON error carries it as `exec`).
+    const ran = (error as { details?: { exec?: { stdout: string; stderr: string } } }).details?.exec;
+    if (ran && !argv.json) {
+      io.stdout.write(ran.stdout);
+      io.stderr.write(ran.stderr);
+    }
+    throw error;
+  }
   if (argv.json) {
     printJson(io, r);
     return r.ok ? 0 : 1;

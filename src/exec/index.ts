@@ -6,11 +6,11 @@
  * it changed in the worktree becomes one commit marked `Hagent-Op: exec` that carries the
  * command — reviewable, and undoable with `hagent undo` like a patch.
  */
-import { HagentError } from '../errors.js';
+import { HagentError, toHagentError } from '../errors.js';
 import { guardCommand, sessionGuardContext } from '../guard/index.js';
 import { appendJournal } from '../journal/index.js';
 import { outsideEdits, type RepoContext, type Session, type ChangedFile } from '../session/index.js';
-import { syncSession, type AdoptAs } from '../sync/index.js';
+import { syncSession, type AdoptAs, type SyncResult } from '../sync/index.js';
 import { runShell, type RunOutcome } from './run.js';
 
 export type { Cut, RunOutcome } from './run.js';
@@ -67,6 +67,17 @@ function adoptAsExec(command: string, end: string): AdoptAs {
   };
 }
 
+/**
+ * Commits what a shell command changed in the session worktree as one `Hagent-Op: exec` commit
+ * carrying the command — for a command that ran elsewhere (an agent's own shell tool, seen by a
+ * post-tool hook). `end` says how it ended, for the commit body (e.g. `exit 0`; default `ran`).
+ * Under the session lock; journaled as `exec`. Commit null when nothing changed.
+ * @throws HagentError LOCKED, TARGET_MOVED, WORKTREE_BROKEN.
+ */
+export async function commitCommandChanges(ctx: RepoContext, session: Session, command: string, options: { env?: Readonly<Record<string, string | undefined>>; end?: string } = {}): Promise<SyncResult> {
+  return syncSession(ctx, session, options.env ?? {}, adoptAsExec(command, options.end ?? 'ran'));
+}
+
 function howItEnded(r: { exitCode: number | null; signal: string | null; timedOut: boolean }, timeoutS: number): string {
   if (r.timedOut) return `timed out after ${timeoutS} s, killed`;
   if (r.signal) return `ended by ${r.signal}`;
@@ -93,13 +104,26 @@ export async function execInSession(ctx: RepoContext, session: Session, command:
   // Pending outside edits get their own commit first (checked without the lock: a no-op sync
   // would only add a journal line), so the exec commit holds only what the command changed.
   const before = (await outsideEdits(session.worktree)).length ? await syncSession(ctx, session, env) : null;
+  // The folder is the worktree, and git in the command finds it by itself: variables that would
+  // send git elsewhere (set by a calling git hook, say) are not passed on.
+  const commandEnv: NodeJS.ProcessEnv = { ...env, HAGENT_SESSION: session.id, GIT_TERMINAL_PROMPT: '0', PWD: session.worktree };
+  for (const k of ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_COMMON_DIR', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT_NAMESPACE', 'GIT_PREFIX']) delete commandEnv[k];
   const run = await runShell(command, {
     cwd: session.worktree,
-    env: { ...env, HAGENT_SESSION: session.id, GIT_TERMINAL_PROMPT: '0' },
+    env: commandEnv,
     timeoutMs: Math.round(timeoutS * 1000),
     maxOutputBytes,
   });
-  const after = await syncSession(ctx, session, env, adoptAsExec(command, howItEnded(run, timeoutS)));
+  const end = howItEnded(run, timeoutS);
+  let after;
+  try {
+    after = await commitCommandChanges(ctx, session, command, { env, end });
+  } catch (error) {
+    // The command ran (it may have switched the worktree's branch): say so, and keep its output.
+    const e = toHagentError(error);
+    const outcome = { exitCode: run.exitCode, signal: run.signal, timedOut: run.timedOut, stdout: run.stdout, stderr: run.stderr, truncated: run.truncated, durationMs: Math.round(run.durationMs) };
+    throw new HagentError(e.code, `the command ran (${end}) but what it changed was not committed: ${e.message}`, { ...e.details, exec: outcome }, `its changes stay in the worktree; ${e.hint?.replace(/^nothing was written; /, '') ?? 'fix the cause, then run hagent sync'}`, { cause: e });
+  }
   return {
     ok: run.exitCode === 0 && !run.timedOut,
     session: session.id,

@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { placeOf } from './paths.js';
 import { resolveIn, type Run, type Walker } from './walk.js';
-import type { Field } from './words.js';
+import { mayBeOptions, type Field } from './words.js';
 
 /** Global options of git that take the next word as their value. */
 const GLOBAL_WITH_VALUE = new Set(['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--exec-path', '--config-env', '--super-prefix', '--list-cmds', '--attr-source']);
@@ -16,7 +16,7 @@ const GLOBAL_WITH_VALUE = new Set(['-C', '-c', '--git-dir', '--work-tree', '--na
 const GIT_PLACE_VARS = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_COMMON_DIR', 'GIT_INDEX_FILE', 'GIT_OBJECT_DIRECTORY'];
 
 /** Subcommands whose arguments must be known: a dynamic word there could be a force or a delete. */
-const DANGEROUS = new Set(['push', 'branch', 'update-ref', 'reset', 'reflog', 'gc', 'prune', 'repack', 'worktree', 'stash', 'config', 'symbolic-ref', 'checkout', 'switch', 'notes', 'filter-branch', 'filter-repo', 'clone', 'init', 'tag']);
+const DANGEROUS = new Set(['push', 'update-ref', 'gc', 'prune', 'repack', 'config', 'symbolic-ref', 'notes', 'filter-branch', 'filter-repo']);
 
 /** Splits short-option clusters: `-fu` → `f`, `u`. Long options come back whole. */
 function flags(args: readonly Field[]): { short: Set<string>; long: Set<string>; operands: Field[] } {
@@ -61,7 +61,7 @@ export function protectedRef(name: string, protectedBranches: readonly string[])
  * git-reflog-expire, git-gc-prune, git-worktree, git-stash-drop, git-config-write,
  * git-history-rewrite; `unresolved` for dynamic subcommands or arguments of dangerous ones.
  */
-export function checkGit(w: Walker, args: Field[], r: Run): void {
+export function checkGit(w: Walker, args: Field[], r: Run, expanded: ReadonlySet<string> = new Set()): void {
   const { frame, protectedBranches } = w.session;
   let cwd = r.scope.cwd;
   const aliases = new Map<string, string>();
@@ -106,20 +106,31 @@ export function checkGit(w: Walker, args: Field[], r: Run): void {
     const v = r.env.get(name);
     elsewhere(name, v === null || v === undefined ? null : path.resolve(cwd ?? '/', v));
   }
+  // Variables whose value git runs as a shell command.
+  for (const name of ['GIT_SSH_COMMAND', 'GIT_EDITOR', 'GIT_SEQUENCE_EDITOR', 'GIT_PAGER', 'GIT_EXTERNAL_DIFF', 'GIT_ASKPASS', 'EDITOR', 'VISUAL', 'PAGER']) {
+    if (!r.env.has(name)) continue;
+    const v = r.env.get(name);
+    w.shellString(v === null || v === undefined ? { value: `$${name}`, dynamic: true, glob: false } : { value: v, dynamic: false, glob: false }, { ...r, scope: { cwd, vars: r.scope.vars } }, []);
+  }
   const subField = args[i];
   if (!subField) return;
   const rest = args.slice(i + 1);
-  let sub = subField.value;
+  const sub = subField.value;
   const alias = aliases.get(sub);
   if (alias !== undefined) {
+    if (expanded.has(sub)) return w.block('unresolved', `the git alias ${sub} expands to itself`, r.text);
     if (alias.startsWith('!')) return w.shellString({ value: alias.slice(1), dynamic: false, glob: false }, { ...r, scope: { cwd, vars: r.scope.vars } }, [{ value: 'git', dynamic: false, glob: false }, ...rest]);
     const words = alias.split(/\s+/).filter(Boolean).map((value) => ({ value, dynamic: false, glob: false }));
-    return checkGit(w, [...args.slice(0, i), ...words, ...rest], r);
+    return checkGit(w, [...args.slice(0, i), ...words, ...rest], r, new Set([...expanded, sub]));
   }
   if (sub === 'help' || sub === 'version' || rest.some((a) => a.value === '--help')) return;
   // git run from a folder outside the worktree works on another repository.
   if (sub !== 'clone' && sub !== 'init' && sub !== 'ls-remote') elsewhere('the folder git runs in', cwd);
   if (DANGEROUS.has(sub)) requireKnown(w, sub, rest, r);
+  if (['branch', 'checkout', 'switch', 'reset', 'reflog', 'worktree', 'stash'].includes(sub)) {
+    const loose = rest.find(mayBeOptions);
+    if (loose) return w.block('unresolved', `git ${sub} gets ${loose.value}, which may expand to options only known when it runs`, r.text);
+  }
   const f = flags(rest);
   const has = (s: string, ...long: string[]): boolean => f.short.has(s) || long.some((l) => f.long.has(l));
   switch (sub) {
@@ -135,6 +146,7 @@ export function checkGit(w: Walker, args: Field[], r: Run): void {
       const copy = has('c', '--copy') || has('C');
       const force = has('f', '--force') || has('D') || has('M') || has('C');
       const names = f.operands;
+      if (del || move || copy || force) requireKnown(w, sub, rest, r);
       if (del) { for (const n of names) if (protectedRef(n.value, protectedBranches)) return w.block('git-protected-ref', `git branch deletes ${n.value}`, r.text); return; }
       if (move || copy) {
         if (move && names.length <= 1) return w.block('git-protected-ref', 'git branch -m renames the current branch, the session branch hagent/<id>', r.text);
@@ -145,13 +157,17 @@ export function checkGit(w: Walker, args: Field[], r: Run): void {
       return;
     }
     case 'checkout': case 'switch': {
-      const reset = optionAfter(rest, sub === 'checkout' ? ['-B'] : ['-C', '--force-create']);
+      const resetOpts = sub === 'checkout' ? ['-B'] : ['-C', '--force-create'];
+      if (rest.some((a) => resetOpts.some((o) => a.value === o || (!o.startsWith('--') && a.value.startsWith(o)) || a.value.startsWith(`${o}=`)))) requireKnown(w, sub, rest, r);
+      const reset = optionAfter(rest, resetOpts);
       if (reset && protectedRef(reset, protectedBranches)) return w.block('git-protected-ref', `git ${sub} resets the branch ${reset}`, r.text);
       return;
     }
     case 'update-ref': {
       if (f.long.has('--stdin')) return w.block('unresolved', 'git update-ref --stdin reads its ref updates from input the guard cannot see', r.text);
-      const ref = f.operands[0];
+      // -m REASON takes a word that is not the ref.
+      const words = rest.filter((a, k) => !(a.value === '-m' || rest[k - 1]?.value === '-m') && !a.value.startsWith('-'));
+      const ref = words[0];
       if (ref && protectedRef(ref.value, protectedBranches)) return w.block('git-protected-ref', `git update-ref ${has('d') ? 'deletes' : 'moves'} ${ref.value}`, r.text);
       return;
     }
@@ -162,17 +178,20 @@ export function checkGit(w: Walker, args: Field[], r: Run): void {
     case 'tag': return;
     case 'reset': {
       if (!has('', '--hard', '--keep', '--merge')) return;
+      requireKnown(w, sub, rest, r);
       const rev = f.operands[0]?.value;
       if (rev === undefined || rev === 'HEAD' || rev === '@') return;
       return w.block('git-reset-hard', `git reset ${[...f.long].join(' ')} ${rev}`, r.text);
     }
     case 'reflog': {
+      if (f.operands[0]?.dynamic) requireKnown(w, sub, rest, r);
       const action = f.operands[0]?.value;
       if (action === 'expire' || action === 'delete' || action === 'drop') return w.block('git-reflog-expire', `git reflog ${action}`, r.text);
       return;
     }
     case 'gc': {
-      if ([...f.long].some((l) => l === '--prune')) return w.block('git-gc-prune', 'git gc --prune', r.text);
+      const prune = rest.find((a) => a.value === '--prune' || a.value.startsWith('--prune='));
+      if (prune && prune.value !== '--prune=never') return w.block('git-gc-prune', `git gc ${prune.value}`, r.text);
       return;
     }
     case 'prune': return w.block('git-gc-prune', 'git prune', r.text);
@@ -181,6 +200,7 @@ export function checkGit(w: Walker, args: Field[], r: Run): void {
       return;
     }
     case 'worktree': {
+      if (f.operands[0]?.dynamic) requireKnown(w, sub, rest, r);
       const action = f.operands[0]?.value;
       if (action === 'remove' || action === 'prune' || action === 'move') return w.block('git-worktree', `git worktree ${action}`, r.text);
       if (action === 'add') {
@@ -190,6 +210,7 @@ export function checkGit(w: Walker, args: Field[], r: Run): void {
       return;
     }
     case 'stash': {
+      if (f.operands[0]?.dynamic) requireKnown(w, sub, rest, r);
       const action = f.operands[0]?.value;
       if (action === 'drop' || action === 'clear') return w.block('git-stash-drop', `git stash ${action}`, r.text);
       return;
@@ -199,14 +220,23 @@ export function checkGit(w: Walker, args: Field[], r: Run): void {
       const writes = ['--unset', '--unset-all', '--add', '--replace-all', '--rename-section', '--remove-section', '--edit'];
       const first = f.operands[0]?.value;
       if (first === 'get' || first === 'list') return;
+      // A config file of the worktree's own (git config -f .gitmodules …) is an edit inside it.
+      const file = optionAfter(rest, ['-f', '--file']);
+      if (file !== undefined) {
+        const p = resolveIn({ value: file, dynamic: false, glob: false }, cwd);
+        if (p && placeOf(frame, p, true) === 'inside') return;
+      }
       if (writes.some((x) => f.long.has(x)) || f.short.has('e') || ['set', 'unset', 'rename-section', 'remove-section', 'edit'].includes(first ?? '')) return w.block('git-config-write', `git config ${rest.map((x) => x.value).join(' ')}`, r.text);
       if (reads.some((x) => f.long.has(x)) || f.short.has('l')) return;
       if (f.operands.length >= 2) return w.block('git-config-write', `git config ${rest.map((x) => x.value).join(' ')}`, r.text);
       return;
     }
     case 'notes': {
-      const action = f.operands[0]?.value;
-      if (action === 'remove' || action === 'prune' || action === 'merge') return w.block('git-protected-ref', `git notes ${action} can drop hagent's notes (the patch text of each commit)`, r.text);
+      // hagent keeps each commit's patch text in refs/notes/hagent; other notes refs are the user's.
+      const ref = optionAfter(rest, ['--ref']) ?? notesRefOf(r) ?? 'commits';
+      const action = rest.find((a) => !a.value.startsWith('-') && a.value !== ref)?.value ?? 'list';
+      const writes = !['list', 'show', 'get-ref'].includes(action);
+      if (writes && /^(refs\/notes\/)?hagent$/.test(ref)) return w.block('git-protected-ref', `git notes ${action} on hagent's notes (the patch text of each commit)`, r.text);
       return;
     }
     case 'filter-branch': case 'filter-repo':
@@ -249,6 +279,12 @@ export function checkGit(w: Walker, args: Field[], r: Run): void {
     default:
       return;
   }
+}
+
+/** The notes ref git would use from the environment (GIT_NOTES_REF), if set. */
+function notesRefOf(r: Run): string | undefined {
+  const v = r.env.get('GIT_NOTES_REF');
+  return v === null ? 'hagent' : v ?? undefined; // unknown: taken as hagent's, to be safe
 }
 
 /** The word after the first of `names` (or glued to it: `-Bname`). */

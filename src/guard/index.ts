@@ -41,7 +41,9 @@ export type GuardVerdict =
 /**
  * Decides whether a shell command string may run in the session worktree.
  *
- * The command runs (if allowed) with the worktree as its folder. `ctx.allow` holds rule names
+ * The command is judged as run from the worktree's root folder. From a sub-folder that is
+ * conservative (a relative path that stays inside from the root stays inside from below it);
+ * to judge it exactly, pass `cd 'SUBFOLDER' && COMMAND`: the guard follows `cd`. `ctx.allow` holds rule names
  * (see {@link GUARD_RULES}) the repository relaxed; unknown names are ignored here (the config
  * schema rejects them). A refusal names the `rule`, a one-line `reason`, a `hint` the agent can
  * follow, and `command`: the part of the input that was refused (a nested command is named as

@@ -18,11 +18,18 @@ export const INTERPRETERS = new Map<string, readonly string[]>([
   ['python', ['-c']], ['python2', ['-c']], ['python3', ['-c']], ['pypy', ['-c']], ['pypy3', ['-c']],
   ['node', ['-e', '--eval', '-p', '--print']], ['nodejs', ['-e', '--eval', '-p', '--print']], ['deno', ['eval']], ['bun', ['-e', '--eval']],
   ['perl', ['-e', '-E']], ['ruby', ['-e']], ['php', ['-r']], ['lua', ['-e']], ['Rscript', ['-e']], ['osascript', ['-e']],
+  // awk's program is its first operand (unless -f names a file); its system() and pipes run shell code.
+  ['awk', []], ['gawk', []], ['mawk', []], ['nawk', []],
 ]);
 
-const RUNS_SHELL = /\b(os\.system|os\.popen|os\.exec\w*|subprocess|popen|spawn\w*|exec(Sync|File\w*)?|child_process|system\s*\(|shell_exec|passthru|proc_open|Open3|IO\.popen|Command\s*\(|do shell script)|`|%x[({[]|\bqx[({[]/;
+const AWKS = new Set(['awk', 'gawk', 'mawk', 'nawk']);
+
+const RUNS_SHELL = /\|\s*"|\b(os\.system|os\.popen|os\.exec\w*|subprocess|popen|spawn\w*|exec(Sync|File\w*)?|child_process|system\s*[("'[]|shell_exec|passthru|proc_open|Open3|IO\.popen|Command\s*\(|do shell script)|`|%x[({[]|\bqx[({[]/;
 const DELETES = /\b(rmtree|rmSync|rmdirSync|rm_rf|rm_r|unlinkSync|unlink|remove|removedirs|rmdir|rm\s*\(|rimraf|delete|writeFileSync|writeFile|appendFile\w*|copyFile\w*|rename\w*|move|truncate|open\s*\([^)]*['"][wax+])/;
-const HOME_API = /\bos\.homedir\s*\(|\bhomedir\s*\(|Path\.home\s*\(|expanduser\s*\(\s*['"]~['"]\s*\)|process\.env\.HOME\b|os\.environ\s*\[\s*['"]HOME['"]\s*\]|getenv\s*\(\s*['"]HOME['"]\s*\)|ENV\s*\[\s*['"]HOME['"]\s*\]|Dir\.home/;
+const HOME_API = /\bos\.homedir\s*\(|\bhomedir\s*\(|Path\.home\s*\(|expanduser\s*\(\s*['"]~['"]\s*\)|process\.env\.HOME\b|os\.environ\s*\[\s*['"]HOME['"]\s*\]|getenv\s*\(\s*['"]HOME['"]\s*\)|ENV\s*\[\s*['"]HOME['"]\s*\]|Dir\.home|\$ENV\{\s*['"]?HOME/;
+
+/** Commands whose arguments are deleted or overwritten. */
+const DELETING_COMMANDS = new Set(['rm', 'rmdir', 'shred', 'truncate', 'mv', 'dd', 'find', 'chmod', 'chown']);
 
 /** Command names that make a run of string literals worth reading as a command line. */
 const COMMAND_WORDS = new Set(['rm', 'git', 'sh', 'bash', 'mv', 'dd', 'find', 'xargs', 'chmod', 'chown', 'cp', 'tee', 'truncate', 'shred', 'rmdir', 'sudo', 'env', 'mkfs']);
@@ -36,6 +43,16 @@ function literals(code: string): string[] {
 
 /** The inline code of an interpreter command line, if it has some. */
 function inlineCode(name: string, args: readonly Field[], r: Run): Field | null {
+  if (AWKS.has(name)) {
+    if (args.some((a) => a.value === '-f' || a.value.startsWith('--file'))) return null;
+    for (let i = 0; i < args.length; i++) {
+      const v = args[i]!.value;
+      if (v === '-F' || v === '-v' || v === '-i' || v === '--assign' || v === '--field-separator' || v === '--include') { i++; continue; }
+      if (v.startsWith('-') && v !== '-' && !args[i]!.dynamic) continue;
+      return args[i]!;
+    }
+    return null;
+  }
   const opts = INTERPRETERS.get(name) ?? [];
   for (let i = 0; i < args.length; i++) {
     const v = args[i]!.value;
@@ -70,6 +87,8 @@ export function checkInlineCode(w: Walker, name: string, args: readonly Field[],
         w.run({ ...r, argv, stdin: null });
       }
     });
+    // system('rm', '-rf', $ENV{HOME}) / spawnSync('rm', ['-rf', os.homedir()]): the home folder as an argument.
+    if (HOME_API.test(text) && lits.some((l) => DELETING_COMMANDS.has(l))) w.block('rm-outside', `the ${name} code runs a deleting command on the home folder`, r.text);
   }
   if (DELETES.test(text)) {
     if (HOME_API.test(text)) w.block('rm-outside', `the ${name} code deletes or writes in the home folder`, r.text);

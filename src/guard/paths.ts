@@ -104,26 +104,34 @@ export function placeOf(frame: Frame, p: string, followLast: boolean): Place {
   return 'outside';
 }
 
-/** Converts one glob component (`*`, `?`, `[...]`) into a RegExp; a leading dot must be literal, as in bash. */
-export function globRegExp(component: string): RegExp {
+/**
+ * A shell pattern (`*`, `?`, `[...]`, `[!...]`) as a RegExp source. `anyChar` is what `*` and `?`
+ * may match: not `/` for a path component, anything for `${x%pat}`.
+ */
+export function patternSource(pattern: string, anyChar = '[^/]'): string {
   let re = '';
-  for (let i = 0; i < component.length; i++) {
-    const c = component[i]!;
-    if (c === '*') re += '[^/]*';
-    else if (c === '?') re += '[^/]';
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]!;
+    if (c === '*') re += `${anyChar}*`;
+    else if (c === '?') re += anyChar;
     else if (c === '[') {
-      const close = component.indexOf(']', i + 2);
+      const close = pattern.indexOf(']', i + 2);
       if (close < 0) re += '\\[';
       else {
-        let body = component.slice(i + 1, close);
+        let body = pattern.slice(i + 1, close);
         if (body.startsWith('!')) body = `^${body.slice(1)}`;
         re += `[${body.replace(/\\/g, '\\\\')}]`;
         i = close;
       }
-    } else re += c.replace(/[.+^${}()|\\]/g, '\\$&');
+    } else re += c.replace(/[.+^${}()|\\/]/g, '\\$&');
   }
-  if (!component.startsWith('.')) re = `(?!\\.)${re}`;
-  return new RegExp(`^${re}$`);
+  return re;
+}
+
+/** Converts one glob component into a RegExp; a leading dot must be literal, as in bash. */
+export function globRegExp(component: string): RegExp {
+  const re = patternSource(component);
+  return new RegExp(`^${component.startsWith('.') ? '' : '(?!\\.)'}${re}$`);
 }
 
 /** The characters that make a word a glob pattern. */

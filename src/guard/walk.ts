@@ -6,14 +6,14 @@
  * strips launcher prefixes (sudo, doas, env, command, nohup, timeout, nice, …) and reduces
  * executable paths to their names, then hands each command line to the verb rules.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { forEachChild, parse, type Command, type ParsedScript, type Redirection, type Script, type Statement, type SyntaxNode, type Word } from 'unbash';
 import { checkGit } from './git.js';
 import { checkInlineCode, INTERPRETERS } from './interp.js';
 import { globBase, globRegExp, placeOf, type Frame, type Place } from './paths.js';
 import { GUARD_HINTS, GUARD_RULES, type GuardRule } from './rules.js';
-import { expandAssignment, expandWord, type ExpandScope, type Field, type Vars } from './words.js';
+import { expandAssignment, expandWord, mayBeOptions, type ExpandScope, type Field, type Vars } from './words.js';
 
 /** Thrown inside the walk at the first refusal; turned into a verdict by index.ts. */
 export class Blocked {
@@ -63,6 +63,15 @@ const MAX_LOOP = 32;
 const RISKY_WORDS = /\b(rm|rmdir|git|dd|mv|cp|find|xargs|eval|exec|sh|bash|zsh|dash|chmod|chown|truncate|shred|tee|sudo|doas|env|mkfs\S*|rsync|unlink|ln|install|python\d*|node|perl|ruby)\b|>/;
 
 export class Walker {
+  /** Sees every command line before its rule (tests compare the expansion with bash's). */
+  observe?: (r: Run) => void;
+
+  /** Code that runs later than where it is written (trap handlers): checked once the script is walked. */
+  private readonly deferred: (() => void)[] = [];
+
+  /** Symlinks the command makes itself (`ln -s ~ h`), link → target, followed like those on disk. */
+  private readonly links = new Map<string, string>();
+
   constructor(readonly session: Session) {}
 
   /** Refuses (throws Blocked) unless the repository relaxed this rule. */
@@ -76,6 +85,7 @@ export class Walker {
     if (depth > MAX_DEPTH) this.block('unresolved', 'the command nests shells or substitutions too deeply to follow', source);
     const ast = parse(source);
     this.script(ast, source, scope, depth, stdin);
+    if (depth === 0) for (let k = 0; k < this.deferred.length; k++) this.deferred[k]!();
   }
 
   script(ast: ParsedScript | Script, source: string, scope: Scope, depth: number, stdin: Stdin | null = null): void {
@@ -96,11 +106,15 @@ export class Walker {
       vars: scope.vars,
       cwd: scope.cwd,
       home: this.session.frame.home,
+      tmp: this.session.frame.temps[0],
       substitute: (script) => this.substituteOutput(script, src, scope, depth),
     };
   }
 
-  /** The output of `$(…)` when it is knowable without running anything: echo/printf of literals, pwd, git's top level. */
+  /**
+   * The output of `$(…)` when it is knowable without running anything: echo/printf of literals,
+   * pwd, dirname/basename/realpath of literals, mktemp (a temp file), date (a word), git's top level.
+   */
   private substituteOutput(script: Script | undefined, src: string, scope: Scope, depth: number): string | null {
     const st = script?.commands;
     if (!script || st?.length !== 1 || st[0]!.command.type !== 'Command') return null;
@@ -118,10 +132,14 @@ export class Walker {
     if (name === 'echo') return words.filter((w, i) => !(i === 0 && /^-[neE]+$/.test(w))).join(' ');
     if (name === 'printf' && words.length && !words[0]!.includes('%')) return words[0]!.replace(/\\n/g, '\n');
     if (name === 'pwd') return scope.cwd;
+    if (name === 'dirname' && words.length === 1) return path.posix.dirname(words[0]!);
+    if (name === 'basename' && (words.length === 1 || words.length === 2)) return path.posix.basename(words[0]!, words[1]);
+    if (name === 'realpath' && words.length === 1 && scope.cwd) return path.resolve(scope.cwd, words[0]!);
+    // date prints digits, letters and separators of its format: a word, no folder, unless the format has one.
+    if (name === 'date' && !words.some((w2) => w2.includes('/') && w2.startsWith('+'))) return 'date';
     // mktemp makes its file in the temp folder unless told otherwise (-p DIR, a template with a folder).
     if (name === 'mktemp' && !words.some((w2) => w2.includes('/') || /^(-p|--tmpdir)/.test(w2))) return path.join(this.session.frame.temps[0]!, 'tmp.guard');
-    if (name === 'git' && words.join(' ') === 'rev-parse --show-toplevel' && scope.cwd && placeOf(this.session.frame, scope.cwd, true).startsWith('inside')) return this.session.frame.worktree;
-    if (name === 'git' && words.join(' ') === 'rev-parse --show-toplevel' && scope.cwd === this.session.frame.worktree) return this.session.frame.worktree;
+    if (name === 'git' && words.join(' ') === 'rev-parse --show-toplevel' && scope.cwd && ['inside', 'worktree-root'].includes(placeOf(this.session.frame, scope.cwd, true))) return this.session.frame.worktree;
     return null;
   }
 
@@ -179,6 +197,7 @@ export class Walker {
         // The body is checked as if it ran: a function is defined to be called.
         return this.node(node.body, src, { cwd: scope.cwd, vars: new Map(scope.vars) }, depth, null);
       case 'Redirected':
+        for (const r of node.redirects) this.substitutions(r, src, scope, depth);
         this.redirects(node.redirects, src, scope, depth, `${src.slice(node.pos, node.end)}`);
         return this.node(node.command, src, scope, depth, this.fedBy(node.redirects, scope, src, depth) ?? stdin);
       case 'CompoundList':
@@ -279,6 +298,7 @@ export class Walker {
 
   /** A command line after expansion: unwraps launchers, then applies the verb's rule. */
   run(r: Run): void {
+    this.observe?.(r);
     const { argv } = r;
     if (argv.length === 0) return;
     const head = argv[0]!;
@@ -286,6 +306,10 @@ export class Walker {
     const name = path.basename(head.value);
     const args = argv.slice(1);
     const rest = (i: number, patch: Partial<Run> = {}): void => this.run({ ...r, ...patch, argv: args.slice(i) });
+    if (WRITERS.has(name)) {
+      const loose = args.find(mayBeOptions);
+      if (loose) return this.block('unresolved', `${name} gets ${loose.value}, which may expand to options or paths only known when it runs`, r.text);
+    }
     switch (name) {
       case 'busybox': return rest(0);
       case 'strace': case 'ltrace': {
@@ -313,7 +337,8 @@ export class Walker {
         }
         return;
       }
-      case 'awk': case 'gawk': {
+      case 'awk': case 'gawk': case 'mawk': case 'nawk': {
+        checkInlineCode(this, name, args, r);
         const k = args.findIndex((a, j) => a.value === '-i' && args[j + 1]?.value === 'inplace');
         if (k < 0 && !args.some((a) => a.value === '-iinplace' || a.value === '--include=inplace')) return;
         const ops = operands(args, ['-i', '-f', '-v', '-F', '--include', '--file', '--assign', '--field-separator']);
@@ -377,7 +402,9 @@ export class Walker {
         return;
       }
       case 'trap': {
-        if (args[0] && !args[0].value.startsWith('-')) this.shellString(args[0], r, []);
+        // The handler runs on its signal or at exit: checked with what the script set by then.
+        const handler = args[0];
+        if (handler && !handler.value.startsWith('-')) this.deferred.push(() => this.shellString(handler, { ...r, env: new Map([...r.env, ...r.scope.vars]) }, []));
         return;
       }
       case 'alias': {
@@ -423,6 +450,9 @@ export class Walker {
       }
       case 'cp': case 'install': case 'ln': case 'rsync': case 'scp': {
         const ops = operands(args, ['-t', '--target-directory', '-S', '--suffix', '-m', '--mode', '-o', '--owner', '-g', '--group', '-e', '--exclude', '--include', '--filter', '-f']);
+        if (name === 'rsync' && args.some((a) => a.value === '--remove-source-files')) {
+          for (const src of ops.list.slice(0, -1)) if (!/^[^/]*:/.test(src.value)) this.checkDelete(src, r.scope, true, 'rsync --remove-source-files', r.text);
+        }
         const target = optionValue(args, ['-t', '--target-directory']);
         if (target) this.checkWrite(target, r.scope, `${name} -t`, r.text);
         else if (ops.list.length >= (name === 'install' && args.some((a) => a.value === '-d') ? 1 : name === 'ln' ? 1 : 2)) {
@@ -432,6 +462,11 @@ export class Walker {
             if (name === 'ln' && ops.list.length === 1) continue; // ln -s TARGET: the link lands in the current folder
             this.checkWrite(d, r.scope, `${name}'s destination`, r.text);
           }
+        }
+        if (name === 'ln' && args.some((a) => /^-[a-zA-Z]*s|^--symbolic$/.test(a.value)) && ops.list.length >= 1 && ops.list.length <= 2 && r.scope.cwd) {
+          const [targetWord, linkWord] = ops.list;
+          const link = resolveIn(linkWord ?? { value: path.basename(targetWord!.value), dynamic: false, glob: false }, r.scope.cwd);
+          if (link && !targetWord!.dynamic) this.links.set(link, path.resolve(path.dirname(link), targetWord!.value));
         }
         return;
       }
@@ -466,11 +501,59 @@ export class Walker {
         return;
       }
       case 'tar': case 'bsdtar': {
+        // -C is where tar extracts to, or where it reads from when it creates an archive.
+        const extracts = args.some((a, i) => (i === 0 && !a.value.startsWith('-') ? /x/.test(a.value) : /^-[a-zA-Z]*x|^--(extract|get)$/.test(a.value)));
         const dir = optionValue(args, ['-C', '--directory']);
-        if (dir) this.checkWrite(dir, r.scope, 'tar -C', r.text);
+        if (dir && extracts) this.checkWrite(dir, r.scope, 'tar -C', r.text);
+        if (extracts && args.some((a) => a.value === '-P' || a.value === '--absolute-names' || (/^-[a-zA-Z]+$/.test(a.value) && a.value.includes('P')))) return this.block('write-outside', 'tar --absolute-names extracts to the absolute paths in the archive', r.text);
         const creates = args.some((a, i) => (i === 0 && !a.value.startsWith('-') ? /[cru]/.test(a.value) : /^-[a-zA-Z]*[cru]|^--(create|append|update)/.test(a.value)));
         const file = optionValue(args, ['-f', '--file']) ?? (args[0] && !args[0].value.startsWith('-') && /f/.test(args[0].value) ? args[1] : undefined);
         if (creates && file && file.value !== '-') this.checkWrite(file, r.scope, 'tar -f', r.text);
+        return;
+      }
+      case 'ssh': {
+        // ssh to this machine runs its command here: judged as if it were local.
+        const i = skipOptions(args, ['-p', '-i', '-l', '-o', '-F', '-J', '-b', '-c', '-D', '-E', '-e', '-L', '-m', '-O', '-Q', '-R', '-S', '-W', '-w', '-B', '-I']);
+        const host = args[i];
+        if (!host || host.dynamic || !/^(?:[^@]*@)?(localhost|127\.0\.0\.1|::1|\[::1\]|0\.0\.0\.0)$/.test(host.value)) return;
+        return this.joined(args.slice(i + 1), { ...r, scope: { cwd: this.session.frame.home, vars: r.scope.vars } });
+      }
+      case 'docker': case 'podman': case 'nerdctl': {
+        // A container that mounts the home folder or / writable can delete it from inside.
+        for (let k = 0; k < args.length; k++) {
+          const v = args[k]!.value;
+          const spec = v === '-v' || v === '--volume' || v === '--mount' ? args[k + 1]?.value : v.startsWith('--volume=') || v.startsWith('--mount=') ? v.slice(v.indexOf('=') + 1) : v.startsWith('-v') && v.length > 2 ? v.slice(2) : undefined;
+          if (spec === undefined) continue;
+          const host = v.startsWith('--mount') ? /(?:^|,)(?:source|src)=([^,]+)/.exec(spec)?.[1] : spec.split(':')[0];
+          const readonly = /(?:^|[,:])(ro|readonly)(?:$|[,:])/.test(spec.slice((host ?? '').length));
+          if (!host || readonly || !/^[/~.]/.test(host)) continue;
+          const abs = resolveIn({ value: host.startsWith('~') ? this.session.frame.home + host.slice(1) : host, dynamic: false, glob: false }, r.scope.cwd);
+          if (abs && placeOf(this.session.frame, abs, true) === 'home-or-root') return this.block('write-outside', `${name} mounts ${abs} writable into a container`, r.text);
+        }
+        return;
+      }
+      case 'vim': case 'vi': case 'nvim': case 'ex': case 'view': {
+        // -c CMD and +CMD run editor commands; `:!cmd` and `:r !cmd` run shell code.
+        for (let k = 0; k < args.length; k++) {
+          const v = args[k]!.value;
+          const cmd = v === '-c' || v === '--cmd' ? args[k + 1] : v.startsWith('+') ? { ...args[k]!, value: v.slice(1) } : undefined;
+          if (!cmd) continue;
+          if (cmd.dynamic) return this.block('unresolved', `${name} runs the editor command ${cmd.value}, only known when it runs`, r.text);
+          const bang = /^:?\s*(?:\S*\s*)?!(.*)$/s.exec(cmd.value);
+          if (bang) this.source(bang[1]!, { cwd: r.scope.cwd, vars: new Map(r.env) }, r.depth + 1);
+        }
+        return;
+      }
+      case 'make': case 'gmake': case 'ninja': {
+        // -C DIR runs the build of another folder, whose rules may delete anything there.
+        const dir = optionValue(args, ['-C', '--directory']);
+        if (dir) this.checkWrite(dir, r.scope, `${name} -C (its build runs in that folder)`, r.text);
+        return;
+      }
+      case 'zip': case '7z': case '7za': case 'jar': {
+        const ops = operands(args, ['-b', '-t', '-tt', '-x', '-i', '-n', '-P', '-O', '--out']);
+        const archive = optionValue(args, ['-O', '--out']) ?? ops.list[name === 'zip' ? 0 : 1];
+        if (archive) this.checkWrite(archive, r.scope, `${name}'s archive`, r.text);
         return;
       }
       case 'unzip': {
@@ -663,11 +746,46 @@ export class Walker {
     this.block('rm-outside', `${verb} reaches ${p.resolved}${place === 'home-or-root' ? ' (the home folder, / or a folder holding the worktree)' : ''}`, text);
   }
 
+  /**
+   * A glob in the temp folder is scratch when what it matches now is: no checkout, nothing
+   * holding the worktree. A pattern without a literal start of two characters in the temp
+   * folder itself (a lone star there) is not, whatever is there today.
+   */
+  private scratchGlob(base: string, pattern: string, tempRoot: boolean, deeper: boolean): { place: Place; holdsGit: boolean } {
+    if (tempRoot && !/^[^*?[]{2,}/.test(pattern)) return { place: 'outside', holdsGit: false };
+    if (deeper) return { place: 'scratch', holdsGit: true }; // matches below the first component: not listed, taken as holding a checkout
+    let names: string[];
+    try {
+      names = readdirSync(base);
+    } catch {
+      return { place: 'scratch', holdsGit: false };
+    }
+    const re = globRegExp(pattern);
+    let git = false;
+    for (const name of names) {
+      if (!re.test(name)) continue;
+      const place = placeOf(this.session.frame, path.join(base, name), false);
+      if (place !== 'scratch') return { place: place === 'home-or-root' ? 'home-or-root' : 'outside', holdsGit: false };
+      git ||= holdsGit(path.join(base, name));
+    }
+    return { place: 'scratch', holdsGit: git };
+  }
+
+  /** A path with the links this command made replaced by their targets (the last component only when followed). */
+  private throughLinks(p: string, followLast: boolean): string {
+    for (const [link, target] of this.links) {
+      if (p === link && followLast) return target;
+      if (p.startsWith(`${link}/`)) return target + p.slice(link.length);
+    }
+    return p;
+  }
+
   private locate(f: Field, scope: Scope, what: string, rule: GuardRule, text: string): { place: Place; resolved: string; holdsGit: boolean } | null {
     if (f.dynamic) { this.block('unresolved', `${what} gets ${f.value}, only known when it runs`, text); return null; }
     if (f.value === '' || f.value === '-') return null;
-    const abs = resolveIn(f, scope.cwd);
-    if (abs === null) { this.block('unresolved', `${what} names ${f.value} after a cd the guard cannot follow`, text); return null; }
+    const named = resolveIn(f, scope.cwd);
+    if (named === null) { this.block('unresolved', `${what} names ${f.value} after a cd the guard cannot follow`, text); return null; }
+    const abs = this.throughLinks(named, rule !== 'rm-outside' || /\/\.?$/.test(f.value));
     const frame = this.session.frame;
     if (f.glob) {
       const { base, pattern } = globBase(abs);
@@ -675,8 +793,7 @@ export class Walker {
       if (place === 'worktree-root') {
         return { place: globRegExp(pattern).test('.git') ? 'worktree-git' : 'inside', resolved: abs, holdsGit: false };
       }
-      if (place === 'temp-root') return { place: 'outside', resolved: abs, holdsGit: false };
-      if (place === 'scratch') return { place, resolved: abs, holdsGit: true };
+      if (place === 'temp-root' || place === 'scratch') return { ...this.scratchGlob(base, pattern, place === 'temp-root', followsOn(abs, pattern)), resolved: abs };
       return { place, resolved: abs, holdsGit: false };
     }
     // rm of a symlink removes the link itself, unless a trailing slash makes it its target (rm -rf link/).
@@ -685,9 +802,18 @@ export class Walker {
   }
 }
 
+/** True when a glob path goes on below its first pattern component (a folder pattern with a path after it). */
+function followsOn(abs: string, pattern: string): boolean {
+  const parts = abs.split('/');
+  return parts.indexOf(pattern) < parts.length - 1;
+}
+
 function holdsGit(p: string): boolean {
   return existsSync(path.join(p, '.git'));
 }
+
+/** Commands that delete or write the paths and options they are given. */
+const WRITERS = new Set(['rm', 'rimraf', 'trash', 'trash-put', 'srm', 'shred', 'unlink', 'rmdir', 'del', 'mv', 'cp', 'install', 'ln', 'rsync', 'scp', 'tee', 'touch', 'mkdir', 'truncate', 'mkfifo', 'mknod', 'chmod', 'chown', 'chgrp', 'setfacl', 'chattr', 'dd', 'tar', 'bsdtar', 'zip', '7z', '7za', 'jar', 'unzip', 'find']);
 
 /** Shells whose `-c` string and stdin the guard reads as code. */
 const SHELLS = new Set(['bash', 'sh', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'fish']);
@@ -727,6 +853,7 @@ export function optionValue(args: readonly Field[], names: readonly string[]): F
       if (v === n) found = args[i + 1];
       else if (n.startsWith('--') && v.startsWith(`${n}=`)) found = { ...a, value: v.slice(n.length + 1) };
       else if (!n.startsWith('--') && n.length === 2 && v.startsWith(n) && v.length > 2 && !v.startsWith('--')) found = { ...a, value: v.slice(2) };
+      else if (!n.startsWith('--') && n.length === 2 && /^-[a-zA-Z]+$/.test(v) && v.endsWith(n[1]!)) found = args[i + 1]; // -sSLo FILE
     }
   }
   return found;

@@ -7,6 +7,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { commitCommandChanges } from '../../src/exec/index.js';
+import { openRepo, resolveSession } from '../../src/session/index.js';
 import { git, hagent, makeRepo, startSession, tempDir } from '../helpers/index.js';
 
 const t = suite('exec');
@@ -117,6 +119,16 @@ t('stdout and stderr stay apart; a failing command is ok:false with its exit cod
   assert.match(human.stderr, /^err\nhagent: exit 0 in [\d.]+ s; no files changed\n$/);
 });
 
+t('a file the path policy denies stays out of the exec commit and is listed as skipped', () => {
+  const repo = makeRepo();
+  const s = startSession(repo);
+  const r = hagent(s.worktree, ['exec', '--json', '--', 'echo SECRET=1 > .env && echo ok > a.txt']);
+  assert.is(r.status, 0, r.stdout + r.stderr);
+  assert.equal(r.json.changed, [{ path: 'a.txt', status: 'A' }]);
+  assert.equal(r.json.skipped.map((k: { path: string }) => k.path), ['.env']);
+  assert.is(git(s.worktree, 'show', '--name-only', '--format=', 'HEAD'), 'a.txt');
+});
+
 t('outside edits pending before the command get their own commit; the exec commit holds only its changes', () => {
   const repo = makeRepo();
   const s = startSession(repo);
@@ -141,6 +153,9 @@ t('outside a session exec is refused; run from the user checkout it works in the
   const r = hagent(bare, ['exec', '--json', '--session', s.id, '--', 'pwd']);
   assert.is(r.status, 0);
   assert.is(r.json.stdout.trim(), s.worktree);
+  // A GIT_DIR in the caller's environment (a git hook calling hagent) does not send the command's git elsewhere.
+  const g = hagent(bare, ['exec', '--json', '--session', s.id, '--', 'git rev-parse --show-toplevel'], { env: { GIT_DIR: path.join(bare, '.git'), GIT_WORK_TREE: bare } });
+  assert.is(g.json.stdout.trim(), s.worktree);
 });
 
 t('guard.allow of the repository config relaxes the guard for exec (a push to a local remote)', () => {
@@ -156,6 +171,33 @@ t('guard.allow of the repository config relaxes the guard for exec (a push to a 
   const after = hagent(s.worktree, ['exec', '--json', '--', 'git push -q origin HEAD:refs/heads/agent']);
   assert.is(after.status, 0, after.stdout + after.stderr);
   assert.is(git(remote, 'rev-parse', 'refs/heads/agent'), git(s.worktree, 'rev-parse', 'HEAD'));
+});
+
+t('a command that moves the worktree off the session branch ran: the error says so and keeps its output', () => {
+  const repo = makeRepo();
+  const s = startSession(repo);
+  const r = hagent(s.worktree, ['exec', '--json', '--', 'git checkout -q -b elsewhere && echo out']);
+  assert.is(r.status, 1);
+  assert.is(r.json.error.code, 'WORKTREE_BROKEN');
+  assert.match(r.json.error.message, /^the command ran \(exit 0\) but what it changed was not committed/);
+  assert.is(r.json.error.exec.stdout, 'out\n');
+  assert.is(r.json.error.exec.exitCode, 0);
+  assert.match(r.json.error.hint, /git switch hagent\//);
+});
+
+t('commitCommandChanges records what a command run elsewhere changed as one exec commit', async () => {
+  const repo = makeRepo();
+  const s = startSession(repo);
+  writeFileSync(path.join(s.worktree, 'fmt.txt'), 'formatted\n');
+  const ctx = await openRepo(s.worktree);
+  const r = await commitCommandChanges(ctx, await resolveSession(ctx, s.id), 'npm run fmt', { end: 'exit 0' });
+  assert.equal(r.files, [{ path: 'fmt.txt', status: 'A' }]);
+  const body = git(s.worktree, 'log', '-1', '--format=%B');
+  assert.match(body, /^hagent: exec npm run fmt \(A fmt\.txt\)/);
+  assert.match(body, /Command \(exit 0\):\n {4}npm run fmt/);
+  assert.match(body, /Hagent-Op: exec/);
+  const none = await commitCommandChanges(ctx, await resolveSession(ctx, s.id), 'ls');
+  assert.is(none.commit, null);
 });
 
 t('a bad --timeout is a usage error', () => {

@@ -70,6 +70,10 @@ test('scratch writes in the temp folder pass, unless the folder is inside a git 
   assert.equal(guardCommand(`echo x > ${scratch}/out.log && rm -f ${scratch}/out.log`, ctx), { allowed: true });
   assert.is(guardCommand(`echo x > ${repo}/README.md`, ctx).allowed, false);
   assert.is(guardCommand(`rm -rf ${repo}`, ctx).allowed, false);
+  // A glob in the temp folder is judged by what it matches: here the checkout.
+  assert.is(guardCommand(`rm -rf ${path.dirname(repo)}/${path.basename(repo).slice(0, -2)}*`, ctx).allowed, false);
+  assert.is(guardCommand(`rm -rf ${path.dirname(repo)}/*`, ctx).allowed, false, 'everything in the temp folder');
+  assert.equal(guardCommand(`rm -rf ${scratch}/build-*`, ctx), { allowed: true });
 });
 
 test('it never throws, whatever the input', () => {
