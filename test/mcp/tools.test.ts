@@ -3,12 +3,12 @@
  * real repository, every tool is listed and called, and each result is checked against the
  * repository's state (commits, files, journal), as an agent would see it.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { git, hagent, makeRepo, startSession } from '../helpers/index.js';
+import { BIN, git, GIT_ENV, hagent, makeRepo, startSession } from '../helpers/index.js';
 import { connectMcp, type McpConnection } from '../helpers/mcp.js';
 
 const t = suite('hagent mcp: every tool through the SDK client');
@@ -336,6 +336,47 @@ t('in a packed repository the head trees come through the warm cat-file process:
     assert.is(git(repo, 'show', 'hagent/s1:a.txt'), 'one\ntwo\nthree', 'the other files of the packed tree are kept');
     assert.is(git(s.worktree, 'status', '--porcelain'), '');
   });
+});
+
+t('a 2025-era client (initialize, as the agents of today open) is served too: list and call over raw JSON-RPC lines', async () => {
+  const { repo, s } = setup();
+  const child = spawn(process.execPath, [BIN, 'mcp', '--session', 's1'], { cwd: repo, env: { ...process.env, ...GIT_ENV }, stdio: ['pipe', 'pipe', 'ignore'] });
+  const answers = new Map<number, any>();
+  let buffer = '';
+  const waiters = new Map<number, () => void>();
+  child.stdout.on('data', (d: Buffer) => {
+    buffer += d.toString();
+    for (let nl = buffer.indexOf('\n'); nl !== -1; nl = buffer.indexOf('\n')) {
+      const m = JSON.parse(buffer.slice(0, nl));
+      buffer = buffer.slice(nl + 1);
+      if (typeof m.id === 'number') {
+        answers.set(m.id, m);
+        waiters.get(m.id)?.();
+      }
+    }
+  });
+  const request = (id: number, method: string, params?: object) => new Promise<any>((resolve) => {
+    waiters.set(id, () => resolve(answers.get(id)));
+    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, ...(params ? { params } : {}) })}\n`);
+  });
+  try {
+    const init = await request(1, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'legacy', version: '1' } });
+    assert.is(init.result.protocolVersion, '2025-06-18');
+    assert.is(init.result.serverInfo.name, 'hagent');
+    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+    const list = await request(2, 'tools/list');
+    assert.ok(list.result.tools.some((x: { name: string }) => x.name === 'edit'));
+    const edit = await request(3, 'tools/call', { name: 'edit', arguments: { path: 'a.txt', old_string: 'one', new_string: 'uno' } });
+    assert.is(edit.result.isError, undefined, JSON.stringify(edit));
+    assert.is(edit.result.structuredContent.commit, git(repo, 'rev-parse', 'hagent/s1'));
+    assert.is(readFileSync(path.join(s.worktree, 'a.txt'), 'utf8'), 'uno\ntwo\nthree\n');
+    const refused = await request(4, 'tools/call', { name: 'edit', arguments: { path: 'a.txt', old_string: 'one', new_string: 'x' } });
+    assert.is(refused.result.isError, true);
+    assert.is(refused.result.structuredContent.error.code, 'CONTEXT_NOT_FOUND');
+  } finally {
+    child.stdin.end();
+    await new Promise((resolve) => child.once('exit', resolve));
+  }
 });
 
 t('hagent mcp --new starts a session and serves it; without a session it refuses before serving', async () => {
