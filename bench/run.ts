@@ -26,6 +26,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BENCH_ENV, benchRoot, ensureRepo, filePaths, git, resetRepo, type BenchRepo } from './gen-repo.js';
+import { makePatches, type Patches } from './patches.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(HERE, '..');
@@ -159,61 +160,6 @@ function detail(label: string, samples: Record<string, number[]>): void {
 const sizeLabel = (n: number): string => (n >= 1000 ? `${n / 1000}k` : String(n));
 
 // ---------------------------------------------------------------- the 3-file patch
-
-interface Patches {
-  /** Codex patch A and its reverse, as files. */
-  codex: [string, string];
-  /** The same change as unified diffs (for git apply), A and its reverse. */
-  udiff: [string, string];
-  paths: string[];
-}
-
-/**
- * Builds a 3-file change on files spread over the repository: in each, one line replaced and one
- * added (3 lines of context each side). Written as files under the bench temp folder.
- */
-function makePatches(repo: BenchRepo, worktree: string): Patches {
-  const all = filePaths(repo.n);
-  const picks = [Math.floor(all.length / 7), Math.floor(all.length / 2), Math.floor((all.length * 6) / 7)];
-  const codex: [string[], string[]] = [['*** Begin Patch'], ['*** Begin Patch']];
-  const udiff: [string[], string[]] = [[], []];
-  const paths: string[] = [];
-  for (const i of picks) {
-    const p = all[i]!;
-    paths.push(p);
-    const text = readFileSync(path.join(worktree, p), 'utf8');
-    const fileLines = text.split('\n').slice(0, -1);
-    // A line in the middle whose 7-line window is unique in the file, so both tools find one place.
-    let k = Math.floor(fileLines.length / 2);
-    const windowAt = (at: number): string => fileLines.slice(at - 3, at + 4).join('\n');
-    while (k + 4 < fileLines.length && (fileLines[k] === '' || text.split(windowAt(k)).length !== 2)) k++;
-    const before = fileLines.slice(k - 3, k);
-    const after = fileLines.slice(k + 1, k + 4);
-    const old = fileLines[k]!;
-    const neu = [`${old} // edited by the bench`, '  benchMarker();'];
-    const ctx = (ls: string[]): string[] => ls.map((l) => ` ${l}`);
-    codex[0].push(`*** Update File: ${p}`, '@@', ...ctx(before), `-${old}`, ...neu.map((l) => `+${l}`), ...ctx(after));
-    codex[1].push(`*** Update File: ${p}`, '@@', ...ctx(before), ...neu.map((l) => `-${l}`), `+${old}`, ...ctx(after));
-    const start = k - 3 + 1;
-    const head = [`diff --git a/${p} b/${p}`, `--- a/${p}`, `+++ b/${p}`];
-    udiff[0].push(...head, `@@ -${start},7 +${start},8 @@`, ...ctx(before), `-${old}`, ...neu.map((l) => `+${l}`), ...ctx(after));
-    udiff[1].push(...head, `@@ -${start},8 +${start},7 @@`, ...ctx(before), ...neu.map((l) => `-${l}`), `+${old}`, ...ctx(after));
-  }
-  codex[0].push('*** End Patch');
-  codex[1].push('*** End Patch');
-  const dir = path.join(benchRoot(), `patches-${repo.n}`);
-  mkdirSync(dir, { recursive: true });
-  const write = (name: string, ls: string[]): string => {
-    const f = path.join(dir, name);
-    writeFileSync(f, ls.join('\n') + '\n');
-    return f;
-  };
-  return {
-    codex: [write('a.codex.patch', codex[0]), write('a-reverse.codex.patch', codex[1])],
-    udiff: [write('a.diff', udiff[0]), write('a-reverse.diff', udiff[1])],
-    paths,
-  };
-}
 
 // ---------------------------------------------------------------- figures
 

@@ -8,9 +8,13 @@ import { spawnSync } from 'node:child_process';
 // Build beside dist/ and swap it in, so a CLI already running keeps a whole bundle.
 const out = `dist.tmp-${process.pid}`;
 rmSync(out, { recursive: true, force: true });
-// The library face: ESM, each lazily imported module in a chunk of its own.
+// The library face: ESM, each lazily imported module in a chunk of its own. The MCP server
+// (`hagent mcp`) is an entry point of this build, not of the CLI's bundle: loaded by that command
+// only, so the MCP SDK (~0.5 MB) is never read or compiled by the other commands. (In one
+// CommonJS bundle, esbuild's lazy module wrappers also initialise zod after the SDK's schemas
+// that use it.)
 await build({
-  entryPoints: { index: 'src/index.ts' },
+  entryPoints: { index: 'src/index.ts', mcp: 'src/mcp/index.ts' },
   outdir: out,
   bundle: true,
   splitting: true,
@@ -56,8 +60,12 @@ await build({
 const cli = readFileSync(`${out}/cli.cjs`, 'utf8').replace(/^#!.*\n/, '');
 writeFileSync(`${out}/cli.cjs`, cli);
 const hash = createHash('sha256').update(cli).digest('hex').slice(0, 16);
-writeFileSync(`${out}/hagent.cjs`, readFileSync('scripts/launcher.cjs', 'utf8').replace('__BUNDLE_HASH__', hash));
-chmodSync(`${out}/hagent.cjs`, 0o755);
+// Two programs start the one bundle (and share its code cache): hagent, and the apply_patch
+// drop-in for agent loops that shell out to Codex's tool.
+for (const entry of ['hagent', 'apply_patch']) {
+  writeFileSync(`${out}/${entry}.cjs`, readFileSync('scripts/launcher.cjs', 'utf8').replace('__BUNDLE_HASH__', hash).replace('__ENTRY__', entry));
+  chmodSync(`${out}/${entry}.cjs`, 0o755);
+}
 // Type declarations of the library face (dist/types/index.d.ts), from the TypeScript compiler.
 const tsc = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json', '--outDir', `${out}/types`], { stdio: 'inherit' });
 if (tsc.status !== 0) process.exit(tsc.status ?? 1);

@@ -89,6 +89,8 @@ if (!hookOutsideSessions()) loadCli();
 
 function loadCli() {
 const BUNDLE_HASH = '__BUNDLE_HASH__';
+// Which program this launcher starts from the one bundle: `hagent`, or the `apply_patch` drop-in.
+globalThis.hagentEntry = '__ENTRY__';
 const bundle = path.join(__dirname, 'cli.cjs');
 const fd = openSync(bundle, 'r');
 const st = fstatSync(fd);

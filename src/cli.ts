@@ -105,6 +105,12 @@ function skipHelpRendering(cli: Argv): void {
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
+  // The apply_patch bin: the same bundle, started by its own launcher (scripts/build.mjs).
+  if ((globalThis as { hagentEntry?: string }).hagentEntry === 'apply_patch') {
+    const { runApplyPatchBin } = await import('./commands/apply-patch-bin.js');
+    process.exitCode = await runApplyPatchBin(argv, io);
+    return;
+  }
   // Hooks run on every tool call of an agent: no yargs on their way (agents/ answers usage errors).
   if (argv[0] === 'hook' && (argv.length === 2 || argv.length === 3) && !argv.slice(1).some((a) => a.startsWith('-'))) {
     const { runHook } = await import('./commands/hook.js');
@@ -232,6 +238,12 @@ async function main(): Promise<void> {
       .example('$0 hook claude', 'in .claude/settings.json: PreToolUse, PostToolUse, Stop, SessionEnd')
       .example('$0 hook copilot preToolUse', 'in .github/hooks/hagent.json'),
     handler(async () => (await import('./commands/hook.js')).runHook))
+    .command('mcp', "serve the session's tools (read, edit, write, apply_patch, undo, …) over MCP on stdio, for an agent", (b) => b
+      .options({ ...json, ...sessionOpt, new: { type: 'boolean', describe: 'start a new session and serve it' }, name: { type: 'string', describe: 'with --new: the session id' }, base: { type: 'string', describe: 'with --new: the commit to start from (default: HEAD)' } })
+      .example('$0 mcp', 'serve the session you are in (or the only one)')
+      .example('$0 mcp --session fix-login', 'serve a named session')
+      .example('$0 mcp --new --name fix-login', 'start a session and serve it'),
+    handler(async () => { const { runMcp } = await import('./commands/mcp.js'); return (argv: Parameters<typeof runMcp>[0], cliIo: Io) => runMcp(argv, cliIo, packageVersion()); }))
     .command('demo', 'run the whole cycle on a sample project in a temp folder, step by step', (b) => b
       .options({ ...json, keep: { type: 'boolean', describe: 'keep the demo folder' } }).example('$0 demo', '').example('$0 demo --json', 'each step with its exit status, as one JSON object'),
     handler(async () => (await import('./commands/demo.js')).runDemo))
@@ -252,7 +264,9 @@ async function main(): Promise<void> {
 
 main().catch((error: unknown) => {
   const e = toHagentError(error);
-  if (e.code === 'USAGE' && !wantsJson) {
+  if (e.code === 'USAGE' && !wantsJson && (globalThis as { hagentEntry?: string }).hagentEntry === 'apply_patch') {
+    process.stderr.write(`Usage: ${e.hint ?? ''}\nerror[USAGE]: ${e.message}\n`);
+  } else if (e.code === 'USAGE' && !wantsJson) {
     process.stderr.write(`error[USAGE]: ${e.message}\n  hint: ${e.hint ?? 'hagent --help'}\n`);
   } else {
     printError(io, e, wantsJson);

@@ -12,7 +12,7 @@ import { trace } from '../trace/index.js';
 import { HagentError, isHagentError } from '../errors.js';
 import {
   blobId, worktreeGitDirSync, gitText, readLooseObject, formatOfOid, submodulesOf, runGit, literalPathspec, conversionsOf, type Conversions, storedBlobIds, storeConverted, assertDriversAvailable, diffTrees, entriesAt, readCommitTrees, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTreeWithChanges, looseObjectStore, writeLooseObject, updateRefDirect, worktreeGitDir, writeCommit, type LooseObjectStore,
-  type CommitTrees, type IndexEntryUpdate,
+  type CommitTrees, type IndexEntryUpdate, type CatFileBatch,
 } from '../git/index.js';
 import { discardStaged, fsyncPaths, publishStaged, readEntry, restoreIfOurs, stageWrites, type Staged, type TargetWrite } from '../fsx/index.js';
 import { assertPreApplyAccepted, runUserHook } from '../user-hooks/index.js';
@@ -33,7 +33,28 @@ export interface ConfirmationRequest {
 
 /** Options of {@link applyPatch}. */
 export interface ApplyOptions {
+  /** The patch (Codex language or unified diff). Ignored when `change` is given. */
   patchText: string;
+  /**
+   * The folder, relative to the worktree root and `/`-separated, that the patch's paths are
+   * relative to (a drop-in `apply_patch` run in a subfolder, as Codex reads paths against its
+   * working folder). A heredoc's `cd DIR` is taken inside it. Default: the root.
+   */
+  cwd?: string;
+  /** A change planned from the snapshot instead of parsed from `patchText` (the edit and write tools). */
+  change?: PlannedChange;
+  /**
+   * Compare-and-swap on files: path → the blob id it must hold now (null: it must not exist),
+   * checked under the lock against the files the patch reads. Paths are repository-relative and
+   * normalised as the patch's are; each must be one the patch reads.
+   */
+  expectBlobs?: Readonly<Record<string, string | null>>;
+  /** Adds `blobs` (path → new blob id, null when deleted) to the result. */
+  reportBlobs?: boolean;
+  /** A warm object reader for the head's trees when they are not loose (the MCP server keeps one). */
+  objects?: CatFileBatch;
+  /** The effective configuration, when the caller keeps it loaded (the MCP server); else read from the repository. */
+  config?: EffectiveConfig & { root: string | null };
   /** `--yes`: confirm risky patches without asking. */
   yes?: boolean;
   /** `--dry-run`: plan and check everything, write nothing. */
@@ -58,6 +79,19 @@ export interface ApplyOptions {
   confirm?: (request: ConfirmationRequest) => Promise<boolean>;
 }
 
+/**
+ * A change planned from the files instead of parsed from patch text: `edit` (exact-string
+ * replacement) and `write` (whole file). It runs through the same transaction as a patch — path
+ * policy, lock, recovery, snapshot, staleness, limits, hooks, commit, journal — and only the
+ * planning step differs. The unified diff of the plan is what the note and the journal keep.
+ */
+export interface PlannedChange {
+  /** One op per path it touches (an `update` without chunks, or an `add`), for policy, snapshot and watcher. */
+  parsed: ParsedPatch;
+  /** Plans from the snapshot taken under the lock; `parsed` holds the policy-normalised paths. @throws HagentError as the planner does. */
+  plan(parsed: ParsedPatch, snapshot: ReadonlyMap<string, FileState>): Plan;
+}
+
 /** One file of a result (patch-language.md §7). Counts are lines. */
 export type FileResult = ResultFile;
 
@@ -77,6 +111,8 @@ export interface ApplyResult {
   watched: boolean;
   /** What hagent finished or undid of an interrupted earlier transaction, if any. */
   recovery?: Recovery;
+  /** With `reportBlobs`: each path the patch wrote → its new blob id (null: deleted or moved away). */
+  blobs?: Record<string, string | null>;
   /** Output of `.hagent/hooks/post-apply`, when it ran. */
   postApply?: { exitCode: number | null; stdout: string; stderr: string; timedOut: boolean };
 }
@@ -129,6 +165,12 @@ export async function absoluteRoots(worktree: string, mainCheckout: string | nul
     return [...new Set([path.resolve(p), real])];
   };
   return { worktree: await both(worktree), mainCheckout: mainCheckout ? await both(mainCheckout) : [] };
+}
+
+/** `parsed` with its paths taken inside `cwd` (a heredoc's own `cd DIR` inside that). Pure. */
+function withCwd(parsed: ParsedPatch, cwd: string | undefined): ParsedPatch {
+  if (!cwd) return parsed;
+  return { ...parsed, cwd: parsed.cwd ? `${cwd}/${parsed.cwd}` : cwd };
 }
 
 /** The §7 JSON of one planned file. */
@@ -230,12 +272,9 @@ const PREVIEW_MAX_LINES = 60;
 async function previewOf(plan: Plan, snapshot: ReadonlyMap<string, FileState>): Promise<string> {
   const list = plan.files.map((f) => `  ${f.op === 'add' ? 'A' : f.op === 'delete' ? 'D' : f.op === 'move' ? 'R' : 'M'} ${f.from ? `${f.from} -> ` : ''}${f.path} (+${f.added} -${f.removed})`);
   const { createTwoFilesPatch } = await import('diff');
-  const decoder = new TextDecoder();
   const diffLines: string[] = [];
   for (const f of plan.files) {
-    const before = snapshot.get(f.from ?? f.path);
-    const oldText = before?.kind === 'file' ? decoder.decode(before.bytes) : '';
-    const newText = f.bytes ? decoder.decode(f.bytes) : '';
+    const { oldText, newText } = textsOf(f, snapshot);
     const patch = createTwoFilesPatch(f.from ?? f.path, f.path, oldText, newText, '', '', { context: 2, timeout: 200 });
     diffLines.push(...(patch ?? '').split('\n').slice(2).filter((l) => l.length > 0));
     if (diffLines.length > PREVIEW_MAX_LINES) break;
@@ -243,6 +282,14 @@ async function previewOf(plan: Plan, snapshot: ReadonlyMap<string, FileState>): 
   const shown = diffLines.slice(0, PREVIEW_MAX_LINES);
   if (diffLines.length > shown.length) shown.push(`… (${diffLines.length - shown.length}+ more lines: hagent apply --dry-run --json, or hagent check)`);
   return [...list, '', ...shown].join('\n');
+}
+
+const textDecoder = new TextDecoder();
+
+/** A planned file's text before (from the snapshot; '' when new) and after ('' when deleted). */
+function textsOf(f: PlannedFile, snapshot: ReadonlyMap<string, FileState>): { oldText: string; newText: string } {
+  const before = snapshot.get(f.from ?? f.path);
+  return { oldText: before?.kind === 'file' ? textDecoder.decode(before.bytes) : '', newText: f.bytes ? textDecoder.decode(f.bytes) : '' };
 }
 
 /** Every path the plan changes, with its new bytes (null: deleted) and the bytes it must still hold. */
@@ -291,14 +338,14 @@ export function applyCommitMessage(sessionId: string, plan: Plan, patchText: str
  */
 export async function applyPatch(ctx: RepoContext, session: Session, options: ApplyOptions): Promise<ApplyResult> {
   trace('apply: start');
-  const config = await loadConfig(ctx, options.env ?? {}, session.target);
+  const config = options.config ?? await loadConfig(ctx, options.env ?? {}, session.target);
   trace('apply: config loaded');
   const policy = options.policy ?? config.policy;
   const command = options.dryRun ? 'apply --dry-run' : 'apply';
   const timeoutMs = options.lockTimeoutMs ?? config.runtime.lockTimeoutMs;
   const { value, recovery } = await guardedWrite(guardTarget(ctx, session), command, { timeoutMs, patch: options.patchText, journal: !options.dryRun }, async () => {
     trace('apply: locked');
-    const parsed = checkOpPaths(parsePatch(options.patchText), policy, await absoluteRoots(session.worktree, config.root));
+    const parsed = checkOpPaths(withCwd(options.change ? options.change.parsed : parsePatch(options.patchText), options.cwd), policy, await absoluteRoots(session.worktree, config.root));
     trace('apply: parsed');
     // Which targets git converts (attributes, config): two git calls, started now to overlap
     // the reads below.
@@ -309,8 +356,8 @@ export async function applyPatch(ctx: RepoContext, session: Session, options: Ap
     const watch = options.noWatch || !config.runtime.watch ? null : await watchTargets(session.worktree, pathsToRead(parsed));
     trace('apply: watcher ready');
     try {
-      const r = await applyLocked(ctx, session, options, parsed, head, redo, policy, config, watch, conversions);
-      return { value: r, files: r.files.map((f) => f.path), head: r.commit ?? head };
+      const { result: r, patchText } = await applyLocked(ctx, session, options, parsed, head, redo, policy, config, watch, conversions);
+      return { value: r, files: r.files.map((f) => f.path), head: r.commit ?? head, ...(options.change ? { patch: patchText } : {}) };
     } finally {
       await watch?.close();
     }
@@ -319,21 +366,23 @@ export async function applyPatch(ctx: RepoContext, session: Session, options: Ap
   return value;
 }
 
-async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOptions, parsed: ParsedPatch, head: string, redo: string | null, policy: Policy, config: EffectiveConfig & { root: string | null }, watch: TargetWatch | null, pendingConversions: Promise<Conversions>): Promise<ApplyResult> {
+async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOptions, parsed: ParsedPatch, head: string, redo: string | null, policy: Policy, config: EffectiveConfig & { root: string | null }, watch: TargetWatch | null, pendingConversions: Promise<Conversions>): Promise<{ result: ApplyResult; patchText: string }> {
   const worktree = session.worktree;
   if (options.base !== undefined) await assertBaseFresh(ctx, options.base, head, pathsToRead(parsed));
   // The head's trees on the way to the targets: the staleness check and, later, the new tree.
   const store = await looseObjectStore(ctx.commonDir, head);
   const format = formatOfOid(head);
-  const [snapshot, trees, conversions] = await Promise.all([readSnapshot(worktree, pathsToRead(parsed)), readCommitTrees(worktree, head, pathsToRead(parsed), store), pendingConversions]);
+  const [snapshot, trees, conversions] = await Promise.all([readSnapshot(worktree, pathsToRead(parsed)), readCommitTrees(worktree, head, pathsToRead(parsed), store, options.objects), pendingConversions]);
   trace('apply: snapshot, head trees and attributes read');
   const diskFiles = [...snapshot].flatMap(([p, st]) => (st.kind === 'file' ? [{ path: p, bytes: st.bytes }] : []));
   const diskIds = await storedBlobIds(worktree, diskFiles, conversions.converted, format);
   assertOutsideSubmodules(trees, pathsToRead(parsed));
   if (!options.skipStalenessCheck) await assertFresh(worktree, snapshot, trees, diskIds);
+  if (options.expectBlobs) assertExpectedBlobs(snapshot, options.expectBlobs, diskIds);
   trace('apply: staleness checked');
-  await assertNotLastPatch(worktree, head, store, options.patchText);
-  const plan = planPatch(parsed, snapshot);
+  if (!options.change) await assertNotLastPatch(worktree, head, store, options.patchText);
+  const plan = options.change ? options.change.plan(parsed, snapshot) : planPatch(parsed, snapshot);
+  const patchText = options.change ? await unifiedDiffOf(plan, snapshot) : options.patchText;
   trace('apply: planned');
   assertDriversAvailable(conversions, plan.files.flatMap((f) => (f.op === 'delete' ? [] : [f.path])));
   const size = changeSize(plan);
@@ -348,11 +397,12 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
     }
   }
   const result: ApplyResult = { ok: true, session: session.id, commit: null, parent: head, dryRun: !!options.dryRun, format: parsed.format, files, leniencies: plan.leniencies, warnings: plan.warnings, watched: watch !== null };
-  if (options.dryRun) return result;
+  if (options.reportBlobs) result.blobs = blobsOf(plan, format);
+  if (options.dryRun) return { result, patchText };
 
   const hooksDir = config.root ? path.join(config.root, '.hagent', 'hooks') : null;
   const hookEnv = { HAGENT_SESSION: session.id, HAGENT_WORKTREE: worktree };
-  const hookInput = { session: session.id, base: session.base, head, ops: files.map((f) => ({ op: f.op, path: f.path, ...(f.from ? { from: f.from } : {}) })), files: files.map((f) => f.path), counts: { files: size.files, added: files.reduce((n, f) => n + f.added, 0), removed: files.reduce((n, f) => n + f.removed, 0) }, patch: options.patchText };
+  const hookInput = { session: session.id, base: session.base, head, ops: files.map((f) => ({ op: f.op, path: f.path, ...(f.from ? { from: f.from } : {}) })), files: files.map((f) => f.path), counts: { files: size.files, added: files.reduce((n, f) => n + f.added, 0), removed: files.reduce((n, f) => n + f.removed, 0) }, patch: patchText };
   if (hooksDir) assertPreApplyAccepted(await runUserHook(hooksDir, 'pre-apply', hookInput, hookEnv, { timeoutMs: config.runtime.hookTimeoutMs }));
 
   const writes = targetWrites(plan, snapshot);
@@ -365,7 +415,7 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
     w.bytes = checkedOut;
   }
   const txid = `${process.pid.toString(36)}-${randomBytes(4).toString('hex')}`;
-  const message = applyCommitMessage(session.id, plan, options.patchText);
+  const message = applyCommitMessage(session.id, plan, patchText);
   const targets: Intent['targets'] = writes.map((w) => ({
     rel: w.rel,
     prior: w.expected === null ? null : { oid: diskIds.get(w.rel) ?? blobId(w.expected, format), mode: w.expectedMode === 0o755 ? '100755' : '100644' },
@@ -376,9 +426,9 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
   // The tree and the commit come from the head's trees and the planned blob ids alone, so they
   // exist before any file is touched, and the intent names the commit from the start: a
   // recovery completes this same commit. Until the ref moves they are unreachable objects.
-  const tree = await writeTreeWithChanges(worktree, head, nextEntries, trees, store);
+  const tree = await writeTreeWithChanges(worktree, head, nextEntries, trees, store, options.objects);
   const { commit, direct } = await commitApplied(ctx, worktree, tree, head, message, store);
-  const intent: Intent = { version: 1, txid, session: session.id, command: 'apply', pid: process.pid, startedAt: new Date().toISOString(), head, commit, message, note: options.patchText, targets };
+  const intent: Intent = { version: 1, txid, session: session.id, command: 'apply', pid: process.pid, startedAt: new Date().toISOString(), head, commit, message, note: patchText, targets };
   let published = false;
   let indexTouched = false;
   let note: Promise<boolean> = Promise.resolve(false);
@@ -415,7 +465,7 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
     await assertOnlyOurWrites(worktree, writes);
     // The note (the patch text) names the commit, not the ref: a failed ref update leaves at
     // most a note on an unreachable commit (`git notes prune`).
-    note = storeNote(ctx.commonDir, worktree, commit, options.patchText, direct ?? undefined).then(() => true, () => false);
+    note = storeNote(ctx.commonDir, worktree, commit, patchText, direct ?? undefined).then(() => true, () => false);
     indexTouched = true;
     await updateIndex(worktree, nextEntries);
     trace('apply: index updated');
@@ -444,7 +494,75 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
       if (post.exitCode !== 0) result.warnings.push(`the post-apply hook failed (exit ${post.exitCode ?? 'none'}${post.timedOut ? ', timed out' : ''}); the commit stays`);
     }
   }
-  return result;
+  return { result, patchText };
+}
+
+/** Path → new blob id of every file a plan writes (null: deleted, or the source of a move). */
+function blobsOf(plan: Plan, format: ReturnType<typeof formatOfOid>): Record<string, string | null> {
+  const out: Record<string, string | null> = {};
+  for (const f of plan.files) {
+    if (f.op === 'move' && f.from !== undefined && f.from !== f.path) out[f.from] = null;
+    out[f.path] = f.bytes ? blobId(f.bytes, format) : null;
+  }
+  return out;
+}
+
+/**
+ * The caller's compare-and-swap on files (`expectBlobs`): each named path must hold that blob
+ * now, or be absent for null. Checked against the snapshot taken under the lock, which the
+ * staleness check has just found equal to the session head; `diskIds` are the blobs git would
+ * store for the snapshot's files ({@link storedBlobIds}).
+ * @throws HagentError STALE_FILE naming the path, the expected and the current blob;
+ *   USAGE for a path the patch does not read.
+ */
+function assertExpectedBlobs(snapshot: ReadonlyMap<string, FileState>, expected: Readonly<Record<string, string | null>>, diskIds: ReadonlyMap<string, string>): void {
+  for (const [p, want] of Object.entries(expected)) {
+    const disk = snapshot.get(p);
+    if (disk === undefined) throw new HagentError('USAGE', `${p} is given an expected blob but the change does not touch it`, { path: p }, 'name only the files the patch changes (their paths as the patch writes them)');
+    // The blob git stores, or the raw bytes' id (what a reader of the file computes): either names these bytes.
+    const now = disk.kind === 'file' ? diskIds.get(p) ?? null : null;
+    const raw = disk.kind === 'file' && want !== null ? blobId(disk.bytes, formatOfOid(want)) : null;
+    if (now !== want && raw !== want) {
+      throw new HagentError('STALE_FILE', `${p} ${now === null ? 'no longer exists' : want === null ? 'exists now' : 'changed'} since blob ${want === null ? '(none)' : want.slice(0, 12)} was read`, { path: p, expectedBlob: want, diskBlob: now },
+        're-read the file (read returns its current text and blob id) and rebuild the change from it');
+    }
+  }
+}
+
+/**
+ * The unified diff (git's `a/` `b/` form, 3 lines of context) of a planned change: the patch text
+ * an edit or write is recorded with, so the note and the journal can replay it like any patch.
+ * diff@9 runs with a time limit; past it the file is recorded whole (every old line removed,
+ * every new line added), which still applies.
+ */
+async function unifiedDiffOf(plan: Plan, snapshot: ReadonlyMap<string, FileState>): Promise<string> {
+  const { createTwoFilesPatch } = await import('diff');
+  const parts: string[] = [];
+  for (const f of plan.files) {
+    const { oldText, newText } = textsOf(f, snapshot);
+    const header = `diff --git a/${f.from ?? f.path} b/${f.path}\n${f.op === 'add' ? `new file mode ${f.mode}\n` : ''}`;
+    const oldName = f.op === 'add' ? '/dev/null' : `a/${f.from ?? f.path}`;
+    const body = createTwoFilesPatch(oldName, `b/${f.path}`, oldText, newText, undefined, undefined, { context: 3, timeout: 500 })
+      ?? wholeFileHunk(oldName, `b/${f.path}`, oldText, newText);
+    // diff@9 opens with an "===" line and names both sides; git's form starts at "---".
+    parts.push(header + body.slice(body.indexOf('--- ')));
+  }
+  return parts.join('');
+}
+
+/** One hunk removing every old line and adding every new one (the diff when diff@9 ran out of time). */
+function wholeFileHunk(oldName: string, newName: string, oldText: string, newText: string): string {
+  const side = (text: string, sign: string): { lines: string[]; count: number } => {
+    if (text === '') return { lines: [], count: 0 };
+    const lines = text.split('\n');
+    const last = lines.pop()!;
+    const out = lines.map((l) => `${sign}${l}\n`);
+    if (last !== '') out.push(`${sign}${last}\n\\ No newline at end of file\n`);
+    return { lines: out, count: lines.length + (last !== '' ? 1 : 0) };
+  };
+  const a = side(oldText, '-');
+  const b = side(newText, '+');
+  return `--- ${oldName}\n+++ ${newName}\n@@ -${a.count ? 1 : 0},${a.count} +${b.count ? 1 : 0},${b.count} @@\n${a.lines.join('')}${b.lines.join('')}`;
 }
 
 /**

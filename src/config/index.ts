@@ -36,15 +36,48 @@ export async function mainCheckoutRoot(ctx: RepoContext, target?: string | null)
  */
 export async function loadConfig(ctx: RepoContext, env: Readonly<Record<string, string | undefined>>, target?: string | null): Promise<EffectiveConfig & { root: string | null }> {
   const root = await mainCheckoutRoot(ctx, target);
+  const { file, text } = await readConfigText(root);
+  return parseConfig(root, file, text, env);
+}
+
+/** `.hagent/config.json` of the main checkout at `root`: its path and text (null when absent). */
+async function readConfigText(root: string | null): Promise<{ file: string | null; text: string | null }> {
   const file = root ? path.join(root, '.hagent', 'config.json') : null;
-  let text: string | null = null;
-  if (file) {
-    try {
-      text = await fs.readFile(file, 'utf8');
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
-    }
+  if (!file) return { file, text: null };
+  try {
+    return { file, text: await fs.readFile(file, 'utf8') };
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    return { file, text: null };
   }
+}
+
+/** The effective configuration from the file's text (validated) and the environment. */
+async function parseConfig(root: string | null, file: string | null, text: string | null, env: Readonly<Record<string, string | undefined>>): Promise<EffectiveConfig & { root: string | null }> {
   const parsed = text !== null && file ? (await import('../policy/config-schema.js')).parseConfigText(text, file) : null;
   return { ...effectiveConfig(parsed, parsed ? file : null, env), root };
+}
+
+/**
+ * A {@link loadConfig} for a long-lived process (the MCP server): every call reads
+ * `.hagent/config.json` again, so a change is seen on the next call, but the file is parsed and
+ * validated again only when its text changed (the parse loads zod's classic build and costs more
+ * than the read). The main checkout's root is found once per repository.
+ * @returns a function with {@link loadConfig}'s contract (same throws).
+ */
+export function cachedConfigLoader(): (ctx: RepoContext, env: Readonly<Record<string, string | undefined>>) => Promise<EffectiveConfig & { root: string | null }> {
+  const roots = new Map<string, string | null>();
+  let last: { file: string | null; text: string | null; env: object; value: EffectiveConfig & { root: string | null } } | null = null;
+  return async (ctx, env) => {
+    let root = roots.get(ctx.commonDir);
+    if (root === undefined) {
+      root = await mainCheckoutRoot(ctx);
+      roots.set(ctx.commonDir, root);
+    }
+    const { file, text } = await readConfigText(root);
+    if (last && last.file === file && last.text === text && last.env === env) return last.value;
+    const value = await parseConfig(root, file, text, env);
+    last = { file, text, env, value };
+    return value;
+  };
 }

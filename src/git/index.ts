@@ -8,6 +8,7 @@ export * from './objects.js';
 export * from './tree.js';
 export { readHeadDirectSync, readRefPreferDirect, readRefsDirect, readRefsDirectSync, worktreeGitDir, type DirectHead } from './refs-direct.js';
 export * from './loose.js';
+export { CatFileBatch } from './batch.js';
 export { updateRefDirect, updateRefsDirect, commitIdent, looseCommitIdents, reflogMessage, type DirectRefUpdate, type DirectRefMove } from './ref-update-direct.js';
 export { addNoteDirect, NOTES_REF, type DirectNote } from './notes-direct.js';
 export { firstParentSubjectsDirect } from './commits-direct.js';

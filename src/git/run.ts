@@ -3,7 +3,7 @@
  * no user hooks, no fsmonitor, no signing, no prompts, C messages, and no inherited
  * GIT_DIR / GIT_WORK_TREE / GIT_INDEX_FILE from a calling hook.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { HagentError } from '../errors.js';
 import { trace, tracing } from '../trace/index.js';
 
@@ -102,4 +102,13 @@ export function runGit(args: readonly string[], options: RunGitOptions): Promise
 export async function gitText(args: readonly string[], options: RunGitOptions): Promise<string> {
   const r = await runGit(args, options);
   return r.stdout.toString('utf8').replace(/\n$/, '');
+}
+
+/**
+ * Starts a long-lived `git <args>` with the same hygiene as {@link runGit}, its stdin, stdout and
+ * stderr piped: for a batch process that answers many requests (`cat-file --batch-command`).
+ * The caller owns the process (writes requests, reads answers, ends stdin to stop it).
+ */
+export function spawnGit(args: readonly string[], options: { cwd: string }): ChildProcessWithoutNullStreams {
+  return spawn('git', [...HYGIENE, ...args], { cwd: options.cwd, env: gitEnv(undefined, false), stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
 }

@@ -8,6 +8,7 @@ import { HagentError } from '../errors.js';
 import { formatOfOid, hashObject, oidByteLength, type ObjectFormat } from './object-format.js';
 import { readLooseObject, writeLooseObject, type LooseObjectStore } from './loose.js';
 import { runGit } from './run.js';
+import type { CatFileBatch } from './batch.js';
 
 /** One change: `oid` null removes the path. `mode` is git's octal string (100644, 100755). */
 export interface PathChange {
@@ -111,13 +112,13 @@ function readTreesLoose(store: LooseObjectStore, commit: string, dirs: readonly 
  * written by the previous apply), else with one `cat-file --batch`. Missing or non-tree paths
  * map to an empty tree.
  */
-async function readTrees(cwd: string, commit: string, dirs: readonly string[], store?: LooseObjectStore | null): Promise<CommitTrees> {
+async function readTrees(cwd: string, commit: string, dirs: readonly string[], store?: LooseObjectStore | null, batch?: CatFileBatch): Promise<CommitTrees> {
   const trees: CommitTrees = new Map();
   if (dirs.length === 0) return trees;
   const loose = store ? readTreesLoose(store, commit, dirs) : null;
   if (loose) return loose;
   const input = dirs.map((d) => (d === '' ? `${commit}^{tree}` : `${commit}:${d}`)).join('\n') + '\n';
-  const out = (await runGit(['cat-file', '--batch'], { cwd, input })).stdout;
+  const out = batch ? await batch.contents(input.slice(0, -1).split('\n')) : (await runGit(['cat-file', '--batch'], { cwd, input })).stdout;
   let pos = 0;
   for (const d of dirs) {
     const eol = out.indexOf(0x0a, pos);
@@ -157,8 +158,8 @@ function foldersOf(paths: readonly string[]): Set<string> {
  * ({@link writeTreeWithChanges}) without reading them again.
  * @throws HagentError GIT_FAILED.
  */
-export async function readCommitTrees(cwd: string, commit: string, paths: readonly string[], store?: LooseObjectStore | null): Promise<CommitTrees> {
-  return readTrees(cwd, commit, [...foldersOf(paths)], store);
+export async function readCommitTrees(cwd: string, commit: string, paths: readonly string[], store?: LooseObjectStore | null, batch?: CatFileBatch): Promise<CommitTrees> {
+  return readTrees(cwd, commit, [...foldersOf(paths)], store, batch);
 }
 
 /**
@@ -208,12 +209,12 @@ export function entriesAt(trees: CommitTrees, paths: readonly string[]): Map<str
  * format is checked against git's in test/unit/git).
  * @returns the new root tree id. @throws HagentError GIT_FAILED (or INTERNAL when git's ids differ).
  */
-export async function writeTreeWithChanges(cwd: string, commit: string, changes: readonly PathChange[], known?: CommitTrees, store?: LooseObjectStore | null): Promise<string> {
+export async function writeTreeWithChanges(cwd: string, commit: string, changes: readonly PathChange[], known?: CommitTrees, store?: LooseObjectStore | null, batch?: CatFileBatch): Promise<string> {
   const format = await commitFormat(cwd, commit);
   const dirs = foldersOf(changes.map((c) => c.path));
   const depth = (d: string) => (d === '' ? 0 : d.split('/').length);
   const ordered = [...dirs].sort((a, b) => depth(b) - depth(a) || (a < b ? -1 : 1));
-  const trees = await readTrees(cwd, commit, ordered.filter((d) => !known?.has(d)), store);
+  const trees = await readTrees(cwd, commit, ordered.filter((d) => !known?.has(d)), store, batch);
   for (const d of ordered) if (!trees.has(d)) trees.set(d, new Map(known!.get(d)!)); // copies: the caller's stay as read
   for (const c of changes) {
     const slash = c.path.lastIndexOf('/');

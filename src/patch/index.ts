@@ -18,6 +18,7 @@ import { plan } from './plan.js';
 import type { Leniency, ParsedPatch, PatchOp, Plan, Snapshot } from './types.js';
 
 export { formatResult } from './format.js';
+export { planEdit, planWrite, type EditRequest } from './edit.js';
 export type { Result, ResultError, ResultFile } from './format.js';
 
 export type {

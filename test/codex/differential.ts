@@ -12,17 +12,24 @@
  *
  *   node --import tsx test/codex/differential.ts [--count N] [--seed S] [--jobs J] [--verbose]
  *
+ * Then the `apply_patch` bin (dist/apply_patch.cjs, built first) against the same Codex binary
+ * on every shared conformance case (../shared/cases, or $HAGENT_CASES): each patch.txt is given
+ * as the one argument to both, in a copy of the case's input/ (hagent's inside a session
+ * worktree); where both succeed their stdout must be identical, byte for byte. `--bin-only` runs
+ * just this part.
+ *
  * Codex is installed on first use into `$TMPDIR/hagent-codex-cache` (never a repo dependency);
  * `CODEX_BIN` overrides the binary.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isHagentError } from '../../src/errors.js';
 import { parsePatch, pathsToRead, planPatch, type FileState, type MatchLevel, type Plan } from '../../src/patch/index.js';
 import { normalizeLine } from '../../src/patch/seek.js';
+import { CASES_DIR, git, GIT_ENV } from '../helpers/index.js';
 import { applyEdits, chunksFor, degradations, encodeLike, linesOf, loadPool, prng, Rand, randomEdits, type PoolFile } from './edits.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -35,6 +42,7 @@ const COUNT = arg('count', 2000);
 const SEED = arg('seed', 20260801);
 const JOBS = arg('jobs', Math.max(2, Math.min(8, os.cpus().length * 2)));
 const VERBOSE = process.argv.includes('--verbose');
+const BIN_ONLY = process.argv.includes('--bin-only');
 
 // ── Codex ───────────────────────────────────────────────────────────────────────────────────────
 
@@ -498,11 +506,98 @@ function classifyAnchoredInsertion(c: Case, h: HagentOutcome, x: CodexOutcome): 
   return { category: 'deviation: anchored insertion (Codex appends at the end of the file)', explained: true };
 }
 
+// ── the apply_patch bin on the shared cases ─────────────────────────────────────────────────────
+
+interface BinOutcome {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function runProgram(bin: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = process.env): BinOutcome {
+  const r = spawnSync(bin, args, { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/**
+ * Runs hagent's `apply_patch` bin and Codex on every shared case; where both exit 0, their stdout
+ * must be the same text. hagent's risky-patch confirmation is switched off in the case's
+ * repository (`.hagent/config.json`): Codex has none, and the bin has no `--yes`.
+ * @returns the counts of the table and the cases whose texts differ.
+ */
+function compareBinOnSharedCases(codex: string): { table: Map<string, number>; failures: string[]; compared: number } {
+  const applyPatchBin = path.join(root, 'dist', 'apply_patch.cjs');
+  const hagentBin = path.join(root, 'dist', 'hagent.cjs');
+  if (!existsSync(applyPatchBin)) throw new Error(`${applyPatchBin} is missing: run npm run build first`);
+  const names = existsSync(CASES_DIR) ? readdirSync(CASES_DIR).filter((n) => /^\d{3}_/.test(n)).sort() : [];
+  if (names.length === 0) throw new Error(`no shared cases at ${CASES_DIR}`);
+  const table = new Map<string, number>();
+  const failures: string[] = [];
+  const count = (k: string) => table.set(k, (table.get(k) ?? 0) + 1);
+  const scratch = mkdtempSync(path.join(os.tmpdir(), 'hagent-codex-bin-'));
+  const env = { ...process.env, ...GIT_ENV };
+  let compared = 0;
+  try {
+    for (const name of names) {
+      const dir = path.join(CASES_DIR, name);
+      const patch = readFileSync(path.join(dir, 'patch.txt'), 'utf8');
+      const codexDir = path.join(scratch, `${name}-codex`);
+      const repo = path.join(scratch, `${name}-hagent`);
+      cpSync(path.join(dir, 'input'), codexDir, { recursive: true, verbatimSymlinks: true });
+      cpSync(path.join(dir, 'input'), repo, { recursive: true, verbatimSymlinks: true });
+      git(repo, 'init', '-q', '--initial-branch=main');
+      git(repo, 'config', 'core.autocrlf', 'false');
+      git(repo, 'add', '-A');
+      git(repo, 'commit', '-q', '--allow-empty', '-m', 'input');
+      mkdirSync(path.join(repo, '.hagent'));
+      writeFileSync(path.join(repo, '.hagent', 'config.json'), JSON.stringify({ confirmDeletes: false, confirmFiles: 1000, confirmChangedLines: 1_000_000 }));
+      const started = runProgram(hagentBin, ['session', 'start', '--name', 'diff', '--json'], repo, env);
+      if (started.status !== 0) throw new Error(`${name}: session start failed: ${started.stderr}`);
+      const worktree = (JSON.parse(started.stdout) as { worktree: string }).worktree;
+      const x = runProgram(codex, ['--codex-run-as-apply-patch', patch], codexDir);
+      const h = runProgram(applyPatchBin, [patch], worktree, env);
+      if (h.status === 0 && x.status === 0) {
+        compared++;
+        if (h.stdout === x.stdout) count('both applied, same text');
+        else {
+          count('both applied, texts differ');
+          failures.push(`${name}: apply_patch printed ${JSON.stringify(h.stdout)}, codex ${JSON.stringify(x.stdout)}`);
+        }
+      } else if (h.status === 0) count('only hagent applied (documented deviations)');
+      else if (x.status === 0) count(`only codex applied (hagent refused: ${/error\[(\w+)\]/.exec(h.stderr)?.[1] ?? h.status})`);
+      else count('both refused');
+      if (h.status !== 0 && !/^error\[[A-Z_]+\]: .+\n(.*\n)*  hint: /.test(h.stderr)) failures.push(`${name}: apply_patch exited ${h.status} without hagent's teaching error: ${JSON.stringify(h.stderr)}`);
+      if (h.status !== 0 && h.status !== 1) failures.push(`${name}: apply_patch exited ${h.status} (expected 0 or 1)`);
+    }
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+  return { table, failures, compared };
+}
+
+function printTable(table: ReadonlyMap<string, number>): void {
+  const width = Math.max(...[...table.keys()].map((k) => k.length));
+  for (const [k, n] of [...table].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))) process.stdout.write(`${k.padEnd(width)}  ${String(n).padStart(5)}\n`);
+}
+
 // ── main ───────────────────────────────────────────────────────────────────────────────────────
 
 async function main(): Promise<void> {
   const started = performance.now();
   const bin = codexBinary();
+  const codexVersion = spawnSync(bin, ['--version'], { encoding: 'utf8' }).stdout.trim();
+  const binPart = (): number => {
+    const b = compareBinOnSharedCases(bin);
+    process.stdout.write(`\napply_patch bin vs ${codexVersion || 'codex'} on the shared cases (${b.compared} where both applied):\n`);
+    printTable(b.table);
+    for (const f of b.failures) process.stdout.write(`  ${f}\n`);
+    return b.failures.length;
+  };
+  if (BIN_ONLY) {
+    const failed = binPart();
+    process.stdout.write(`${failed === 0 ? 1 : 0} passed, ${failed} failed\n`);
+    process.exit(failed > 0 ? 1 : 0);
+  }
   const pool = loadPool(root);
   if (pool.length < 10) throw new Error(`only ${pool.length} files to edit`);
   const donor = pool.flatMap((f) => linesOf(f.bytes).texts.slice(0, 200)).filter((l) => !l.startsWith('*** ') && !l.includes('\r'));
@@ -538,18 +633,17 @@ async function main(): Promise<void> {
 
   const kinds = new Map<string, number>();
   for (const c of cases) kinds.set(c.kind, (kinds.get(c.kind) ?? 0) + 1);
-  const codexVersion = spawnSync(bin, ['--version'], { encoding: 'utf8' }).stdout.trim();
   process.stdout.write(`differential: ${cases.length} patches from ${pool.length} real files, seed ${SEED}, ${codexVersion || 'codex'}\n`);
   process.stdout.write(`patch kinds: ${[...kinds].sort().map(([k, n]) => `${k} ${n}`).join(', ')}\n\n`);
-  const width = Math.max(...[...table.keys()].map((k) => k.length));
-  for (const [k, n] of [...table].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))) process.stdout.write(`${k.padEnd(width)}  ${String(n).padStart(5)}\n`);
+  printTable(table);
   if (failures.length > 0) {
     process.stdout.write(`\nunexplained differences:\n`);
     for (const f of failures.slice(0, 30)) process.stdout.write(`  ${f}\n`);
   }
+  const binFailed = binPart();
   process.stdout.write(`\ntime: ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
-  process.stdout.write(`${passed} passed, ${failures.length} failed\n`);
-  process.exit(failures.length > 0 ? 1 : 0);
+  process.stdout.write(`${passed + (binFailed === 0 ? 1 : 0)} passed, ${failures.length + binFailed} failed\n`);
+  process.exit(failures.length + binFailed > 0 ? 1 : 0);
 }
 
 await main();

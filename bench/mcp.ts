@@ -1,0 +1,245 @@
+/**
+ * `hagent mcp` figures, each measured side by side with git in one run (interleaved, the order
+ * alternating round by round, median of the rounds; an untimed `sync` before each sample):
+ *
+ *   1. apply_patch round trip through MCP (the client's view: request → commit → answer) of the
+ *      3-file patch of bench/patches.ts        ≤ 0.5 × (git apply --index + git commit), per size
+ *   2. the same on 100k ÷ on 1k files           ≤ 1.2
+ *   3. edit round trip (one file, one line)     ≤ 0.5 × (git apply --index + git commit) of it
+ *   4. read of a 1,000-line file                ≤ 2 ms
+ *   5. memory over 1,000 applies: the built server's resident set (reported), and the live heap
+ *      after a full collection of the same server run in this process, on the SDK's in-memory
+ *      transport (needs --expose-gc): growth after the first 100 ≤ 20 %
+ *
+ *   node --expose-gc --import tsx bench/mcp.ts [--sizes 1000,20000,100000] [--runs N] [--applies 1000]
+ *
+ * The server is the built one (`dist/hagent.cjs mcp`), spawned and driven by the official SDK
+ * client over stdio, as an agent's client does. Repositories come from bench/gen-repo.ts.
+ */
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/client';
+import { InMemoryTransport } from '@modelcontextprotocol/server';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { BENCH_ENV, ensureRepo, git, resetRepo, type BenchRepo } from './gen-repo.js';
+import { makePatches } from './patches.js';
+import { openRepo } from '../src/session/index.js';
+import { createServer, SessionBinding } from '../src/mcp/index.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const HAGENT = path.join(ROOT, 'dist', 'hagent.cjs');
+
+function option(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i === -1 ? fallback : process.argv[i + 1]!;
+}
+const SIZES = option('sizes', '1000,20000,100000').split(',').map((s) => Number(s.replace(/k$/i, '000')));
+const RUNS = Number(option('runs', '15'));
+const APPLIES = Number(option('applies', '1000'));
+
+const median = (xs: readonly number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+const fmt = (ms: number) => `${ms.toFixed(1)} ms`;
+const label = (n: number) => (n >= 1000 ? `${n / 1000}k` : String(n));
+const now = () => Number(process.hrtime.bigint()) / 1e6;
+const summary: string[] = [];
+const say = (line: string) => {
+  summary.push(line);
+  console.log(line);
+};
+const verdict = (name: string, value: number, base: number, target: number) =>
+  say(`${name}: hagent mcp ${fmt(value)}, git ${fmt(base)}, ratio ${(value / base).toFixed(2)} (target ≤ ${target}) ${value / base <= target ? 'PASS' : 'MISS'}`);
+
+/** Times one git command line (spawned, as an agent's shell would). */
+function timedGit(args: readonly string[], cwd: string): number {
+  const t0 = now();
+  const r = spawnSync('git', args, { cwd, env: BENCH_ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+  if (r.status !== 0) throw new Error(`git ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  return now() - t0;
+}
+
+interface Server {
+  client: Client;
+  pid: number;
+  call(name: string, args: Record<string, unknown>): Promise<{ ms: number; data: any }>;
+  close(): Promise<void>;
+}
+
+async function serve(cwd: string, session: string): Promise<Server> {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [HAGENT, 'mcp', '--session', session], cwd, env: BENCH_ENV as Record<string, string>, stderr: 'ignore' });
+  const client = new Client({ name: 'hagent-bench', version: '1' });
+  await client.connect(transport);
+  return {
+    client,
+    pid: transport.pid!,
+    async call(name, args) {
+      const t0 = now();
+      const r = await client.callTool({ name, arguments: args });
+      const ms = now() - t0;
+      if (r.isError) throw new Error(`${name}: ${(r.content as { text: string }[])[0]?.text}`);
+      return { ms, data: r.structuredContent };
+    },
+    close: () => client.close(),
+  };
+}
+
+/** Resident memory of a process, in MiB (Linux /proc). */
+function rssMiB(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+/** Rounds of two contenders, alternating which goes first, an untimed sync before each sample. */
+async function interleave(rounds: number, contenders: Record<string, (round: number) => Promise<number> | number>): Promise<Record<string, number[]>> {
+  const names = Object.keys(contenders);
+  const samples: Record<string, number[]> = Object.fromEntries(names.map((k) => [k, []]));
+  for (let r = 0; r < rounds; r++) {
+    for (let j = 0; j < names.length; j++) {
+      const name = names[(r + j) % names.length]!;
+      spawnSync('sync');
+      samples[name]!.push(await contenders[name]!(r));
+    }
+  }
+  return samples;
+}
+
+interface SizeFigures { apply: number; git: number }
+
+async function benchSize(repo: BenchRepo): Promise<SizeFigures> {
+  const id = `mcp-${Date.now().toString(36)}`;
+  const started = JSON.parse(spawnSync(process.execPath, [HAGENT, 'session', 'start', '--json', '--name', id], { cwd: repo.dir, env: BENCH_ENV, encoding: 'utf8' }).stdout) as { worktree: string };
+  const gwt = path.join(repo.dir, '.git', 'bench-wt', id);
+  git(['worktree', 'add', '-q', '-b', `bench/${id}`, gwt, repo.commit], repo.dir);
+  const server = await serve(repo.dir, id);
+  try {
+    const patches = makePatches(repo, gwt);
+    const codex = patches.codex.map((f) => readFileSync(f, 'utf8'));
+    const apply = async (which: number) => (await server.call('apply_patch', { patch: codex[which], yes: true })).ms;
+    const gitApply = (which: number) => timedGit(['apply', '--index', patches.udiff[which]!], gwt) + timedGit(['commit', '-q', '-m', 'x'], gwt);
+    await apply(0); await apply(1); gitApply(0); gitApply(1); // warm-up, and a check that both apply
+    const s = await interleave(RUNS * 2, { mcp: (r) => apply(r % 2), git: (r) => gitApply(r % 2) });
+    const figures = { apply: median(s.mcp!), git: median(s.git!) };
+    verdict(`apply_patch round trip, 3-file patch (${label(repo.n)} files)`, figures.apply, figures.git, 0.5);
+
+    // Edit: one file, one line replaced and one added (the first file of the 3-file change).
+    const e = patches.edits[0]!;
+    const oneFile = (reverse: boolean) => {
+      const [from, to] = reverse ? [e.newText, e.oldText] : [e.oldText, e.newText];
+      // git apply anchors a hunk without leading context at the top of the file: keep the
+      // three lines each side as context, as the 3-file diff does.
+      const [a, b] = [from.split('\n'), to.split('\n')];
+      const body = [...a.slice(0, 3).map((l) => ` ${l}`), ...a.slice(3, -3).map((l) => `-${l}`), ...b.slice(3, -3).map((l) => `+${l}`), ...a.slice(-3).map((l) => ` ${l}`)];
+      return `diff --git a/${e.path} b/${e.path}\n--- a/${e.path}\n+++ b/${e.path}\n@@ -${e.startLine},${from.split('\n').length} +${e.startLine},${to.split('\n').length} @@\n${body.join('\n')}\n`;
+    };
+    const udiffs = [oneFile(false), oneFile(true)];
+    const edit = async (which: number) => (await server.call('edit', which ? { path: e.path, old_string: e.newText, new_string: e.oldText } : { path: e.path, old_string: e.oldText, new_string: e.newText })).ms;
+    const gitEdit = (which: number) => {
+      const t0 = now();
+      const r = spawnSync('git', ['apply', '--index', '-'], { cwd: gwt, env: BENCH_ENV, input: udiffs[which] });
+      if (r.status !== 0) throw new Error(`git apply: ${r.stderr}`);
+      return now() - t0 + timedGit(['commit', '-q', '-m', 'x'], gwt);
+    };
+    await edit(0); await edit(1); gitEdit(0); gitEdit(1);
+    const es = await interleave(RUNS * 2, { mcp: (r) => edit(r % 2), git: (r) => gitEdit(r % 2) });
+    verdict(`edit round trip, 1 file (${label(repo.n)} files)`, median(es.mcp!), median(es.git!), 0.5);
+
+    // Read of a 1,000-line file: written once through the server, then read RUNS × 4 times.
+    const lines = Array.from({ length: 1000 }, (_, i) => `export const value${i} = ${i}; // a line of ordinary length for a source file`).join('\n') + '\n';
+    await server.call('write', { path: 'bench-read/thousand.ts', content: lines, yes: true });
+    for (let i = 0; i < 5; i++) await server.call('read', { path: 'bench-read/thousand.ts' });
+    const reads: number[] = [];
+    for (let i = 0; i < RUNS * 4; i++) reads.push((await server.call('read', { path: 'bench-read/thousand.ts' })).ms);
+    const r = median(reads);
+    say(`read of a 1,000-line file (${label(repo.n)} files): ${fmt(r)} median, ${fmt(Math.min(...reads))} best (target ≤ 2 ms) ${r <= 2 ? 'PASS' : 'MISS'}`);
+    return figures;
+  } finally {
+    await server.close();
+    spawnSync(process.execPath, [HAGENT, 'session', 'end', id, '--force', '--yes'], { cwd: repo.dir, env: BENCH_ENV });
+    git(['worktree', 'remove', '--force', gwt], repo.dir);
+    git(['branch', '-q', '-D', `bench/${id}`], repo.dir);
+  }
+}
+
+/** Figure 5: one server, APPLIES applies (the 3-file patch and its reverse, alternating). */
+async function benchMemory(repo: BenchRepo): Promise<void> {
+  const id = `mcp-mem-${Date.now().toString(36)}`;
+  const started = JSON.parse(spawnSync(process.execPath, [HAGENT, 'session', 'start', '--json', '--name', id], { cwd: repo.dir, env: BENCH_ENV, encoding: 'utf8' }).stdout) as { worktree: string };
+  const server = await serve(repo.dir, id);
+  try {
+    const patches = makePatches(repo, started.worktree);
+    const codex = patches.codex.map((f) => readFileSync(f, 'utf8'));
+    const marks: Record<number, number> = {};
+    const t0 = now();
+    for (let i = 1; i <= APPLIES; i++) {
+      await server.call('apply_patch', { patch: codex[(i - 1) % 2], yes: true });
+      if (i === 1 || i === 100 || i % 250 === 0 || i === APPLIES) marks[i] = rssMiB(server.pid);
+    }
+    const seconds = (now() - t0) / 1000;
+    const growth = marks[APPLIES]! / marks[100]! - 1;
+    say(`server resident memory (${label(repo.n)} files, ${APPLIES} applies in ${seconds.toFixed(0)} s): ${Object.entries(marks).map(([k, v]) => `${k}: ${v.toFixed(1)} MiB`).join(', ')}; growth after the first 100: ${(growth * 100).toFixed(1)} % (reported: V8 grows its heap between full collections)`);
+    await server.close();
+    const gc = (globalThis as { gc?: () => void }).gc;
+    if (!gc) {
+      say('server live heap: not measured (run with node --expose-gc)');
+      return;
+    }
+    // The same server in this process, on the in-memory transport: live heap after full collections.
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    const binding = new SessionBinding(await openRepo(repo.dir), id, BENCH_ENV);
+    await createServer(binding, 'bench').connect(serverSide);
+    const client = new Client({ name: 'hagent-bench', version: '1' });
+    await client.connect(clientSide);
+    const heap: Record<number, number> = {};
+    for (let i = 1; i <= APPLIES; i++) {
+      const r = await client.callTool({ name: 'apply_patch', arguments: { patch: codex[(i - 1) % 2], yes: true } });
+      if (r.isError) throw new Error(`apply_patch: ${JSON.stringify(r.content)}`);
+      if (i === 100 || i % 250 === 0 || i === APPLIES) {
+        gc();
+        gc();
+        heap[i] = process.memoryUsage().heapUsed / 2 ** 20;
+      }
+    }
+    await client.close();
+    binding.close();
+    const heapGrowth = heap[APPLIES]! / heap[100]! - 1;
+    say(`server live heap after full collections (${label(repo.n)} files, in-process, same tools and SDK): ${Object.entries(heap).map(([k, v]) => `${k}: ${v.toFixed(1)} MiB`).join(', ')}; growth after the first 100: ${(heapGrowth * 100).toFixed(1)} % (target ≤ 20 %) ${heapGrowth <= 0.2 ? 'PASS' : 'MISS'}`);
+  } finally {
+    await server.close().catch(() => undefined);
+    spawnSync(process.execPath, [HAGENT, 'session', 'end', id, '--force', '--yes'], { cwd: repo.dir, env: BENCH_ENV });
+  }
+}
+
+async function main(): Promise<void> {
+  const cpus = os.cpus();
+  console.log(`hagent mcp benchmarks: ${cpus.length} cpus, load ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}, node ${process.version}, ${spawnSync('git', ['--version'], { encoding: 'utf8' }).stdout.trim()}, ${RUNS} rounds`);
+  const bySize = new Map<number, SizeFigures>();
+  for (const n of SIZES) {
+    const repo = await ensureRepo(n, (s) => console.log(s));
+    resetRepo(repo);
+    try {
+      bySize.set(n, await benchSize(repo));
+      if (n === SIZES[0] && APPLIES > 0) await benchMemory(repo);
+    } finally {
+      resetRepo(repo);
+    }
+  }
+  if (bySize.size >= 2) {
+    const small = Math.min(...bySize.keys());
+    const large = Math.max(...bySize.keys());
+    const ratio = bySize.get(large)!.apply / bySize.get(small)!.apply;
+    say(`apply_patch round trip ${label(large)} ÷ ${label(small)} files: ${fmt(bySize.get(large)!.apply)} vs ${fmt(bySize.get(small)!.apply)}, ratio ${ratio.toFixed(2)} (target ≤ 1.2) ${ratio <= 1.2 ? 'PASS' : 'MISS'}`);
+  }
+  console.log('\nsummary:');
+  for (const l of summary) console.log(`  ${l}`);
+}
+
+main().catch((e: unknown) => {
+  console.error(e instanceof Error ? e.stack ?? e.message : e);
+  process.exitCode = 1;
+});

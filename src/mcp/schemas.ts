@@ -1,0 +1,160 @@
+/**
+ * zod schemas of the MCP tools: what each takes, and what each returns — the `--json` shapes of
+ * the matching CLI commands (README "Commands"), so an agent reads one vocabulary whether it
+ * calls `hagent apply --json` or the `apply_patch` tool. The TypeScript types of those shapes
+ * live beside their commands; `tools.ts` checks each result against them at compile time.
+ */
+import * as z from 'zod';
+
+const oid = z.string().regex(/^[0-9a-f]{40}$/, 'a full 40-hex git object id');
+const relPath = z.string().min(1).describe('repository-relative path, "/"-separated (as git and review list it)');
+const changed = z.object({ path: z.string(), status: z.string() });
+const recovery = z.object({ txid: z.string(), command: z.string(), action: z.enum(['completed', 'restored', 'discarded']), commit: oid.nullable(), files: z.array(z.string()), outside: z.array(z.string()) });
+
+// ---- inputs -------------------------------------------------------------------------------
+
+export const StatusInput = z.object({});
+
+export const ReadInput = z.object({
+  path: relPath,
+  offset: z.number().int().min(1).optional().describe('first line to return, 1-based (default 1)'),
+  limit: z.number().int().min(1).optional().describe('how many lines (default 2000)'),
+});
+
+const yes = z.boolean().optional().describe('the human confirmed a risky change (a delete, ≥ 6 files, ≥ 400 changed lines); never set it on your own');
+
+export const ApplyPatchInput = z.object({
+  patch: z.string().min(1).describe('the patch: Codex "*** Begin Patch" language or a unified diff'),
+  base: z.string().min(1).optional().describe('the session head the patch was written against: refused (STALE_FILE) if a target changed since'),
+  base_blobs: z.record(z.string().min(1), oid.nullable()).optional().describe('path → the blob id read returned for it (null: must not exist); refused (STALE_FILE) if a file changed since'),
+  dry_run: z.boolean().optional().describe('check everything, write nothing'),
+  yes,
+});
+
+export const EditInput = z.object({
+  path: relPath,
+  old_string: z.string().describe('the exact text to replace (whitespace and line breaks included); empty creates the file'),
+  new_string: z.string().describe('the text that replaces it'),
+  replace_all: z.boolean().optional().describe('replace every occurrence (default: old_string must occur exactly once)'),
+  expected_blob: oid.optional().describe('the blob id read returned: refused (STALE_FILE) if the file changed since'),
+  yes,
+});
+
+export const WriteInput = z.object({
+  path: relPath,
+  content: z.string().describe('the whole new content of the file'),
+  expected_blob: oid.optional().describe('the blob id read returned; needed to replace a file this server has not read'),
+  yes,
+});
+
+export const CheckInput = z.object({ patch: z.string().min(1).describe('the patch to locate, written nowhere') });
+
+export const StepsInput = z.object({ steps: z.number().int().min(1).max(1000).optional().describe('how many applied patches (default 1)') });
+
+export const SyncInput = z.object({});
+
+export const ReviewInput = z.object({
+  stat: z.boolean().optional().describe('files and line counts only (no diff)'),
+  patches: z.boolean().optional().describe('each applied patch with its text (no diff)'),
+});
+
+export const LogInput = z.object({
+  failed: z.boolean().optional().describe('only refused attempts'),
+  n: z.number().int().min(0).optional().describe('only the newest N entries'),
+});
+
+export const ExecInput = z.object({
+  command: z.string().min(1).describe('the shell command (bash -c), run in the session worktree with stdin closed'),
+  timeout: z.number().min(0).max(3600).optional().describe('seconds before its whole process group is killed (default 120; 0: no limit)'),
+  max_output: z.number().int().min(2).optional().describe('bytes kept of stdout and of stderr, head and tail (default 65536)'),
+});
+
+// ---- outputs ------------------------------------------------------------------------------
+
+const fileResult = z.object({
+  path: z.string(), op: z.enum(['add', 'update', 'delete', 'move']), from: z.string().optional(),
+  added: z.number().int(), removed: z.number().int(), level: z.enum(['exact', 'trim-end', 'trim', 'unicode']).optional(),
+});
+
+/** `hagent apply --json`, plus `blobs` (path → new blob id; null: deleted). */
+export const ApplyOutput = z.object({
+  ok: z.literal(true), session: z.string(), commit: oid.nullable(), parent: oid, dryRun: z.boolean(),
+  files: z.array(fileResult), leniencies: z.array(z.string()), warnings: z.array(z.string()), watched: z.boolean(),
+  blobs: z.record(z.string(), oid.nullable()).optional(),
+  recovery: recovery.optional(),
+  postApply: z.object({ exitCode: z.number().nullable(), stdout: z.string(), stderr: z.string(), timedOut: z.boolean() }).optional(),
+});
+
+/** `hagent check --json`. */
+export const CheckOutput = z.object({
+  ok: z.literal(true), dir: z.string(), format: z.enum(['codex', 'unified']),
+  files: z.array(fileResult.extend({
+    chunks: z.array(z.object({ chunk: z.number().int(), level: z.string(), startLine: z.number().int(), oldCount: z.number().int(), newCount: z.number().int() })),
+    noop: z.boolean(),
+  })),
+  leniencies: z.array(z.string()), warnings: z.array(z.string()),
+});
+
+/** `hagent session status --json`, plus `drift`: how far the target branch moved since the session's base. */
+export const StatusOutput = z.object({
+  ok: z.literal(true),
+  id: z.string(), worktree: z.string(), branch: z.string(), base: oid, head: oid.nullable(), target: z.string().nullable(),
+  commits: z.number().int(), createdAt: z.string(), approved: z.boolean(), landed: z.boolean(),
+  changed: z.array(changed), outsideEdits: z.array(changed), worktreeExists: z.boolean(),
+  interrupted: z.object({ command: z.string(), txid: z.string(), startedAt: z.string(), files: z.array(z.string()) }).nullable(),
+  drift: z.object({ targetHead: oid, commits: z.number().int().describe('commits on the target since the base') }).nullable(),
+});
+
+/** The `read` tool's structured result: the blob id of the bytes on disk (the staleness token) and the line counts; the numbered lines are its text content. */
+export const ReadOutput = z.object({
+  ok: z.literal(true), session: z.string(), path: z.string(), head: oid,
+  blob: oid.describe('blob id of the file as it is on disk: pass it as expected_blob / base_blobs'),
+  headBlob: oid.nullable().describe('blob id in the session head (null: not committed)'),
+  outsideEdit: z.boolean().describe('the file on disk differs from the session head (an edit made outside hagent; sync adopts it)'),
+  totalLines: z.number().int(), startLine: z.number().int(), endLine: z.number().int(), truncated: z.boolean(),
+});
+
+/** `hagent undo --json` / `hagent undo --redo --json`. */
+export const UndoOutput = z.object({
+  ok: z.literal(true), session: z.string(), direction: z.enum(['undo', 'redo']), from: oid, to: oid, steps: z.number().int(),
+  commits: z.array(oid), files: z.array(changed), redoable: z.number().int(), recovery: recovery.optional(),
+});
+
+/** `hagent sync --json`. */
+export const SyncOutput = z.object({
+  ok: z.literal(true), session: z.string(), commit: oid.nullable(), parent: oid, files: z.array(changed),
+  skipped: z.array(z.object({ path: z.string(), reason: z.string() })), recovery: recovery.optional(),
+});
+
+/** `hagent review --json` (approval is read-only here). */
+export const ReviewOutput = z.object({
+  ok: z.literal(true), session: z.string(), base: oid, head: oid, target: z.string().nullable(),
+  files: z.array(z.object({ path: z.string(), status: z.string(), added: z.number().int().nullable(), removed: z.number().int().nullable() })),
+  patches: z.array(z.object({ commit: oid, time: z.string(), subject: z.string(), files: z.array(changed), patch: z.string().optional() })),
+  diff: z.string().optional(),
+  approval: z.object({ head: z.string(), paths: z.array(z.string()).nullable(), at: z.string() }).nullable(),
+  approvedNow: z.boolean(),
+});
+
+/** `hagent log --json`, this session's entries only. */
+export const LogOutput = z.object({
+  ok: z.literal(true),
+  entries: z.array(z.looseObject({ time: z.string(), session: z.string(), command: z.string(), ok: z.boolean(), code: z.string().optional(), message: z.string().optional(), hint: z.string().optional(), files: z.array(z.string()).optional() })),
+  damaged: z.number().int(),
+});
+
+/** The `structuredContent` of every refusal (isError): the `--json` failure of the CLI. */
+export const ErrorOutput = z.object({ ok: z.literal(false), error: z.looseObject({ code: z.string(), message: z.string(), hint: z.string().optional() }) });
+
+const cut = z.object({ bytes: z.number().int(), omittedBytes: z.number().int() });
+
+/** `hagent exec --json`: the command's outcome (a timeout is never exit code 0) and the commit of what it changed. */
+export const ExecOutput = z.object({
+  ok: z.boolean().describe('exit code 0 within the time'),
+  session: z.string(), command: z.string(),
+  exitCode: z.number().int().nullable().describe('null when a signal ended it (a timeout always does)'),
+  signal: z.string().nullable(), timedOut: z.boolean(), stdout: z.string(), stderr: z.string(),
+  truncated: z.union([z.literal(false), z.object({ stdout: cut.nullable(), stderr: cut.nullable() })]),
+  durationMs: z.number(), changed: z.array(changed), commit: oid.nullable(), adopted: oid.nullable(),
+  skipped: z.array(z.object({ path: z.string(), reason: z.string() })),
+});
