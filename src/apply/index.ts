@@ -11,7 +11,7 @@ import path from 'node:path';
 import { trace } from '../trace/index.js';
 import { HagentError, isHagentError } from '../errors.js';
 import {
-  blobId, worktreeGitDirSync, gitText, readLooseObject, formatOfOid, submodulesOf, runGit, literalPathspec, conversionsOf, type Conversions, storedBlobIds, storeConverted, assertDriversAvailable, diffTrees, entriesAt, readCommitTrees, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTreeWithChanges, looseObjectStore, writeLooseObject, updateRefDirect, worktreeGitDir, writeCommit, type LooseObjectStore,
+  blobId, worktreeGitDirSync, gitText, readLooseObject, formatOfOid, submodulesOf, runGit, literalPathspec, conversionsOf, type Conversions, storedBlobIds, storeConverted, assertDriversAvailable, diffTrees, entriesAt, readCommitTrees, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTreeWithChanges, looseObjectStore, writeLooseObject, updateRefDirect, writeCommit, type LooseObjectStore,
   type CommitTrees, type IndexEntryUpdate, type CatFileBatch,
 } from '../git/index.js';
 import { discardStaged, fsyncPaths, publishStaged, readEntry, restoreIfOurs, stageWrites, type Staged, type TargetWrite } from '../fsx/index.js';

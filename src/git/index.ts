@@ -6,7 +6,7 @@ export { runGit, gitText, type GitResult, type RunGitOptions } from './run.js';
 export * from './plumbing.js';
 export * from './objects.js';
 export * from './tree.js';
-export { readHeadDirectSync, readRefPreferDirect, readRefsDirect, readRefsDirectSync, worktreeGitDir, type DirectHead } from './refs-direct.js';
+export { readHeadDirectSync, readRefPreferDirect, readRefsDirect, readRefsDirectSync, type DirectHead } from './refs-direct.js';
 export * from './loose.js';
 export { CatFileBatch } from './batch.js';
 export { updateRefDirect, updateRefsDirect, commitIdent, looseCommitIdents, reflogMessage, type DirectRefUpdate, type DirectRefMove } from './ref-update-direct.js';

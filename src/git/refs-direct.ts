@@ -4,7 +4,7 @@
  * the hot path of apply, where a spawn costs ~10 ms. Answers null — "ask git" — whenever the
  * repository does not look like that: a reftable repository, a symbolic ref, unreadable content.
  */
-import { promises as fsp, readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { readRef } from './plumbing.js';
 
@@ -126,8 +126,3 @@ export function readHeadDirectSync(gitDir: string, commonDir: string): DirectHea
   return refs ? { branch, oid: refs.get(branch) ?? null } : null;
 }
 
-/** The git dir of a linked worktree, from its `.git` file; null when that is not at hand. Never throws. */
-export async function worktreeGitDir(worktree: string): Promise<string | null> {
-  const link = /^gitdir: (.+?)\r?\n?$/.exec(await fsp.readFile(path.join(worktree, '.git'), 'utf8').catch(() => ''));
-  return link ? path.resolve(worktree, link[1]!) : null;
-}

@@ -5,7 +5,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { HagentError, isHagentError } from '../errors.js';
 import { locateRepo, runGit, type RepoLocation } from '../git/index.js';
-import { hagentDir, listSessions, readSession, type Session } from './store.js';
+import { listSessions, readSession, type Session } from './store.js';
 import { gitDirWorktreeRoot, isInside, worktreeRootFor } from './where.js';
 
 /** The repository around the caller's directory. Paths are absolute. */

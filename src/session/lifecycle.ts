@@ -5,7 +5,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { HagentError } from '../errors.js';
-import { assertGitVersion, diffTrees, firstParentChain, lsTree, readHeadDirectSync, readRef, readRefPreferDirect, readRefsDirect, readRefsDirectSync, resolveCommit, runGit, symbolicHead } from '../git/index.js';
+import { assertGitVersion, diffTrees, firstParentChain, readHeadDirectSync, readRef, readRefPreferDirect, readRefsDirect, readRefsDirectSync, resolveCommit, runGit, symbolicHead } from '../git/index.js';
 import { copyFileNoClobber, readEntry } from '../fsx/index.js';
 import { type RepoContext, resolveSession } from './context.js';
 import { isInside, worktreeRootFor } from './where.js';

@@ -12,7 +12,7 @@ import { guardTarget, outsideEdits, readSessionRefs, retireRedo, sessionRef, typ
 import { guardedWrite, storeNote, type Recovery } from '../transaction/index.js';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { entriesAt, looseObjectStore, readCommitTrees, updateIndex, updateRefDirect, worktreeGitDir, worktreeGitDirSync, writeBlobsFromPaths, writeCommit, writeLooseObject, writeTreeWithChanges, type PathChange } from '../git/index.js';
+import { entriesAt, looseObjectStore, readCommitTrees, updateIndex, updateRefDirect, worktreeGitDirSync, writeBlobsFromPaths, writeCommit, writeLooseObject, writeTreeWithChanges, type PathChange } from '../git/index.js';
 import { readEntry } from '../fsx/index.js';
 
 /** JSON of `hagent sync`. `commit` is null when there was nothing to adopt. */
@@ -208,7 +208,7 @@ async function commitSynced(ctx: RepoContext, session: Session, as: AdoptAs & { 
   // In-process where the repository allows (as apply does: git/commit-direct.ts,
   // ref-update-direct.ts, notes-direct.ts), else with git: each spawn is ~10-40 ms per hook.
   const store = await looseObjectStore(ctx.commonDir, head);
-  const gitDir = store ? await worktreeGitDir(worktree) : null;
+  const gitDir = store ? worktreeGitDirSync(worktree) : null;
   const made = await writeCommit(worktree, ctx.commonDir, gitDir, store, tree, mergeHead ? [head, mergeHead] : [head], message);
   const commit = made.oid;
   const direct = store && gitDir && made.author && made.committer ? { store, gitDir, author: made.author, committer: made.committer } : null;
