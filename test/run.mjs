@@ -8,11 +8,17 @@
 // HAGENT_QUICK=1 skips the scripts. The envelope figures (lock, watcher + staleness) are printed
 // after them, for the record, and count for nothing.
 import { spawn } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+// Session worktrees go to the user's cache folder by default: every process of the suite gets a
+// cache of its own instead, removed at the end, so no run leaves worktrees in the real one.
+const cache = mkdtempSync(path.join(os.tmpdir(), 'hagent-suite-cache-'));
+process.env.XDG_CACHE_HOME = cache;
+process.on('exit', () => rmSync(cache, { recursive: true, force: true }));
 const only = process.argv[2] ? new RegExp(process.argv[2]) : null;
 
 function find(dir) {

@@ -16,10 +16,12 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { isHagentError } from '../../src/errors.js';
 import { applyPatch, landSession, openRepo, readSession, reviewSession, startSession } from '../../src/index.js';
-import { git, hagent, makeRepo } from '../helpers/index.js';
+import { git, hagent, makeRepo, TEST_CACHE } from '../helpers/index.js';
 import { runs } from './support.js';
 
 const test = suite('property: land keeps the target');
+// Session worktrees of the in-process calls go where the CLI's do in tests: not the user's cache.
+process.env.XDG_CACHE_HOME = TEST_CACHE;
 
 const FILES = ['a.txt', 'b.txt', 'c.txt'] as const;
 const LINES = 16;
@@ -58,7 +60,7 @@ const codeOf = (e: unknown): string => {
 
 const library: Driver = {
   async start(repo, name) {
-    return (await startSession(await openRepo(repo), { name })).worktree;
+    return (await startSession(await openRepo(repo), { name, env: process.env })).worktree;
   },
   async apply(repo, name, _worktree, patch) {
     const ctx = await openRepo(repo);
