@@ -27,7 +27,7 @@ t('every command takes --json and prints one JSON object with ok', () => {
   let worktree = '';
   const wt = () => (worktree ||= hagent(repo, ['session', 'status', 'j1', '--json']).json.worktree);
   // Each leaf command, run so that it succeeds, in the order of a session's life.
-  const runs: Record<string, { cwd: () => string; args: string[]; input?: string; before?: () => void }> = {
+  const runs: Record<string, { cwd: () => string; args: string[]; input?: string; env?: Record<string, string>; before?: () => void }> = {
     'session start': { cwd: () => repo, args: ['--name', 'j1'] },
     'session list': { cwd: () => repo, args: [] },
     'session status': { cwd: () => repo, args: [] },
@@ -45,12 +45,17 @@ t('every command takes --json and prints one JSON object with ok', () => {
     'config show': { cwd: () => repo, args: [] },
     'config schema': { cwd: () => repo, args: [] },
     'session end': { cwd: () => repo, args: ['--force', '--yes'] },
+    run: { cwd: () => repo, args: ['claude', '--name', 'j2'], env: { HAGENT_CLAUDE_BIN: '/bin/true' } },
+    integrate: { cwd: () => repo, args: ['claude', '--print'] },
     demo: { cwd: () => repo, args: [] },
   };
   const leaves = leafCommands().map((c) => c.join(' '));
   assert.ok(leaves.length >= 15, leaves.join(', '));
   const order = Object.keys(runs);
-  const missing = leaves.filter((c) => !order.includes(c));
+  // These speak another program's protocol on stdout, so --json has no meaning there: an agent's
+  // hook contract (hook) and MCP on stdio (mcp).
+  const protocols = ['hook', 'mcp'];
+  const missing = leaves.filter((c) => !order.includes(c) && !protocols.includes(c));
   assert.equal(missing, [], `commands without a --json case in this test: ${missing.join(', ')}`);
   for (const name of order.filter((c) => leaves.includes(c))) {
     const c = runs[name]!;
@@ -60,7 +65,7 @@ t('every command takes --json and prints one JSON object with ok', () => {
     // --json goes before a `--` that ends the options (guard, exec: the rest is the command).
     const dashes = c.args.indexOf('--');
     const args = dashes < 0 ? [...c.args, '--json'] : [...c.args.slice(0, dashes), '--json', ...c.args.slice(dashes)];
-    const r = hagent(c.cwd(), [...name.split(' '), ...args], c.input === undefined ? {} : { input: c.input });
+    const r = hagent(c.cwd(), [...name.split(' '), ...args], { ...(c.input === undefined ? {} : { input: c.input }), ...(c.env ? { env: c.env } : {}) });
     assert.is(r.status, 0, `${name}: ${r.stdout}${r.stderr}`);
     assert.ok(r.json && typeof r.json === 'object', `${name} printed JSON: ${r.stdout.slice(0, 200)}`);
     assert.is(r.json.ok, true, `${name} has ok: true`);
