@@ -142,7 +142,15 @@ async function cachedConversionConfig(cwd: string, commonDir: string, gitDir: st
  * run. Conservative: a path it cannot judge counts as existing.
  */
 function attributeSourcesExist(topLevel: string, commonDir: string, paths: readonly string[], attributesFile: string | undefined): boolean {
-  const exists = (f: string) => statSync(f, { throwIfNoEntry: false }) !== undefined;
+  // A file where a folder on the way would be (a patch path through a file) holds no
+  // attributes file; any other error counts as existing (conservative).
+  const exists = (f: string): boolean => {
+    try {
+      return statSync(f, { throwIfNoEntry: false }) !== undefined;
+    } catch (e) {
+      return (e as NodeJS.ErrnoException).code !== 'ENOTDIR';
+    }
+  };
   const dirs = new Set<string>(['']);
   for (const p of paths) {
     const parts = p.split('/');

@@ -137,4 +137,14 @@ test('a unified-diff deletion whose lines differ from the file is CONTEXT_NOT_FO
   assert.is(readFileSync(path.join(s.worktree, 'd.txt'), 'utf8'), 'one\ntwo\n');
 });
 
+test('a path through a file is a refusal, not an internal error, with or without attributes files', () => {
+  for (const files of [{ 'a.txt': 'a\n' }, { 'a.txt': 'a\n', '.gitattributes': '*.bin binary\n' }]) {
+    const repo = makeRepo(files);
+    const s = startSession(repo);
+    const r = hagent(s.worktree, ['apply', '-', '--json'], { input: codex('*** Update File: a.txt/x', ' a', '+b'), unsetEnv: ['GIT_AUTHOR_DATE', 'GIT_COMMITTER_DATE'] });
+    assert.is(r.status, 1, r.stdout + r.stderr);
+    assert.is(r.json.error.code, 'FILE_NOT_FOUND');
+  }
+});
+
 test.run();
