@@ -16,7 +16,9 @@ export async function runSync(argv: CommonArgs, io: Io): Promise<number> {
   }
   if (r.recovery) io.stderr.write(`${recoveryLine(r.recovery)}\n`);
   const p = palette(io.color);
-  printLines(io, r.commit
+  printLines(io, r.commit && r.merged
+    ? [`${p.green('Concluded')} the merge of ${short(r.merged)} as commit ${short(r.commit)}:`, ...r.files.map((f) => `  ${f.status} ${f.path}`)]
+    : r.commit
     ? [`${p.green('Adopted')} ${r.files.length} outside edit${r.files.length === 1 ? '' : 's'} as commit ${short(r.commit)} (marked outside):`, ...r.files.map((f) => `  ${f.status} ${f.path}`)]
     : ['No outside edits to adopt.']);
   for (const k of r.skipped) io.stderr.write(`${p.yellow('left out:')} ${k.path}: ${k.reason}\n`);

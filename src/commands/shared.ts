@@ -70,7 +70,7 @@ export function recoveryLine(r: { command: string; action: string; commit: strin
 export function driftLines(d: Drift, p: ReturnType<typeof palette>): string[] {
   const what = d.kind === 'detached' ? 'its worktree HEAD is detached'
     : d.kind === 'other-branch' ? `its worktree has ${d.branch.replace('refs/heads/', '')} checked out`
-    : d.kind === 'outside-commits' ? `${d.commits.length} commit${d.commits.length === 1 ? '' : 's'} on the branch were made outside hagent`
+    : d.kind === 'outside-commits' ? `${d.commits.length} commit${d.commits.length === 1 ? ' on the branch was' : 's on the branch were'} made outside hagent`
     : `its branch was moved outside hagent, dropping ${d.dropped} commit${d.dropped === 1 ? '' : 's'}${d.pastBase ? ', past the session base' : ''}`;
   return [p.yellow(`  moved outside hagent: ${what}`), p.dim(`    ${d.hint}`)];
 }

@@ -270,7 +270,8 @@ async function landLocked(ctx: RepoContext, session: Session, options: LandOptio
     approval = { head, paths: null, at: new Date().toISOString() };
   } else if (approval.head !== head) {
     if (!options.yes) throw new HagentError('APPROVAL_OUTDATED', `session ${session.id} moved after its approval (approved ${approval.head.slice(0, 12)}, head ${head.slice(0, 12)})`, { session: session.id, approved: approval.head, head }, 'review the new patches and approve again, or land with --yes');
-    approval = { ...approval, head };
+    // --yes lands the current head without an approval: all of it, not the old approval's paths.
+    approval = { head, paths: null, at: new Date().toISOString() };
   }
   if (!session.target) throw new HagentError('DETACHED_TARGET', `session ${session.id} has no target branch (it was started on a detached HEAD)`, { session: session.id }, `check out a branch and start a new session from it, or merge hagent/${session.id} yourself`);
   const target = session.target;

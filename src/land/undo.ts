@@ -31,13 +31,21 @@ export interface LandUndoResult {
   updatedWorktree: string | null;
 }
 
-/** The land commit of a session's last land: the land base's second parent, else the last land record. */
+/**
+ * The land commit of a session's last land, and the land base to go back to: walking the land
+ * base's first parents to the newest one that has a land commit as second parent (a land that
+ * only recorded changes the target held already moved no target); else the last land record.
+ */
 async function lastLandCommit(ctx: RepoContext, session: Session): Promise<{ commit: string; landBase: string | null } | null> {
-  const landBase = await readRef(ctx.cwd, landBaseRef(session));
-  if (landBase) {
-    const parents = (await gitText(['rev-list', '--parents', '-n1', landBase], { cwd: ctx.cwd })).split(' ').slice(1);
-    if (parents[1]) return { commit: parents[1], landBase };
-    return null; // the last record moved no target (its changes were there already): nothing to take off
+  const ref = await readRef(ctx.cwd, landBaseRef(session));
+  if (ref) {
+    // Each line: a land base and its parents (first: the land base before it, or the session base).
+    const chain = (await gitText(['rev-list', '--first-parent', '--parents', ref, `^${session.base}`], { cwd: ctx.cwd })).split('\n').filter(Boolean);
+    for (const line of chain) {
+      const [landBase, , landed] = line.split(' ');
+      if (landed) return { commit: landed, landBase: landBase! };
+    }
+    return null;
   }
   const last = session.lands[session.lands.length - 1];
   return last ? { commit: last.commit, landBase: null } : null;
@@ -72,9 +80,10 @@ async function undoLandLocked(ctx: RepoContext, session: Session): Promise<LandU
       ? `${branch} moved on since the land: ${onTop.length} commit${onTop.length === 1 ? '' : 's'} on top of ${last.commit.slice(0, 12)} (${onTop.join('; ')})`
       : `${branch} no longer holds the land commit ${last.commit.slice(0, 12)} at its tip`, { session: session.id, target, landCommit: last.commit, commits: onTop }, `nothing was touched; revert it instead: git revert ${last.commit.slice(0, 12)}`);
   }
-  const upstream = (await gitText(['for-each-ref', '--format=%(upstream)', target], { cwd })) || null;
-  if (upstream && (await readRef(cwd, upstream)) && (await isAncestor(cwd, last.commit, upstream))) {
-    throw new HagentError('LAND_PUSHED', `the land commit ${last.commit.slice(0, 12)} is on ${branch}'s upstream already (it was pushed)`, { session: session.id, target, landCommit: last.commit }, `nothing was touched; undo it with a new commit instead: git revert ${last.commit.slice(0, 12)}`);
+  // Pushed: any remote-tracking branch holds it (an upstream can be unset; the push stays).
+  const remotes = (await gitText(['for-each-ref', '--format=%(refname)', '--contains', last.commit, 'refs/remotes/'], { cwd })).split('\n').filter(Boolean);
+  if (remotes.length) {
+    throw new HagentError('LAND_PUSHED', `the land commit ${last.commit.slice(0, 12)} was pushed: ${remotes.map((r) => r.replace('refs/remotes/', '')).join(', ')} hold${remotes.length === 1 ? 's' : ''} it`, { session: session.id, target, landCommit: last.commit, remotes }, `nothing was touched; undo it with a new commit on ${branch} instead: git revert ${last.commit.slice(0, 12)}`);
   }
   const restored = (await gitText(['rev-parse', `${last.commit}^1`], { cwd }));
   const changed = await diffTrees(cwd, restored, last.commit);
@@ -90,9 +99,13 @@ async function undoLandLocked(ctx: RepoContext, session: Session): Promise<LandU
   let landBaseMove: { ref: string; newOid: string; oldOid: string } | null = null;
   let deleteLandBase = false;
   if (last.landBase) {
+    // Back to the land base before that land; the ref holds the newest one (the land-base chain
+    // may go on past the land with records of changes the target held already).
+    const current = (await readRef(cwd, landBaseRef(session)))!;
     const before = await gitText(['rev-parse', `${last.landBase}^1`], { cwd });
     if (before === session.base) deleteLandBase = true;
-    else landBaseMove = { ref: landBaseRef(session), newOid: before, oldOid: last.landBase };
+    else landBaseMove = { ref: landBaseRef(session), newOid: before, oldOid: current };
+    last.landBase = current;
   }
   const message = `hagent land --undo ${session.id}`;
   if (deleteLandBase) {

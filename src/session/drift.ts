@@ -8,7 +8,7 @@
  * must name the session branch. Commits a move dropped stay reachable: hagent keeps them under
  * `refs/hagent/<id>/dropped/<commit>` as soon as it sees the drift.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { gitText, readRef, runGit, worktreeGitDirSync } from '../git/index.js';
 import type { RepoContext } from './context.js';
@@ -68,9 +68,15 @@ export async function readDrift(ctx: RepoContext, session: Session, head: string
       // a missing worktree is reported elsewhere (worktreeExists, doctor)
     }
     if (text && text !== `ref: ${branch}`) {
-      const back = `in ${session.worktree}: git switch hagent/${session.id} (commits made meanwhile: hagent sync adopts what the worktree holds)`;
-      if (text.startsWith('ref: ')) return { kind: 'other-branch', branch: text.slice(5), hint: back };
-      return { kind: 'detached', head: /^[0-9a-f]{40,64}$/.test(text) ? text : null, hint: back };
+      if (text.startsWith('ref: ')) {
+        const other = text.slice(5).replace('refs/heads/', '');
+        return { kind: 'other-branch', branch: text.slice(5), hint: `in ${session.worktree}: git switch hagent/${session.id}, then bring what was committed on ${other} with git merge ${other} (hagent adopts those commits as patches)` };
+      }
+      const rebasing = ['rebase-merge', 'rebase-apply'].some((d) => existsSync(path.join(gitDir, d)));
+      const hint = rebasing
+        ? `a git rebase is in progress in ${session.worktree}: finish it (git rebase --continue) or abort it (git rebase --abort)`
+        : `in ${session.worktree}: git switch hagent/${session.id} (to keep commits made on the detached HEAD first: git branch keep-me, then git merge keep-me after the switch)`;
+      return { kind: 'detached', head: /^[0-9a-f]{40,64}$/.test(text) ? text : null, hint };
     }
   }
   const last = lastHagentHead(ctx, session);

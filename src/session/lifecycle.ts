@@ -418,10 +418,14 @@ export async function endSession(ctx: RepoContext, id: string | undefined, optio
       throw new HagentError('UNLANDED_WORK', `session ${s.id} has ${uncommitted.length} uncommitted file${uncommitted.length === 1 ? '' : 's'} in its worktree`, { session: s.id, files: uncommitted }, `keep them with hagent sync --session ${s.id} (then review and land), or pass --force to drop them`);
     }
     if (unlanded.length) {
-      throw new HagentError('UNLANDED_WORK', `session ${s.id} has work that has not landed: ${unlanded.join(', ')}`, { session: s.id, files: unlanded }, `land it with hagent land --session ${s.id}, or pass --force to end it anyway (the head stays reachable as refs/hagent/${s.id}/ended)`);
+      const drift = head ? await readDrift(ctx, s, head) : null;
+      const hint = drift?.kind === 'rewound' && drift.pastBase
+        ? `its branch was reset past its base, so these changes are not the session's work; ${drift.hint}; or pass --force to end it anyway`
+        : `land it with hagent land --session ${s.id}, or pass --force to end it anyway (the head stays reachable as refs/hagent/${s.id}/ended)`;
+      throw new HagentError('UNLANDED_WORK', `session ${s.id} has work that has not landed: ${unlanded.join(', ')}`, { session: s.id, files: unlanded }, hint);
     }
   } else if ((unlanded.length || uncommitted.length) && !(await (options.confirm ?? (async () => false))(unlanded, uncommitted))) {
-    throw new HagentError('CONFIRMATION_REQUIRED', `ending session ${s.id} drops ${[unlanded.length ? `work that has not landed (${unlanded.join(', ')})` : '', uncommitted.length ? `uncommitted files (${uncommitted.join(', ')})` : ''].filter(Boolean).join(' and ')}`, { session: s.id, files: [...unlanded, ...uncommitted] }, 'pass --yes to end it anyway (the head stays reachable as refs/hagent/<id>/ended), or land it first');
+    throw new HagentError('CONFIRMATION_REQUIRED', `ending session ${s.id} drops ${[unlanded.length ? `work that has not landed (${unlanded.join(', ')})` : '', uncommitted.length ? `uncommitted files (${uncommitted.join(', ')})` : ''].filter(Boolean).join(' and ')}`, { session: s.id, files: [...unlanded, ...uncommitted] }, `pass --yes to end it anyway (the head stays reachable as refs/hagent/${s.id}/ended), or land it first`);
   }
   const checked = unlanded.length === 0 && uncommitted.length === 0;
   const keptAs = head && unlanded.length ? `refs/hagent/${s.id}/ended` : null;

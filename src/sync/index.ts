@@ -24,6 +24,8 @@ export interface SyncResult {
   files: ChangedFile[];
   /** Outside edits left out because the path policy refuses them (they stay pending). */
   skipped: { path: string; reason: string }[];
+  /** The commit a merge in progress brought in, when this sync concluded it (`hagent session update`). */
+  merged?: string;
   recovery?: Recovery;
 }
 
@@ -223,7 +225,7 @@ async function commitSynced(ctx: RepoContext, session: Session, as: AdoptAs & { 
   if (mergeHead) await runGit(['merge', '--quit'], { cwd: worktree });
   await retireRedo(worktree, session, as.redo);
   if (as.note !== undefined) await storeNote(ctx.commonDir, worktree, commit, as.note, direct ?? undefined).catch(() => undefined);
-  return { ok: true, session: session.id, commit, parent: head, files, skipped };
+  return { ok: true, session: session.id, commit, parent: head, files, skipped, ...(mergeHead ? { merged: mergeHead } : {}) };
 }
 
 /** The commit being merged in the worktree (`MERGE_HEAD`), or null when no merge is in progress. */
@@ -235,18 +237,15 @@ async function readMergeHead(worktree: string): Promise<string | null> {
 }
 
 /**
- * Refuses to conclude a merge while a conflicted file still holds git's conflict markers (a line
- * starting with seven `<`, `=` or `>`, as git writes them): they would be committed as content.
+ * Refuses to conclude a merge while the index still has unmerged entries: git's own rule — each
+ * conflicted path is resolved by `git add` (or `git rm`) once its content is what it should be.
+ * Content alone cannot tell (a binary file or a modify/delete conflict has no markers; a resolved
+ * text may hold a line of seven `=`).
  * @throws HagentError MERGE_UNRESOLVED naming the files.
  */
 async function assertConflictsResolved(worktree: string): Promise<void> {
   const unmerged = (await runGit(['diff', '--name-only', '-z', '--diff-filter=U'], { cwd: worktree })).stdout.toString('utf8').split('\0').filter(Boolean);
-  const marked: string[] = [];
-  for (const rel of unmerged) {
-    const text = await fs.readFile(path.join(worktree, rel), 'utf8').catch(() => '');
-    if (/^(<{7}|={7}|>{7})( |$)/m.test(text)) marked.push(rel);
-  }
-  if (marked.length) {
-    throw new HagentError('MERGE_UNRESOLVED', `${marked.length} file${marked.length === 1 ? '' : 's'} still hold${marked.length === 1 ? 's' : ''} conflict markers: ${marked.join(', ')}`, { files: marked, path: marked[0]! }, 'edit each file to the lines you want, removing the <<<<<<< ======= >>>>>>> markers, then run hagent sync again');
+  if (unmerged.length) {
+    throw new HagentError('MERGE_UNRESOLVED', `${unmerged.length} conflicted file${unmerged.length === 1 ? ' is' : 's are'} not resolved yet: ${unmerged.join(', ')}`, { files: unmerged, path: unmerged[0]! }, `in ${worktree}: edit each file to what it should be (remove the <<<<<<< ======= >>>>>>> markers), mark it resolved with git add FILE (git rm FILE to delete it), then run hagent sync again`);
   }
 }

@@ -4,18 +4,18 @@
  * A clean merge is made without touching anything but the files it changes: the merged tree from
  * `git merge-tree --write-tree`, the worktree moved to it with `read-tree -m -u`, then a merge
  * commit (parents: the session head, the target) and a compare-and-swap of the session branch.
- * A merge with conflicts is left to the agent as git would leave it — conflict markers in the
- * files and a merge in progress (`git merge --no-commit`) — and `hagent sync` concludes it as the
- * merge commit once the markers are gone. The next land then starts from that target commit
+ * Its merge base is the session's land base, not the common ancestor. A merge with conflicts is
+ * left to the agent as git would leave it — conflict markers in the files, unmerged index
+ * entries, `MERGE_HEAD` — and `hagent sync` concludes it as the merge commit once every conflict
+ * is resolved with `git add`. The next land then starts from that target commit
  * (session/landed.ts), so only what the session changed since lands.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
-import { addNote, checkoutTreeDelta, commitTree, diffTrees, gitText, looseObjectStore, mergeTrees, parseMergeTree, readNote, readRef, runGit, treeOf, updateRefCas, worktreeGitDirSync } from '../git/index.js';
-import { sessionPatchRange } from '../review/index.js';
+import { addNote, checkoutTreeDelta, commitTree, diffTrees, gitText, looseObjectStore, lsTree, mergeTrees, readNote, readRef, runGit, treeOf, updateRefCas, worktreeGitDirSync } from '../git/index.js';
 import { loadConfig } from '../config/index.js';
-import { guardTarget, isAncestor, outsideEdits, retireRedo, sessionHead, sessionRef, type ChangedFile, type RepoContext, type Session } from '../session/index.js';
+import { guardTarget, isAncestor, outsideEdits, readLandBase, retireRedo, sessionHead, sessionRef, treeIds, type ChangedFile, type RepoContext, type Session } from '../session/index.js';
 import { guardedWrite, type Recovery } from '../transaction/index.js';
 
 /** JSON of `hagent session update`. */
@@ -83,27 +83,26 @@ async function updateLocked(ctx: RepoContext, session: Session, rebase: boolean)
     throw new HagentError('STALE_FILE', `session ${session.id} has ${pending.length} outside edit${pending.length === 1 ? '' : 's'} pending (${pending.map((p) => p.path).join(', ')})`, { session: session.id, path: pending[0]!.path, files: pending.map((p) => p.path) }, `keep them first with hagent sync --session ${session.id} (or drop them), then update again`);
   }
   if (rebase) return rebaseLocked(ctx, session, head, merged, base);
-  const r = await runGit(['merge-tree', '--write-tree', '-z', '--name-only', '--no-messages', head, merged], { cwd: worktree, allowFailure: true });
-  if (r.exitCode !== 0 && r.exitCode !== 1) throw new HagentError('GIT_FAILED', `git merge-tree failed: ${r.stderr.trim()}`, { stderr: r.stderr.trim() });
-  if (r.exitCode === 1) {
-    // Left as git leaves a merge: markers in the files, MERGE_HEAD; `hagent sync` concludes it.
-    await runGit(['merge', '--no-ff', '--no-commit', '--no-edit', merged], { cwd: worktree, allowFailure: true });
-    if (!mergeInProgress(worktree)) throw new HagentError('GIT_FAILED', `git merge of ${branch} did not start in ${worktree}`, { worktree });
-    const unmerged = await runGit(['diff', '--name-only', '-z', '--diff-filter=U'], { cwd: worktree });
-    const conflicts = unmerged.stdout.toString('utf8').split('\0').filter(Boolean);
-    const changed = await diffTrees(worktree, head, await treeOf(worktree, merged));
-    return { ...base, commit: null, upToDate: false, files: changed.map((c) => ({ path: c.path, status: c.status })), conflicts: conflicts.length ? conflicts : parseMergeTree(r.stdout).conflicts };
+  // The merge base is what the session and the target agree on — its land base (what it has
+  // landed, session/landed.ts) — not their common ancestor, which predates the lands: a line the
+  // user changed after a land is the user's change, not a conflict.
+  const [landBase, store] = await Promise.all([readLandBase(ctx, session, head), looseObjectStore(ctx.commonDir, head)]);
+  const [baseTree, headTree, targetTree] = await treeIds(ctx.cwd, [landBase.treeish, head, merged]);
+  const m = await mergeTrees(ctx.cwd, store, baseTree!, headTree!, targetTree!);
+  const tree = m.tree;
+  if (!m.clean) {
+    await leaveMergeInProgress(ctx, worktree, merged, branch, headTree!, tree, m.conflicts, { base: baseTree!, ours: headTree!, theirs: targetTree! });
+    const changed = await diffTrees(worktree, headTree!, tree);
+    return { ...base, commit: null, upToDate: false, files: changed.map((c) => ({ path: c.path, status: c.status })), conflicts: m.conflicts };
   }
-  const { tree } = parseMergeTree(r.stdout);
-  const headTree = await treeOf(worktree, head);
-  const changes = await diffTrees(worktree, headTree, tree);
+  const changes = await diffTrees(worktree, headTree!, tree);
   const message = `hagent: merge ${branch} into session ${session.id}\n\nBrings ${branch} at ${merged.slice(0, 12)} into the session (hagent session update).\n\nHagent-Session: ${session.id}\nHagent-Op: update\n`;
   const commit = await commitTree(worktree, tree, [head, merged], message);
-  await checkoutTreeDelta(worktree, headTree, tree);
+  await checkoutTreeDelta(worktree, headTree!, tree);
   try {
     await updateRefCas(worktree, sessionRef(session), commit, head, `hagent update: merged ${branch}`);
   } catch (error) {
-    await checkoutTreeDelta(worktree, tree, headTree).catch(() => undefined);
+    await checkoutTreeDelta(worktree, tree, headTree!).catch(() => undefined);
     throw error;
   }
   await retireRedo(worktree, session);
@@ -111,8 +110,35 @@ async function updateLocked(ctx: RepoContext, session: Session, rebase: boolean)
 }
 
 /**
- * Replays the session's own commits (first-parent, since its base or last land, leaving out what
- * the target holds) one by one on the target, each as the three-way merge of the target-so-far
+ * Leaves a conflicted merge in the worktree as `git merge` would: the merged tree checked out
+ * (conflict markers in text files), each conflicted path as unmerged index entries (stage 1 the
+ * merge base's, 2 the session's, 3 the target's), and `MERGE_HEAD` naming the target commit, so
+ * `git status` shows the conflicts, `git add` resolves them and `hagent sync` concludes the merge.
+ * @throws HagentError DIRTY_TARGET (git refused to update the worktree), GIT_FAILED.
+ */
+async function leaveMergeInProgress(ctx: RepoContext, worktree: string, merged: string, branch: string, headTree: string, tree: string, conflicts: readonly string[], trees: { base: string; ours: string; theirs: string }): Promise<void> {
+  await checkoutTreeDelta(worktree, headTree, tree);
+  const [base, ours, theirs] = await Promise.all([trees.base, trees.ours, trees.theirs].map((t) => lsTree(ctx.cwd, t, conflicts)));
+  const zero = '0'.repeat(merged.length);
+  const lines: string[] = [];
+  for (const p of conflicts) {
+    lines.push(`0 ${zero}\t${p}`);
+    [base, ours, theirs].forEach((entries, i) => {
+      const e = entries!.get(p);
+      if (e) lines.push(`${e.mode} ${e.oid} ${i + 1}\t${p}`);
+    });
+  }
+  await runGit(['update-index', '--index-info'], { cwd: worktree, input: `${lines.join('\n')}\n` });
+  const gitDir = worktreeGitDirSync(worktree);
+  if (!gitDir) throw new HagentError('GIT_FAILED', `${worktree} has no .git file naming its git dir`, { worktree });
+  await fs.writeFile(path.join(gitDir, 'MERGE_HEAD'), `${merged}\n`);
+  await fs.writeFile(path.join(gitDir, 'MERGE_MODE'), 'no-ff');
+  await fs.writeFile(path.join(gitDir, 'MERGE_MSG'), `Merge branch '${branch}' into the session\n\n# Conflicts:\n${conflicts.map((c) => `#\t${c}\n`).join('')}`);
+}
+
+/**
+ * Replays the session's own commits (first-parent, since its base, leaving out what the target
+ * holds) one by one on the target, each as the three-way merge of the target-so-far
  * and the commit over its parent — in memory, nothing written until every one is clean. Then the
  * worktree moves to the new head's tree and the branch by compare-and-swap; the old head stays
  * reachable as `refs/hagent/<id>/rebased/<old head>`. Each replayed commit keeps its message
@@ -122,8 +148,9 @@ async function updateLocked(ctx: RepoContext, session: Session, rebase: boolean)
 async function rebaseLocked(ctx: RepoContext, session: Session, head: string, onto: string, result: Omit<UpdateResult, 'commit' | 'upToDate'>): Promise<UpdateResult> {
   const worktree = session.worktree;
   const branch = result.target.replace('refs/heads/', '');
-  const range = await sessionPatchRange(ctx, session, head);
-  const commits = (await gitText(['rev-list', '--reverse', '--first-parent', ...range], { cwd: ctx.cwd })).split('\n').filter(Boolean);
+  // Every commit since the base, not since the last land: a partial land leaves work in commits
+  // before it, and a commit whose change is on the target already replays as nothing.
+  const commits = (await gitText(['rev-list', '--reverse', '--first-parent', `${session.base}..${head}`, `^${onto}`], { cwd: ctx.cwd })).split('\n').filter(Boolean);
   const store = await looseObjectStore(ctx.commonDir, head);
   let tip = onto;
   let tipTree = await treeOf(worktree, onto);

@@ -138,7 +138,7 @@ test('a unified-diff deletion whose lines differ from the file is CONTEXT_NOT_FO
 });
 
 test('a path through a file is a refusal, not an internal error, with or without attributes files', () => {
-  for (const files of [{ 'a.txt': 'a\n' }, { 'a.txt': 'a\n', '.gitattributes': '*.bin binary\n' }]) {
+  for (const files of [{ 'a.txt': 'a\n' }, { 'a.txt': 'a\n', '.gitattributes': '*.bin binary\n' }] as Record<string, string>[]) {
     const repo = makeRepo(files);
     const s = startSession(repo);
     const r = hagent(s.worktree, ['apply', '-', '--json'], { input: codex('*** Update File: a.txt/x', ' a', '+b'), unsetEnv: ['GIT_AUTHOR_DATE', 'GIT_COMMITTER_DATE'] });

@@ -73,6 +73,24 @@ t('refused when the land was pushed', () => {
   git(repo, 'push', '-q', '-u', 'origin', 'main');
   const r = hagent(repo, ['land', '--undo', '--json']);
   assert.is(r.json.error.code, 'LAND_PUSHED');
+  git(repo, 'branch', '--unset-upstream');
+  const unset = hagent(repo, ['land', '--undo', '--json']);
+  assert.is(unset.json.error.code, 'LAND_PUSHED', 'any remote-tracking branch that holds it counts');
+  assert.equal(unset.json.error.remotes, ['refs/remotes/origin/main']);
+});
+
+t('the last land is found past a later land that only recorded changes the target held', () => {
+  const { repo, s, land } = landed({ 'a.txt': '1\n2\n3\n4\n5\n' }, '*** Begin Patch\n*** Update File: a.txt\n-1\n+S1\n*** End Patch\n');
+  writeFileSync(path.join(repo, 'a.txt'), 'S1\n2\n3\n4\nU5\n');
+  git(repo, 'commit', '-qam', 'user');
+  assert.is(hagent(s.worktree, ['apply', '-', '--json'], { input: '*** Begin Patch\n*** Update File: a.txt\n-5\n+U5\n*** End Patch\n' }).status, 0);
+  const recorded = hagent(repo, ['land', '--yes', '--json']);
+  assert.is(recorded.json.error.code, 'NOTHING_TO_LAND');
+  git(repo, 'reset', '-q', '--hard', land.commit);
+  const r = hagent(repo, ['land', '--undo', '--json']);
+  assert.is(r.status, 0, r.stdout);
+  assert.is(r.json.undone, land.commit);
+  assert.is(readFileSync(path.join(repo, 'a.txt'), 'utf8'), '1\n2\n3\n4\n5\n');
 });
 
 t('undoing a second land goes back to what the first one landed', () => {

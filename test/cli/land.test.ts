@@ -215,4 +215,16 @@ t('a later session of the same name starts from its own base, not the old land b
   assert.is(read(repo, 'c.txt'), 'l1\nX2\n');
 });
 
+t('land --yes after the head moved past a partial approval lands the whole head', () => {
+  const repo = makeRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n', 'c.txt': 'c\n' });
+  const s = startSession(repo, ['--name', 'py']);
+  apply(s.worktree, '*** Begin Patch\n*** Update File: a.txt\n-a\n+A\n*** Update File: b.txt\n-b\n+B\n*** End Patch\n');
+  assert.is(hagent(repo, ['review', '--session', 'py', '--approve', 'a.txt', '--json']).status, 0);
+  apply(s.worktree, upd('c.txt', 'c', 'C'));
+  const r = hagent(repo, ['land', '--session', 'py', '--yes', '--json']);
+  assert.is(r.status, 0, r.stdout);
+  assert.equal(r.json.files.map((f: any) => f.path), ['a.txt', 'b.txt', 'c.txt']);
+  assert.is(state(repo, 'py'), 'landed');
+});
+
 t.run();

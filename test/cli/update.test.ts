@@ -29,10 +29,14 @@ t('a land conflict, then update, resolve, sync and land: the loop closes', () =>
   assert.match(readFileSync(path.join(s.worktree, 'c.txt'), 'utf8'), /^<<<<<<< /m);
   const again = hagent(repo, ['session', 'update', 'u', '--json']);
   assert.is(again.json.error.code, 'MERGE_IN_PROGRESS');
+  assert.match(git(s.worktree, 'status', '--porcelain'), /^UU c\.txt$/m, 'git sees the conflict');
   const early = hagent(s.worktree, ['sync', '--json']);
   assert.is(early.json.error.code, 'MERGE_UNRESOLVED');
   assert.equal(early.json.error.files, ['c.txt']);
   writeFileSync(path.join(s.worktree, 'c.txt'), 'l1\nRESOLVED\nl3\n');
+  assert.is(hagent(s.worktree, ['sync', '--json']).json.error.code, 'MERGE_UNRESOLVED', 'resolved when git add says so');
+  assert.match(early.json.error.hint, /git add FILE/);
+  git(s.worktree, 'add', 'c.txt');
   const sync = hagent(s.worktree, ['sync', '--json']);
   assert.is(sync.status, 0, sync.stdout + sync.stderr);
   assert.is(git(repo, 'rev-list', '--parents', '-n1', 'hagent/u').split(' ').length, 3, 'a merge commit');
@@ -105,6 +109,64 @@ t('--rebase replays the patches on the target; a conflict refuses with nothing w
   assert.match(refused.json.error.hint, /hagent session update --session r/);
   assert.is(git(repo, 'rev-parse', 'hagent/r'), head, 'nothing moved');
   assert.is(git(s.worktree, 'status', '--porcelain'), '');
+});
+
+t('update merges over what has landed: a landed line the user changed since is the user\'s, not a conflict', () => {
+  const repo = makeRepo({ 'c.txt': 'l1\nl2\nl3\nl4\nl5\n', 'o.txt': 'o\n' });
+  const s = startSession(repo, ['--name', 'lb']);
+  assert.is(hagent(s.worktree, ['apply', '-', '--json'], { input: upd('c.txt', 'l2', 'A2') }).status, 0);
+  assert.is(hagent(repo, ['land', '--yes', '--json']).status, 0);
+  writeFileSync(path.join(repo, 'c.txt'), 'l1\nU2\nl3\nl4\nl5\n');
+  git(repo, 'commit', '-qam', 'user changes the landed line');
+  assert.is(hagent(s.worktree, ['apply', '-', '--json'], { input: upd('o.txt', 'o', 'AO') }).status, 0);
+  const update = hagent(repo, ['session', 'update', 'lb', '--json']);
+  assert.is(update.status, 0, update.stdout);
+  assert.equal(update.json.conflicts, []);
+  assert.is(readFileSync(path.join(s.worktree, 'c.txt'), 'utf8'), 'l1\nU2\nl3\nl4\nl5\n');
+  const review = hagent(repo, ['review', '--session', 'lb', '--json']).json;
+  assert.equal(review.files.map((f: any) => f.path), ['o.txt'], 'only the session\'s own change is left to land');
+  assert.is(hagent(repo, ['land', '--session', 'lb', '--yes', '--json']).status, 0);
+  assert.is(readFileSync(path.join(repo, 'c.txt'), 'utf8'), 'l1\nU2\nl3\nl4\nl5\n', 'the user line stays');
+});
+
+t('a conflicted binary file or a line of seven = : git add decides, not the content', () => {
+  const repo = makeRepo({ 'b.dat': Buffer.from('base\0bin'), 'R.rst': 'Install\n=======\n\nstep 1\n' });
+  const s = startSession(repo, ['--name', 'bin']);
+  writeFileSync(path.join(s.worktree, 'b.dat'), Buffer.from('agent\0bin'));
+  assert.is(hagent(s.worktree, ['apply', '-', '--json'], { input: upd('R.rst', 'step 1', 'step AGENT') }).status, 0);
+  assert.is(hagent(s.worktree, ['sync', '--json']).status, 0);
+  writeFileSync(path.join(repo, 'b.dat'), Buffer.from('user\0bin'));
+  writeFileSync(path.join(repo, 'R.rst'), 'Install\n=======\n\nstep USER\n');
+  git(repo, 'commit', '-qam', 'user');
+  const update = hagent(repo, ['session', 'update', 'bin', '--json']);
+  assert.equal(update.json.conflicts.sort(), ['R.rst', 'b.dat']);
+  assert.is(hagent(s.worktree, ['sync', '--json']).json.error.code, 'MERGE_UNRESOLVED', 'the binary conflict is not resolved by leaving it');
+  writeFileSync(path.join(s.worktree, 'R.rst'), 'Install\n=======\n\nstep BOTH\n');
+  git(s.worktree, 'add', 'R.rst');
+  git(s.worktree, 'checkout', '--theirs', 'b.dat');
+  git(s.worktree, 'add', 'b.dat');
+  const sync = hagent(s.worktree, ['sync', '--json']);
+  assert.is(sync.status, 0, sync.stdout);
+  assert.is(hagent(repo, ['land', '--session', 'bin', '--yes', '--json']).status, 0);
+  assert.is(readFileSync(path.join(repo, 'b.dat'), 'latin1'), 'user\0bin', "the user's version, as resolved");
+  assert.is(readFileSync(path.join(repo, 'R.rst'), 'utf8'), 'Install\n=======\n\nstep BOTH\n');
+});
+
+t('--rebase after a partial land keeps the part that has not landed', () => {
+  const repo = makeRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n', 'c.txt': 'c\n' });
+  const s = startSession(repo, ['--name', 'pr']);
+  assert.is(hagent(s.worktree, ['apply', '-', '--json'], { input: '*** Begin Patch\n*** Update File: a.txt\n-a\n+A\n*** Update File: b.txt\n-b\n+B\n*** End Patch\n' }).status, 0);
+  assert.is(hagent(repo, ['review', '--session', 'pr', '--approve', 'a.txt', '--json']).status, 0);
+  assert.is(hagent(repo, ['land', '--session', 'pr', '--json']).status, 0);
+  assert.is(hagent(s.worktree, ['apply', '-', '--json'], { input: upd('c.txt', 'c', 'C') }).status, 0);
+  writeFileSync(path.join(repo, 'u.txt'), 'U\n');
+  git(repo, 'add', 'u.txt');
+  git(repo, 'commit', '-qm', 'u');
+  const r = hagent(repo, ['session', 'update', 'pr', '--rebase', '--json']);
+  assert.is(r.status, 0, r.stdout);
+  assert.is(readFileSync(path.join(s.worktree, 'b.txt'), 'utf8'), 'B\n', 'the unlanded change is still there');
+  const review = hagent(repo, ['review', '--session', 'pr', '--json']).json;
+  assert.equal(review.files.map((f: any) => f.path).sort(), ['b.txt', 'c.txt']);
 });
 
 t.run();
