@@ -207,7 +207,9 @@ if (!lfs) {
     ok(s.worktree, ['undo']);
     ok(s.worktree, ['undo', '--redo']);
     writeFileSync(path.join(s.worktree, 'big.dat'), 'alpha\nBETA\ngamma\n');
-    assert.equal(ok(s.worktree, ['sync']).files.map((f: any) => f.path), ['big.dat']);
+    writeFileSync(path.join(s.worktree, 'synced.dat'), 'made outside\n');
+    assert.equal(ok(s.worktree, ['sync']).files.map((f: any) => f.path), ['big.dat', 'synced.dat']);
+    assert.ok(isPointer(git(s.worktree, 'cat-file', 'blob', 'HEAD:synced.dat')), 'a *.dat adopted by sync is a pointer too');
     ok(s.worktree, ['apply', '-'], upd('big.dat', 'gamma', 'GAMMA'));
     assert.is(git(s.worktree, 'status', '--porcelain'), '');
     assert.ok(isPointer(git(s.worktree, 'cat-file', 'blob', 'HEAD:new.dat')), 'a new *.dat is a pointer');
@@ -302,10 +304,13 @@ function fullCycleFrom(repo: string, worktree: string): void {
   ok(worktree, ['apply', '-'], add('n.txt', 'new'));
   ok(worktree, ['undo']);
   ok(worktree, ['undo', '--redo']);
+  writeFileSync(path.join(worktree, 'outside.txt'), 'made outside hagent\n');
+  assert.equal(ok(worktree, ['sync']).files.map((f: any) => f.path), ['outside.txt']);
   ok(repo, ['review', '--approve']);
   ok(repo, ['land']);
   assert.is(git(repo, 'status', '--porcelain'), '');
   assert.is(git(repo, 'show', 'main:a.txt'), 'one\nTWO\nthree');
+  assert.is(git(repo, 'show', 'main:outside.txt'), 'made outside hagent');
   ok(repo, ['session', 'end']);
   git(repo, 'fsck', '--no-progress');
 }
@@ -323,6 +328,10 @@ t('sparse checkouts: a file outside the cone is refused as such, with a hint tha
     assert.match(r.json.error.hint, /sparse-checkout add "out"/);
   }
   ok(s.worktree, ['apply', '-'], upd('in/a.txt', 'a', 'A'));
+  ok(s.worktree, ['undo']);
+  ok(s.worktree, ['undo', '--redo']);
+  writeFileSync(path.join(s.worktree, 'in', 'c.txt'), 'c\n');
+  assert.equal(ok(s.worktree, ['sync']).files.map((f: any) => f.path), ['in/c.txt']);
   git(s.worktree, 'sparse-checkout', 'add', 'out');
   ok(s.worktree, ['apply', '-'], upd('out/b.txt', 'b', 'B'));
   ok(repo, ['review', '--approve']);
