@@ -293,7 +293,7 @@ async function landLocked(ctx: RepoContext, session: Session, options: LandOptio
   // that landed it (none when only the land base moves) as second parent.
   const landBaseMove = async (landed: string | null) => ({
     ref: landBaseRef(session),
-    newOid: await writeInternalCommit(cwd, store, plan.theirsTree, [plan.landBase.ref ?? session.base, ...(landed ? [landed] : [])], `hagent: land base of session ${session.id}\n`),
+    newOid: await writeInternalCommit(cwd, store, plan.theirsTree, [plan.landBase.parent, ...(landed ? [landed] : [])], `hagent: land base of session ${session.id}\n`),
     oldOid: plan.landBase.ref,
   });
   // Independent reads side by side: what changes, the patch subjects for the message, the checkouts.

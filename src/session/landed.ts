@@ -28,6 +28,8 @@ export interface LandBase {
    * session merged or rebased onto after both (`hagent session update`, or the agent's own git).
    */
   since: 'base' | 'landed' | 'target';
+  /** The commit the next land base builds on (first parent): the land base in use, or the session base. */
+  parent: string;
 }
 
 /**
@@ -40,17 +42,19 @@ export interface LandBase {
  */
 export async function readLandBase(ctx: RepoContext, session: Session, head?: string): Promise<LandBase> {
   const cwd = ctx.cwd;
-  const [ref, target] = await Promise.all([readRef(cwd, landBaseRef(session)), head && session.target ? readRef(cwd, session.target) : Promise.resolve(null)]);
+  const [ref, target] = await Promise.all([readRef(cwd, landBaseRef(session)), session.target ? readRef(cwd, session.target) : Promise.resolve(null)]);
+  // What has landed and is still on the target: a land the user took off the target (reset past
+  // its commit) no longer counts, nor what was recorded on top of it.
+  const landed = ref ? await landedStillOnTarget(cwd, session, ref, target) : null;
   if (head && target) {
     const mb = (await runGit(['merge-base', head, target], { cwd, allowFailure: true })).stdout.toString('utf8').trim();
     if (mb && mb !== session.base && (await isAncestor(cwd, session.base, mb))) {
-      // The land commit of the last land is the land base's second parent.
-      const lastLand = ref ? (await runGit(['rev-parse', '--verify', '-q', `${ref}^2`], { cwd, allowFailure: true })).stdout.toString('utf8').trim() : session.lands[session.lands.length - 1]?.commit;
-      if (!lastLand || (await isAncestor(cwd, lastLand, mb))) return { treeish: mb, ref, since: 'target' };
+      const lastLand = ref ? landed?.landCommit : session.lands[session.lands.length - 1]?.commit;
+      if (!lastLand || (await isAncestor(cwd, lastLand, mb))) return { treeish: mb, ref, since: 'target', parent: landed?.commit ?? session.base };
     }
   }
-  if (ref) return { treeish: ref, ref, since: 'landed' };
-  if (session.lands.length === 0) return { treeish: session.base, ref: null, since: 'base' };
+  if (ref) return landed ? { treeish: landed.commit, ref, since: 'landed', parent: landed.commit } : { treeish: session.base, ref, since: 'base', parent: session.base };
+  if (session.lands.length === 0) return { treeish: session.base, ref: null, since: 'base', parent: session.base };
   let treeish = session.base;
   for (const land of session.lands) {
     const changed = await diffTrees(cwd, treeish, land.head);
@@ -61,7 +65,25 @@ export async function readLandBase(ctx: RepoContext, session: Session, head?: st
     if (landed.length === 0) continue;
     treeish = await writeTreeWithChanges(cwd, treeish, landed.map((c) => headChange(c)));
   }
-  return { treeish, ref: null, since: 'landed' };
+  return { treeish, ref: null, since: 'landed', parent: session.base };
+}
+
+/**
+ * The newest land base of the chain at `ref` whose last land commit is still on `target` (or
+ * that follows no land at all), and that land commit; null when none is. Each land base's first
+ * parent is the one before it, its second parent the land commit that landed it (none for a
+ * record of changes the target held already).
+ */
+async function landedStillOnTarget(cwd: string, session: Session, ref: string, target: string | null): Promise<{ commit: string; landCommit: string | undefined } | null> {
+  const chain = (await gitText(['rev-list', '--first-parent', '--parents', ref, `^${session.base}`], { cwd })).split('\n').filter(Boolean).map((l) => l.split(' '));
+  let from = 0;
+  for (let i = 0; i < chain.length; i++) {
+    const landCommit = chain[i]![2];
+    if (!landCommit) continue;
+    if (target && (await isAncestor(cwd, landCommit, target))) return { commit: chain[from]![0]!, landCommit };
+    from = i + 1;
+  }
+  return from < chain.length ? { commit: chain[from]![0]!, landCommit: undefined } : null;
 }
 
 /** The change that takes a path to its `to` side of a diff. Pure. */

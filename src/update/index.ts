@@ -13,9 +13,9 @@
 import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
-import { addNote, checkoutTreeDelta, commitTree, diffTrees, gitText, looseObjectStore, lsTree, mergeTrees, readNote, readRef, runGit, treeOf, updateRefCas, worktreeGitDirSync } from '../git/index.js';
+import { addNote, checkoutTreeDelta, commitTree, diffTrees, gitText, looseObjectStore, lsTree, mergeTrees, readNote, readRef, runGit, treeOf, updateRefCas, worktreeGitDirSync, writeTreeWithChanges } from '../git/index.js';
 import { loadConfig } from '../config/index.js';
-import { guardTarget, isAncestor, outsideEdits, readLandBase, retireRedo, sessionHead, sessionRef, treeIds, type ChangedFile, type RepoContext, type Session } from '../session/index.js';
+import { guardTarget, headChange, isAncestor, outsideEdits, readLandBase, retireRedo, sessionHead, sessionRef, treeIds, type ChangedFile, type RepoContext, type Session } from '../session/index.js';
 import { guardedWrite, type Recovery } from '../transaction/index.js';
 
 /** JSON of `hagent session update`. */
@@ -83,11 +83,21 @@ async function updateLocked(ctx: RepoContext, session: Session, rebase: boolean)
     throw new HagentError('STALE_FILE', `session ${session.id} has ${pending.length} outside edit${pending.length === 1 ? '' : 's'} pending (${pending.map((p) => p.path).join(', ')})`, { session: session.id, path: pending[0]!.path, files: pending.map((p) => p.path) }, `keep them first with hagent sync --session ${session.id} (or drop them), then update again`);
   }
   if (rebase) return rebaseLocked(ctx, session, head, merged, base);
-  // The merge base is what the session and the target agree on — its land base (what it has
-  // landed, session/landed.ts) — not their common ancestor, which predates the lands: a line the
-  // user changed after a land is the user's change, not a conflict.
-  const [landBase, store] = await Promise.all([readLandBase(ctx, session, head), looseObjectStore(ctx.commonDir, head)]);
-  const [baseTree, headTree, targetTree] = await treeIds(ctx.cwd, [landBase.treeish, head, merged]);
+  // The merge base is what the session and the target agree on: their common ancestor with what
+  // the session has landed since (session/landed.ts) on top — a line the user changed after a
+  // land is the user's change, not a conflict — and the ancestor alone for a session started on
+  // another branch, whose files the target never had.
+  const [landBase, store, common] = await Promise.all([
+    readLandBase(ctx, session, head),
+    looseObjectStore(ctx.commonDir, head),
+    runGit(['merge-base', head, merged], { cwd: ctx.cwd, allowFailure: true }).then((r) => r.stdout.toString('utf8').trim() || session.base),
+  ]);
+  let agreed = landBase.since === 'target' ? landBase.treeish : common;
+  if (landBase.since === 'landed') {
+    const landedChanges = await diffTrees(ctx.cwd, session.base, landBase.treeish);
+    if (landedChanges.length) agreed = await writeTreeWithChanges(ctx.cwd, common, landedChanges.map(headChange));
+  }
+  const [baseTree, headTree, targetTree] = await treeIds(ctx.cwd, [agreed, head, merged]);
   const m = await mergeTrees(ctx.cwd, store, baseTree!, headTree!, targetTree!);
   const tree = m.tree;
   if (!m.clean) {
@@ -117,8 +127,14 @@ async function updateLocked(ctx: RepoContext, session: Session, rebase: boolean)
  * @throws HagentError DIRTY_TARGET (git refused to update the worktree), GIT_FAILED.
  */
 async function leaveMergeInProgress(ctx: RepoContext, worktree: string, merged: string, branch: string, headTree: string, tree: string, conflicts: readonly string[], trees: { base: string; ours: string; theirs: string }): Promise<void> {
-  await checkoutTreeDelta(worktree, headTree, tree);
   const [base, ours, theirs] = await Promise.all([trees.base, trees.ours, trees.theirs].map((t) => lsTree(ctx.cwd, t, conflicts)));
+  // A path no side has is one git made up to keep both sides (a file where the other side has a
+  // folder: `dir~<commit>`): git's stages cannot say that conflict, so it is refused, not half-left.
+  const madeUp = conflicts.filter((p) => ![base, ours, theirs].some((m) => m!.has(p)));
+  if (madeUp.length) {
+    throw new HagentError('LAND_CONFLICT', `merging ${branch} into the session meets a file where the other side has a folder: ${madeUp.join(', ')}`, { files: [...madeUp] }, `nothing was written; in ${worktree}, move or remove the file or folder in the way (then hagent sync), and update again`);
+  }
+  await checkoutTreeDelta(worktree, headTree, tree);
   const zero = '0'.repeat(merged.length);
   const lines: string[] = [];
   for (const p of conflicts) {
@@ -148,6 +164,13 @@ async function leaveMergeInProgress(ctx: RepoContext, worktree: string, merged: 
 async function rebaseLocked(ctx: RepoContext, session: Session, head: string, onto: string, result: Omit<UpdateResult, 'commit' | 'upToDate'>): Promise<UpdateResult> {
   const worktree = session.worktree;
   const branch = result.target.replace('refs/heads/', '');
+  // Replaying commits is right only for plain history that never landed: a commit replayed on a
+  // target that changed its landed lines since (a revert, an edit) or a merge commit replayed as
+  // its first-parent diff would bring back what the user took out. The merge knows better.
+  const [landBase, merges] = await Promise.all([readLandBase(ctx, session, head), gitText(['rev-list', '--merges', '-n1', `${session.base}..${head}`], { cwd: ctx.cwd })]);
+  if (landBase.since !== 'base' || merges) {
+    throw new HagentError('LAND_CONFLICT', `session ${session.id} ${merges ? 'has merge commits' : 'has landed work'}, which a rebase would replay wrongly`, { session: session.id }, `merge instead: hagent session update --session ${session.id}`);
+  }
   // Every commit since the base, not since the last land: a partial land leaves work in commits
   // before it, and a commit whose change is on the target already replays as nothing.
   const commits = (await gitText(['rev-list', '--reverse', '--first-parent', `${session.base}..${head}`, `^${onto}`], { cwd: ctx.cwd })).split('\n').filter(Boolean);

@@ -227,4 +227,20 @@ t('land --yes after the head moved past a partial approval lands the whole head'
   assert.is(state(repo, 'py'), 'landed');
 });
 
+t('a land the user took off the target (reset past it) is not landed any more, and lands again', () => {
+  const repo = makeRepo({ 'a.txt': '1\n2\n3\n' });
+  const s = startSession(repo, ['--name', 'dr']);
+  apply(s.worktree, upd('a.txt', '2', '2S'));
+  assert.is(hagent(repo, ['land', '--session', 'dr', '--yes', '--json']).status, 0);
+  git(repo, 'reset', '-q', '--hard', 'HEAD~1');
+  writeFileSync(path.join(repo, 'u.txt'), 'u\n');
+  git(repo, 'add', 'u.txt');
+  git(repo, 'commit', '-qm', 'user');
+  assert.is(state(repo, 'dr'), 'approved', 'approved, no longer landed');
+  assert.is(hagent(repo, ['session', 'end', 'dr', '--json']).json.error.code, 'UNLANDED_WORK');
+  const again = hagent(repo, ['land', '--session', 'dr', '--yes', '--json']);
+  assert.is(again.status, 0, again.stdout);
+  assert.is(readFileSync(path.join(repo, 'a.txt'), 'utf8'), '1\n2S\n3\n');
+});
+
 t.run();

@@ -152,7 +152,7 @@ t('a conflicted binary file or a line of seven = : git add decides, not the cont
   assert.is(readFileSync(path.join(repo, 'R.rst'), 'utf8'), 'Install\n=======\n\nstep BOTH\n');
 });
 
-t('--rebase after a partial land keeps the part that has not landed', () => {
+t('--rebase after a land is refused (the merge knows what landed), and nothing moves', () => {
   const repo = makeRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n', 'c.txt': 'c\n' });
   const s = startSession(repo, ['--name', 'pr']);
   assert.is(hagent(s.worktree, ['apply', '-', '--json'], { input: '*** Begin Patch\n*** Update File: a.txt\n-a\n+A\n*** Update File: b.txt\n-b\n+B\n*** End Patch\n' }).status, 0);
@@ -162,11 +162,48 @@ t('--rebase after a partial land keeps the part that has not landed', () => {
   writeFileSync(path.join(repo, 'u.txt'), 'U\n');
   git(repo, 'add', 'u.txt');
   git(repo, 'commit', '-qm', 'u');
+  const head = git(repo, 'rev-parse', 'hagent/pr');
   const r = hagent(repo, ['session', 'update', 'pr', '--rebase', '--json']);
-  assert.is(r.status, 0, r.stdout);
+  assert.is(r.json.error.code, 'LAND_CONFLICT');
+  assert.match(r.json.error.hint, /hagent session update --session pr/);
+  assert.is(git(repo, 'rev-parse', 'hagent/pr'), head);
+  const merge = hagent(repo, ['session', 'update', 'pr', '--json']);
+  assert.is(merge.status, 0, merge.stdout);
   assert.is(readFileSync(path.join(s.worktree, 'b.txt'), 'utf8'), 'B\n', 'the unlanded change is still there');
   const review = hagent(repo, ['review', '--session', 'pr', '--json']).json;
   assert.equal(review.files.map((f: any) => f.path).sort(), ['b.txt', 'c.txt']);
+});
+
+t('update of a session started on another branch keeps that branch\'s files', () => {
+  const repo = makeRepo({ 'a.txt': 'a\n' });
+  git(repo, 'checkout', '-q', '-b', 'feat');
+  writeFileSync(path.join(repo, 'f.txt'), 'feature\n');
+  git(repo, 'add', 'f.txt');
+  git(repo, 'commit', '-qm', 'feat');
+  git(repo, 'checkout', '-q', 'main');
+  const s = startSession(repo, ['--name', 'fb', '--base', 'feat']);
+  assert.is(hagent(s.worktree, ['apply', '-', '--json'], { input: upd('a.txt', 'a', 'A') }).status, 0);
+  writeFileSync(path.join(repo, 'u.txt'), 'u\n');
+  git(repo, 'add', 'u.txt');
+  git(repo, 'commit', '-qm', 'user');
+  const r = hagent(repo, ['session', 'update', 'fb', '--json']);
+  assert.is(r.status, 0, r.stdout);
+  assert.equal(r.json.files, [{ path: 'u.txt', status: 'A' }]);
+  assert.is(readFileSync(path.join(s.worktree, 'f.txt'), 'utf8'), 'feature\n');
+});
+
+t('a file where the target has a folder is refused by update with nothing written', () => {
+  const repo = makeRepo({ 'a.txt': 'a\n' });
+  const s = startSession(repo, ['--name', 'df']);
+  assert.is(hagent(s.worktree, ['apply', '-', '--json'], { input: '*** Begin Patch\n*** Add File: dir/x.txt\n+x\n*** End Patch\n' }).status, 0);
+  writeFileSync(path.join(repo, 'dir'), 'a file\n');
+  git(repo, 'add', 'dir');
+  git(repo, 'commit', '-qm', 'user file dir');
+  const head = git(repo, 'rev-parse', 'hagent/df');
+  const r = hagent(repo, ['session', 'update', 'df', '--json']);
+  assert.is(r.json.error.code, 'LAND_CONFLICT', r.stdout);
+  assert.is(git(repo, 'rev-parse', 'hagent/df'), head);
+  assert.is(git(s.worktree, 'status', '--porcelain'), '', 'nothing written');
 });
 
 t.run();

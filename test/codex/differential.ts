@@ -471,6 +471,10 @@ function classify(c: Case, h: HagentOutcome, x: CodexOutcome): { category: strin
         if (h.alreadyApplied) return { category: 'deviation: NO_CHANGES refused (the added lines are already in place)', explained: true };
         if (differingPaths(x.tree, c.tree).every((p) => !/\n$/.test(dec.decode(c.tree.get(p) ?? new Uint8Array())) && dec.decode(x.tree.get(p) ?? new Uint8Array()) === codexFinalNewline(dec.decode(c.tree.get(p) ?? new Uint8Array()))))
           return { category: 'deviation: NO_CHANGES refused (Codex reports M)', explained: true };
+        // patch-language.md §4: a replaced line keeps its own ending. A patch whose - and + lines
+        // are the same text changes nothing there; Codex rewrites such a CRLF line as LF.
+        if (differingPaths(x.tree, c.tree).every((p) => dec.decode(x.tree.get(p) ?? new Uint8Array()).replace(/\r\n/g, '\n') === dec.decode(c.tree.get(p) ?? new Uint8Array()).replace(/\r\n/g, '\n')))
+          return { category: 'deviation: NO_CHANGES refused (only line endings would change: Codex rewrites the replaced CRLF line as LF)', explained: true };
         break;
     }
     return { category: `hagent refused ${h.code}, Codex applied`, explained: false, detail: h.message };
