@@ -294,7 +294,7 @@ export function sessionContext(session: Session): string {
 async function worktreeCreate(event: AgentEvent, hc: HookContext): Promise<HookAnswer> {
   const ctx = await openRepo(path.resolve(hc.cwd, event.cwd ?? '.'));
   const name = (event.worktreeName ?? '').replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[.-]+/, '').slice(0, 64) || undefined;
-  const started = await startSession(ctx, name ? { name } : {});
+  const started = await startSession(ctx, { ...(name ? { name } : {}), env: hc.env });
   return { exitCode: 0, stdout: `${started.worktree}\n`, stderr: `hagent: session ${started.id} on ${started.branch}\n` };
 }
 

@@ -168,7 +168,7 @@ export async function runAgent(ctx: RepoContext, name: LaunchName, options: { na
   let session: Session;
   if (options.session !== undefined) session = await readSession(ctx.commonDir, options.session);
   else {
-    const started = await startSession(ctx, { ...(options.name !== undefined ? { name: options.name } : {}), ...(options.base !== undefined ? { base: options.base } : {}) });
+    const started = await startSession(ctx, { ...(options.name !== undefined ? { name: options.name } : {}), ...(options.base !== undefined ? { base: options.base } : {}), env: options.env });
     session = await readSession(ctx.commonDir, started.id);
   }
   const since = new Date().toISOString();

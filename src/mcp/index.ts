@@ -39,7 +39,7 @@ export interface McpOptions {
 export async function serveMcp(options: McpOptions): Promise<{ session: string; worktree: string }> {
   const ctx = await openRepo(options.cwd);
   const session = options.new
-    ? await startSession(ctx, { ...(options.name ? { name: options.name } : {}), ...(options.base ? { base: options.base } : {}) })
+    ? await startSession(ctx, { ...(options.name ? { name: options.name } : {}), ...(options.base ? { base: options.base } : {}), env: options.env })
     : await resolveSession(ctx, options.session);
   const binding = new SessionBinding(ctx, session.id, options.env);
   const handle = serveStdio(() => createServer(binding, options.version));

@@ -8,7 +8,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { git, hagent, makeRepo, tempDir } from '../helpers/index.js';
+import { git, hagent, makeRepo, tempDir, TEST_CACHE } from '../helpers/index.js';
 
 const test = suite('hagent run');
 
@@ -29,6 +29,7 @@ test('claude: runs in the worktree with --settings FILE (hagent\'s hooks), the a
   const rec = JSON.parse(readFileSync(fake.record, 'utf8'));
   assert.is(rec.session, 'r1');
   assert.is(rec.cwd, rec.worktree);
+  assert.ok(rec.worktree.startsWith(TEST_CACHE + path.sep), `the worktree follows XDG_CACHE_HOME: ${rec.worktree}`);
   assert.is(rec.args[0], '--settings');
   assert.equal(rec.args.slice(2), ['-p', 'hello world']);
   const settings = JSON.parse(readFileSync(rec.args[1], 'utf8'));
