@@ -424,12 +424,6 @@ export function treeOf(cwd: string, commit: string): Promise<string> {
   return gitText(['rev-parse', `${commit}^{tree}`], { cwd });
 }
 
-/** Tree ids of several revisions or tree-ish values, in order, in one git call. */
-export async function treeIds(cwd: string, revs: readonly string[]): Promise<string[]> {
-  const out = await gitText(['rev-parse', ...revs.map((r) => `${r}^{tree}`)], { cwd });
-  return out.split('\n');
-}
-
 /** Commits of `first-parent` chain from `head` back to (excluding) `base`, newest first. */
 export async function firstParentChain(cwd: string, base: string, head: string): Promise<string[]> {
   const out = await gitText(['rev-list', '--first-parent', `${base}..${head}`], { cwd });

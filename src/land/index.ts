@@ -8,9 +8,9 @@ import { lstatSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { HagentError, isHagentError } from '../errors.js';
 import {
-  checkoutTreeDelta, gitlinksTurnedIntoFolders, firstParentSubjectsDirect, diffTrees, dirtyPaths, listWorktrees, literalPathspec, locateWorktreeDirect, looseObjectStore, mergeTrees, readRefPreferDirect, runGit, treeIds, updateRefsCas, updateRefsDirect, writeCommit, writeInternalCommit, writeTreeWithChanges, type MadeCommit, type TreeChange,
+  checkoutTreeDelta, gitlinksTurnedIntoFolders, firstParentSubjectsDirect, diffTrees, dirtyPaths, listWorktrees, literalPathspec, locateWorktreeDirect, looseObjectStore, mergeTrees, readRefPreferDirect, runGit, updateRefsCas, updateRefsDirect, writeCommit, writeInternalCommit, writeTreeWithChanges, type MadeCommit, type TreeChange,
 } from '../git/index.js';
-import { guardTarget, headChange, isInside, patchesFrom, readDrift, landBaseRef, nextLandedRef, readLandBase, readSession, sessionHead, writeSession, type LandBase, type RepoContext, type Session } from '../session/index.js';
+import { guardTarget, headChange, isInside, patchesFrom, readDrift, landBaseRef, nextLandedRef, readLandBase, readSession, sessionHead, treeIds, writeSession, type LandBase, type RepoContext, type Session } from '../session/index.js';
 import { guardedWrite } from '../transaction/index.js';
 import { loadConfig } from '../config/index.js';
 import { deniedReason, type Policy } from '../policy/index.js';
@@ -103,8 +103,6 @@ interface LandMerge {
   baseTree: string;
   /** The session's side: its head tree, or for a partial approval the land base with the approved paths at the head's version; the next land base. */
   theirsTree: string;
-  /** Tree of the target now: the other side. */
-  previousTree: string;
   /** The paths that side changes against the land base. */
   pending: TreeChange[];
 }
@@ -115,16 +113,16 @@ interface LandMerge {
  * already is taken back; limited to the approved paths.
  * @throws HagentError NOTHING_TO_LAND when every approved change has landed already.
  */
-async function planMerge(ctx: RepoContext, session: Session, head: string, previous: string, paths: readonly string[] | null): Promise<LandMerge> {
+async function planMerge(ctx: RepoContext, session: Session, head: string, paths: readonly string[] | null): Promise<LandMerge> {
   const cwd = ctx.cwd;
   const landBase = await readLandBase(ctx, session, head);
   const pending = await diffTrees(cwd, landBase.treeish, head, paths ?? []);
   if (pending.length === 0) {
     throw new HagentError('NOTHING_TO_LAND', `every approved change of session ${session.id} has landed already`, { session: session.id }, paths ? 'approve the files that have not landed (hagent review lists them), or end the session with hagent session end' : 'nothing to do; end the session with hagent session end');
   }
-  const [baseTree, headTree, previousTree] = await treeIds(cwd, [landBase.treeish, head, previous]);
+  const [baseTree, headTree] = await treeIds(cwd, [landBase.treeish, head]);
   const theirsTree = paths === null ? headTree! : await writeTreeWithChanges(cwd, landBase.treeish, pending.map(headChange));
-  return { landBase, baseTree: baseTree!, theirsTree, previousTree: previousTree!, pending };
+  return { landBase, baseTree: baseTree!, theirsTree, pending };
 }
 
 /**
@@ -280,12 +278,13 @@ async function landLocked(ctx: RepoContext, session: Session, options: LandOptio
   const previous = await readRefPreferDirect(cwd, ctx.commonDir, target);
   if (!previous) throw new HagentError('TARGET_MOVED', `target branch ${target} no longer exists`, { target }, 'recreate the branch, or merge the session branch yourself');
 
-  const [plan, store] = await Promise.all([planMerge(ctx, session, head, previous, approval.paths), looseObjectStore(ctx.commonDir, previous)]);
+  const [plan, store] = await Promise.all([planMerge(ctx, session, head, approval.paths), looseObjectStore(ctx.commonDir, previous)]);
   const denied = deniedChanges(plan.pending, policy);
   if (denied.length && !options.allowDenied) {
     throw new HagentError('LAND_DENIED', `session ${session.id} changes ${denied.length} path${denied.length === 1 ? '' : 's'} the policy protects: ${denied.map((d) => `${d.path} (${d.reason})`).join(', ')}`, { session: session.id, files: denied.map((d) => d.path), denied }, `nothing was written; drop them from the session (hagent undo, or approve only the other files: hagent review --approve PATH…), or, if you want them on ${target.replace('refs/heads/', '')}, land with --allow-denied`);
   }
-  const merged = await mergeTrees(cwd, store, plan.baseTree, plan.previousTree, plan.theirsTree);
+  const [previousTree] = await treeIds(cwd, [previous]);
+  const merged = await mergeTrees(cwd, store, plan.baseTree, previousTree!, plan.theirsTree);
   const { tree, conflicts } = merged;
   if (!merged.clean) {
     throw new HagentError('LAND_CONFLICT', `landing session ${session.id} on ${target} conflicts in ${conflicts.length} file${conflicts.length === 1 ? '' : 's'}: ${conflicts.join(', ')}`, { session: session.id, target, files: conflicts }, `nothing was written; run hagent session update --session ${session.id} (it merges ${target.replace('refs/heads/', '')} into the session and leaves conflict markers in its worktree), resolve them there, run hagent sync --session ${session.id}, then land again`);

@@ -8,7 +8,7 @@
  * It lives in a ref (`refs/hagent/<id>/land-base`, a commit whose tree is the land base), moved in
  * the same ref transaction as the target, so a land that moved the target always moved it too.
  */
-import { diffTrees, gitText, lsTree, mergeTrees, readRef, runGit, treeIds, writeTreeWithChanges, type LooseObjectStore, type TreeChange } from '../git/index.js';
+import { diffTrees, gitText, lsTree, mergeTrees, readRef, runGit, writeTreeWithChanges, type LooseObjectStore, type TreeChange } from '../git/index.js';
 import type { RepoContext } from './context.js';
 import type { Session } from './store.js';
 
@@ -89,6 +89,12 @@ async function landedStillOnTarget(cwd: string, session: Session, ref: string, t
 /** The change that takes a path to its `to` side of a diff. Pure. */
 export function headChange(c: TreeChange): { path: string; mode: string; oid: string | null } {
   return c.status === 'D' ? { path: c.path, mode: '0', oid: null } : { path: c.path, mode: c.newMode, oid: c.newOid };
+}
+
+/** Tree ids of several revisions or tree-ish values, in one git call. */
+export async function treeIds(cwd: string, revs: readonly string[]): Promise<string[]> {
+  const out = await gitText(['rev-parse', ...revs.map((r) => `${r}^{tree}`)], { cwd });
+  return out.split('\n');
 }
 
 /**

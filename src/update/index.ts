@@ -13,9 +13,9 @@
 import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
-import { addNote, checkoutTreeDelta, commitTree, diffTrees, gitText, looseObjectStore, lsTree, mergeTrees, readNote, readRef, runGit, treeIds, treeOf, updateRefCas, worktreeGitDirSync, writeTreeWithChanges } from '../git/index.js';
+import { addNote, checkoutTreeDelta, commitTree, diffTrees, gitText, looseObjectStore, lsTree, mergeTrees, readNote, readRef, runGit, treeOf, updateRefCas, worktreeGitDirSync, writeTreeWithChanges } from '../git/index.js';
 import { loadConfig } from '../config/index.js';
-import { guardTarget, headChange, isAncestor, outsideEdits, readLandBase, retireRedo, sessionHead, sessionRef, type ChangedFile, type RepoContext, type Session } from '../session/index.js';
+import { guardTarget, headChange, isAncestor, outsideEdits, readLandBase, retireRedo, sessionHead, sessionRef, treeIds, type ChangedFile, type RepoContext, type Session } from '../session/index.js';
 import { guardedWrite, type Recovery } from '../transaction/index.js';
 
 /** JSON of `hagent session update`. */
