@@ -18,8 +18,8 @@
  * worktree); where both succeed their stdout must be identical, byte for byte. `--bin-only` runs
  * just this part.
  *
- * Codex is installed on first use into `$TMPDIR/hagent-codex-cache` (never a repo dependency);
- * `CODEX_BIN` overrides the binary.
+ * Codex is the pinned one of the agent tests (`$HAGENT_AGENTS_CACHE`), else installed on first use
+ * into `$TMPDIR/hagent-codex-cache` (never a repo dependency); `CODEX_BIN` overrides the binary.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -29,8 +29,9 @@ import { fileURLToPath } from 'node:url';
 import { isHagentError } from '../../src/errors.js';
 import { parsePatch, pathsToRead, planPatch, type FileState, type MatchLevel, type Plan } from '../../src/patch/index.js';
 import { normalizeLine } from '../../src/patch/seek.js';
+import { AGENTS_CACHE, PACKAGES } from '../helpers/agents.js';
 import { CASES_DIR, git, GIT_ENV } from '../helpers/index.js';
-import { applyEdits, chunksFor, degradations, encodeLike, linesOf, loadPool, prng, Rand, randomEdits, type PoolFile } from './edits.js';
+import { applyEdits, chunksFor, degradations, encodeLike, linesOf, loadPool, prng, putsBackFinalNewline, Rand, randomEdits, type PoolFile } from './edits.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -66,11 +67,14 @@ function findBinary(dir: string): string | undefined {
 
 function codexBinary(): string {
   if (process.env.CODEX_BIN) return process.env.CODEX_BIN;
+  // The pinned Codex the agent tests use (.ci/run installs it there), else our own cache.
+  const pinned = findBinary(AGENTS_CACHE);
+  if (pinned) return pinned;
   const cache = path.join(os.tmpdir(), 'hagent-codex-cache');
   let bin = findBinary(cache);
   if (!bin) {
-    process.stderr.write(`installing @openai/codex into ${cache} …\n`);
-    const r = spawnSync('npm', ['install', '--prefix', cache, '--no-save', '--no-audit', '--no-fund', '@openai/codex'], { stdio: 'inherit' });
+    process.stderr.write(`installing ${PACKAGES.codex} into ${cache} …\n`);
+    const r = spawnSync('npm', ['install', '--prefix', cache, '--no-save', '--no-audit', '--no-fund', PACKAGES.codex], { stdio: 'inherit' });
     if (r.status !== 0) throw new Error('npm install @openai/codex failed');
     bin = findBinary(cache);
   }
@@ -202,8 +206,9 @@ function makeUpdate(r: Rand, file: PoolFile, donor: readonly string[], tree: Tre
     const del = Math.min(n, r.int(0, 2));
     const ins = r.chance(0.2) && del > 0 ? [] : [r.pick(donor), ...(r.chance(0.5) ? [r.pick(donor)] : [])];
     const edits = [{ at: n - del, del, ins }];
-    intended.set(target, encodeLike(tf, edits));
-    return chunksFor(tf.texts, edits, { context: r.pick([1, 2, 3]), anchors: false, bareFirst: r.chance(0.3), eofMarker: r.chance(0.5) });
+    const options = { context: r.pick([1, 2, 3]), anchors: false, bareFirst: r.chance(0.3), eofMarker: r.chance(0.5) };
+    intended.set(target, encodeLike(tf, edits, { addFinalNewline: putsBackFinalNewline(tf, edits, options) }));
+    return chunksFor(tf.texts, edits, options);
   }
   if (kind === 'noop') {
     const at = r.int(0, Math.max(0, tf.texts.length - 1));
@@ -244,8 +249,8 @@ function makeUpdate(r: Rand, file: PoolFile, donor: readonly string[], tree: Tre
     eofMarker: r.chance(0.5),
     ...(degrade ? { degrade } : {}),
   };
-  const lines = chunksFor(tf.texts, edits, chunkOptions);
-  return lines;
+  if (putsBackFinalNewline(tf, edits, chunkOptions)) intended.set(target, encodeLike(tf, edits, { addFinalNewline: true }));
+  return chunksFor(tf.texts, edits, chunkOptions);
 }
 
 const KINDS: [string, number][] = [
@@ -308,7 +313,8 @@ function makeCase(id: number, r: Rand, pool: readonly PoolFile[], donor: readonl
   const one = (k: string): void => {
     switch (k) {
       case 'add': {
-        const p = `new/${id}/${r.int(0, 99)}-file.txt`;
+        let p = `new/${id}/${r.int(0, 99)}-file.txt`;
+        while (used.has(p)) p = `new/${id}/${r.int(0, 99)}-file.txt`; // two Adds of one path are DUPLICATE_PATH, another case
         const body = addBody();
         used.add(p);
         ops.push(`*** Add File: ${p}`, ...body.map((l) => `+${l}`));
@@ -464,6 +470,8 @@ function classify(c: Case, h: HagentOutcome, x: CodexOutcome): { category: strin
         return { category: `deviation: AMBIGUOUS_MATCH refused (Codex edits the first match${codexIntended ? ', here the intended one' : ', here the WRONG one'})`, explained: true };
       case 'FILE_EXISTS':
         if (c.flags.has('overwrite')) return { category: 'deviation: FILE_EXISTS refused (Codex overwrites)', explained: true };
+        // A retried patch whose Add already happened, beside a change that would apply twice.
+        if (c.flags.has('retry')) return { category: 'deviation: retried patch refused FILE_EXISTS on its own Add (Codex overwrites it)', explained: true };
         break;
       case 'NO_CHANGES':
         // patch-language.md §4 "Already applied": a retried patch, whose every change is in the files.

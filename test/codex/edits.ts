@@ -150,7 +150,7 @@ export function applyEdits(lines: readonly string[], edits: readonly Edit[]): st
  * line's, extra ones the last deleted line's); an inserted line that replaces none takes the ending
  * of the line before it (at the top of the file, the line after it). Rule: patch-language.md §4.
  */
-export function encodeLike(file: TextFile, edits: readonly Edit[]): Uint8Array {
+export function encodeLike(file: TextFile, edits: readonly Edit[], options: { addFinalNewline?: boolean } = {}): Uint8Array {
   const texts: string[] = [];
   const eols: string[] = [];
   let pos = 0;
@@ -172,10 +172,27 @@ export function encodeLike(file: TextFile, edits: readonly Edit[]): Uint8Array {
   }
   keep(file.texts.length);
   for (let i = 0; i < eols.length - 1; i++) if (eols[i] === '') eols[i] = file.dominant;
-  if (eols.length > 0) eols[eols.length - 1] = file.finalNewline || texts[texts.length - 1] === '' ? eols[eols.length - 1] || file.dominant : '';
+  const finalNewline = file.finalNewline || options.addFinalNewline === true;
+  if (eols.length > 0) eols[eols.length - 1] = finalNewline || texts[texts.length - 1] === '' ? eols[eols.length - 1] || file.dominant : '';
   let s = file.bom ? '\uFEFF' : '';
   for (let i = 0; i < texts.length; i++) s += (texts[i] as string) + (eols[i] as string);
   return new TextEncoder().encode(s);
+}
+
+/**
+ * Whether the patch {@link chunksFor} renders for `edits` spells "add the missing final newline"
+ * (patch-language.md §4): the file lacks one, the last chunk is marked `*** End of File`, has no
+ * trailing context, and ends in `-X` / `+X` where X is the file's last line as the patch writes it
+ * (the last edit removes the last line and adds exactly one line, the same). Random edits hit this
+ * spelling by chance (a donor `}` replacing a last `}`); the intended result then has the final
+ * newline, as the rule says.
+ */
+export function putsBackFinalNewline(file: TextFile, edits: readonly Edit[], options: ChunkOptions): boolean {
+  const n = file.texts.length;
+  const last = edits[edits.length - 1];
+  if (file.finalNewline || !options.eofMarker || !last || last.at + last.del !== n || last.del === 0 || last.ins.length !== 1) return false;
+  const degrade = options.degrade ?? ((l: string) => l);
+  return last.ins[0] === degrade(file.texts[n - 1] as string);
 }
 
 /**

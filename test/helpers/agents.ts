@@ -15,7 +15,7 @@ import { BIN, GIT_ENV, tempDir } from './index.js';
 export const AGENTS_CACHE = process.env.HAGENT_AGENTS_CACHE ?? path.join(os.tmpdir(), 'hagent-agents-cache');
 
 /** The versions these tests were written against (hook contracts change every few weeks); .ci/run installs the same. */
-const PACKAGES = { claude: '@anthropic-ai/claude-code@2.1.197', codex: '@openai/codex@0.171.0', gemini: '@google/gemini-cli@0.61.0' } as const;
+export const PACKAGES = { claude: '@anthropic-ai/claude-code@2.1.197', codex: '@openai/codex@0.171.0', gemini: '@google/gemini-cli@0.61.0' } as const;
 export type TestAgent = keyof typeof PACKAGES;
 
 const found = new Map<TestAgent, { bin: string } | { skip: string }>();
