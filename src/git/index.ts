@@ -14,5 +14,6 @@ export { addNoteDirect, NOTES_REF, type DirectNote } from './notes-direct.js';
 export { firstParentSubjectsDirect } from './commits-direct.js';
 export { writeCommit, writeCommitDirect, recordCommitIdentity, commitIdentityKey, timezoneOffset, type DirectCommit, type MadeCommit } from './commit-direct.js';
 export * from './merge.js';
+export { pathsInTheWay } from './in-the-way.js';
 export { formatOfOid, hashObject, isOid, objectFormat, oidByteLength, oidHexLength, zeroOid, type ObjectFormat } from './object-format.js';
 export * from './filters.js';

@@ -4,11 +4,11 @@
  * compare-and-swap, and a checkout of the target is updated only on the files the land changes,
  * refusing when any of them has uncommitted user changes (design.md invariant 5).
  */
-import { lstatSync, promises as fs } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { HagentError, isHagentError } from '../errors.js';
 import {
-  checkoutTreeDelta, gitlinksTurnedIntoFolders, firstParentSubjectsDirect, diffTrees, dirtyPaths, listWorktrees, literalPathspec, locateWorktreeDirect, looseObjectStore, mergeTrees, readRefPreferDirect, runGit, updateRefsCas, updateRefsDirect, writeCommit, writeInternalCommit, writeTreeWithChanges, type MadeCommit, type TreeChange,
+  checkoutTreeDelta, gitlinksTurnedIntoFolders, pathsInTheWay, firstParentSubjectsDirect, diffTrees, dirtyPaths, listWorktrees, literalPathspec, locateWorktreeDirect, changesHeldBy, looseObjectStore, mergeTrees, readRefPreferDirect, runGit, updateRefsCas, updateRefsDirect, writeCommit, writeInternalCommit, writeTreeWithChanges, type MadeCommit, type TreeChange,
 } from '../git/index.js';
 import { guardTarget, headChange, isInside, patchesFrom, readDrift, landBaseRef, nextLandedRef, readLandBase, readSession, sessionHead, treeIds, writeSession, type LandBase, type RepoContext, type Session } from '../session/index.js';
 import { guardedWrite } from '../transaction/index.js';
@@ -70,6 +70,19 @@ export function deniedChanges(changes: readonly TreeChange[], policy: Policy): D
     if (reason) out.push({ path: c.path, reason });
   }
   return out;
+}
+
+/**
+ * The denied changes of `denied` that the land would really bring: a path whose version (or
+ * absence) on the target `previous` is the session's already changes nothing there — it came
+ * from the user's branch (a `session update` merged it in, or the user committed the same
+ * file), so refusing it would send the user after their own commit.
+ */
+async function notOnTarget(cwd: string, previous: string, pending: readonly TreeChange[], denied: DeniedPath[]): Promise<DeniedPath[]> {
+  if (denied.length === 0) return denied;
+  const paths = new Set(denied.map((d) => d.path));
+  const held = await changesHeldBy(cwd, previous, pending.filter((c) => paths.has(c.path)));
+  return denied.filter((d) => !held.has(d.path));
 }
 
 export { parseMergeTree } from '../git/index.js';
@@ -188,53 +201,6 @@ function dirtyTargetError(worktree: string, dirty: readonly string[]): HagentErr
 }
 
 /**
- * What `git read-tree -m -u` would overwrite without a word, among the files the land changes
- * (`files`, relative paths with diff-tree status letters): anything at a path the land adds — an
- * untracked or ignored file, a folder — or on the way to it (a file or a symlink where the land
- * needs a folder, unless the land deletes it); and a file the land changes that is missing from
- * the checkout, when `git status` calls it deleted (a sparse checkout's files are missing and not
- * deleted). Changes to tracked files are read-tree's own refusal.
- * @returns the paths, in `files` order.
- */
-async function pathsInTheWay(worktree: string, files: readonly { path: string; status: string }[]): Promise<string[]> {
-  const deleted = new Set(files.filter((f) => f.status === 'D').map((f) => f.path));
-  const kind = (rel: string): 'missing' | 'folder' | 'other' => {
-    try {
-      return lstatSync(path.join(worktree, rel)).isDirectory() ? 'folder' : 'other';
-    } catch (e) {
-      return (e as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : 'other';
-    }
-  };
-  const out: string[] = [];
-  const missing: string[] = [];
-  for (const f of files) {
-    if (f.status === 'A') {
-      const parts = f.path.split('/');
-      let blocked = false;
-      let replaced = false; // a file or symlink on the way that the land deletes first
-      for (let i = 1; i < parts.length && !blocked && !replaced; i++) {
-        const prefix = parts.slice(0, i).join('/');
-        const k = kind(prefix);
-        if (k === 'missing') break;
-        if (k === 'other') {
-          replaced = deleted.has(prefix);
-          blocked = !replaced;
-        }
-      }
-      if (blocked || (!replaced && kind(f.path) !== 'missing')) out.push(f.path);
-    } else if (f.status !== 'D' && kind(f.path) === 'missing') {
-      missing.push(f.path);
-    }
-  }
-  if (missing.length) {
-    const dirty = new Set(await dirtyPaths(worktree, missing));
-    out.push(...missing.filter((p) => dirty.has(p)));
-  }
-  const order = new Map(files.map((f, i) => [f.path, i]));
-  return out.sort((a, b) => order.get(a)! - order.get(b)!);
-}
-
-/**
  * Brings the checkout of the target from `previous` to `tree` on the changed files only
  * (`read-tree -m -u`), refusing — nothing touched — when that would lose a user's byte: what
  * read-tree overwrites silently is checked first ({@link pathsInTheWay}); uncommitted changes
@@ -279,7 +245,7 @@ async function landLocked(ctx: RepoContext, session: Session, options: LandOptio
   if (!previous) throw new HagentError('TARGET_MOVED', `target branch ${target} no longer exists`, { target }, 'recreate the branch, or merge the session branch yourself');
 
   const [plan, store] = await Promise.all([planMerge(ctx, session, head, approval.paths), looseObjectStore(ctx.commonDir, previous)]);
-  const denied = deniedChanges(plan.pending, policy);
+  const denied = await notOnTarget(cwd, previous, plan.pending, deniedChanges(plan.pending, policy));
   if (denied.length && !options.allowDenied) {
     throw new HagentError('LAND_DENIED', `session ${session.id} changes ${denied.length} path${denied.length === 1 ? '' : 's'} the policy protects: ${denied.map((d) => `${d.path} (${d.reason})`).join(', ')}`, { session: session.id, files: denied.map((d) => d.path), denied }, `nothing was written; drop them from the session (hagent undo, or approve only the other files: hagent review --approve PATH…), or, if you want them on ${target.replace('refs/heads/', '')}, land with --allow-denied`);
   }

@@ -5,7 +5,7 @@
  * and trailers, records what an agent's native tool wrote (agents/: one commit per tool call).
  */
 import { HagentError } from '../errors.js';
-import { diffTrees, literalPathspec, parseRawDiff, runGit, treeOf, updateRefCas, writeTree } from '../git/index.js';
+import { changesHeldBy, diffTrees, literalPathspec, parseRawDiff, runGit, treeOf, updateRefCas, writeTree } from '../git/index.js';
 import { checkPath, type Policy } from '../policy/index.js';
 import { loadConfig } from '../config/index.js';
 import { guardTarget, outsideEdits, readSessionRefs, retireRedo, sessionRef, type ChangedFile, type RepoContext, type Session } from '../session/index.js';
@@ -14,6 +14,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { entriesAt, looseObjectStore, readCommitTrees, updateIndex, updateRefDirect, worktreeGitDirSync, writeBlobsFromPaths, writeCommit, writeLooseObject, writeTreeWithChanges, type PathChange } from '../git/index.js';
 import { readEntry } from '../fsx/index.js';
+import { markersLeft, readConflictRecord, removeConflictRecord, type ConflictRecord } from '../update/index.js';
 
 /** JSON of `hagent sync`. `commit` is null when there was nothing to adopt. */
 export interface SyncResult {
@@ -116,12 +117,17 @@ async function syncLocked(ctx: RepoContext, session: Session, policy: Policy, as
   // A merge left by `hagent session update` (or the agent's git merge) is concluded here.
   const mergeHead = await readMergeHead(worktree);
   if (pending.length === 0 && !mergeHead) return none;
-  if (mergeHead) await assertConflictsResolved(worktree);
+  const record = mergeHead ? await readConflictRecord(worktree, mergeHead, head) : null;
+  if (mergeHead) {
+    await assertConflictsResolved(worktree);
+    if (record) await assertNoMarkersLeft(worktree, record);
+  }
   await runGit(['add', '-A', '--', '.', EXCLUDE_TEMPS, ...(await ownedExcludes(ctx.commonDir, session.id))], { cwd: worktree });
   // The same path policy as a patch (patch-language.md §5b): denied names and symlinks stay out.
   const staged = parseRawDiff((await runGit(['diff-index', '--cached', '-z', '--no-renames', 'HEAD'], { cwd: worktree })).stdout);
-  const skipped = policySkips(staged, policy);
-  if (skipped.length) await runGit(['reset', '-q', 'HEAD', '--', ...skipped.map((k) => literalPathspec(k.path))], { cwd: worktree });
+  let skipped = policySkips(staged, policy);
+  if (mergeHead && skipped.length) skipped = await targetsOwn(worktree, mergeHead, staged, skipped);
+  if (skipped.length) await resetSkipped(worktree, skipped, record);
   const tree = await writeTree(worktree);
   if (!mergeHead && tree === (await treeOf(worktree, head))) return { ...none, skipped };
   return commitSynced(ctx, session, { ...as, redo, mergeHead }, head, tree, skipped, () => runGit(['read-tree', head], { cwd: worktree }).then(() => undefined));
@@ -188,6 +194,31 @@ function policySkips(staged: ReturnType<typeof parseRawDiff>, policy: Policy): {
   return skipped;
 }
 
+/**
+ * The skipped paths of a merge being concluded that are not the target's version: a denied path
+ * (`.env`) the merge brings from the target as the target has it is the user's own, committed on
+ * their branch, not an edit of the agent, so it goes into the merge commit; one the agent changed
+ * stays out.
+ */
+async function targetsOwn(worktree: string, mergeHead: string, staged: ReturnType<typeof parseRawDiff>, skipped: { path: string; reason: string }[]): Promise<{ path: string; reason: string }[]> {
+  const paths = new Set(skipped.map((k) => k.path));
+  const held = await changesHeldBy(worktree, mergeHead, staged.filter((c) => paths.has(c.path)));
+  return skipped.filter((k) => !held.has(k.path));
+}
+
+/**
+ * Takes skipped paths out of what is committed: back to the head's version, or, while a merge
+ * that `hagent session update` left is concluded, to what that merge made of them (the target's
+ * version of a path only the target changed), unless the path was itself conflicted.
+ */
+async function resetSkipped(worktree: string, skipped: readonly { path: string; reason: string }[], record: ConflictRecord | null): Promise<void> {
+  const conflicted = new Set(record?.files ?? []);
+  const toMerged = record ? skipped.filter((k) => !conflicted.has(k.path)) : [];
+  const toHead = skipped.filter((k) => !toMerged.includes(k));
+  if (toMerged.length) await runGit(['reset', '-q', record!.tree, '--', ...toMerged.map((k) => literalPathspec(k.path))], { cwd: worktree });
+  if (toHead.length) await runGit(['reset', '-q', 'HEAD', '--', ...toHead.map((k) => literalPathspec(k.path))], { cwd: worktree });
+}
+
 const oneLine = (v: string) => v.replace(/[\r\n]+/g, ' ').slice(0, 500);
 
 /** Writes the commit of `tree` on the session branch (compare-and-swap) with its message and note. */
@@ -222,7 +253,10 @@ async function commitSynced(ctx: RepoContext, session: Session, as: AdoptAs & { 
     await undoIndex().catch(() => undefined);
     throw error;
   }
-  if (mergeHead) await runGit(['merge', '--quit'], { cwd: worktree });
+  if (mergeHead) {
+    await runGit(['merge', '--quit'], { cwd: worktree });
+    await removeConflictRecord(worktree);
+  }
   await retireRedo(worktree, session, as.redo);
   if (as.note !== undefined) await storeNote(ctx.commonDir, worktree, commit, as.note, direct ?? undefined).catch(() => undefined);
   return { ok: true, session: session.id, commit, parent: head, files, skipped, ...(mergeHead ? { merged: mergeHead } : {}) };
@@ -234,6 +268,20 @@ async function readMergeHead(worktree: string): Promise<string | null> {
   if (!gitDir) return null;
   const text = await fs.readFile(path.join(gitDir, 'MERGE_HEAD'), 'utf8').catch(() => '');
   return /^[0-9a-f]{40,64}/.exec(text)?.[0] ?? null;
+}
+
+/**
+ * Refuses to conclude a merge while a file the update left conflicted still holds a conflict
+ * block: its unmerged entries can go without a resolution (`git reset -- FILE`, `git checkout --
+ * FILE`), and the markers would then be committed as content. Only the recorded files are read;
+ * a file that was never conflicted may hold marker-like lines.
+ * @throws HagentError CONFLICT_MARKERS naming the files and lines.
+ */
+async function assertNoMarkersLeft(worktree: string, record: ConflictRecord): Promise<void> {
+  const left = await markersLeft(worktree, record.files);
+  if (left.length === 0) return;
+  const where = left.map((l) => `${l.path}:${l.line}`);
+  throw new HagentError('CONFLICT_MARKERS', `${left.length} file${left.length === 1 ? '' : 's'} conflicted by the update still hold${left.length === 1 ? 's' : ''} conflict markers: ${where.join(', ')}`, { files: left.map((l) => l.path), path: left[0]!.path, line: left[0]!.line, markers: left }, `in ${worktree}: resolve the <<<<<<< ======= >>>>>>> blocks at those lines, mark each file resolved with git add FILE, then run hagent sync again`);
 }
 
 /**

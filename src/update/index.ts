@@ -13,10 +13,13 @@
 import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
-import { addNote, checkoutTreeDelta, commitTree, diffTrees, gitText, looseObjectStore, lsTree, mergeTrees, readNote, readRef, runGit, treeOf, updateRefCas, worktreeGitDirSync, writeTreeWithChanges } from '../git/index.js';
+import { addNote, checkoutTreeDelta, commitTree, diffTrees, gitText, looseObjectStore, lsTree, mergeTrees, mergeTreesForWorktree, pathsInTheWay, readNote, readRef, runGit, treeOf, updateRefCas, worktreeGitDirSync, writeTreeWithChanges, type ConflictStage, type TreeChange } from '../git/index.js';
 import { loadConfig } from '../config/index.js';
 import { guardTarget, headChange, isAncestor, outsideEdits, readLandBase, retireRedo, sessionHead, sessionRef, treeIds, type ChangedFile, type RepoContext, type Session } from '../session/index.js';
 import { guardedWrite, type Recovery } from '../transaction/index.js';
+import { writeConflictRecord } from './conflicts.js';
+
+export { conflictBlockLine, markersLeft, readConflictRecord, removeConflictRecord, type ConflictRecord } from './conflicts.js';
 
 /** JSON of `hagent session update`. */
 export interface UpdateResult {
@@ -98,14 +101,16 @@ async function updateLocked(ctx: RepoContext, session: Session, rebase: boolean)
     if (landedChanges.length) agreed = await writeTreeWithChanges(ctx.cwd, common, landedChanges.map(headChange));
   }
   const [baseTree, headTree, targetTree] = await treeIds(ctx.cwd, [agreed, head, merged]);
-  const m = await mergeTrees(ctx.cwd, store, baseTree!, headTree!, targetTree!);
+  // Conflict markers are labelled as `git merge <branch>` in the worktree labels them.
+  const baseLabel = await gitText(['rev-parse', '--short', agreed], { cwd: ctx.cwd });
+  const m = await mergeTreesForWorktree(ctx.cwd, store, baseTree!, headTree!, targetTree!, { ours: 'HEAD', theirs: branch, base: baseLabel });
   const tree = m.tree;
-  if (!m.clean) {
-    await leaveMergeInProgress(ctx, worktree, merged, branch, headTree!, tree, m.conflicts, { base: baseTree!, ours: headTree!, theirs: targetTree! });
-    const changed = await diffTrees(worktree, headTree!, tree);
-    return { ...base, commit: null, upToDate: false, files: changed.map((c) => ({ path: c.path, status: c.status })), conflicts: m.conflicts };
-  }
   const changes = await diffTrees(worktree, headTree!, tree);
+  await assertNothingInTheWay(session, changes);
+  if (!m.clean) {
+    await leaveMergeInProgress(ctx, worktree, { head, merged }, branch, headTree!, tree, m.conflicts, m.stages, { base: baseTree!, ours: headTree!, theirs: targetTree! });
+    return { ...base, commit: null, upToDate: false, files: changes.map((c) => ({ path: c.path, status: c.status })), conflicts: m.conflicts };
+  }
   const message = `hagent: merge ${branch} into session ${session.id}\n\nBrings ${branch} at ${merged.slice(0, 12)} into the session (hagent session update).\n\nHagent-Session: ${session.id}\nHagent-Op: update\n`;
   const commit = await commitTree(worktree, tree, [head, merged], message);
   await checkoutTreeDelta(worktree, headTree!, tree);
@@ -120,13 +125,29 @@ async function updateLocked(ctx: RepoContext, session: Session, rebase: boolean)
 }
 
 /**
- * Leaves a conflicted merge in the worktree as `git merge` would: the merged tree checked out
- * (conflict markers in text files), each conflicted path as unmerged index entries (stage 1 the
- * merge base's, 2 the session's, 3 the target's), and `MERGE_HEAD` naming the target commit, so
- * `git status` shows the conflicts, `git add` resolves them and `hagent sync` concludes the merge.
- * @throws HagentError DIRTY_TARGET (git refused to update the worktree), GIT_FAILED.
+ * Refuses, before anything is written, a worktree change that `read-tree -m -u` would make over
+ * a file that is not the session's: an untracked or ignored file (a build output, a local
+ * settings file) at a path the target now tracks. git's own merge overwrites an ignored one.
+ * @throws HagentError DIRTY_TARGET naming the paths.
  */
-async function leaveMergeInProgress(ctx: RepoContext, worktree: string, merged: string, branch: string, headTree: string, tree: string, conflicts: readonly string[], trees: { base: string; ours: string; theirs: string }): Promise<void> {
+async function assertNothingInTheWay(session: Session, changes: readonly TreeChange[]): Promise<void> {
+  const inTheWay = await pathsInTheWay(session.worktree, changes);
+  if (inTheWay.length === 0) return;
+  const n = inTheWay.length;
+  throw new HagentError('DIRTY_TARGET', `the update would overwrite ${n} untracked or ignored file${n === 1 ? '' : 's'} in the worktree of session ${session.id}: ${inTheWay.join(', ')}`, { session: session.id, files: inTheWay, path: inTheWay[0]!, worktree: session.worktree }, `nothing was written; in ${session.worktree}, move ${n === 1 ? 'it' : 'them'} out of the worktree (or delete ${n === 1 ? 'it' : 'them'}), then run hagent session update --session ${session.id} again: the target's version${n === 1 ? '' : 's'} then take${n === 1 ? 's' : ''} ${n === 1 ? 'its' : 'their'} place`);
+}
+
+/**
+ * Leaves a conflicted merge in the worktree as `git merge` would: the merged tree checked out
+ * (conflict markers in text files), the unmerged index entries git writes for each conflict
+ * (`stages`: 1 the merge base's, 2 the session's, 3 the target's; for a rename/modify conflict
+ * all three at the new path), and `MERGE_HEAD` naming the target commit, so `git status` shows
+ * the conflicts, `git checkout --ours/--theirs` and `git add` resolve them and `hagent sync`
+ * concludes the merge. The conflicted paths are recorded beside it (./conflicts.ts).
+ * @throws HagentError DIRTY_TARGET (git refused to update the worktree), LAND_CONFLICT (a file
+ *   where the other side has a folder), GIT_FAILED.
+ */
+async function leaveMergeInProgress(ctx: RepoContext, worktree: string, { head, merged }: { head: string; merged: string }, branch: string, headTree: string, tree: string, conflicts: readonly string[], stages: readonly ConflictStage[], trees: { base: string; ours: string; theirs: string }): Promise<void> {
   const [base, ours, theirs] = await Promise.all([trees.base, trees.ours, trees.theirs].map((t) => lsTree(ctx.cwd, t, conflicts)));
   // A path no side has is one git made up to keep both sides (a file where the other side has a
   // folder: `dir~<commit>`): git's stages cannot say that conflict, so it is refused, not half-left.
@@ -134,19 +155,13 @@ async function leaveMergeInProgress(ctx: RepoContext, worktree: string, merged: 
   if (madeUp.length) {
     throw new HagentError('LAND_CONFLICT', `merging ${branch} into the session meets a file where the other side has a folder: ${madeUp.join(', ')}`, { files: [...madeUp] }, `nothing was written; in ${worktree}, move or remove the file or folder in the way (then hagent sync), and update again`);
   }
-  await checkoutTreeDelta(worktree, headTree, tree);
-  const zero = '0'.repeat(merged.length);
-  const lines: string[] = [];
-  for (const p of conflicts) {
-    lines.push(`0 ${zero}\t${p}`);
-    [base, ours, theirs].forEach((entries, i) => {
-      const e = entries!.get(p);
-      if (e) lines.push(`${e.mode} ${e.oid} ${i + 1}\t${p}`);
-    });
-  }
-  await runGit(['update-index', '--index-info'], { cwd: worktree, input: `${lines.join('\n')}\n` });
   const gitDir = worktreeGitDirSync(worktree);
   if (!gitDir) throw new HagentError('GIT_FAILED', `${worktree} has no .git file naming its git dir`, { worktree });
+  await checkoutTreeDelta(worktree, headTree, tree);
+  const zero = '0'.repeat(merged.length);
+  const lines = [...conflicts.map((p) => `0 ${zero}\t${p}`), ...stages.map((e) => `${e.mode} ${e.oid} ${e.stage}\t${e.path}`)];
+  await runGit(['update-index', '--index-info'], { cwd: worktree, input: `${lines.join('\n')}\n` });
+  await writeConflictRecord(gitDir, { mergeHead: merged, head, tree, files: [...conflicts] });
   await fs.writeFile(path.join(gitDir, 'MERGE_HEAD'), `${merged}\n`);
   await fs.writeFile(path.join(gitDir, 'MERGE_MODE'), 'no-ff');
   await fs.writeFile(path.join(gitDir, 'MERGE_MSG'), `Merge branch '${branch}' into the session\n\n# Conflicts:\n${conflicts.map((c) => `#\t${c}\n`).join('')}`);
@@ -182,7 +197,7 @@ async function rebaseLocked(ctx: RepoContext, session: Session, head: string, on
     const [parentTree, tree] = await Promise.all([treeOf(worktree, `${c}^1`), treeOf(worktree, c)]);
     const m = await mergeTrees(ctx.cwd, store, parentTree, tipTree, tree);
     if (!m.clean) {
-      throw new HagentError('LAND_CONFLICT', `the session's commit ${c.slice(0, 12)} does not replay on ${branch}: conflicts in ${m.conflicts.join(', ')}`, { session: session.id, commit: c, files: m.conflicts }, `nothing was written; merge instead: hagent session update --session ${session.id} (it leaves conflict markers to resolve)`);
+      throw new HagentError('LAND_CONFLICT', `the session's commit ${c.slice(0, 12)} does not replay on ${branch}: conflicts in ${m.conflicts.join(', ')}`, { session: session.id, commit: c, files: m.conflicts }, `nothing was written; merge instead: hagent session update --session ${session.id} (without --rebase: it leaves the conflicts to resolve in the worktree, then hagent sync --session ${session.id})`);
     }
     if (m.tree === tipTree) continue; // already on the target
     const message = await gitText(['log', '-1', '--format=%B', c], { cwd: ctx.cwd });
@@ -192,6 +207,7 @@ async function rebaseLocked(ctx: RepoContext, session: Session, head: string, on
   }
   const headTree = await treeOf(worktree, head);
   const changes = await diffTrees(worktree, headTree, tipTree);
+  await assertNothingInTheWay(session, changes);
   await runGit(['update-ref', '--create-reflog', '-m', 'hagent: session head before a rebase', `refs/hagent/${session.id}/rebased/${head}`, head, ''], { cwd: ctx.cwd, allowFailure: true });
   await checkoutTreeDelta(worktree, headTree, tipTree);
   try {
@@ -200,10 +216,12 @@ async function rebaseLocked(ctx: RepoContext, session: Session, head: string, on
     await checkoutTreeDelta(worktree, tipTree, headTree).catch(() => undefined);
     throw error;
   }
-  await Promise.all(replayed.map(async (r) => {
+  // One after the other: `git notes add` moves refs/notes/hagent without a compare-and-swap, so
+  // two at once can each commit over the same notes tree and one note is lost.
+  for (const r of replayed) {
     const note = await readNote(ctx.cwd, r.from);
     if (note !== null) await addNote(ctx.cwd, r.to, note);
-  }));
+  }
   await retireRedo(worktree, session);
   return { ...result, commit: tip, upToDate: false, files: changes.map((c) => ({ path: c.path, status: c.status })) };
 }
