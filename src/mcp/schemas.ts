@@ -78,7 +78,7 @@ const fileResult = z.object({
 
 /** `hagent apply --json`, plus `blobs` (path → new blob id; null: deleted). */
 export const ApplyOutput = z.object({
-  ok: z.literal(true), session: z.string(), commit: oid.nullable(), parent: oid, dryRun: z.boolean(),
+  ok: z.literal(true), session: z.string(), commit: oid.nullable(), parent: oid, dryRun: z.boolean(), format: z.enum(['codex', 'unified']),
   files: z.array(fileResult), leniencies: z.array(z.string()), warnings: z.array(z.string()), watched: z.boolean(),
   blobs: z.record(z.string(), oid.nullable()).optional(),
   recovery: recovery.optional(),
