@@ -8,9 +8,9 @@ import { existsSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { agentBinary, agentEnv, hagentAsync, runAsync } from '../helpers/agents.js';
+import { agentBinary, agentEnv, hagentAsync, runAsync, pathWithHagent } from '../helpers/agents.js';
 import { startModelServer, type Step } from '../helpers/model-server.js';
-import { BIN, git, hagent, makeRepo, tempDir } from '../helpers/index.js';
+import { git, hagent, makeRepo } from '../helpers/index.js';
 
 const test = suite('real Claude Code through hagent run');
 const found = agentBinary('claude');
@@ -151,8 +151,6 @@ it('rm -rf ~ and git push --force are blocked by the guard before they run; the 
 
 it('hagent integrate claude + claude --worktree NAME: the worktree is a hagent session and its edits are commits', async () => {
   const repo = makeRepo({ 'a.txt': 'one\n' });
-  const shims = tempDir('hagent-shims-');
-  writeFileSync(path.join(shims, 'hagent'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"\n`, { mode: 0o755 });
   assert.is(hagent(repo, ['integrate', 'claude']).status, 0);
   git(repo, 'add', '.claude/settings.json');
   git(repo, 'commit', '-q', '-m', 'hagent hooks');
@@ -161,7 +159,7 @@ it('hagent integrate claude + claude --worktree NAME: the worktree is a hagent s
     { text: 'Done.' },
   ]);
   try {
-    const env = { ...agentEnv('claude', server.url, (found as { bin: string }).bin), PATH: `${shims}${path.delimiter}${process.env.PATH}` };
+    const env = { ...agentEnv('claude', server.url, (found as { bin: string }).bin), PATH: pathWithHagent() };
     const r = await runAsync((found as { bin: string }).bin, ['--worktree', 'wt-one', '-p', 'edit', '--dangerously-skip-permissions'], repo, env);
     assert.is(r.status, 0, r.stderr + r.stdout);
     const list = hagent(repo, ['session', 'list', '--json']);
@@ -177,8 +175,6 @@ it('hagent integrate claude + claude --worktree NAME: the worktree is a hagent s
 
 it('hagent integrate claude --mcp --strict: Claude Code edits through mcp__hagent__edit and mcp__hagent__apply_patch (two commits); its own permission rules refuse native Edit and Write', async () => {
   const repo = makeRepo({ 'a.txt': 'one\ntwo\n', 'b.txt': 'bee\n' });
-  const shims = tempDir('hagent-shims-');
-  writeFileSync(path.join(shims, 'hagent'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"\n`, { mode: 0o755 });
   const integrate = hagent(repo, ['integrate', 'claude', '--mcp', '--strict', '--json']);
   assert.is(integrate.status, 0, integrate.stderr);
   assert.equal(integrate.json.files.map((f: { file: string }) => path.relative(repo, f.file)), ['.mcp.json', path.join('.claude', 'settings.json')]);
@@ -197,7 +193,7 @@ it('hagent integrate claude --mcp --strict: Claude Code edits through mcp__hagen
     { text: 'Done.' },
   ]);
   try {
-    const env: Record<string, string> = { ...agentEnv('claude', server.url, (found as { bin: string }).bin), PATH: `${shims}${path.delimiter}${process.env.PATH}` };
+    const env: Record<string, string> = { ...agentEnv('claude', server.url, (found as { bin: string }).bin), PATH: pathWithHagent() };
     // The user once accepted Claude Code's trust dialog in the repository (session worktrees share
     // its trust): only then does Claude apply the project's allow rule for hagent's tools.
     writeFileSync(path.join(env.HOME!, '.claude.json'), JSON.stringify({ projects: { [realpathSync(repo)]: { hasTrustDialogAccepted: true } } }));

@@ -7,13 +7,13 @@
  * --strict --user`: Codex calls hagent's MCP tools, its shell tools are gone. Skipped (and said
  * so) when the CLI cannot be installed.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { agentBinary, agentEnv, hagentAsync, runAsync } from '../helpers/agents.js';
+import { agentBinary, agentEnv, hagentAsync, runAsync, pathWithHagent } from '../helpers/agents.js';
 import { startModelServer } from '../helpers/model-server.js';
-import { BIN, git, hagent, makeRepo, tempDir } from '../helpers/index.js';
+import { git, hagent, makeRepo } from '../helpers/index.js';
 
 const test = suite('real Codex CLI through hagent run');
 const found = agentBinary('codex');
@@ -88,8 +88,6 @@ it('apply_patch is applied once by hagent (one commit, Codex-shaped success); an
 
 it('hagent integrate codex --mcp --strict --user: Codex edits through hagent\'s MCP tools (two commits) and offers no shell tool', async () => {
   const repo = makeRepo({ 'a.txt': 'hi\n' });
-  const shims = tempDir('hagent-shims-');
-  writeFileSync(path.join(shims, 'hagent'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"\n`, { mode: 0o755 });
   const start = hagent(repo, ['session', 'start', '--name', 'xm', '--json']);
   assert.is(start.status, 0, start.stderr);
   const wt = start.json.worktree as string;
@@ -102,7 +100,7 @@ it('hagent integrate codex --mcp --strict --user: Codex edits through hagent\'s 
     { text: 'All done.' },
   ]);
   try {
-    const env: Record<string, string> = { ...agentEnv('codex', server.url, (found as { bin: string }).bin), PATH: `${shims}${path.delimiter}${process.env.PATH}` };
+    const env: Record<string, string> = { ...agentEnv('codex', server.url, (found as { bin: string }).bin), PATH: pathWithHagent() };
     // Merged into the test's own CODEX_HOME config.toml, beside its model provider.
     const integrate = hagent(repo, ['integrate', 'codex', '--mcp', '--strict', '--user', '--json'], { env: { HOME: env.HOME!, CODEX_HOME: env.CODEX_HOME! } });
     assert.is(integrate.status, 0, integrate.stderr);

@@ -6,13 +6,13 @@
  edits and Gemini's own tool exclusion refuses write_file and replace. Skipped (and said so) when
  the CLI cannot be installed.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { agentBinary, agentEnv, hagentAsync, runAsync } from '../helpers/agents.js';
+import { agentBinary, agentEnv, hagentAsync, runAsync, pathWithHagent } from '../helpers/agents.js';
 import { startModelServer } from '../helpers/model-server.js';
-import { BIN, git, hagent, makeRepo, tempDir } from '../helpers/index.js';
+import { git, hagent, makeRepo } from '../helpers/index.js';
 
 const test = suite('real Gemini CLI through hagent run');
 const found = agentBinary('gemini');
@@ -45,8 +45,6 @@ it('write_file and a shell edit become commits; a key file and rm -rf ~ are refu
 
 it('hagent integrate gemini --mcp --strict: mcp_hagent_edit and mcp_hagent_apply_patch are two commits; write_file and replace are excluded by Gemini itself, also under --yolo', async () => {
   const repo = makeRepo({ 'a.txt': 'hi\n' });
-  const shims = tempDir('hagent-shims-');
-  writeFileSync(path.join(shims, 'hagent'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"\n`, { mode: 0o755 });
   assert.is(hagent(repo, ['integrate', 'gemini', '--mcp', '--strict']).status, 0);
   git(repo, 'add', '.gemini/settings.json');
   git(repo, 'commit', '-q', '-m', 'hagent MCP server, strict mode');
@@ -61,7 +59,7 @@ it('hagent integrate gemini --mcp --strict: mcp_hagent_edit and mcp_hagent_apply
     { text: 'All done.' },
   ]);
   try {
-    const env = { ...agentEnv('gemini', server.url, (found as { bin: string }).bin), PATH: `${shims}${path.delimiter}${process.env.PATH}` };
+    const env = { ...agentEnv('gemini', server.url, (found as { bin: string }).bin), PATH: pathWithHagent() };
     // --yolo approves every call that is offered; excluded tools are not offered at all.
     const r = await runAsync((found as { bin: string }).bin, ['-p', 'make the scripted edits', '--yolo'], wt, env);
     assert.is(r.status, 0, r.stderr + r.stdout);
