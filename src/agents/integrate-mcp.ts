@@ -288,7 +288,7 @@ function editCodexToml(file: string, raw: string | null, snippet: Json, strict: 
     try {
       return parseToml(t) as Json;
     } catch (e) {
-      throw new HagentError('CONFIG_INVALID', `${file} ${what} is not valid TOML (${(e as Error).message.split('\n')[0]}); it was left as it is`, { path: file }, 'fix the file by hand, then run hagent integrate again');
+      throw new HagentError('CONFIG_INVALID', `${file}${what ? ` ${what}` : ''} is not valid TOML (${(e as Error).message.split('\n')[0]}); it was left as it is`, { path: file }, 'fix the file by hand, then run hagent integrate again');
     }
   };
   const before = parse(text, '');

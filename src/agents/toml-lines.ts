@@ -81,7 +81,8 @@ export function setTable(text: string, table: string, body: readonly string[] | 
 /**
  * `text` with `key = value` (a TOML value, as written) in table `table` — replacing the key's
  * line, or first in the table, or in a new table at the end — or that line taken out when
- * `value` is null. Other lines stay as they are.
+ * `value` is null (and the table with it when nothing but blank lines is left in it). Other lines
+ * stay as they are.
  */
 export function setKey(text: string, table: string, key: string, value: string | null): string {
   const lines = toLines(text);
@@ -92,8 +93,15 @@ export function setKey(text: string, table: string, key: string, value: string |
   const at = lines.findIndex((l, i) => i > block.start && i < block.end && keyLine.test(l));
   const out = [...lines];
   if (at >= 0) {
-    if (value === null) out.splice(at, 1);
-    else out[at] = line;
+    if (value === null) {
+      out.splice(at, 1);
+      // A table left with nothing but blank lines goes, header and all (a comment keeps it).
+      const rest = out.slice(block.start + 1, block.end - 1);
+      if (rest.every((l) => l.trim() === '')) {
+        out.splice(block.start, block.end - 1 - block.start);
+        while (out.length && out[out.length - 1]!.trim() === '') out.pop();
+      }
+    } else out[at] = line;
   } else if (value !== null) out.splice(block.start + 1, 0, line);
   else return text;
   return fromLines(out);

@@ -34,6 +34,10 @@ test('a key is replaced, added first in its table, or in a new table; removed al
   assert.is(setKey('[features]\nshell_tool = false\nweb = true\n', 'features', 'shell_tool', null), '[features]\nweb = true\n');
   assert.is(setKey('a = 1\n', 'features', 'shell_tool', 'false'), 'a = 1\n\n[features]\nshell_tool = false\n');
   assert.is(setKey('a = 1\n', 'features', 'shell_tool', null), 'a = 1\n');
+  // The table hagent added goes with its key; one with a comment of the user's stays.
+  assert.is(setKey(setKey('a = 1\n', 'features', 'shell_tool', 'false'), 'features', 'shell_tool', null), 'a = 1\n');
+  assert.is(setKey('[features]\nshell_tool = false\n\n[b]\nc = 1\n', 'features', 'shell_tool', null), '[b]\nc = 1\n');
+  assert.is(setKey('[features]\n# mine\nshell_tool = false\n', 'features', 'shell_tool', null), '[features]\n# mine\n');
   const arrays = '[[features]]\nname = "x"\n';
   assert.is(setKey(arrays, 'features', 'shell_tool', null), arrays);
 });
