@@ -225,11 +225,13 @@ async function main(): Promise<void> {
       const { runRun } = await import('./commands/run.js');
       return (a: { agent?: string; name?: string; base?: string; session?: string; json?: boolean }, cliIo: Io) => runRun({ ...a, agent: a.agent ?? '', agentArgs: [] }, cliIo);
     }))
-    .command('integrate <agent>', "merge hagent's hooks into the agent's configuration (project file, or --user)", (b) => b
+    .command('integrate <agent>', "merge hagent's hooks (or --mcp its MCP server) into the agent's configuration (project file, or --user)", (b) => b
       .positional('agent', { type: 'string', describe: 'claude, codex, gemini, cursor or copilot' })
-      .options({ ...json, user: { type: 'boolean', describe: 'the user file in your home folder instead of the project file' }, remove: { type: 'boolean', describe: "take hagent's hooks out again (yours stay)" }, print: { type: 'boolean', describe: 'show what would be merged; write nothing' } })
+      .options({ ...json, user: { type: 'boolean', describe: 'the user file in your home folder instead of the project file' }, remove: { type: 'boolean', describe: "take hagent's hooks (or with --mcp its server; with --strict its deny rules too) out again (yours stay)" }, print: { type: 'boolean', describe: 'show what would be merged; write nothing' }, mcp: { type: 'boolean', describe: "hagent's MCP server (hagent mcp) instead of the hooks" }, strict: { type: 'boolean', describe: "with --mcp: also the agent's own rule that takes its native edit tools away" } })
       .example('$0 integrate claude', '.claude/settings.json; claude --worktree NAME then makes hagent sessions')
       .example('$0 integrate codex --user', '~/.codex/hooks.json')
+      .example('$0 integrate claude --mcp --strict', '.mcp.json, and .claude/settings.json denying Edit/Write/NotebookEdit')
+      .example('$0 integrate copilot --mcp --strict --print', 'the server entry and the flags strict mode needs')
       .example('$0 integrate cursor --remove', ''),
     handler(async () => (await import('./commands/integrate.js')).runIntegrate))
     .command('hook <agent> [event]', "an agent's hook handler: reads the event JSON on stdin, answers in the agent's contract", (b) => b

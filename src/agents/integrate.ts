@@ -100,18 +100,7 @@ export async function integrateAgent(agent: string, options: { root: string; use
   const snippet = agentHookFile(a, installedHookCommand(a), { worktrees: true });
   const scope = options.user ? 'user' : 'project';
   if (options.print) return { ok: true, agent: a, scope, file, action: 'printed', snippet };
-  const raw = await fs.readFile(file, 'utf8').catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? null : Promise.reject(e)));
-  let existing: Json = {};
-  if (raw !== null && raw.trim() !== '') {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(raw);
-    } catch (e) {
-      throw new HagentError('CONFIG_INVALID', `${file} is not valid JSON (${(e as Error).message}); it was left as it is`, { path: file }, 'fix the file by hand (or move it away), then run hagent integrate again');
-    }
-    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new HagentError('CONFIG_INVALID', `${file} does not hold a JSON object; it was left as it is`, { path: file }, 'fix the file by hand, then run hagent integrate again');
-    existing = parsed as Json;
-  }
+  const { raw, value: existing } = await readJsonObject(file);
   const had = JSON.stringify(mergeHookConfig(existing, snippet, true)) !== JSON.stringify(existing);
   const next = mergeHookConfig(existing, snippet, !!options.remove);
   const text = `${JSON.stringify(next, null, 2)}\n`;
@@ -123,11 +112,44 @@ export async function integrateAgent(agent: string, options: { root: string; use
     await fs.rm(file, { force: true });
     return { ok: true, agent: a, scope, file, action: 'removed', snippet };
   }
+  await writeFileAtomic(file, text);
+  return { ok: true, agent: a, scope, file, action: options.remove ? 'removed' : had ? 'updated' : 'added', snippet };
+}
+
+/** A file's text, or null when it does not exist. */
+export function readTextOrNull(file: string): Promise<string | null> {
+  return fs.readFile(file, 'utf8').catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? null : Promise.reject(e)));
+}
+
+/**
+ * An agent's JSON configuration file: its text (null when missing) and its object ({} when
+ * missing or empty).
+ * @throws HagentError CONFIG_INVALID when it is not JSON or not an object (the file is left as it is).
+ */
+export async function readJsonObject(file: string): Promise<{ raw: string | null; value: Json }> {
+  const raw = await readTextOrNull(file);
+  return { raw, value: parseJsonObject(file, raw) };
+}
+
+/** The object an agent's JSON file holds ({} for no text). @throws HagentError CONFIG_INVALID, as {@link readJsonObject}. */
+export function parseJsonObject(file: string, raw: string | null): Json {
+  if (raw === null || raw.trim() === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch (e) {
+    throw new HagentError('CONFIG_INVALID', `${file} is not valid JSON (${(e as Error).message}); it was left as it is`, { path: file }, 'fix the file by hand (or move it away), then run hagent integrate again');
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new HagentError('CONFIG_INVALID', `${file} does not hold a JSON object; it was left as it is`, { path: file }, 'fix the file by hand, then run hagent integrate again');
+  return parsed as Json;
+}
+
+/** Writes `text` to `file` by temp file + rename (an agent reading it never sees half a file), making its folder. */
+export async function writeFileAtomic(file: string, text: string): Promise<void> {
   await fs.mkdir(path.dirname(file), { recursive: true });
   const tmp = `${file}.hagent-${process.pid}.tmp`;
   await fs.writeFile(tmp, text);
   await fs.rename(tmp, file);
-  return { ok: true, agent: a, scope, file, action: options.remove ? 'removed' : had ? 'updated' : 'added', snippet };
 }
 
 /** One installed hagent hook command and whether it resolves. */
@@ -161,6 +183,17 @@ function resolves(word: string, env: Readonly<Record<string, string | undefined>
 }
 
 /**
+ * Why a command (its words) would not start as the agent starts it, or null when it would: the
+ * executable must resolve, and for `node FILE …` the file must exist.
+ */
+export async function commandProblem(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<string | null> {
+  const [word = '', script] = argv;
+  if (!resolves(word, env)) return `${word} is not found${word.includes('/') ? '' : ' on PATH'}`;
+  if (/(^|\/)node$/.test(word) && script && !(await fs.stat(script).then(() => true, () => false))) return `${script} does not exist`;
+  return null;
+}
+
+/**
  * Every hagent hook installed in the project files under `root` and the user files, with whether
  * its command resolves (the executable, and for `node FILE …` the file too). Unreadable or
  * invalid files are skipped (the agent reports those itself).
@@ -190,16 +223,8 @@ export async function installedHooks(root: string | null, env: Readonly<Record<s
       };
       visit(parsed.hooks);
       for (const command of seen) {
-        const [word = '', script] = words(command);
-        let ok = resolves(word, env);
-        let problem = ok ? undefined : `${word} is not found${word.includes('/') ? '' : ' on PATH'}`;
-        if (ok && /(^|\/)node$/.test(word)) {
-          if (script && !(await fs.stat(script).then(() => true, () => false))) {
-            ok = false;
-            problem = `${script} does not exist`;
-          }
-        }
-        out.push({ agent, file, command, resolves: ok, ...(problem ? { problem } : {}) });
+        const problem = await commandProblem(words(command), env);
+        out.push({ agent, file, command, resolves: problem === null, ...(problem ? { problem } : {}) });
       }
     }
   }

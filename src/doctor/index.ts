@@ -11,6 +11,7 @@ import { listWorktrees, readRef, runGit, symbolicHead } from '../git/index.js';
 import { readLockHolder } from '../lock/index.js';
 import { loadConfig, mainCheckoutRoot } from '../config/index.js';
 import { installedHooks } from '../agents/integrate.js';
+import { installedMcpServers } from '../agents/integrate-mcp.js';
 import { isHagentError } from '../errors.js';
 import { discardPoolEntry, gitDirWorktreeRoot, orphanPools, guardTarget, hagentDir, inspectPool, listSessions, movedSessions, readSession, sessionRef, trimPool, worktreeRootFor, type RepoContext, type Session } from '../session/index.js';
 import { guardedWrite, type Recovery } from '../transaction/index.js';
@@ -18,7 +19,7 @@ import { recoverLand, type LandRecovery } from '../land/index.js';
 
 /** One finding. `fixed` says whether doctor mended it; otherwise `hint` says how. */
 export interface Finding {
-  kind: 'interrupted-transaction' | 'interrupted-land' | 'moved-worktree' | 'session-unchecked' | 'stray-temp-files' | 'missing-worktree' | 'missing-branch' | 'worktree-head' | 'index-out-of-step' | 'dead-lock' | 'orphan-worktree' | 'orphan-branch' | 'pooled-worktree' | 'hook-command';
+  kind: 'interrupted-transaction' | 'interrupted-land' | 'moved-worktree' | 'session-unchecked' | 'stray-temp-files' | 'missing-worktree' | 'missing-branch' | 'worktree-head' | 'index-out-of-step' | 'dead-lock' | 'orphan-worktree' | 'orphan-branch' | 'pooled-worktree' | 'hook-command' | 'mcp-command';
   session?: string;
   message: string;
   fixed: boolean;
@@ -72,6 +73,10 @@ export async function runDoctor(ctx: RepoContext, id: string | undefined, env: R
   // An agent hook whose command does not resolve fails open: in Claude Code it silently disables the gate.
   for (const h of await installedHooks(await mainCheckoutRoot(ctx), env)) {
     if (!h.resolves) findings.push({ kind: 'hook-command', message: `${h.agent}'s hook in ${h.file} runs \`${h.command}\`, which does not resolve (${h.problem}): the agent runs without hagent's gate`, fixed: false, hint: `put hagent on PATH (npm install -g . in hagent's clone, or npm link), or run hagent integrate ${h.agent} again` });
+  }
+  // An MCP server that cannot start leaves the agent without hagent's tools (in strict mode, without any edit tool).
+  for (const m of await installedMcpServers(await mainCheckoutRoot(ctx), env)) {
+    if (!m.resolves) findings.push({ kind: 'mcp-command', message: `${m.agent}'s MCP server hagent in ${m.file} runs \`${[m.command, ...m.args].join(' ')}\`, which does not resolve (${m.problem}): the agent gets none of hagent's tools`, fixed: false, hint: `put hagent on PATH (npm install -g . in hagent's clone, or npm link), or run hagent integrate ${m.agent} --mcp again` });
   }
   let root: string | null = null;
   try {

@@ -78,7 +78,7 @@ const fileResult = z.object({
 
 /** `hagent apply --json`, plus `blobs` (path → new blob id; null: deleted). */
 export const ApplyOutput = z.object({
-  ok: z.literal(true), session: z.string(), commit: oid.nullable(), parent: oid, dryRun: z.boolean(),
+  ok: z.literal(true), session: z.string(), commit: oid.nullable(), parent: oid, dryRun: z.boolean(), format: z.enum(['codex', 'unified']),
   files: z.array(fileResult), leniencies: z.array(z.string()), warnings: z.array(z.string()), watched: z.boolean(),
   blobs: z.record(z.string(), oid.nullable()).optional(),
   recovery: recovery.optional(),
@@ -99,7 +99,7 @@ export const CheckOutput = z.object({
 export const StatusOutput = z.object({
   ok: z.literal(true),
   id: z.string(), worktree: z.string(), branch: z.string(), base: oid, head: oid.nullable(), target: z.string().nullable(),
-  commits: z.number().int(), createdAt: z.string(), approved: z.boolean(), landed: z.boolean(),
+  commits: z.number().int(), createdAt: z.string(), approved: z.boolean(), landed: z.boolean(), state: z.enum(['empty', 'open', 'approved', 'landed']),
   changed: z.array(changed), outsideEdits: z.array(changed), worktreeExists: z.boolean(),
   interrupted: z.object({ command: z.string(), txid: z.string(), startedAt: z.string(), files: z.array(z.string()) }).nullable(),
   drift: z.object({ targetHead: oid, commits: z.number().int().describe('commits on the target since the base') }).nullable(),
@@ -128,9 +128,10 @@ export const SyncOutput = z.object({
 
 /** `hagent review --json` (approval is read-only here). */
 export const ReviewOutput = z.object({
-  ok: z.literal(true), session: z.string(), base: oid, head: oid, target: z.string().nullable(),
+  ok: z.literal(true), session: z.string(), base: oid, since: z.enum(['base', 'landed', 'target']).describe('what files and diff are against'), head: oid, target: z.string().nullable(),
   files: z.array(z.object({ path: z.string(), status: z.string(), added: z.number().int().nullable(), removed: z.number().int().nullable() })),
-  patches: z.array(z.object({ commit: oid, time: z.string(), subject: z.string(), files: z.array(changed), patch: z.string().optional() })),
+  patches: z.array(z.object({ commit: oid, time: z.string(), subject: z.string(), files: z.array(changed), outside: z.boolean().describe('not made by hagent from a patch'), patch: z.string().optional() })),
+  drift: z.looseObject({ kind: z.enum(['detached', 'other-branch', 'outside-commits', 'rewound']), hint: z.string() }).nullable().describe('how the session branch moved without hagent'),
   diff: z.string().optional(),
   approval: z.object({ head: z.string(), paths: z.array(z.string()).nullable(), at: z.string() }).nullable(),
   approvedNow: z.boolean(),

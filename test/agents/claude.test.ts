@@ -4,13 +4,13 @@
  * every write becomes one commit, refusals come back as the tool's result, and the session then
  * reviews and lands. Skipped (and said so) when the CLI cannot be installed.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { agentBinary, agentEnv, hagentAsync, runAsync } from '../helpers/agents.js';
+import { agentBinary, agentEnv, hagentAsync, runAsync, pathWithHagent } from '../helpers/agents.js';
 import { startModelServer, type Step } from '../helpers/model-server.js';
-import { BIN, git, hagent, makeRepo, tempDir } from '../helpers/index.js';
+import { git, hagent, makeRepo } from '../helpers/index.js';
 
 const test = suite('real Claude Code through hagent run');
 const found = agentBinary('claude');
@@ -151,8 +151,6 @@ it('rm -rf ~ and git push --force are blocked by the guard before they run; the 
 
 it('hagent integrate claude + claude --worktree NAME: the worktree is a hagent session and its edits are commits', async () => {
   const repo = makeRepo({ 'a.txt': 'one\n' });
-  const shims = tempDir('hagent-shims-');
-  writeFileSync(path.join(shims, 'hagent'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"\n`, { mode: 0o755 });
   assert.is(hagent(repo, ['integrate', 'claude']).status, 0);
   git(repo, 'add', '.claude/settings.json');
   git(repo, 'commit', '-q', '-m', 'hagent hooks');
@@ -161,7 +159,7 @@ it('hagent integrate claude + claude --worktree NAME: the worktree is a hagent s
     { text: 'Done.' },
   ]);
   try {
-    const env = { ...agentEnv('claude', server.url, (found as { bin: string }).bin), PATH: `${shims}${path.delimiter}${process.env.PATH}` };
+    const env = { ...agentEnv('claude', server.url, (found as { bin: string }).bin), PATH: pathWithHagent() };
     const r = await runAsync((found as { bin: string }).bin, ['--worktree', 'wt-one', '-p', 'edit', '--dangerously-skip-permissions'], repo, env);
     assert.is(r.status, 0, r.stderr + r.stdout);
     const list = hagent(repo, ['session', 'list', '--json']);
@@ -170,6 +168,59 @@ it('hagent integrate claude + claude --worktree NAME: the worktree is a hagent s
     assert.is(id, 'wt-one');
     assert.ok(!server.results.get('toolu_w')?.isError, server.results.get('toolu_w')?.text);
     assert.equal(sessionLog(repo, id).map((c) => c.subject), ['hagent: Write wt.txt']);
+  } finally {
+    await server.close();
+  }
+});
+
+it('hagent integrate claude --mcp --strict: Claude Code edits through mcp__hagent__edit and mcp__hagent__apply_patch (two commits); its own permission rules refuse native Edit and Write', async () => {
+  const repo = makeRepo({ 'a.txt': 'one\ntwo\n', 'b.txt': 'bee\n' });
+  const integrate = hagent(repo, ['integrate', 'claude', '--mcp', '--strict', '--json']);
+  assert.is(integrate.status, 0, integrate.stderr);
+  assert.equal(integrate.json.files.map((f: { file: string }) => path.relative(repo, f.file)), ['.mcp.json', path.join('.claude', 'settings.json')]);
+  // Committed, as the user would, so every session worktree carries the configuration.
+  git(repo, 'add', '.mcp.json', '.claude/settings.json');
+  git(repo, 'commit', '-q', '-m', 'hagent MCP server, strict mode');
+  const start = hagent(repo, ['session', 'start', '--name', 'm1', '--json']);
+  assert.is(start.status, 0, start.stderr);
+  const wt = start.json.worktree as string;
+  const patch = '*** Begin Patch\n*** Add File: c.txt\n+sea\n*** End Patch\n';
+  const server = await startModelServer([
+    { calls: [{ id: 'toolu_mcp_edit', name: 'mcp__hagent__edit', input: { path: 'a.txt', old_string: 'one', new_string: 'uno' } }] },
+    { calls: [{ id: 'toolu_mcp_patch', name: 'mcp__hagent__apply_patch', input: { patch } }] },
+    (wd) => ({ calls: [{ id: 'toolu_native_edit', name: 'Edit', input: { file_path: `${wd}/b.txt`, old_string: 'bee', new_string: 'native' } }] }),
+    (wd) => ({ calls: [{ id: 'toolu_native_write', name: 'Write', input: { file_path: `${wd}/native.txt`, content: 'native\n' } }] }),
+    { text: 'Done.' },
+  ]);
+  try {
+    const env: Record<string, string> = { ...agentEnv('claude', server.url, (found as { bin: string }).bin), PATH: pathWithHagent() };
+    // The user once accepted Claude Code's trust dialog in the repository (session worktrees share
+    // its trust): only then does Claude apply the project's allow rule for hagent's tools.
+    writeFileSync(path.join(env.HOME!, '.claude.json'), JSON.stringify({ projects: { [realpathSync(repo)]: { hasTrustDialogAccepted: true } } }));
+    // No --dangerously-skip-permissions: Claude Code's default permission mode and its rules decide.
+    const r = await runAsync((found as { bin: string }).bin, ['-p', 'make the scripted edits', '--output-format', 'json'], wt, env);
+    assert.is(r.status, 0, r.stderr + r.stdout);
+    const offered = (server.requests.find((q) => q.path.endsWith('/messages') && Array.isArray(q.body.tools) && q.body.tools.length)?.body.tools ?? []).map((t: { name: string }) => t.name);
+    assert.ok(offered.includes('mcp__hagent__edit') && offered.includes('mcp__hagent__apply_patch'), offered.join(','));
+    for (const denied of ['Edit', 'Write', 'NotebookEdit']) assert.not.ok(offered.includes(denied), `${denied} is not offered`);
+    const res = (id: string) => server.results.get(id);
+    assert.ok(res('toolu_mcp_edit') && !res('toolu_mcp_edit')!.isError, res('toolu_mcp_edit')?.text);
+    assert.match(res('toolu_mcp_edit')!.text, /a\.txt/);
+    assert.ok(res('toolu_mcp_patch') && !res('toolu_mcp_patch')!.isError, res('toolu_mcp_patch')?.text);
+    assert.match(res('toolu_mcp_patch')!.text, /c\.txt/);
+    for (const id of ['toolu_native_edit', 'toolu_native_write']) {
+      assert.ok(res(id)?.isError, `${id} refused: ${res(id)?.text}`);
+      assert.match(res(id)!.text, /No such tool available: (Edit|Write)\. \1 exists but is not enabled in this context/);
+    }
+    assert.is(readFileSync(path.join(wt, 'a.txt'), 'utf8'), 'uno\ntwo\n');
+    assert.is(readFileSync(path.join(wt, 'c.txt'), 'utf8'), 'sea\n');
+    assert.is(readFileSync(path.join(wt, 'b.txt'), 'utf8'), 'bee\n', 'the refused Edit left b.txt as it was');
+    assert.not.ok(existsSync(path.join(wt, 'native.txt')), 'the refused Write created nothing');
+    const review = hagent(repo, ['review', '--session', 'm1', '--json']);
+    assert.is(review.status, 0, review.stderr);
+    assert.is(review.json.patches.length, 2, JSON.stringify(review.json.patches));
+    assert.equal(review.json.files.map((f: { path: string }) => f.path).sort(), ['a.txt', 'c.txt']);
+    assert.is(sessionLog(repo, 'm1').length, 2);
   } finally {
     await server.close();
   }

@@ -3,14 +3,15 @@
  * (OpenAI Responses API) on loopback. hagent applies Codex's `apply_patch` with its own engine in
  * the PreToolUse hook and blocks the native call with a Codex-shaped success, so the patch is one
  * commit and is not applied twice; a refused patch comes back with hagent's teaching error; shell
- * commands are guarded before and committed after. Skipped (and said so) when the CLI cannot be
- * installed.
+ * commands are guarded before and committed after. And with `hagent integrate codex --mcp
+ * --strict --user`: Codex calls hagent's MCP tools, its shell tools are gone. Skipped (and said
+ * so) when the CLI cannot be installed.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { agentBinary, agentEnv, hagentAsync } from '../helpers/agents.js';
+import { agentBinary, agentEnv, hagentAsync, runAsync, pathWithHagent } from '../helpers/agents.js';
 import { startModelServer } from '../helpers/model-server.js';
 import { git, hagent, makeRepo } from '../helpers/index.js';
 
@@ -80,6 +81,47 @@ it('apply_patch is applied once by hagent (one commit, Codex-shaped success); an
     assert.is(git(repo, 'show', 'main:a.txt'), 'hello');
     assert.is(git(repo, 'show', 'main:sh.txt'), 'shell');
     assert.not.ok(git(repo, 'ls-tree', '--name-only', 'main').split('\n').includes('b.txt'));
+  } finally {
+    await server.close();
+  }
+});
+
+it('hagent integrate codex --mcp --strict --user: Codex edits through hagent\'s MCP tools (two commits) and offers no shell tool', async () => {
+  const repo = makeRepo({ 'a.txt': 'hi\n' });
+  const start = hagent(repo, ['session', 'start', '--name', 'xm', '--json']);
+  assert.is(start.status, 0, start.stderr);
+  const wt = start.json.worktree as string;
+  // Codex calls a namespaced tool: the server's namespace `mcp__hagent`, the tool's own name.
+  const patch = '*** Begin Patch\n*** Add File: c.txt\n+sea\n*** End Patch\n';
+  const server = await startModelServer([
+    { calls: [{ id: 'call_mcp_edit', namespace: 'mcp__hagent', name: 'edit', input: { path: 'a.txt', old_string: 'hi', new_string: 'hello' } }] },
+    { calls: [{ id: 'call_mcp_patch', namespace: 'mcp__hagent', name: 'apply_patch', input: { patch } }] },
+    { calls: [{ id: 'call_shell', name: 'exec_command', input: { cmd: 'echo native > sh.txt' } }] },
+    { text: 'All done.' },
+  ]);
+  try {
+    const env: Record<string, string> = { ...agentEnv('codex', server.url, (found as { bin: string }).bin), PATH: pathWithHagent() };
+    // Merged into the test's own CODEX_HOME config.toml, beside its model provider.
+    const integrate = hagent(repo, ['integrate', 'codex', '--mcp', '--strict', '--user', '--json'], { env: { HOME: env.HOME!, CODEX_HOME: env.CODEX_HOME! } });
+    assert.is(integrate.status, 0, integrate.stderr);
+    assert.is(integrate.json.file, path.join(env.CODEX_HOME!, 'config.toml'));
+    assert.match(readFileSync(integrate.json.file, 'utf8'), /model_provider = "scripted"[\s\S]*\[mcp_servers\.hagent\]/);
+    // A model Codex has no metadata for: it offers MCP tools at once instead of behind its
+    // tool_search, which the scripted server does not speak.
+    const r = await runAsync((found as { bin: string }).bin, ['exec', '--skip-git-repo-check', '-c', 'model="scripted-model"', 'make the scripted edits'], wt, env);
+    assert.is(r.status, 0, r.stderr + r.stdout);
+    const tools = (server.requests.find((q) => q.path.endsWith('/responses'))?.body.tools ?? []) as { name?: string; type: string }[];
+    assert.ok(tools.some((t) => t.type === 'namespace' && t.name === 'mcp__hagent'), JSON.stringify(tools.map((t) => t.name)));
+    assert.not.ok(tools.some((t) => t.name === 'exec_command' || t.name === 'shell'), 'no shell tool offered');
+    const res = (id: string) => server.results.get(id)?.text ?? '';
+    assert.match(res('call_mcp_edit'), /"ok":true[\s\S]*"path":"a\.txt"/);
+    assert.match(res('call_mcp_patch'), /"ok":true[\s\S]*"path":"c\.txt"/);
+    assert.match(res('call_shell'), /unsupported call: exec_command/);
+    assert.not.ok(existsSync(path.join(wt, 'sh.txt')));
+    assert.is(readFileSync(path.join(wt, 'a.txt'), 'utf8'), 'hello\n');
+    const review = hagent(repo, ['review', '--session', 'xm', '--json']);
+    assert.is(review.json.patches.length, 2, JSON.stringify(review.json.patches));
+    assert.equal(review.json.files.map((f: { path: string }) => f.path).sort(), ['a.txt', 'c.txt']);
   } finally {
     await server.close();
   }

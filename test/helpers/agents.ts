@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { BIN, GIT_ENV, tempDir } from './index.js';
 
+
 /** Where the CLIs are installed for tests. */
 export const AGENTS_CACHE = process.env.HAGENT_AGENTS_CACHE ?? path.join(os.tmpdir(), 'hagent-agents-cache');
 
@@ -112,4 +113,14 @@ export function runAsync(command: string, args: string[], cwd: string, env: Reco
       resolve({ status: code ?? -1, stdout, stderr });
     });
   });
+}
+
+/**
+ * A PATH with `hagent` first on it (a shim running the built CLI), as `npm install -g .` gives a
+ * user: the installed hooks and MCP entries run plain `hagent`.
+ */
+export function pathWithHagent(): string {
+  const shims = tempDir('hagent-shims-');
+  writeFileSync(path.join(shims, 'hagent'), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} "$@"\n`, { mode: 0o755 });
+  return `${shims}${path.delimiter}${process.env.PATH}`;
 }

@@ -16,6 +16,8 @@ export interface ScriptedCall {
   id: string;
   name: string;
   input: Record<string, unknown> | string;
+  /** Responses API only: the namespace of a namespaced tool (Codex offers an MCP server's tools as namespace `mcp__<server>`). */
+  namespace?: string;
 }
 
 /** One model turn: tool calls (several run in parallel), or the final answer. */
@@ -110,7 +112,7 @@ function responsesAnswer(res: http.ServerResponse, step: ScriptStep): void {
   const items = 'calls' in step
     ? step.calls.map((c) => (typeof c.input === 'string'
       ? { type: 'custom_tool_call', id: `ctc_${c.id}`, call_id: c.id, name: c.name, input: c.input, status: 'completed' }
-      : { type: 'function_call', id: `fc_${c.id}`, call_id: c.id, name: c.name, arguments: JSON.stringify(c.input), status: 'completed' }))
+      : { type: 'function_call', id: `fc_${c.id}`, call_id: c.id, ...(c.namespace ? { namespace: c.namespace } : {}), name: c.name, arguments: JSON.stringify(c.input), status: 'completed' }))
     : [{ type: 'message', id: `m_${id}`, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: step.text, annotations: [] }] }];
   const usage = { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 10, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 20 };
   const events: { event: string; data: unknown }[] = [{ event: 'response.created', data: { type: 'response.created', response: { id, object: 'response', status: 'in_progress', output: [] } } }];
