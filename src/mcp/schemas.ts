@@ -95,14 +95,18 @@ export const CheckOutput = z.object({
   leniencies: z.array(z.string()), warnings: z.array(z.string()),
 });
 
-/** `hagent session status --json`, plus `drift`: how far the target branch moved since the session's base. */
+/** How the session branch moved without hagent (`session status --json` `drift`). */
+const sessionDrift = z.looseObject({ kind: z.enum(['detached', 'other-branch', 'outside-commits', 'rewound']), hint: z.string() }).nullable().describe('how the session branch moved without hagent');
+
+/** `hagent session status --json`, plus `targetDrift`: how far the target branch moved since the session's base. */
 export const StatusOutput = z.object({
   ok: z.literal(true),
   id: z.string(), worktree: z.string(), branch: z.string(), base: oid, head: oid.nullable(), target: z.string().nullable(),
   commits: z.number().int(), createdAt: z.string(), approved: z.boolean(), landed: z.boolean(), state: z.enum(['empty', 'open', 'approved', 'landed']),
   changed: z.array(changed), outsideEdits: z.array(changed), worktreeExists: z.boolean(),
   interrupted: z.object({ command: z.string(), txid: z.string(), startedAt: z.string(), files: z.array(z.string()) }).nullable(),
-  drift: z.object({ targetHead: oid, commits: z.number().int().describe('commits on the target since the base') }).nullable(),
+  drift: sessionDrift,
+  targetDrift: z.object({ targetHead: oid, commits: z.number().int().describe('commits on the target since the base') }).nullable(),
 });
 
 /** The `read` tool's structured result: the blob id of the bytes on disk (the staleness token) and the line counts; the numbered lines are its text content. */
@@ -131,7 +135,7 @@ export const ReviewOutput = z.object({
   ok: z.literal(true), session: z.string(), base: oid, since: z.enum(['base', 'landed', 'target']).describe('what files and diff are against'), head: oid, target: z.string().nullable(),
   files: z.array(z.object({ path: z.string(), status: z.string(), added: z.number().int().nullable(), removed: z.number().int().nullable() })),
   patches: z.array(z.object({ commit: oid, time: z.string(), subject: z.string(), files: z.array(changed), outside: z.boolean().describe('not made by hagent from a patch'), patch: z.string().optional() })),
-  drift: z.looseObject({ kind: z.enum(['detached', 'other-branch', 'outside-commits', 'rewound']), hint: z.string() }).nullable().describe('how the session branch moved without hagent'),
+  drift: sessionDrift,
   diff: z.string().optional(),
   approval: z.object({ head: z.string(), paths: z.array(z.string()).nullable(), at: z.string() }).nullable(),
   approvedNow: z.boolean(),

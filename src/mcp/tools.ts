@@ -114,12 +114,12 @@ export function createServer(binding: SessionBinding, version: string): McpServe
     server.registerTool(name, { title, description, inputSchema: input, outputSchema: output, annotations }, ((args: z.infer<I>) => handler(args)) as never);
   };
 
-  register('status', 'Session status', 'The session: base, head, patches, files changed against the base, outside edits pending in the worktree, an interrupted command, and how far the target branch moved since the base (drift).',
+  register('status', 'Session status', 'The session: base, head, patches, files changed against the base, outside edits pending in the worktree, an interrupted command, how the session branch moved without hagent (drift), and how far the target branch moved since the base (targetDrift).',
     S.StatusInput, S.StatusOutput, READ_ONLY, () => answer(async () => {
       const s = await sessionStatus(binding.ctx, (await binding.session()).id);
       const targetHead = s.target ? await readRef(binding.ctx.cwd, s.target) : null;
-      const drift = targetHead ? { targetHead, commits: Number(await gitText(['rev-list', '--count', `${s.base}..${targetHead}`], { cwd: binding.ctx.cwd })) } : null;
-      return { ok: true as const, ...s, drift };
+      const targetDrift = targetHead ? { targetHead, commits: Number(await gitText(['rev-list', '--count', `${s.base}..${targetHead}`], { cwd: binding.ctx.cwd })) } : null;
+      return { ok: true as const, ...s, targetDrift };
     }, json));
 
   // The lines travel once, in the text content (a header line, then "<n>\t<line>" lines); the

@@ -176,7 +176,8 @@ t('check, status, review, log, undo, redo and sync return the CLI JSON shapes', 
     assert.is(st.data.id, 's1');
     assert.is(st.data.commits, 1);
     assert.equal(st.data.changed, [{ path: 'a.txt', status: 'M' }]);
-    assert.equal(st.data.drift, { targetHead: git(repo, 'rev-parse', 'main'), commits: 1 });
+    assert.equal(st.data.targetDrift, { targetHead: git(repo, 'rev-parse', 'main'), commits: 1 });
+    assert.equal(st.data.drift, null, 'the session branch itself did not move outside hagent');
     const rv = await c.call('review', { stat: true });
     assert.equal(rv.data.files, [{ path: 'a.txt', status: 'M', added: 1, removed: 1 }]);
     assert.is(rv.data.approval, null);
