@@ -111,7 +111,11 @@ async function findSession(event: AgentEvent, hc: HookContext): Promise<Bound | 
     }
     const sessions = await listSessions(ctx.commonDir);
     const here = sessions.find((s) => isInside(s.worktree, ctx.cwd)) ?? sessions.find((s) => s.id === hc.env.HAGENT_SESSION && hc.env.HAGENT_WORKTREE !== undefined && isInside(s.worktree, hc.env.HAGENT_WORKTREE));
-    if (here) return { ctx: await openRepo(here.worktree), session: here };
+    if (!here) continue;
+    // The folder is usually the worktree's root: its repository is the one just found.
+    const top = ctx.location.topLevel;
+    const same = top !== null && (top === here.worktree || path.resolve(top) === path.resolve(here.worktree));
+    return { ctx: same ? { cwd: here.worktree, location: ctx.location, commonDir: ctx.commonDir } : await openRepo(here.worktree), session: here };
   }
   return null;
 }
