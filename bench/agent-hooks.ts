@@ -2,7 +2,9 @@
  * Figures of the agent hooks (not a test): the cost of one native edit going through hagent's
  * hooks (the PreToolUse process, the write, the PostToolUse process with its commit) on a
  * 20k-file repository, and of a hook outside any hagent session, each beside `node -e 0`.
- *   npm run build && node --import tsx bench/agent-hooks.ts [--files 20000] [--runs 15]
+ * `--against OTHER/hagent.cjs` times another build in the same runs, interleaved (its own
+ * session in the same repository), so two builds compare on the same machine load.
+ *   npm run build && node --import tsx bench/agent-hooks.ts [--files 20000] [--runs 15] [--against BIN]
  */
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -17,6 +19,8 @@ const arg = (name: string, def: number) => {
 };
 const files = arg('files', 20_000);
 const runs = arg('runs', 15);
+const againstAt = process.argv.indexOf('--against');
+const against = againstAt > 0 ? path.resolve(process.argv[againstAt + 1]!) : null;
 
 function timed(fn: () => void): number {
   const t = performance.now();
@@ -33,36 +37,60 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 const repo = await ensureRepo(files, (s) => process.stderr.write(`${s}\n`));
 resetRepo(repo);
-const start = spawnSync(process.execPath, [BIN, 'session', 'start', '--name', 'bench-hooks', '--json'], { cwd: repo.dir, env: BENCH_ENV, encoding: 'utf8' });
-if (start.status !== 0) throw new Error(start.stderr);
-const wt = (JSON.parse(start.stdout) as { worktree: string }).worktree;
 const target = filePaths(files)[Math.floor(files / 2)]!;
 
-// Warm-up: the V8 code cache and the file-system cache.
-for (let i = 0; i < 3; i++) run([process.execPath, '-e', '0'], wt);
-run([process.execPath, BIN, 'hook', 'claude'], wt, '{}');
+/** One build under test: its session, and its timings. */
+interface Subject {
+  label: string;
+  bin: string;
+  wt: string;
+  pre: number[];
+  post: number[];
+  edit: number[];
+  outside: number[];
+}
+
+function subject(label: string, bin: string, name: string): Subject {
+  const start = spawnSync(process.execPath, [bin, 'session', 'start', '--name', name, '--json'], { cwd: repo.dir, env: BENCH_ENV, encoding: 'utf8' });
+  if (start.status !== 0) throw new Error(start.stderr);
+  const wt = (JSON.parse(start.stdout) as { worktree: string }).worktree;
+  // Warm-up: the V8 code cache and the file-system cache.
+  run([process.execPath, bin, 'hook', 'claude'], wt, '{}');
+  return { label, bin, wt, pre: [], post: [], edit: [], outside: [] };
+}
+
+const subjects = [subject('this build', BIN, 'bench-hooks'), ...(against ? [subject('against', against, 'bench-hooks-against')] : [])];
+for (let i = 0; i < 3; i++) run([process.execPath, '-e', '0'], repo.dir);
 
 const node: number[] = [];
-const edit: number[] = [];
-const outside: number[] = [];
 for (let i = 0; i < runs; i++) {
-  node.push(timed(() => run([process.execPath, '-e', '0'], wt)));
-  const abs = path.join(wt, target);
-  const input = { file_path: abs, content: `edit ${i}\n` };
-  const event = (name: string) => JSON.stringify({ hook_event_name: name, cwd: wt, tool_name: 'Write', tool_use_id: `toolu_${i}`, tool_input: input });
-  edit.push(timed(() => {
-    run([process.execPath, BIN, 'hook', 'claude'], wt, event('PreToolUse'));
-    writeFileSync(abs, input.content);
-    run([process.execPath, BIN, 'hook', 'claude'], wt, event('PostToolUse'));
-  }));
-  outside.push(timed(() => run([process.execPath, BIN, 'hook', 'claude'], repo.dir, JSON.stringify({ hook_event_name: 'PreToolUse', cwd: repo.dir, tool_name: 'Write', tool_input: { file_path: path.join(repo.dir, target), content: 'x' } }))));
+  node.push(timed(() => run([process.execPath, '-e', '0'], repo.dir)));
+  for (const s of subjects) {
+    const abs = path.join(s.wt, target);
+    const input = { file_path: abs, content: `edit ${i}\n` };
+    const event = (name: string) => JSON.stringify({ hook_event_name: name, cwd: s.wt, tool_name: 'Write', tool_use_id: `toolu_${i}`, tool_input: input });
+    let pre = 0;
+    let post = 0;
+    s.edit.push(timed(() => {
+      pre = timed(() => run([process.execPath, s.bin, 'hook', 'claude'], s.wt, event('PreToolUse')));
+      writeFileSync(abs, input.content);
+      post = timed(() => run([process.execPath, s.bin, 'hook', 'claude'], s.wt, event('PostToolUse')));
+    }));
+    s.pre.push(pre);
+    s.post.push(post);
+    s.outside.push(timed(() => run([process.execPath, s.bin, 'hook', 'claude'], repo.dir, JSON.stringify({ hook_event_name: 'PreToolUse', cwd: repo.dir, tool_name: 'Write', tool_input: { file_path: path.join(repo.dir, target), content: 'x' } }))));
+  }
 }
-const commits = spawnSync('git', ['rev-list', '--count', 'main..hagent/bench-hooks'], { cwd: repo.dir, encoding: 'utf8' }).stdout.trim();
+const commits = subjects.map((s) => spawnSync('git', ['rev-list', '--count', `main..hagent/${s === subjects[0] ? 'bench-hooks' : 'bench-hooks-against'}`], { cwd: repo.dir, encoding: 'utf8' }).stdout.trim());
 resetRepo(repo);
 const n = median(node);
-const e = median(edit);
-const o = median(outside);
-console.log(`agent hooks, ${files} files, ${runs} runs (medians), ${commits} commits made`);
+const x = (v: number) => `${v.toFixed(1)} ms  (${(v / n).toFixed(2)} x node -e 0)`;
+console.log(`agent hooks, ${files} files, ${runs} runs (medians)`);
 console.log(`  node -e 0:                                   ${n.toFixed(1)} ms`);
-console.log(`  native edit through hooks (pre+write+post):  ${e.toFixed(1)} ms  (${(e / n).toFixed(2)} x node -e 0)`);
-console.log(`  hook outside any session:                    ${o.toFixed(1)} ms  (${(o / n).toFixed(2)} x node -e 0)`);
+for (const [k, s] of subjects.entries()) {
+  console.log(`${s.label}${against ? ` (${path.relative(process.cwd(), s.bin) || s.bin})` : ''}, ${commits[k]} commits made`);
+  console.log(`  native edit through hooks (pre+write+post):  ${x(median(s.edit))}`);
+  console.log(`    PreToolUse process:                        ${x(median(s.pre))}`);
+  console.log(`    PostToolUse process (the commit):          ${x(median(s.post))}`);
+  console.log(`  hook outside any session:                    ${x(median(s.outside))}`);
+}

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// hagent's command line, started fast: loads the CLI bundle (cli.cjs, beside this file) with a
+// hagent's command line, started fast: loads the CLI bundle (cli.cjs, beside this file; hook.cjs for `hagent hook`) with a
 // V8 code cache, so a command skips most of the parsing and compiling of ~800 KB of JavaScript
 // on every run (agents call hagent hundreds of times a session). The cache is V8's own format:
 // V8 checks it against its version and flags and rejects a stale one. Its name carries the
@@ -63,14 +63,17 @@ function sessionsMayHold(dir) {
 
 function hookOutsideSessions() {
   const [, , command, agent, eventArg] = process.argv;
-  if (command !== 'hook' || !agent || process.env.HAGENT_WORKTREE || process.env.HAGENT_SESSION) return false;
+  if (command !== 'hook' || !agent || agent.startsWith('-')) return false;
   let input;
   try {
     input = readFileSync(0, 'utf8');
   } catch {
     return false;
   }
+  // Handed to the bundle in every case: reading it there through process.stdin cost ~2 ms more.
   globalThis.__hagentHookInput = input;
+  // `hagent run` names its session: the bundle finds it.
+  if (process.env.HAGENT_WORKTREE || process.env.HAGENT_SESSION) return false;
   try {
     const p = input.trim() ? JSON.parse(input) : {};
     const event = String(p.hook_event_name || p.hookEventName || eventArg || '');
@@ -87,16 +90,27 @@ function hookOutsideSessions() {
 
 if (!hookOutsideSessions()) loadCli();
 
+/**
+ * The plain hook line `hagent hook AGENT [EVENT]` (what agents' configurations run) starts the
+ * hook's own bundle, hook.cjs; everything else, `hagent hook --help` included, the CLI's.
+ */
+function bundleName() {
+  const args = process.argv.slice(2);
+  const plainHook = '__ENTRY__' === 'hagent' && args[0] === 'hook' && (args.length === 2 || args.length === 3) && !args.slice(1).some((a) => a.startsWith('-'));
+  return plainHook ? 'hook' : 'cli';
+}
+
 function loadCli() {
-const BUNDLE_HASH = '__BUNDLE_HASH__';
-// Which program this launcher starts from the one bundle: `hagent`, or the `apply_patch` drop-in.
+const BUNDLE_HASHES = __BUNDLE_HASHES__;
+// Which program this launcher starts from the CLI bundle: `hagent`, or the `apply_patch` drop-in.
 globalThis.hagentEntry = '__ENTRY__';
-const bundle = path.join(__dirname, 'cli.cjs');
+const program = bundleName();
+const bundle = path.join(__dirname, `${program}.cjs`);
 const fd = openSync(bundle, 'r');
 const st = fstatSync(fd);
 const source = readFileSync(fd, 'utf8');
 closeSync(fd);
-const name = `cli-${BUNDLE_HASH}-${st.size}-${Math.trunc(st.mtimeMs)}-${process.version}-${process.arch}.v8`;
+const name = `${program}-${BUNDLE_HASHES[program]}-${st.size}-${Math.trunc(st.mtimeMs)}-${process.version}-${process.arch}.v8`;
 const userCache = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
 const places = [path.join(path.dirname(bundle), '.cache'), path.join(userCache, 'hagent')];
 let cachedData;

@@ -8,21 +8,13 @@ import type { Argv } from 'yargs';
 import { readFastCommand } from './cli-fast-path.js';
 import { HagentError, toHagentError } from './errors.js';
 import { GUARD_RULE_NAMES } from './guard/rules.js';
-import { printError, type Io } from './output/index.js';
+import { printError, processIo, type Io } from './output/index.js';
 import { trace } from './trace/index.js';
 
 trace('cli: loaded');
 process.once('exit', () => trace('exit'));
 
-const io: Io = {
-  stdout: process.stdout,
-  stderr: process.stderr,
-  stdin: process.stdin,
-  color: !!process.stdout.isTTY && !process.env.NO_COLOR && process.env.TERM !== 'dumb',
-  interactive: !!process.stdin.isTTY && !!process.stderr.isTTY,
-  cwd: process.cwd(),
-  env: process.env,
-};
+const io: Io = processIo();
 
 /** `--json` among the options (after `--` it is a path, as in `review --approve -- --json`). */
 const beforeDashes = process.argv.indexOf('--') < 0 ? process.argv : process.argv.slice(0, process.argv.indexOf('--'));

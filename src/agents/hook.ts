@@ -111,7 +111,11 @@ async function findSession(event: AgentEvent, hc: HookContext): Promise<Bound | 
     }
     const sessions = await listSessions(ctx.commonDir);
     const here = sessions.find((s) => isInside(s.worktree, ctx.cwd)) ?? sessions.find((s) => s.id === hc.env.HAGENT_SESSION && hc.env.HAGENT_WORKTREE !== undefined && isInside(s.worktree, hc.env.HAGENT_WORKTREE));
-    if (here) return { ctx: await openRepo(here.worktree), session: here };
+    if (!here) continue;
+    // The folder is usually the worktree's root: its repository is the one just found.
+    const top = ctx.location.topLevel;
+    const same = top !== null && (top === here.worktree || path.resolve(top) === path.resolve(here.worktree));
+    return { ctx: same ? { cwd: here.worktree, location: ctx.location, commonDir: ctx.commonDir } : await openRepo(here.worktree), session: here };
   }
   return null;
 }
@@ -172,7 +176,8 @@ async function preTool(event: AgentEvent, bound: Bound, hc: HookContext): Promis
     // A target changed outside the session is adopted first (its own outside commit), so the
     // agent's commit holds only the agent's edit.
     const stale = await stalePaths(bound, rels);
-    if (stale.length) await syncSession(bound.ctx, bound.session, hc.env, { ...ADOPT_OUTSIDE, paths: stale, lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS });
+    if (stale.length) await syncSession(bound.ctx, bound.session, hc.env, { ...ADOPT_OUTSIDE, paths: stale, lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS, attribute: claimedEdits(bound, event.toolUseId) });
+    if (event.toolUseId) await writeJsonFile(claimFile(bound, event.toolUseId), { agent, tool: event.tool, toolUseId: event.toolUseId, paths: rels, input: event.input, at: Date.now() } satisfies Claim, { durable: false }).catch(() => undefined);
     return noEffect(agent);
   }
   if (event.action === 'patch' && event.patch) return applyForAgent(event, bound, hc);
@@ -201,6 +206,59 @@ export function rebasePatchPaths(patch: string, cwd: string, worktree: string): 
     }
     return inside && sub ? `${head}${posix(path.join(sub, p))}${tail}` : `${head}${p}${tail}`;
   });
+}
+
+/**
+ * A native edit between its two hooks: the pre-tool hook leaves it, the post-tool hook takes it
+ * away. A commit made meanwhile by another call (Claude and Codex run tool calls in parallel: a
+ * shell command's commit, a stale adoption) that takes in one of its paths names the call, so
+ * the edit keeps its tool although its own post-tool hook finds nothing left to commit.
+ */
+interface Claim {
+  agent: AgentName;
+  tool: string;
+  toolUseId: string;
+  paths: string[];
+  input: unknown;
+  /** When the pre-tool hook passed (ms since the epoch). */
+  at: number;
+}
+
+/** A claim older than this is of a call whose post-tool hook never came (blocked, denied): ignored. */
+const CLAIM_MAX_AGE_MS = 10 * 60_000;
+
+const claimsDir = (bound: Bound) => path.join(hagentDir(bound.ctx.commonDir), 'agents', bound.session.id, 'claims');
+const claimFile = (bound: Bound, toolUseId: string) => path.join(claimsDir(bound), `${toolUseId.replace(/[^A-Za-z0-9._-]/g, '_')}.json`);
+
+/**
+ * The `attribute` of a commit made by a hook (sync/index.ts): the claims of other tool calls on
+ * the files it commits, as `Hagent-Includes-Tool-Use-Id` trailers and their tool inputs in the note.
+ */
+function claimedEdits(bound: Bound, ownToolUseId?: string | null) {
+  return async (files: readonly { path: string }[]): Promise<{ trailers: string[]; note: string } | null> => {
+    const names = await fs.readdir(claimsDir(bound)).catch(() => [] as string[]);
+    if (names.length === 0) return null;
+    const changed = new Set(files.map((f) => f.path));
+    const taken: Claim[] = [];
+    for (const name of names.filter((n) => n.endsWith('.json'))) {
+      const c = (await readJsonFile(path.join(claimsDir(bound), name)).catch(() => null)) as Claim | null;
+      if (!c || c.toolUseId === ownToolUseId || Date.now() - c.at > CLAIM_MAX_AGE_MS || !c.paths.some((p) => changed.has(p))) continue;
+      taken.push(c);
+    }
+    if (taken.length === 0) return null;
+    const calls = taken.map(({ agent, tool, toolUseId, input }) => ({ agent, tool, toolUseId, input }));
+    return {
+      trailers: taken.map((c) => `Hagent-Includes-Tool-Use-Id: ${c.toolUseId}`),
+      note: `\n\nThis commit also holds the native edits of these tool calls, written before it was made:\n${JSON.stringify(calls, null, 2)}\n`,
+    };
+  };
+}
+
+/** The session commit that took in the edit of `toolUseId` (its trailer names it), or null. */
+async function commitNaming(bound: Bound, toolUseId: string): Promise<string | null> {
+  const head = await sessionHead(bound.ctx, bound.session);
+  const r = await runGit(['log', '-1', '--format=%H', '--fixed-strings', `--grep=Hagent-Includes-Tool-Use-Id: ${toolUseId}`, `${bound.session.base}..${head}`], { cwd: bound.session.worktree, allowFailure: true });
+  return r.exitCode === 0 ? r.stdout.toString('utf8').trim() || null : null;
 }
 
 /** Where a patch hagent applied for a tool call is remembered, for the post-tool safety net. */
@@ -243,13 +301,17 @@ async function postTool(event: AgentEvent, bound: Bound, hc: HookContext): Promi
     }
     const note = JSON.stringify({ agent, tool: event.tool, toolUseId: event.toolUseId, input: event.input }, null, 2);
     const r = await syncSession(bound.ctx, bound.session, hc.env, { op: 'edit', title: event.tool, subject: `hagent: ${event.tool} ${rels.join(', ')}`, intro: `Written by ${agent}'s ${event.tool} tool (the tool input is in the note):`, paths: rels, trailers, note, lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS });
-    return r.commit ? withContext(agent, event, `hagent recorded this edit as commit ${r.commit.slice(0, 12)} (undo with: hagent undo)`) : noEffect(agent);
+    if (event.toolUseId) await fs.rm(claimFile(bound, event.toolUseId), { force: true }).catch(() => undefined);
+    if (r.commit) return withContext(agent, event, `hagent recorded this edit as commit ${r.commit.slice(0, 12)} (undo with: hagent undo)`);
+    // Nothing left to commit: a parallel call's commit (a shell command's) may have taken the write in, naming this call.
+    const took = event.toolUseId ? await commitNaming(bound, event.toolUseId) : null;
+    return took ? withContext(agent, event, `hagent recorded this edit in commit ${took.slice(0, 12)}, made for a parallel tool call that committed the file first (undo with: hagent undo)`) : noEffect(agent);
   }
   if (event.action === 'patch' && event.toolUseId) return patchSafetyNet(event, bound);
   if (event.action === 'shell') {
     const command = event.command ?? '';
     trailers.push(`Hagent-Command: ${command}`);
-    const r = await syncSession(bound.ctx, bound.session, hc.env, { op: 'exec', title: 'exec', subject: `hagent: exec ${command.split('\n')[0]}`, intro: `Files changed by a shell command of ${agent} (${event.tool}):`, detail: `Command:\n${command.split('\n').map((l) => `    ${l}`).join('\n')}`, trailers, note: command, lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS });
+    const r = await syncSession(bound.ctx, bound.session, hc.env, { op: 'exec', title: 'exec', subject: `hagent: exec ${command.split('\n')[0]}`, intro: `Files changed by a shell command of ${agent} (${event.tool}):`, detail: `Command:\n${command.split('\n').map((l) => `    ${l}`).join('\n')}`, trailers, note: command, lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS, attribute: claimedEdits(bound, event.toolUseId) });
     return r.commit ? withContext(agent, event, `hagent recorded the files this command changed as commit ${r.commit.slice(0, 12)} (${r.files.map((f) => f.path).join(', ')})`) : noEffect(agent);
   }
   return noEffect(agent);
@@ -277,7 +339,9 @@ async function patchSafetyNet(event: AgentEvent, bound: Bound): Promise<HookAnsw
 
 /** End of a turn or of the agent's session: leftovers are adopted; the summary names the next step. */
 async function endOfTurn(event: AgentEvent, bound: Bound, hc: HookContext): Promise<HookAnswer> {
-  const r = await syncSession(bound.ctx, bound.session, hc.env, { ...ADOPT_OUTSIDE, lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS });
+  const r = await syncSession(bound.ctx, bound.session, hc.env, { ...ADOPT_OUTSIDE, lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS, attribute: claimedEdits(bound) });
+  // No tool call is in flight at the end of a turn: claims left are of calls that never ran.
+  await fs.rm(claimsDir(bound), { recursive: true, force: true }).catch(() => undefined);
   const note = r.commit ? `hagent: adopted ${r.files.length} leftover edit(s) as commit ${r.commit.slice(0, 12)}; ` : 'hagent: ';
   return noEffect(event.agent, `${note}review the session with: hagent review --session ${bound.session.id}`);
 }

@@ -2,7 +2,10 @@
  * `hagent hook <agent> [event]`: the hook handler an agent's configuration runs. Reads the
  * event's JSON on stdin, answers in the agent's own output contract (agents/respond.ts).
  */
-import { AGENTS, handleHook, type AgentName } from '../agents/index.js';
+import { writeSync } from 'node:fs';
+// Not agents/index.js: the launcher and installer modules it also holds are not a hook's to load.
+import { handleHook } from '../agents/hook.js';
+import { AGENTS, type AgentName } from '../agents/normalize.js';
 import { HagentError } from '../errors.js';
 import type { Io } from '../output/index.js';
 
@@ -19,7 +22,24 @@ export async function runHook(argv: { agent?: string; event?: string }, io: Io):
     input = Buffer.concat(chunks).toString('utf8');
   }
   const answer = await handleHook(agent, argv.event, input, { cwd: io.cwd, env: io.env });
-  if (answer.stdout) io.stdout.write(answer.stdout);
-  if (answer.stderr) io.stderr.write(answer.stderr);
+  if (answer.stdout) writeOut(io, 1, answer.stdout);
+  if (answer.stderr) writeOut(io, 2, answer.stderr);
   return answer.exitCode;
+}
+
+/**
+ * Writes the answer straight to the descriptor (io's streams are the process's own): a hook
+ * answers with one short write, and building process.stdout for it (Node's stream and net
+ * modules) cost ~2 ms of every hook. What a non-blocking pipe does not take at once goes
+ * through io's stream as before.
+ */
+function writeOut(io: Io, fd: 1 | 2, text: string): void {
+  let bytes = Buffer.from(text, 'utf8');
+  try {
+    while (bytes.length) bytes = bytes.subarray(writeSync(fd, bytes));
+    return;
+  } catch {
+    // EAGAIN on a non-blocking pipe, or no such descriptor: the stream takes the rest
+  }
+  (fd === 1 ? io.stdout : io.stderr).write(bytes);
 }

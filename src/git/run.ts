@@ -3,9 +3,22 @@
  * no user hooks, no fsmonitor, no signing, no prompts, C messages, and no inherited
  * GIT_DIR / GIT_WORK_TREE / GIT_INDEX_FILE from a calling hook.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { HagentError } from '../errors.js';
 import { trace, tracing } from '../trace/index.js';
+
+const nodeRequire = createRequire(import.meta.url);
+let childProcess: typeof import('node:child_process') | undefined;
+/**
+ * Node's child_process, loaded on the first spawn: it brings Node's net and stream modules
+ * (~2 ms of a start), and a hook that finds every object it needs in the loose store (the usual
+ * native edit) spawns no git at all.
+ */
+function spawn(...args: Parameters<typeof import('node:child_process').spawn>): ReturnType<typeof import('node:child_process').spawn> {
+  childProcess ??= nodeRequire('node:child_process') as typeof import('node:child_process');
+  return childProcess.spawn(...args);
+}
 
 /** Options of {@link runGit}. `cwd` is required: nothing below commands/ reads process.cwd(). */
 export interface RunGitOptions {
@@ -110,5 +123,5 @@ export async function gitText(args: readonly string[], options: RunGitOptions): 
  * The caller owns the process (writes requests, reads answers, ends stdin to stop it).
  */
 export function spawnGit(args: readonly string[], options: { cwd: string }): ChildProcessWithoutNullStreams {
-  return spawn('git', [...HYGIENE, ...args], { cwd: options.cwd, env: gitEnv(undefined, false), stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
+  return spawn('git', [...HYGIENE, ...args], { cwd: options.cwd, env: gitEnv(undefined, false), stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true }) as ChildProcessWithoutNullStreams;
 }

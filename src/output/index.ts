@@ -17,6 +17,24 @@ export interface Io {
   env: NodeJS.ProcessEnv;
 }
 
+/**
+ * This process's Io: its streams, each made on first use. Node builds process.stdout and
+ * process.stdin (loading its stream, net and tty modules for them) the first time they are read,
+ * ~4 ms of a start; `hagent hook` answers with one short write and never needs them. Colour and
+ * interactivity are read from the streams when asked, for the same reason.
+ */
+export function processIo(): Io {
+  return {
+    get stdout() { return process.stdout; },
+    get stderr() { return process.stderr; },
+    get stdin() { return process.stdin; },
+    get color() { return !!process.stdout.isTTY && !process.env.NO_COLOR && process.env.TERM !== 'dumb'; },
+    get interactive() { return !!process.stdin.isTTY && !!process.stderr.isTTY; },
+    cwd: process.cwd(),
+    env: process.env,
+  };
+}
+
 /** ANSI styles; identity functions when colour is off. */
 export interface Palette {
   red(s: string): string;

@@ -58,6 +58,12 @@ export interface AdoptAs {
   note?: string;
   /** How long to wait for the session lock (default from config): agent hooks wait longer. */
   lockTimeoutMs?: number;
+  /**
+   * Asked under the session lock, with the files about to be committed, for more attribution:
+   * trailers and note text added to the commit's (agents/hook.ts names the native edits of
+   * parallel tool calls that the commit takes in, so they keep their tool). Null adds nothing.
+   */
+  attribute?: (files: readonly ChangedFile[]) => Promise<{ trailers: string[]; note: string } | null>;
 }
 
 /** What `hagent sync` records: outside edits, marked as such. */
@@ -229,13 +235,14 @@ async function commitSynced(ctx: RepoContext, session: Session, as: AdoptAs & { 
   if (files.length === 0 && !mergeHead) throw new HagentError('INTERNAL', 'sync made an empty commit');
   const list = files.map((f) => `${f.status} ${f.path}`);
   let message: string;
+  const extra = !mergeHead && as.attribute ? await as.attribute(files) : null;
   if (mergeHead) {
     message = `hagent: merge ${mergeHead.slice(0, 12)} into session ${session.id}, conflicts resolved\n\nConcluded by hagent ${as.op}:\n${list.map((l) => `- ${l}`).join('\n')}\n\nHagent-Session: ${session.id}\nHagent-Op: update\n`;
   } else {
     let subject = as.subject ?? `hagent: ${as.title} (${list.join(', ')})`;
     if (as.subject === undefined && subject.length > 72) subject = `hagent: ${as.title} (${files.length} file${files.length === 1 ? '' : 's'})`;
     if (subject.length > 72) subject = `${subject.slice(0, 71)}…`;
-    const trailers = [`Hagent-Session: ${session.id}`, `Hagent-Op: ${as.op}`, ...(as.trailers ?? []).map(oneLine)];
+    const trailers = [`Hagent-Session: ${session.id}`, `Hagent-Op: ${as.op}`, ...[...(as.trailers ?? []), ...(extra?.trailers ?? [])].map(oneLine)];
     message = `${subject}\n\n${as.intro}\n${list.map((l) => `- ${l}`).join('\n')}\n\n${as.detail ? `${as.detail}\n\n` : ''}${trailers.join('\n')}\n`;
   }
   // In-process where the repository allows (as apply does: git/commit-direct.ts,
@@ -258,7 +265,8 @@ async function commitSynced(ctx: RepoContext, session: Session, as: AdoptAs & { 
     await removeConflictRecord(worktree);
   }
   await retireRedo(worktree, session, as.redo);
-  if (as.note !== undefined) await storeNote(ctx.commonDir, worktree, commit, as.note, direct ?? undefined).catch(() => undefined);
+  const note = as.note !== undefined || extra ? `${as.note ?? ''}${extra?.note ?? ''}` : undefined;
+  if (note !== undefined) await storeNote(ctx.commonDir, worktree, commit, note, direct ?? undefined).catch(() => undefined);
   return { ok: true, session: session.id, commit, parent: head, files, skipped, ...(mergeHead ? { merged: mergeHead } : {}) };
 }
 

@@ -120,6 +120,34 @@ test('claude: Bash PostToolUse commits every file the command changed as Hagent-
   assert.equal(subjects(repo), ['hagent: outside edits (A left.txt)', 'hagent: exec echo by shell > made.txt']);
 });
 
+test('claude: a Write whose file a parallel Bash PostToolUse commits first keeps its attribution: the exec commit names it, its own PostToolUse points there', () => {
+  const { repo, wt } = setup();
+  const input = { file_path: path.join(wt, 'b.txt'), content: 'by write\n' };
+  assert.is(hook(wt, ['claude'], { hook_event_name: 'PreToolUse', cwd: wt, tool_name: 'Write', tool_use_id: 'toolu_w', tool_input: input }).status, 0);
+  writeFileSync(input.file_path, input.content);
+  // The parallel shell command finishes first: its commit takes in everything changed, b.txt too.
+  writeFileSync(path.join(wt, 'c.txt'), 'by shell\n');
+  const bash = hook(wt, ['claude'], { hook_event_name: 'PostToolUse', cwd: wt, tool_name: 'Bash', tool_use_id: 'toolu_b', tool_input: { command: 'echo by shell > c.txt' } });
+  assert.is(bash.status, 0, bash.stderr);
+  const body = git(repo, 'log', '-1', '--format=%B', 'hagent/h1');
+  assert.match(body, /Hagent-Op: exec/);
+  assert.match(body, /Hagent-Tool-Use-Id: toolu_b\n/);
+  assert.match(body, /Hagent-Includes-Tool-Use-Id: toolu_w/);
+  const note = git(repo, 'notes', '--ref=hagent', 'show', 'hagent/h1');
+  assert.match(note, /^echo by shell > c.txt\n/);
+  assert.match(note, /"toolUseId": "toolu_w"/);
+  assert.match(note, /"content": "by write\\n"/);
+  const exec = git(repo, 'rev-parse', 'hagent/h1');
+  const post = hook(wt, ['claude'], { hook_event_name: 'PostToolUse', cwd: wt, tool_name: 'Write', tool_use_id: 'toolu_w', tool_input: input });
+  assert.is(post.status, 0, post.stderr);
+  assert.match(post.json.hookSpecificOutput.additionalContext, new RegExp(`recorded this edit in commit ${exec.slice(0, 12)}`));
+  assert.equal(subjects(repo), ['hagent: exec echo by shell > c.txt'], 'no second commit');
+  // A later shell command touching b.txt again is not attributed to the finished Write.
+  writeFileSync(input.file_path, 'by shell again\n');
+  assert.is(hook(wt, ['claude'], { hook_event_name: 'PostToolUse', cwd: wt, tool_name: 'Bash', tool_use_id: 'toolu_b2', tool_input: { command: 'echo again > b.txt' } }).status, 0);
+  assert.not.match(git(repo, 'log', '-1', '--format=%B', 'hagent/h1'), /Hagent-Includes-Tool-Use-Id/);
+});
+
 test('claude: a Bash command the guard refuses is blocked with exit 2 and the rule on stderr', () => {
   const { wt } = setup();
   const r = hook(wt, ['claude'], { hook_event_name: 'PreToolUse', cwd: wt, tool_name: 'Bash', tool_use_id: 'x', tool_input: { command: 'git push --force origin main' } });
