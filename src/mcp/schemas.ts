@@ -81,6 +81,7 @@ export const ApplyOutput = z.object({
   ok: z.literal(true), session: z.string(), commit: oid.nullable(), parent: oid, dryRun: z.boolean(),
   files: z.array(fileResult), leniencies: z.array(z.string()), warnings: z.array(z.string()), watched: z.boolean(),
   blobs: z.record(z.string(), oid.nullable()).optional(),
+  merge: z.object({ concluded: z.boolean(), target: z.string().nullable(), merged: oid }).optional().describe('the patch resolved every conflict of the merge in progress: its commit is the merge commit'),
   recovery: recovery.optional(),
   postApply: z.object({ exitCode: z.number().nullable(), stdout: z.string(), stderr: z.string(), timedOut: z.boolean() }).optional(),
 });

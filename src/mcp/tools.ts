@@ -11,7 +11,7 @@
 import { Writable } from 'node:stream';
 import { McpServer } from '@modelcontextprotocol/server';
 import type * as z from 'zod';
-import { applyPatch, type ApplyOptions, type ApplyResult } from '../apply/index.js';
+import { applyPatch, mergeLine, type ApplyOptions, type ApplyResult } from '../apply/index.js';
 import { checkPatch } from '../check/index.js';
 import { execInSession, type ExecResult } from '../exec/index.js';
 import { toHagentError, HagentError } from '../errors.js';
@@ -61,6 +61,8 @@ function applyText(r: ApplyResult): string {
   for (const f of r.files) lines.push(`${f.op === 'add' ? 'A' : f.op === 'delete' ? 'D' : 'M'} ${f.path}`);
   for (const w of r.warnings) lines.push(`warning: ${w}`);
   if (r.leniencies.length) lines.push(`(accepted with leniencies: ${r.leniencies.join(', ')})`);
+  const merge = mergeLine(r);
+  if (merge) lines.push(merge);
   if (r.commit) lines.push(`commit ${r.commit} on hagent/${r.session}`);
   for (const [p, b] of Object.entries(r.blobs ?? {})) lines.push(`blob ${p} ${b ?? '(deleted)'}`);
   return lines.join('\n');

@@ -14,7 +14,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { entriesAt, looseObjectStore, readCommitTrees, updateIndex, updateRefDirect, worktreeGitDirSync, writeBlobsFromPaths, writeCommit, writeLooseObject, writeTreeWithChanges, type PathChange } from '../git/index.js';
 import { readEntry } from '../fsx/index.js';
-import { markersLeft, readConflictRecord, removeConflictRecord, type ConflictRecord } from '../update/index.js';
+import { markersLeft, readConflictRecord, readMergeHead, removeConflictRecord, type ConflictRecord } from '../update/index.js';
 
 /** JSON of `hagent sync`. `commit` is null when there was nothing to adopt. */
 export interface SyncResult {
@@ -230,7 +230,7 @@ async function commitSynced(ctx: RepoContext, session: Session, as: AdoptAs & { 
   const list = files.map((f) => `${f.status} ${f.path}`);
   let message: string;
   if (mergeHead) {
-    message = `hagent: merge ${mergeHead.slice(0, 12)} into session ${session.id}, conflicts resolved\n\nConcluded by hagent ${as.op}:\n${list.map((l) => `- ${l}`).join('\n')}\n\nHagent-Session: ${session.id}\nHagent-Op: update\n`;
+    message = mergeCommitMessage(session.id, mergeHead, as.op, files);
   } else {
     let subject = as.subject ?? `hagent: ${as.title} (${list.join(', ')})`;
     if (as.subject === undefined && subject.length > 72) subject = `hagent: ${as.title} (${files.length} file${files.length === 1 ? '' : 's'})`;
@@ -253,21 +253,32 @@ async function commitSynced(ctx: RepoContext, session: Session, as: AdoptAs & { 
     await undoIndex().catch(() => undefined);
     throw error;
   }
-  if (mergeHead) {
-    await runGit(['merge', '--quit'], { cwd: worktree });
-    await removeConflictRecord(worktree);
-  }
+  if (mergeHead) await concludeMerge(worktree);
   await retireRedo(worktree, session, as.redo);
   if (as.note !== undefined) await storeNote(ctx.commonDir, worktree, commit, as.note, direct ?? undefined).catch(() => undefined);
   return { ok: true, session: session.id, commit, parent: head, files, skipped, ...(mergeHead ? { merged: mergeHead } : {}) };
 }
 
-/** The commit being merged in the worktree (`MERGE_HEAD`), or null when no merge is in progress. */
-async function readMergeHead(worktree: string): Promise<string | null> {
-  const gitDir = worktreeGitDirSync(worktree);
-  if (!gitDir) return null;
-  const text = await fs.readFile(path.join(gitDir, 'MERGE_HEAD'), 'utf8').catch(() => '');
-  return /^[0-9a-f]{40,64}/.exec(text)?.[0] ?? null;
+/**
+ * The message of the commit that concludes a merge left in progress (by `hagent session update`
+ * or the agent's own git merge): the same whichever command concludes it, `op` naming that
+ * command (`sync`, `apply`); `files` are the changes against the session head; `trailers` come
+ * after `Hagent-Session` and `Hagent-Op: update` (an apply's `Hagent-Patch-Sha256`). Pure.
+ */
+export function mergeCommitMessage(sessionId: string, mergeHead: string, op: string, files: readonly { status: string; path: string }[], trailers: readonly string[] = []): string {
+  const list = files.map((f) => `- ${f.status} ${f.path}`).join('\n');
+  return `hagent: merge ${mergeHead.slice(0, 12)} into session ${sessionId}, conflicts resolved\n\nConcluded by hagent ${op}:\n${list}\n\n${[`Hagent-Session: ${sessionId}`, 'Hagent-Op: update', ...trailers].join('\n')}\n`;
+}
+
+/**
+ * Ends the merge in progress once the session branch holds its merge commit, as `git commit`
+ * does: `MERGE_HEAD`, `MERGE_MSG`, `MERGE_MODE` and hagent's conflict record go (the index and
+ * the files are the merge commit's already).
+ * @throws HagentError GIT_FAILED from git.
+ */
+export async function concludeMerge(worktree: string): Promise<void> {
+  await runGit(['merge', '--quit'], { cwd: worktree });
+  await removeConflictRecord(worktree);
 }
 
 /**
