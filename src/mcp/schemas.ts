@@ -112,6 +112,7 @@ export const ReadOutput = z.object({
   blob: oid.describe('blob id of the file as it is on disk: pass it as expected_blob / base_blobs'),
   headBlob: oid.nullable().describe('blob id in the session head (null: not committed)'),
   outsideEdit: z.boolean().describe('the file on disk differs from the session head (an edit made outside hagent; sync adopts it)'),
+  conflicted: z.boolean().optional().describe('a merge is in progress and this file is conflicted: one edit, write or apply_patch that resolves every conflicted file concludes it'),
   totalLines: z.number().int(), startLine: z.number().int(), endLine: z.number().int(), truncated: z.boolean(),
 });
 
