@@ -23,8 +23,8 @@ import { checkLimits, checkPath, confirmationReasons, relativizeAbsolute, type A
 import { loadConfig } from '../config/index.js';
 import type { EffectiveConfig } from '../policy/index.js';
 import { guardTarget, readSessionRefs, retireRedo, sessionRef, type RepoContext, type Session } from '../session/index.js';
-import { assertResolvedBy, mergedTreeWith, moveConflictRecord, readMergeState, restoreUnmerged, unresolvedAfter, type MergeState } from '../update/index.js';
-import { concludeMerge, mergeCommitMessage } from '../sync/index.js';
+import { assertResolvedBy, concludeMerge, mergedTreeWith, moveConflictRecord, readMergeState, restoreUnmerged, unresolvedAfter, type MergeState } from '../update/index.js';
+import { mergeCommitMessage } from '../sync/index.js';
 
 /** What a confirmation prompt is shown (patch-language.md §5b). */
 export interface ConfirmationRequest {

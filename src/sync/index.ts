@@ -14,7 +14,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { entriesAt, looseObjectStore, readCommitTrees, updateIndex, updateRefDirect, worktreeGitDirSync, writeBlobsFromPaths, writeCommit, writeLooseObject, writeTreeWithChanges, type PathChange } from '../git/index.js';
 import { readEntry } from '../fsx/index.js';
-import { markersLeft, readConflictRecord, readMergeHead, removeConflictRecord, type ConflictRecord } from '../update/index.js';
+import { concludeMerge, markersLeft, readConflictRecord, readMergeHead, type ConflictRecord } from '../update/index.js';
 
 /** JSON of `hagent sync`. `commit` is null when there was nothing to adopt. */
 export interface SyncResult {
@@ -115,7 +115,7 @@ async function syncLocked(ctx: RepoContext, session: Session, policy: Policy, as
   if (as.paths) return syncPaths(ctx, session, policy, { ...as, redo }, head, as.paths);
   const pending = await outsideEdits(worktree);
   // A merge left by `hagent session update` (or the agent's git merge) is concluded here.
-  const mergeHead = await readMergeHead(worktree);
+  const mergeHead = await readMergeHead(worktree, head);
   if (pending.length === 0 && !mergeHead) return none;
   const record = mergeHead ? await readConflictRecord(worktree, mergeHead, head) : null;
   if (mergeHead) {
@@ -270,16 +270,6 @@ export function mergeCommitMessage(sessionId: string, mergeHead: string, op: str
   return `hagent: merge ${mergeHead.slice(0, 12)} into session ${sessionId}, conflicts resolved\n\nConcluded by hagent ${op}:\n${list}\n\n${[`Hagent-Session: ${sessionId}`, 'Hagent-Op: update', ...trailers].join('\n')}\n`;
 }
 
-/**
- * Ends the merge in progress once the session branch holds its merge commit, as `git commit`
- * does: `MERGE_HEAD`, `MERGE_MSG`, `MERGE_MODE` and hagent's conflict record go (the index and
- * the files are the merge commit's already).
- * @throws HagentError GIT_FAILED from git.
- */
-export async function concludeMerge(worktree: string): Promise<void> {
-  await runGit(['merge', '--quit'], { cwd: worktree });
-  await removeConflictRecord(worktree);
-}
 
 /**
  * Refuses to conclude a merge while a file the update left conflicted still holds a conflict

@@ -13,7 +13,8 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
 import { gitText, literalPathspec, runGit, updateIndex, worktreeGitDirSync, type ConflictStage, type IndexEntryUpdate } from '../git/index.js';
-import { conflictBlockLine, markersLeft, readConflictRecord, writeConflictRecord, type ConflictRecord } from './conflicts.js';
+import { isAncestor } from '../session/index.js';
+import { conflictBlockLine, markersLeft, readConflictRecord, removeConflictRecord, writeConflictRecord, type ConflictRecord } from './conflicts.js';
 
 /** A merge in progress in a session worktree. */
 export interface MergeState {
@@ -36,14 +37,34 @@ export interface Unresolved {
 }
 
 /**
- * The commit being merged in `worktree` (`MERGE_HEAD`), or null when no merge is in progress.
- * Pure file read: one `readFile` when there is none, which is every apply outside a merge.
+ * The commit being merged in `worktree` (`MERGE_HEAD`) over the session head `head`, or null
+ * when no merge is in progress: one `readFile` when there is none, which is every apply outside
+ * a merge. A `MERGE_HEAD` the head holds already is the trace of a concluding apply whose ref
+ * move a recovery finished (transaction/recover.ts knows no merge): that merge is ended here, as
+ * the apply would have ended it, instead of being concluded a second time.
+ * @throws HagentError GIT_FAILED from git.
  */
-export async function readMergeHead(worktree: string): Promise<string | null> {
+export async function readMergeHead(worktree: string, head: string): Promise<string | null> {
   const gitDir = worktreeGitDirSync(worktree);
   if (!gitDir) return null;
   const text = await fs.readFile(path.join(gitDir, 'MERGE_HEAD'), 'utf8').catch(() => '');
-  return /^[0-9a-f]{40,64}/.exec(text)?.[0] ?? null;
+  const mergeHead = /^[0-9a-f]{40,64}/.exec(text)?.[0] ?? null;
+  if (mergeHead && (await isAncestor(worktree, mergeHead, head))) {
+    await concludeMerge(worktree);
+    return null;
+  }
+  return mergeHead;
+}
+
+/**
+ * Ends the merge in progress once the session branch holds its merge commit, as `git commit`
+ * does: `MERGE_HEAD`, `MERGE_MSG`, `MERGE_MODE` and hagent's conflict record go (the index and
+ * the files are the merge commit's already). Used by every command that concludes a merge.
+ * @throws HagentError GIT_FAILED from git.
+ */
+export async function concludeMerge(worktree: string): Promise<void> {
+  await runGit(['merge', '--quit'], { cwd: worktree });
+  await removeConflictRecord(worktree);
 }
 
 /**
@@ -51,7 +72,7 @@ export async function readMergeHead(worktree: string): Promise<string | null> {
  * @throws HagentError GIT_FAILED from git.
  */
 export async function readMergeState(worktree: string, head: string): Promise<MergeState | null> {
-  const mergeHead = await readMergeHead(worktree);
+  const mergeHead = await readMergeHead(worktree, head);
   if (!mergeHead) return null;
   const [record, listed] = await Promise.all([
     readConflictRecord(worktree, mergeHead, head),

@@ -174,6 +174,28 @@ t('undo after the concluding apply goes back to the session before the update, a
   assert.is(readFileSync(path.join(s.worktree, 'c.txt'), 'utf8'), 'l1\nBOTH\nl3\nl4\nl5\nL6USER\n');
 });
 
+t('a MERGE_HEAD the session head holds already (what a recovered concluding apply leaves) is ended, not concluded twice', () => {
+  const { repo, s, target } = conflicted();
+  const dir = gitDir(s.worktree);
+  const left = Object.fromEntries(MERGE_FILES.map((f) => [f, readFileSync(path.join(dir, f))]));
+  const r = hagent(s.worktree, ['apply', '-', '--json'], { input: resolve('c.txt', 'BOTH') });
+  assert.is(r.status, 0, r.stdout + r.stderr);
+  // The recovery finishes the commit and the ref move (transaction/recover.ts), not the merge state.
+  for (const [f, bytes] of Object.entries(left)) writeFileSync(path.join(dir, f), bytes);
+  assert.is(readFileSync(path.join(dir, 'MERGE_HEAD'), 'utf8').trim(), target);
+  const sync = hagent(s.worktree, ['sync', '--json']);
+  assert.is(sync.status, 0, sync.stdout + sync.stderr);
+  assert.is(sync.json.commit, null, 'no second merge commit');
+  assert.is(git(repo, 'rev-parse', 'hagent/s1'), r.json.commit);
+  for (const f of MERGE_FILES) assert.not.ok(existsSync(path.join(dir, f)), `${f} is gone`);
+  assert.is(git(s.worktree, 'status', '--porcelain'), '');
+  for (const [f, bytes] of Object.entries(left)) writeFileSync(path.join(dir, f), bytes);
+  const next = hagent(s.worktree, ['apply', '-', '--json'], { input: upd('n.txt', 'n', 'N') });
+  assert.is(next.status, 0, next.stdout + next.stderr);
+  assert.is(next.json.merge, undefined);
+  assert.not.ok(existsSync(path.join(dir, 'MERGE_HEAD')), 'the apply ends it too');
+});
+
 t('CRLF lines: the markers the update writes are matched and removed, the lines keep their CRLF, and a block left in is refused', () => {
   const repo = makeRepo({ 'w.txt': 'l1\r\nl2\r\nl3\r\nl4\r\nl5\r\n' });
   const s = startSession(repo, ['--name', 'w']);
