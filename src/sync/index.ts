@@ -14,7 +14,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { entriesAt, looseObjectStore, readCommitTrees, updateIndex, updateRefDirect, worktreeGitDirSync, writeBlobsFromPaths, writeCommit, writeLooseObject, writeTreeWithChanges, type PathChange } from '../git/index.js';
 import { readEntry } from '../fsx/index.js';
-import { concludeMerge, markersLeft, readConflictRecord, readMergeHead, type ConflictRecord } from '../update/index.js';
+import { concludeMerge, markersLeft, mergedTreeWith, moveConflictRecord, readConflictRecord, readMergeHead, readMergeState, unresolvedAfter, writtenInWorktree, type ConflictRecord } from '../update/index.js';
 
 /** JSON of `hagent sync`. `commit` is null when there was nothing to adopt. */
 export interface SyncResult {
@@ -145,6 +145,25 @@ async function syncPaths(ctx: RepoContext, session: Session, policy: Policy, as:
   const none = { ok: true as const, session: session.id, commit: null, parent: head, files: [], skipped: [] };
   const rels = [...new Set(paths)];
   if (rels.length === 0) return none;
+  // While a merge is in progress, a tool's write of a conflicted file is its resolution, as `git
+  // add` is: the call after which nothing is conflicted concludes the merge (every conflicted
+  // file it finds written goes in); one that leaves conflicts keeps its conflicted files out, as
+  // the worktree holds them, and its commit goes under the merge, which follows the new head.
+  const merge = await readMergeState(worktree, head);
+  let mergeHead: string | null = null;
+  const staged = new Set<string>();
+  const leftOut = new Map<string, string>();
+  if (merge && rels.some((p) => merge.conflicted.has(p))) {
+    const written = await writtenInWorktree(worktree, merge, rels);
+    const unresolved = await unresolvedAfter(worktree, merge, written);
+    if (unresolved.length === 0) {
+      mergeHead = merge.mergeHead;
+      for (const p of written.keys()) { staged.add(p); if (!rels.includes(p)) rels.push(p); }
+    } else {
+      const why = `conflicted by the merge in progress, which still has conflicts: ${unresolved.map((u) => u.path).join(', ')}`;
+      for (const p of rels) if (merge.conflicted.has(p)) leftOut.set(p, why);
+    }
+  }
   const store = await looseObjectStore(ctx.commonDir, head);
   const trees = await readCommitTrees(worktree, head, rels, store);
   const inHead = entriesAt(trees, rels);
@@ -152,6 +171,7 @@ async function syncPaths(ctx: RepoContext, session: Session, policy: Policy, as:
   const files: ChangedFile[] = [];
   const skipped: { path: string; reason: string }[] = [];
   for (const rel of rels) {
+    if (leftOut.has(rel)) { skipped.push({ path: rel, reason: leftOut.get(rel)! }); continue; }
     try {
       checkPath(rel, policy);
     } catch (e) {
@@ -164,19 +184,22 @@ async function syncPaths(ctx: RepoContext, session: Session, policy: Policy, as:
     else if (entry.kind === 'file') {
       const mode = entry.executable ? '100755' : '100644';
       const oid = store ? await writeLooseObject(store, 'blob', entry.bytes) : (await writeBlobsFromPaths(worktree, [rel]))[0]!;
-      if (before?.oid === oid && before.mode === mode) continue;
+      if (before?.oid === oid && before.mode === mode && !staged.has(rel)) continue;
       changes.push({ path: rel, mode, oid });
       files.push({ path: rel, status: before ? 'M' : 'A' });
-    } else if (entry.kind === 'missing' && before) {
-      changes.push({ path: rel, mode: before.mode, oid: null });
+    } else if (entry.kind === 'missing' && (before || staged.has(rel))) {
+      changes.push({ path: rel, mode: before?.mode ?? '100644', oid: null });
       files.push({ path: rel, status: 'D' });
     }
   }
   if (changes.length === 0) return { ...none, skipped };
-  const tree = await writeTreeWithChanges(worktree, head, changes, trees, store);
-  const r = await commitSynced(ctx, session, as, head, tree, skipped, async () => undefined, files);
+  const entries = changes.map((c) => (c.oid ? { path: c.path, mode: c.mode, oid: c.oid } : { path: c.path, mode: '0', oid: null }));
+  // A merge is concluded with the merged index and these files, over both parents.
+  const tree = mergeHead ? await mergedTreeWith(worktree, entries, `sync-${process.pid}`) : await writeTreeWithChanges(worktree, head, changes, trees, store);
+  const r = await commitSynced(ctx, session, { ...as, mergeHead }, head, tree, skipped, async () => undefined, mergeHead ? undefined : files);
   // The index follows the commit on these paths only (git status stays clean there).
-  await updateIndex(worktree, changes.map((c) => (c.oid ? { path: c.path, mode: c.mode, oid: c.oid } : { path: c.path, mode: '0', oid: null }))).catch(() => undefined);
+  await updateIndex(worktree, entries).catch(() => undefined);
+  if (merge && !mergeHead && r.commit) await moveConflictRecord(worktree, merge, r.commit).catch(() => undefined);
   return r;
 }
 

@@ -21,7 +21,7 @@ import { guardedWrite, type Recovery } from '../transaction/index.js';
 import { writeConflictRecord } from './conflicts.js';
 
 export { conflictBlockLine, markersLeft, readConflictRecord, removeConflictRecord, type ConflictRecord } from './conflicts.js';
-export { assertResolvedBy, concludeMerge, mergedTreeWith, moveConflictRecord, readMergeHead, readMergeState, restoreUnmerged, unresolvedAfter, type MergeState, type Unresolved } from './resolve.js';
+export { assertResolvedBy, concludeMerge, mergedTreeWith, moveConflictRecord, readMergeHead, readMergeState, restoreUnmerged, unresolvedAfter, writtenInWorktree, type MergeState, type Unresolved } from './resolve.js';
 
 /** JSON of `hagent session update`. */
 export interface UpdateResult {

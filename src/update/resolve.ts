@@ -12,7 +12,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
-import { gitText, literalPathspec, runGit, updateIndex, worktreeGitDirSync, type ConflictStage, type IndexEntryUpdate } from '../git/index.js';
+import { blobId, formatOfOid, gitText, literalPathspec, lsTree, runGit, updateIndex, worktreeGitDirSync, type ConflictStage, type IndexEntryUpdate } from '../git/index.js';
 import { isAncestor } from '../session/index.js';
 import { conflictBlockLine, markersLeft, readConflictRecord, removeConflictRecord, writeConflictRecord, type ConflictRecord } from './conflicts.js';
 
@@ -111,6 +111,30 @@ export async function unresolvedAfter(worktree: string, state: MergeState, writt
     for (const p of differ) if (!left.has(p)) out.push({ path: p, reason: 'not added' });
   }
   return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+/**
+ * What a tool that writes files itself (an agent's native edit tool, recorded after its write)
+ * has written of the merge's conflicted files: the conflicted ones among `touched`, and every
+ * recorded conflicted file whose worktree bytes are no longer what the update left there (an
+ * earlier such write, kept out while other conflicts remained), each with its bytes on disk
+ * (null: deleted). An untouched binary or modify/delete conflict still holds what the update left,
+ * so it is not taken as resolved.
+ */
+export async function writtenInWorktree(worktree: string, state: MergeState, touched: readonly string[]): Promise<Map<string, Uint8Array | null>> {
+  const paths = new Set(touched.filter((p) => state.conflicted.has(p)));
+  const recorded = (state.record?.files ?? []).filter((p) => !paths.has(p));
+  const left = state.record && recorded.length ? await lsTree(worktree, state.record.tree, recorded) : new Map<string, { oid: string }>();
+  const disk = async (p: string) => fs.readFile(path.join(worktree, p)).catch(() => null);
+  for (const p of recorded) {
+    const bytes = await disk(p);
+    const want = left.get(p);
+    const same = bytes === null ? want === undefined : want !== undefined && blobId(bytes, formatOfOid(want.oid)) === want.oid;
+    if (!same) paths.add(p);
+  }
+  const out = new Map<string, Uint8Array | null>();
+  for (const p of paths) out.set(p, await disk(p));
+  return out;
 }
 
 /**

@@ -196,6 +196,31 @@ t('a MERGE_HEAD the session head holds already (what a recovered concluding appl
   assert.not.ok(existsSync(path.join(dir, 'MERGE_HEAD')), 'the apply ends it too');
 });
 
+t('native edit tools through hooks (Claude Code Edit): an edit leaving conflicts is kept out, markers never committed; the edit after which nothing is conflicted concludes the merge', () => {
+  const { repo, s, agentHead, target } = conflicted(['a.txt', 'c.txt']);
+  const hook = (event: string, file: string, id: string) => hagent(s.worktree, ['hook', 'claude'], { input: JSON.stringify({ hook_event_name: event, session_id: 'x', cwd: s.worktree, tool_name: 'Edit', tool_use_id: id, tool_input: { file_path: path.join(s.worktree, file), old_string: '<<<<<<< HEAD', new_string: 'BOTH' } }) });
+  const edit = (file: string, id: string) => {
+    const pre = hook('PreToolUse', file, id);
+    assert.is(pre.status, 0, pre.stdout + pre.stderr);
+    assert.is(git(repo, 'rev-parse', 'hagent/s1'), agentHead, `PreToolUse on ${file} adopts no conflicted file as an outside edit`);
+    writeFileSync(path.join(s.worktree, file), 'l1\nBOTH\nl3\nl4\nl5\nL6USER\n');
+    const post = hook('PostToolUse', file, id);
+    assert.is(post.status, 0, post.stdout + post.stderr);
+  };
+  edit('a.txt', 't1');
+  assert.is(git(repo, 'rev-parse', 'hagent/s1'), agentHead, 'c.txt is still conflicted: nothing committed');
+  assert.match(git(s.worktree, 'status', '--porcelain'), /^UU c\.txt$/m);
+  assert.ok(existsSync(path.join(gitDir(s.worktree), 'MERGE_HEAD')));
+  edit('c.txt', 't2');
+  const head = git(repo, 'rev-parse', 'hagent/s1');
+  assert.equal(parents(repo, head), [agentHead, target], 'the merge commit');
+  assert.is(git(repo, 'show', `${head}:a.txt`), 'l1\nBOTH\nl3\nl4\nl5\nL6USER', 'the earlier edit is in it');
+  assert.is(git(repo, 'show', `${head}:other.txt`), 'x\ny');
+  assert.is(git(s.worktree, 'status', '--porcelain'), '');
+  for (const f of MERGE_FILES) assert.not.ok(existsSync(path.join(gitDir(s.worktree), f)), `${f} is gone`);
+  assert.not.match(git(repo, 'log', '-p', `${agentHead}..${head}`, '--first-parent'), /^\+<<<<<<< /m, 'no commit holds the markers');
+});
+
 t('CRLF lines: the markers the update writes are matched and removed, the lines keep their CRLF, and a block left in is refused', () => {
   const repo = makeRepo({ 'w.txt': 'l1\r\nl2\r\nl3\r\nl4\r\nl5\r\n' });
   const s = startSession(repo, ['--name', 'w']);
