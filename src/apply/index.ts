@@ -635,9 +635,9 @@ async function assertNotLastPatch(worktree: string, head: string, store: LooseOb
 }
 
 /**
- * Writes the commit of `tree` (`parents`: the head, and `MERGE_HEAD` when it concludes a merge; `message`): in-process with the identity git last
- * gave hagent here (git/commit-direct.ts), else with `git commit-tree`, whose identity is then
- * recorded for the next commits.
+ * Writes the commit of `tree` (`parents`: the head, then `MERGE_HEAD` when it concludes a merge;
+ * `message`): in-process with the identity git last gave hagent here (git/commit-direct.ts), else
+ * with `git commit-tree`, whose identity is then recorded for the next commits.
  * @returns the commit id, and what the in-process ref and note writes need (null: git writes them).
  * @throws HagentError GIT_FAILED from git.
  */
