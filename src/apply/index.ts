@@ -23,6 +23,8 @@ import { checkLimits, checkPath, confirmationReasons, relativizeAbsolute, type A
 import { loadConfig } from '../config/index.js';
 import type { EffectiveConfig } from '../policy/index.js';
 import { guardTarget, readSessionRefs, retireRedo, sessionRef, type RepoContext, type Session } from '../session/index.js';
+import { assertResolvedBy, concludeMerge, mergedTreeWith, moveConflictRecord, readMergeState, restoreUnmerged, unresolvedAfter, type MergeState } from '../update/index.js';
+import { mergeCommitMessage } from '../sync/index.js';
 
 /** What a confirmation prompt is shown (patch-language.md §5b). */
 export interface ConfirmationRequest {
@@ -113,6 +115,12 @@ export interface ApplyResult {
   recovery?: Recovery;
   /** With `reportBlobs`: each path the patch wrote → its new blob id (null: deleted or moved away). */
   blobs?: Record<string, string | null>;
+  /**
+   * Present when the patch resolved every conflict of the merge in progress (`hagent session
+   * update`): its commit is the merge commit (`concluded`; false on a dry run, which would).
+   * `target` is the branch merged (null for a merge the agent started itself), `merged` the commit.
+   */
+  merge?: { concluded: boolean; target: string | null; merged: string };
   /** Output of `.hagent/hooks/post-apply`, when it ran. */
   postApply?: { exitCode: number | null; stdout: string; stderr: string; timedOut: boolean };
 }
@@ -311,14 +319,44 @@ function targetWrites(plan: Plan, snapshot: ReadonlyMap<string, FileState>): Tar
 
 const SUBJECT_MAX = 72;
 
+/** The line saying an apply concluded (or, on a dry run, would conclude) the merge in progress; null when it did not. Pure. */
+export function mergeLine(r: Pick<ApplyResult, 'merge'>): string | null {
+  if (!r.merge) return null;
+  const what = r.merge.target ? r.merge.target.replace(/^refs\/heads\//, '') : r.merge.merged.slice(0, 12);
+  return `${r.merge.concluded ? 'concluded' : 'would conclude'} the merge of ${what}`;
+}
+
 /** Commit message of an applied patch: subject names the files; trailers name session and patch. */
 export function applyCommitMessage(sessionId: string, plan: Plan, patchText: string): string {
   const letters = plan.files.map((f) => `${f.op === 'add' ? 'A' : f.op === 'delete' ? 'D' : f.op === 'move' ? 'R' : 'M'} ${f.path}`);
   let subject = `hagent: ${letters.join(', ')}`;
   if (subject.length > SUBJECT_MAX) subject = `hagent: ${plan.files.length} files (${letters[0]}, …)`;
   const body = plan.files.map((f) => `- ${f.op} ${f.from ? `${f.from} -> ` : ''}${f.path} (+${f.added} -${f.removed})`).join('\n');
-  const sha = createHash('sha256').update(patchText).digest('hex');
-  return `${subject}\n\n${body}\n\nHagent-Session: ${sessionId}\nHagent-Op: apply\nHagent-Patch-Sha256: ${sha}\n`;
+  return `${subject}\n\n${body}\n\nHagent-Session: ${sessionId}\nHagent-Op: apply\n${patchTrailer(patchText)}\n`;
+}
+
+/** The trailer naming a patch by its text (`Hagent-Patch-Sha256`), by which a retried patch is known ({@link assertNotLastPatch}). Pure. */
+function patchTrailer(patchText: string): string {
+  return `Hagent-Patch-Sha256: ${createHash('sha256').update(patchText).digest('hex')}`;
+}
+
+/**
+ * During a merge in progress, whether this plan concludes it: a plan that writes no conflicted
+ * path is an apply like any other (the merge stays in progress, over the new head); one that
+ * writes a conflicted path must resolve every conflict, and its commit is then the merge commit.
+ * @throws HagentError MERGE_UNRESOLVED naming what the patch leaves conflicted; nothing is written.
+ */
+async function concludesMerge(worktree: string, session: Session, merge: MergeState | null, plan: Plan, snapshot: ReadonlyMap<string, FileState>): Promise<boolean> {
+  if (!merge) return false;
+  const written = new Map(targetWrites(plan, snapshot).map((w) => [w.rel, w.bytes] as const));
+  if (![...written.keys()].some((p) => merge.conflicted.has(p))) return false;
+  assertResolvedBy(worktree, session.id, await unresolvedAfter(worktree, merge, written));
+  return true;
+}
+
+/** `snapshot` without `paths`: a conflicted path's bytes on disk are its current content, not an outside edit. */
+function withoutPaths(snapshot: ReadonlyMap<string, FileState>, paths: ReadonlySet<string>): ReadonlyMap<string, FileState> {
+  return new Map([...snapshot].filter(([p]) => !paths.has(p)));
 }
 
 /**
@@ -372,18 +410,20 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
   // The head's trees on the way to the targets: the staleness check and, later, the new tree.
   const store = await looseObjectStore(ctx.commonDir, head);
   const format = formatOfOid(head);
-  const [snapshot, trees, conversions] = await Promise.all([readSnapshot(worktree, pathsToRead(parsed)), readCommitTrees(worktree, head, pathsToRead(parsed), store, options.objects), pendingConversions]);
+  const [snapshot, trees, conversions, merge] = await Promise.all([readSnapshot(worktree, pathsToRead(parsed)), readCommitTrees(worktree, head, pathsToRead(parsed), store, options.objects), pendingConversions, readMergeState(worktree, head)]);
   trace('apply: snapshot, head trees and attributes read');
   const diskFiles = [...snapshot].flatMap(([p, st]) => (st.kind === 'file' ? [{ path: p, bytes: st.bytes }] : []));
   const diskIds = await storedBlobIds(worktree, diskFiles, conversions.converted, format);
   assertOutsideSubmodules(trees, pathsToRead(parsed));
-  if (!options.skipStalenessCheck) await assertFresh(worktree, snapshot, trees, diskIds);
+  // While a merge is in progress, a conflicted path is current as the worktree holds it (git's rule).
+  if (!options.skipStalenessCheck) await assertFresh(worktree, merge ? withoutPaths(snapshot, merge.conflicted) : snapshot, trees, diskIds);
   if (options.expectBlobs) assertExpectedBlobs(snapshot, options.expectBlobs, diskIds);
   trace('apply: staleness checked');
   if (!options.change) await assertNotLastPatch(worktree, head, store, options.patchText);
   const plan = options.change ? options.change.plan(parsed, snapshot) : planPatch(parsed, snapshot);
   const patchText = options.change ? await unifiedDiffOf(plan, snapshot) : options.patchText;
   trace('apply: planned');
+  const concluding = await concludesMerge(worktree, session, merge, plan, snapshot);
   assertDriversAvailable(conversions, plan.files.flatMap((f) => (f.op === 'delete' ? [] : [f.path])));
   const size = changeSize(plan);
   checkLimits(size, policy);
@@ -398,6 +438,7 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
   }
   const result: ApplyResult = { ok: true, session: session.id, commit: null, parent: head, dryRun: !!options.dryRun, format: parsed.format, files, leniencies: plan.leniencies, warnings: plan.warnings, watched: watch !== null };
   if (options.reportBlobs) result.blobs = blobsOf(plan, format);
+  if (concluding) result.merge = { concluded: !options.dryRun, target: merge!.record ? session.target : null, merged: merge!.mergeHead };
   if (options.dryRun) return { result, patchText };
 
   const hooksDir = config.root ? path.join(config.root, '.hagent', 'hooks') : null;
@@ -415,7 +456,7 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
     w.bytes = checkedOut;
   }
   const txid = `${process.pid.toString(36)}-${randomBytes(4).toString('hex')}`;
-  const message = applyCommitMessage(session.id, plan, patchText);
+  let message = applyCommitMessage(session.id, plan, patchText);
   const targets: Intent['targets'] = writes.map((w) => ({
     rel: w.rel,
     prior: w.expected === null ? null : { oid: diskIds.get(w.rel) ?? blobId(w.expected, format), mode: w.expectedMode === 0o755 ? '100755' : '100644' },
@@ -426,8 +467,10 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
   // The tree and the commit come from the head's trees and the planned blob ids alone, so they
   // exist before any file is touched, and the intent names the commit from the start: a
   // recovery completes this same commit. Until the ref moves they are unreachable objects.
-  const tree = await writeTreeWithChanges(worktree, head, nextEntries, trees, store, options.objects);
-  const { commit, direct } = await commitApplied(ctx, worktree, tree, head, message, store);
+  // A commit concluding a merge records the merged index with the patch in it, over both parents.
+  const tree = concluding ? await mergedTreeWith(worktree, nextEntries, txid) : await writeTreeWithChanges(worktree, head, nextEntries, trees, store, options.objects);
+  if (concluding) message = mergeCommitMessage(session.id, merge!.mergeHead, 'apply', await diffTrees(worktree, head, tree), [patchTrailer(patchText)]);
+  const { commit, direct } = await commitApplied(ctx, worktree, tree, concluding ? [head, merge!.mergeHead] : [head], message, store);
   const intent: Intent = { version: 1, txid, session: session.id, command: 'apply', pid: process.pid, startedAt: new Date().toISOString(), head, commit, message, note: patchText, targets };
   let published = false;
   let indexTouched = false;
@@ -478,12 +521,15 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
       if (isHagentError(error) && leftAlone.length) error.details.leftAlone = leftAlone;
     }
     if (indexTouched) await updateIndex(worktree, priorIndexUpdatesOf(intent)).catch(() => undefined);
+    if (indexTouched && merge) await restoreUnmerged(worktree, merge, writes.map((w) => w.rel)).catch(() => undefined);
     await foldersDurable;
     await removeIntent(ctx.commonDir, session.id);
     await note;
     throw error;
   }
   await foldersDurable;
+  // The merge ends as `git commit` ends it; one left in progress follows the new head.
+  if (merge) await (concluding ? concludeMerge(worktree) : moveConflictRecord(worktree, merge, commit)).catch(() => { result.warnings.push(`the merge state in ${worktree} could not be ${concluding ? 'cleared (git merge --quit there ends it)' : 'moved to the new head'}`); });
   const [noted] = await Promise.all([note, removeIntent(ctx.commonDir, session.id), retireRedo(worktree, session, redo)]);
   if (!noted) result.warnings.push('the patch text could not be stored as a note');
   trace('apply: note stored');
@@ -589,15 +635,15 @@ async function assertNotLastPatch(worktree: string, head: string, store: LooseOb
 }
 
 /**
- * Writes the commit of `tree` (parent `head`, `message`): in-process with the identity git last
- * gave hagent here (git/commit-direct.ts), else with `git commit-tree`, whose identity is then
- * recorded for the next commits.
+ * Writes the commit of `tree` (`parents`: the head, then `MERGE_HEAD` when it concludes a merge;
+ * `message`): in-process with the identity git last gave hagent here (git/commit-direct.ts), else
+ * with `git commit-tree`, whose identity is then recorded for the next commits.
  * @returns the commit id, and what the in-process ref and note writes need (null: git writes them).
  * @throws HagentError GIT_FAILED from git.
  */
-async function commitApplied(ctx: RepoContext, worktree: string, tree: string, head: string, message: string, store: LooseObjectStore | null): Promise<{ commit: string; direct: DirectWrites | null }> {
+async function commitApplied(ctx: RepoContext, worktree: string, tree: string, parents: readonly string[], message: string, store: LooseObjectStore | null): Promise<{ commit: string; direct: DirectWrites | null }> {
   const gitDir = store ? worktreeGitDirSync(worktree) : null;
-  const made = await writeCommit(worktree, ctx.commonDir, gitDir, store, tree, [head], message);
+  const made = await writeCommit(worktree, ctx.commonDir, gitDir, store, tree, [...parents], message);
   trace(made.inProcess ? 'apply: committed in-process' : 'apply: committed');
   const direct = store && gitDir && made.author && made.committer ? { store, gitDir, author: made.author, committer: made.committer } : null;
   return { commit: made.oid, direct };

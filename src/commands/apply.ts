@@ -1,7 +1,7 @@
 /**
  * `hagent apply [PATCH_FILE | -]`: parse args, call apply/, print the Codex-shaped result.
  */
-import { applyPatch } from '../apply/index.js';
+import { applyPatch, mergeLine } from '../apply/index.js';
 import { trace } from '../trace/index.js';
 import { HagentError } from '../errors.js';
 import { openRepo, resolveSession } from '../session/index.js';
@@ -39,6 +39,8 @@ export async function runApply(argv: CommonArgs & { patch?: string; yes?: boolea
   for (const f of r.files) lines.push(`${opLetter(f.op)} ${f.path}`);
   if (r.leniencies.length) lines.push(p.dim(`(accepted with leniencies: ${r.leniencies.join(', ')})`));
   for (const w of r.warnings) lines.push(p.yellow(`warning: ${w}`));
+  const merge = mergeLine(r);
+  if (merge) lines.push(merge);
   if (r.commit) lines.push(p.dim(`commit ${short(r.commit)} on hagent/${r.session}`));
   printLines(io, lines);
   return 0;

@@ -88,7 +88,8 @@ export async function runUpdate(argv: CommonArgs & { id?: string; rebase?: boole
     printLines(io, [
       p.yellow(`Merging ${branch} into session ${r.session}: ${r.conflicts.length} file${r.conflicts.length === 1 ? '' : 's'} with conflicts`),
       ...r.conflicts.map((f) => `  C ${f}`),
-      `In ${session.worktree}: edit each file to the lines you want (remove the <<<<<<< ======= >>>>>>> markers), then: hagent sync --session ${r.session}`,
+      `In ${session.worktree}: edit each file to the lines you want (remove the <<<<<<< ======= >>>>>>> markers), git add it, then: hagent sync --session ${r.session}`,
+      `Or resolve every file listed in one hagent apply (or one MCP edit, write or apply_patch): that commit concludes the merge.`,
     ]);
   } else {
     const what = argv.rebase ? `Rebased session ${r.session} on ${branch} (${short(r.merged)})` : `Merged ${branch} (${short(r.merged)}) into session ${r.session}`;

@@ -9,6 +9,7 @@ import { readEntry } from '../fsx/index.js';
 import { splitText } from '../patch/text-file.js';
 import { checkPath } from '../policy/index.js';
 import { readSessionRefs } from '../session/index.js';
+import { readMergeState } from '../update/index.js';
 import type { SessionBinding } from './binding.js';
 
 /** Lines returned when no `limit` is given. */
@@ -23,6 +24,8 @@ export interface ReadResult {
   blob: string;
   headBlob: string | null;
   outsideEdit: boolean;
+  /** True while a merge is in progress and this file is conflicted: its markers are its current content, not an outside edit. */
+  conflicted?: boolean;
   totalLines: number;
   startLine: number;
   endLine: number;
@@ -60,6 +63,7 @@ export async function readFile(binding: SessionBinding, rawPath: string, offset 
   const trees = await readCommitTrees(session.worktree, head, [rel], store, binding.objects);
   const inHead = entriesAt(trees, [rel]).get(rel);
   const blob = blobId(entry.bytes, formatOfOid(head));
+  const conflicted = (await readMergeState(session.worktree, head))?.conflicted.has(rel) ?? false;
   binding.known.set(rel, blob);
   const lines = splitText(text).texts;
   const start = Math.min(offset, lines.length + 1);
@@ -68,7 +72,7 @@ export async function readFile(binding: SessionBinding, rawPath: string, offset 
   for (let n = start; n <= end; n++) shown.push(`${n}\t${lines[n - 1]}`);
   return {
     ok: true, session: session.id, path: rel, head, blob, headBlob: inHead?.type === 'blob' ? inHead.oid : null,
-    outsideEdit: inHead?.oid !== blob, totalLines: lines.length, startLine: start, endLine: end, truncated: start > 1 || end < lines.length,
+    outsideEdit: inHead?.oid !== blob && !conflicted, ...(conflicted ? { conflicted } : {}), totalLines: lines.length, startLine: start, endLine: end, truncated: start > 1 || end < lines.length,
     text: shown.join('\n'),
   };
 }

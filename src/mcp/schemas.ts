@@ -81,6 +81,7 @@ export const ApplyOutput = z.object({
   ok: z.literal(true), session: z.string(), commit: oid.nullable(), parent: oid, dryRun: z.boolean(), format: z.enum(['codex', 'unified']),
   files: z.array(fileResult), leniencies: z.array(z.string()), warnings: z.array(z.string()), watched: z.boolean(),
   blobs: z.record(z.string(), oid.nullable()).optional(),
+  merge: z.object({ concluded: z.boolean(), target: z.string().nullable(), merged: oid }).optional().describe('the patch resolved every conflict of the merge in progress: its commit is the merge commit'),
   recovery: recovery.optional(),
   postApply: z.object({ exitCode: z.number().nullable(), stdout: z.string(), stderr: z.string(), timedOut: z.boolean() }).optional(),
 });
@@ -115,6 +116,7 @@ export const ReadOutput = z.object({
   blob: oid.describe('blob id of the file as it is on disk: pass it as expected_blob / base_blobs'),
   headBlob: oid.nullable().describe('blob id in the session head (null: not committed)'),
   outsideEdit: z.boolean().describe('the file on disk differs from the session head (an edit made outside hagent; sync adopts it)'),
+  conflicted: z.boolean().optional().describe('a merge is in progress and this file is conflicted: one edit, write or apply_patch that resolves every conflicted file concludes it'),
   totalLines: z.number().int(), startLine: z.number().int(), endLine: z.number().int(), truncated: z.boolean(),
 });
 

@@ -11,7 +11,7 @@
 import { Writable } from 'node:stream';
 import { McpServer } from '@modelcontextprotocol/server';
 import type * as z from 'zod';
-import { applyPatch, type ApplyOptions, type ApplyResult } from '../apply/index.js';
+import { applyPatch, mergeLine, type ApplyOptions, type ApplyResult } from '../apply/index.js';
 import { checkPatch } from '../check/index.js';
 import { execInSession, type ExecResult } from '../exec/index.js';
 import { toHagentError, HagentError } from '../errors.js';
@@ -61,6 +61,8 @@ function applyText(r: ApplyResult): string {
   for (const f of r.files) lines.push(`${f.op === 'add' ? 'A' : f.op === 'delete' ? 'D' : 'M'} ${f.path}`);
   for (const w of r.warnings) lines.push(`warning: ${w}`);
   if (r.leniencies.length) lines.push(`(accepted with leniencies: ${r.leniencies.join(', ')})`);
+  const merge = mergeLine(r);
+  if (merge) lines.push(merge);
   if (r.commit) lines.push(`commit ${r.commit} on hagent/${r.session}`);
   for (const [p, b] of Object.entries(r.blobs ?? {})) lines.push(`blob ${p} ${b ?? '(deleted)'}`);
   return lines.join('\n');
@@ -126,7 +128,7 @@ export function createServer(binding: SessionBinding, version: string): McpServe
   // structured content holds the rest. Sent twice, they doubled a read's round trip over stdio.
   register('read', 'Read a file', 'A file of the session worktree: the text is a header line (path, line range, blob id), then the lines as "<n>\\t<text>"; the structured result holds the blob id, the token that edit, write and apply_patch compare against, and the line counts. offset/limit select lines (default: the first 2000).',
     S.ReadInput, S.ReadOutput, READ_ONLY, (a) => answer(() => readFile(binding, a.path, a.offset, a.limit),
-      (r) => `${r.path}: lines ${r.startLine}-${r.endLine} of ${r.totalLines}, blob ${r.blob}${r.outsideEdit ? ' (differs from the session head: an outside edit; sync adopts it)' : ''}\n${r.text}`,
+      (r) => `${r.path}: lines ${r.startLine}-${r.endLine} of ${r.totalLines}, blob ${r.blob}${r.outsideEdit ? ' (differs from the session head: an outside edit; sync adopts it)' : ''}${r.conflicted ? ' (conflicted by the merge in progress: resolving every conflicted file in one change concludes it)' : ''}\n${r.text}`,
       ({ text: _lines, ...rest }) => rest));
 
   register('apply_patch', 'Apply a patch', 'Applies a patch (Codex "*** Begin Patch" language or a unified diff) all-or-nothing as one commit. base (a head) or base_blobs (path → blob id from read) refuse it if a target changed since.',

@@ -14,7 +14,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { entriesAt, looseObjectStore, readCommitTrees, updateIndex, updateRefDirect, worktreeGitDirSync, writeBlobsFromPaths, writeCommit, writeLooseObject, writeTreeWithChanges, type PathChange } from '../git/index.js';
 import { readEntry } from '../fsx/index.js';
-import { markersLeft, readConflictRecord, removeConflictRecord, type ConflictRecord } from '../update/index.js';
+import { concludeMerge, markersLeft, mergedTreeWith, moveConflictRecord, readConflictRecord, readMergeHead, readMergeState, unresolvedAfter, writtenInWorktree, type ConflictRecord } from '../update/index.js';
 
 /** JSON of `hagent sync`. `commit` is null when there was nothing to adopt. */
 export interface SyncResult {
@@ -121,7 +121,7 @@ async function syncLocked(ctx: RepoContext, session: Session, policy: Policy, as
   if (as.paths) return syncPaths(ctx, session, policy, { ...as, redo }, head, as.paths);
   const pending = await outsideEdits(worktree);
   // A merge left by `hagent session update` (or the agent's git merge) is concluded here.
-  const mergeHead = await readMergeHead(worktree);
+  const mergeHead = await readMergeHead(worktree, head);
   if (pending.length === 0 && !mergeHead) return none;
   const record = mergeHead ? await readConflictRecord(worktree, mergeHead, head) : null;
   if (mergeHead) {
@@ -151,6 +151,25 @@ async function syncPaths(ctx: RepoContext, session: Session, policy: Policy, as:
   const none = { ok: true as const, session: session.id, commit: null, parent: head, files: [], skipped: [] };
   const rels = [...new Set(paths)];
   if (rels.length === 0) return none;
+  // While a merge is in progress, a tool's write of a conflicted file is its resolution, as `git
+  // add` is: the call after which nothing is conflicted concludes the merge (every conflicted
+  // file it finds written goes in); one that leaves conflicts keeps its conflicted files out, as
+  // the worktree holds them, and its commit goes under the merge, which follows the new head.
+  const merge = await readMergeState(worktree, head);
+  let mergeHead: string | null = null;
+  const staged = new Set<string>();
+  const leftOut = new Map<string, string>();
+  if (merge && rels.some((p) => merge.conflicted.has(p))) {
+    const written = await writtenInWorktree(worktree, merge, rels);
+    const unresolved = await unresolvedAfter(worktree, merge, written);
+    if (unresolved.length === 0) {
+      mergeHead = merge.mergeHead;
+      for (const p of written.keys()) { staged.add(p); if (!rels.includes(p)) rels.push(p); }
+    } else {
+      const why = `conflicted by the merge in progress, which still has conflicts: ${unresolved.map((u) => u.path).join(', ')}`;
+      for (const p of rels) if (merge.conflicted.has(p)) leftOut.set(p, why);
+    }
+  }
   const store = await looseObjectStore(ctx.commonDir, head);
   const trees = await readCommitTrees(worktree, head, rels, store);
   const inHead = entriesAt(trees, rels);
@@ -158,6 +177,7 @@ async function syncPaths(ctx: RepoContext, session: Session, policy: Policy, as:
   const files: ChangedFile[] = [];
   const skipped: { path: string; reason: string }[] = [];
   for (const rel of rels) {
+    if (leftOut.has(rel)) { skipped.push({ path: rel, reason: leftOut.get(rel)! }); continue; }
     try {
       checkPath(rel, policy);
     } catch (e) {
@@ -170,19 +190,22 @@ async function syncPaths(ctx: RepoContext, session: Session, policy: Policy, as:
     else if (entry.kind === 'file') {
       const mode = entry.executable ? '100755' : '100644';
       const oid = store ? await writeLooseObject(store, 'blob', entry.bytes) : (await writeBlobsFromPaths(worktree, [rel]))[0]!;
-      if (before?.oid === oid && before.mode === mode) continue;
+      if (before?.oid === oid && before.mode === mode && !staged.has(rel)) continue;
       changes.push({ path: rel, mode, oid });
       files.push({ path: rel, status: before ? 'M' : 'A' });
-    } else if (entry.kind === 'missing' && before) {
-      changes.push({ path: rel, mode: before.mode, oid: null });
+    } else if (entry.kind === 'missing' && (before || staged.has(rel))) {
+      changes.push({ path: rel, mode: before?.mode ?? '100644', oid: null });
       files.push({ path: rel, status: 'D' });
     }
   }
   if (changes.length === 0) return { ...none, skipped };
-  const tree = await writeTreeWithChanges(worktree, head, changes, trees, store);
-  const r = await commitSynced(ctx, session, as, head, tree, skipped, async () => undefined, files);
+  const entries = changes.map((c) => (c.oid ? { path: c.path, mode: c.mode, oid: c.oid } : { path: c.path, mode: '0', oid: null }));
+  // A merge is concluded with the merged index and these files, over both parents.
+  const tree = mergeHead ? await mergedTreeWith(worktree, entries, `sync-${process.pid}`) : await writeTreeWithChanges(worktree, head, changes, trees, store);
+  const r = await commitSynced(ctx, session, { ...as, mergeHead }, head, tree, skipped, async () => undefined, mergeHead ? undefined : files);
   // The index follows the commit on these paths only (git status stays clean there).
-  await updateIndex(worktree, changes.map((c) => (c.oid ? { path: c.path, mode: c.mode, oid: c.oid } : { path: c.path, mode: '0', oid: null }))).catch(() => undefined);
+  await updateIndex(worktree, entries).catch(() => undefined);
+  if (merge && !mergeHead && r.commit) await moveConflictRecord(worktree, merge, r.commit).catch(() => undefined);
   return r;
 }
 
@@ -237,7 +260,7 @@ async function commitSynced(ctx: RepoContext, session: Session, as: AdoptAs & { 
   let message: string;
   const extra = !mergeHead && as.attribute ? await as.attribute(files) : null;
   if (mergeHead) {
-    message = `hagent: merge ${mergeHead.slice(0, 12)} into session ${session.id}, conflicts resolved\n\nConcluded by hagent ${as.op}:\n${list.map((l) => `- ${l}`).join('\n')}\n\nHagent-Session: ${session.id}\nHagent-Op: update\n`;
+    message = mergeCommitMessage(session.id, mergeHead, as.op, files);
   } else {
     let subject = as.subject ?? `hagent: ${as.title} (${list.join(', ')})`;
     if (as.subject === undefined && subject.length > 72) subject = `hagent: ${as.title} (${files.length} file${files.length === 1 ? '' : 's'})`;
@@ -260,23 +283,24 @@ async function commitSynced(ctx: RepoContext, session: Session, as: AdoptAs & { 
     await undoIndex().catch(() => undefined);
     throw error;
   }
-  if (mergeHead) {
-    await runGit(['merge', '--quit'], { cwd: worktree });
-    await removeConflictRecord(worktree);
-  }
+  if (mergeHead) await concludeMerge(worktree);
   await retireRedo(worktree, session, as.redo);
   const note = as.note !== undefined || extra ? `${as.note ?? ''}${extra?.note ?? ''}` : undefined;
   if (note !== undefined) await storeNote(ctx.commonDir, worktree, commit, note, direct ?? undefined).catch(() => undefined);
   return { ok: true, session: session.id, commit, parent: head, files, skipped, ...(mergeHead ? { merged: mergeHead } : {}) };
 }
 
-/** The commit being merged in the worktree (`MERGE_HEAD`), or null when no merge is in progress. */
-async function readMergeHead(worktree: string): Promise<string | null> {
-  const gitDir = worktreeGitDirSync(worktree);
-  if (!gitDir) return null;
-  const text = await fs.readFile(path.join(gitDir, 'MERGE_HEAD'), 'utf8').catch(() => '');
-  return /^[0-9a-f]{40,64}/.exec(text)?.[0] ?? null;
+/**
+ * The message of the commit that concludes a merge left in progress (by `hagent session update`
+ * or the agent's own git merge): the same whichever command concludes it, `op` naming that
+ * command (`sync`, `apply`); `files` are the changes against the session head; `trailers` come
+ * after `Hagent-Session` and `Hagent-Op: update` (an apply's `Hagent-Patch-Sha256`). Pure.
+ */
+export function mergeCommitMessage(sessionId: string, mergeHead: string, op: string, files: readonly { status: string; path: string }[], trailers: readonly string[] = []): string {
+  const list = files.map((f) => `- ${f.status} ${f.path}`).join('\n');
+  return `hagent: merge ${mergeHead.slice(0, 12)} into session ${sessionId}, conflicts resolved\n\nConcluded by hagent ${op}:\n${list}\n\n${[`Hagent-Session: ${sessionId}`, 'Hagent-Op: update', ...trailers].join('\n')}\n`;
 }
+
 
 /**
  * Refuses to conclude a merge while a file the update left conflicted still holds a conflict

@@ -7,7 +7,8 @@
  * Its merge base is the session's land base, not the common ancestor. A merge with conflicts is
  * left to the agent as git would leave it — conflict markers in the files, unmerged index
  * entries, `MERGE_HEAD` — and `hagent sync` concludes it as the merge commit once every conflict
- * is resolved with `git add`. The next land then starts from that target commit
+ * is resolved with `git add`, or an apply whose patch resolves every conflict does, its one commit
+ * the merge commit (./resolve.ts). The next land then starts from that target commit
  * (session/landed.ts), so only what the session changed since lands.
  */
 import { existsSync, promises as fs } from 'node:fs';
@@ -20,6 +21,7 @@ import { guardedWrite, type Recovery } from '../transaction/index.js';
 import { writeConflictRecord } from './conflicts.js';
 
 export { conflictBlockLine, markersLeft, readConflictRecord, removeConflictRecord, type ConflictRecord } from './conflicts.js';
+export { assertResolvedBy, concludeMerge, mergedTreeWith, moveConflictRecord, readMergeHead, readMergeState, restoreUnmerged, unresolvedAfter, writtenInWorktree, type MergeState, type Unresolved } from './resolve.js';
 
 /** JSON of `hagent session update`. */
 export interface UpdateResult {
@@ -33,7 +35,7 @@ export interface UpdateResult {
   parent: string;
   /** Files the merge changed in the worktree. */
   files: ChangedFile[];
-  /** Files with conflict markers: resolve them in the worktree, then `hagent sync`. */
+  /** Files with conflict markers: resolve them in the worktree and `git add` them, then `hagent sync`; or resolve them all in one apply. */
   conflicts: string[];
   upToDate: boolean;
   recovery?: Recovery;
@@ -78,7 +80,7 @@ async function updateLocked(ctx: RepoContext, session: Session, rebase: boolean)
   if (!merged) throw new HagentError('TARGET_MOVED', `target branch ${target} no longer exists`, { target }, 'recreate the branch, then update again');
   const base = { ok: true as const, session: session.id, target, merged, parent: head, files: [], conflicts: [] };
   if (mergeInProgress(worktree)) {
-    throw new HagentError('MERGE_IN_PROGRESS', `a merge is in progress in ${worktree}`, { session: session.id, worktree }, `resolve the conflicts in the files git lists (git -C ${worktree} status), then run hagent sync --session ${session.id} to conclude it`);
+    throw new HagentError('MERGE_IN_PROGRESS', `a merge is in progress in ${worktree}`, { session: session.id, worktree }, `resolve the conflicts in the files git lists (git -C ${worktree} status) and git add them, then run hagent sync --session ${session.id} to conclude it; or apply one patch that resolves them all`);
   }
   if (await isAncestor(ctx.cwd, merged, head)) return { ...base, commit: null, upToDate: true };
   const pending = await outsideEdits(worktree);
