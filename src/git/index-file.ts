@@ -26,10 +26,10 @@
  * what `update-index --index-info` does that the documents leave out (named where used).
  */
 import { createHash } from 'node:crypto';
-import { closeSync, fchmodSync, fstatSync, lstatSync, openSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { close, closeSync, fchmodSync, fstatSync, lstatSync, openSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { IndexEntryUpdate } from './objects.js';
-import { AskGit, compareBytes as compareNames, findShared, freshenShared, readEntries, readEwah, readSharedIndex, writeEwah, type RawEntry } from './split-index.js';
+import { AskGit, compareBytes as compareNames, findShared, freshenShared, readEntries, readEwah, readSharedIndex, writeEwah, entryOf, type RawEntry } from './split-index.js';
 import { oidByteLength, type ObjectFormat } from './object-format.js';
 
 
@@ -220,7 +220,12 @@ export async function updateIndexFile(indexPath: string, updates: readonly Index
     renamed = true;
     return true;
   } finally {
-    if (old >= 0) closeQuietly(old);
+    // After the rename this descriptor holds the last link to the old file: its close frees the
+    // blocks (~7 ms for 12.7 MB here, with online discard), so it is left to the thread pool.
+    if (old >= 0) {
+      if (renamed) close(old, () => undefined);
+      else closeQuietly(old);
+    }
     if (!lockClosed) closeQuietly(lock);
     if (!renamed) {
       try {
@@ -696,7 +701,8 @@ function newEntry(c: Change, layout: Layout): Buffer {
  * @throws AskGit when it does not parse so.
  */
 function readTreeHeader(buf: Buffer, k: number, stop: number, node: { entryCount: number; subtrees: number }, hashSize: number): number {
-  while (buf[k] !== 0) if (++k >= stop) throw new AskGit('cache-tree name');
+  k = buf.indexOf(0, k); // the name: memchr, as a byte loop it was most of a 10,000-folder walk
+  if (k < 0 || k >= stop) throw new AskGit('cache-tree name');
   k++;
   let entryCount = 0;
   let digits = 0;
@@ -902,10 +908,11 @@ function updateSplit(buf: Buffer, link: SplitLink, mtimeSec: number, changes: re
   const version = buf.readUInt32BE(4);
   if (version !== 2 && version !== 3) throw new AskGit(`index version ${version}`);
   const shared = readSharedIndex(gitDir, link.hex, layout);
-  const { entries: own, end } = readEntries(buf, HEADER_SIZE, buf.readUInt32BE(8), buf.length - hashSize, version, layout);
+  const { entries: ownColumns, end } = readEntries(buf, HEADER_SIZE, buf.readUInt32BE(8), buf.length - hashSize, version, layout);
   if (end !== link.entriesEnd) throw new AskGit('entries');
+  const own = Array.from({ length: ownColumns.count }, (_, i) => entryOf(ownColumns, i));
   const deleted = new Set(link.deleted);
-  const nShared = shared.entries.length;
+  const nShared = shared.entries.count;
   if (link.replaced.length > own.length || link.deleted.concat(link.replaced).some((p) => p >= nShared)) throw new AskGit('link positions');
   // Shared position → the entry replacing it (bytes, racy smudge pending) and the added entries by name.
   type Written = { bytes: Buffer; mtimeSec: number; gitlink: boolean; extended: boolean };
@@ -931,8 +938,8 @@ function updateSplit(buf: Buffer, link: SplitLink, mtimeSec: number, changes: re
   }
   for (const d of probes.dirs) {
     const from = findShared(shared, d);
-    const next = shared.entries[from >= 0 ? from : -1 - from];
-    if (next && next.nameLength > d.length && compareNames(shared.bytes, next.nameAt, d.length, d, 0, d.length) === 0) throw new AskGit('directory/file clash');
+    const next = from >= 0 ? from : -1 - from;
+    if (next < nShared && shared.entries.nameLength[next]! > d.length && compareNames(shared.bytes, shared.entries.nameAt[next]!, d.length, d, 0, d.length) === 0) throw new AskGit('directory/file clash');
     const key = d.toString('latin1');
     for (const k of added.keys()) if (k.startsWith(key)) throw new AskGit('directory/file clash');
   }
@@ -954,14 +961,15 @@ function updateSplit(buf: Buffer, link: SplitLink, mtimeSec: number, changes: re
   }
   // Racy entries found only in the shared index join the file as replacements, to be smudged.
   if (mtimeSec <= shared.newestMtimeSec) {
-    shared.entries.forEach((e, p) => {
-      if (e.gitlink || e.mtimeSec < mtimeSec || deleted.has(p) || replaced.has(p)) return;
+    for (let p = 0; p < nShared; p++) {
+      if (shared.entries.mtimeSec[p]! < mtimeSec || (shared.entries.kind[p]! & 1) || deleted.has(p) || replaced.has(p)) continue;
+      const e = entryOf(shared.entries, p);
       const bytes = Buffer.alloc((e.nameAt - e.at + 8) & ~7);
       shared.bytes.copy(bytes, 0, e.at, e.nameAt);
       bytes.writeUInt16BE(bytes.readUInt16BE(layout.offsetFlags) & ~NAME_MASK, layout.offsetFlags);
       replaced.set(p, { bytes, mtimeSec: e.mtimeSec, gitlink: false, extended: e.extended });
       effect = true;
-    });
+    }
   }
   // Extensions of the old file: TREE rewritten, REUC kept, link written anew, the rest dropped.
   let tree: Buffer[] | null = null;

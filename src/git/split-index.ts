@@ -47,6 +47,26 @@ export interface RawEntry {
   extended: boolean;
 }
 
+/**
+ * The entries of an index file as columns of typed arrays: a shared index of 100,000 entries
+ * stays a few flat arrays (no object per entry for the garbage collector to mark).
+ */
+export interface Entries {
+  count: number;
+  at: Int32Array;
+  size: Int32Array;
+  nameAt: Int32Array;
+  nameLength: Int32Array;
+  mtimeSec: Uint32Array;
+  /** 1: a gitlink; 2: extended flags. */
+  kind: Uint8Array;
+}
+
+/** Entry `i` of `es` as an object. */
+export function entryOf(es: Entries, i: number): RawEntry {
+  return { at: es.at[i]!, size: es.size[i]!, nameAt: es.nameAt[i]!, nameLength: es.nameLength[i]!, mtimeSec: es.mtimeSec[i]!, gitlink: (es.kind[i]! & 1) !== 0, extended: (es.kind[i]! & 2) !== 0 };
+}
+
 /** Sizes that follow from the object format (see index-file.ts Layout). */
 export interface SplitLayout {
   hashSize: number;
@@ -67,8 +87,8 @@ const MODE_GITLINK = 0o160000;
  * extended flags, a NUL after the name); names may be empty (replacements).
  * @returns the entries and the offset after them. @throws AskGit when they do not parse so.
  */
-export function readEntries(buf: Buffer, pos: number, count: number, limit: number, version: number, layout: SplitLayout): { entries: RawEntry[]; end: number } {
-  const entries: RawEntry[] = new Array(count);
+export function readEntries(buf: Buffer, pos: number, count: number, limit: number, version: number, layout: SplitLayout): { entries: Entries; end: number } {
+  const es: Entries = { count, at: new Int32Array(count), size: new Int32Array(count), nameAt: new Int32Array(count), nameLength: new Int32Array(count), mtimeSec: new Uint32Array(count), kind: new Uint8Array(count) };
   for (let i = 0; i < count; i++) {
     if (pos + layout.entryFixed + 2 > limit) throw new AskGit('truncated entry');
     const flags = buf.readUInt16BE(pos + layout.offsetFlags);
@@ -87,10 +107,15 @@ export function readEntries(buf: Buffer, pos: number, count: number, limit: numb
     }
     const size = (n - pos + length + 8) & ~7;
     if (pos + size > limit || buf[n + length] !== 0) throw new AskGit('entry');
-    entries[i] = { at: pos, size, nameAt: n, nameLength: length, mtimeSec: buf.readUInt32BE(pos + OFFSET_MTIME_SEC), gitlink: (buf.readUInt32BE(pos + OFFSET_MODE) & 0o170000) === MODE_GITLINK, extended };
+    es.at[i] = pos;
+    es.size[i] = size;
+    es.nameAt[i] = n;
+    es.nameLength[i] = length;
+    es.mtimeSec[i] = buf.readUInt32BE(pos + OFFSET_MTIME_SEC);
+    es.kind[i] = ((buf.readUInt32BE(pos + OFFSET_MODE) & 0o170000) === MODE_GITLINK ? 1 : 0) | (extended ? 2 : 0);
     pos += size;
   }
-  return { entries, end: pos };
+  return { entries: es, end: pos };
 }
 
 /** Byte order of two names (memcmp, the shorter first on a tie). */
@@ -230,7 +255,7 @@ export function writeEwah(bits: readonly number[]): Buffer {
 /** A parsed shared index: its bytes and entries (sorted by name, as git writes them). */
 export interface SharedIndex {
   bytes: Buffer;
-  entries: RawEntry[];
+  entries: Entries;
   /** The newest mtime second of a non-gitlink entry: none is racy against an index file newer than it. */
   newestMtimeSec: number;
 }
@@ -268,10 +293,10 @@ export function readSharedIndex(gitDir: string, hex: string, layout: SplitLayout
     const { entries, end } = readEntries(bytes, 12, bytes.readUInt32BE(8), bytes.length - layout.hashSize, version, layout);
     if (end !== bytes.length - layout.hashSize) throw new AskGit('shared index extensions');
     let newestMtimeSec = 0;
-    for (let i = 0; i < entries.length; i++) {
-      const e = entries[i]!;
-      if (i > 0 && compareBytes(bytes, entries[i - 1]!.nameAt, entries[i - 1]!.nameLength, bytes, e.nameAt, e.nameLength) >= 0) throw new AskGit('shared index order');
-      if (!e.gitlink && e.mtimeSec > newestMtimeSec) newestMtimeSec = e.mtimeSec;
+    const { nameAt, nameLength, mtimeSec, kind } = entries;
+    for (let i = 0; i < entries.count; i++) {
+      if (i > 0 && compareBytes(bytes, nameAt[i - 1]!, nameLength[i - 1]!, bytes, nameAt[i]!, nameLength[i]!) >= 0) throw new AskGit('shared index order');
+      if (!(kind[i]! & 1) && mtimeSec[i]! > newestMtimeSec) newestMtimeSec = mtimeSec[i]!;
     }
     const shared = { bytes, entries, newestMtimeSec };
     cached = { file, ino: st.ino, size: st.size, shared };
@@ -284,11 +309,11 @@ export function readSharedIndex(gitDir: string, hex: string, layout: SplitLayout
 /** Position of the shared entry named `name`, or -1 - (where it would go). */
 export function findShared(shared: SharedIndex, name: Buffer): number {
   let lo = 0;
-  let hi = shared.entries.length;
+  let hi = shared.entries.count;
+  const { nameAt, nameLength } = shared.entries;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    const e = shared.entries[mid]!;
-    const d = compareBytes(shared.bytes, e.nameAt, e.nameLength, name, 0, name.length);
+    const d = compareBytes(shared.bytes, nameAt[mid]!, nameLength[mid]!, name, 0, name.length);
     if (d === 0) return mid;
     if (d < 0) lo = mid + 1;
     else hi = mid;
