@@ -183,6 +183,16 @@ async function benchSize(repo: BenchRepo): Promise<SizeFigures> {
       const r = median(reads[c.name]!);
       say(`${c.name === 'mcp' ? '' : '  baseline build: '}read of a 1,000-line file (${label(repo.n)} files): ${fmt(r)} median, ${fmt(Math.min(...reads[c.name]!))} best (target ≤ 2 ms) ${r <= 2 ? 'PASS' : 'MISS'}`);
     }
+    // After all those applies, git must agree with each session's commits: nothing staged or
+    // changed in its worktree, and an index git reads cleanly (split at this size or not).
+    for (const c of contenders) {
+      const wt = (JSON.parse(spawnSync(process.execPath, [c.bin, 'session', 'status', c.id, '--json'], { cwd: repo.dir, env: BENCH_ENV, encoding: 'utf8' }).stdout) as { worktree: string }).worktree;
+      const quiet = { ...BENCH_ENV, GIT_OPTIONAL_LOCKS: '0' };
+      for (const args of [['status', '--porcelain'], ['diff-index', '--cached', 'HEAD']]) {
+        const r = spawnSync('git', args, { cwd: wt, env: quiet, encoding: 'utf8' });
+        if (r.status !== 0 || r.stdout !== '' || r.stderr !== '') throw new Error(`${c.name}: git ${args.join(' ')} after the rounds: ${r.stdout}${r.stderr}`);
+      }
+    }
     return figures;
   } finally {
     for (const c of contenders) {
