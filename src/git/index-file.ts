@@ -26,7 +26,7 @@
  * what `update-index --index-info` does that the documents leave out (named where used).
  */
 import { createHash } from 'node:crypto';
-import { close, closeSync, fchmodSync, fstatSync, lstatSync, openSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { close, closeSync, fchmodSync, fstatSync, lstatSync, openSync, readdirSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { IndexEntryUpdate } from './objects.js';
 import { AskGit, compareBytes as compareNames, findShared, freshenShared, readEntries, readEwah, readSharedIndex, writeEwah, entryOf, type RawEntry } from './split-index.js';
@@ -176,7 +176,8 @@ export async function updateIndexFile(indexPath: string, updates: readonly Index
     const st = fstatSync(old, { bigint: true });
     if (!st.isFile()) return false;
     const mtimeSec = Number(st.mtimeNs / 1_000_000_000n);
-    if (st.size <= SPLIT_PROBE_MAX) {
+    // A split index has its shared index beside it: without one, the file is not read twice.
+    if (st.size <= SPLIT_PROBE_MAX && readdirSync(path.dirname(indexPath)).some((f) => f.startsWith('sharedindex.'))) {
       const whole = Buffer.allocUnsafe(Number(st.size));
       for (let done = 0; done < whole.length; ) {
         const n = readSync(old, whole, done, whole.length - done, done);
