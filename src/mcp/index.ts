@@ -6,6 +6,7 @@
  */
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { splitLargeIndex } from '../git/index.js';
+import { withSessionLock } from '../lock/index.js';
 import { openRepo, resolveSession, startSession } from '../session/index.js';
 import { SessionBinding } from './binding.js';
 import { createServer } from './tools.js';
@@ -44,7 +45,8 @@ export async function serveMcp(options: McpOptions): Promise<{ session: string; 
     : await resolveSession(ctx, options.session);
   // The session index rewritten whole on every apply was the one step that grew with the
   // repository: split once, each apply then rewrites only what differs from the shared index.
-  await splitLargeIndex(session.worktree);
+  // Under the session lock, as every writer of the session's index; skipped if it is held long.
+  await withSessionLock(ctx.commonDir, session.id, { command: 'mcp (split index)' }, { timeoutMs: 10_000 }, () => splitLargeIndex(session.worktree)).catch(() => false);
   const binding = new SessionBinding(ctx, session.id, options.env);
   const handle = serveStdio(() => createServer(binding, options.version));
   process.stdin.once('end', () => {
