@@ -4,14 +4,19 @@
  *
  *   1. apply_patch round trip through MCP (the client's view: request → commit → answer) of the
  *      3-file patch of bench/patches.ts        ≤ 0.5 × (git apply --index + git commit), per size
- *   2. the same on 100k ÷ on 1k files           ≤ 1.2
+ *   2. the same on 100k ÷ on 1k files           ≤ 1.2 (servers on both repositories at once,
+ *      their applies interleaved in one set of rounds)
  *   3. edit round trip (one file, one line)     ≤ 0.5 × (git apply --index + git commit) of it
  *   4. read of a 1,000-line file                ≤ 2 ms
  *   5. memory over 1,000 applies: the built server's resident set (reported), and the live heap
  *      after a full collection of the same server run in this process, on the SDK's in-memory
  *      transport (needs --expose-gc): growth after the first 100 ≤ 20 %
  *
- *   node --expose-gc --import tsx bench/mcp.ts [--sizes 1000,20000,100000] [--runs N] [--applies 1000]
+ *   node --expose-gc --import tsx bench/mcp.ts [--sizes 1000,20000,100000] [--runs N] [--applies 1000] [--baseline DIR]
+ *
+ * `--baseline DIR`: another hagent build (`DIR/dist/hagent.cjs`, e.g. an older commit's files
+ * built in DIR) serves a session of its own in the same rounds, so figures 1–4 are reported for
+ * both builds side by side, interleaved with git and each other.
  *
  * The server is the built one (`dist/hagent.cjs mcp`), spawned and driven by the official SDK
  * client over stdio, as an agent's client does. Repositories come from bench/gen-repo.ts.
@@ -39,6 +44,7 @@ function option(name: string, fallback: string): string {
 const SIZES = option('sizes', '1000,20000,100000').split(',').map((s) => Number(s.replace(/k$/i, '000')));
 const RUNS = Number(option('runs', '15'));
 const APPLIES = Number(option('applies', '1000'));
+const BASELINE = option('baseline', '') ? path.join(path.resolve(option('baseline', '')), 'dist', 'hagent.cjs') : null;
 
 const median = (xs: readonly number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -71,8 +77,8 @@ interface Server {
   close(): Promise<void>;
 }
 
-async function serve(cwd: string, session: string): Promise<Server> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [HAGENT, 'mcp', '--session', session], cwd, env: BENCH_ENV as Record<string, string>, stderr: 'ignore' });
+async function serve(cwd: string, session: string, bin = HAGENT): Promise<Server> {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [bin, 'mcp', '--session', session], cwd, env: BENCH_ENV as Record<string, string>, stderr: 'ignore' });
   const client = new Client({ name: 'hagent-bench', version: '1' });
   await client.connect(transport);
   return {
@@ -109,23 +115,39 @@ async function interleave(rounds: number, contenders: Record<string, (round: num
   return samples;
 }
 
-interface SizeFigures { apply: number; git: number }
+interface SizeFigures { apply: number; git: number; baseline?: number }
+
+/** One build's server on a session of its own, with the 3-file patches made for its worktree. */
+interface Contender { name: string; bin: string; id: string; server: Server; codex: string[]; repo: string }
+
+async function startContender(repo: BenchRepo, name: string, bin: string): Promise<Contender> {
+  const id = `mcp-${name}-${Date.now().toString(36)}`;
+  const started = JSON.parse(spawnSync(process.execPath, [bin, 'session', 'start', '--json', '--name', id], { cwd: repo.dir, env: BENCH_ENV, encoding: 'utf8' }).stdout) as { worktree: string };
+  const server = await serve(repo.dir, id, bin);
+  const codex = makePatches(repo, started.worktree).codex.map((f) => readFileSync(f, 'utf8'));
+  return { name, bin, id, server, codex, repo: repo.dir };
+}
 
 async function benchSize(repo: BenchRepo): Promise<SizeFigures> {
-  const id = `mcp-${Date.now().toString(36)}`;
-  const started = JSON.parse(spawnSync(process.execPath, [HAGENT, 'session', 'start', '--json', '--name', id], { cwd: repo.dir, env: BENCH_ENV, encoding: 'utf8' }).stdout) as { worktree: string };
-  const gwt = path.join(repo.dir, '.git', 'bench-wt', id);
-  git(['worktree', 'add', '-q', '-b', `bench/${id}`, gwt, repo.commit], repo.dir);
-  const server = await serve(repo.dir, id);
+  const gid = `mcp-${Date.now().toString(36)}`;
+  const gwt = path.join(repo.dir, '.git', 'bench-wt', gid);
+  git(['worktree', 'add', '-q', '-b', `bench/${gid}`, gwt, repo.commit], repo.dir);
+  const contenders: Contender[] = [];
   try {
+    contenders.push(await startContender(repo, 'mcp', HAGENT));
+    if (BASELINE) contenders.push(await startContender(repo, 'baseline', BASELINE));
     const patches = makePatches(repo, gwt);
-    const codex = patches.codex.map((f) => readFileSync(f, 'utf8'));
-    const apply = async (which: number) => (await server.call('apply_patch', { patch: codex[which], yes: true })).ms;
     const gitApply = (which: number) => timedGit(['apply', '--index', patches.udiff[which]!], gwt) + timedGit(['commit', '-q', '-m', 'x'], gwt);
-    await apply(0); await apply(1); gitApply(0); gitApply(1); // warm-up, and a check that both apply
-    const s = await interleave(RUNS * 2, { mcp: (r) => apply(r % 2), git: (r) => gitApply(r % 2) });
-    const figures = { apply: median(s.mcp!), git: median(s.git!) };
+    const applyOf = (c: Contender) => async (which: number) => (await c.server.call('apply_patch', { patch: c.codex[which], yes: true })).ms;
+    for (const c of contenders) { await applyOf(c)(0); await applyOf(c)(1); } // warm-up, and a check that all apply
+    gitApply(0); gitApply(1);
+    const s = await interleave(RUNS * 2, { git: (r) => gitApply(r % 2), ...Object.fromEntries(contenders.map((c) => [c.name, (r: number) => applyOf(c)(r % 2)])) });
+    const figures: SizeFigures = { apply: median(s.mcp!), git: median(s.git!) };
     verdict(`apply_patch round trip, 3-file patch (${label(repo.n)} files)`, figures.apply, figures.git, 0.5);
+    if (BASELINE) {
+      figures.baseline = median(s.baseline!);
+      verdict(`  baseline build, same rounds (${label(repo.n)} files)`, figures.baseline, figures.git, 0.5);
+    }
 
     // Edit: one file, one line replaced and one added (the first file of the 3-file change).
     const e = patches.edits[0]!;
@@ -138,31 +160,48 @@ async function benchSize(repo: BenchRepo): Promise<SizeFigures> {
       return `diff --git a/${e.path} b/${e.path}\n--- a/${e.path}\n+++ b/${e.path}\n@@ -${e.startLine},${from.split('\n').length} +${e.startLine},${to.split('\n').length} @@\n${body.join('\n')}\n`;
     };
     const udiffs = [oneFile(false), oneFile(true)];
-    const edit = async (which: number) => (await server.call('edit', which ? { path: e.path, old_string: e.newText, new_string: e.oldText } : { path: e.path, old_string: e.oldText, new_string: e.newText })).ms;
+    const editOf = (c: Contender) => async (which: number) => (await c.server.call('edit', which ? { path: e.path, old_string: e.newText, new_string: e.oldText } : { path: e.path, old_string: e.oldText, new_string: e.newText })).ms;
     const gitEdit = (which: number) => {
       const t0 = now();
       const r = spawnSync('git', ['apply', '--index', '-'], { cwd: gwt, env: BENCH_ENV, input: udiffs[which] });
       if (r.status !== 0) throw new Error(`git apply: ${r.stderr}`);
       return now() - t0 + timedGit(['commit', '-q', '-m', 'x'], gwt);
     };
-    await edit(0); await edit(1); gitEdit(0); gitEdit(1);
-    const es = await interleave(RUNS * 2, { mcp: (r) => edit(r % 2), git: (r) => gitEdit(r % 2) });
-    verdict(`edit round trip, 1 file (${label(repo.n)} files)`, median(es.mcp!), median(es.git!), 0.5);
+    for (const c of contenders) { await editOf(c)(0); await editOf(c)(1); }
+    gitEdit(0); gitEdit(1);
+    const es = await interleave(RUNS * 2, { git: (r) => gitEdit(r % 2), ...Object.fromEntries(contenders.map((c) => [c.name, (r: number) => editOf(c)(r % 2)])) });
+    for (const c of contenders) verdict(`${c.name === 'mcp' ? '' : '  baseline build: '}edit round trip, 1 file (${label(repo.n)} files)`, median(es[c.name]!), median(es.git!), 0.5);
 
-    // Read of a 1,000-line file: written once through the server, then read RUNS × 4 times.
+    // Read of a 1,000-line file: written once through each server, then read RUNS × 4 times, interleaved.
     const lines = Array.from({ length: 1000 }, (_, i) => `export const value${i} = ${i}; // a line of ordinary length for a source file`).join('\n') + '\n';
-    await server.call('write', { path: 'bench-read/thousand.ts', content: lines, yes: true });
-    for (let i = 0; i < 5; i++) await server.call('read', { path: 'bench-read/thousand.ts' });
-    const reads: number[] = [];
-    for (let i = 0; i < RUNS * 4; i++) reads.push((await server.call('read', { path: 'bench-read/thousand.ts' })).ms);
-    const r = median(reads);
-    say(`read of a 1,000-line file (${label(repo.n)} files): ${fmt(r)} median, ${fmt(Math.min(...reads))} best (target ≤ 2 ms) ${r <= 2 ? 'PASS' : 'MISS'}`);
+    for (const c of contenders) {
+      await c.server.call('write', { path: 'bench-read/thousand.ts', content: lines, yes: true });
+      for (let i = 0; i < 5; i++) await c.server.call('read', { path: 'bench-read/thousand.ts' });
+    }
+    const reads: Record<string, number[]> = Object.fromEntries(contenders.map((c) => [c.name, []]));
+    for (let i = 0; i < RUNS * 4; i++) for (const c of contenders) reads[c.name]!.push((await c.server.call('read', { path: 'bench-read/thousand.ts' })).ms);
+    for (const c of contenders) {
+      const r = median(reads[c.name]!);
+      say(`${c.name === 'mcp' ? '' : '  baseline build: '}read of a 1,000-line file (${label(repo.n)} files): ${fmt(r)} median, ${fmt(Math.min(...reads[c.name]!))} best (target ≤ 2 ms) ${r <= 2 ? 'PASS' : 'MISS'}`);
+    }
+    // After all those applies, git must agree with each session's commits: nothing staged or
+    // changed in its worktree, and an index git reads cleanly (split at this size or not).
+    for (const c of contenders) {
+      const wt = (JSON.parse(spawnSync(process.execPath, [c.bin, 'session', 'status', c.id, '--json'], { cwd: repo.dir, env: BENCH_ENV, encoding: 'utf8' }).stdout) as { worktree: string }).worktree;
+      const quiet = { ...BENCH_ENV, GIT_OPTIONAL_LOCKS: '0' };
+      for (const args of [['status', '--porcelain'], ['diff-index', '--cached', 'HEAD']]) {
+        const r = spawnSync('git', args, { cwd: wt, env: quiet, encoding: 'utf8' });
+        if (r.status !== 0 || r.stdout !== '' || r.stderr !== '') throw new Error(`${c.name}: git ${args.join(' ')} after the rounds: ${r.stdout}${r.stderr}`);
+      }
+    }
     return figures;
   } finally {
-    await server.close();
-    spawnSync(process.execPath, [HAGENT, 'session', 'end', id, '--force', '--yes'], { cwd: repo.dir, env: BENCH_ENV });
+    for (const c of contenders) {
+      await c.server.close();
+      spawnSync(process.execPath, [c.bin, 'session', 'end', c.id, '--force', '--yes'], { cwd: repo.dir, env: BENCH_ENV });
+    }
     git(['worktree', 'remove', '--force', gwt], repo.dir);
-    git(['branch', '-q', '-D', `bench/${id}`], repo.dir);
+    git(['branch', '-q', '-D', `bench/${gid}`], repo.dir);
   }
 }
 
@@ -215,6 +254,36 @@ async function benchMemory(repo: BenchRepo): Promise<void> {
   }
 }
 
+/**
+ * Figure 2 in one set of rounds: servers on the smallest and the largest repository at once,
+ * their applies interleaved (with the baseline build's, if any), so that a change of the
+ * machine's load between the per-size phases does not enter the ratio.
+ */
+async function benchSizeRatio(small: number, large: number): Promise<void> {
+  const repos = [await ensureRepo(small), await ensureRepo(large)];
+  for (const r of repos) resetRepo(r); // before any session: a reset removes every pooled worktree
+  const contenders: Contender[] = [];
+  try {
+    for (const r of repos) {
+      contenders.push(await startContender(r, `mcp-${r.n}`, HAGENT));
+      if (BASELINE) contenders.push(await startContender(r, `baseline-${r.n}`, BASELINE));
+    }
+    const applyOf = (c: Contender) => async (which: number) => (await c.server.call('apply_patch', { patch: c.codex[which], yes: true })).ms;
+    for (const c of contenders) { await applyOf(c)(0); await applyOf(c)(1); }
+    const s = await interleave(RUNS * 2, Object.fromEntries(contenders.map((c) => [c.name, (r: number) => applyOf(c)(r % 2)])));
+    for (const build of BASELINE ? ['mcp', 'baseline'] : ['mcp']) {
+      const [a, b] = [median(s[`${build}-${large}`]!), median(s[`${build}-${small}`]!)];
+      say(`${build === 'mcp' ? '' : '  baseline build: '}apply_patch round trip ${label(large)} ÷ ${label(small)} files, interleaved in one set of rounds: ${fmt(a)} vs ${fmt(b)}, ratio ${(a / b).toFixed(2)} (target ≤ 1.2) ${a / b <= 1.2 ? 'PASS' : 'MISS'}`);
+    }
+  } finally {
+    for (const c of contenders) {
+      await c.server.close();
+      spawnSync(process.execPath, [c.bin, 'session', 'end', c.id, '--force', '--yes'], { cwd: c.repo, env: BENCH_ENV });
+    }
+    for (const r of repos) resetRepo(r);
+  }
+}
+
 async function main(): Promise<void> {
   const cpus = os.cpus();
   console.log(`hagent mcp benchmarks: ${cpus.length} cpus, load ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}, node ${process.version}, ${spawnSync('git', ['--version'], { encoding: 'utf8' }).stdout.trim()}, ${RUNS} rounds`);
@@ -233,7 +302,10 @@ async function main(): Promise<void> {
     const small = Math.min(...bySize.keys());
     const large = Math.max(...bySize.keys());
     const ratio = bySize.get(large)!.apply / bySize.get(small)!.apply;
-    say(`apply_patch round trip ${label(large)} ÷ ${label(small)} files: ${fmt(bySize.get(large)!.apply)} vs ${fmt(bySize.get(small)!.apply)}, ratio ${ratio.toFixed(2)} (target ≤ 1.2) ${ratio <= 1.2 ? 'PASS' : 'MISS'}`);
+    say(`apply_patch round trip ${label(large)} ÷ ${label(small)} files, from the per-size rounds (minutes apart): ${fmt(bySize.get(large)!.apply)} vs ${fmt(bySize.get(small)!.apply)}, ratio ${ratio.toFixed(2)}`);
+    const [bl, bs] = [bySize.get(large)!.baseline, bySize.get(small)!.baseline];
+    if (bl !== undefined && bs !== undefined) say(`  baseline build: ${label(large)} ÷ ${label(small)} files, per-size rounds: ${fmt(bl)} vs ${fmt(bs)}, ratio ${(bl / bs).toFixed(2)}`);
+    await benchSizeRatio(small, large);
   }
   console.log('\nsummary:');
   for (const l of summary) console.log(`  ${l}`);

@@ -121,26 +121,30 @@ export async function stageWrites(root: string, writes: readonly TargetWrite[], 
     tmps.push(w.bytes === null ? null : tempNameFor(w.rel, `${txid}-${tmps.length}`, stagingDir(root, w.rel)));
   }
   await beforeFirstWrite?.(tmps);
-  try {
-    for (const [i, w] of writes.entries()) {
-      if (w.bytes === null) {
-        staged.push({ ...w, tmp: null });
-        continue;
-      }
-      const tmp = path.join(root, tmps[i]!);
-      const handle = await fs.open(tmp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, w.mode);
-      staged.push({ ...w, tmp });
-      try {
-        await handle.writeFile(w.bytes);
-        await handle.chmod(w.mode);
-        if (options.fsync ?? true) await handle.sync();
-      } finally {
-        await handle.close();
-      }
+  // The temp files are written at once: creating a file is the slow part (an inode, ~1.4 ms
+  // each on the bench machine), and the file system overlaps creations in different folders.
+  const slots: (Staged | undefined)[] = new Array(writes.length);
+  const results = await Promise.allSettled(writes.map(async (w, i) => {
+    if (w.bytes === null) {
+      slots[i] = { ...w, tmp: null };
+      return;
     }
-  } catch (error) {
+    const tmp = path.join(root, tmps[i]!);
+    const handle = await fs.open(tmp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, w.mode);
+    slots[i] = { ...w, tmp };
+    try {
+      await handle.writeFile(w.bytes);
+      await handle.chmod(w.mode);
+      if (options.fsync ?? true) await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  }));
+  for (const s of slots) if (s) staged.push(s);
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) {
     await discardStaged(staged, createdDirs);
-    throw error;
+    throw failed.reason;
   }
   return { staged, createdDirs };
 }

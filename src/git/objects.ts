@@ -1,7 +1,7 @@
 /**
  * Object ids computed in-process and the index/tree verbs of a commit made without `git commit`.
  */
-import { realpathSync } from 'node:fs';
+import { closeSync, openSync, readSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
 import { gitText, runGit } from './run.js';
@@ -61,6 +61,43 @@ export async function updateIndex(cwd: string, entries: readonly IndexEntryUpdat
   const zero = zeroOid(format);
   const input = entries.map((e) => (e.oid === null ? `0 ${zero}\t${e.path}\0` : `${e.mode} ${e.oid}\t${e.path}\0`)).join('');
   await runGit(['update-index', '-z', '--index-info'], { cwd, input, ...(indexFile ? { env: { GIT_INDEX_FILE: indexFile } } : {}) });
+}
+
+/** An index at least this large is split on first use by a long-lived server ({@link splitLargeIndex}). */
+export const SPLIT_INDEX_MIN_BYTES = 2 * 1024 * 1024;
+
+/**
+ * Makes the index of the worktree at `worktree` a split index (git's `update-index
+ * --split-index`) when its file is at least {@link SPLIT_INDEX_MIN_BYTES}, unless the
+ * repository says `core.splitIndex=false` (a split index whose own file grew that large gets a
+ * new shared index). Then each in-process index update rewrites the few
+ * entries that differ from the shared index instead of the whole file (at 100,000 entries, ~0.4
+ * MB instead of 12.7 MB). git reads and keeps a split index whatever `core.splitIndex` is, as
+ * long as it is not false. Best effort: a failure leaves the index as it was and is not reported.
+ * @returns whether the index was split by this call.
+ */
+export async function splitLargeIndex(worktree: string): Promise<boolean> {
+  const here = locateWorktreeDirect(worktree);
+  if (!here) return false;
+  const index = path.join(here.gitDir, 'index');
+  try {
+    const st = statSync(index);
+    if (st.size < SPLIT_INDEX_MIN_BYTES) return false;
+    const fd = openSync(index, 'r');
+    try {
+      const head = Buffer.alloc(12);
+      readSync(fd, head, 0, 12, 0);
+      if (head.readUInt32BE(4) > 3) return false; // v4: git's own business
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return false;
+  }
+  const setting = await runGit(['config', '--type=bool', '--get', 'core.splitIndex'], { cwd: worktree, allowFailure: true });
+  if (setting.stdout.toString('utf8').trim() === 'false') return false;
+  const r = await runGit(['update-index', '--split-index'], { cwd: worktree, allowFailure: true });
+  return r.exitCode === 0;
 }
 
 /**

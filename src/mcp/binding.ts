@@ -4,13 +4,16 @@
  * one `git cat-file --batch-command` process, and the blob id of every file this server read or
  * wrote (the "prior read" that lets `write` replace a file).
  *
- * Nothing about the session itself is cached: each call reads the session's metadata and refs
- * again, so an apply, undo, land or end made by another process meanwhile is seen at once.
+ * Each call re-checks the session: its metadata file by one stat (re-read whenever the file was
+ * replaced; every write of it is a rename), its refs read afresh, so an apply, undo, land or end
+ * made by another process meanwhile is seen at once. What is kept is immutable or keyed so: the
+ * head commit's trees for `read`, per head.
  */
 import { cachedConfigLoader } from '../config/index.js';
-import { CatFileBatch } from '../git/index.js';
+import { promises as fs } from 'node:fs';
+import { CatFileBatch, looseObjectStore, readCommitTrees, type CommitTrees } from '../git/index.js';
 import type { EffectiveConfig } from '../policy/index.js';
-import { readSession, type RepoContext, type Session } from '../session/index.js';
+import { readSession, readSessionRecord, sessionAsFound, sessionFilePath, type RepoContext, type Session } from '../session/index.js';
 
 /** One server's session and warm state. */
 export class SessionBinding {
@@ -19,17 +22,40 @@ export class SessionBinding {
   readonly objects: CatFileBatch;
   /** path → blob id of the bytes this server last read or wrote there (null: it wrote a delete). */
   readonly known = new Map<string, string | null>();
+  /** The session record and the stat of the file it came from (see {@link session}). */
+  private record: { key: string; value: Session } | null = null;
+  private trees: { head: string; byPath: Map<string, CommitTrees> } = { head: '', byPath: new Map() };
 
   constructor(readonly ctx: RepoContext, readonly sessionId: string, readonly env: Readonly<Record<string, string | undefined>>) {
     this.objects = new CatFileBatch(ctx.commonDir);
   }
 
   /**
-   * The session as it is now on disk (never a cached copy).
+   * The session as it is now on disk: the record is re-read whenever a stat of its file differs
+   * from the one it was read with (device, inode, size, mtime, ctime).
    * @throws HagentError SESSION_NOT_FOUND once the session has ended.
    */
-  session(): Promise<Session> {
-    return readSession(this.ctx.commonDir, this.sessionId);
+  async session(): Promise<Session> {
+    const file = sessionFilePath(this.ctx.commonDir, this.sessionId);
+    const st = await fs.stat(file, { bigint: true }).catch(() => null);
+    if (!st) return readSession(this.ctx.commonDir, this.sessionId); // gone: says SESSION_NOT_FOUND
+    const key = `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+    if (this.record?.key !== key) this.record = { key, value: await readSessionRecord(this.ctx.commonDir, this.sessionId) };
+    return sessionAsFound(this.ctx.commonDir, structuredClone(this.record.value));
+  }
+
+  /**
+   * The head's trees on the way to `rel`, for `read`: kept per head commit (a commit's trees
+   * never change), dropped when the head moves. The head itself is read afresh by the caller.
+   */
+  async headTrees(head: string, rel: string, worktree: string): Promise<CommitTrees> {
+    if (this.trees.head !== head) this.trees = { head, byPath: new Map() };
+    const kept = this.trees.byPath.get(rel);
+    if (kept) return kept;
+    const store = await looseObjectStore(this.ctx.commonDir, head);
+    const trees = await readCommitTrees(worktree, head, [rel], store, this.objects);
+    if (this.trees.head === head && this.trees.byPath.size < 1000) this.trees.byPath.set(rel, trees);
+    return trees;
   }
 
   /** The effective configuration, `.hagent/config.json` read afresh. @throws HagentError CONFIG_INVALID. */

@@ -5,6 +5,8 @@
  * only, and writes nothing to stdout itself: stdout carries the protocol.
  */
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import { splitLargeIndex } from '../git/index.js';
+import { withSessionLock } from '../lock/index.js';
 import { openRepo, resolveSession, startSession } from '../session/index.js';
 import { SessionBinding } from './binding.js';
 import { createServer } from './tools.js';
@@ -41,6 +43,10 @@ export async function serveMcp(options: McpOptions): Promise<{ session: string; 
   const session = options.new
     ? await startSession(ctx, { ...(options.name ? { name: options.name } : {}), ...(options.base ? { base: options.base } : {}), env: options.env })
     : await resolveSession(ctx, options.session);
+  // The session index rewritten whole on every apply was the one step that grew with the
+  // repository: split once, each apply then rewrites only what differs from the shared index.
+  // Under the session lock, as every writer of the session's index; skipped if it is held long.
+  await withSessionLock(ctx.commonDir, session.id, { command: 'mcp (split index)' }, { timeoutMs: 10_000 }, () => splitLargeIndex(session.worktree)).catch(() => false);
   const binding = new SessionBinding(ctx, session.id, options.env);
   const handle = serveStdio(() => createServer(binding, options.version));
   process.stdin.once('end', () => {

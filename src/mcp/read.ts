@@ -4,7 +4,7 @@
  * against (`expected_blob`, `base_blobs`).
  */
 import { HagentError } from '../errors.js';
-import { blobId, entriesAt, formatOfOid, looseObjectStore, readCommitTrees } from '../git/index.js';
+import { blobId, entriesAt, formatOfOid } from '../git/index.js';
 import { readEntry } from '../fsx/index.js';
 import { splitText } from '../patch/text-file.js';
 import { checkPath } from '../policy/index.js';
@@ -59,8 +59,7 @@ export async function readFile(binding: SessionBinding, rawPath: string, offset 
   } catch {
     throw new HagentError('UNSUPPORTED_FILE', `${rel} is not valid UTF-8`, { path: rel }, 'hagent reads and writes UTF-8 text files only');
   }
-  const store = await looseObjectStore(binding.ctx.commonDir, head);
-  const trees = await readCommitTrees(session.worktree, head, [rel], store, binding.objects);
+  const trees = await binding.headTrees(head, rel, session.worktree);
   const inHead = entriesAt(trees, [rel]).get(rel);
   const blob = blobId(entry.bytes, formatOfOid(head));
   const conflicted = (await readMergeState(session.worktree, head))?.conflicted.has(rel) ?? false;

@@ -27,6 +27,7 @@ import { redo, undo } from '../undo/index.js';
 import type { SessionBinding } from './binding.js';
 import { readFile } from './read.js';
 import * as S from './schemas.js';
+import { trace } from '../trace/index.js';
 
 /** What a tool handler returns to the SDK. */
 type ToolResult = { content: { type: 'text'; text: string }[]; structuredContent?: Record<string, unknown>; isError?: boolean };
@@ -45,7 +46,9 @@ function errorText(error: HagentError): string {
  */
 async function answer<T extends object>(body: () => Promise<T>, render: (value: T) => string, structured: (value: T) => object = (v) => v): Promise<ToolResult> {
   try {
+    trace('mcp: call');
     const value = await body();
+    trace('mcp: answered');
     return { content: [{ type: 'text', text: render(value) }], structuredContent: structured(value) as Record<string, unknown> };
   } catch (e) {
     const error = toHagentError(e);
@@ -107,6 +110,7 @@ export function createServer(binding: SessionBinding, version: string): McpServe
   };
   const applyWith = async (extra: Partial<ApplyOptions> & { patchText?: string }): Promise<ApplyResult> => {
     const [session, config] = await Promise.all([binding.session(), binding.config()]);
+    trace('mcp: session and config read');
     const r = await applyPatch(binding.ctx, session, { patchText: '', env: binding.env, config, objects: binding.objects, reportBlobs: true, ...extra });
     if (r.commit) for (const [p, b] of Object.entries(r.blobs ?? {})) binding.known.set(p, b);
     return r;

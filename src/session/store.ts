@@ -68,6 +68,15 @@ export const SESSION_ID = /^(?![.-])(?!.*\.\.)(?!.*\.lock$)[A-Za-z0-9._-]{1,64}$
  * A file that fails validation is reported as SESSION_NOT_FOUND with the zod issue as hint.
  */
 export async function readSession(commonDir: string, id: string): Promise<Session> {
+  return followMove(commonDir, await readSessionRecord(commonDir, id));
+}
+
+/**
+ * The session's metadata file as it is now, checked, without {@link followMove} (the long-lived
+ * MCP server keeps the record while one stat shows the file unchanged; every write of it is a
+ * rename, so a new inode). @throws HagentError SESSION_NOT_FOUND.
+ */
+export async function readSessionRecord(commonDir: string, id: string): Promise<Session> {
   if (!SESSION_ID.test(id)) throw new HagentError('SESSION_NOT_FOUND', `no session named ${JSON.stringify(id)}`, { session: id }, 'hagent session list shows the sessions of this repository');
   const raw = await readJsonFile(sessionFile(commonDir, id));
   if (raw === null) throw new HagentError('SESSION_NOT_FOUND', `no session named ${JSON.stringify(id)}`, { session: id }, 'hagent session list shows the sessions of this repository');
@@ -75,7 +84,17 @@ export async function readSession(commonDir: string, id: string): Promise<Sessio
   if (!parsed.success) {
     throw new HagentError('SESSION_NOT_FOUND', `session ${id}: its metadata file is damaged`, { session: id, file: sessionFile(commonDir, id) }, `fix or remove the file (${parsed.error.issues[0]?.message ?? 'invalid'})`);
   }
-  return followMove(commonDir, parsed.data);
+  return parsed.data;
+}
+
+/** The metadata file of session `id` (`<git-common-dir>/hagent/sessions/<id>.json`). */
+export function sessionFilePath(commonDir: string, id: string): string {
+  return sessionFile(commonDir, id);
+}
+
+/** {@link followMove} for a record read by {@link readSessionRecord}. */
+export function sessionAsFound(commonDir: string, record: Session): Promise<Session> {
+  return followMove(commonDir, record);
 }
 
 /** Sessions whose worktree {@link followMove} found moved with the repository, by common dir. */

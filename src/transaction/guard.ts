@@ -9,6 +9,7 @@ import { HagentError, toHagentError } from '../errors.js';
 import { parseGitFile, runGit } from '../git/index.js';
 import { appendJournal, type JournalInput } from '../journal/index.js';
 import { withSessionLock } from '../lock/index.js';
+import { trace } from '../trace/index.js';
 import { recoverTransaction, type Recovery } from './recover.js';
 
 /** What the envelope needs to know of a session. `ref` is its branch's full ref. */
@@ -52,9 +53,11 @@ export async function guardedWrite<T>(
       }
       return { ...(await body(recovery)), recovery };
     });
+    trace('guard: unlocked');
     if (options.journal !== false) {
       await appendJournal(target.commonDir, { ...base, ...(out.files ? { files: out.files } : {}), ...(out.head ? { head: out.head } : {}), ...(out.patch !== undefined ? { patch: out.patch } : {}), durationMs: performance.now() - started }).catch(() => undefined);
     }
+    trace('guard: journaled');
     return { value: out.value, recovery: out.recovery };
   } catch (error) {
     const e = toHagentError(error);

@@ -7,12 +7,12 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, lutimesSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, lutimesSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { updateIndexFile } from '../../../src/git/index-file.js';
-import type { IndexEntryUpdate } from '../../../src/git/objects.js';
+import { SPLIT_INDEX_MIN_BYTES, splitLargeIndex, type IndexEntryUpdate } from '../../../src/git/objects.js';
 import { GIT_ENV, git, makeRepo, tempDir, writeFiles } from '../../helpers/index.js';
 import { prng } from '../../helpers/random.js';
 
@@ -466,11 +466,7 @@ test('left to git: conflict stages', async () => {
   await leftToGit(repo, [{ path: 'other.txt', mode: '100644', oid: blob(repo, 'o\n') }]);
 });
 
-test('left to git: split index, version 4', async () => {
-  const split = nestedRepo();
-  run(split, ['update-index', '--split-index']);
-  assert.ok(parseIndex(readFileSync(indexOf(split))).extensions.has('link'));
-  await leftToGit(split, [{ path: 'src/a.ts', mode: '100644', oid: blob(split, 'a4\n') }]);
+test('left to git: version 4', async () => {
   const v4 = nestedRepo();
   run(v4, ['update-index', '--index-version', '4']);
   assert.is(readFileSync(indexOf(v4)).readUInt32BE(4), 4);
@@ -547,6 +543,131 @@ test('left to git: a path both a file and a leading folder, duplicate paths, odd
     assert.is(await updateIndexFile(indexOf(plain), updates), false, JSON.stringify(updates));
     assert.ok(readFileSync(indexOf(plain)).equals(before));
   }
+});
+
+/** The sharedindex.* files of a repository's git dir, with their bytes. */
+function sharedFiles(repo: string): Map<string, Buffer> {
+  const dir = path.join(repo, '.git');
+  return new Map(readdirSync(dir).filter((f) => f.startsWith('sharedindex.')).map((f) => [f, readFileSync(path.join(dir, f))]));
+}
+
+/**
+ * compare() on a split index: also no new shared index on either side (git would write one past
+ * splitIndex.maxPercentChange), the shared index untouched, and the result still split.
+ */
+async function compareSplit(repo: string, updates: IndexEntryUpdate[]): Promise<ParsedIndex> {
+  const before = sharedFiles(repo);
+  const { ours, oursDir } = await compare(repo, updates);
+  assert.ok(ours.extensions.has('link'), 'still a split index');
+  const after = sharedFiles(oursDir);
+  assert.equal([...after.keys()], [...before.keys()], 'the same shared index');
+  for (const [f, bytes] of after) assert.ok(bytes.equals(before.get(f)!), `${f} untouched`);
+  gitUpdateIndex(repo, updates); // the next round starts from this state
+  return ours;
+}
+
+/** A settled repository of `n` files in a few folders, its index split (an empty split file). */
+function splitRepo(n: number): { repo: string; paths: string[] } {
+  const files: Record<string, string> = {};
+  const dirs = ['', 'a/', 'a/b/', 'a/b-c/', 'a.d/', 'ab/', 'z/y/x/'];
+  for (let i = 0; i < n; i++) files[`${dirs[i % dirs.length]}f${i % 17}-${i}.txt`] = `file ${i}\n`;
+  const repo = makeRepo(files);
+  settle(repo);
+  git(repo, 'write-tree');
+  const r = run(repo, ['update-index', '--split-index']);
+  assert.is(r.status, 0, r.stderr);
+  assert.ok(parseIndex(readFileSync(indexOf(repo))).extensions.has('link'));
+  return { repo, paths: Object.keys(files) };
+}
+
+test('split index: a change, an addition and a removal, then changes of those again: byte for byte what git writes', async () => {
+  const repo = nestedRepo();
+  // enough entries that two added ones stay below git's 20 % (past it git writes a new shared index)
+  const filler = blob(repo, 'filler\n');
+  gitUpdateIndex(repo, Array.from({ length: 30 }, (_, i) => ({ path: `fill/f${i}`, mode: '100644', oid: filler })));
+  run(repo, ['update-index', '--split-index']);
+  await compareSplit(repo, [{ path: 'src/a.ts', mode: '100644', oid: blob(repo, 'a2\n') }, { path: 'src/new/n.ts', mode: '100755', oid: blob(repo, 'n\n') }, { path: 'lib/l.ts', mode: '0', oid: null }]);
+  // the replacement replaced again, the added entry changed, a deleted path added back, another removal
+  await compareSplit(repo, [{ path: 'src/a.ts', mode: '100644', oid: blob(repo, 'a3\n') }, { path: 'src/new/n.ts', mode: '100644', oid: blob(repo, 'n2\n') }, { path: 'lib/l.ts', mode: '100644', oid: blob(repo, 'l2\n') }, { path: 'bin/run.sh', mode: '0', oid: null }]);
+  // git's own refresh writes the split file too (stat data of the touched files): read and kept
+  writeFileSync(path.join(repo, 'src/other/o.ts'), 'export const o = 2;\n');
+  run(repo, ['status', '--porcelain']);
+  run(repo, ['add', 'src/other/o.ts']);
+  settle(repo); // no racy entry left: git smudges only the racy ones whose file changed, hagent all
+  assert.ok(parseIndex(readFileSync(indexOf(repo))).extensions.has('link'), 'git kept it split');
+  // the replacement, the added entry and the re-added path removed; a path that is not there
+  await compareSplit(repo, [{ path: 'src/a.ts', mode: '0', oid: null }, { path: 'src/new/n.ts', mode: '0', oid: null }, { path: 'lib/l.ts', mode: '0', oid: null }, { path: 'nope', mode: '0', oid: null }]);
+});
+
+test('split index: seeded random rounds of adds, changes and removals on one index, every round what git writes', async () => {
+  const { repo, paths } = splitRepo(400);
+  const dirs = ['', 'a/', 'a/b/', 'a.d/', 'z/y/x/', 'new/'];
+  for (let seed = 1; seed <= 8; seed++) {
+    const random = prng(seed);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
+    const updates = new Map<string, IndexEntryUpdate>();
+    for (let i = 0, n = 1 + Math.floor(random() * 12); i < n; i++) {
+      const roll = random();
+      const p = roll < 0.7 ? pick(paths) : `${pick(dirs)}n${seed}-${i}`;
+      updates.set(p, { path: p, mode: pick(['100644', '100644', '100755']), oid: roll < 0.25 ? null : blob(repo, `seed ${seed} ${i}\n`) });
+    }
+    await compareSplit(repo, [...updates.values()]);
+  }
+});
+
+test('split index: a folder of 200 entries removed (runs of ones in the delete bitmap), then one entry back', async () => {
+  const files: Record<string, string> = { 'keep.txt': 'k\n' };
+  for (let i = 0; i < 200; i++) files[`d/f${String(i).padStart(3, '0')}`] = `${i}\n`;
+  for (let i = 0; i < 800; i++) files[`e/f${i}`] = 'e\n';
+  const repo = makeRepo(files);
+  settle(repo);
+  git(repo, 'write-tree');
+  run(repo, ['update-index', '--split-index']);
+  // deletions never count toward git's 20 % of added entries; the one re-added entry stays below it
+  await compareSplit(repo, Object.keys(files).filter((p) => p.startsWith('d/')).map((p) => ({ path: p, mode: '0', oid: null })));
+  await compareSplit(repo, [{ path: 'd/f100', mode: '100644', oid: blob(repo, 'back\n') }]);
+});
+
+test('split index: racy entries of the shared index join the split file smudged; git still sees a same-size change', async () => {
+  const repo = nestedRepo();
+  run(repo, ['update-index', '--split-index']);
+  // make src/a.ts racy: its mtime the split index file's second
+  const now = statSync(indexOf(repo)).mtime;
+  writeFileSync(path.join(repo, 'src/a.ts'), 'export const a = 2;\n'); // same size, other bytes
+  utimesSync(path.join(repo, 'src/a.ts'), now, now);
+  assert.ok(await updateIndexFile(indexOf(repo), [{ path: 'lib/l.ts', mode: '100644', oid: blob(repo, 'l9\n') }]));
+  readsCleanly(repo);
+  assert.match(out(repo, 'status', '--porcelain'), / M src\/a\.ts/);
+});
+
+test('split index: left to git past 20 % added entries, and with a missing shared index', async () => {
+  const { repo } = splitRepo(20);
+  const many = Array.from({ length: 6 }, (_, i) => ({ path: `more/m${i}`, mode: '100644', oid: blob(repo, `${i}\n`) }));
+  await leftToGit(repo, many);
+  const { repo: lost } = splitRepo(20);
+  for (const f of sharedFiles(lost).keys()) rmSync(path.join(lost, '.git', f));
+  const before = readFileSync(indexOf(lost));
+  assert.is(await updateIndexFile(indexOf(lost), [{ path: 'x', mode: '100644', oid: blob(lost, 'x\n') }]), false);
+  assert.ok(readFileSync(indexOf(lost)).equals(before), 'index untouched');
+});
+
+test('splitLargeIndex: a large index is split once (git reads the same entries), a small one and core.splitIndex=false are left alone', async () => {
+  const repo = makeRepo({ 'README.md': '# large\n' });
+  const o = blob(repo, 'same\n');
+  gitUpdateIndex(repo, Array.from({ length: 30000 }, (_, i) => ({ path: `d${i % 50}/f-${i}.txt`, mode: '100644', oid: o })));
+  assert.ok(statSync(indexOf(repo)).size >= SPLIT_INDEX_MIN_BYTES);
+  const entries = out(repo, 'ls-files', '-s');
+  const small = makeRepo({ 'a.txt': 'a\n' });
+  assert.not.ok(await splitLargeIndex(small), 'a small index stays as it is');
+  const refused = makeRepo({ 'a.txt': 'a\n' });
+  git(refused, 'config', 'core.splitIndex', 'false');
+  gitUpdateIndex(refused, Array.from({ length: 30000 }, (_, i) => ({ path: `d/f-${i}`, mode: '100644', oid: o })));
+  assert.not.ok(await splitLargeIndex(refused), 'core.splitIndex=false is kept');
+  assert.ok(await splitLargeIndex(repo));
+  assert.ok(parseIndex(readFileSync(indexOf(repo))).extensions.has('link'), 'split');
+  assert.is(out(repo, 'ls-files', '-s'), entries, 'the same entries');
+  assert.not.ok(await splitLargeIndex(repo), 'once');
+  readsCleanly(repo);
 });
 
 test.run();
