@@ -30,7 +30,8 @@ export function refuseForAgent(env: Readonly<Record<string, string | undefined>>
   const value = env[AGENT_MARKER];
   if (value === undefined || value === '') return;
   throw new HagentError('HUMAN_ONLY', `${what} is for the human: run it from your own shell`, { command: what, marker: AGENT_MARKER, session: value },
-    `an agent cannot ${verbOf(what)}; ask the user to run ${what} (a human whose process carries ${AGENT_MARKER} on purpose runs: env -u ${AGENT_MARKER} ${what})`);
+    // The way round (unsetting the marker) is in the README for the human, not here for the agent.
+    `nothing was changed; an agent cannot ${verbOf(what)}: tell the user the work is ready and ask them to run ${what} in their own terminal`);
 }
 
 function verbOf(what: string): string {
