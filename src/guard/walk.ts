@@ -382,6 +382,9 @@ export class Walker {
         return rest(i);
       }
       case 'npm': case 'pnpm': case 'yarn': case 'bun': {
+        // `yarn hagent land`, `yarn run hagent land`, `pnpm hagent …`: these run a package's bin by name.
+        const bin = name !== 'npm' && args[0]?.value === 'run' ? 1 : 0;
+        if (name !== 'npm' && args[bin] && isHagentName(args[bin]!.value)) return checkHagent(this, args.slice(bin + 1), r);
         if (!['exec', 'x', 'dlx'].includes(args[0]?.value ?? '')) { if (name === 'bun' && INTERPRETERS.has(name)) return checkInlineCode(this, name, args, r); return; }
         return rest(1 + skipOptions(args.slice(1), ['-p', '--package', '-c', '--call', '-w', '--workspace']));
       }
