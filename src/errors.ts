@@ -68,6 +68,8 @@ export const EXIT_STATUS = {
   OUTSIDE_SPARSE: 1,
   // shell guard and hagent exec
   GUARD_BLOCKED: 1,
+  // a human-only command (approve, land, land --undo, session end, integrate) run for an agent
+  HUMAN_ONLY: 1,
   // agents
   OUTSIDE_WORKTREE: 1,
   AGENT_NOT_INSTALLED: 1,

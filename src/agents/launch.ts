@@ -16,6 +16,7 @@ import { readJournal } from '../journal/index.js';
 import { hagentDir, readSession, sessionStatus, startSession, type RepoContext, type Session } from '../session/index.js';
 import { ownedFilesPath } from '../sync/index.js';
 import { agentHookFile, claudeHooks, codexConfigArgs } from './config.js';
+import { agentMarkerEnv } from './marker.js';
 import type { AgentName } from './normalize.js';
 
 /** What `hagent run` can launch, by the name the user types. */
@@ -92,7 +93,8 @@ export async function prepareLaunch(commonDir: string, session: Session, name: L
   const agent = LAUNCHABLE[name].agent;
   const command = `${hookCommand} ${agent}`;
   const runDir = path.join(hagentDir(commonDir), 'agents', session.id);
-  const env: Record<string, string> = { HAGENT_SESSION: session.id, HAGENT_WORKTREE: session.worktree };
+  // The marker: a hagent the agent runs refuses the human's verbs (land, approve, session end, …).
+  const env: Record<string, string> = { HAGENT_SESSION: session.id, HAGENT_WORKTREE: session.worktree, ...agentMarkerEnv(session.id) };
   switch (agent) {
     case 'claude': {
       const file = path.join(runDir, 'claude-settings.json');

@@ -4,6 +4,7 @@
  * files (agents/integrate.ts, agents/integrate-mcp.ts).
  */
 import { codexSnippetToml, integrateAgent, integrateMcp, type McpIntegrateResult } from '../agents/index.js';
+import { refuseForAgent } from '../agents/marker.js';
 import { mainCheckoutRoot } from '../config/index.js';
 import { HagentError } from '../errors.js';
 import { openRepo } from '../session/index.js';
@@ -12,6 +13,8 @@ import { palette, printJson, printLines, type Io } from '../output/index.js';
 type IntegrateArgs = { agent?: string; user?: boolean; remove?: boolean; print?: boolean; json?: boolean; mcp?: boolean; strict?: boolean };
 
 export async function runIntegrate(argv: IntegrateArgs, io: Io): Promise<number> {
+  // Even --print: the agents' configuration is the human's to change, and to plan changing.
+  refuseForAgent(io.env, `hagent integrate ${argv.agent ?? ''}`.trimEnd());
   if (argv.strict && !argv.mcp) throw new HagentError('USAGE', '--strict needs --mcp: strict mode sends every write through hagent\'s MCP server', {}, `hagent integrate ${argv.agent ?? 'claude'} --mcp --strict`);
   let root = io.cwd;
   if (!argv.user) {

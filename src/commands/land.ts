@@ -1,12 +1,14 @@
 /**
  * `hagent land`: the approved changes onto the target branch.
  */
+import { refuseForAgent } from '../agents/marker.js';
 import { landSession, undoLand, type LandUndoResult } from '../land/index.js';
 import { openRepo, resolveSession } from '../session/index.js';
 import { palette, printJson, printLines, short, type Io } from '../output/index.js';
 import type { CommonArgs } from './shared.js';
 
 export async function runLand(argv: CommonArgs & { squash?: boolean; merge?: boolean; message?: string; yes?: boolean; allowDenied?: boolean; undo?: boolean }, io: Io): Promise<number> {
+  refuseForAgent(io.env, argv.undo ? 'hagent land --undo' : 'hagent land');
   const ctx = await openRepo(io.cwd);
   const session = await resolveSession(ctx, argv.session);
   if (argv.undo) return printLandUndo(await undoLand(ctx, session, io.env), argv, io);

@@ -1,6 +1,7 @@
 /**
  * `hagent review`: stat, diff, patches and approval of a session.
  */
+import { refuseForAgent } from '../agents/marker.js';
 import { reviewSession } from '../review/index.js';
 import { openRepo, resolveSession } from '../session/index.js';
 import { palette, printJson, printLines, short, type Io } from '../output/index.js';
@@ -8,6 +9,7 @@ import { driftLines, type CommonArgs } from './shared.js';
 import { HagentError } from '../errors.js';
 
 export async function runReview(argv: CommonArgs & { stat?: boolean; patches?: boolean; approve?: string[] | boolean; _?: (string | number)[] }, io: Io): Promise<number> {
+  if (argv.approve !== undefined && argv.approve !== false) refuseForAgent(io.env, 'hagent review --approve');
   // Paths after `--` (one may start with a dash: `--approve -- -x`) arrive as positionals.
   const afterDashes = (argv._ ?? []).slice(1).map(String);
   if (afterDashes.length && (argv.approve === undefined || argv.approve === false)) {

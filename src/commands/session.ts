@@ -1,6 +1,7 @@
 /**
  * `hagent session start|list|status|end`: thin wrappers over session/.
  */
+import { refuseForAgent } from '../agents/marker.js';
 import { openRepo, resolveSession, startSession, listSessionSummaries, sessionStatus, endSession } from '../session/index.js';
 import { palette, printJson, printLines, short, type Io } from '../output/index.js';
 import { askYesNo, driftLines, type CommonArgs } from './shared.js';
@@ -58,6 +59,7 @@ export async function runStatus(argv: CommonArgs & { id?: string }, io: Io): Pro
 }
 
 export async function runEnd(argv: CommonArgs & { id?: string; force?: boolean; yes?: boolean }, io: Io): Promise<number> {
+  refuseForAgent(io.env, 'hagent session end');
   const ctx = await openRepo(io.cwd);
   const confirm = async (unlanded: readonly string[], uncommitted: readonly string[]) => {
     if (argv.yes) return true;

@@ -1,12 +1,14 @@
 /**
  * `hagent undo [N] [--redo]`.
  */
+import { refuseForAgent } from '../agents/marker.js';
 import { redo, undo } from '../undo/index.js';
 import { openRepo, resolveSession } from '../session/index.js';
 import { palette, printJson, printLines, short, type Io } from '../output/index.js';
 import { recoveryLine, type CommonArgs } from './shared.js';
 
 export async function runUndo(argv: CommonArgs & { steps?: number; redo?: boolean; land?: boolean }, io: Io): Promise<number> {
+  if (argv.land) refuseForAgent(io.env, 'hagent undo --land');
   const ctx = await openRepo(io.cwd);
   const session = await resolveSession(ctx, argv.session);
   if (argv.land) {

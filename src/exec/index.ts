@@ -7,6 +7,7 @@
  * command — reviewable, and undoable with `hagent undo` like a patch.
  */
 import { HagentError, toHagentError } from '../errors.js';
+import { agentMarkerEnv } from '../agents/marker.js';
 import { guardCommand, sessionGuardContext } from '../guard/index.js';
 import { appendJournal } from '../journal/index.js';
 import { outsideEdits, type RepoContext, type Session, type ChangedFile } from '../session/index.js';
@@ -106,7 +107,7 @@ export async function execInSession(ctx: RepoContext, session: Session, command:
   const before = (await outsideEdits(session.worktree)).length ? await syncSession(ctx, session, env) : null;
   // The folder is the worktree, and git in the command finds it by itself: variables that would
   // send git elsewhere (set by a calling git hook, say) are not passed on.
-  const commandEnv: NodeJS.ProcessEnv = { ...env, HAGENT_SESSION: session.id, GIT_TERMINAL_PROMPT: '0', PWD: session.worktree };
+  const commandEnv: NodeJS.ProcessEnv = { ...env, HAGENT_SESSION: session.id, ...agentMarkerEnv(session.id), GIT_TERMINAL_PROMPT: '0', PWD: session.worktree };
   for (const k of ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_COMMON_DIR', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT_NAMESPACE', 'GIT_PREFIX']) delete commandEnv[k];
   const run = await runShell(command, {
     cwd: session.worktree,

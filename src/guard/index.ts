@@ -5,8 +5,10 @@
  * command line it would run is checked by the verb rules (rules.ts names them). Inside the session
  * worktree discards are allowed — every edit there is a hagent commit — so what is refused is what
  * reaches outside it (deletions, writes, git pointed elsewhere, pushes) or destroys hagent's safety
- * net (its branches and refs, the reflog, unreachable objects, worktrees, stash entries). A word the
- * guard cannot resolve where a dangerous command reads it is refused (fail closed).
+ * net (its branches and refs, the reflog, unreachable objects, worktrees, stash entries), and what
+ * is the human's (hagent's review --approve, land, session end, integrate, and dropping the agent
+ * marker that makes hagent itself refuse them: hagent.ts). A word the guard cannot resolve where
+ * a dangerous command reads it is refused (fail closed).
  *
  * What no text guard can see, and this one does not claim to: aliases and functions defined in the
  * user's shell start-up files, the contents of scripts the command runs (`./build.sh`, `make`,

@@ -32,7 +32,7 @@ const HOME_API = /\bos\.homedir\s*\(|\bhomedir\s*\(|Path\.home\s*\(|expanduser\s
 const DELETING_COMMANDS = new Set(['rm', 'rmdir', 'shred', 'truncate', 'mv', 'dd', 'find', 'chmod', 'chown']);
 
 /** Command names that make a run of string literals worth reading as a command line. */
-const COMMAND_WORDS = new Set(['rm', 'git', 'sh', 'bash', 'mv', 'dd', 'find', 'xargs', 'chmod', 'chown', 'cp', 'tee', 'truncate', 'shred', 'rmdir', 'sudo', 'env', 'mkfs']);
+const COMMAND_WORDS = new Set(['rm', 'git', 'sh', 'bash', 'mv', 'dd', 'find', 'xargs', 'chmod', 'chown', 'cp', 'tee', 'truncate', 'shred', 'rmdir', 'sudo', 'env', 'mkfs', 'hagent', 'npx']);
 
 function literals(code: string): string[] {
   const out: string[] = [];

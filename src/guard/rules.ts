@@ -20,6 +20,8 @@ export const GUARD_RULES = {
   'git-stash-drop': 'drops or clears stash entries',
   'git-config-write': "changes the repository's or the user's git configuration (shared by every worktree)",
   'git-history-rewrite': 'rewrites history of every branch (filter-branch, filter-repo)',
+  'hagent-human-only': "runs one of hagent's human-only commands (review --approve, land, land --undo, undo --land, session end, integrate)",
+  'agent-marker': 'unsets or overrides HAGENT_AGENT, the marker that tells hagent it runs for an agent',
 } as const;
 
 /** A rule name. */
@@ -45,4 +47,6 @@ export const GUARD_HINTS: Record<GuardRule, string> = {
   'git-stash-drop': 'keep stash entries (git stash pop/apply are allowed); ask the user to drop them',
   'git-config-write': 'read configuration only (git config --get); pass settings per command with git -c key=value',
   'git-history-rewrite': 'do not rewrite history from a session; hagent undo rolls back applied work',
+  'hagent-human-only': 'tell the user the work is ready: they review, approve and land it (and end sessions, change hook or MCP settings) from their own shell; hagent status, review, apply, check, undo, sync and log stay yours',
+  'agent-marker': 'leave HAGENT_AGENT alone; what it stops is for the user to run from their own shell',
 };

@@ -10,7 +10,9 @@ import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { forEachChild, parse, type Command, type ParsedScript, type Redirection, type Script, type Statement, type SyntaxNode, type Word } from 'unbash';
 import { checkGit } from './git.js';
+import { checkHagent, isHagentName, namesMarker, nodeScriptIndex, refuseMarkerChange } from './hagent.js';
 import { checkInlineCode, INTERPRETERS } from './interp.js';
+import { AGENT_MARKER } from '../agents/marker.js';
 import { globBase, globRegExp, placeOf, type Frame, type Place } from './paths.js';
 import { GUARD_HINTS, GUARD_RULES, type GuardRule } from './rules.js';
 import { expandAssignment, expandWord, mayBeOptions, type ExpandScope, type Field, type Vars } from './words.js';
@@ -276,6 +278,7 @@ export class Walker {
     const env: Vars = new Map(scope.vars);
     for (const p of cmd.prefix) {
       if (p.type !== 'Assignment') continue;
+      if (namesMarker(p.name)) refuseMarkerChange(this, `the assignment ${p.name}=`, text);
       const v = p.value.type === 'Word' ? expandAssignment(p.value, es) : null;
       env.set(p.name, v);
     }
@@ -310,6 +313,11 @@ export class Walker {
       const loose = args.find(mayBeOptions);
       if (loose) return this.block('unresolved', `${name} gets ${loose.value}, which may expand to options or paths only known when it runs`, r.text);
     }
+    if (name === 'node' || name === 'nodejs' || name === 'bun') {
+      const script = nodeScriptIndex(args);
+      if (script >= 0) return checkHagent(this, args.slice(script + 1), r);
+    }
+    if (isHagentName(name)) return checkHagent(this, args, r);
     switch (name) {
       case 'busybox': return rest(0);
       case 'strace': case 'ltrace': {
@@ -374,6 +382,9 @@ export class Walker {
         return rest(i);
       }
       case 'npm': case 'pnpm': case 'yarn': case 'bun': {
+        // `yarn hagent land`, `yarn run hagent land`, `pnpm hagent …`: these run a package's bin by name.
+        const bin = name !== 'npm' && args[0]?.value === 'run' ? 1 : 0;
+        if (name !== 'npm' && args[bin] && isHagentName(args[bin]!.value)) return checkHagent(this, args.slice(bin + 1), r);
         if (!['exec', 'x', 'dlx'].includes(args[0]?.value ?? '')) { if (name === 'bun' && INTERPRETERS.has(name)) return checkInlineCode(this, name, args, r); return; }
         return rest(1 + skipOptions(args.slice(1), ['-p', '--package', '-c', '--call', '-w', '--workspace']));
       }
@@ -417,6 +428,8 @@ export class Walker {
       case 'cd': case 'pushd': return this.cd(args, r);
       case 'popd': r.scope.cwd = null; return;
       case 'export': case 'declare': case 'typeset': case 'local': case 'readonly': {
+        const marker = args.find((a) => namesMarker(a.value));
+        if (marker) return refuseMarkerChange(this, `${name} ${marker.value}`, r.text);
         for (const a of args) {
           const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(a.value);
           if (m) r.scope.vars.set(m[1]!, a.dynamic ? null : m[2]!);
@@ -425,6 +438,8 @@ export class Walker {
         return;
       }
       case 'unset': {
+        const marker = args.find((a) => namesMarker(a.value));
+        if (marker) return refuseMarkerChange(this, `unset ${marker.value}`, r.text);
         for (const a of args) if (!a.value.startsWith('-')) r.scope.vars.set(a.value, '');
         return;
       }
@@ -585,7 +600,10 @@ export class Walker {
         const fields = splitWords(str, this, r);
         return this.run({ ...r, argv: [...fields, ...args.slice(i + 1)], env, scope });
       }
-      if (v === '-u' || v === '--unset') { i++; continue; }
+      if (v === '-u' || v === '--unset') { if (args[i + 1] && namesMarker(args[i + 1]!.value)) refuseMarkerChange(this, `env ${v}`, r.text); i++; continue; }
+      if ((/^-[a-zA-Z]*u./.test(v) && !v.startsWith('--') && namesMarker(v.slice(v.indexOf('u') + 1))) || (v.startsWith('--unset=') && namesMarker(v.slice(8)))) refuseMarkerChange(this, `env ${v}`, r.text);
+      // env -i: the command starts with an empty environment, the marker dropped with the rest.
+      if (v === '-' || v === '--ignore-environment' || (/^-[a-zA-Z]*i/.test(v) && !v.startsWith('--'))) { env.set(AGENT_MARKER, ''); continue; }
       if (v === '-C' || v === '--chdir' || v.startsWith('--chdir=')) {
         const dir = v.startsWith('--chdir=') ? { ...a, value: v.slice(8) } : args[++i];
         scope = { cwd: dir ? resolveIn(dir, scope.cwd) : null, vars: scope.vars };
@@ -593,7 +611,7 @@ export class Walker {
       }
       if (v.startsWith('-')) continue;
       const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(v);
-      if (m) { env.set(m[1]!, m[2]!); continue; }
+      if (m) { if (namesMarker(m[1]!)) refuseMarkerChange(this, `env ${m[1]}=`, r.text); env.set(m[1]!, m[2]!); continue; }
       break;
     }
     return this.run({ ...r, argv: args.slice(i), env, scope });

@@ -22,9 +22,25 @@ export interface Policy {
   confirmDeletes: boolean;
 }
 
-/** Defaults of patch-language.md §5b. */
+/**
+ * The agents' own configuration in a project: the files `hagent integrate` writes (hooks, MCP
+ * servers, strict mode's deny rules) and their siblings the agent reads as settings. An agent that
+ * could edit them could take hagent's hooks or strict mode away for every later session once they
+ * land, so they are denied like `.hagent/`: edits through hagent are refused, outside edits are
+ * not committed, and a land that changes them needs `--allow-denied`. Exactly those files: the
+ * folders around them (`.claude/commands/`, `.github/workflows/`) stay the project's.
+ */
+export const AGENT_CONFIG_PATHS: readonly string[] = [
+  '**/.claude/settings.json', '**/.claude/settings.local.json', '**/.mcp.json',
+  '**/.codex/**',
+  '**/.gemini/settings.json',
+  '**/.cursor/hooks.json', '**/.cursor/mcp.json', '**/.cursor/cli.json',
+  '.github/hooks/**', '.github/mcp.json',
+];
+
+/** Defaults of patch-language.md §5b, and the agents' own configuration. */
 export const DEFAULT_POLICY: Policy = {
-  deniedPaths: ['.git', '.git/**', '**/.git', '**/.git/**', '.hagent/**', '.hagent', '**/.env', '**/.env.*', '**/*.pem', '**/*.key', '**/id_rsa*', '**/id_ed25519*', '**/.npmrc', '**/.netrc'],
+  deniedPaths: ['.git', '.git/**', '**/.git', '**/.git/**', '.hagent/**', '.hagent', '**/.env', '**/.env.*', '**/*.pem', '**/*.key', '**/id_rsa*', '**/id_ed25519*', '**/.npmrc', '**/.netrc', ...AGENT_CONFIG_PATHS],
   suffixes: {
     mode: 'deny',
     list: ['.exe', '.dll', '.so', '.dylib', '.bin', '.o', '.a', '.class', '.jar', '.pyc', '.p12', '.pfx', '.keystore', '.jks', '.der', '.crt', '.sqlite', '.db'],
@@ -145,7 +161,9 @@ export function deniedReason(path: string, policy: Policy): string | null {
   if (parts.some((p) => /^\.git[. ]*$/i.test(p) || /^git~\d+$/i.test(p))) return 'hagent never writes inside .git';
   if (parts[0]?.toLowerCase() === '.hagent') return ".hagent/ holds hagent's own policy and hooks";
   for (const glob of policy.deniedPaths) {
-    if (globToRegExp(glob).test(path)) return `the path matches the denied pattern ${glob}`;
+    if (!globToRegExp(glob).test(path)) continue;
+    if (AGENT_CONFIG_PATHS.includes(glob)) return `an agent's own configuration (hooks, MCP servers, permissions; denied pattern ${glob}): the human changes it, with hagent integrate`;
+    return `the path matches the denied pattern ${glob}`;
   }
   const lower = path.toLowerCase();
   const base = parts[parts.length - 1]!.toLowerCase();
