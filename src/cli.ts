@@ -3,7 +3,7 @@
  * hagent's command line: yargs wiring, lazy import of each command, and the only place where
  * errors become exit statuses (patch-language.md §6: 0 ok, 1 refused, 2 usage, 3 internal).
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import type { Argv } from 'yargs';
 import { readFastCommand } from './cli-fast-path.js';
 import { HagentError, toHagentError } from './errors.js';
@@ -19,6 +19,11 @@ const io: Io = processIo();
 /** `--json` among the options (after `--` it is a path, as in `review --approve -- --json`). */
 const beforeDashes = process.argv.indexOf('--') < 0 ? process.argv : process.argv.slice(0, process.argv.indexOf('--'));
 const wantsJson = beforeDashes.includes('--json');
+
+/** Removed under the shell, the current folder fails every call with a bare ENOENT: named here first. @throws HagentError IO_FAILED. */
+function assertCurrentFolder(): void {
+  if (!statSync(io.cwd, { throwIfNoEntry: false })?.isDirectory()) throw new HagentError('IO_FAILED', `the current folder ${io.cwd} does not exist`, { path: io.cwd, errno: 'ENOENT' }, 'cd into a folder that exists (it was removed or moved), then run the command again');
+}
 
 /** Runs a lazily imported command and records its exit status. */
 /** Options that take a value: given bare (`--name` at the end, or `--name --`) yargs makes them ''. */
@@ -116,6 +121,7 @@ async function main(): Promise<void> {
     process.exitCode = await runRun(parseRunArgs(argv.slice(1)), io);
     return;
   }
+  assertCurrentFolder(); // before yargs, which reads process.cwd() too
   const fast = readFastCommand(argv);
   if (fast) {
     trace('cli: arguments parsed');
