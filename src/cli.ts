@@ -3,7 +3,7 @@
  * hagent's command line: yargs wiring, lazy import of each command, and the only place where
  * errors become exit statuses (patch-language.md §6: 0 ok, 1 refused, 2 usage, 3 internal).
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import type { Argv } from 'yargs';
 import { readFastCommand } from './cli-fast-path.js';
 import { HagentError, toHagentError } from './errors.js';
@@ -19,6 +19,25 @@ const io: Io = processIo();
 /** `--json` among the options (after `--` it is a path, as in `review --approve -- --json`). */
 const beforeDashes = process.argv.indexOf('--') < 0 ? process.argv : process.argv.slice(0, process.argv.indexOf('--'));
 const wantsJson = beforeDashes.includes('--json');
+
+/** hagent's top-level commands, for the suggestion of an unknown one. */
+const TOP_COMMANDS = ['session', 'apply', 'check', 'review', 'land', 'undo', 'config', 'sync', 'exec', 'guard', 'log', 'doctor', 'run', 'integrate', 'hook', 'mcp', 'demo'];
+
+/** Levenshtein distance of two short words (the classic two-row dynamic programme). */
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length]!;
+}
+
+/** Removed under the shell, the current folder fails every call with a bare ENOENT: named here first. @throws HagentError IO_FAILED. */
+function assertCurrentFolder(): void {
+  if (!statSync(io.cwd, { throwIfNoEntry: false })?.isDirectory()) throw new HagentError('IO_FAILED', `the current folder ${io.cwd} does not exist`, { path: io.cwd, errno: 'ENOENT' }, 'cd into a folder that exists (it was removed or moved), then run the command again');
+}
 
 /** Runs a lazily imported command and records its exit status. */
 /** Options that take a value: given bare (`--name` at the end, or `--name --`) yargs makes them ''. */
@@ -116,6 +135,7 @@ async function main(): Promise<void> {
     process.exitCode = await runRun(parseRunArgs(argv.slice(1)), io);
     return;
   }
+  assertCurrentFolder(); // before yargs, which reads process.cwd() too
   const fast = readFastCommand(argv);
   if (fast) {
     trace('cli: arguments parsed');
@@ -242,7 +262,6 @@ async function main(): Promise<void> {
       .options({ ...json, keep: { type: 'boolean', describe: 'keep the demo folder' } }).example('$0 demo', '').example('$0 demo --json', 'each step with its exit status, as one JSON object'),
     handler(async () => (await import('./commands/demo.js')).runDemo))
     .demandCommand(1, 'name a command (hagent --help lists them)')
-    .recommendCommands()
     .strict()
     .help()
     .alias('h', 'help')
@@ -250,6 +269,12 @@ async function main(): Promise<void> {
     .wrap(Math.min(110, process.stdout.columns || 100))
     .fail((msg, err) => {
       if (err) throw err;
+      // An unknown first word is an unknown command: named so, with a suggestion only when it is a near miss.
+      const first = argv.find((a) => !a.startsWith('-'));
+      if (first !== undefined && argv[0] === first && /^Unknown arguments?: /.test(msg) && !TOP_COMMANDS.includes(first)) {
+        const near = TOP_COMMANDS.filter((c) => editDistance(c, first) <= Math.min(2, Math.floor(c.length / 3)));
+        throw new HagentError('USAGE', `unknown command ${JSON.stringify(first)}`, { command: first }, `${near.length ? `did you mean ${near.map((c) => `hagent ${c}`).join(' or ')}? ` : ''}hagent --help lists the commands`);
+      }
       throw new HagentError('USAGE', msg, {}, 'hagent --help lists the commands and their options');
     });
   skipHelpRendering(cli);

@@ -35,6 +35,8 @@ export const EXIT_STATUS = {
   GIT_TOO_OLD: 1,
   UNKNOWN_REV: 1,
   SESSION_NOT_FOUND: 1,
+  /** A session record under <git-common-dir>/hagent/sessions/ is not JSON or not a session. */
+  SESSION_CORRUPT: 1,
   SESSION_AMBIGUOUS: 1,
   SESSION_EXISTS: 1,
   NOT_IN_SESSION: 1,

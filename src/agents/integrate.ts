@@ -80,8 +80,10 @@ export interface IntegrateResult {
   file: string;
   /** `added`: hagent's hooks were not there; `updated`: replaced; `removed`; `unchanged`; `printed`: --print. */
   action: 'added' | 'updated' | 'removed' | 'unchanged' | 'printed';
-  /** The snippet hagent merges (the whole file content for --print). */
-  snippet: Json;
+  /** The snippet hagent merges (the whole file content for --print); with --remove --print, the file as the removal leaves it (null: no file). */
+  snippet: Json | null;
+  /** Set with --remove --print: `snippet` is what the file would become. */
+  removal?: true;
 }
 
 /**
@@ -99,8 +101,10 @@ export async function integrateAgent(agent: string, options: { root: string; use
   const file = options.user ? HOOK_FILES[a].user(options.env, home) : path.join(options.root, HOOK_FILES[a].project);
   const snippet = agentHookFile(a, installedHookCommand(a), { worktrees: true });
   const scope = options.user ? 'user' : 'project';
-  if (options.print) return { ok: true, agent: a, scope, file, action: 'printed', snippet };
+  if (options.print && !options.remove) return { ok: true, agent: a, scope, file, action: 'printed', snippet };
   const { raw, value: existing } = await readJsonObject(file);
+  // --remove --print: the file as the removal would leave it (null: there is no file), written nowhere.
+  if (options.print) return { ok: true, agent: a, scope, file, action: 'printed', snippet: raw === null ? null : mergeHookConfig(existing, snippet, true), removal: true };
   const had = JSON.stringify(mergeHookConfig(existing, snippet, true)) !== JSON.stringify(existing);
   const next = mergeHookConfig(existing, snippet, !!options.remove);
   const text = `${JSON.stringify(next, null, 2)}\n`;

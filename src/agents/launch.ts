@@ -13,7 +13,7 @@ import path from 'node:path';
 import { HagentError } from '../errors.js';
 import { writeJsonFile } from '../fsx/index.js';
 import { readJournal } from '../journal/index.js';
-import { hagentDir, readSession, sessionStatus, startSession, type RepoContext, type Session } from '../session/index.js';
+import { endSession, hagentDir, readSession, sessionStatus, startSession, type RepoContext, type Session } from '../session/index.js';
 import { ownedFilesPath } from '../sync/index.js';
 import { agentHookFile, claudeHooks, codexConfigArgs } from './config.js';
 import { agentMarkerEnv } from './marker.js';
@@ -158,10 +158,16 @@ export interface RunResult {
   blocked: { code: string; message: string }[];
   /** Files the agent left that are in no commit yet. */
   outsideEdits: string[];
+  /**
+   * True when the run started the session, the agent exited non-zero and the session held no
+   * work (no commit, no file left): the session was ended, its worktree and branch removed.
+   */
+  removed: boolean;
 }
 
 /**
- * The whole run: session (new, or `session` resumed), launch with per-run hooks, wait, summary.
+ * The whole run: session (new, or `session` resumed), launch with per-run hooks, wait, summary;
+ * a session the run started that is still empty when the agent exits non-zero is ended.
  * @throws HagentError AGENT_NOT_INSTALLED (before any session is made), SESSION_NOT_FOUND,
  *   and session start's codes.
  */
@@ -184,11 +190,20 @@ export async function runAgent(ctx: RepoContext, name: LaunchName, options: { na
   const status = await sessionStatus(ctx, session.id);
   const journal = await readJournal(ctx.commonDir, { session: session.id, failed: true });
   const owned = WORKTREE_HOOK_FILES[LAUNCHABLE[name].agent];
+  const outside = status.outsideEdits.map((f) => f.path).filter((p) => p !== owned);
+  // An agent that failed at once (not logged in, a bad flag) leaves an empty session nobody
+  // asked to keep: a session this run started is ended as `session end` ends an empty one (which
+  // itself refuses anything with work). A resumed session is never ended here.
+  let removed = false;
+  if (options.session === undefined && exitCode !== 0 && status.commits === 0 && status.changed.length === 0 && outside.length === 0 && !status.interrupted) {
+    removed = await endSession(ctx, session.id).then(() => true, () => false);
+  }
   return {
     ok: true, agent: name, session: session.id, worktree: session.worktree, exitCode,
     commits: status.commits,
     files: status.changed.map((f) => ({ path: f.path, status: f.status })),
     blocked: journal.entries.filter((e) => e.time >= since).map((e) => ({ code: e.code ?? 'UNKNOWN', message: e.message ?? '' })),
-    outsideEdits: status.outsideEdits.map((f) => f.path).filter((p) => p !== owned),
+    outsideEdits: outside,
+    removed,
   };
 }

@@ -175,6 +175,11 @@ export async function absoluteRoots(worktree: string, mainCheckout: string | nul
   return { worktree: await both(worktree), mainCheckout: mainCheckout ? await both(mainCheckout) : [] };
 }
 
+/** `plan` with the warnings checkOpPaths left on `parsed` in front of its own. Pure. */
+function withPathWarnings<P extends { warnings: string[] }>(plan: P, parsed: ParsedPatch): P {
+  return parsed.warnings?.length ? { ...plan, warnings: [...parsed.warnings, ...plan.warnings.filter((w) => !parsed.warnings!.includes(w))] } : plan;
+}
+
 /** `parsed` with its paths taken inside `cwd` (a heredoc's own `cd DIR` inside that). Pure. */
 function withCwd(parsed: ParsedPatch, cwd: string | undefined): ParsedPatch {
   if (!cwd) return parsed;
@@ -420,7 +425,8 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
   if (options.expectBlobs) assertExpectedBlobs(snapshot, options.expectBlobs, diskIds);
   trace('apply: staleness checked');
   if (!options.change) await assertNotLastPatch(worktree, head, store, options.patchText);
-  const plan = options.change ? options.change.plan(parsed, snapshot) : planPatch(parsed, snapshot);
+  // A planned change keeps the warnings of its paths (an absolute path mapped from the main checkout).
+  const plan = options.change ? withPathWarnings(options.change.plan(parsed, snapshot), parsed) : planPatch(parsed, snapshot);
   const patchText = options.change ? await unifiedDiffOf(plan, snapshot) : options.patchText;
   trace('apply: planned');
   const concluding = await concludesMerge(worktree, session, merge, plan, snapshot);

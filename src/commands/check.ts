@@ -1,7 +1,9 @@
 /**
  * `hagent check [PATCH_FILE | -]`: where a patch would land, without writing.
  */
+import { statSync } from 'node:fs';
 import path from 'node:path';
+import { HagentError } from '../errors.js';
 import { checkPatch } from '../check/index.js';
 import { openRepo, resolveSession } from '../session/index.js';
 import { loadConfig } from '../config/index.js';
@@ -11,7 +13,12 @@ import { readPatchInput, type CommonArgs } from './shared.js';
 
 /** The directory to check against: --dir, else --session's worktree, else the enclosing worktree (or cwd). */
 async function targetDir(argv: CommonArgs & { dir?: string }, io: Io): Promise<string> {
-  if (argv.dir !== undefined) return path.resolve(io.cwd, argv.dir);
+  if (argv.dir !== undefined) {
+    const dir = path.resolve(io.cwd, argv.dir);
+    const st = statSync(dir, { throwIfNoEntry: false });
+    if (!st?.isDirectory()) throw new HagentError('USAGE', `--dir ${argv.dir}: ${st ? 'not a folder' : 'no such folder'}`, { path: dir }, 'name the folder the patch applies in (the worktree root), e.g. --dir .');
+    return dir;
+  }
   if (argv.session !== undefined) return (await resolveSession(await openRepo(io.cwd), argv.session)).worktree;
   try {
     return (await openRepo(io.cwd)).location.topLevel ?? io.cwd;

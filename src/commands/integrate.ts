@@ -29,6 +29,10 @@ export async function runIntegrate(argv: IntegrateArgs, io: Io): Promise<number>
     printJson(io, r);
     return 0;
   }
+  if (r.action === 'printed' && r.removal) {
+    printLines(io, r.snippet === null ? [`# ${r.file} does not exist: hagent integrate ${r.agent}${argv.user ? ' --user' : ''} --remove has nothing to remove`] : [`# ${r.file} after: hagent integrate ${r.agent}${argv.user ? ' --user' : ''} --remove (hagent's hooks taken out; nothing written)`, JSON.stringify(r.snippet, null, 2)]);
+    return 0;
+  }
   if (r.action === 'printed') {
     printLines(io, [`# merged into ${r.file} by: hagent integrate ${r.agent}${argv.user ? ' --user' : ''}`, JSON.stringify(r.snippet, null, 2)]);
     return 0;
@@ -53,7 +57,7 @@ function printMcp(r: McpIntegrateResult, argv: IntegrateArgs, io: Io): number {
   const lines: string[] = [];
   const invocation = `hagent integrate ${r.agent} --mcp${r.strict ? ' --strict' : ''}${argv.user ? ' --user' : ''}`;
   if (r.action === 'printed') {
-    for (const f of r.files) lines.push(`# merged into ${f.file} by: ${invocation}`, f.format === 'toml' ? codexSnippetToml(f.snippet).trimEnd() : JSON.stringify(f.snippet, null, 2));
+    for (const f of r.files) lines.push(argv.remove ? `# taken out of ${f.file} by: ${invocation} --remove (the entries below, where present; nothing written)` : `# merged into ${f.file} by: ${invocation}`, f.format === 'toml' ? codexSnippetToml(f.snippet).trimEnd() : JSON.stringify(f.snippet, null, 2));
   } else {
     const verb = { added: 'added to', updated: 'updated in', removed: 'removed from', unchanged: 'nothing to change in', printed: '' };
     for (const f of r.files) lines.push(`${p.green(r.agent)}: ${verb[f.action]} ${f.file}`);

@@ -35,6 +35,10 @@ export async function runRun(argv: RunArgs, io: Io): Promise<number> {
     return r.exitCode;
   }
   const p = palette(io.color);
+  if (r.removed) {
+    printLines(io, ['', `${p.bold(`hagent session ${r.session}`)}: ${LAUNCHABLE[r.agent].binary} exited with status ${r.exitCode} before changing anything; the empty session was removed (its worktree and branch).`, `Fix what the agent said above, then run: hagent run ${r.agent}`]);
+    return r.exitCode;
+  }
   const lines = [
     '',
     `${p.bold(`hagent session ${r.session}`)}: ${r.commits} commit${r.commits === 1 ? '' : 's'}, ${r.files.length} file${r.files.length === 1 ? '' : 's'} changed${r.blocked.length ? `, ${r.blocked.length} attempt${r.blocked.length === 1 ? '' : 's'} blocked` : ''} (${LAUNCHABLE[r.agent].binary} exited ${r.exitCode})`,

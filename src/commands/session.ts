@@ -2,7 +2,7 @@
  * `hagent session start|list|status|end`: thin wrappers over session/.
  */
 import { refuseForAgent } from '../agents/marker.js';
-import { openRepo, resolveSession, startSession, listSessionSummaries, sessionStatus, endSession } from '../session/index.js';
+import { openRepo, resolveSession, startSession, listSessionSummaries, listBrokenSessions, corruptHint, sessionStatus, endSession } from '../session/index.js';
 import { palette, printJson, printLines, short, type Io } from '../output/index.js';
 import { askYesNo, driftLines, type CommonArgs } from './shared.js';
 
@@ -26,13 +26,14 @@ export async function runStart(argv: CommonArgs & { name?: string; base?: string
 
 export async function runList(argv: CommonArgs, io: Io): Promise<number> {
   const ctx = await openRepo(io.cwd);
-  const list = await listSessionSummaries(ctx);
-  if (argv.json) printJson(io, { ok: true, sessions: list });
-  else if (list.length === 0) printLines(io, ['No sessions. Start one with: hagent session start']);
+  const [list, broken] = await Promise.all([listSessionSummaries(ctx), listBrokenSessions(ctx.commonDir)]);
+  if (argv.json) printJson(io, { ok: true, sessions: list, broken: broken.map((b) => ({ ...b, hint: corruptHint(b) })) });
+  else if (list.length === 0 && broken.length === 0) printLines(io, ['No sessions. Start one with: hagent session start']);
   else {
     const p = palette(io.color);
     const label = { empty: p.dim('empty   '), open: 'open    ', approved: p.cyan('approved'), landed: p.green('landed  ') } as const;
     printLines(io, list.map((s) => `${p.bold(s.id.padEnd(18))} ${String(s.commits).padStart(3)} patch${s.commits === 1 ? ' ' : 'es'}  ${label[s.state]}  → ${s.target?.replace('refs/heads/', '') ?? '-'}  ${p.dim(s.worktree)}${s.drift ? p.yellow(`  (moved outside hagent: ${s.drift.kind})`) : ''}`));
+    printLines(io, broken.map((b) => `${p.bold(b.id.padEnd(18))} ${p.red('broken')}: ${b.file}: ${b.problem}\n${' '.repeat(19)}${p.dim(`hint: ${corruptHint(b)}`)}`));
   }
   return 0;
 }

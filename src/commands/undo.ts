@@ -2,6 +2,7 @@
  * `hagent undo [N] [--redo]`.
  */
 import { refuseForAgent } from '../agents/marker.js';
+import { HagentError } from '../errors.js';
 import { redo, undo } from '../undo/index.js';
 import { openRepo, resolveSession } from '../session/index.js';
 import { palette, printJson, printLines, short, type Io } from '../output/index.js';
@@ -9,13 +10,15 @@ import { recoveryLine, type CommonArgs } from './shared.js';
 
 export async function runUndo(argv: CommonArgs & { steps?: number; redo?: boolean; land?: boolean }, io: Io): Promise<number> {
   if (argv.land) refuseForAgent(io.env, 'hagent undo --land');
+  // Arguments first: a bad count is a usage error whichever session would be picked.
+  const steps = argv.steps ?? 1;
+  if (!Number.isInteger(steps) || steps < 1) throw new HagentError('USAGE', `${argv.redo ? 'redo' : 'undo'} takes a positive whole number of steps${Number.isNaN(steps) ? '' : `, not ${steps}`}`, { steps: String(argv.steps) }, argv.redo ? 'e.g. hagent undo --redo 2' : 'e.g. hagent undo 2');
   const ctx = await openRepo(io.cwd);
   const session = await resolveSession(ctx, argv.session);
   if (argv.land) {
     const [{ undoLand }, { printLandUndo }] = await Promise.all([import('../land/index.js'), import('./land.js')]);
     return printLandUndo(await undoLand(ctx, session, io.env), argv, io);
   }
-  const steps = argv.steps ?? 1;
   const r = argv.redo ? await redo(ctx, session, steps, io.env) : await undo(ctx, session, steps, io.env);
   if (argv.json) {
     printJson(io, r);

@@ -13,13 +13,13 @@ import { loadConfig, mainCheckoutRoot } from '../config/index.js';
 import { installedHooks } from '../agents/integrate.js';
 import { installedMcpServers } from '../agents/integrate-mcp.js';
 import { isHagentError } from '../errors.js';
-import { discardPoolEntry, gitDirWorktreeRoot, orphanPools, guardTarget, hagentDir, inspectPool, listSessions, movedSessions, readSession, sessionRef, trimPool, worktreeRootFor, type RepoContext, type Session } from '../session/index.js';
+import { corruptHint, discardPoolEntry, gitDirWorktreeRoot, listBrokenSessions, sessionBranch, writeSession, type BrokenSession, orphanPools, guardTarget, hagentDir, inspectPool, listSessions, movedSessions, readSession, sessionRef, trimPool, worktreeRootFor, type RepoContext, type Session } from '../session/index.js';
 import { guardedWrite, type Recovery } from '../transaction/index.js';
 import { recoverLand, type LandRecovery } from '../land/index.js';
 
 /** One finding. `fixed` says whether doctor mended it; otherwise `hint` says how. */
 export interface Finding {
-  kind: 'interrupted-transaction' | 'interrupted-land' | 'moved-worktree' | 'session-unchecked' | 'stray-temp-files' | 'missing-worktree' | 'missing-branch' | 'worktree-head' | 'index-out-of-step' | 'dead-lock' | 'orphan-worktree' | 'orphan-branch' | 'pooled-worktree' | 'hook-command' | 'mcp-command';
+  kind: 'session-corrupt' | 'interrupted-transaction' | 'interrupted-land' | 'moved-worktree' | 'session-unchecked' | 'stray-temp-files' | 'missing-worktree' | 'missing-branch' | 'worktree-head' | 'index-out-of-step' | 'dead-lock' | 'orphan-worktree' | 'orphan-branch' | 'pooled-worktree' | 'hook-command' | 'mcp-command';
   session?: string;
   message: string;
   fixed: boolean;
@@ -52,9 +52,14 @@ export async function runDoctor(ctx: RepoContext, id: string | undefined, env: R
   const config = await loadConfig(ctx, env);
   // Every session counts for the orphan check, whichever one is checked: a worktree or branch of
   // a session not named here is not an orphan.
+  const findings: Finding[] = [];
+  // A broken record is rebuilt first (when its branch and worktree say what it was), so the
+  // session is then checked like the others; one that cannot be rebuilt is reported.
+  for (const b of await listBrokenSessions(ctx.commonDir)) {
+    if (id === undefined || b.id === id) findings.push(await repairRecord(ctx, b));
+  }
   const all = await listSessions(ctx.commonDir);
   const sessions = id !== undefined ? [await readSession(ctx.commonDir, id)] : all;
-  const findings: Finding[] = [];
   const recoveries: Recovery[] = [];
   for (const moved of movedSessions(ctx.commonDir).filter((m) => sessions.some((s) => s.id === m))) {
     const s = sessions.find((x) => x.id === moved)!;
@@ -121,6 +126,35 @@ function discardedFinding(where: string, d: { name: string; reason: string; kept
   if (!d.removed) return { kind: 'pooled-worktree', message: `pooled worktree ${where}: ${d.reason}; not removed, as what it holds could not be kept in a commit`, fixed: false, hint: `look at it, keep what you need, then remove it: rm -rf ${where} && git worktree prune` };
   const kept = d.kept ? `; what it held is kept as refs/hagent/pool-kept/${d.name} (git show --stat ${d.kept.slice(0, 12)})` : '';
   return { kind: 'pooled-worktree', message: `pooled worktree ${where} removed: ${d.reason}${kept}`, fixed: true };
+}
+
+/**
+ * A session record that is not JSON or not a session: rebuilt when it is obvious what it was —
+ * the branch `hagent/<id>` exists and one worktree has it checked out — with the base where the
+ * branch left the target (the branch checked out in the main checkout; the recorded base and
+ * target are kept when the damaged file still has them). The damaged file is kept beside it as
+ * `<id>.json.damaged`, never deleted. Otherwise reported with the hint of SESSION_CORRUPT.
+ */
+async function repairRecord(ctx: RepoContext, b: BrokenSession): Promise<Finding> {
+  const unfixed = (why: string): Finding => ({ kind: 'session-corrupt', session: b.id, message: `session ${b.id}: its record ${b.file} is damaged (${b.problem}); ${why}`, fixed: false, hint: corruptHint(b), paths: [b.file] });
+  const branch = sessionBranch(b.id);
+  const head = await readRef(ctx.cwd, `refs/heads/${branch}`);
+  if (!head) return unfixed(`not rebuilt: branch ${branch} does not exist`);
+  const worktree = (await listWorktrees(ctx.cwd)).find((w) => w.branch === `refs/heads/${branch}`);
+  if (!worktree) return unfixed(`not rebuilt: no worktree has branch ${branch} checked out`);
+  const old = await fs.readFile(b.file, 'utf8').then((t) => JSON.parse(t) as unknown).catch(() => null).then((v) => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {}));
+  const oldTarget = typeof old.target === 'string' && old.target.startsWith('refs/heads/') ? old.target : null;
+  const main = await mainCheckoutRoot(ctx);
+  const target = oldTarget ?? (main ? await symbolicHead(main) : null);
+  const oid = (v: unknown): string | null => (typeof v === 'string' && /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(v) ? v : null);
+  let base = oid(old.base);
+  if (base && (await runGit(['merge-base', '--is-ancestor', base, head], { cwd: ctx.cwd, allowFailure: true })).exitCode !== 0) base = null;
+  if (!base && target) base = (await runGit(['merge-base', head, target], { cwd: ctx.cwd, allowFailure: true })).stdout.toString('utf8').trim() || null;
+  if (!base) return unfixed(`not rebuilt: where branch ${branch} started is not known (no target branch to measure it from)`);
+  const createdAt = typeof old.createdAt === 'string' ? old.createdAt : (await fs.stat(b.file)).mtime.toISOString();
+  await fs.rename(b.file, `${b.file}.damaged`);
+  await writeSession(ctx.commonDir, { version: 1, id: b.id, worktree: worktree.path, branch, base, target, createdAt, approval: null, lands: [] });
+  return { kind: 'session-corrupt', session: b.id, message: `session ${b.id}: its damaged record (${b.problem}) was rebuilt from branch ${branch} and its worktree ${worktree.path} (base ${base.slice(0, 12)}${target ? `, lands on ${target.replace('refs/heads/', '')}` : ''}); the damaged file is kept as ${b.file}.damaged`, fixed: true, paths: [b.file] };
 }
 
 /** Ids of every session metadata file, readable or not (a damaged one still owns its worktree and branch). */

@@ -4,6 +4,7 @@
  * GIT_DIR / GIT_WORK_TREE / GIT_INDEX_FILE from a calling hook.
  */
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { HagentError } from '../errors.js';
 import { trace, tracing } from '../trace/index.js';
@@ -86,9 +87,7 @@ export function runGit(args: readonly string[], options: RunGitOptions): Promise
     const err: Buffer[] = [];
     child.stdout!.on('data', (d: Buffer) => out.push(d));
     child.stderr!.on('data', (d: Buffer) => err.push(d));
-    child.on('error', (e: NodeJS.ErrnoException) => {
-      reject(new HagentError('GIT_FAILED', `cannot run git: ${e.message}`, { argv: ['git', ...args] }, e.code === 'ENOENT' ? 'install git 2.38 or newer and make sure it is on PATH' : 'check that git runs in this directory', { cause: e }));
-    });
+    child.on('error', (e: NodeJS.ErrnoException) => reject(spawnError(e, args, options.cwd)));
     if (options.input !== undefined && child.stdin) {
       child.stdin.on('error', () => { /* git may exit before reading all input; its exit code tells */ });
       child.stdin.end(options.input);
@@ -109,6 +108,21 @@ export function runGit(args: readonly string[], options: RunGitOptions): Promise
       resolve(result);
     });
   });
+}
+
+/**
+ * Why git could not be spawned. Node reports a missing working folder as ENOENT too, like a
+ * missing git: the folder is checked first, so a removed or mistyped folder is not called
+ * "git missing". @returns IO_FAILED (the folder does not exist or is not a folder) or GIT_FAILED.
+ */
+function spawnError(e: NodeJS.ErrnoException, args: readonly string[], cwd: string): HagentError {
+  if (e.code === 'ENOENT' || e.code === 'ENOTDIR') {
+    const st = statSync(cwd, { throwIfNoEntry: false });
+    if (!st?.isDirectory()) {
+      return new HagentError('IO_FAILED', `the folder ${cwd} ${st ? 'is not a folder' : 'does not exist'}`, { path: cwd, errno: st ? 'ENOTDIR' : 'ENOENT' }, 'name a folder that exists (it may have been removed or moved meanwhile); nothing was changed', { cause: e });
+    }
+  }
+  return new HagentError('GIT_FAILED', `cannot run git: ${e.message}`, { argv: ['git', ...args] }, e.code === 'ENOENT' ? 'install git 2.38 or newer and make sure it is on PATH' : 'check that git runs in this directory', { cause: e });
 }
 
 /** Runs git and returns stdout as UTF-8 text without the final newline. Throws as {@link runGit}. */

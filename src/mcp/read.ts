@@ -7,10 +7,10 @@ import { HagentError } from '../errors.js';
 import { blobId, entriesAt, formatOfOid } from '../git/index.js';
 import { readEntry } from '../fsx/index.js';
 import { splitText } from '../patch/text-file.js';
-import { checkPath } from '../policy/index.js';
 import { readSessionRefs } from '../session/index.js';
 import { readMergeState } from '../update/index.js';
 import type { SessionBinding } from './binding.js';
+import { resolveToolPath } from './paths.js';
 
 /** Lines returned when no `limit` is given. */
 export const DEFAULT_READ_LINES = 2000;
@@ -36,8 +36,8 @@ export interface ReadResult {
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
 /**
- * Reads `rawPath` from the session worktree: the path is normalised and checked against the
- * denied paths (as a patch's are; the suffix list is about writing and does not apply), every
+ * Reads `rawPath` from the session worktree: the path is resolved as every tool's is (paths.ts:
+ * relative, or absolute inside the worktree or main checkout) and checked against the denied paths (as a patch's are; the suffix list is about writing and does not apply), every
  * component is lstat'ed (a symlink is refused), and the head's blob at the path is looked up
  * in-process when loose, else through the warm batch process. Lines are numbered from 1, each
  * `"<n>\t<text>"` with its terminator dropped. Remembers the blob as read by this server.
@@ -47,7 +47,7 @@ const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
  */
 export async function readFile(binding: SessionBinding, rawPath: string, offset = 1, limit = DEFAULT_READ_LINES): Promise<ReadResult> {
   const [session, config] = await Promise.all([binding.session(), binding.config()]);
-  const rel = checkPath(rawPath, { ...config.policy, suffixes: { mode: 'deny', list: [] } });
+  const rel = await resolveToolPath(rawPath, session.worktree, config.root, { ...config.policy, suffixes: { mode: 'deny', list: [] } });
   const [entry, { head }] = await Promise.all([readEntry(session.worktree, rel), readSessionRefs(binding.ctx, session)]);
   if (entry.kind === 'symlink') throw new HagentError('PATH_DENIED', `${rel}: ${entry.component} is a symbolic link`, { path: rel, component: entry.component }, 'hagent never reads or writes through a symlink; name the real file inside the worktree');
   if (entry.kind === 'missing') throw new HagentError('FILE_NOT_FOUND', `${rel} does not exist in the session worktree`, { path: rel }, 'check the path (status and review list the changed files); create it with write');

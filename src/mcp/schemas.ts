@@ -7,7 +7,7 @@
 import * as z from 'zod';
 
 const oid = z.string().regex(/^[0-9a-f]{40}$/, 'a full 40-hex git object id');
-const relPath = z.string().min(1).describe('repository-relative path, "/"-separated (as git and review list it)');
+const relPath = z.string().min(1).describe('worktree-relative path, "/"-separated (as git and review list it); an absolute path inside the session worktree or the main checkout is accepted');
 const changed = z.object({ path: z.string(), status: z.string() });
 const recovery = z.object({ txid: z.string(), command: z.string(), action: z.enum(['completed', 'restored', 'discarded']), commit: oid.nullable(), files: z.array(z.string()), outside: z.array(z.string()) });
 

@@ -19,12 +19,12 @@ import { blobId, gitText, objectFormat, readRef } from '../git/index.js';
 import { readJournal } from '../journal/index.js';
 import { printError } from '../output/index.js';
 import { planEdit, planWrite, type ParsedPatch } from '../patch/index.js';
-import { checkPath } from '../policy/index.js';
 import { reviewSession } from '../review/index.js';
 import { sessionStatus } from '../session/index.js';
 import { syncSession } from '../sync/index.js';
 import { redo, undo } from '../undo/index.js';
 import type { SessionBinding } from './binding.js';
+import { resolveToolPath } from './paths.js';
 import { readFile } from './read.js';
 import * as S from './schemas.js';
 import { trace } from '../trace/index.js';
@@ -115,6 +115,11 @@ export function createServer(binding: SessionBinding, version: string): McpServe
     if (r.commit) for (const [p, b] of Object.entries(r.blobs ?? {})) binding.known.set(p, b);
     return r;
   };
+  /** A tool's path argument by the one rule (paths.ts); apply then maps it the same way, with its warning. */
+  const toolPath = async (raw: string): Promise<string> => {
+    const [session, config] = await Promise.all([binding.session(), binding.config()]);
+    return resolveToolPath(raw, session.worktree, config.root, config.policy);
+  };
   const forget = (files: readonly { path: string }[]) => files.forEach((f) => binding.known.delete(f.path));
   const register = <I extends z.ZodObject, O extends z.ZodObject>(name: string, title: string, description: string, input: I, output: O, annotations: object, handler: (args: z.infer<I>) => Promise<ToolResult>) => {
     server.registerTool(name, { title, description, inputSchema: input, outputSchema: output, annotations }, ((args: z.infer<I>) => handler(args)) as never);
@@ -137,14 +142,14 @@ export function createServer(binding: SessionBinding, version: string): McpServe
 
   register('apply_patch', 'Apply a patch', 'Applies a patch (Codex "*** Begin Patch" language or a unified diff) all-or-nothing as one commit. base (a head) or base_blobs (path → blob id from read) refuse it if a target changed since.',
     S.ApplyPatchInput, S.ApplyOutput, WRITES, (a) => answer(() => serial(async () => {
-      const policy = (await binding.config()).policy;
-      const expectBlobs = a.base_blobs ? Object.fromEntries(Object.entries(a.base_blobs).map(([p, b]) => [checkPath(p, policy), b])) : undefined;
+      const [session, config] = await Promise.all([binding.session(), binding.config()]);
+      const expectBlobs = a.base_blobs ? Object.fromEntries(await Promise.all(Object.entries(a.base_blobs).map(async ([p, b]) => [await resolveToolPath(p, session.worktree, config.root, config.policy), b]))) : undefined;
       return applyWith({ patchText: a.patch, dryRun: !!a.dry_run, yes: !!a.yes, ...(a.base ? { base: a.base } : {}), ...(expectBlobs ? { expectBlobs } : {}) });
     }), applyText));
 
   register('edit', 'Edit a file', 'Replaces old_string with new_string in one file, exactly (whitespace included); old_string must occur once unless replace_all. An empty old_string creates the file. Applied as one commit, like a patch.',
     S.EditInput, S.ApplyOutput, WRITES, (a) => answer(() => serial(async () => {
-      const path = checkPath(a.path, (await binding.config()).policy);
+      const path = await toolPath(a.path);
       return applyWith({
         yes: !!a.yes,
         ...(a.expected_blob ? { expectBlobs: { [path]: a.expected_blob } } : {}),
@@ -153,7 +158,7 @@ export function createServer(binding: SessionBinding, version: string): McpServe
     }), applyText));
 
   register('write', 'Write a file', 'Creates a file, or replaces the whole content of one. Replacing needs the file\'s blob id: expected_blob, or a read of it by this server; otherwise STALE_FILE.',
-    S.WriteInput, S.ApplyOutput, WRITES, (a) => answer(() => serial(() => applyWith({
+    S.WriteInput, S.ApplyOutput, WRITES, (a) => answer(() => serial(async () => (await toolPath(a.path), applyWith({
       yes: !!a.yes,
       change: {
         parsed: oneFile(a.path),
@@ -167,7 +172,7 @@ export function createServer(binding: SessionBinding, version: string): McpServe
           return planWrite(path, a.content, state);
         },
       },
-    })), applyText));
+    }))), applyText));
 
   register('check', 'Check a patch', 'Where a patch would land (file, chunk, 1-based lines, match level) in the session worktree, writing nothing.',
     S.CheckInput, S.CheckOutput, READ_ONLY, (a) => answer(async () => {

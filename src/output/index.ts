@@ -23,6 +23,19 @@ export interface Io {
  * ~4 ms of a start; `hagent hook` answers with one short write and never needs them. Colour and
  * interactivity are read from the streams when asked, for the same reason.
  */
+/**
+ * The current folder. When it was removed under the shell, process.cwd() throws (ENOENT): the
+ * shell's PWD is taken instead, so the command refuses naming that folder (git/run.ts) rather
+ * than crashing before any error handling.
+ */
+function currentFolder(): string {
+  try {
+    return process.cwd();
+  } catch {
+    return process.env.PWD && process.env.PWD.startsWith('/') ? process.env.PWD : '.';
+  }
+}
+
 export function processIo(): Io {
   return {
     get stdout() { return process.stdout; },
@@ -30,7 +43,7 @@ export function processIo(): Io {
     get stdin() { return process.stdin; },
     get color() { return !!process.stdout.isTTY && !process.env.NO_COLOR && process.env.TERM !== 'dumb'; },
     get interactive() { return !!process.stdin.isTTY && !!process.stderr.isTTY; },
-    cwd: process.cwd(),
+    cwd: currentFolder(),
     env: process.env,
   };
 }

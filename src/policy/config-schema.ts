@@ -36,20 +36,26 @@ export const ConfigSchema: z.ZodType<ConfigFile> = z.strictObject({
 
 /**
  * Validates the text of a config file.
- * @throws HagentError USAGE naming the file, the key and what is wrong.
+ * @throws HagentError CONFIG_INVALID naming the file, the key, its line (when found) and what is wrong.
  */
 export function parseConfigText(text: string, file: string): ConfigFile {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch (e) {
-    throw new HagentError('CONFIG_INVALID', `${file} is not valid JSON: ${(e as Error).message}`, { path: file }, 'fix the file; hagent config schema prints its JSON Schema');
+    const at = /position (\d+)/.exec((e as Error).message);
+    const line = at ? text.slice(0, Number(at[1])).split('\n').length : undefined;
+    throw new HagentError('CONFIG_INVALID', `${file}${line ? `:${line}` : ''} is not valid JSON: ${(e as Error).message}`, { path: file, ...(line ? { line } : {}) }, `fix the JSON${line ? ` at line ${line}` : ''} of ${file} (commands that read it refuse until then); hagent config schema prints what the file may hold`);
   }
   const parsed = ConfigSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const key = issue.path.length ? issue.path.join('.') : (issue as { keys?: string[] }).keys?.join(', ') ?? '(top level)';
-    throw new HagentError('CONFIG_INVALID', `${file}: invalid value at "${key}": ${issue.message}`, { path: file, key }, 'fix the key; hagent config show prints the effective values, hagent config schema the schema');
+    // The line of the key's first mention: where the editor should go (a JSON parser keeps no positions).
+    const name = [...issue.path].reverse().find((k) => typeof k === 'string') ?? (issue as { keys?: string[] }).keys?.[0] ?? null;
+    const offset = name ? text.indexOf(JSON.stringify(name)) : -1;
+    const line = offset >= 0 ? text.slice(0, offset).split('\n').length : undefined;
+    throw new HagentError('CONFIG_INVALID', `${file}${line ? `:${line}` : ''}: invalid value at "${key}": ${issue.message}`, { path: file, key, ...(line ? { line } : {}) }, `fix "${key}"${line ? ` at line ${line}` : ''} of ${file} (commands that read it refuse until then); hagent config schema prints what each key takes`);
   }
   return parsed.data;
 }

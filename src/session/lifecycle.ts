@@ -14,6 +14,7 @@ import { readIntent } from '../transaction/intent.js';
 import { landBaseRef, unlandedPaths } from './landed.js';
 import { readDrift, type Drift } from './drift.js';
 import { loadConfig } from '../config/index.js';
+import { deniedReason } from '../policy/index.js';
 import { DEPENDENCY_FOLDERS, enterPool, takeFromPool } from './pool.js';
 
 /** Branch of a session: `hagent/<id>`; its full ref is `refs/heads/hagent/<id>`. */
@@ -419,9 +420,14 @@ export async function endSession(ctx: RepoContext, id: string | undefined, optio
     }
     if (unlanded.length) {
       const drift = head ? await readDrift(ctx, s, head) : null;
+      // A path the policy protects makes a plain land refuse (LAND_DENIED): the hint says how past it.
+      const policy = (await loadConfig(ctx, options.env ?? {})).policy;
+      const denied = unlanded.filter((p) => deniedReason(p, policy) !== null);
       const hint = drift?.kind === 'rewound' && drift.pastBase
         ? `its branch was reset past its base, so these changes are not the session's work; ${drift.hint}; or pass --force to end it anyway`
-        : `land it with hagent land --session ${s.id}, or pass --force to end it anyway (the head stays reachable as refs/hagent/${s.id}/ended)`;
+        : denied.length
+          ? `${denied.join(', ')} ${denied.length === 1 ? 'is a path' : 'are paths'} the policy protects, so a plain land refuses it: land it with hagent land --session ${s.id} --allow-denied, or take ${denied.length === 1 ? 'that path' : 'those paths'} out first (hagent undo --session ${s.id}, or a patch that reverts ${denied.length === 1 ? 'it' : 'them'}), or pass --force to end it anyway (the head stays reachable as refs/hagent/${s.id}/ended)`
+          : `land it with hagent land --session ${s.id}, or pass --force to end it anyway (the head stays reachable as refs/hagent/${s.id}/ended)`;
       throw new HagentError('UNLANDED_WORK', `session ${s.id} has work that has not landed: ${unlanded.join(', ')}`, { session: s.id, files: unlanded }, hint);
     }
   } else if ((unlanded.length || uncommitted.length) && !(await (options.confirm ?? (async () => false))(unlanded, uncommitted))) {

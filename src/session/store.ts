@@ -6,7 +6,7 @@ import { promises as fs, existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import * as z from 'zod/mini';
 import { HagentError } from '../errors.js';
-import { readJsonFile, writeJsonFile } from '../fsx/index.js';
+import { writeJsonFile } from '../fsx/index.js';
 import { runGit, worktreeGitDirSync } from '../git/index.js';
 
 /** Approval of a session head, recorded by `hagent review --approve`. */
@@ -64,8 +64,8 @@ export function defaultWorktreePath(commonDir: string, id: string): string {
 export const SESSION_ID = /^(?![.-])(?!.*\.\.)(?!.*\.lock$)[A-Za-z0-9._-]{1,64}$/;
 
 /**
- * Reads one session. @throws HagentError SESSION_NOT_FOUND; INTERNAL-coded GIT_FAILED never.
- * A file that fails validation is reported as SESSION_NOT_FOUND with the zod issue as hint.
+ * Reads one session. @throws HagentError SESSION_NOT_FOUND (no such file), SESSION_CORRUPT (the
+ * file is not JSON or not a session record: it names the file and the fault; nothing is changed).
  */
 export async function readSession(commonDir: string, id: string): Promise<Session> {
   return followMove(commonDir, await readSessionRecord(commonDir, id));
@@ -78,13 +78,53 @@ export async function readSession(commonDir: string, id: string): Promise<Sessio
  */
 export async function readSessionRecord(commonDir: string, id: string): Promise<Session> {
   if (!SESSION_ID.test(id)) throw new HagentError('SESSION_NOT_FOUND', `no session named ${JSON.stringify(id)}`, { session: id }, 'hagent session list shows the sessions of this repository');
-  const raw = await readJsonFile(sessionFile(commonDir, id));
-  if (raw === null) throw new HagentError('SESSION_NOT_FOUND', `no session named ${JSON.stringify(id)}`, { session: id }, 'hagent session list shows the sessions of this repository');
+  const parsed = await parseSessionFile(commonDir, id);
+  if (parsed === null) throw new HagentError('SESSION_NOT_FOUND', `no session named ${JSON.stringify(id)}`, { session: id }, 'hagent session list shows the sessions of this repository');
+  if ('problem' in parsed) throw corruptError(parsed);
+  return followMove(commonDir, parsed.session);
+}
+
+/** A session file that cannot be read as a session record: its id, file and what is wrong with it. */
+export interface BrokenSession {
+  id: string;
+  file: string;
+  problem: string;
+}
+
+/** The SESSION_CORRUPT refusal of a broken record; its hint is what to do (doctor, or move it away). */
+export function corruptError(b: BrokenSession): HagentError {
+  return new HagentError('SESSION_CORRUPT', `session ${b.id}: its record ${b.file} is damaged (${b.problem})`, { session: b.id, file: b.file, problem: b.problem }, corruptHint(b));
+}
+
+/** What to do about a broken record: doctor rebuilds it when the branch and worktree are there; else move the file away. */
+export function corruptHint(b: BrokenSession): string {
+  return `run hagent doctor: it rebuilds the record from branch hagent/${b.id} and its worktree; if it cannot, move the file away (mv ${JSON.stringify(b.file)} ${JSON.stringify(`${b.file}.damaged`)}) — the branch and worktree are left as they are`;
+}
+
+/** Reads and validates one session file: null when it does not exist, else the session or what is wrong. */
+async function parseSessionFile(commonDir: string, id: string): Promise<{ session: Session } | BrokenSession | null> {
+  const file = sessionFile(commonDir, id);
+  let text: string;
+  try {
+    text = await fs.readFile(file, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    return { id, file, problem: `not valid JSON: ${(e as Error).message}` };
+  }
   const parsed = SessionSchema.safeParse(raw);
   if (!parsed.success) {
-    throw new HagentError('SESSION_NOT_FOUND', `session ${id}: its metadata file is damaged`, { session: id, file: sessionFile(commonDir, id) }, `fix or remove the file (${parsed.error.issues[0]?.message ?? 'invalid'})`);
+    const issue = parsed.error.issues[0];
+    const where = issue?.path.length ? `field ${issue.path.join('.')}: ` : '';
+    return { id, file, problem: `not a session record: ${where}${issue?.message ?? 'invalid'}` };
   }
-  return parsed.data;
+  if (parsed.data.id !== id) return { id, file, problem: `not a session record: field id is ${JSON.stringify(parsed.data.id)}, not ${JSON.stringify(id)}` };
+  return { session: parsed.data };
 }
 
 /** The metadata file of session `id` (`<git-common-dir>/hagent/sessions/<id>.json`). */
@@ -152,22 +192,32 @@ export async function removeSession(commonDir: string, id: string): Promise<void
   await fs.rm(sessionFile(commonDir, id), { force: true });
 }
 
-/** Every readable session of the repository, oldest first. Damaged files are skipped. */
+/** Every readable session of the repository, oldest first. Broken records are left out: {@link listBrokenSessions} names them. */
 export async function listSessions(commonDir: string): Promise<Session[]> {
+  return (await scanSessions(commonDir)).sessions;
+}
+
+/** The session files of the repository that cannot be read as session records, by id. */
+export async function listBrokenSessions(commonDir: string): Promise<BrokenSession[]> {
+  return (await scanSessions(commonDir)).broken;
+}
+
+async function scanSessions(commonDir: string): Promise<{ sessions: Session[]; broken: BrokenSession[] }> {
   let names: string[];
   try {
     names = await fs.readdir(path.join(hagentDir(commonDir), 'sessions'));
   } catch {
-    return [];
+    return { sessions: [], broken: [] };
   }
   const sessions: Session[] = [];
-  for (const name of names) {
-    if (!name.endsWith('.json')) continue;
-    try {
-      sessions.push(await readSession(commonDir, name.slice(0, -5)));
-    } catch {
-      // skipped: a damaged file is reported by readSession when named explicitly
-    }
+  const broken: BrokenSession[] = [];
+  for (const name of names.sort()) {
+    const id = name.slice(0, -5);
+    if (!name.endsWith('.json') || !SESSION_ID.test(id)) continue;
+    const parsed = await parseSessionFile(commonDir, id);
+    if (parsed === null) continue;
+    if ('problem' in parsed) broken.push(parsed);
+    else sessions.push(await followMove(commonDir, parsed.session));
   }
-  return sessions.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  return { sessions: sessions.sort((a, b) => a.createdAt.localeCompare(b.createdAt)), broken };
 }

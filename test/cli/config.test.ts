@@ -1,6 +1,7 @@
 /**
  * `.hagent/config.json`, environment overrides and `hagent config show|schema`.
  */
+import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { hagent, makeRepo, startSession, writeFiles } from '../helpers/index.js';
@@ -30,6 +31,23 @@ t('an invalid config is a clear error naming the key', () => {
   assert.match(r.json.error.message, /maxFile/);
   const s = makeRepo({ '.hagent/config.json': '{"maxFiles": "ten"}\n' });
   assert.is(hagent(s, ['config', 'show', '--json']).json.error.key, 'maxFiles');
+});
+
+t('the hint of an invalid config names the file and line and points at config schema, which works', () => {
+  const repo = makeRepo({ '.hagent/config.json': '{\n  "maxFiles": 3,\n  "deniedPaths": 7\n}\n' });
+  const file = path.join(repo, '.hagent', 'config.json');
+  const r = hagent(repo, ['config', 'show', '--json']);
+  assert.is(r.status, 1);
+  assert.is(r.json.error.line, 3);
+  assert.match(r.json.error.hint, `"deniedPaths" at line 3 of ${file}`);
+  assert.match(r.json.error.hint, 'hagent config schema');
+  assert.not.match(r.json.error.hint, 'config show', 'config show fails the same way: never suggested');
+  assert.is(hagent(repo, ['config', 'schema', '--json']).status, 0, 'the command the hint names works');
+  const broken = makeRepo({ '.hagent/config.json': '{\n  "maxFiles": 3,\n  "deniedPaths": [\n}\n' });
+  const b = hagent(broken, ['config', 'show', '--json']);
+  assert.is(b.json.error.code, 'CONFIG_INVALID');
+  assert.match(b.json.error.hint, 'hagent config schema');
+  assert.match(b.json.error.hint, path.join(broken, '.hagent', 'config.json'));
 });
 
 t('apply enforces the configured limits and denied paths', () => {

@@ -97,4 +97,41 @@ test('usage: an unknown agent, --session with --name, a stray argument before --
   assert.match(stray.stderr, /after --/);
 });
 
+/** A stand-in agent that fails at once, as one not logged in does: a message, a status, no change. */
+function failingAgent(status: number): string {
+  const bin = path.join(tempDir('hagent-fake-agent-'), 'agent');
+  writeFileSync(bin, `#!/bin/sh\necho "Invalid API key. Please run /login" >&2\nexit ${status}\n`, { mode: 0o755 });
+  return bin;
+}
+
+test('an agent failing before changing anything: the empty session it started is removed, its status kept', () => {
+  const repo = makeRepo();
+  const r = hagent(repo, ['run', 'claude', '--name', 'f1'], { env: { HAGENT_CLAUDE_BIN: failingAgent(5) } });
+  assert.is(r.status, 5, r.stderr);
+  assert.match(r.stderr, 'Invalid API key');
+  assert.match(r.stdout, 'exited with status 5 before changing anything; the empty session was removed');
+  assert.not.match(r.stdout, /hagent land/);
+  assert.is(git(repo, 'branch', '--list', 'hagent/f1'), '', 'branch removed');
+  assert.not.match(git(repo, 'worktree', 'list'), /f1/, 'worktree removed');
+  assert.equal(hagent(repo, ['session', 'list', '--json']).json.sessions, []);
+  const j = hagent(repo, ['run', 'gemini', '--name', 'f2', '--json'], { env: { HAGENT_GEMINI_BIN: failingAgent(1) } });
+  assert.is(j.status, 1);
+  assert.is(j.json.removed, true);
+});
+
+test('a failing agent leaves a resumed session, a session with work, and a run that exited 0', () => {
+  const repo = makeRepo();
+  assert.is(hagent(repo, ['session', 'start', '--name', 'kept']).status, 0);
+  const resumed = hagent(repo, ['run', 'claude', '--session', 'kept', '--json'], { env: { HAGENT_CLAUDE_BIN: failingAgent(2) } });
+  assert.is(resumed.status, 2, resumed.stderr);
+  assert.is(resumed.json.removed, false);
+  const worked = hagent(repo, ['run', 'claude', '--name', 'w1', '--json'], { env: { HAGENT_CLAUDE_BIN: fakeAgent(4).bin } });
+  assert.is(worked.status, 4);
+  assert.is(worked.json.removed, false, 'the agent left a file: that is work');
+  const ok = hagent(repo, ['run', 'claude', '--name', 'z1', '--json'], { env: { HAGENT_CLAUDE_BIN: failingAgent(0) } });
+  assert.is(ok.status, 0);
+  assert.is(ok.json.removed, false);
+  assert.equal(hagent(repo, ['session', 'list', '--json']).json.sessions.map((x: { id: string }) => x.id).sort(), ['kept', 'w1', 'z1']);
+});
+
 test.run();
