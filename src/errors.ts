@@ -68,6 +68,8 @@ export const EXIT_STATUS = {
   OUTSIDE_SPARSE: 1,
   // shell guard and hagent exec
   GUARD_BLOCKED: 1,
+  /** A journal code, not a refusal: the user's main checkout or target branch changed while a guarded shell command ran. */
+  OUTSIDE_CHANGED: 1,
   // agents
   OUTSIDE_WORKTREE: 1,
   AGENT_NOT_INSTALLED: 1,

@@ -17,7 +17,7 @@ import { checkPath } from '../policy/index.js';
 import { endSession, hagentDir, isInside, listSessions, openRepo, sessionHead, startSession, unlandedPaths, type RepoContext, type Session } from '../session/index.js';
 import { ADOPT_OUTSIDE, syncSession } from '../sync/index.js';
 import { normalizeEvent, type AgentEvent, type AgentName } from './normalize.js';
-import { block, noEffect, withContext, type HookAnswer } from './respond.js';
+import { block, noEffect, warnAfterTool, withContext, type HookAnswer } from './respond.js';
 
 /** How long a hook waits for its session's lock: concurrent tool calls queue, they never fail on it. */
 export const HOOK_LOCK_TIMEOUT_MS = 120_000;
@@ -187,6 +187,11 @@ async function preTool(event: AgentEvent, bound: Bound, hc: HookContext): Promis
     const gc = await sessionGuardContext(bound.ctx, bound.session, hc.env);
     const verdict = guardCommand(event.command, { ...gc, ...(hc.env.HOME ? { home: hc.env.HOME } : {}) });
     if (!verdict.allowed) throw new HagentError('GUARD_BLOCKED', verdict.reason, { rule: verdict.rule, command: verdict.command }, verdict.hint);
+    // What the text cannot show (a script it runs, a program's own writes) is seen afterwards:
+    // the user's main checkout as it is now, for the post-tool hook to compare.
+    const { snapshotOutside } = await import('../exec/outside.js');
+    const snap = await snapshotOutside(bound.ctx, bound.session);
+    if (snap) await writeJsonFile(watchFile(bound, event.toolUseId), snap, { durable: false }).catch(() => undefined);
   }
   return noEffect(agent);
 }
@@ -226,6 +231,25 @@ interface Claim {
 
 /** A claim older than this is of a call whose post-tool hook never came (blocked, denied): ignored. */
 const CLAIM_MAX_AGE_MS = 10 * 60_000;
+
+/** Where the pre-tool hook of a shell call keeps the main checkout's snapshot (exec/outside.ts) for its post-tool hook. */
+const watchFile = (bound: Bound, toolUseId: string | null | undefined) => path.join(hagentDir(bound.ctx.commonDir), 'agents', bound.session.id, `watch-${(toolUseId ?? 'shell').replace(/[^A-Za-z0-9._-]/g, '_')}.json`);
+
+/**
+ * What changed in the user's main checkout since the pre-tool hook of this shell call took its
+ * snapshot, journaled (OUTSIDE_CHANGED) and worded for the agent; '' when nothing did.
+ */
+async function outsideReport(event: AgentEvent, bound: Bound): Promise<string> {
+  const file = watchFile(bound, event.toolUseId);
+  const before = await readJsonFile(file).catch(() => null);
+  if (!before) return '';
+  await fs.rm(file, { force: true }).catch(() => undefined);
+  const { journalOutsideChange, outsideChangeSince } = await import('../exec/outside.js');
+  const change = await outsideChangeSince(bound.ctx, bound.session, before as never);
+  if (!change) return '';
+  await journalOutsideChange(bound.ctx, bound.session, `hook ${event.agent} ${event.tool}`, change, event.command ?? '');
+  return `WARNING from hagent: ${change.message}. This is outside your session: do not touch the user's checkout or branches (no git -C, no scripts that write there). ${change.hint}`;
+}
 
 const claimsDir = (bound: Bound) => path.join(hagentDir(bound.ctx.commonDir), 'agents', bound.session.id, 'claims');
 const claimFile = (bound: Bound, toolUseId: string) => path.join(claimsDir(bound), `${toolUseId.replace(/[^A-Za-z0-9._-]/g, '_')}.json`);
@@ -311,8 +335,18 @@ async function postTool(event: AgentEvent, bound: Bound, hc: HookContext): Promi
   if (event.action === 'shell') {
     const command = event.command ?? '';
     trailers.push(`Hagent-Command: ${command}`);
-    const r = await syncSession(bound.ctx, bound.session, hc.env, { op: 'exec', title: 'exec', subject: `hagent: exec ${command.split('\n')[0]}`, intro: `Files changed by a shell command of ${agent} (${event.tool}):`, detail: `Command:\n${command.split('\n').map((l) => `    ${l}`).join('\n')}`, trailers, note: command, lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS, attribute: claimedEdits(bound, event.toolUseId) });
-    return r.commit ? withContext(agent, event, `hagent recorded the files this command changed as commit ${r.commit.slice(0, 12)} (${r.files.map((f) => f.path).join(', ')})`) : noEffect(agent);
+    const outside = await outsideReport(event, bound);
+    let r;
+    try {
+      r = await syncSession(bound.ctx, bound.session, hc.env, { op: 'exec', title: 'exec', subject: `hagent: exec ${command.split('\n')[0]}`, intro: `Files changed by a shell command of ${agent} (${event.tool}):`, detail: `Command:\n${command.split('\n').map((l) => `    ${l}`).join('\n')}`, trailers, note: command, lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS, attribute: claimedEdits(bound, event.toolUseId) });
+    } catch (error) {
+      if (outside) return warnAfterTool(agent, event, `${outside}\n(hagent could not record the files this command changed: ${toHagentError(error).message})`);
+      throw error;
+    }
+    const recorded = r.commit ? `hagent recorded the files this command changed as commit ${r.commit.slice(0, 12)} (${r.files.map((f) => f.path).join(', ')})` : '';
+    const text = [outside, recorded].filter(Boolean).join('\n');
+    if (outside) return warnAfterTool(agent, event, text);
+    return text ? withContext(agent, event, text) : noEffect(agent);
   }
   return noEffect(agent);
 }

@@ -164,4 +164,8 @@ export const ExecOutput = z.object({
   truncated: z.union([z.literal(false), z.object({ stdout: cut.nullable(), stderr: cut.nullable() })]),
   durationMs: z.number(), changed: z.array(changed), commit: oid.nullable(), adopted: oid.nullable(),
   skipped: z.array(z.object({ path: z.string(), reason: z.string() })),
+  outside: z.object({
+    checkout: z.string(), refs: z.array(z.object({ ref: z.string(), before: z.string().nullable(), after: z.string().nullable() })),
+    paths: z.array(z.string()), staged: z.array(z.string()), message: z.string(), hint: z.string(),
+  }).nullable().describe("what changed in the user's main checkout while the command ran (never undone), or null"),
 });

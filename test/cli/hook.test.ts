@@ -259,4 +259,26 @@ test('an event that is not JSON fails open with exit 1 and a message', () => {
   assert.match(r.stderr, /not JSON/);
 });
 
+test("claude: a Bash command that changed the user's checkout is reported by its PostToolUse (additionalContext, systemMessage, journal)", () => {
+  const { repo, wt } = setup();
+  const cmd = 'sh s.sh';
+  const pre = hook(wt, ['claude'], { hook_event_name: 'PreToolUse', cwd: wt, tool_name: 'Bash', tool_use_id: 'toolu_o', tool_input: { command: cmd } });
+  assert.is(pre.status, 0, pre.stderr);
+  // What the script did while it ran: a write into the user's checkout and a commit on main.
+  writeFileSync(path.join(repo, 'a.txt'), 'changed\n');
+  git(repo, 'commit', '-qam', 'by the script');
+  const post = hook(wt, ['claude'], { hook_event_name: 'PostToolUse', cwd: wt, tool_name: 'Bash', tool_use_id: 'toolu_o', tool_input: { command: cmd } });
+  assert.is(post.status, 0, post.stderr);
+  const ctx = post.json.hookSpecificOutput.additionalContext as string;
+  assert.match(ctx, /main checkout .* changed while the command ran/);
+  assert.match(ctx, /refs\/heads\/main moved/);
+  assert.match(post.json.systemMessage, /WARNING from hagent/);
+  const log = hagent(repo, ['log', '--json']);
+  assert.ok(log.json.entries.some((e: { code?: string; command: string }) => e.code === 'OUTSIDE_CHANGED' && e.command === 'hook claude Bash'), log.stdout);
+  // The next command, with nothing changed outside, is quiet.
+  hook(wt, ['claude'], { hook_event_name: 'PreToolUse', cwd: wt, tool_name: 'Bash', tool_use_id: 'toolu_p', tool_input: { command: 'true' } });
+  const quiet = hook(wt, ['claude'], { hook_event_name: 'PostToolUse', cwd: wt, tool_name: 'Bash', tool_use_id: 'toolu_p', tool_input: { command: 'true' } });
+  assert.is(quiet.stdout, '');
+});
+
 test.run();
