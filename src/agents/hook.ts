@@ -14,7 +14,7 @@ import { blobId, formatOfOid, entriesAt, looseObjectStore, lsTree, readCommitTre
 import { appendJournal } from '../journal/index.js';
 import { trace } from '../trace/index.js';
 import { checkPath } from '../policy/index.js';
-import { endSession, hagentDir, isInside, listSessions, openRepo, sessionHead, startSession, unlandedPaths, type RepoContext, type Session } from '../session/index.js';
+import { endSession, hagentDir, isInside, listSessions, openRepo, sessionHead, startSession, unlandedPaths, worktreeHeadDrift, type RepoContext, type Session } from '../session/index.js';
 import { ADOPT_OUTSIDE, syncSession } from '../sync/index.js';
 import { normalizeEvent, type AgentEvent, type AgentName } from './normalize.js';
 import { block, noEffect, warnAfterTool, withContext, type HookAnswer } from './respond.js';
@@ -75,7 +75,7 @@ export async function handleHook(agent: AgentName, eventArg: string | undefined,
     // A refusal in pre-tool is the tool's result; anything else is a hook failure (fails open).
     if (event.kind === 'pre-tool' && isHagentError(error)) {
       // Refusals that apply/sync did not journal themselves (worktree, policy, guard) are journaled here.
-      if (bound && (e.code === 'OUTSIDE_WORKTREE' || e.code === 'GUARD_BLOCKED' || (e.code === 'PATH_DENIED' && event.action !== 'patch'))) {
+      if (bound && (e.code === 'OUTSIDE_WORKTREE' || e.code === 'GUARD_BLOCKED' || (e.code === 'PATH_DENIED' && event.action !== 'patch') || (e.code === 'WORKTREE_BROKEN' && e.details.drift !== undefined))) {
         await appendJournal(bound.ctx.commonDir, { session: bound.session.id, command: `hook ${agent} ${event.tool}`, ok: false, code: e.code, message: e.message, ...(e.hint ? { hint: e.hint } : {}), ...(event.paths.length ? { files: event.paths } : {}) }).catch(() => undefined);
       }
       return block(agent, event, teach(e));
@@ -168,9 +168,24 @@ async function stalePaths(bound: Bound, rels: readonly string[]): Promise<string
   return stale;
 }
 
+/**
+ * A native edit while the worktree is off the session branch (the agent ran `git checkout -b`
+ * or `git switch --detach`) would be written where hagent cannot record it (every sync refuses
+ * until the worktree is back): refused before the write, with the drift's way back.
+ * @throws HagentError WORKTREE_BROKEN (details.drift: the drift's kind).
+ */
+function refuseWhileOffBranch(bound: Bound): void {
+  const { session } = bound;
+  const off = worktreeHeadDrift(session);
+  if (!off) return;
+  const what = off.kind === 'other-branch' ? `${off.branch.replace('refs/heads/', '')} checked out` : 'a detached HEAD';
+  throw new HagentError('WORKTREE_BROKEN', `session ${session.id}: its worktree has ${what} instead of hagent/${session.id}, where hagent cannot record an edit`, { session: session.id, worktree: session.worktree, drift: off.kind }, `nothing was written; ${off.hint}`);
+}
+
 async function preTool(event: AgentEvent, bound: Bound, hc: HookContext): Promise<HookAnswer> {
   const { agent } = event;
   if (event.action === 'edit') {
+    refuseWhileOffBranch(bound);
     const rels = await checkedPaths(event, bound, hc);
     trace('hook: paths checked');
     // A target changed outside the session is adopted first (its own outside commit), so the
@@ -312,8 +327,26 @@ async function applyForAgent(event: AgentEvent, bound: Bound, hc: HookContext): 
   return block(event.agent, event, reason);
 }
 
+/**
+ * What the agent is told after a tool call while its worktree is off the session branch: the
+ * call's effect is not recorded (a sync would refuse), and how to get back; '' when it is on it.
+ */
+function offBranchNote(bound: Bound, what: string): string {
+  const off = worktreeHeadDrift(bound.session);
+  if (!off) return '';
+  const where = off.kind === 'other-branch' ? `${off.branch.replace('refs/heads/', '')} checked out` : 'a detached HEAD';
+  return `hagent: ${what} NOT recorded: the session worktree has ${where} instead of hagent/${bound.session.id}, and hagent refuses native edits until it is back; ${off.hint}, then hagent sync --session ${bound.session.id}`;
+}
+
 async function postTool(event: AgentEvent, bound: Bound, hc: HookContext): Promise<HookAnswer> {
   const { agent } = event;
+  if (event.action === 'edit' || event.action === 'shell') {
+    const note = offBranchNote(bound, event.action === 'edit' ? 'this edit was written but is' : "this command's changes are");
+    if (note) {
+      const outside = event.action === 'shell' ? await outsideReport(event, bound) : '';
+      return outside ? warnAfterTool(agent, event, `${outside}\n${note}`) : warnAfterTool(agent, event, note);
+    }
+  }
   const trailers = [`Hagent-Agent: ${agent}`, `Hagent-Tool: ${event.tool || 'unknown'}`, ...(event.toolUseId ? [`Hagent-Tool-Use-Id: ${event.toolUseId}`] : [])];
   if (event.action === 'edit' || (event.action === 'patch' && !(event.toolUseId && (await readJsonFile(appliedMarker(bound, event.toolUseId)))))) {
     // Gate + record, or a patch tool whose pre-tool hook failed open: the native write is the edit.
@@ -373,6 +406,12 @@ async function patchSafetyNet(event: AgentEvent, bound: Bound): Promise<HookAnsw
 
 /** End of a turn or of the agent's session: leftovers are adopted; the summary names the next step. */
 async function endOfTurn(event: AgentEvent, bound: Bound, hc: HookContext): Promise<HookAnswer> {
+  const off = worktreeHeadDrift(bound.session);
+  if (off) {
+    // Not a failure of the hook: the sync would refuse (WORKTREE_BROKEN) until the worktree is back.
+    const where = off.kind === 'other-branch' ? `${off.branch.replace('refs/heads/', '')} is checked out` : 'its HEAD is detached';
+    return noEffect(event.agent, `hagent: session ${bound.session.id}'s worktree is off its branch (${where}): what was done there is not recorded yet; ${off.hint}, then hagent sync --session ${bound.session.id}`);
+  }
   const r = await syncSession(bound.ctx, bound.session, hc.env, { ...ADOPT_OUTSIDE, lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS, attribute: claimedEdits(bound) });
   // No tool call is in flight at the end of a turn: claims left are of calls that never ran.
   await fs.rm(claimsDir(bound), { recursive: true, force: true }).catch(() => undefined);

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { HagentError } from '../errors.js';
 import { writeJsonFile } from '../fsx/index.js';
 import { readJournal } from '../journal/index.js';
-import { hagentDir, readSession, sessionStatus, startSession, type RepoContext, type Session } from '../session/index.js';
+import { hagentDir, readSession, sessionStatus, startSession, type Drift, type RepoContext, type Session } from '../session/index.js';
 import { ownedFilesPath } from '../sync/index.js';
 import { agentHookFile, claudeHooks, codexConfigArgs } from './config.js';
 import type { AgentName } from './normalize.js';
@@ -152,8 +152,12 @@ export interface RunResult {
   /** Commits on the session branch (patches and recorded edits). */
   commits: number;
   files: { path: string; status: string }[];
-  /** Attempts hagent refused during this run (journal). */
+  /** Attempts hagent refused during this run (journal): none of them was written. */
   blocked: { code: string; message: string }[];
+  /** Changes of the user's main checkout seen after the agent's shell commands (journal OUTSIDE_CHANGED): reported, not undone. */
+  outsideChanged: { message: string; hint: string }[];
+  /** How the session moved without hagent when the agent exited (e.g. its worktree on another branch), or null. */
+  drift: Drift | null;
   /** Files the agent left that are in no commit yet. */
   outsideEdits: string[];
 }
@@ -186,7 +190,9 @@ export async function runAgent(ctx: RepoContext, name: LaunchName, options: { na
     ok: true, agent: name, session: session.id, worktree: session.worktree, exitCode,
     commits: status.commits,
     files: status.changed.map((f) => ({ path: f.path, status: f.status })),
-    blocked: journal.entries.filter((e) => e.time >= since).map((e) => ({ code: e.code ?? 'UNKNOWN', message: e.message ?? '' })),
+    blocked: journal.entries.filter((e) => e.time >= since && e.code !== 'OUTSIDE_CHANGED').map((e) => ({ code: e.code ?? 'UNKNOWN', message: e.message ?? '' })),
+    outsideChanged: journal.entries.filter((e) => e.time >= since && e.code === 'OUTSIDE_CHANGED').map((e) => ({ message: e.message ?? '', hint: e.hint ?? '' })),
+    drift: status.drift,
     outsideEdits: status.outsideEdits.map((f) => f.path).filter((p) => p !== owned),
   };
 }

@@ -30,7 +30,7 @@ export async function runList(argv: CommonArgs, io: Io): Promise<number> {
   else if (list.length === 0) printLines(io, ['No sessions. Start one with: hagent session start']);
   else {
     const p = palette(io.color);
-    const label = { empty: p.dim('empty   '), open: 'open    ', approved: p.cyan('approved'), landed: p.green('landed  ') } as const;
+    const label = { empty: p.dim('empty   '), open: 'open    ', approved: p.cyan('approved'), landed: p.green('landed  '), drifted: p.yellow('drifted ') } as const;
     printLines(io, list.map((s) => `${p.bold(s.id.padEnd(18))} ${String(s.commits).padStart(3)} patch${s.commits === 1 ? ' ' : 'es'}  ${label[s.state]}  → ${s.target?.replace('refs/heads/', '') ?? '-'}  ${p.dim(s.worktree)}${s.drift ? p.yellow(`  (moved outside hagent: ${s.drift.kind})`) : ''}`));
   }
   return 0;

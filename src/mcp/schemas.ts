@@ -103,7 +103,7 @@ const sessionDrift = z.looseObject({ kind: z.enum(['detached', 'other-branch', '
 export const StatusOutput = z.object({
   ok: z.literal(true),
   id: z.string(), worktree: z.string(), branch: z.string(), base: oid, head: oid.nullable(), target: z.string().nullable(),
-  commits: z.number().int(), createdAt: z.string(), approved: z.boolean(), landed: z.boolean(), state: z.enum(['empty', 'open', 'approved', 'landed']),
+  commits: z.number().int(), createdAt: z.string(), approved: z.boolean(), landed: z.boolean(), state: z.enum(['empty', 'open', 'approved', 'landed', 'drifted']),
   changed: z.array(changed), outsideEdits: z.array(changed), worktreeExists: z.boolean(),
   interrupted: z.object({ command: z.string(), txid: z.string(), startedAt: z.string(), files: z.array(z.string()) }).nullable(),
   drift: sessionDrift,

@@ -12,7 +12,7 @@ import { isInside, worktreeRootFor } from './where.js';
 import { listSessions, removeSession, SESSION_ID, writeSession, type Session } from './store.js';
 import { readIntent } from '../transaction/intent.js';
 import { landBaseRef, unlandedPaths } from './landed.js';
-import { readDrift, type Drift } from './drift.js';
+import { readDrift, worktreeHeadDrift, type Drift } from './drift.js';
 import { loadConfig } from '../config/index.js';
 import { DEPENDENCY_FOLDERS, enterPool, takeFromPool } from './pool.js';
 
@@ -263,7 +263,9 @@ export interface SessionSummary {
   landed: boolean;
   /**
    * `empty`: no change was ever made (nothing to land); `landed`: every change is on the target;
-   * `approved`: the approval of the head covers work that has not landed; `open`: work not approved yet.
+   * `approved`: the approval of the head covers work that has not landed; `open`: work not approved yet;
+   * `drifted`: the worktree is off the session branch (another branch or a detached HEAD checked
+   * out, see `drift`), so work may sit where hagent does not see it: never `empty` or `landed` then.
    */
   state: SessionState;
   /** How the branch or its worktree moved without hagent (session/drift.ts), or null. */
@@ -271,14 +273,17 @@ export interface SessionSummary {
 }
 
 /** The land state of a session, as {@link SessionSummary.state} says. */
-export type SessionState = 'empty' | 'open' | 'approved' | 'landed';
+export type SessionState = 'empty' | 'open' | 'approved' | 'landed' | 'drifted';
 
 /**
- * The land state of a session whose branch is at `head` (null: the branch is gone, `open`).
+ * The land state of a session whose branch is at `head` (null: the branch is gone, `open`);
+ * `drifted` while its worktree is off the session branch.
  * @throws HagentError GIT_FAILED.
  */
 export async function sessionState(ctx: RepoContext, s: Session, head: string | null): Promise<SessionState> {
   if (!head) return 'open';
+  // Commits and edits on another branch are not on the session branch: what it holds says nothing.
+  if (worktreeHeadDrift(s)) return 'drifted';
   if (head === s.base && s.lands.length === 0) return 'empty';
   const unlanded = await unlandedPaths(ctx, s, head);
   if (unlanded.length === 0) return s.lands.length === 0 && (await diffTrees(ctx.cwd, s.base, head)).length === 0 ? 'empty' : 'landed';
@@ -395,6 +400,16 @@ export interface EndOptions {
 }
 
 /**
+ * How to keep uncommitted files of a session that `end` refuses to drop: hagent sync, after
+ * bringing the worktree back onto the session branch when it is off it (sync refuses then).
+ */
+function keepHint(s: Session): string {
+  const off = worktreeHeadDrift(s);
+  const back = off ? `git -C ${s.worktree} switch hagent/${s.id}${off.kind === 'other-branch' ? ` (then git -C ${s.worktree} merge ${off.branch.replace('refs/heads/', '')} for what was committed there)` : ''}, then ` : '';
+  return `keep them with ${back}hagent sync --session ${s.id} (then review and land), or pass --force to drop them`;
+}
+
+/**
  * Ends a session: removes its worktree, its branch and its metadata. Refuses to drop work that
  * has not landed ({@link unlandedPaths}) or uncommitted files in its worktree unless `force`, and
  * then only once `confirm` says yes; the head then stays reachable as `refs/hagent/<id>/ended`.
@@ -415,7 +430,7 @@ export async function endSession(ctx: RepoContext, id: string | undefined, optio
   const uncommitted = pending.map((p) => p.path);
   if (!options.force) {
     if (uncommitted.length) {
-      throw new HagentError('UNLANDED_WORK', `session ${s.id} has ${uncommitted.length} uncommitted file${uncommitted.length === 1 ? '' : 's'} in its worktree`, { session: s.id, files: uncommitted }, `keep them with hagent sync --session ${s.id} (then review and land), or pass --force to drop them`);
+      throw new HagentError('UNLANDED_WORK', `session ${s.id} has ${uncommitted.length} uncommitted file${uncommitted.length === 1 ? '' : 's'} in its worktree`, { session: s.id, files: uncommitted }, keepHint(s));
     }
     if (unlanded.length) {
       const drift = head ? await readDrift(ctx, s, head) : null;

@@ -281,4 +281,42 @@ test("claude: a Bash command that changed the user's checkout is reported by its
   assert.is(quiet.stdout, '');
 });
 
+test('claude: while the worktree is on another branch, a Write is refused before it is written, its PostToolUse and SessionEnd say it is not recorded, status says drifted, and end names the way back', () => {
+  const { repo, wt } = setup();
+  git(wt, 'checkout', '-q', '-b', 'other');
+  const file = path.join(wt, 'after.txt');
+  const pre = hook(wt, ['claude'], PRE.claude(wt, file).payload);
+  assert.is(pre.status, 2, pre.stdout + pre.stderr);
+  assert.match(pre.stderr, /error\[WORKTREE_BROKEN\]: .*other checked out instead of hagent\/h1/);
+  assert.match(pre.stderr, /hint: nothing was written; git -C .* switch hagent\/h1/);
+  const log = hagent(repo, ['log', '--json', '--failed']);
+  assert.ok(log.json.entries.some((e: { code?: string; command: string }) => e.code === 'WORKTREE_BROKEN' && e.command === 'hook claude Write'), log.stdout);
+  // A block not honoured (the write happened anyway): the PostToolUse says so, exit 0, no hook failure.
+  writeFileSync(file, 'x\n');
+  const post = hook(wt, ['claude'], { hook_event_name: 'PostToolUse', cwd: wt, tool_name: 'Write', tool_use_id: 'toolu_1', tool_input: { file_path: file, content: 'x\n' } });
+  assert.is(post.status, 0, post.stderr);
+  assert.match(post.json.hookSpecificOutput.additionalContext, /NOT recorded: the session worktree has other checked out/);
+  const end = hook(wt, ['claude'], { hook_event_name: 'SessionEnd', cwd: wt, reason: 'exit' });
+  assert.is(end.status, 0, end.stderr);
+  assert.match(end.stderr, /^hagent: session h1's worktree is off its branch .*git -C .* switch hagent\/h1.*then hagent sync --session h1/);
+  // Work committed on the other branch: never landed, never empty.
+  git(wt, 'add', 'after.txt');
+  git(wt, 'commit', '-qm', 'on other');
+  writeFileSync(path.join(wt, 'more.txt'), 'm\n');
+  const status = hagent(repo, ['session', 'status', 'h1', '--json']).json;
+  assert.is(status.state, 'drifted');
+  assert.is(status.landed, false);
+  assert.is(status.drift.kind, 'other-branch');
+  const refused = hagent(repo, ['session', 'end', 'h1', '--json']);
+  assert.is(refused.json.error.code, 'UNLANDED_WORK');
+  assert.match(refused.json.error.hint, /^keep them with git -C .* switch hagent\/h1 \(then git -C .* merge other for what was committed there\), then hagent sync --session h1/);
+  // Following the hint works.
+  git(wt, 'switch', '-q', 'hagent/h1');
+  git(wt, 'merge', '-q', 'other');
+  const sync = hagent(repo, ['sync', '--session', 'h1', '--json']);
+  assert.is(sync.status, 0, sync.stdout + sync.stderr);
+  assert.ok(existsSync(path.join(wt, 'after.txt')));
+  assert.not.equal(hagent(repo, ['session', 'status', 'h1', '--json']).json.state, 'drifted');
+});
+
 test.run();
