@@ -52,6 +52,7 @@ export async function runStatus(argv: CommonArgs & { id?: string }, io: Io): Pro
       ...(s.interrupted ? [p.red(`  interrupted: a ${s.interrupted.command} (started ${s.interrupted.startedAt}) on ${s.interrupted.files.join(', ') || 'unknown files'}`), p.dim('    the next apply, undo, sync or land (or hagent doctor) finishes or undoes it first')] : []),
       ...(s.outsideEdits.length ? [p.yellow(`  outside edits pending (${s.outsideEdits.length}):`), ...s.outsideEdits.map((c) => `    ${c.status} ${c.path}`)] : []),
       ...(s.drift ? driftLines(s.drift, p) : []),
+      ...s.outsideChanged.flatMap((o) => [p.red(`  your checkout changed during ${o.command} (${o.time}): ${o.message}`), p.dim(`    hint: ${o.hint}`)]),
     ]);
   }
   return 0;

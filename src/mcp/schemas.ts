@@ -107,6 +107,7 @@ export const StatusOutput = z.object({
   changed: z.array(changed), outsideEdits: z.array(changed), worktreeExists: z.boolean(),
   interrupted: z.object({ command: z.string(), txid: z.string(), startedAt: z.string(), files: z.array(z.string()) }).nullable(),
   drift: sessionDrift,
+  outsideChanged: z.array(z.object({ time: z.string(), command: z.string(), message: z.string(), hint: z.string() })).describe("changes of the user's main checkout seen after this session's shell commands (never undone)"),
   targetDrift: z.object({ targetHead: oid, commits: z.number().int().describe('commits on the target since the base') }).nullable(),
 });
 

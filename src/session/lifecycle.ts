@@ -11,6 +11,7 @@ import { type RepoContext, resolveSession } from './context.js';
 import { isInside, worktreeRootFor } from './where.js';
 import { listSessions, removeSession, SESSION_ID, writeSession, type Session } from './store.js';
 import { readIntent } from '../transaction/intent.js';
+import { readJournal } from '../journal/index.js';
 import { landBaseRef, unlandedPaths } from './landed.js';
 import { readDrift, worktreeHeadDrift, type Drift } from './drift.js';
 import { loadConfig } from '../config/index.js';
@@ -329,6 +330,11 @@ export interface StatusResult extends SessionSummary {
    * writing command or `hagent doctor` does it. Its files may show as outside edits until then.
    */
   interrupted: { command: string; txid: string; startedAt: string; files: string[] } | null;
+  /**
+   * Changes of the user's main checkout seen after this session's shell commands (journal
+   * OUTSIDE_CHANGED, newest last; see exec/outside.ts): reported, never undone.
+   */
+  outsideChanged: { time: string; command: string; message: string; hint: string }[];
 }
 
 /**
@@ -340,13 +346,14 @@ export async function sessionStatus(ctx: RepoContext, id?: string): Promise<Stat
   const s = await resolveSession(ctx, id);
   const head = await sessionHead(ctx, s);
   const worktreeExists = await fs.stat(s.worktree).then(() => true, () => false);
-  const [chain, changes, outside, intent, state, drift] = await Promise.all([
+  const [chain, changes, outside, intent, state, drift, journal] = await Promise.all([
     firstParentChain(ctx.cwd, s.base, head),
     diffTrees(ctx.cwd, s.base, head),
     worktreeExists ? outsideEdits(s.worktree) : Promise.resolve([]),
     readIntent(ctx.commonDir, s.id),
     sessionState(ctx, s, head),
     readDrift(ctx, s, head),
+    readJournal(ctx.commonDir, { session: s.id, failed: true }),
   ]);
   const interrupted = intent === null ? null : intent === 'damaged'
     ? { command: '?', txid: '?', startedAt: '?', files: [] }
@@ -356,6 +363,7 @@ export async function sessionStatus(ctx: RepoContext, id?: string): Promise<Stat
     createdAt: s.createdAt, approved: s.approval?.head === head, landed: state === 'landed', state, drift,
     changed: changes.map((c) => ({ path: c.path, status: c.status })),
     outsideEdits: outside, worktreeExists, interrupted,
+    outsideChanged: journal.entries.filter((e) => e.code === 'OUTSIDE_CHANGED').map((e) => ({ time: e.time, command: e.command, message: e.message ?? '', hint: e.hint ?? '' })),
   };
 }
 

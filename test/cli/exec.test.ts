@@ -230,6 +230,10 @@ t("a script that writes the user's checkout and commits on its branch is reporte
   const entry = log.json.entries.find((e: { code?: string }) => e.code === 'OUTSIDE_CHANGED');
   assert.ok(entry, log.stdout);
   assert.equal(entry.files, ['README.md', 'b.txt']);
+  assert.match(hagent(repo, ['log', '--session', s.id]).stdout, /outside .* exec {2}OUTSIDE_CHANGED/);
+  const status = hagent(repo, ['session', 'status', s.id, '--json']).json;
+  assert.is(status.outsideChanged.length, 1);
+  assert.match(hagent(repo, ['session', 'status', s.id]).stdout, /your checkout changed during exec/);
   // The human form says it on stderr.
   writeFileSync(path.join(s.worktree, 't.sh'), `echo y >> '${path.join(repo, 'README.md')}'\n`);
   const h = hagent(s.worktree, ['exec', '--', 'sh t.sh']);
