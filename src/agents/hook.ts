@@ -250,6 +250,13 @@ const CLAIM_MAX_AGE_MS = 10 * 60_000;
 /** Where the pre-tool hook of a shell call keeps the main checkout's snapshot (exec/outside.ts) for its post-tool hook. */
 const watchFile = (bound: Bound, toolUseId: string | null | undefined) => path.join(hagentDir(bound.ctx.commonDir), 'agents', bound.session.id, `watch-${(toolUseId ?? 'shell').replace(/[^A-Za-z0-9._-]/g, '_')}.json`);
 
+/** Removes the snapshots of shell calls whose post-tool hook never came (refused by the agent, interrupted). */
+async function removeWatchFiles(bound: Bound): Promise<void> {
+  const dir = path.dirname(watchFile(bound, null));
+  const names = await fs.readdir(dir).catch(() => [] as string[]);
+  await Promise.all(names.filter((n) => n.startsWith('watch-') && n.endsWith('.json')).map((n) => fs.rm(path.join(dir, n), { force: true }).catch(() => undefined)));
+}
+
 /**
  * What changed in the user's main checkout since the pre-tool hook of this shell call took its
  * snapshot, journaled (OUTSIDE_CHANGED) and worded for the agent; '' when nothing did.
@@ -413,8 +420,9 @@ async function endOfTurn(event: AgentEvent, bound: Bound, hc: HookContext): Prom
     return noEffect(event.agent, `hagent: session ${bound.session.id}'s worktree is off its branch (${where}): what was done there is not recorded yet; ${off.hint}, then hagent sync --session ${bound.session.id}`);
   }
   const r = await syncSession(bound.ctx, bound.session, hc.env, { ...ADOPT_OUTSIDE, lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS, attribute: claimedEdits(bound) });
-  // No tool call is in flight at the end of a turn: claims left are of calls that never ran.
+  // No tool call is in flight at the end of a turn: claims and checkout snapshots left are of calls that never ran.
   await fs.rm(claimsDir(bound), { recursive: true, force: true }).catch(() => undefined);
+  await removeWatchFiles(bound);
   const note = r.commit ? `hagent: adopted ${r.files.length} leftover edit(s) as commit ${r.commit.slice(0, 12)}; ` : 'hagent: ';
   return noEffect(event.agent, `${note}review the session with: hagent review --session ${bound.session.id}`);
 }
