@@ -10,14 +10,9 @@ import { outsideChangeSince, snapshotOutside } from '../src/exec/outside.js';
 import { openRepo, resolveSession } from '../src/session/index.js';
 import { BENCH_ENV, ensureRepo, resetRepo } from './gen-repo.js';
 
-const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-const BIN = path.join(ROOT, 'dist', 'hagent.cjs');
-const arg = (name: string, def: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : def;
-};
-const files = arg('files', 20_000);
-const runs = arg('runs', 15);
+const BIN = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', 'dist', 'hagent.cjs');
+const files = Number(process.argv[process.argv.indexOf('--files') + 1] ?? '') || 20_000;
+const runs = Number(process.argv[process.argv.indexOf('--runs') + 1] ?? '') || 15;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 const repo = await ensureRepo(files, (s) => process.stderr.write(`${s}\n`));
