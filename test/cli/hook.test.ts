@@ -319,4 +319,22 @@ test('claude: while the worktree is on another branch, a Write is refused before
   assert.not.equal(hagent(repo, ['session', 'status', 'h1', '--json']).json.state, 'drifted');
 });
 
+test("gemini and codex: a shell command that changed the user's checkout is reported by the post-tool hook in each agent's form", () => {
+  const { repo, wt } = setup();
+  const gem = (name: string) => hook(wt, ['gemini'], { hook_event_name: name, session_id: 's', cwd: wt, timestamp: '2026-01-01T00:00:00Z', tool_name: 'run_shell_command', tool_input: { command: 'sh s.sh' } });
+  assert.is(gem('BeforeTool').status, 0);
+  writeFileSync(path.join(repo, 'a.txt'), 'by gemini\n');
+  const g = gem('AfterTool');
+  assert.is(g.status, 0, g.stderr);
+  assert.match(g.json.hookSpecificOutput.additionalContext, /tracked files changed: a\.txt/);
+  assert.match(g.json.systemMessage, /WARNING from hagent/);
+  const cx = (name: string) => hook(wt, ['codex'], { hook_event_name: name, session_id: 's', turn_id: 't', cwd: wt, model: 'm', permission_mode: 'bypassPermissions', tool_name: 'Bash', tool_use_id: 'call_s', tool_input: { command: 'sh s.sh' } });
+  assert.is(cx('PreToolUse').status, 0);
+  writeFileSync(path.join(repo, 'a.txt'), 'by codex\n');
+  const c = cx('PostToolUse');
+  assert.is(c.status, 0, c.stderr);
+  assert.is(c.stdout, '');
+  assert.match(c.stderr, /WARNING from hagent: .*tracked files changed: a\.txt/);
+});
+
 test.run();
