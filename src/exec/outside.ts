@@ -134,7 +134,7 @@ export async function outsideChangeSince(ctx: RepoContext, session: Session, bef
   }
   if (refs.length === 0 && paths.length === 0 && staged.length === 0) return null;
   const parts = [
-    ...refs.map((r) => `${r.ref} moved ${r.before?.slice(0, 12) ?? '(none)'} -> ${r.after?.slice(0, 12) ?? '(none)'}`),
+    ...refs.map((r) => `${r.ref} moved ${shown(r.before)} -> ${shown(r.after)}`),
     ...(paths.length ? [`tracked files changed: ${list(paths)}`] : []),
     ...(staged.length ? [`the index was written; staged now: ${list(staged)}`] : []),
   ];
@@ -147,6 +147,11 @@ export async function outsideChangeSince(ctx: RepoContext, session: Session, bef
     message: `the user's main checkout ${now.checkout} changed while the command ran (outside the session worktree): ${parts.join('; ')}`,
     hint: `nothing was undone; inspect it with git -C ${now.checkout} status and git -C ${now.checkout} reflog ${branch}; change files only inside the session worktree ${session.worktree}`,
   };
+}
+
+/** A commit id shortened, a ref name whole, `(none)` for null. */
+function shown(v: string | null): string {
+  return v === null ? '(none)' : /^[0-9a-f]{40,64}$/.test(v) ? v.slice(0, 12) : v;
 }
 
 function list(paths: readonly string[]): string {

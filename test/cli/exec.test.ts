@@ -244,4 +244,16 @@ t("a script that writes the user's checkout and commits on its branch is reporte
   assert.is(quiet.json.outside, null);
 });
 
+t("a script that switches the user's checkout to another branch is reported as HEAD moving to that branch", () => {
+  const repo = makeRepo();
+  const s = startSession(repo);
+  writeFileSync(path.join(s.worktree, 'sw.sh'), `git -C '${repo}' switch -q -c feature-x\n`);
+  const r = hagent(s.worktree, ['exec', '--json', '--', 'sh sw.sh']);
+  assert.is(r.status, 0, r.stdout + r.stderr);
+  const headMove = r.json.outside.refs.find((x: { ref: string }) => x.ref === 'HEAD');
+  assert.is(headMove.before, git(repo, 'rev-parse', 'main'));
+  assert.is(headMove.after, 'refs/heads/feature-x');
+  assert.match(r.json.outside.message, /HEAD moved [0-9a-f]{12} -> refs\/heads\/feature-x/);
+});
+
 t.run();
