@@ -72,6 +72,8 @@ export const EXIT_STATUS = {
   GUARD_BLOCKED: 1,
   // a human-only command (approve, land, land --undo, session end, integrate) run for an agent
   HUMAN_ONLY: 1,
+  /** A journal code, not a refusal: the user's main checkout or target branch changed while a guarded shell command ran. */
+  OUTSIDE_CHANGED: 1,
   // agents
   OUTSIDE_WORKTREE: 1,
   AGENT_NOT_INSTALLED: 1,

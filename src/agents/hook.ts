@@ -14,10 +14,10 @@ import { blobId, formatOfOid, entriesAt, looseObjectStore, lsTree, readCommitTre
 import { appendJournal } from '../journal/index.js';
 import { trace } from '../trace/index.js';
 import { checkPath } from '../policy/index.js';
-import { endSession, hagentDir, isInside, listSessions, openRepo, sessionHead, startSession, unlandedPaths, type RepoContext, type Session } from '../session/index.js';
+import { endSession, hagentDir, isInside, listSessions, openRepo, sessionHead, startSession, unlandedPaths, worktreeHeadDrift, type RepoContext, type Session } from '../session/index.js';
 import { ADOPT_OUTSIDE, syncSession } from '../sync/index.js';
 import { normalizeEvent, type AgentEvent, type AgentName } from './normalize.js';
-import { block, noEffect, withContext, type HookAnswer } from './respond.js';
+import { block, noEffect, warnAfterTool, withContext, type HookAnswer } from './respond.js';
 
 /** How long a hook waits for its session's lock: concurrent tool calls queue, they never fail on it. */
 export const HOOK_LOCK_TIMEOUT_MS = 120_000;
@@ -75,7 +75,7 @@ export async function handleHook(agent: AgentName, eventArg: string | undefined,
     // A refusal in pre-tool is the tool's result; anything else is a hook failure (fails open).
     if (event.kind === 'pre-tool' && isHagentError(error)) {
       // Refusals that apply/sync did not journal themselves (worktree, policy, guard) are journaled here.
-      if (bound && (e.code === 'OUTSIDE_WORKTREE' || e.code === 'GUARD_BLOCKED' || (e.code === 'PATH_DENIED' && event.action !== 'patch'))) {
+      if (bound && (e.code === 'OUTSIDE_WORKTREE' || e.code === 'GUARD_BLOCKED' || (e.code === 'PATH_DENIED' && event.action !== 'patch') || (e.code === 'WORKTREE_BROKEN' && e.details.drift !== undefined))) {
         await appendJournal(bound.ctx.commonDir, { session: bound.session.id, command: `hook ${agent} ${event.tool}`, ok: false, code: e.code, message: e.message, ...(e.hint ? { hint: e.hint } : {}), ...(event.paths.length ? { files: event.paths } : {}) }).catch(() => undefined);
       }
       return block(agent, event, teach(e));
@@ -168,9 +168,24 @@ async function stalePaths(bound: Bound, rels: readonly string[]): Promise<string
   return stale;
 }
 
+/**
+ * A native edit while the worktree is off the session branch (the agent ran `git checkout -b`
+ * or `git switch --detach`) would be written where hagent cannot record it (every sync refuses
+ * until the worktree is back): refused before the write, with the drift's way back.
+ * @throws HagentError WORKTREE_BROKEN (details.drift: the drift's kind).
+ */
+function refuseWhileOffBranch(bound: Bound): void {
+  const { session } = bound;
+  const off = worktreeHeadDrift(session);
+  if (!off) return;
+  const what = off.kind === 'other-branch' ? `${off.branch.replace('refs/heads/', '')} checked out` : 'a detached HEAD';
+  throw new HagentError('WORKTREE_BROKEN', `session ${session.id}: its worktree has ${what} instead of hagent/${session.id}, where hagent cannot record an edit`, { session: session.id, worktree: session.worktree, drift: off.kind }, `nothing was written; ${off.hint}`);
+}
+
 async function preTool(event: AgentEvent, bound: Bound, hc: HookContext): Promise<HookAnswer> {
   const { agent } = event;
   if (event.action === 'edit') {
+    refuseWhileOffBranch(bound);
     const rels = await checkedPaths(event, bound, hc);
     trace('hook: paths checked');
     // A target changed outside the session is adopted first (its own outside commit), so the
@@ -187,6 +202,11 @@ async function preTool(event: AgentEvent, bound: Bound, hc: HookContext): Promis
     const gc = await sessionGuardContext(bound.ctx, bound.session, hc.env);
     const verdict = guardCommand(event.command, { ...gc, ...(hc.env.HOME ? { home: hc.env.HOME } : {}) });
     if (!verdict.allowed) throw new HagentError('GUARD_BLOCKED', verdict.reason, { rule: verdict.rule, command: verdict.command }, verdict.hint);
+    // What the text cannot show (a script it runs, a program's own writes) is seen afterwards:
+    // the user's main checkout as it is now, for the post-tool hook to compare.
+    const { snapshotOutside } = await import('../exec/outside.js');
+    const snap = await snapshotOutside(bound.ctx, bound.session);
+    if (snap) await writeJsonFile(watchFile(bound, event.toolUseId), snap, { durable: false }).catch(() => undefined);
   }
   return noEffect(agent);
 }
@@ -226,6 +246,32 @@ interface Claim {
 
 /** A claim older than this is of a call whose post-tool hook never came (blocked, denied): ignored. */
 const CLAIM_MAX_AGE_MS = 10 * 60_000;
+
+/** Where the pre-tool hook of a shell call keeps the main checkout's snapshot (exec/outside.ts) for its post-tool hook. */
+const watchFile = (bound: Bound, toolUseId: string | null | undefined) => path.join(hagentDir(bound.ctx.commonDir), 'agents', bound.session.id, `watch-${(toolUseId ?? 'shell').replace(/[^A-Za-z0-9._-]/g, '_')}.json`);
+
+/** Removes the snapshots of shell calls whose post-tool hook never came (refused by the agent, interrupted). */
+async function removeWatchFiles(bound: Bound): Promise<void> {
+  const dir = path.dirname(watchFile(bound, null));
+  const names = await fs.readdir(dir).catch(() => [] as string[]);
+  await Promise.all(names.filter((n) => n.startsWith('watch-') && n.endsWith('.json')).map((n) => fs.rm(path.join(dir, n), { force: true }).catch(() => undefined)));
+}
+
+/**
+ * What changed in the user's main checkout since the pre-tool hook of this shell call took its
+ * snapshot, journaled (OUTSIDE_CHANGED) and worded for the agent; '' when nothing did.
+ */
+async function outsideReport(event: AgentEvent, bound: Bound): Promise<string> {
+  const file = watchFile(bound, event.toolUseId);
+  const before = await readJsonFile(file).catch(() => null);
+  if (!before) return '';
+  await fs.rm(file, { force: true }).catch(() => undefined);
+  const { journalOutsideChange, outsideChangeSince } = await import('../exec/outside.js');
+  const change = await outsideChangeSince(bound.ctx, bound.session, before as never);
+  if (!change) return '';
+  await journalOutsideChange(bound.ctx, bound.session, `hook ${event.agent} ${event.tool}`, change, event.command ?? '');
+  return `WARNING from hagent: ${change.message}. This is outside your session: do not touch the user's checkout or branches (no git -C, no scripts that write there). ${change.hint}`;
+}
 
 const claimsDir = (bound: Bound) => path.join(hagentDir(bound.ctx.commonDir), 'agents', bound.session.id, 'claims');
 const claimFile = (bound: Bound, toolUseId: string) => path.join(claimsDir(bound), `${toolUseId.replace(/[^A-Za-z0-9._-]/g, '_')}.json`);
@@ -288,8 +334,26 @@ async function applyForAgent(event: AgentEvent, bound: Bound, hc: HookContext): 
   return block(event.agent, event, reason);
 }
 
+/**
+ * What the agent is told after a tool call while its worktree is off the session branch: the
+ * call's effect is not recorded (a sync would refuse), and how to get back; '' when it is on it.
+ */
+function offBranchNote(bound: Bound, what: string): string {
+  const off = worktreeHeadDrift(bound.session);
+  if (!off) return '';
+  const where = off.kind === 'other-branch' ? `${off.branch.replace('refs/heads/', '')} checked out` : 'a detached HEAD';
+  return `hagent: ${what} NOT recorded: the session worktree has ${where} instead of hagent/${bound.session.id}, and hagent refuses native edits until it is back; ${off.hint}, then hagent sync --session ${bound.session.id}`;
+}
+
 async function postTool(event: AgentEvent, bound: Bound, hc: HookContext): Promise<HookAnswer> {
   const { agent } = event;
+  if (event.action === 'edit' || event.action === 'shell') {
+    const note = offBranchNote(bound, event.action === 'edit' ? 'this edit was written but is' : "this command's changes are");
+    if (note) {
+      const outside = event.action === 'shell' ? await outsideReport(event, bound) : '';
+      return outside ? warnAfterTool(agent, event, `${outside}\n${note}`) : warnAfterTool(agent, event, note);
+    }
+  }
   const trailers = [`Hagent-Agent: ${agent}`, `Hagent-Tool: ${event.tool || 'unknown'}`, ...(event.toolUseId ? [`Hagent-Tool-Use-Id: ${event.toolUseId}`] : [])];
   if (event.action === 'edit' || (event.action === 'patch' && !(event.toolUseId && (await readJsonFile(appliedMarker(bound, event.toolUseId)))))) {
     // Gate + record, or a patch tool whose pre-tool hook failed open: the native write is the edit.
@@ -311,8 +375,18 @@ async function postTool(event: AgentEvent, bound: Bound, hc: HookContext): Promi
   if (event.action === 'shell') {
     const command = event.command ?? '';
     trailers.push(`Hagent-Command: ${command}`);
-    const r = await syncSession(bound.ctx, bound.session, hc.env, { op: 'exec', title: 'exec', subject: `hagent: exec ${command.split('\n')[0]}`, intro: `Files changed by a shell command of ${agent} (${event.tool}):`, detail: `Command:\n${command.split('\n').map((l) => `    ${l}`).join('\n')}`, trailers, note: command, lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS, attribute: claimedEdits(bound, event.toolUseId) });
-    return r.commit ? withContext(agent, event, `hagent recorded the files this command changed as commit ${r.commit.slice(0, 12)} (${r.files.map((f) => f.path).join(', ')})`) : noEffect(agent);
+    const outside = await outsideReport(event, bound);
+    let r;
+    try {
+      r = await syncSession(bound.ctx, bound.session, hc.env, { op: 'exec', title: 'exec', subject: `hagent: exec ${command.split('\n')[0]}`, intro: `Files changed by a shell command of ${agent} (${event.tool}):`, detail: `Command:\n${command.split('\n').map((l) => `    ${l}`).join('\n')}`, trailers, note: command, lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS, attribute: claimedEdits(bound, event.toolUseId) });
+    } catch (error) {
+      if (outside) return warnAfterTool(agent, event, `${outside}\n(hagent could not record the files this command changed: ${toHagentError(error).message})`);
+      throw error;
+    }
+    const recorded = r.commit ? `hagent recorded the files this command changed as commit ${r.commit.slice(0, 12)} (${r.files.map((f) => f.path).join(', ')})` : '';
+    const text = [outside, recorded].filter(Boolean).join('\n');
+    if (outside) return warnAfterTool(agent, event, text);
+    return text ? withContext(agent, event, text) : noEffect(agent);
   }
   return noEffect(agent);
 }
@@ -339,9 +413,16 @@ async function patchSafetyNet(event: AgentEvent, bound: Bound): Promise<HookAnsw
 
 /** End of a turn or of the agent's session: leftovers are adopted; the summary names the next step. */
 async function endOfTurn(event: AgentEvent, bound: Bound, hc: HookContext): Promise<HookAnswer> {
+  const off = worktreeHeadDrift(bound.session);
+  if (off) {
+    // Not a failure of the hook: the sync would refuse (WORKTREE_BROKEN) until the worktree is back.
+    const where = off.kind === 'other-branch' ? `${off.branch.replace('refs/heads/', '')} is checked out` : 'its HEAD is detached';
+    return noEffect(event.agent, `hagent: session ${bound.session.id}'s worktree is off its branch (${where}): what was done there is not recorded yet; ${off.hint}, then hagent sync --session ${bound.session.id}`);
+  }
   const r = await syncSession(bound.ctx, bound.session, hc.env, { ...ADOPT_OUTSIDE, lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS, attribute: claimedEdits(bound) });
-  // No tool call is in flight at the end of a turn: claims left are of calls that never ran.
+  // No tool call is in flight at the end of a turn: claims and checkout snapshots left are of calls that never ran.
   await fs.rm(claimsDir(bound), { recursive: true, force: true }).catch(() => undefined);
+  await removeWatchFiles(bound);
   const note = r.commit ? `hagent: adopted ${r.files.length} leftover edit(s) as commit ${r.commit.slice(0, 12)}; ` : 'hagent: ';
   return noEffect(event.agent, `${note}review the session with: hagent review --session ${bound.session.id}`);
 }

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { HagentError } from '../errors.js';
 import { writeJsonFile } from '../fsx/index.js';
 import { readJournal } from '../journal/index.js';
-import { endSession, hagentDir, readSession, sessionStatus, startSession, type RepoContext, type Session } from '../session/index.js';
+import { endSession, hagentDir, readSession, sessionStatus, startSession, type Drift, type RepoContext, type Session } from '../session/index.js';
 import { ownedFilesPath } from '../sync/index.js';
 import { agentHookFile, claudeHooks, codexConfigArgs } from './config.js';
 import { agentMarkerEnv } from './marker.js';
@@ -154,8 +154,12 @@ export interface RunResult {
   /** Commits on the session branch (patches and recorded edits). */
   commits: number;
   files: { path: string; status: string }[];
-  /** Attempts hagent refused during this run (journal). */
+  /** Attempts hagent refused during this run (journal): none of them was written. */
   blocked: { code: string; message: string }[];
+  /** Changes of the user's main checkout seen after the agent's shell commands (journal OUTSIDE_CHANGED): reported, not undone. */
+  outsideChanged: { message: string; hint: string }[];
+  /** How the session moved without hagent when the agent exited (e.g. its worktree on another branch), or null. */
+  drift: Drift | null;
   /** Files the agent left that are in no commit yet. */
   outsideEdits: string[];
   /**
@@ -195,14 +199,16 @@ export async function runAgent(ctx: RepoContext, name: LaunchName, options: { na
   // asked to keep: a session this run started is ended as `session end` ends an empty one (which
   // itself refuses anything with work). A resumed session is never ended here.
   let removed = false;
-  if (options.session === undefined && exitCode !== 0 && status.commits === 0 && status.changed.length === 0 && outside.length === 0 && !status.interrupted) {
+  if (options.session === undefined && exitCode !== 0 && status.commits === 0 && status.changed.length === 0 && outside.length === 0 && !status.interrupted && !status.drift) {
     removed = await endSession(ctx, session.id).then(() => true, () => false);
   }
   return {
     ok: true, agent: name, session: session.id, worktree: session.worktree, exitCode,
     commits: status.commits,
     files: status.changed.map((f) => ({ path: f.path, status: f.status })),
-    blocked: journal.entries.filter((e) => e.time >= since).map((e) => ({ code: e.code ?? 'UNKNOWN', message: e.message ?? '' })),
+    blocked: journal.entries.filter((e) => e.time >= since && e.code !== 'OUTSIDE_CHANGED').map((e) => ({ code: e.code ?? 'UNKNOWN', message: e.message ?? '' })),
+    outsideChanged: journal.entries.filter((e) => e.time >= since && e.code === 'OUTSIDE_CHANGED').map((e) => ({ message: e.message ?? '', hint: e.hint ?? '' })),
+    drift: status.drift,
     outsideEdits: outside,
     removed,
   };

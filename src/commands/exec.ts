@@ -46,6 +46,7 @@ export async function runExec(argv: ExecArgs, io: Io): Promise<number> {
   const commit = r.commit ? `; ${r.changed.length} file${r.changed.length === 1 ? '' : 's'} changed, committed as ${short(r.commit)} (hagent undo drops it)` : '; no files changed';
   lines.push(`hagent: ${end} in ${(r.durationMs / 1000).toFixed(1)} s${cut}${commit}`);
   for (const k of r.skipped) lines.push(p.yellow(`hagent: left out of the commit: ${k.path}: ${k.reason}`));
+  if (r.outside) lines.push(p.red(`hagent: warning: ${r.outside.message}`), p.red(`  hint: ${r.outside.hint}`));
   io.stderr.write(`${lines.join('\n')}\n`);
   return r.ok ? 0 : 1;
 }

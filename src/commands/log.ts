@@ -16,8 +16,10 @@ function note(e: JournalEntry, p: Palette): string[] {
     const head = e.head ? `  head ${short(e.head)}` : '';
     return [`${p.green('applied')}  ${p.dim(time)}  ${p.bold(e.session)}  ${e.command}${head}`, ...files];
   }
+  // A warning, not a refusal: the command ran, and the user's checkout changed meanwhile.
+  const label = e.code === 'OUTSIDE_CHANGED' ? p.red('outside') : p.red('blocked');
   return [
-    `${p.red('blocked')}  ${p.dim(time)}  ${p.bold(e.session)}  ${e.command}  ${p.red(e.code ?? 'UNKNOWN')}`,
+    `${label}  ${p.dim(time)}  ${p.bold(e.session)}  ${e.command}  ${p.red(e.code ?? 'UNKNOWN')}`,
     ...(e.message ? [`         ${e.message}`] : []),
     ...files,
     ...(e.hint ? [`         ${p.cyan('hint:')} ${e.hint}`] : []),
@@ -42,9 +44,10 @@ export async function runLog(argv: { json?: boolean; failed?: boolean; n?: numbe
     return 0;
   }
   const p = palette(io.color);
-  const blocked = read.entries.filter((e) => !e.ok).length;
+  const outside = read.entries.filter((e) => e.code === 'OUTSIDE_CHANGED').length;
+  const blocked = read.entries.filter((e) => !e.ok).length - outside;
   const lines = read.entries.length
-    ? [...read.entries.flatMap((e) => note(e, p)), p.dim(`${read.entries.length} shown: ${read.entries.length - blocked} applied, ${blocked} blocked`)]
+    ? [...read.entries.flatMap((e) => note(e, p)), p.dim(`${read.entries.length} shown: ${read.entries.length - blocked - outside} applied, ${blocked} blocked${outside ? `, ${outside} changed the user's checkout` : ''}`)]
     : [argv.failed ? 'No blocked attempts in the journal.' : 'The journal is empty: no writing command has run here yet.'];
   if (read.damaged) lines.push(p.yellow(`${read.damaged} damaged journal line${read.damaged === 1 ? '' : 's'} skipped`));
   printLines(io, lines);

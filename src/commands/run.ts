@@ -44,6 +44,8 @@ export async function runRun(argv: RunArgs, io: Io): Promise<number> {
     `${p.bold(`hagent session ${r.session}`)}: ${r.commits} commit${r.commits === 1 ? '' : 's'}, ${r.files.length} file${r.files.length === 1 ? '' : 's'} changed${r.blocked.length ? `, ${r.blocked.length} attempt${r.blocked.length === 1 ? '' : 's'} blocked` : ''} (${LAUNCHABLE[r.agent].binary} exited ${r.exitCode})`,
     ...r.files.map((f) => `  ${f.status} ${f.path}`),
     ...r.blocked.map((b) => `  ${p.yellow('blocked')} ${b.code}: ${b.message}`),
+    ...r.outsideChanged.map((o) => `  ${p.red('warning')} ${o.message}\n    hint: ${o.hint}`),
+    ...(r.drift?.kind === 'other-branch' || r.drift?.kind === 'detached' ? [`  ${p.red('warning')} the worktree is off hagent/${r.session} (${r.drift.kind}): work made there is not in the session; ${r.drift.hint}, then hagent sync --session ${r.session}`] : []),
     ...(r.outsideEdits.length ? [`  ${p.yellow('not yet committed:')} ${r.outsideEdits.join(', ')} (hagent sync --session ${r.session})`] : []),
     'Next:',
     `  hagent review --session ${r.session}      see the changes`,

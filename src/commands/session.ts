@@ -31,7 +31,7 @@ export async function runList(argv: CommonArgs, io: Io): Promise<number> {
   else if (list.length === 0 && broken.length === 0) printLines(io, ['No sessions. Start one with: hagent session start']);
   else {
     const p = palette(io.color);
-    const label = { empty: p.dim('empty   '), open: 'open    ', approved: p.cyan('approved'), landed: p.green('landed  ') } as const;
+    const label = { empty: p.dim('empty   '), open: 'open    ', approved: p.cyan('approved'), landed: p.green('landed  '), drifted: p.yellow('drifted ') } as const;
     printLines(io, list.map((s) => `${p.bold(s.id.padEnd(18))} ${String(s.commits).padStart(3)} patch${s.commits === 1 ? ' ' : 'es'}  ${label[s.state]}  → ${s.target?.replace('refs/heads/', '') ?? '-'}  ${p.dim(s.worktree)}${s.drift ? p.yellow(`  (moved outside hagent: ${s.drift.kind})`) : ''}`));
     printLines(io, broken.map((b) => `${p.bold(b.id.padEnd(18))} ${p.red('broken')}: ${b.file}: ${b.problem}\n${' '.repeat(19)}${p.dim(`hint: ${corruptHint(b)}`)}`));
   }
@@ -54,6 +54,7 @@ export async function runStatus(argv: CommonArgs & { id?: string }, io: Io): Pro
       ...(s.interrupted ? [p.red(`  interrupted: a ${s.interrupted.command} (started ${s.interrupted.startedAt}) on ${s.interrupted.files.join(', ') || 'unknown files'}`), p.dim('    the next apply, undo, sync or land (or hagent doctor) finishes or undoes it first')] : []),
       ...(s.outsideEdits.length ? [p.yellow(`  outside edits pending (${s.outsideEdits.length}):`), ...s.outsideEdits.map((c) => `    ${c.status} ${c.path}`)] : []),
       ...(s.drift ? driftLines(s.drift, p) : []),
+      ...s.outsideChanged.flatMap((o) => [p.red(`  your checkout changed during ${o.command} (${o.time}): ${o.message}`), p.dim(`    hint: ${o.hint}`)]),
     ]);
   }
   return 0;

@@ -12,9 +12,11 @@ import { guardCommand, sessionGuardContext } from '../guard/index.js';
 import { appendJournal } from '../journal/index.js';
 import { outsideEdits, type RepoContext, type Session, type ChangedFile } from '../session/index.js';
 import { syncSession, type AdoptAs, type SyncResult } from '../sync/index.js';
+import { journalOutsideChange, outsideChangeSince, snapshotOutside, type OutsideChange } from './outside.js';
 import { runShell, type RunOutcome } from './run.js';
 
 export type { Cut, RunOutcome } from './run.js';
+export { journalOutsideChange, outsideChangeSince, snapshotOutside, type MovedRef, type OutsideChange, type OutsideSnapshot } from './outside.js';
 
 /** Defaults: 120 s before the process group is killed; 64 KiB kept of each stream. */
 export const DEFAULT_TIMEOUT_S = 120;
@@ -33,12 +35,15 @@ export interface ExecOptions {
 /**
  * JSON of `hagent exec`: the {@link RunOutcome} fields with the session's. Keys in the order
  * ok, session, command, exitCode, signal, timedOut, stdout, stderr, truncated, durationMs,
- * changed, commit, adopted, skipped. `ok` is true only for exit code 0 within the time;
+ * changed, commit, adopted, skipped, outside. `ok` is true only for exit code 0 within the time;
  * `exitCode` is null when a signal ended the command (a timeout always does); `truncated` is
  * false or the sizes of the cut streams; `changed` the files the command changed in the
  * worktree, committed as `commit` (null when it changed nothing); `adopted` the commit of
  * outside edits found pending before the command ran (null when there were none); `skipped`
- * files it changed that the path policy keeps out of commits (they stay as outside edits).
+ * files it changed that the path policy keeps out of commits (they stay as outside edits);
+ * `outside` null, or what changed in the user's main checkout while the command ran (its HEAD or
+ * target branch moved, tracked files or the index written: see outside.ts), also journaled as
+ * OUTSIDE_CHANGED — reported, never undone.
  */
 export interface ExecResult extends RunOutcome {
   ok: boolean;
@@ -48,6 +53,7 @@ export interface ExecResult extends RunOutcome {
   commit: string | null;
   adopted: string | null;
   skipped: { path: string; reason: string }[];
+  outside: OutsideChange | null;
 }
 
 /** The command as the subject shows it: its first line, at most 40 characters. */
@@ -109,6 +115,7 @@ export async function execInSession(ctx: RepoContext, session: Session, command:
   // send git elsewhere (set by a calling git hook, say) are not passed on.
   const commandEnv: NodeJS.ProcessEnv = { ...env, HAGENT_SESSION: session.id, ...agentMarkerEnv(session.id), GIT_TERMINAL_PROMPT: '0', PWD: session.worktree };
   for (const k of ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_COMMON_DIR', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT_NAMESPACE', 'GIT_PREFIX']) delete commandEnv[k];
+  const watch = await snapshotOutside(ctx, session);
   const run = await runShell(command, {
     cwd: session.worktree,
     env: commandEnv,
@@ -116,6 +123,8 @@ export async function execInSession(ctx: RepoContext, session: Session, command:
     maxOutputBytes,
   });
   const end = howItEnded(run, timeoutS);
+  const outside = await outsideChangeSince(ctx, session, watch);
+  if (outside) await journalOutsideChange(ctx, session, 'exec', outside, command);
   let after;
   try {
     after = await commitCommandChanges(ctx, session, command, { env, end });
@@ -123,7 +132,7 @@ export async function execInSession(ctx: RepoContext, session: Session, command:
     // The command ran (it may have switched the worktree's branch): say so, and keep its output.
     const e = toHagentError(error);
     const outcome = { exitCode: run.exitCode, signal: run.signal, timedOut: run.timedOut, stdout: run.stdout, stderr: run.stderr, truncated: run.truncated, durationMs: Math.round(run.durationMs) };
-    throw new HagentError(e.code, `the command ran (${end}) but what it changed was not committed: ${e.message}`, { ...e.details, exec: outcome }, `its changes stay in the worktree; ${e.hint?.replace(/^nothing was written; /, '') ?? 'fix the cause, then run hagent sync'}`, { cause: e });
+    throw new HagentError(e.code, `the command ran (${end}) but what it changed was not committed: ${e.message}`, { ...e.details, exec: outcome, ...(outside ? { outside } : {}) }, `its changes stay in the worktree; ${e.hint?.replace(/^nothing was written; /, '') ?? 'fix the cause, then run hagent sync'}`, { cause: e });
   }
   return {
     ok: run.exitCode === 0 && !run.timedOut,
@@ -140,5 +149,6 @@ export async function execInSession(ctx: RepoContext, session: Session, command:
     commit: after.commit,
     adopted: before?.commit ?? null,
     skipped: after.skipped,
+    outside,
   };
 }

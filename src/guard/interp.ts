@@ -5,13 +5,15 @@
  * - when the code runs a shell (os.system, subprocess, child_process, backticks, …), each
  *   literal that reads as a command, and each run of literals that starts with a command name
  *   (`['git', 'push', '--force']`), is checked as shell code;
- * - when the code deletes or writes files (rmtree, rmSync, unlink, open(…, 'w'), …), each
- *   literal that is a path (absolute, `~`, `..`) is checked as a deletion target, and the home
+ * - when the code deletes files (rmtree, rmSync, unlink, …), each literal that is a path
+ *   (absolute, `~`, `..`) is checked as a deletion target; when it writes files (open(…, 'w'),
+ *   writeFileSync, awk's `print > "/abs"`, …) as a write target (interp-writes.ts), and the home
  *   folder named through the language (`os.homedir()`, `Path.home()`, `expanduser('~')`) counts
  *   as the home folder.
  */
 import type { Run, Walker } from './walk.js';
 import type { Field } from './words.js';
+import { checkInlineWrites, writesFiles } from './interp-writes.js';
 
 /** Interpreters whose inline code the guard reads. The value is the option that carries code. */
 export const INTERPRETERS = new Map<string, readonly string[]>([
@@ -25,7 +27,8 @@ export const INTERPRETERS = new Map<string, readonly string[]>([
 const AWKS = new Set(['awk', 'gawk', 'mawk', 'nawk']);
 
 const RUNS_SHELL = /\|\s*"|\b(os\.system|os\.popen|os\.exec\w*|subprocess|popen|spawn\w*|exec(Sync|File\w*)?|child_process|system\s*[("'[]|shell_exec|passthru|proc_open|Open3|IO\.popen|Command\s*\(|do shell script)|`|%x[({[]|\bqx[({[]/;
-const DELETES = /\b(rmtree|rmSync|rmdirSync|rm_rf|rm_r|unlinkSync|unlink|remove|removedirs|rmdir|rm\s*\(|rimraf|delete|writeFileSync|writeFile|appendFile\w*|copyFile\w*|rename\w*|move|truncate|open\s*\([^)]*['"][wax+])/;
+/** APIs that delete (or move away) files; those that write are in interp-writes.ts. */
+const DELETES = /\b(rmtree|rmSync|rmdirSync|rm_rf|rm_r|unlinkSync|unlink|remove|removedirs|rmdir|rm\s*\(|rimraf|delete|rename\w*|move|truncate)/;
 const HOME_API = /\bos\.homedir\s*\(|\bhomedir\s*\(|Path\.home\s*\(|expanduser\s*\(\s*['"]~['"]\s*\)|process\.env\.HOME\b|os\.environ\s*\[\s*['"]HOME['"]\s*\]|getenv\s*\(\s*['"]HOME['"]\s*\)|ENV\s*\[\s*['"]HOME['"]\s*\]|Dir\.home|\$ENV\{\s*['"]?HOME/;
 
 /** Commands whose arguments are deleted or overwritten. */
@@ -90,8 +93,11 @@ export function checkInlineCode(w: Walker, name: string, args: readonly Field[],
     // system('rm', '-rf', $ENV{HOME}) / spawnSync('rm', ['-rf', os.homedir()]): the home folder as an argument.
     if (HOME_API.test(text) && lits.some((l) => DELETING_COMMANDS.has(l))) w.block('rm-outside', `the ${name} code runs a deleting command on the home folder`, r.text);
   }
+  const writes = writesFiles(name, text);
+  if (writes && HOME_API.test(text)) w.block('write-outside', `the ${name} code writes in the home folder`, r.text);
+  if (writes) checkInlineWrites(w, name, text, lits, r);
   if (DELETES.test(text)) {
-    if (HOME_API.test(text)) w.block('rm-outside', `the ${name} code deletes or writes in the home folder`, r.text);
+    if (HOME_API.test(text)) w.block('rm-outside', `the ${name} code deletes in the home folder`, r.text);
     for (const lit of lits) {
       if (/^(\/|~|\.\.)/.test(lit) && !/\s/.test(lit)) w.checkDelete({ value: lit.startsWith('~') ? w.session.frame.home + lit.slice(1) : lit, dynamic: false, glob: false }, r.scope, true, `the ${name} code`, r.text);
     }

@@ -103,10 +103,11 @@ const sessionDrift = z.looseObject({ kind: z.enum(['detached', 'other-branch', '
 export const StatusOutput = z.object({
   ok: z.literal(true),
   id: z.string(), worktree: z.string(), branch: z.string(), base: oid, head: oid.nullable(), target: z.string().nullable(),
-  commits: z.number().int(), createdAt: z.string(), approved: z.boolean(), landed: z.boolean(), state: z.enum(['empty', 'open', 'approved', 'landed']),
+  commits: z.number().int(), createdAt: z.string(), approved: z.boolean(), landed: z.boolean(), state: z.enum(['empty', 'open', 'approved', 'landed', 'drifted']),
   changed: z.array(changed), outsideEdits: z.array(changed), worktreeExists: z.boolean(),
   interrupted: z.object({ command: z.string(), txid: z.string(), startedAt: z.string(), files: z.array(z.string()) }).nullable(),
   drift: sessionDrift,
+  outsideChanged: z.array(z.object({ time: z.string(), command: z.string(), message: z.string(), hint: z.string() })).describe("changes of the user's main checkout seen after this session's shell commands (never undone)"),
   targetDrift: z.object({ targetHead: oid, commits: z.number().int().describe('commits on the target since the base') }).nullable(),
 });
 
@@ -164,4 +165,8 @@ export const ExecOutput = z.object({
   truncated: z.union([z.literal(false), z.object({ stdout: cut.nullable(), stderr: cut.nullable() })]),
   durationMs: z.number(), changed: z.array(changed), commit: oid.nullable(), adopted: oid.nullable(),
   skipped: z.array(z.object({ path: z.string(), reason: z.string() })),
+  outside: z.object({
+    checkout: z.string(), refs: z.array(z.object({ ref: z.string(), before: z.string().nullable(), after: z.string().nullable() })),
+    paths: z.array(z.string()), staged: z.array(z.string()), message: z.string(), hint: z.string(),
+  }).nullable().describe("what changed in the user's main checkout while the command ran (never undone), or null"),
 });

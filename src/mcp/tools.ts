@@ -76,7 +76,7 @@ function execText(r: ExecResult): string {
   const end = r.timedOut ? 'timed out; its process group was killed' : r.signal ? `ended by ${r.signal}` : `exit ${r.exitCode}`;
   const cut = r.truncated ? ` (output cut: ${[r.truncated.stdout ? `stdout ${r.truncated.stdout.bytes} bytes` : '', r.truncated.stderr ? `stderr ${r.truncated.stderr.bytes} bytes` : ''].filter(Boolean).join(', ')})` : '';
   const commit = r.commit ? `${r.changed.length} file${r.changed.length === 1 ? '' : 's'} changed, commit ${r.commit}` : 'no files changed';
-  return [`${end} in ${(r.durationMs / 1000).toFixed(1)} s${cut}; ${commit}`, ...(r.stdout ? ['--- stdout', r.stdout.trimEnd()] : []), ...(r.stderr ? ['--- stderr', r.stderr.trimEnd()] : [])].join('\n');
+  return [`${end} in ${(r.durationMs / 1000).toFixed(1)} s${cut}; ${commit}`, ...(r.outside ? [`WARNING: ${r.outside.message}`, `hint: ${r.outside.hint}`] : []), ...(r.stdout ? ['--- stdout', r.stdout.trimEnd()] : []), ...(r.stderr ? ['--- stderr', r.stderr.trimEnd()] : [])].join('\n');
 }
 
 /** A one-op change for `edit` and `write`: the path is checked and snapshotted as a patch's would be. */

@@ -53,11 +53,12 @@ export function lastHagentHead(ctx: RepoContext, session: Pick<Session, 'id'>): 
 }
 
 /**
- * The drift of a session whose branch is at `head`, or null. A rewound branch's dropped commits
- * are made reachable here (`refs/hagent/<id>/dropped/<commit>`), before anything else can happen.
- * @throws HagentError GIT_FAILED.
+ * The drift of the worktree's HEAD alone (`detached` or `other-branch`), or null when it names
+ * the session branch (or cannot be read: a missing worktree is reported elsewhere). Reads
+ * git's HEAD file only: cheap enough for every pre-tool hook, which refuses native edits while
+ * it is off (they would land on another branch, where hagent cannot record them).
  */
-export async function readDrift(ctx: RepoContext, session: Session, head: string): Promise<Drift | null> {
+export function worktreeHeadDrift(session: Pick<Session, 'id' | 'worktree'>): Extract<Drift, { kind: 'detached' | 'other-branch' }> | null {
   const branch = `refs/heads/hagent/${session.id}`;
   const gitDir = worktreeGitDirSync(session.worktree);
   if (gitDir) {
@@ -70,7 +71,7 @@ export async function readDrift(ctx: RepoContext, session: Session, head: string
     if (text && text !== `ref: ${branch}`) {
       if (text.startsWith('ref: ')) {
         const other = text.slice(5).replace('refs/heads/', '');
-        return { kind: 'other-branch', branch: text.slice(5), hint: `in ${session.worktree}: git switch hagent/${session.id}, then bring what was committed on ${other} with git merge ${other} (hagent adopts those commits as patches)` };
+        return { kind: 'other-branch', branch: text.slice(5), hint: `git -C ${session.worktree} switch hagent/${session.id}, then bring what was committed on ${other} with git -C ${session.worktree} merge ${other} (hagent adopts those commits as patches)` };
       }
       const rebasing = ['rebase-merge', 'rebase-apply'].some((d) => existsSync(path.join(gitDir, d)));
       const hint = rebasing
@@ -79,6 +80,17 @@ export async function readDrift(ctx: RepoContext, session: Session, head: string
       return { kind: 'detached', head: /^[0-9a-f]{40,64}$/.test(text) ? text : null, hint };
     }
   }
+  return null;
+}
+
+/**
+ * The drift of a session whose branch is at `head`, or null. A rewound branch's dropped commits
+ * are made reachable here (`refs/hagent/<id>/dropped/<commit>`), before anything else can happen.
+ * @throws HagentError GIT_FAILED.
+ */
+export async function readDrift(ctx: RepoContext, session: Session, head: string): Promise<Drift | null> {
+  const off = worktreeHeadDrift(session);
+  if (off) return off;
   const last = lastHagentHead(ctx, session);
   if (!last || last === head) return null;
   if (await isAncestor(ctx.cwd, last, head)) {

@@ -11,8 +11,9 @@ import { type RepoContext, resolveSession } from './context.js';
 import { isInside, worktreeRootFor } from './where.js';
 import { listSessions, removeSession, SESSION_ID, writeSession, type Session } from './store.js';
 import { readIntent } from '../transaction/intent.js';
+import { readJournal } from '../journal/index.js';
 import { landBaseRef, unlandedPaths } from './landed.js';
-import { readDrift, type Drift } from './drift.js';
+import { readDrift, worktreeHeadDrift, type Drift } from './drift.js';
 import { loadConfig } from '../config/index.js';
 import { deniedReason } from '../policy/index.js';
 import { DEPENDENCY_FOLDERS, enterPool, takeFromPool } from './pool.js';
@@ -264,7 +265,9 @@ export interface SessionSummary {
   landed: boolean;
   /**
    * `empty`: no change was ever made (nothing to land); `landed`: every change is on the target;
-   * `approved`: the approval of the head covers work that has not landed; `open`: work not approved yet.
+   * `approved`: the approval of the head covers work that has not landed; `open`: work not approved yet;
+   * `drifted`: the worktree is off the session branch (another branch or a detached HEAD checked
+   * out, see `drift`), so work may sit where hagent does not see it: never `empty` or `landed` then.
    */
   state: SessionState;
   /** How the branch or its worktree moved without hagent (session/drift.ts), or null. */
@@ -272,14 +275,17 @@ export interface SessionSummary {
 }
 
 /** The land state of a session, as {@link SessionSummary.state} says. */
-export type SessionState = 'empty' | 'open' | 'approved' | 'landed';
+export type SessionState = 'empty' | 'open' | 'approved' | 'landed' | 'drifted';
 
 /**
- * The land state of a session whose branch is at `head` (null: the branch is gone, `open`).
+ * The land state of a session whose branch is at `head` (null: the branch is gone, `open`);
+ * `drifted` while its worktree is off the session branch.
  * @throws HagentError GIT_FAILED.
  */
 export async function sessionState(ctx: RepoContext, s: Session, head: string | null): Promise<SessionState> {
   if (!head) return 'open';
+  // Commits and edits on another branch are not on the session branch: what it holds says nothing.
+  if (worktreeHeadDrift(s)) return 'drifted';
   if (head === s.base && s.lands.length === 0) return 'empty';
   const unlanded = await unlandedPaths(ctx, s, head);
   if (unlanded.length === 0) return s.lands.length === 0 && (await diffTrees(ctx.cwd, s.base, head)).length === 0 ? 'empty' : 'landed';
@@ -325,6 +331,11 @@ export interface StatusResult extends SessionSummary {
    * writing command or `hagent doctor` does it. Its files may show as outside edits until then.
    */
   interrupted: { command: string; txid: string; startedAt: string; files: string[] } | null;
+  /**
+   * Changes of the user's main checkout seen after this session's shell commands (journal
+   * OUTSIDE_CHANGED, newest last; see exec/outside.ts): reported, never undone.
+   */
+  outsideChanged: { time: string; command: string; message: string; hint: string }[];
 }
 
 /**
@@ -336,13 +347,14 @@ export async function sessionStatus(ctx: RepoContext, id?: string): Promise<Stat
   const s = await resolveSession(ctx, id);
   const head = await sessionHead(ctx, s);
   const worktreeExists = await fs.stat(s.worktree).then(() => true, () => false);
-  const [chain, changes, outside, intent, state, drift] = await Promise.all([
+  const [chain, changes, outside, intent, state, drift, journal] = await Promise.all([
     firstParentChain(ctx.cwd, s.base, head),
     diffTrees(ctx.cwd, s.base, head),
     worktreeExists ? outsideEdits(s.worktree) : Promise.resolve([]),
     readIntent(ctx.commonDir, s.id),
     sessionState(ctx, s, head),
     readDrift(ctx, s, head),
+    readJournal(ctx.commonDir, { session: s.id, failed: true }),
   ]);
   const interrupted = intent === null ? null : intent === 'damaged'
     ? { command: '?', txid: '?', startedAt: '?', files: [] }
@@ -352,6 +364,7 @@ export async function sessionStatus(ctx: RepoContext, id?: string): Promise<Stat
     createdAt: s.createdAt, approved: s.approval?.head === head, landed: state === 'landed', state, drift,
     changed: changes.map((c) => ({ path: c.path, status: c.status })),
     outsideEdits: outside, worktreeExists, interrupted,
+    outsideChanged: journal.entries.filter((e) => e.code === 'OUTSIDE_CHANGED').map((e) => ({ time: e.time, command: e.command, message: e.message ?? '', hint: e.hint ?? '' })),
   };
 }
 
@@ -396,6 +409,16 @@ export interface EndOptions {
 }
 
 /**
+ * How to keep uncommitted files of a session that `end` refuses to drop: hagent sync, after
+ * bringing the worktree back onto the session branch when it is off it (sync refuses then).
+ */
+function keepHint(s: Session): string {
+  const off = worktreeHeadDrift(s);
+  const back = off ? `git -C ${s.worktree} switch hagent/${s.id}${off.kind === 'other-branch' ? ` (then git -C ${s.worktree} merge ${off.branch.replace('refs/heads/', '')} for what was committed there)` : ''}, then ` : '';
+  return `keep them with ${back}hagent sync --session ${s.id} (then review and land), or pass --force to drop them`;
+}
+
+/**
  * Ends a session: removes its worktree, its branch and its metadata. Refuses to drop work that
  * has not landed ({@link unlandedPaths}) or uncommitted files in its worktree unless `force`, and
  * then only once `confirm` says yes; the head then stays reachable as `refs/hagent/<id>/ended`.
@@ -416,7 +439,7 @@ export async function endSession(ctx: RepoContext, id: string | undefined, optio
   const uncommitted = pending.map((p) => p.path);
   if (!options.force) {
     if (uncommitted.length) {
-      throw new HagentError('UNLANDED_WORK', `session ${s.id} has ${uncommitted.length} uncommitted file${uncommitted.length === 1 ? '' : 's'} in its worktree`, { session: s.id, files: uncommitted }, `keep them with hagent sync --session ${s.id} (then review and land), or pass --force to drop them`);
+      throw new HagentError('UNLANDED_WORK', `session ${s.id} has ${uncommitted.length} uncommitted file${uncommitted.length === 1 ? '' : 's'} in its worktree`, { session: s.id, files: uncommitted }, keepHint(s));
     }
     if (unlanded.length) {
       const drift = head ? await readDrift(ctx, s, head) : null;

@@ -99,7 +99,7 @@ t('a checkout of another branch in the worktree is reported', () => {
   const status = hagent(repo, ['session', 'status', 'b', '--json']).json;
   assert.is(status.drift.kind, 'other-branch');
   assert.is(status.drift.branch, 'refs/heads/agent-branch');
-  assert.match(status.drift.hint, /git switch hagent\/b/);
+  assert.match(status.drift.hint, /git -C .* switch hagent\/b/);
   const human = hagent(repo, ['session', 'status', 'b']);
   assert.match(human.stdout, /moved outside hagent: its worktree has agent-branch checked out/);
   git(s.worktree, 'switch', '-q', '--detach');

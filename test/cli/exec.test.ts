@@ -32,7 +32,7 @@ t('a command that edits files becomes one exec commit, shown by review and dropp
   const s = startSession(repo);
   const r = hagent(s.worktree, ['exec', '--json', '--', "echo x > a.txt && mkdir -p d && printf 'y\\n' > d/b.txt && rm old.txt && echo done"]);
   assert.is(r.status, 0, r.stdout + r.stderr);
-  assert.equal(Object.keys(r.json), ['ok', 'session', 'command', 'exitCode', 'signal', 'timedOut', 'stdout', 'stderr', 'truncated', 'durationMs', 'changed', 'commit', 'adopted', 'skipped']);
+  assert.equal(Object.keys(r.json), ['ok', 'session', 'command', 'exitCode', 'signal', 'timedOut', 'stdout', 'stderr', 'truncated', 'durationMs', 'changed', 'commit', 'adopted', 'skipped', 'outside']);
   assert.is(r.json.ok, true);
   assert.is(r.json.exitCode, 0);
   assert.is(r.json.stdout, 'done\n');
@@ -206,6 +206,54 @@ t('a bad --timeout is a usage error', () => {
   const r = hagent(s.worktree, ['exec', '--json', '--timeout', '-1', '--', 'ls']);
   assert.is(r.status, 2);
   assert.is(r.json.error.code, 'USAGE');
+});
+
+t("a script that writes the user's checkout and commits on its branch is reported loudly (JSON outside, stderr, journal), not undone", () => {
+  const repo = makeRepo({ 'README.md': '# demo\n', 'b.txt': 'b\n' });
+  const s = startSession(repo);
+  writeFileSync(path.join(repo, 'b.txt'), 'user edit\n'); // the user's own uncommitted edit, before
+  writeFileSync(path.join(s.worktree, 's.sh'), `git -C '${repo}' commit -qam sneaky\necho x > '${path.join(repo, 'README.md')}'\n`);
+  const before = git(repo, 'rev-parse', 'main');
+  const r = hagent(s.worktree, ['exec', '--json', '--', 'sh s.sh']);
+  assert.is(r.status, 0, r.stdout + r.stderr);
+  const o = r.json.outside;
+  assert.ok(o, 'outside reported');
+  assert.is(o.checkout, repo);
+  const main = o.refs.find((x: { ref: string }) => x.ref === 'refs/heads/main');
+  assert.is(main.before, before);
+  assert.is(main.after, git(repo, 'rev-parse', 'main'));
+  assert.equal(o.paths, ['README.md', 'b.txt'], 'the file written after the commit, and the user edit it committed');
+  assert.match(o.hint, /git -C .* status/);
+  assert.match(o.hint, /reflog main/);
+  assert.is(readFileSync(path.join(repo, 'README.md'), 'utf8'), 'x\n', 'the user files are not undone');
+  const log = hagent(repo, ['log', '--json', '--session', s.id]);
+  const entry = log.json.entries.find((e: { code?: string }) => e.code === 'OUTSIDE_CHANGED');
+  assert.ok(entry, log.stdout);
+  assert.equal(entry.files, ['README.md', 'b.txt']);
+  assert.match(hagent(repo, ['log', '--session', s.id]).stdout, /outside .* exec {2}OUTSIDE_CHANGED/);
+  const status = hagent(repo, ['session', 'status', s.id, '--json']).json;
+  assert.is(status.outsideChanged.length, 1);
+  assert.match(hagent(repo, ['session', 'status', s.id]).stdout, /your checkout changed during exec/);
+  // The human form says it on stderr.
+  writeFileSync(path.join(s.worktree, 't.sh'), `echo y >> '${path.join(repo, 'README.md')}'\n`);
+  const h = hagent(s.worktree, ['exec', '--', 'sh t.sh']);
+  assert.match(h.stderr, /warning: the user's main checkout .* changed while the command ran.*README\.md/);
+  assert.match(h.stderr, /hint: nothing was undone/);
+  // A command that stays inside reports nothing.
+  const quiet = hagent(s.worktree, ['exec', '--json', '--', 'echo in > in.txt']);
+  assert.is(quiet.json.outside, null);
+});
+
+t("a script that switches the user's checkout to another branch is reported as HEAD moving to that branch", () => {
+  const repo = makeRepo();
+  const s = startSession(repo);
+  writeFileSync(path.join(s.worktree, 'sw.sh'), `git -C '${repo}' switch -q -c feature-x\n`);
+  const r = hagent(s.worktree, ['exec', '--json', '--', 'sh sw.sh']);
+  assert.is(r.status, 0, r.stdout + r.stderr);
+  const headMove = r.json.outside.refs.find((x: { ref: string }) => x.ref === 'HEAD');
+  assert.is(headMove.before, git(repo, 'rev-parse', 'main'));
+  assert.is(headMove.after, 'refs/heads/feature-x');
+  assert.match(r.json.outside.message, /HEAD moved [0-9a-f]{12} -> refs\/heads\/feature-x/);
 });
 
 t.run();

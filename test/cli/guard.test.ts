@@ -108,4 +108,15 @@ t('an unknown rule name in guard.allow is a config error naming the key', () => 
   assert.match(r.json.error.message, /guard\.allow/);
 });
 
+t("awk writing into the user's main checkout (even one under the temp folder) is refused as a write outside the worktree", () => {
+  const repo = makeRepo();
+  const s = startSession(repo);
+  const target = path.join(repo, 'README.md');
+  const r = hagent(s.worktree, ['exec', '--json', '--', `awk 'BEGIN{print "x" > "${target}"}'`]);
+  assert.is(r.status, 1, r.stdout + r.stderr);
+  assert.is(r.json.error.rule, 'write-outside');
+  assert.match(r.json.error.message, /^writes outside the session worktree/);
+  assert.ok(r.json.error.message.includes(target), r.json.error.message);
+});
+
 t.run();

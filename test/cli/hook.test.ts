@@ -259,4 +259,82 @@ test('an event that is not JSON fails open with exit 1 and a message', () => {
   assert.match(r.stderr, /not JSON/);
 });
 
+test("claude: a Bash command that changed the user's checkout is reported by its PostToolUse (additionalContext, systemMessage, journal)", () => {
+  const { repo, wt } = setup();
+  const cmd = 'sh s.sh';
+  const pre = hook(wt, ['claude'], { hook_event_name: 'PreToolUse', cwd: wt, tool_name: 'Bash', tool_use_id: 'toolu_o', tool_input: { command: cmd } });
+  assert.is(pre.status, 0, pre.stderr);
+  // What the script did while it ran: a write into the user's checkout and a commit on main.
+  writeFileSync(path.join(repo, 'a.txt'), 'changed\n');
+  git(repo, 'commit', '-qam', 'by the script');
+  const post = hook(wt, ['claude'], { hook_event_name: 'PostToolUse', cwd: wt, tool_name: 'Bash', tool_use_id: 'toolu_o', tool_input: { command: cmd } });
+  assert.is(post.status, 0, post.stderr);
+  const ctx = post.json.hookSpecificOutput.additionalContext as string;
+  assert.match(ctx, /main checkout .* changed while the command ran/);
+  assert.match(ctx, /refs\/heads\/main moved/);
+  assert.match(post.json.systemMessage, /WARNING from hagent/);
+  const log = hagent(repo, ['log', '--json']);
+  assert.ok(log.json.entries.some((e: { code?: string; command: string }) => e.code === 'OUTSIDE_CHANGED' && e.command === 'hook claude Bash'), log.stdout);
+  // The next command, with nothing changed outside, is quiet.
+  hook(wt, ['claude'], { hook_event_name: 'PreToolUse', cwd: wt, tool_name: 'Bash', tool_use_id: 'toolu_p', tool_input: { command: 'true' } });
+  const quiet = hook(wt, ['claude'], { hook_event_name: 'PostToolUse', cwd: wt, tool_name: 'Bash', tool_use_id: 'toolu_p', tool_input: { command: 'true' } });
+  assert.is(quiet.stdout, '');
+});
+
+test('claude: while the worktree is on another branch, a Write is refused before it is written, its PostToolUse and SessionEnd say it is not recorded, status says drifted, and end names the way back', () => {
+  const { repo, wt } = setup();
+  git(wt, 'checkout', '-q', '-b', 'other');
+  const file = path.join(wt, 'after.txt');
+  const pre = hook(wt, ['claude'], PRE.claude(wt, file).payload);
+  assert.is(pre.status, 2, pre.stdout + pre.stderr);
+  assert.match(pre.stderr, /error\[WORKTREE_BROKEN\]: .*other checked out instead of hagent\/h1/);
+  assert.match(pre.stderr, /hint: nothing was written; git -C .* switch hagent\/h1/);
+  const log = hagent(repo, ['log', '--json', '--failed']);
+  assert.ok(log.json.entries.some((e: { code?: string; command: string }) => e.code === 'WORKTREE_BROKEN' && e.command === 'hook claude Write'), log.stdout);
+  // A block not honoured (the write happened anyway): the PostToolUse says so, exit 0, no hook failure.
+  writeFileSync(file, 'x\n');
+  const post = hook(wt, ['claude'], { hook_event_name: 'PostToolUse', cwd: wt, tool_name: 'Write', tool_use_id: 'toolu_1', tool_input: { file_path: file, content: 'x\n' } });
+  assert.is(post.status, 0, post.stderr);
+  assert.match(post.json.hookSpecificOutput.additionalContext, /NOT recorded: the session worktree has other checked out/);
+  const end = hook(wt, ['claude'], { hook_event_name: 'SessionEnd', cwd: wt, reason: 'exit' });
+  assert.is(end.status, 0, end.stderr);
+  assert.match(end.stderr, /^hagent: session h1's worktree is off its branch .*git -C .* switch hagent\/h1.*then hagent sync --session h1/);
+  // Work committed on the other branch: never landed, never empty.
+  git(wt, 'add', 'after.txt');
+  git(wt, 'commit', '-qm', 'on other');
+  writeFileSync(path.join(wt, 'more.txt'), 'm\n');
+  const status = hagent(repo, ['session', 'status', 'h1', '--json']).json;
+  assert.is(status.state, 'drifted');
+  assert.is(status.landed, false);
+  assert.is(status.drift.kind, 'other-branch');
+  const refused = hagent(repo, ['session', 'end', 'h1', '--json']);
+  assert.is(refused.json.error.code, 'UNLANDED_WORK');
+  assert.match(refused.json.error.hint, /^keep them with git -C .* switch hagent\/h1 \(then git -C .* merge other for what was committed there\), then hagent sync --session h1/);
+  // Following the hint works.
+  git(wt, 'switch', '-q', 'hagent/h1');
+  git(wt, 'merge', '-q', 'other');
+  const sync = hagent(repo, ['sync', '--session', 'h1', '--json']);
+  assert.is(sync.status, 0, sync.stdout + sync.stderr);
+  assert.ok(existsSync(path.join(wt, 'after.txt')));
+  assert.not.equal(hagent(repo, ['session', 'status', 'h1', '--json']).json.state, 'drifted');
+});
+
+test("gemini and codex: a shell command that changed the user's checkout is reported by the post-tool hook in each agent's form", () => {
+  const { repo, wt } = setup();
+  const gem = (name: string) => hook(wt, ['gemini'], { hook_event_name: name, session_id: 's', cwd: wt, timestamp: '2026-01-01T00:00:00Z', tool_name: 'run_shell_command', tool_input: { command: 'sh s.sh' } });
+  assert.is(gem('BeforeTool').status, 0);
+  writeFileSync(path.join(repo, 'a.txt'), 'by gemini\n');
+  const g = gem('AfterTool');
+  assert.is(g.status, 0, g.stderr);
+  assert.match(g.json.hookSpecificOutput.additionalContext, /tracked files changed: a\.txt/);
+  assert.match(g.json.systemMessage, /WARNING from hagent/);
+  const cx = (name: string) => hook(wt, ['codex'], { hook_event_name: name, session_id: 's', turn_id: 't', cwd: wt, model: 'm', permission_mode: 'bypassPermissions', tool_name: 'Bash', tool_use_id: 'call_s', tool_input: { command: 'sh s.sh' } });
+  assert.is(cx('PreToolUse').status, 0);
+  writeFileSync(path.join(repo, 'a.txt'), 'by codex\n');
+  const c = cx('PostToolUse');
+  assert.is(c.status, 0, c.stderr);
+  assert.is(c.stdout, '');
+  assert.match(c.stderr, /WARNING from hagent: .*tracked files changed: a\.txt/);
+});
+
 test.run();

@@ -231,6 +231,19 @@ t('exec runs a guarded command in the worktree: its files become one commit; fai
   });
 });
 
+t("exec reports a script's write into the user's checkout as outside, in the data and the text", async () => {
+  const { repo, s } = setup();
+  writeFileSync(path.join(s.worktree, 's.sh'), `echo x >> '${path.join(repo, 'a.txt')}'\n`);
+  await withServer(repo, ['--session', 's1'], async (c) => {
+    const r = await c.call('exec', { command: 'sh s.sh' });
+    assert.is(r.isError, false, r.text);
+    assert.equal(r.data.outside.paths, ['a.txt']);
+    assert.match(r.text, /WARNING: the user's main checkout .* changed while the command ran/);
+    const quiet = await c.call('exec', { command: 'true' });
+    assert.is(quiet.data.outside, null);
+  });
+});
+
 t('an outside edit between read and edit is refused STALE_FILE and its bytes are kept', async () => {
   const { repo, s } = setup();
   await withServer(repo, ['--session', 's1'], async (c) => {

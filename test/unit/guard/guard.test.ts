@@ -86,4 +86,16 @@ test('it never throws, whatever the input', () => {
   assert.is(guardCommand(`${'bash -c "'.repeat(1)}${'eval '.repeat(40)}rm -rf ~"`, CTX).allowed, false);
 });
 
+test('an interpreter one-liner that writes outside the worktree is refused as a write, one that deletes as a deletion', () => {
+  for (const cmd of [`awk 'BEGIN{print "x" > "/home/dev/shop/README.md"}'`, `python3 -c 'open("/etc/hosts","w").write("")'`, `node -e "require('fs').writeFileSync('/home/dev/x', '')"`, `perl -e 'open(F, ">/home/dev/.bashrc")'`]) {
+    const v = guardCommand(cmd, CTX);
+    assert.is(v.allowed ? '' : v.rule, 'write-outside', cmd);
+    assert.match(v.allowed ? '' : v.reason, /^writes outside/, cmd);
+  }
+  const del = guardCommand(`python3 -c "import os; os.remove('/etc/hosts')"`, CTX);
+  assert.is(del.allowed ? '' : del.rule, 'rm-outside');
+  assert.match(del.allowed ? '' : del.reason, /^deletes/);
+  assert.ok(guardCommand(`awk '{ print > "out.txt" }' a.log`, CTX).allowed);
+});
+
 test.run();
