@@ -22,6 +22,7 @@ import { writeConflictRecord } from './conflicts.js';
 
 export { conflictBlockLine, markersLeft, readConflictRecord, removeConflictRecord, type ConflictRecord } from './conflicts.js';
 export { assertResolvedBy, concludeMerge, mergedTreeWith, moveConflictRecord, readMergeHead, readMergeState, restoreUnmerged, unresolvedAfter, writtenInWorktree, type MergeState, type Unresolved } from './resolve.js';
+import { writeUnmerged } from './resolve.js';
 
 /** JSON of `hagent session update`. */
 export interface UpdateResult {
@@ -160,9 +161,7 @@ async function leaveMergeInProgress(ctx: RepoContext, worktree: string, { head, 
   const gitDir = worktreeGitDirSync(worktree);
   if (!gitDir) throw new HagentError('GIT_FAILED', `${worktree} has no .git file naming its git dir`, { worktree });
   await checkoutTreeDelta(worktree, headTree, tree);
-  const zero = '0'.repeat(merged.length);
-  const lines = [...conflicts.map((p) => `0 ${zero}\t${p}`), ...stages.map((e) => `${e.mode} ${e.oid} ${e.stage}\t${e.path}`)];
-  await runGit(['update-index', '--index-info'], { cwd: worktree, input: `${lines.join('\n')}\n` });
+  await writeUnmerged(worktree, stages, conflicts);
   await writeConflictRecord(gitDir, { mergeHead: merged, head, tree, files: [...conflicts] });
   await fs.writeFile(path.join(gitDir, 'MERGE_HEAD'), `${merged}\n`);
   await fs.writeFile(path.join(gitDir, 'MERGE_MODE'), 'no-ff');

@@ -180,11 +180,14 @@ export async function restoreUnmerged(worktree: string, state: MergeState, paths
   if (stages.length) await writeUnmerged(worktree, stages);
 }
 
-/** Replaces the index entries of the stages' paths by those unmerged entries (`update-index --index-info`). */
-export async function writeUnmerged(worktree: string, stages: readonly ConflictStage[]): Promise<void> {
+/**
+ * Replaces the index entries of the stages' paths (and of `clear`, the other paths a merge left
+ * conflicted) by those unmerged entries, as git leaves them (`update-index -z --index-info`).
+ */
+export async function writeUnmerged(worktree: string, stages: readonly ConflictStage[], clear: readonly string[] = []): Promise<void> {
   if (stages.length === 0) return;
   const zero = '0'.repeat(stages[0]!.oid.length);
-  const paths = [...new Set(stages.map((s) => s.path))];
+  const paths = [...new Set([...clear, ...stages.map((s) => s.path)])];
   const lines = [...paths.map((p) => `0 ${zero}\t${p}\0`), ...stages.map((e) => `${e.mode} ${e.oid} ${e.stage}\t${e.path}\0`)];
   await runGit(['update-index', '-z', '--index-info'], { cwd: worktree, input: lines.join('') });
 }
