@@ -30,7 +30,8 @@ function timed(fn: () => void): number {
 
 function run(args: string[], cwd: string, input = ''): void {
   const r = spawnSync(args[0]!, args.slice(1), { cwd, env: BENCH_ENV, input, encoding: 'utf8' });
-  if (r.status !== 0 && r.status !== 2) throw new Error(`${args.join(' ')}: exit ${r.status}\n${r.stderr}`);
+  if (r.status !== 0 && r.status !== 2)
+    throw new Error(`${args.join(' ')}: exit ${r.status}\n${r.stderr}`);
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -51,7 +52,11 @@ interface Subject {
 }
 
 function subject(label: string, bin: string, name: string): Subject {
-  const start = spawnSync(process.execPath, [bin, 'session', 'start', '--name', name, '--json'], { cwd: repo.dir, env: BENCH_ENV, encoding: 'utf8' });
+  const start = spawnSync(process.execPath, [bin, 'session', 'start', '--name', name, '--json'], {
+    cwd: repo.dir,
+    env: BENCH_ENV,
+    encoding: 'utf8',
+  });
   if (start.status !== 0) throw new Error(start.stderr);
   const wt = (JSON.parse(start.stdout) as { worktree: string }).worktree;
   // Warm-up: the V8 code cache and the file-system cache.
@@ -59,7 +64,10 @@ function subject(label: string, bin: string, name: string): Subject {
   return { label, bin, wt, pre: [], post: [], edit: [], outside: [] };
 }
 
-const subjects = [subject('this build', BIN, 'bench-hooks'), ...(against ? [subject('against', against, 'bench-hooks-against')] : [])];
+const subjects = [
+  subject('this build', BIN, 'bench-hooks'),
+  ...(against ? [subject('against', against, 'bench-hooks-against')] : []),
+];
 for (let i = 0; i < 3; i++) run([process.execPath, '-e', '0'], repo.dir);
 
 const node: number[] = [];
@@ -68,27 +76,65 @@ for (let i = 0; i < runs; i++) {
   for (const s of subjects) {
     const abs = path.join(s.wt, target);
     const input = { file_path: abs, content: `edit ${i}\n` };
-    const event = (name: string) => JSON.stringify({ hook_event_name: name, cwd: s.wt, tool_name: 'Write', tool_use_id: `toolu_${i}`, tool_input: input });
+    const event = (name: string) =>
+      JSON.stringify({
+        hook_event_name: name,
+        cwd: s.wt,
+        tool_name: 'Write',
+        tool_use_id: `toolu_${i}`,
+        tool_input: input,
+      });
     let pre = 0;
     let post = 0;
-    s.edit.push(timed(() => {
-      pre = timed(() => run([process.execPath, s.bin, 'hook', 'claude'], s.wt, event('PreToolUse')));
-      writeFileSync(abs, input.content);
-      post = timed(() => run([process.execPath, s.bin, 'hook', 'claude'], s.wt, event('PostToolUse')));
-    }));
+    s.edit.push(
+      timed(() => {
+        pre = timed(() =>
+          run([process.execPath, s.bin, 'hook', 'claude'], s.wt, event('PreToolUse')),
+        );
+        writeFileSync(abs, input.content);
+        post = timed(() =>
+          run([process.execPath, s.bin, 'hook', 'claude'], s.wt, event('PostToolUse')),
+        );
+      }),
+    );
     s.pre.push(pre);
     s.post.push(post);
-    s.outside.push(timed(() => run([process.execPath, s.bin, 'hook', 'claude'], repo.dir, JSON.stringify({ hook_event_name: 'PreToolUse', cwd: repo.dir, tool_name: 'Write', tool_input: { file_path: path.join(repo.dir, target), content: 'x' } }))));
+    s.outside.push(
+      timed(() =>
+        run(
+          [process.execPath, s.bin, 'hook', 'claude'],
+          repo.dir,
+          JSON.stringify({
+            hook_event_name: 'PreToolUse',
+            cwd: repo.dir,
+            tool_name: 'Write',
+            tool_input: { file_path: path.join(repo.dir, target), content: 'x' },
+          }),
+        ),
+      ),
+    );
   }
 }
-const commits = subjects.map((s) => spawnSync('git', ['rev-list', '--count', `main..hagent/${s === subjects[0] ? 'bench-hooks' : 'bench-hooks-against'}`], { cwd: repo.dir, encoding: 'utf8' }).stdout.trim());
+const commits = subjects.map((s) =>
+  spawnSync(
+    'git',
+    [
+      'rev-list',
+      '--count',
+      `main..hagent/${s === subjects[0] ? 'bench-hooks' : 'bench-hooks-against'}`,
+    ],
+    { cwd: repo.dir, encoding: 'utf8' },
+  ).stdout.trim(),
+);
 resetRepo(repo);
 const n = median(node);
 const x = (v: number) => `${v.toFixed(1)} ms  (${(v / n).toFixed(2)} x node -e 0)`;
 console.log(`agent hooks, ${files} files, ${runs} runs (medians)`);
 console.log(`  node -e 0:                                   ${n.toFixed(1)} ms`);
 for (const [k, s] of subjects.entries()) {
-  console.log(`${s.label}${against ? ` (${path.relative(process.cwd(), s.bin) || s.bin})` : ''}, ${commits[k]} commits made`);
+  console.log(
+    `${s.label}${against ? ` (${path.relative(process.cwd(), s.bin) || s.bin})` : ''}, ${commits[k]} commits made`,
+  );
   console.log(`  native edit through hooks (pre+write+post):  ${x(median(s.edit))}`);
   console.log(`    PreToolUse process:                        ${x(median(s.pre))}`);
   console.log(`    PostToolUse process (the commit):          ${x(median(s.post))}`);

@@ -16,6 +16,12 @@ const lib = await import(pathToFileURL(path.join(root, 'dist', 'index.js')).href
 const ctx = await lib.openRepo(worktree);
 const session = await lib.resolveSession(ctx, undefined);
 const bare = mode === 'bare';
-const r = await lib.applyPatch(ctx, session, { patchText: readFileSync(patchFile, 'utf8'), yes: true, env: process.env, noWatch: bare, skipStalenessCheck: bare });
+const r = await lib.applyPatch(ctx, session, {
+  patchText: readFileSync(patchFile, 'utf8'),
+  yes: true,
+  env: process.env,
+  noWatch: bare,
+  skipStalenessCheck: bare,
+});
 if (r.watched === bare) throw new Error(`the ${mode} apply reported watched: ${r.watched}`);
 process.stdout.write(`${r.commit}\n`);

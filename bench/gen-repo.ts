@@ -59,17 +59,62 @@ export function benchRoot(): string {
 
 /** Runs git synchronously; throws with stderr on failure. */
 export function git(args: readonly string[], cwd: string, extra: SpawnSyncOptions = {}): string {
-  const r = spawnSync('git', args, { cwd, env: BENCH_ENV, encoding: 'utf8', maxBuffer: 1 << 30, ...extra });
+  const r = spawnSync('git', args, {
+    cwd,
+    env: BENCH_ENV,
+    encoding: 'utf8',
+    maxBuffer: 1 << 30,
+    ...extra,
+  });
   if (r.error) throw r.error;
-  if (r.status !== 0) throw new Error(`git ${args.join(' ')} (in ${cwd}) exited ${r.status}: ${String(r.stderr).trim()}`);
+  if (r.status !== 0)
+    throw new Error(
+      `git ${args.join(' ')} (in ${cwd}) exited ${r.status}: ${String(r.stderr).trim()}`,
+    );
   return String(r.stdout);
 }
 
-
 const WORDS = [
-  'alpha', 'beta', 'gamma', 'delta', 'omega', 'core', 'util', 'model', 'view', 'store', 'cache', 'query', 'index', 'parser',
-  'render', 'widget', 'event', 'queue', 'router', 'client', 'server', 'config', 'auth', 'user', 'order', 'billing', 'report',
-  'search', 'upload', 'stream', 'buffer', 'token', 'schema', 'layout', 'theme', 'plugin', 'worker', 'session', 'metric', 'trace',
+  'alpha',
+  'beta',
+  'gamma',
+  'delta',
+  'omega',
+  'core',
+  'util',
+  'model',
+  'view',
+  'store',
+  'cache',
+  'query',
+  'index',
+  'parser',
+  'render',
+  'widget',
+  'event',
+  'queue',
+  'router',
+  'client',
+  'server',
+  'config',
+  'auth',
+  'user',
+  'order',
+  'billing',
+  'report',
+  'search',
+  'upload',
+  'stream',
+  'buffer',
+  'token',
+  'schema',
+  'layout',
+  'theme',
+  'plugin',
+  'worker',
+  'session',
+  'metric',
+  'trace',
 ];
 const EXTS = ['ts', 'ts', 'ts', 'js', 'py', 'md', 'go', 'json', 'css', 'txt'];
 const TOP = ['src', 'lib', 'packages', 'services', 'docs', 'tools', 'apps', 'internal'];
@@ -98,10 +143,14 @@ function line(rand: () => number, i: number): string {
   const n = Math.floor(rand() * 100000);
   const indent = '  '.repeat(Math.floor(rand() * 3));
   switch (Math.floor(rand() * 4)) {
-    case 0: return `${indent}const ${w1}${i} = ${w2}(${n});`;
-    case 1: return `${indent}if (${w1}.${w2} > ${n}) return ${w2}${i};`;
-    case 2: return `${indent}// ${w1} ${w2} handles case ${n} at step ${i}`;
-    default: return `${indent}${w1}.${w2}${i}(${n}, '${w2}');`;
+    case 0:
+      return `${indent}const ${w1}${i} = ${w2}(${n});`;
+    case 1:
+      return `${indent}if (${w1}.${w2} > ${n}) return ${w2}${i};`;
+    case 2:
+      return `${indent}// ${w1} ${w2} handles case ${n} at step ${i}`;
+    default:
+      return `${indent}${w1}.${w2}${i}(${n}, '${w2}');`;
   }
 }
 
@@ -137,10 +186,20 @@ function markerPath(dir: string): string {
 async function fastImport(dir: string, n: number): Promise<void> {
   // glibc's malloc returns memory to the kernel after every blob (thousands of brk calls a
   // second): a large top pad / trim threshold makes fast-import ~2-5x faster here.
-  const env = { ...BENCH_ENV, MALLOC_TOP_PAD_: String(256 << 20), MALLOC_TRIM_THRESHOLD_: String(512 << 20) };
-  const child = spawn('git', ['-c', 'pack.compression=1', 'fast-import', '--quiet', '--done', '--depth=0'], { cwd: dir, env, stdio: ['pipe', 'ignore', 'pipe'] });
+  const env = {
+    ...BENCH_ENV,
+    MALLOC_TOP_PAD_: String(256 << 20),
+    MALLOC_TRIM_THRESHOLD_: String(512 << 20),
+  };
+  const child = spawn(
+    'git',
+    ['-c', 'pack.compression=1', 'fast-import', '--quiet', '--done', '--depth=0'],
+    { cwd: dir, env, stdio: ['pipe', 'ignore', 'pipe'] },
+  );
   let stderr = '';
-  child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
   const exited = new Promise<number>((resolve, reject) => {
     child.on('error', reject);
     child.on('close', (code) => resolve(code ?? 1));
@@ -163,7 +222,9 @@ async function fastImport(dir: string, n: number): Promise<void> {
   const paths = filePaths(n);
   const rand = prng(0x5eed ^ n);
   const msg = `bench repository of ${n} files\n`;
-  await push(`commit refs/heads/main\nauthor bench <bench@example.com> 1700000000 +0000\ncommitter bench <bench@example.com> 1700000000 +0000\ndata ${Buffer.byteLength(msg)}\n${msg}`);
+  await push(
+    `commit refs/heads/main\nauthor bench <bench@example.com> 1700000000 +0000\ncommitter bench <bench@example.com> 1700000000 +0000\ndata ${Buffer.byteLength(msg)}\n${msg}`,
+  );
   for (const p of paths) {
     const text = fileText(rand); // ASCII only: length is the byte count
     await push(`M 100644 inline ${p}\ndata ${text.length}\n${text}\n`);
@@ -179,7 +240,10 @@ async function fastImport(dir: string, n: number): Promise<void> {
  * Returns the cached repository of `n` files, generating it when missing.
  * The caller may move `main`, add worktrees and refs: {@link resetRepo} puts it back.
  */
-export async function ensureRepo(n: number, log: (s: string) => void = () => undefined): Promise<BenchRepo> {
+export async function ensureRepo(
+  n: number,
+  log: (s: string) => void = () => undefined,
+): Promise<BenchRepo> {
   const dir = repoDir(n);
   if (existsSync(markerPath(dir))) {
     const meta = JSON.parse(readFileSync(markerPath(dir), 'utf8')) as { commit: string };
@@ -191,15 +255,27 @@ export async function ensureRepo(n: number, log: (s: string) => void = () => und
   mkdirSync(dir, { recursive: true });
   git(['init', '-q', '-b', 'main', '.'], dir);
   // Plain, predictable repository: no hooks, no fsmonitor, no auto gc while benchmarking.
-  for (const [k, v] of [['gc.auto', '0'], ['maintenance.auto', 'false'], ['core.fsmonitor', 'false'], ['core.untrackedCache', 'false'], ['user.name', 'bench'], ['user.email', 'bench@example.com'], ['commit.gpgSign', 'false']] as const) {
+  for (const [k, v] of [
+    ['gc.auto', '0'],
+    ['maintenance.auto', 'false'],
+    ['core.fsmonitor', 'false'],
+    ['core.untrackedCache', 'false'],
+    ['user.name', 'bench'],
+    ['user.email', 'bench@example.com'],
+    ['commit.gpgSign', 'false'],
+  ] as const) {
     git(['config', k, v], dir);
   }
   await fastImport(dir, n);
   const imported = performance.now();
   git(['read-tree', '-m', '-u', 'main'], dir); // writes the working tree and the index in one go
-  log(`  fast-import ${((imported - started) / 1000).toFixed(1)} s, checkout ${((performance.now() - imported) / 1000).toFixed(1)} s`);
+  log(
+    `  fast-import ${((imported - started) / 1000).toFixed(1)} s, checkout ${((performance.now() - imported) / 1000).toFixed(1)} s`,
+  );
   const commit = git(['rev-parse', 'main'], dir).trim();
-  const count = Number(git(['ls-tree', '-r', '--name-only', '-z', 'main'], dir).split('\0').filter(Boolean).length);
+  const count = Number(
+    git(['ls-tree', '-r', '--name-only', '-z', 'main'], dir).split('\0').filter(Boolean).length,
+  );
   if (count !== n) throw new Error(`generated ${count} files, wanted ${n}`);
   writeFileSync(markerPath(dir), JSON.stringify({ n, commit, version: VERSION }) + '\n');
   const secs = (performance.now() - started) / 1000;
@@ -224,18 +300,28 @@ export function resetRepo(repo: BenchRepo): void {
   rmSync(path.join(dir, '.git', 'hagent'), { recursive: true, force: true });
   rmSync(path.join(dir, '.git', 'bench-wt'), { recursive: true, force: true });
   rmSync(path.join(benchRoot(), 'worktrees'), { recursive: true, force: true }); // the pools too
-  const refs = git(['for-each-ref', '--format=%(refname)'], dir).split('\n').filter((r) => r && r !== 'refs/heads/main');
-  if (refs.length) git(['update-ref', '--stdin'], dir, { input: refs.map((r) => `delete ${r}\n`).join('') });
-  if (git(['symbolic-ref', '-q', 'HEAD'], dir).trim() !== 'refs/heads/main') git(['checkout', '-q', '-f', 'main'], dir);
-  if (git(['rev-parse', 'HEAD'], dir).trim() !== repo.commit) git(['reset', '-q', '--hard', repo.commit], dir);
+  const refs = git(['for-each-ref', '--format=%(refname)'], dir)
+    .split('\n')
+    .filter((r) => r && r !== 'refs/heads/main');
+  if (refs.length)
+    git(['update-ref', '--stdin'], dir, { input: refs.map((r) => `delete ${r}\n`).join('') });
+  if (git(['symbolic-ref', '-q', 'HEAD'], dir).trim() !== 'refs/heads/main')
+    git(['checkout', '-q', '-f', 'main'], dir);
+  if (git(['rev-parse', 'HEAD'], dir).trim() !== repo.commit)
+    git(['reset', '-q', '--hard', repo.commit], dir);
   // Keep the reflogs from growing run after run.
   git(['reflog', 'expire', '--expire=all', '--all'], dir);
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const sizes = process.argv.slice(2).map(Number).filter((x) => x > 0);
+  const sizes = process.argv
+    .slice(2)
+    .map(Number)
+    .filter((x) => x > 0);
   for (const n of sizes.length ? sizes : [1000, 20000, 100000]) {
     const r = await ensureRepo(n, (s) => console.log(s));
-    console.log(`${n}: ${r.dir} ${r.commit}${r.generatedInSec ? ` (${r.generatedInSec.toFixed(1)} s)` : ' (cached)'}`);
+    console.log(
+      `${n}: ${r.dir} ${r.commit}${r.generatedInSec ? ` (${r.generatedInSec.toFixed(1)} s)` : ' (cached)'}`,
+    );
   }
 }

@@ -25,4 +25,6 @@ for (let r = 0; r < rounds; r++) {
 }
 times.sort((a, b) => a - b);
 const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!;
-console.log(`guardCommand: median ${at(0.5).toFixed(0)} µs, p95 ${at(0.95).toFixed(0)} µs, max ${times.at(-1)!.toFixed(0)} µs per command over ${all.length} commands × ${rounds}; first call ${first.toFixed(1)} ms`);
+console.log(
+  `guardCommand: median ${at(0.5).toFixed(0)} µs, p95 ${at(0.95).toFixed(0)} µs, max ${times.at(-1)!.toFixed(0)} µs per command over ${all.length} commands × ${rounds}; first call ${first.toFixed(1)} ms`,
+);

@@ -32,7 +32,8 @@ async function once(which: string, repo: string, paths: string[]): Promise<void>
   const updates = updatesFor(paths);
   const t = performance.now();
   if (which === 'ours') {
-    if (!(await updateIndexFile(path.join(repo, '.git', 'index'), updates))) throw new Error('updateIndexFile left it to git');
+    if (!(await updateIndexFile(path.join(repo, '.git', 'index'), updates)))
+      throw new Error('updateIndexFile left it to git');
   } else {
     await updateIndex(repo, updates);
   }
@@ -40,7 +41,11 @@ async function once(which: string, repo: string, paths: string[]): Promise<void>
 }
 
 function updatesFor(paths: string[]): IndexEntryUpdate[] {
-  return paths.map((p, i) => ({ path: p, mode: '100644', oid: createHash('sha1').update(`bench ${i}`).digest('hex') }));
+  return paths.map((p, i) => ({
+    path: p,
+    mode: '100644',
+    oid: createHash('sha1').update(`bench ${i}`).digest('hex'),
+  }));
 }
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
@@ -56,7 +61,9 @@ async function main(): Promise<void> {
     else throw new Error(`unknown argument ${argv[i]}`);
   }
   console.log(`3-path update, median of ${runs} runs (ms)`);
-  console.log('entries   index MB   cold: ours    git   ratio   warm: ours    git   verify (SHA-1)');
+  console.log(
+    'entries   index MB   cold: ours    git   ratio   warm: ours    git   verify (SHA-1)',
+  );
   for (const n of sizes) {
     const source = path.join((await ensureRepo(n)).dir, '.git', 'index');
     const tmp = mkdtempSync(path.join(os.tmpdir(), 'hagent-bench-index-'));
@@ -75,13 +82,18 @@ async function main(): Promise<void> {
       const theirs = readFileSync(index);
       restore();
       if (!(await updateIndexFile(index, updatesFor(paths)))) throw new Error('left to git');
-      if (!readFileSync(index).equals(theirs)) throw new Error(`${n}: updateIndexFile and git update-index wrote different indexes`);
+      if (!readFileSync(index).equals(theirs))
+        throw new Error(`${n}: updateIndexFile and git update-index wrote different indexes`);
 
       const cold: Record<string, number[]> = { ours: [], git: [] };
       for (let r = 0; r < runs; r++) {
         for (const which of r % 2 ? ['git', 'ours'] : ['ours', 'git']) {
           restore();
-          const child = spawnSync(process.execPath, ['--import', 'tsx', SELF, '--once', which, tmp, ...paths], { env: BENCH_ENV, encoding: 'utf8' });
+          const child = spawnSync(
+            process.execPath,
+            ['--import', 'tsx', SELF, '--once', which, tmp, ...paths],
+            { env: BENCH_ENV, encoding: 'utf8' },
+          );
           if (child.status !== 0) throw new Error(child.stderr);
           cold[which]!.push(Number(child.stdout.trim()));
         }
@@ -99,7 +111,9 @@ async function main(): Promise<void> {
       const verify: number[] = [];
       for (let r = 0; r < runs; r++) {
         const t = performance.now();
-        createHash('sha1').update(original.subarray(0, original.length - 20)).digest();
+        createHash('sha1')
+          .update(original.subarray(0, original.length - 20))
+          .digest();
         verify.push(performance.now() - t);
       }
       const c = { ours: median(cold.ours!), git: median(cold.git!) };

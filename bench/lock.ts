@@ -24,7 +24,9 @@ try {
   times.sort((a, b) => a - b);
   const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!;
   const median = at(0.5);
-  console.log(`lock acquire+release: median ${median.toFixed(3)} ms, p95 ${at(0.95).toFixed(3)} ms over ${runs} runs (target ≤ 2 ms): ${median <= 2 ? 'ok' : 'OVER'}`);
+  console.log(
+    `lock acquire+release: median ${median.toFixed(3)} ms, p95 ${at(0.95).toFixed(3)} ms over ${runs} runs (target ≤ 2 ms): ${median <= 2 ? 'ok' : 'OVER'}`,
+  );
   process.exitCode = median <= 2 ? 0 : 1;
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -41,10 +41,14 @@ function option(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
   return i === -1 ? fallback : process.argv[i + 1]!;
 }
-const SIZES = option('sizes', '1000,20000,100000').split(',').map((s) => Number(s.replace(/k$/i, '000')));
+const SIZES = option('sizes', '1000,20000,100000')
+  .split(',')
+  .map((s) => Number(s.replace(/k$/i, '000')));
 const RUNS = Number(option('runs', '15'));
 const APPLIES = Number(option('applies', '1000'));
-const BASELINE = option('baseline', '') ? path.join(path.resolve(option('baseline', '')), 'dist', 'hagent.cjs') : null;
+const BASELINE = option('baseline', '')
+  ? path.join(path.resolve(option('baseline', '')), 'dist', 'hagent.cjs')
+  : null;
 
 const median = (xs: readonly number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -60,7 +64,9 @@ const say = (line: string) => {
   console.log(line);
 };
 const verdict = (name: string, value: number, base: number, target: number) =>
-  say(`${name}: hagent mcp ${fmt(value)}, git ${fmt(base)}, ratio ${(value / base).toFixed(2)} (target ≤ ${target}) ${value / base <= target ? 'PASS' : 'MISS'}`);
+  say(
+    `${name}: hagent mcp ${fmt(value)}, git ${fmt(base)}, ratio ${(value / base).toFixed(2)} (target ≤ ${target}) ${value / base <= target ? 'PASS' : 'MISS'}`,
+  );
 
 /** Times one git command line (spawned, as an agent's shell would). */
 function timedGit(args: readonly string[], cwd: string): number {
@@ -78,7 +84,13 @@ interface Server {
 }
 
 async function serve(cwd: string, session: string, bin = HAGENT): Promise<Server> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [bin, 'mcp', '--session', session], cwd, env: BENCH_ENV as Record<string, string>, stderr: 'ignore' });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [bin, 'mcp', '--session', session],
+    cwd,
+    env: BENCH_ENV as Record<string, string>,
+    stderr: 'ignore',
+  });
   const client = new Client({ name: 'hagent-bench', version: '1' });
   await client.connect(transport);
   return {
@@ -102,7 +114,10 @@ function rssMiB(pid: number): number {
 }
 
 /** Rounds of two contenders, alternating which goes first, an untimed sync before each sample. */
-async function interleave(rounds: number, contenders: Record<string, (round: number) => Promise<number> | number>): Promise<Record<string, number[]>> {
+async function interleave(
+  rounds: number,
+  contenders: Record<string, (round: number) => Promise<number> | number>,
+): Promise<Record<string, number[]>> {
   const names = Object.keys(contenders);
   const samples: Record<string, number[]> = Object.fromEntries(names.map((k) => [k, []]));
   for (let r = 0; r < rounds; r++) {
@@ -115,14 +130,31 @@ async function interleave(rounds: number, contenders: Record<string, (round: num
   return samples;
 }
 
-interface SizeFigures { apply: number; git: number; baseline?: number }
+interface SizeFigures {
+  apply: number;
+  git: number;
+  baseline?: number;
+}
 
 /** One build's server on a session of its own, with the 3-file patches made for its worktree. */
-interface Contender { name: string; bin: string; id: string; server: Server; codex: string[]; repo: string }
+interface Contender {
+  name: string;
+  bin: string;
+  id: string;
+  server: Server;
+  codex: string[];
+  repo: string;
+}
 
 async function startContender(repo: BenchRepo, name: string, bin: string): Promise<Contender> {
   const id = `mcp-${name}-${Date.now().toString(36)}`;
-  const started = JSON.parse(spawnSync(process.execPath, [bin, 'session', 'start', '--json', '--name', id], { cwd: repo.dir, env: BENCH_ENV, encoding: 'utf8' }).stdout) as { worktree: string };
+  const started = JSON.parse(
+    spawnSync(process.execPath, [bin, 'session', 'start', '--json', '--name', id], {
+      cwd: repo.dir,
+      env: BENCH_ENV,
+      encoding: 'utf8',
+    }).stdout,
+  ) as { worktree: string };
   const server = await serve(repo.dir, id, bin);
   const codex = makePatches(repo, started.worktree).codex.map((f) => readFileSync(f, 'utf8'));
   return { name, bin, id, server, codex, repo: repo.dir };
@@ -137,16 +169,36 @@ async function benchSize(repo: BenchRepo): Promise<SizeFigures> {
     contenders.push(await startContender(repo, 'mcp', HAGENT));
     if (BASELINE) contenders.push(await startContender(repo, 'baseline', BASELINE));
     const patches = makePatches(repo, gwt);
-    const gitApply = (which: number) => timedGit(['apply', '--index', patches.udiff[which]!], gwt) + timedGit(['commit', '-q', '-m', 'x'], gwt);
-    const applyOf = (c: Contender) => async (which: number) => (await c.server.call('apply_patch', { patch: c.codex[which], yes: true })).ms;
-    for (const c of contenders) { await applyOf(c)(0); await applyOf(c)(1); } // warm-up, and a check that all apply
-    gitApply(0); gitApply(1);
-    const s = await interleave(RUNS * 2, { git: (r) => gitApply(r % 2), ...Object.fromEntries(contenders.map((c) => [c.name, (r: number) => applyOf(c)(r % 2)])) });
+    const gitApply = (which: number) =>
+      timedGit(['apply', '--index', patches.udiff[which]!], gwt) +
+      timedGit(['commit', '-q', '-m', 'x'], gwt);
+    const applyOf = (c: Contender) => async (which: number) =>
+      (await c.server.call('apply_patch', { patch: c.codex[which], yes: true })).ms;
+    for (const c of contenders) {
+      await applyOf(c)(0);
+      await applyOf(c)(1);
+    } // warm-up, and a check that all apply
+    gitApply(0);
+    gitApply(1);
+    const s = await interleave(RUNS * 2, {
+      git: (r) => gitApply(r % 2),
+      ...Object.fromEntries(contenders.map((c) => [c.name, (r: number) => applyOf(c)(r % 2)])),
+    });
     const figures: SizeFigures = { apply: median(s.mcp!), git: median(s.git!) };
-    verdict(`apply_patch round trip, 3-file patch (${label(repo.n)} files)`, figures.apply, figures.git, 0.5);
+    verdict(
+      `apply_patch round trip, 3-file patch (${label(repo.n)} files)`,
+      figures.apply,
+      figures.git,
+      0.5,
+    );
     if (BASELINE) {
       figures.baseline = median(s.baseline!);
-      verdict(`  baseline build, same rounds (${label(repo.n)} files)`, figures.baseline, figures.git, 0.5);
+      verdict(
+        `  baseline build, same rounds (${label(repo.n)} files)`,
+        figures.baseline,
+        figures.git,
+        0.5,
+      );
     }
 
     // Edit: one file, one line replaced and one added (the first file of the 3-file change).
@@ -156,49 +208,104 @@ async function benchSize(repo: BenchRepo): Promise<SizeFigures> {
       // git apply anchors a hunk without leading context at the top of the file: keep the
       // three lines each side as context, as the 3-file diff does.
       const [a, b] = [from.split('\n'), to.split('\n')];
-      const body = [...a.slice(0, 3).map((l) => ` ${l}`), ...a.slice(3, -3).map((l) => `-${l}`), ...b.slice(3, -3).map((l) => `+${l}`), ...a.slice(-3).map((l) => ` ${l}`)];
+      const body = [
+        ...a.slice(0, 3).map((l) => ` ${l}`),
+        ...a.slice(3, -3).map((l) => `-${l}`),
+        ...b.slice(3, -3).map((l) => `+${l}`),
+        ...a.slice(-3).map((l) => ` ${l}`),
+      ];
       return `diff --git a/${e.path} b/${e.path}\n--- a/${e.path}\n+++ b/${e.path}\n@@ -${e.startLine},${from.split('\n').length} +${e.startLine},${to.split('\n').length} @@\n${body.join('\n')}\n`;
     };
     const udiffs = [oneFile(false), oneFile(true)];
-    const editOf = (c: Contender) => async (which: number) => (await c.server.call('edit', which ? { path: e.path, old_string: e.newText, new_string: e.oldText } : { path: e.path, old_string: e.oldText, new_string: e.newText })).ms;
+    const editOf = (c: Contender) => async (which: number) =>
+      (
+        await c.server.call(
+          'edit',
+          which
+            ? { path: e.path, old_string: e.newText, new_string: e.oldText }
+            : { path: e.path, old_string: e.oldText, new_string: e.newText },
+        )
+      ).ms;
     const gitEdit = (which: number) => {
       const t0 = now();
-      const r = spawnSync('git', ['apply', '--index', '-'], { cwd: gwt, env: BENCH_ENV, input: udiffs[which] });
+      const r = spawnSync('git', ['apply', '--index', '-'], {
+        cwd: gwt,
+        env: BENCH_ENV,
+        input: udiffs[which],
+      });
       if (r.status !== 0) throw new Error(`git apply: ${r.stderr}`);
       return now() - t0 + timedGit(['commit', '-q', '-m', 'x'], gwt);
     };
-    for (const c of contenders) { await editOf(c)(0); await editOf(c)(1); }
-    gitEdit(0); gitEdit(1);
-    const es = await interleave(RUNS * 2, { git: (r) => gitEdit(r % 2), ...Object.fromEntries(contenders.map((c) => [c.name, (r: number) => editOf(c)(r % 2)])) });
-    for (const c of contenders) verdict(`${c.name === 'mcp' ? '' : '  baseline build: '}edit round trip, 1 file (${label(repo.n)} files)`, median(es[c.name]!), median(es.git!), 0.5);
+    for (const c of contenders) {
+      await editOf(c)(0);
+      await editOf(c)(1);
+    }
+    gitEdit(0);
+    gitEdit(1);
+    const es = await interleave(RUNS * 2, {
+      git: (r) => gitEdit(r % 2),
+      ...Object.fromEntries(contenders.map((c) => [c.name, (r: number) => editOf(c)(r % 2)])),
+    });
+    for (const c of contenders)
+      verdict(
+        `${c.name === 'mcp' ? '' : '  baseline build: '}edit round trip, 1 file (${label(repo.n)} files)`,
+        median(es[c.name]!),
+        median(es.git!),
+        0.5,
+      );
 
     // Read of a 1,000-line file: written once through each server, then read RUNS × 4 times, interleaved.
-    const lines = Array.from({ length: 1000 }, (_, i) => `export const value${i} = ${i}; // a line of ordinary length for a source file`).join('\n') + '\n';
+    const lines =
+      Array.from(
+        { length: 1000 },
+        (_, i) => `export const value${i} = ${i}; // a line of ordinary length for a source file`,
+      ).join('\n') + '\n';
     for (const c of contenders) {
       await c.server.call('write', { path: 'bench-read/thousand.ts', content: lines, yes: true });
       for (let i = 0; i < 5; i++) await c.server.call('read', { path: 'bench-read/thousand.ts' });
     }
     const reads: Record<string, number[]> = Object.fromEntries(contenders.map((c) => [c.name, []]));
-    for (let i = 0; i < RUNS * 4; i++) for (const c of contenders) reads[c.name]!.push((await c.server.call('read', { path: 'bench-read/thousand.ts' })).ms);
+    for (let i = 0; i < RUNS * 4; i++)
+      for (const c of contenders)
+        reads[c.name]!.push((await c.server.call('read', { path: 'bench-read/thousand.ts' })).ms);
     for (const c of contenders) {
       const r = median(reads[c.name]!);
-      say(`${c.name === 'mcp' ? '' : '  baseline build: '}read of a 1,000-line file (${label(repo.n)} files): ${fmt(r)} median, ${fmt(Math.min(...reads[c.name]!))} best (target ≤ 2 ms) ${r <= 2 ? 'PASS' : 'MISS'}`);
+      say(
+        `${c.name === 'mcp' ? '' : '  baseline build: '}read of a 1,000-line file (${label(repo.n)} files): ${fmt(r)} median, ${fmt(Math.min(...reads[c.name]!))} best (target ≤ 2 ms) ${r <= 2 ? 'PASS' : 'MISS'}`,
+      );
     }
     // After all those applies, git must agree with each session's commits: nothing staged or
     // changed in its worktree, and an index git reads cleanly (split at this size or not).
     for (const c of contenders) {
-      const wt = (JSON.parse(spawnSync(process.execPath, [c.bin, 'session', 'status', c.id, '--json'], { cwd: repo.dir, env: BENCH_ENV, encoding: 'utf8' }).stdout) as { worktree: string }).worktree;
+      const wt = (
+        JSON.parse(
+          spawnSync(process.execPath, [c.bin, 'session', 'status', c.id, '--json'], {
+            cwd: repo.dir,
+            env: BENCH_ENV,
+            encoding: 'utf8',
+          }).stdout,
+        ) as { worktree: string }
+      ).worktree;
       const quiet = { ...BENCH_ENV, GIT_OPTIONAL_LOCKS: '0' };
-      for (const args of [['status', '--porcelain'], ['diff-index', '--cached', 'HEAD']]) {
+      for (const args of [
+        ['status', '--porcelain'],
+        ['diff-index', '--cached', 'HEAD'],
+      ]) {
         const r = spawnSync('git', args, { cwd: wt, env: quiet, encoding: 'utf8' });
-        if (r.status !== 0 || r.stdout !== '' || r.stderr !== '') throw new Error(`${c.name}: git ${args.join(' ')} after the rounds: ${r.stdout}${r.stderr}`);
+        if (r.status !== 0 || r.stdout !== '' || r.stderr !== '')
+          throw new Error(
+            `${c.name}: git ${args.join(' ')} after the rounds: ${r.stdout}${r.stderr}`,
+          );
       }
     }
     return figures;
   } finally {
     for (const c of contenders) {
       await c.server.close();
-      spawnSync(process.execPath, [c.bin, 'session', 'end', c.id, '--force', '--yes'], { cwd: repo.dir, env: BENCH_ENV });
+      spawnSync(process.execPath, [c.bin, 'session', 'end', c.id, '--force', '--yes'], {
+        cwd: repo.dir,
+        env: BENCH_ENV,
+      });
     }
     git(['worktree', 'remove', '--force', gwt], repo.dir);
     git(['branch', '-q', '-D', `bench/${gid}`], repo.dir);
@@ -208,7 +315,13 @@ async function benchSize(repo: BenchRepo): Promise<SizeFigures> {
 /** Figure 5: one server, APPLIES applies (the 3-file patch and its reverse, alternating). */
 async function benchMemory(repo: BenchRepo): Promise<void> {
   const id = `mcp-mem-${Date.now().toString(36)}`;
-  const started = JSON.parse(spawnSync(process.execPath, [HAGENT, 'session', 'start', '--json', '--name', id], { cwd: repo.dir, env: BENCH_ENV, encoding: 'utf8' }).stdout) as { worktree: string };
+  const started = JSON.parse(
+    spawnSync(process.execPath, [HAGENT, 'session', 'start', '--json', '--name', id], {
+      cwd: repo.dir,
+      env: BENCH_ENV,
+      encoding: 'utf8',
+    }).stdout,
+  ) as { worktree: string };
   const server = await serve(repo.dir, id);
   try {
     const patches = makePatches(repo, started.worktree);
@@ -221,7 +334,15 @@ async function benchMemory(repo: BenchRepo): Promise<void> {
     }
     const seconds = (now() - t0) / 1000;
     const growth = marks[APPLIES]! / marks[100]! - 1;
-    say(`server resident memory (${label(repo.n)} files, ${APPLIES} applies in ${seconds.toFixed(0)} s): ${Object.entries(marks).map(([k, v]) => `${k}: ${v.toFixed(1)} MiB`).join(', ')}; growth after the first 100: ${(growth * 100).toFixed(1)} % (reported: V8 grows its heap between full collections)`);
+    say(
+      `server resident memory (${label(repo.n)} files, ${APPLIES} applies in ${seconds.toFixed(0)} s): ${Object.entries(
+        marks,
+      )
+        .map(([k, v]) => `${k}: ${v.toFixed(1)} MiB`)
+        .join(
+          ', ',
+        )}; growth after the first 100: ${(growth * 100).toFixed(1)} % (reported: V8 grows its heap between full collections)`,
+    );
     await server.close();
     const gc = (globalThis as { gc?: () => void }).gc;
     if (!gc) {
@@ -236,7 +357,10 @@ async function benchMemory(repo: BenchRepo): Promise<void> {
     await client.connect(clientSide);
     const heap: Record<number, number> = {};
     for (let i = 1; i <= APPLIES; i++) {
-      const r = await client.callTool({ name: 'apply_patch', arguments: { patch: codex[(i - 1) % 2], yes: true } });
+      const r = await client.callTool({
+        name: 'apply_patch',
+        arguments: { patch: codex[(i - 1) % 2], yes: true },
+      });
       if (r.isError) throw new Error(`apply_patch: ${JSON.stringify(r.content)}`);
       if (i === 100 || i % 250 === 0 || i === APPLIES) {
         gc();
@@ -247,10 +371,21 @@ async function benchMemory(repo: BenchRepo): Promise<void> {
     await client.close();
     binding.close();
     const heapGrowth = heap[APPLIES]! / heap[100]! - 1;
-    say(`server live heap after full collections (${label(repo.n)} files, in-process, same tools and SDK): ${Object.entries(heap).map(([k, v]) => `${k}: ${v.toFixed(1)} MiB`).join(', ')}; growth after the first 100: ${(heapGrowth * 100).toFixed(1)} % (target ≤ 20 %) ${heapGrowth <= 0.2 ? 'PASS' : 'MISS'}`);
+    say(
+      `server live heap after full collections (${label(repo.n)} files, in-process, same tools and SDK): ${Object.entries(
+        heap,
+      )
+        .map(([k, v]) => `${k}: ${v.toFixed(1)} MiB`)
+        .join(
+          ', ',
+        )}; growth after the first 100: ${(heapGrowth * 100).toFixed(1)} % (target ≤ 20 %) ${heapGrowth <= 0.2 ? 'PASS' : 'MISS'}`,
+    );
   } finally {
     await server.close().catch(() => undefined);
-    spawnSync(process.execPath, [HAGENT, 'session', 'end', id, '--force', '--yes'], { cwd: repo.dir, env: BENCH_ENV });
+    spawnSync(process.execPath, [HAGENT, 'session', 'end', id, '--force', '--yes'], {
+      cwd: repo.dir,
+      env: BENCH_ENV,
+    });
   }
 }
 
@@ -268,17 +403,29 @@ async function benchSizeRatio(small: number, large: number): Promise<void> {
       contenders.push(await startContender(r, `mcp-${r.n}`, HAGENT));
       if (BASELINE) contenders.push(await startContender(r, `baseline-${r.n}`, BASELINE));
     }
-    const applyOf = (c: Contender) => async (which: number) => (await c.server.call('apply_patch', { patch: c.codex[which], yes: true })).ms;
-    for (const c of contenders) { await applyOf(c)(0); await applyOf(c)(1); }
-    const s = await interleave(RUNS * 2, Object.fromEntries(contenders.map((c) => [c.name, (r: number) => applyOf(c)(r % 2)])));
+    const applyOf = (c: Contender) => async (which: number) =>
+      (await c.server.call('apply_patch', { patch: c.codex[which], yes: true })).ms;
+    for (const c of contenders) {
+      await applyOf(c)(0);
+      await applyOf(c)(1);
+    }
+    const s = await interleave(
+      RUNS * 2,
+      Object.fromEntries(contenders.map((c) => [c.name, (r: number) => applyOf(c)(r % 2)])),
+    );
     for (const build of BASELINE ? ['mcp', 'baseline'] : ['mcp']) {
       const [a, b] = [median(s[`${build}-${large}`]!), median(s[`${build}-${small}`]!)];
-      say(`${build === 'mcp' ? '' : '  baseline build: '}apply_patch round trip ${label(large)} ÷ ${label(small)} files, interleaved in one set of rounds: ${fmt(a)} vs ${fmt(b)}, ratio ${(a / b).toFixed(2)} (target ≤ 1.2) ${a / b <= 1.2 ? 'PASS' : 'MISS'}`);
+      say(
+        `${build === 'mcp' ? '' : '  baseline build: '}apply_patch round trip ${label(large)} ÷ ${label(small)} files, interleaved in one set of rounds: ${fmt(a)} vs ${fmt(b)}, ratio ${(a / b).toFixed(2)} (target ≤ 1.2) ${a / b <= 1.2 ? 'PASS' : 'MISS'}`,
+      );
     }
   } finally {
     for (const c of contenders) {
       await c.server.close();
-      spawnSync(process.execPath, [c.bin, 'session', 'end', c.id, '--force', '--yes'], { cwd: c.repo, env: BENCH_ENV });
+      spawnSync(process.execPath, [c.bin, 'session', 'end', c.id, '--force', '--yes'], {
+        cwd: c.repo,
+        env: BENCH_ENV,
+      });
     }
     for (const r of repos) resetRepo(r);
   }
@@ -286,7 +433,14 @@ async function benchSizeRatio(small: number, large: number): Promise<void> {
 
 async function main(): Promise<void> {
   const cpus = os.cpus();
-  console.log(`hagent mcp benchmarks: ${cpus.length} cpus, load ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}, node ${process.version}, ${spawnSync('git', ['--version'], { encoding: 'utf8' }).stdout.trim()}, ${RUNS} rounds`);
+  console.log(
+    `hagent mcp benchmarks: ${cpus.length} cpus, load ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(
+        ' ',
+      )}, node ${process.version}, ${spawnSync('git', ['--version'], { encoding: 'utf8' }).stdout.trim()}, ${RUNS} rounds`,
+  );
   const bySize = new Map<number, SizeFigures>();
   for (const n of SIZES) {
     const repo = await ensureRepo(n, (s) => console.log(s));
@@ -302,9 +456,14 @@ async function main(): Promise<void> {
     const small = Math.min(...bySize.keys());
     const large = Math.max(...bySize.keys());
     const ratio = bySize.get(large)!.apply / bySize.get(small)!.apply;
-    say(`apply_patch round trip ${label(large)} ÷ ${label(small)} files, from the per-size rounds (minutes apart): ${fmt(bySize.get(large)!.apply)} vs ${fmt(bySize.get(small)!.apply)}, ratio ${ratio.toFixed(2)}`);
+    say(
+      `apply_patch round trip ${label(large)} ÷ ${label(small)} files, from the per-size rounds (minutes apart): ${fmt(bySize.get(large)!.apply)} vs ${fmt(bySize.get(small)!.apply)}, ratio ${ratio.toFixed(2)}`,
+    );
     const [bl, bs] = [bySize.get(large)!.baseline, bySize.get(small)!.baseline];
-    if (bl !== undefined && bs !== undefined) say(`  baseline build: ${label(large)} ÷ ${label(small)} files, per-size rounds: ${fmt(bl)} vs ${fmt(bs)}, ratio ${(bl / bs).toFixed(2)}`);
+    if (bl !== undefined && bs !== undefined)
+      say(
+        `  baseline build: ${label(large)} ÷ ${label(small)} files, per-size rounds: ${fmt(bl)} vs ${fmt(bs)}, ratio ${(bl / bs).toFixed(2)}`,
+      );
     await benchSizeRatio(small, large);
   }
   console.log('\nsummary:');
@@ -312,6 +471,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((e: unknown) => {
-  console.error(e instanceof Error ? e.stack ?? e.message : e);
+  console.error(e instanceof Error ? (e.stack ?? e.message) : e);
   process.exitCode = 1;
 });

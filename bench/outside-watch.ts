@@ -10,15 +10,25 @@ import { outsideChangeSince, snapshotOutside } from '../src/exec/outside.js';
 import { openRepo, resolveSession } from '../src/session/index.js';
 import { BENCH_ENV, ensureRepo, resetRepo } from './gen-repo.js';
 
-const BIN = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', 'dist', 'hagent.cjs');
+const BIN = path.resolve(
+  path.dirname(new URL(import.meta.url).pathname),
+  '..',
+  'dist',
+  'hagent.cjs',
+);
 const files = Number(process.argv[process.argv.indexOf('--files') + 1] ?? '') || 20_000;
 const runs = Number(process.argv[process.argv.indexOf('--runs') + 1] ?? '') || 15;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 const repo = await ensureRepo(files, (s) => process.stderr.write(`${s}\n`));
 resetRepo(repo);
-const start = spawnSync(process.execPath, [BIN, 'session', 'start', '--name', 'bench-outside', '--json'], { cwd: repo.dir, env: BENCH_ENV, encoding: 'utf8' });
-if (start.status !== 0 && !/exists/.test(start.stderr + start.stdout)) throw new Error(start.stderr);
+const start = spawnSync(
+  process.execPath,
+  [BIN, 'session', 'start', '--name', 'bench-outside', '--json'],
+  { cwd: repo.dir, env: BENCH_ENV, encoding: 'utf8' },
+);
+if (start.status !== 0 && !/exists/.test(start.stderr + start.stdout))
+  throw new Error(start.stderr);
 const ctx = await openRepo(repo.dir);
 const session = await resolveSession(ctx, 'bench-outside');
 
@@ -34,4 +44,6 @@ for (let i = 0; i < runs; i++) {
   compare.push(performance.now() - t);
   if (change) throw new Error(`unexpected change: ${change.message}`);
 }
-console.log(`outside watch, ${files} files, median of ${runs}: snapshot ${median(snap).toFixed(1)} ms, compare ${median(compare).toFixed(1)} ms, per command ${(median(snap) + median(compare)).toFixed(1)} ms`);
+console.log(
+  `outside watch, ${files} files, median of ${runs}: snapshot ${median(snap).toFixed(1)} ms, compare ${median(compare).toFixed(1)} ms, per command ${(median(snap) + median(compare)).toFixed(1)} ms`,
+);

@@ -74,7 +74,15 @@ function timePair(a: () => void, b: () => void, runs: number, warmup = 1): [numb
   const ta: number[] = [];
   const tb: number[] = [];
   for (let i = 0; i < runs; i++) {
-    for (const [fn, out] of (i % 2 === 0 ? [[a, ta], [b, tb]] : [[b, tb], [a, ta]]) as [() => void, number[]][]) {
+    for (const [fn, out] of (i % 2 === 0
+      ? [
+          [a, ta],
+          [b, tb],
+        ]
+      : [
+          [b, tb],
+          [a, ta],
+        ]) as [() => void, number[]][]) {
       collect();
       const t0 = performance.now();
       fn();
@@ -104,11 +112,23 @@ function report(name: string, value: string, target: string, pass: boolean): voi
   const files = new Map([['big.js', enc.encode(`${lines.join('\n')}\n`)]]);
   const patch = wrap(updatePatch('big.js', lines, 200));
   const parsed = parsePatch(patch);
-  const snapshot = new Map<string, FileState>([['big.js', { kind: 'file', bytes: files.get('big.js') as Uint8Array, mode: '100644' }]]);
+  const snapshot = new Map<string, FileState>([
+    ['big.js', { kind: 'file', bytes: files.get('big.js') as Uint8Array, mode: '100644' }],
+  ]);
   const planOnly = time(() => planPatch(parsed, snapshot), 20);
   const both = time(() => planText(patch, files), 20);
-  report('plan 200 chunks / 10,000-line file (median of 20, parse + plan)', `${both.toFixed(1)} ms`, 'target <= 50 ms', both <= 50);
-  report('plan 200 chunks / 10,000-line file (median of 20, plan only)', `${planOnly.toFixed(1)} ms`, 'target <= 50 ms', planOnly <= 50);
+  report(
+    'plan 200 chunks / 10,000-line file (median of 20, parse + plan)',
+    `${both.toFixed(1)} ms`,
+    'target <= 50 ms',
+    both <= 50,
+  );
+  report(
+    'plan 200 chunks / 10,000-line file (median of 20, plan only)',
+    `${planOnly.toFixed(1)} ms`,
+    'target <= 50 ms',
+    planOnly <= 50,
+  );
 }
 
 // 2. Parse time grows linearly: a 10 MB patch vs a 5 MB one.
@@ -118,7 +138,10 @@ function report(name: string, value: string, target: string, pass: boolean): voi
     let size = 0;
     for (let f = 0; size < bytes; f++) {
       const lines = codeFile(400).map((l) => l.replace(/v(\d+)/, `v$1_${f}`));
-      const body = f % 3 === 0 ? `*** Add File: add/${f}.js\n${lines.map((l) => `+${l}`).join('\n')}` : updatePatch(`src/${f}.js`, lines, 20);
+      const body =
+        f % 3 === 0
+          ? `*** Add File: add/${f}.js\n${lines.map((l) => `+${l}`).join('\n')}`
+          : updatePatch(`src/${f}.js`, lines, 20);
       parts.push(body);
       size += body.length + 1;
     }
@@ -126,9 +149,18 @@ function report(name: string, value: string, target: string, pass: boolean): voi
   };
   const five = make(5 * 1024 * 1024);
   const ten = make(10 * 1024 * 1024);
-  const [t5, t10] = timePair(() => parsePatch(five), () => parsePatch(ten), 9);
+  const [t5, t10] = timePair(
+    () => parsePatch(five),
+    () => parsePatch(ten),
+    9,
+  );
   const ratio = t10 / t5;
-  report('parse 10 MB / 5 MB patch (median of 9, interleaved)', `${ratio.toFixed(2)}x (${t10.toFixed(0)} ms / ${t5.toFixed(0)} ms)`, 'target <= 2.2x', ratio <= 2.2);
+  report(
+    'parse 10 MB / 5 MB patch (median of 9, interleaved)',
+    `${ratio.toFixed(2)}x (${t10.toFixed(0)} ms / ${t5.toFixed(0)} ms)`,
+    'target <= 2.2x',
+    ratio <= 2.2,
+  );
 }
 
 // 3. Matching costs O(file lines): 50 chunks on 200,000 lines vs on 20,000 lines.
@@ -141,5 +173,10 @@ function report(name: string, value: string, target: string, pass: boolean): voi
   };
   const [small, large] = timePair(workload(20_000), workload(200_000), 9, 2);
   const ratio = large / small;
-  report('50 chunks: 200,000-line / 20,000-line file (median of 9, interleaved)', `${ratio.toFixed(2)}x (${large.toFixed(1)} ms / ${small.toFixed(1)} ms)`, 'target <= 10x', ratio <= 10);
+  report(
+    '50 chunks: 200,000-line / 20,000-line file (median of 9, interleaved)',
+    `${ratio.toFixed(2)}x (${large.toFixed(1)} ms / ${small.toFixed(1)} ms)`,
+    'target <= 10x',
+    ratio <= 10,
+  );
 }

@@ -23,7 +23,11 @@ export interface Patches {
  */
 export function makePatches(repo: BenchRepo, worktree: string): Patches {
   const all = filePaths(repo.n);
-  const picks = [Math.floor(all.length / 7), Math.floor(all.length / 2), Math.floor((all.length * 6) / 7)];
+  const picks = [
+    Math.floor(all.length / 7),
+    Math.floor(all.length / 2),
+    Math.floor((all.length * 6) / 7),
+  ];
   const codex: [string[], string[]] = [['*** Begin Patch'], ['*** Begin Patch']];
   const udiff: [string[], string[]] = [[], []];
   const paths: string[] = [];
@@ -36,19 +40,56 @@ export function makePatches(repo: BenchRepo, worktree: string): Patches {
     // A line in the middle whose 7-line window is unique in the file, so both tools find one place.
     let k = Math.floor(fileLines.length / 2);
     const windowAt = (at: number): string => fileLines.slice(at - 3, at + 4).join('\n');
-    while (k + 4 < fileLines.length && (fileLines[k] === '' || text.split(windowAt(k)).length !== 2)) k++;
+    while (
+      k + 4 < fileLines.length &&
+      (fileLines[k] === '' || text.split(windowAt(k)).length !== 2)
+    )
+      k++;
     const before = fileLines.slice(k - 3, k);
     const after = fileLines.slice(k + 1, k + 4);
     const old = fileLines[k]!;
     const neu = [`${old} // edited by the bench`, '  benchMarker();'];
     const ctx = (ls: string[]): string[] => ls.map((l) => ` ${l}`);
-    codex[0].push(`*** Update File: ${p}`, '@@', ...ctx(before), `-${old}`, ...neu.map((l) => `+${l}`), ...ctx(after));
-    codex[1].push(`*** Update File: ${p}`, '@@', ...ctx(before), ...neu.map((l) => `-${l}`), `+${old}`, ...ctx(after));
+    codex[0].push(
+      `*** Update File: ${p}`,
+      '@@',
+      ...ctx(before),
+      `-${old}`,
+      ...neu.map((l) => `+${l}`),
+      ...ctx(after),
+    );
+    codex[1].push(
+      `*** Update File: ${p}`,
+      '@@',
+      ...ctx(before),
+      ...neu.map((l) => `-${l}`),
+      `+${old}`,
+      ...ctx(after),
+    );
     const start = k - 3 + 1;
-    edits.push({ path: p, oldText: [...before, old, ...after].join('\n'), newText: [...before, ...neu, ...after].join('\n'), startLine: start });
+    edits.push({
+      path: p,
+      oldText: [...before, old, ...after].join('\n'),
+      newText: [...before, ...neu, ...after].join('\n'),
+      startLine: start,
+    });
     const head = [`diff --git a/${p} b/${p}`, `--- a/${p}`, `+++ b/${p}`];
-    udiff[0].push(...head, `@@ -${start},7 +${start},8 @@`, ...ctx(before), `-${old}`, ...neu.map((l) => `+${l}`), ...ctx(after));
-    udiff[1].push(...head, `@@ -${start},8 +${start},7 @@`, ...ctx(before), ...neu.map((l) => `-${l}`), `+${old}`, ...ctx(after));
+    udiff[0].push(
+      ...head,
+      `@@ -${start},7 +${start},8 @@`,
+      ...ctx(before),
+      `-${old}`,
+      ...neu.map((l) => `+${l}`),
+      ...ctx(after),
+    );
+    udiff[1].push(
+      ...head,
+      `@@ -${start},8 +${start},7 @@`,
+      ...ctx(before),
+      ...neu.map((l) => `-${l}`),
+      `+${old}`,
+      ...ctx(after),
+    );
   }
   codex[0].push('*** End Patch');
   codex[1].push('*** End Patch');

@@ -25,7 +25,15 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BENCH_ENV, benchRoot, ensureRepo, filePaths, git, resetRepo, type BenchRepo } from './gen-repo.js';
+import {
+  BENCH_ENV,
+  benchRoot,
+  ensureRepo,
+  filePaths,
+  git,
+  resetRepo,
+  type BenchRepo,
+} from './gen-repo.js';
 import { makePatches, type Patches } from './patches.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -42,7 +50,13 @@ interface Args {
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { sizes: [1000, 20000, 100000], runs: null, hagent: path.join(ROOT, 'dist', 'hagent.cjs'), verbose: false, only: null };
+  const args: Args = {
+    sizes: [1000, 20000, 100000],
+    runs: null,
+    hagent: path.join(ROOT, 'dist', 'hagent.cjs'),
+    verbose: false,
+    only: null,
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const value = (): string => {
@@ -52,13 +66,19 @@ function parseArgs(argv: string[]): Args {
       if (v === undefined) throw new Error(`${a} needs a value`);
       return v;
     };
-    if (a.startsWith('--sizes')) args.sizes = value().split(',').map((s) => Number(s.trim().replace(/k$/i, '000'))).filter((n) => Number.isInteger(n) && n > 0);
+    if (a.startsWith('--sizes'))
+      args.sizes = value()
+        .split(',')
+        .map((s) => Number(s.trim().replace(/k$/i, '000')))
+        .filter((n) => Number.isInteger(n) && n > 0);
     else if (a.startsWith('--runs')) args.runs = Number(value());
     else if (a.startsWith('--hagent')) args.hagent = path.resolve(value());
     else if (a.startsWith('--only')) args.only = new Set(value().split(','));
     else if (a === '--verbose' || a === '-v') args.verbose = true;
     else if (a === '--help' || a === '-h') {
-      console.log('usage: node --import tsx bench/run.ts [--sizes 1000,20000,100000] [--runs N] [--only start,recycle,apply,envelope,land] [--hagent dist/hagent.cjs] [--verbose]');
+      console.log(
+        'usage: node --import tsx bench/run.ts [--sizes 1000,20000,100000] [--runs N] [--only start,recycle,apply,envelope,land] [--hagent dist/hagent.cjs] [--verbose]',
+      );
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }
@@ -85,13 +105,27 @@ interface Timed {
 class CommandFailed extends Error {}
 
 /** Runs one command and times it (wall, hrtime around spawnSync). Throws on a non-zero exit. */
-function run(cmd: string, args: readonly string[], cwd: string, input?: string, env: NodeJS.ProcessEnv = {}): Timed {
+function run(
+  cmd: string,
+  args: readonly string[],
+  cwd: string,
+  input?: string,
+  env: NodeJS.ProcessEnv = {},
+): Timed {
   const t0 = process.hrtime.bigint();
-  const r = spawnSync(cmd, args, { cwd, env: { ...BENCH_ENV, ...env }, encoding: 'utf8', maxBuffer: 1 << 30, ...(input === undefined ? { stdio: ['ignore', 'pipe', 'pipe'] } : { input }) });
+  const r = spawnSync(cmd, args, {
+    cwd,
+    env: { ...BENCH_ENV, ...env },
+    encoding: 'utf8',
+    maxBuffer: 1 << 30,
+    ...(input === undefined ? { stdio: ['ignore', 'pipe', 'pipe'] } : { input }),
+  });
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
   if (r.error) throw r.error;
   if (r.status !== 0) {
-    throw new CommandFailed(`${path.basename(cmd)} ${args.join(' ')} (in ${cwd}) exited ${r.status}\n${String(r.stdout).trim().slice(0, 2000)}\n${String(r.stderr).trim().slice(0, 2000)}`);
+    throw new CommandFailed(
+      `${path.basename(cmd)} ${args.join(' ')} (in ${cwd}) exited ${r.status}\n${String(r.stdout).trim().slice(0, 2000)}\n${String(r.stderr).trim().slice(0, 2000)}`,
+    );
   }
   return { ms, stdout: String(r.stdout) };
 }
@@ -100,7 +134,11 @@ function hagent(args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = {
   return run(process.execPath, [ARGS.hagent, ...args], cwd, undefined, env);
 }
 
-function hagentJson<T>(args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = {}): { ms: number; json: T } {
+function hagentJson<T>(
+  args: readonly string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv = {},
+): { ms: number; json: T } {
   const t = hagent(args, cwd, env);
   return { ms: t.ms, json: JSON.parse(t.stdout) as T };
 }
@@ -117,7 +155,11 @@ function median(xs: readonly number[]): number {
  * sample, untimed, `sync` writes back what the previous sample left dirty (git's 12.7 MB index at
  * 100k files), so that no contender's fsync waits for another's writes; page caches stay warm.
  */
-function interleave(rounds: number, contenders: Record<string, (round: number) => number>, around: { setup?: (round: number) => void; teardown?: (round: number) => void } = {}): Record<string, number[]> {
+function interleave(
+  rounds: number,
+  contenders: Record<string, (round: number) => number>,
+  around: { setup?: (round: number) => void; teardown?: (round: number) => void } = {},
+): Record<string, number[]> {
   const names = Object.keys(contenders);
   const samples: Record<string, number[]> = Object.fromEntries(names.map((k) => [k, []]));
   for (let r = 0; r < rounds; r++) {
@@ -149,12 +191,20 @@ function failed(name: string, error: unknown): void {
   const line = `${name}: ERROR ${msg.split('\n')[0]}`;
   lines.push(line);
   console.log(line);
-  console.log(msg.split('\n').slice(1).filter(Boolean).map((l) => `    ${l}`).join('\n'));
+  console.log(
+    msg
+      .split('\n')
+      .slice(1)
+      .filter(Boolean)
+      .map((l) => `    ${l}`)
+      .join('\n'),
+  );
 }
 
 function detail(label: string, samples: Record<string, number[]>): void {
   if (!ARGS.verbose) return;
-  for (const [k, xs] of Object.entries(samples)) console.log(`    ${label} ${k}: ${xs.map((x) => x.toFixed(1)).join(' ')}`);
+  for (const [k, xs] of Object.entries(samples))
+    console.log(`    ${label} ${k}: ${xs.map((x) => x.toFixed(1)).join(' ')}`);
 }
 
 const sizeLabel = (n: number): string => (n >= 1000 ? `${n / 1000}k` : String(n));
@@ -163,7 +213,11 @@ const sizeLabel = (n: number): string => (n >= 1000 ? `${n / 1000}k` : String(n)
 
 // ---------------------------------------------------------------- figures
 
-interface StartJson { id: string; worktree: string; recycled: boolean }
+interface StartJson {
+  id: string;
+  worktree: string;
+  recycled: boolean;
+}
 
 function commonDir(repo: BenchRepo): string {
   return path.join(repo.dir, '.git');
@@ -183,7 +237,10 @@ function endSession(repo: BenchRepo, session: StartJson, env: NodeJS.ProcessEnv 
     hagent(['session', 'end', id, '--force', '--yes', '--json'], repo.dir, env);
   } catch {
     // Fall back to plain git, so one broken command does not spoil the next runs.
-    spawnSync('git', ['worktree', 'remove', '--force', session.worktree], { cwd: repo.dir, env: BENCH_ENV });
+    spawnSync('git', ['worktree', 'remove', '--force', session.worktree], {
+      cwd: repo.dir,
+      env: BENCH_ENV,
+    });
     spawnSync('git', ['branch', '-D', `hagent/${id}`], { cwd: repo.dir, env: BENCH_ENV });
     rmSync(path.join(commonDir(repo), 'hagent', 'sessions', `${id}.json`), { force: true });
   }
@@ -245,70 +302,110 @@ const RECYCLE_CHANGED = 20;
 function benchRecycle(repo: BenchRepo): { hagent: number; git: number } {
   const rounds = runsFor(repo.n, 8, 4);
   const tag = `${Date.now().toString(36)}`;
-  const files = filePaths(repo.n).filter((_, i) => i % Math.floor(repo.n / RECYCLE_CHANGED) === 0).slice(0, RECYCLE_CHANGED);
+  const files = filePaths(repo.n)
+    .filter((_, i) => i % Math.floor(repo.n / RECYCLE_CHANGED) === 0)
+    .slice(0, RECYCLE_CHANGED);
   const pooled = { HAGENT_POOL: '1' };
   // Warm-up, untimed: a cold session, a dependency folder in it, ended into the pool.
-  const session = hagentJson<StartJson>(['session', 'start', '--json', '--name', `recycle-${tag}-w`], repo.dir, pooled).json;
+  const session = hagentJson<StartJson>(
+    ['session', 'start', '--json', '--name', `recycle-${tag}-w`],
+    repo.dir,
+    pooled,
+  ).json;
   const exclude = path.join(repo.dir, '.git', 'info', 'exclude');
-  if (!(existsSync(exclude) && readFileSync(exclude, 'utf8').includes('node_modules/'))) writeFileSync(exclude, '\nnode_modules/\n', { flag: 'a' });
+  if (!(existsSync(exclude) && readFileSync(exclude, 'utf8').includes('node_modules/')))
+    writeFileSync(exclude, '\nnode_modules/\n', { flag: 'a' });
   mkdirSync(path.join(session.worktree, 'node_modules', 'dep'), { recursive: true });
-  writeFileSync(path.join(session.worktree, 'node_modules', 'dep', 'index.js'), 'module.exports = 1;\n');
+  writeFileSync(
+    path.join(session.worktree, 'node_modules', 'dep', 'index.js'),
+    'module.exports = 1;\n',
+  );
   endSession(repo, session, pooled);
   let current: StartJson | null = null;
-  const samples = interleave(rounds, {
-    hagent: (r) => {
-      const t = hagentJson<StartJson>(['session', 'start', '--json', '--name', `recycle-${tag}-${r}`], repo.dir, pooled);
-      if (!t.json.recycled) throw new Error('session start did not take the pooled worktree');
-      current = t.json;
-      return t.ms;
+  const samples = interleave(
+    rounds,
+    {
+      hagent: (r) => {
+        const t = hagentJson<StartJson>(
+          ['session', 'start', '--json', '--name', `recycle-${tag}-${r}`],
+          repo.dir,
+          pooled,
+        );
+        if (!t.json.recycled) throw new Error('session start did not take the pooled worktree');
+        current = t.json;
+        return t.ms;
+      },
+      git: (r) => {
+        const branch = `bench/recycle-${tag}-${r}`;
+        const wt = gitWorktreePath(repo, `recycle-${tag}-${r}`);
+        const t = run('git', ['worktree', 'add', '-b', branch, wt, 'main'], repo.dir);
+        removeGitWorktree(repo, wt, branch);
+        return t.ms;
+      },
     },
-    git: (r) => {
-      const branch = `bench/recycle-${tag}-${r}`;
-      const wt = gitWorktreePath(repo, `recycle-${tag}-${r}`);
-      const t = run('git', ['worktree', 'add', '-b', branch, wt, 'main'], repo.dir);
-      removeGitWorktree(repo, wt, branch);
-      return t.ms;
+    {
+      setup: (r) => {
+        for (const f of files)
+          writeFileSync(
+            path.join(repo.dir, f),
+            `${readFileSync(path.join(repo.dir, f), 'utf8')}round ${r}\n`,
+          );
+        writeFileSync(path.join(repo.dir, `recycle-${r}.txt`), `round ${r}\n`);
+        git(['add', '-A', '--', ...files, `recycle-${r}.txt`], repo.dir);
+        git(['commit', '-q', '-m', `recycle round ${r}`], repo.dir);
+      },
+      teardown: () => {
+        const s: StartJson | null = current;
+        if (!s) return;
+        if (!existsSync(path.join(s.worktree, 'node_modules', 'dep', 'index.js')))
+          throw new Error('node_modules did not survive the recycling');
+        endSession(repo, s, pooled);
+        current = null;
+      },
     },
-  }, {
-    setup: (r) => {
-      for (const f of files) writeFileSync(path.join(repo.dir, f), `${readFileSync(path.join(repo.dir, f), 'utf8')}round ${r}\n`);
-      writeFileSync(path.join(repo.dir, `recycle-${r}.txt`), `round ${r}\n`);
-      git(['add', '-A', '--', ...files, `recycle-${r}.txt`], repo.dir);
-      git(['commit', '-q', '-m', `recycle round ${r}`], repo.dir);
-    },
-    teardown: () => {
-      const s: StartJson | null = current;
-      if (!s) return;
-      if (!existsSync(path.join(s.worktree, 'node_modules', 'dep', 'index.js'))) throw new Error('node_modules did not survive the recycling');
-      endSession(repo, s, pooled);
-      current = null;
-    },
-  });
+  );
   detail('recycle', samples);
   git(['reset', '-q', '--hard', repo.commit], repo.dir);
   return { hagent: median(samples.hagent!), git: median(samples.git!) };
 }
 
-interface ApplyFigures { hagent: number; node: number; git: number; envelope?: { full: number; bare: number; check: number; dryRun: number } }
+interface ApplyFigures {
+  hagent: number;
+  node: number;
+  git: number;
+  envelope?: { full: number; bare: number; check: number; dryRun: number };
+}
 
 /** Figure 2: apply of a 3-file patch, commit included, vs node's floor and git apply + commit. */
 function benchApply(repo: BenchRepo): ApplyFigures {
   const rounds = runsFor(repo.n, 9, 5);
   const id = `apply-${Date.now().toString(36)}`;
-  const session = hagentJson<StartJson>(['session', 'start', '--json', '--name', id], repo.dir).json;
+  const session = hagentJson<StartJson>(
+    ['session', 'start', '--json', '--name', id],
+    repo.dir,
+  ).json;
   const branch = `bench/apply-${id}`;
   const gwt = gitWorktreePath(repo, id);
   git(['worktree', 'add', '-q', '-b', branch, gwt, repo.commit], repo.dir);
   try {
     const patches = makePatches(repo, gwt);
     const hagentApply = (which: 0 | 1): number => {
-      const t = hagentJson<{ ok: boolean; commit: string | null }>(['apply', patches.codex[which], '--json', '--yes'], session.worktree);
-      if (!t.json.ok || !t.json.commit) throw new Error(`hagent apply did not commit: ${JSON.stringify(t.json)}`);
+      const t = hagentJson<{ ok: boolean; commit: string | null }>(
+        ['apply', patches.codex[which], '--json', '--yes'],
+        session.worktree,
+      );
+      if (!t.json.ok || !t.json.commit)
+        throw new Error(`hagent apply did not commit: ${JSON.stringify(t.json)}`);
       return t.ms;
     };
-    const gitApply = (which: 0 | 1): number => run('git', ['apply', '--index', patches.udiff[which]], gwt).ms + run('git', ['commit', '-q', '-m', 'x'], gwt).ms;
+    const gitApply = (which: 0 | 1): number =>
+      run('git', ['apply', '--index', patches.udiff[which]], gwt).ms +
+      run('git', ['commit', '-q', '-m', 'x'], gwt).ms;
     // One untimed A + reverse on each side: warm caches, check that both patches apply.
-    hagentApply(0); hagentApply(1); gitApply(0); gitApply(1);
+    hagentApply(0);
+    hagentApply(1);
+    gitApply(0);
+    gitApply(1);
     run(process.execPath, ['-e', '0'], repo.dir);
     // Round r applies A when r is even and its reverse when r is odd, so every round starts
     // from the state the previous one left, and the two sides always do the same change.
@@ -318,7 +415,11 @@ function benchApply(repo: BenchRepo): ApplyFigures {
       git: (r) => gitApply((r % 2) as 0 | 1),
     });
     detail('apply', samples);
-    const out: ApplyFigures = { hagent: median(samples.hagent!), node: median(samples.node!), git: median(samples.git!) };
+    const out: ApplyFigures = {
+      hagent: median(samples.hagent!),
+      node: median(samples.node!),
+      git: median(samples.git!),
+    };
     if (wants('envelope')) out.envelope = benchEnvelope(session.worktree, patches, rounds);
     return out;
   } finally {
@@ -333,14 +434,22 @@ function benchApply(repo: BenchRepo): ApplyFigures {
  * staleness check, then its reverse with neither (the driver's `full` and `bare`), so the two
  * sides always do the same amount of work (one change of three files).
  */
-function benchEnvelope(worktree: string, patches: Patches, rounds: number): { full: number; bare: number; check: number; dryRun: number } {
+function benchEnvelope(
+  worktree: string,
+  patches: Patches,
+  rounds: number,
+): { full: number; bare: number; check: number; dryRun: number } {
   const driver = path.join(HERE, 'apply-driver.mjs');
-  const drive = (which: 0 | 1, mode: 'full' | 'bare'): number => run(process.execPath, [driver, worktree, patches.codex[which], mode], worktree).ms;
-  drive(0, 'full'); drive(1, 'bare'); // warm-up, and a check that both modes apply
+  const drive = (which: 0 | 1, mode: 'full' | 'bare'): number =>
+    run(process.execPath, [driver, worktree, patches.codex[which], mode], worktree).ms;
+  drive(0, 'full');
+  drive(1, 'bare'); // warm-up, and a check that both modes apply
   const samples: Record<string, number[]> = { full: [], bare: [], check: [], dryRun: [] };
   for (let r = 0; r < rounds * 2; r++) {
     samples.check!.push(hagent(['check', patches.codex[0], '--json'], worktree).ms);
-    samples.dryRun!.push(hagent(['apply', patches.codex[0], '--dry-run', '--json', '--yes'], worktree).ms);
+    samples.dryRun!.push(
+      hagent(['apply', patches.codex[0], '--dry-run', '--json', '--yes'], worktree).ms,
+    );
     // Alternate which side applies A and which the reverse: both directions count for both.
     if (r % 2 === 0) {
       samples.full!.push(drive(0, 'full'));
@@ -351,7 +460,12 @@ function benchEnvelope(worktree: string, patches: Patches, rounds: number): { fu
     }
   }
   detail('envelope', samples);
-  return { full: median(samples.full!), bare: median(samples.bare!), check: median(samples.check!), dryRun: median(samples.dryRun!) };
+  return {
+    full: median(samples.full!),
+    bare: median(samples.bare!),
+    check: median(samples.check!),
+    dryRun: median(samples.dryRun!),
+  };
 }
 
 /** Figure 4: land --yes of a fresh one-patch session vs git merge --squash + git commit of its branch. */
@@ -365,30 +479,48 @@ function benchLand(repo: BenchRepo, ready: StartJson[]): { hagent: number; git: 
   const resetTarget = (): void => {
     git(['reset', '-q', '--hard', target], repo.dir);
   };
-  const samples = interleave(rounds, {
-    hagent: () => {
-      const t = hagentJson<{ ok: boolean; commit: string }>(['land', '--session', id, '--yes', '--json'], repo.dir);
-      if (!t.json.ok || !t.json.commit) throw new Error(`hagent land did not land: ${JSON.stringify(t.json)}`);
-      const head = git(['rev-parse', 'HEAD'], repo.dir).trim();
-      if (head !== t.json.commit) throw new Error(`after land HEAD is ${head}, not ${t.json.commit}`);
-      resetTarget();
-      return t.ms;
+  const samples = interleave(
+    rounds,
+    {
+      hagent: () => {
+        const t = hagentJson<{ ok: boolean; commit: string }>(
+          ['land', '--session', id, '--yes', '--json'],
+          repo.dir,
+        );
+        if (!t.json.ok || !t.json.commit)
+          throw new Error(`hagent land did not land: ${JSON.stringify(t.json)}`);
+        const head = git(['rev-parse', 'HEAD'], repo.dir).trim();
+        if (head !== t.json.commit)
+          throw new Error(`after land HEAD is ${head}, not ${t.json.commit}`);
+        resetTarget();
+        return t.ms;
+      },
+      git: () => {
+        const ms =
+          run('git', ['merge', '--squash', `hagent/${id}`], repo.dir).ms +
+          run('git', ['commit', '-q', '-m', 'x'], repo.dir).ms;
+        resetTarget();
+        return ms;
+      },
     },
-    git: () => {
-      const ms = run('git', ['merge', '--squash', `hagent/${id}`], repo.dir).ms + run('git', ['commit', '-q', '-m', 'x'], repo.dir).ms;
-      resetTarget();
-      return ms;
+    {
+      setup: (r) => {
+        // A fresh session with one applied patch: one left by the start figure, or a new one.
+        session =
+          ready.shift() ??
+          hagentJson<StartJson>(
+            ['session', 'start', '--json', '--name', `land-${tag}-${r}`],
+            repo.dir,
+          ).json;
+        id = session.id;
+        patches ??= makePatches(repo, session.worktree);
+        hagentJson(['apply', patches.codex[0], '--json', '--yes'], session.worktree);
+      },
+      teardown: () => {
+        if (session) endSession(repo, session);
+      },
     },
-  }, {
-    setup: (r) => {
-      // A fresh session with one applied patch: one left by the start figure, or a new one.
-      session = ready.shift() ?? hagentJson<StartJson>(['session', 'start', '--json', '--name', `land-${tag}-${r}`], repo.dir).json;
-      id = session.id;
-      patches ??= makePatches(repo, session.worktree);
-      hagentJson(['apply', patches.codex[0], '--json', '--yes'], session.worktree);
-    },
-    teardown: () => { if (session) endSession(repo, session); },
-  });
+  );
   detail('land', samples);
   return { hagent: median(samples.hagent!), git: median(samples.git!) };
 }
@@ -403,8 +535,15 @@ function version(cmd: string, args: string[]): string {
 function machine(): void {
   const cpus = os.cpus();
   console.log('hagent benchmarks');
-  console.log(`machine: ${cpus.length} cpus (${cpus[0]?.model.trim() ?? '?'}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, ${os.type()} ${os.release()}, load ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`);
-  console.log(`node ${process.version}, ${version('git', ['--version'])}, hagent ${version(process.execPath, [ARGS.hagent, '--version'])} (${path.relative(process.cwd(), ARGS.hagent) || ARGS.hagent})`);
+  console.log(
+    `machine: ${cpus.length} cpus (${cpus[0]?.model.trim() ?? '?'}), ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB, ${os.type()} ${os.release()}, load ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+  );
+  console.log(
+    `node ${process.version}, ${version('git', ['--version'])}, hagent ${version(process.execPath, [ARGS.hagent, '--version'])} (${path.relative(process.cwd(), ARGS.hagent) || ARGS.hagent})`,
+  );
   console.log(`sizes: ${ARGS.sizes.map(sizeLabel).join(', ')}; repositories in ${benchRoot()}`);
   console.log('');
 }
@@ -423,19 +562,33 @@ async function main(): Promise<void> {
         try {
           const s = benchStart(repo, wants('land') ? ready : null);
           verdict(`session start (${sizeLabel(n)} files)`, s.hagent, s.git, 1.3);
-        } catch (e) { failed(`session start (${sizeLabel(n)} files)`, e); }
+        } catch (e) {
+          failed(`session start (${sizeLabel(n)} files)`, e);
+        }
       }
       if (wants('recycle')) {
         try {
           const s = benchRecycle(repo);
-          verdict(`session start, recycled worktree, ${RECYCLE_CHANGED + 1} files changed since (${sizeLabel(n)} files)`, s.hagent, s.git, 0.1);
-        } catch (e) { failed(`session start, recycled (${sizeLabel(n)} files)`, e); }
+          verdict(
+            `session start, recycled worktree, ${RECYCLE_CHANGED + 1} files changed since (${sizeLabel(n)} files)`,
+            s.hagent,
+            s.git,
+            0.1,
+          );
+        } catch (e) {
+          failed(`session start, recycled (${sizeLabel(n)} files)`, e);
+        }
       }
       if (wants('apply')) {
         try {
           const a = benchApply(repo);
           applyBySize.set(n, a);
-          verdict(`apply 3-file patch (${sizeLabel(n)} files, net of node floor ${fmt(a.node)}; raw ${fmt(a.hagent)})`, a.hagent - a.node, a.git, 1.5);
+          verdict(
+            `apply 3-file patch (${sizeLabel(n)} files, net of node floor ${fmt(a.node)}; raw ${fmt(a.hagent)})`,
+            a.hagent - a.node,
+            a.git,
+            1.5,
+          );
           if (a.envelope) {
             const e = a.envelope;
             const ratio = e.full / e.bare;
@@ -445,13 +598,17 @@ async function main(): Promise<void> {
             console.log(line);
             console.log(line2);
           }
-        } catch (e) { failed(`apply 3-file patch (${sizeLabel(n)} files)`, e); }
+        } catch (e) {
+          failed(`apply 3-file patch (${sizeLabel(n)} files)`, e);
+        }
       }
       if (wants('land')) {
         try {
           const l = benchLand(repo, ready);
           verdict(`land (${sizeLabel(n)} files)`, l.hagent, l.git, 2);
-        } catch (e) { failed(`land (${sizeLabel(n)} files)`, e); }
+        } catch (e) {
+          failed(`land (${sizeLabel(n)} files)`, e);
+        }
       }
     } finally {
       resetRepo(repo); // also drops the sessions still in `ready`
@@ -474,6 +631,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((e: unknown) => {
-  console.error(e instanceof Error ? e.stack ?? e.message : e);
+  console.error(e instanceof Error ? (e.stack ?? e.message) : e);
   process.exitCode = 1;
 });

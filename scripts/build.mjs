@@ -1,7 +1,16 @@
 // Bundles the CLI and the library with esbuild (start-up matters: design.md measured ~120 ms
 // bundled vs ~250 ms unbundled). Commands load lazily through code splitting.
 import { build } from 'esbuild';
-import { rmSync, chmodSync, renameSync, existsSync, readFileSync, writeFileSync, mkdtempSync, mkdirSync } from 'node:fs';
+import {
+  rmSync,
+  chmodSync,
+  renameSync,
+  existsSync,
+  readFileSync,
+  writeFileSync,
+  mkdtempSync,
+  mkdirSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
@@ -44,23 +53,26 @@ await build({
 // for ES modules; a vm.Script has one.
 // `hagent hook` has a bundle of its own (src/hook-cli.ts says why), built the same way.
 const programs = { cli: 'src/cli.ts', hook: 'src/hook-cli.ts' };
-for (const [name, entry] of Object.entries(programs)) await build({
-  entryPoints: [entry],
-  outfile: `${out}/${name}.cjs`,
-  bundle: true,
-  format: 'cjs',
-  platform: 'node',
-  target: 'node20',
-  banner: { js: "const __hagentImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
-  define: { 'import.meta.url': '__hagentImportMetaUrl' },
-  // No whitespace or comments: a smaller source reads, hashes and deserializes faster, and an
-  // all-ASCII source stays a one-byte string in V8 (three non-ASCII characters in comments made
-  // the whole 785 KB source two-byte: +9 ms per start). Names are kept for stack traces.
-  minifyWhitespace: true,
-  minifySyntax: true,
-  legalComments: 'none',
-  logLevel: 'warning',
-});
+for (const [name, entry] of Object.entries(programs))
+  await build({
+    entryPoints: [entry],
+    outfile: `${out}/${name}.cjs`,
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    banner: {
+      js: "const __hagentImportMetaUrl = require('node:url').pathToFileURL(__filename).href;",
+    },
+    define: { 'import.meta.url': '__hagentImportMetaUrl' },
+    // No whitespace or comments: a smaller source reads, hashes and deserializes faster, and an
+    // all-ASCII source stays a one-byte string in V8 (three non-ASCII characters in comments made
+    // the whole 785 KB source two-byte: +9 ms per start). Names are kept for stack traces.
+    minifyWhitespace: true,
+    minifySyntax: true,
+    legalComments: 'none',
+    logLevel: 'warning',
+  });
 const hashes = {};
 for (const name of Object.keys(programs)) {
   const source = readFileSync(`${out}/${name}.cjs`, 'utf8').replace(/^#!.*\n/, '');
@@ -70,11 +82,20 @@ for (const name of Object.keys(programs)) {
 // Two programs start the CLI bundle (and share its code cache): hagent, and the apply_patch
 // drop-in for agent loops that shell out to Codex's tool. hagent's launcher starts hook.cjs for `hagent hook`.
 for (const entry of ['hagent', 'apply_patch']) {
-  writeFileSync(`${out}/${entry}.cjs`, readFileSync('scripts/launcher.cjs', 'utf8').replace('__BUNDLE_HASHES__', JSON.stringify(hashes)).replaceAll('__ENTRY__', entry));
+  writeFileSync(
+    `${out}/${entry}.cjs`,
+    readFileSync('scripts/launcher.cjs', 'utf8')
+      .replace('__BUNDLE_HASHES__', JSON.stringify(hashes))
+      .replaceAll('__ENTRY__', entry),
+  );
   chmodSync(`${out}/${entry}.cjs`, 0o755);
 }
 // Type declarations of the library face (dist/types/index.d.ts), from the TypeScript compiler.
-const tsc = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json', '--outDir', `${out}/types`], { stdio: 'inherit' });
+const tsc = spawnSync(
+  process.execPath,
+  ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json', '--outDir', `${out}/types`],
+  { stdio: 'inherit' },
+);
 if (tsc.status !== 0) process.exit(tsc.status ?? 1);
 const old = `dist.old-${process.pid}`;
 if (existsSync('dist')) renameSync('dist', old);
@@ -94,19 +115,42 @@ warmHookCache();
  */
 function warmHookCache() {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'hagent-build-'));
-  const env = { ...cacheEnv, GIT_AUTHOR_NAME: 'hagent', GIT_AUTHOR_EMAIL: 'hagent@example.com', GIT_COMMITTER_NAME: 'hagent', GIT_COMMITTER_EMAIL: 'hagent@example.com', GIT_CONFIG_NOSYSTEM: '1', HAGENT_WORKTREE_ROOT: path.join(dir, 'worktrees') };
+  const env = {
+    ...cacheEnv,
+    GIT_AUTHOR_NAME: 'hagent',
+    GIT_AUTHOR_EMAIL: 'hagent@example.com',
+    GIT_COMMITTER_NAME: 'hagent',
+    GIT_COMMITTER_EMAIL: 'hagent@example.com',
+    GIT_CONFIG_NOSYSTEM: '1',
+    HAGENT_WORKTREE_ROOT: path.join(dir, 'worktrees'),
+  };
   const repo = path.join(dir, 'repo');
-  const run = (args, cwd, input) => spawnSync(args[0], args.slice(1), { cwd, env, input, encoding: 'utf8' });
+  const run = (args, cwd, input) =>
+    spawnSync(args[0], args.slice(1), { cwd, env, input, encoding: 'utf8' });
   try {
     mkdirSync(repo);
     run(['git', 'init', '-q', '-b', 'main'], repo);
     writeFileSync(path.join(repo, 'a.txt'), 'a\n');
     run(['git', 'add', '-A'], repo);
     run(['git', 'commit', '-q', '-m', 'init'], repo);
-    const started = run([process.execPath, path.resolve('dist/hagent.cjs'), 'session', 'start', '--json'], repo);
+    const started = run(
+      [process.execPath, path.resolve('dist/hagent.cjs'), 'session', 'start', '--json'],
+      repo,
+    );
     const wt = JSON.parse(started.stdout).worktree;
     const file = path.join(wt, 'a.txt');
-    const hook = (event, toolName, toolInput) => run([process.execPath, path.resolve('dist/hagent.cjs'), 'hook', 'claude'], wt, JSON.stringify({ hook_event_name: event, cwd: wt, tool_name: toolName, tool_use_id: `toolu_${toolName}`, tool_input: toolInput }));
+    const hook = (event, toolName, toolInput) =>
+      run(
+        [process.execPath, path.resolve('dist/hagent.cjs'), 'hook', 'claude'],
+        wt,
+        JSON.stringify({
+          hook_event_name: event,
+          cwd: wt,
+          tool_name: toolName,
+          tool_use_id: `toolu_${toolName}`,
+          tool_input: toolInput,
+        }),
+      );
     hook('PreToolUse', 'Write', { file_path: file, content: 'b\n' });
     writeFileSync(file, 'b\n');
     hook('PostToolUse', 'Write', { file_path: file, content: 'b\n' });

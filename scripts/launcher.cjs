@@ -10,7 +10,20 @@
 // The launcher is CommonJS: an ES module entry point starts Node's ES module loader, which costs
 // ~10 ms of compiling Node's own internal modules on every start.
 'use strict';
-const { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync, writeSync } = require('node:fs');
+const {
+  closeSync,
+  existsSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} = require('node:fs');
 const { createRequire } = require('node:module');
 const os = require('node:os');
 const path = require('node:path');
@@ -42,7 +55,9 @@ function sessionsMayHold(dir) {
         const m = /^gitdir: (.+?)\r?\n?$/.exec(readFileSync(dotGit, 'utf8'));
         if (!m) return true;
         const gitDir = path.resolve(d, m[1]);
-        common = existsSync(path.join(gitDir, 'commondir')) ? path.resolve(gitDir, readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim()) : gitDir;
+        common = existsSync(path.join(gitDir, 'commondir'))
+          ? path.resolve(gitDir, readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim())
+          : gitDir;
       }
       const sessions = path.join(common, 'hagent', 'sessions');
       if (!existsSync(sessions)) return false;
@@ -96,52 +111,65 @@ if (!hookOutsideSessions()) loadCli();
  */
 function bundleName() {
   const args = process.argv.slice(2);
-  const plainHook = '__ENTRY__' === 'hagent' && args[0] === 'hook' && (args.length === 2 || args.length === 3) && !args.slice(1).some((a) => a.startsWith('-'));
+  const plainHook =
+    '__ENTRY__' === 'hagent' &&
+    args[0] === 'hook' &&
+    (args.length === 2 || args.length === 3) &&
+    !args.slice(1).some((a) => a.startsWith('-'));
   return plainHook ? 'hook' : 'cli';
 }
 
 function loadCli() {
-const BUNDLE_HASHES = __BUNDLE_HASHES__;
-// Which program this launcher starts from the CLI bundle: `hagent`, or the `apply_patch` drop-in.
-globalThis.hagentEntry = '__ENTRY__';
-const program = bundleName();
-const bundle = path.join(__dirname, `${program}.cjs`);
-const fd = openSync(bundle, 'r');
-const st = fstatSync(fd);
-const source = readFileSync(fd, 'utf8');
-closeSync(fd);
-const name = `${program}-${BUNDLE_HASHES[program]}-${st.size}-${Math.trunc(st.mtimeMs)}-${process.version}-${process.arch}.v8`;
-const userCache = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
-const places = [path.join(path.dirname(bundle), '.cache'), path.join(userCache, 'hagent')];
-let cachedData;
-for (const dir of places) {
-  try {
-    cachedData = readFileSync(path.join(dir, name));
-    break;
-  } catch {
-    // not there
-  }
-}
-const wrapper = `(function (exports, require, module, __filename, __dirname) {${source}\n})`;
-const script = new vm.Script(wrapper, { filename: bundle, ...(cachedData ? { cachedData } : {}) });
-const forced = process.env.HAGENT_WRITE_CODE_CACHE === '1';
-if (forced || !cachedData || script.cachedDataRejected) {
-  // At exit the cache holds every function this run compiled, not just the top level.
-  process.once('exit', () => {
-    const data = script.createCachedData();
-    for (const dir of places) {
-      try {
-        mkdirSync(dir, { recursive: true });
-        const tmp = path.join(dir, `.${name}.${process.pid}.tmp`);
-        writeFileSync(tmp, data);
-        renameSync(tmp, path.join(dir, name));
-        return;
-      } catch {
-        // not writable: try the next place
-      }
+  const BUNDLE_HASHES = __BUNDLE_HASHES__;
+  // Which program this launcher starts from the CLI bundle: `hagent`, or the `apply_patch` drop-in.
+  globalThis.hagentEntry = '__ENTRY__';
+  const program = bundleName();
+  const bundle = path.join(__dirname, `${program}.cjs`);
+  const fd = openSync(bundle, 'r');
+  const st = fstatSync(fd);
+  const source = readFileSync(fd, 'utf8');
+  closeSync(fd);
+  const name = `${program}-${BUNDLE_HASHES[program]}-${st.size}-${Math.trunc(st.mtimeMs)}-${process.version}-${process.arch}.v8`;
+  const userCache = process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache');
+  const places = [path.join(path.dirname(bundle), '.cache'), path.join(userCache, 'hagent')];
+  let cachedData;
+  for (const dir of places) {
+    try {
+      cachedData = readFileSync(path.join(dir, name));
+      break;
+    } catch {
+      // not there
     }
+  }
+  const wrapper = `(function (exports, require, module, __filename, __dirname) {${source}\n})`;
+  const script = new vm.Script(wrapper, {
+    filename: bundle,
+    ...(cachedData ? { cachedData } : {}),
   });
-}
-const cliModule = { exports: {} };
-script.runInThisContext()(cliModule.exports, createRequire(bundle), cliModule, bundle, path.dirname(bundle));
+  const forced = process.env.HAGENT_WRITE_CODE_CACHE === '1';
+  if (forced || !cachedData || script.cachedDataRejected) {
+    // At exit the cache holds every function this run compiled, not just the top level.
+    process.once('exit', () => {
+      const data = script.createCachedData();
+      for (const dir of places) {
+        try {
+          mkdirSync(dir, { recursive: true });
+          const tmp = path.join(dir, `.${name}.${process.pid}.tmp`);
+          writeFileSync(tmp, data);
+          renameSync(tmp, path.join(dir, name));
+          return;
+        } catch {
+          // not writable: try the next place
+        }
+      }
+    });
+  }
+  const cliModule = { exports: {} };
+  script.runInThisContext()(
+    cliModule.exports,
+    createRequire(bundle),
+    cliModule,
+    bundle,
+    path.dirname(bundle),
+  );
 }

@@ -48,20 +48,42 @@ export interface FastStartArgs {
 }
 
 /** A command line the fast path took. */
-export type FastCommand = { command: 'apply'; args: FastApplyArgs } | { command: 'check'; args: FastCheckArgs } | { command: 'land'; args: FastLandArgs } | { command: 'session start'; args: FastStartArgs };
+export type FastCommand =
+  | { command: 'apply'; args: FastApplyArgs }
+  | { command: 'check'; args: FastCheckArgs }
+  | { command: 'land'; args: FastLandArgs }
+  | { command: 'session start'; args: FastStartArgs };
 
 const APPLY_OPTIONS = {
-  json: { type: 'boolean' }, session: { type: 'string' }, yes: { type: 'boolean' }, 'dry-run': { type: 'boolean' },
-  base: { type: 'string' }, watch: { type: 'boolean' }, 'lock-timeout': { type: 'string' },
+  json: { type: 'boolean' },
+  session: { type: 'string' },
+  yes: { type: 'boolean' },
+  'dry-run': { type: 'boolean' },
+  base: { type: 'string' },
+  watch: { type: 'boolean' },
+  'lock-timeout': { type: 'string' },
 } as const satisfies ParseArgsConfig['options'];
 
 const LAND_OPTIONS = {
-  json: { type: 'boolean' }, session: { type: 'string' }, squash: { type: 'boolean' }, merge: { type: 'boolean' }, message: { type: 'string' }, yes: { type: 'boolean' },
+  json: { type: 'boolean' },
+  session: { type: 'string' },
+  squash: { type: 'boolean' },
+  merge: { type: 'boolean' },
+  message: { type: 'string' },
+  yes: { type: 'boolean' },
 } as const satisfies ParseArgsConfig['options'];
 
-const START_OPTIONS = { json: { type: 'boolean' }, name: { type: 'string' }, base: { type: 'string' } } as const satisfies ParseArgsConfig['options'];
+const START_OPTIONS = {
+  json: { type: 'boolean' },
+  name: { type: 'string' },
+  base: { type: 'string' },
+} as const satisfies ParseArgsConfig['options'];
 
-const CHECK_OPTIONS = { json: { type: 'boolean' }, session: { type: 'string' }, dir: { type: 'string' } } as const satisfies ParseArgsConfig['options'];
+const CHECK_OPTIONS = {
+  json: { type: 'boolean' },
+  session: { type: 'string' },
+  dir: { type: 'string' },
+} as const satisfies ParseArgsConfig['options'];
 
 /**
  * Reads `argv` (the arguments after the script, e.g. `['apply', 'fix.patch', '--json']`) as an
@@ -71,18 +93,43 @@ const CHECK_OPTIONS = { json: { type: 'boolean' }, session: { type: 'string' }, 
  */
 export function readFastCommand(argv: readonly string[]): FastCommand | null {
   const name = argv[0] === 'session' && argv[1] === 'start' ? 'session start' : argv[0];
-  if (name !== 'apply' && name !== 'check' && name !== 'land' && name !== 'session start') return null;
+  if (name !== 'apply' && name !== 'check' && name !== 'land' && name !== 'session start')
+    return null;
   const rest = argv.slice(name === 'session start' ? 2 : 1);
   // yargs reads these its own way (help, version, end of options, short flags, `-` alone is fine).
-  if (rest.some((a) => a === '--' || a === '--help' || a === '--version' || (a.startsWith('-') && !a.startsWith('--') && a !== '-'))) return null;
-  const options: ParseArgsConfig['options'] = name === 'apply' ? APPLY_OPTIONS : name === 'land' ? LAND_OPTIONS : name === 'session start' ? START_OPTIONS : CHECK_OPTIONS;
+  if (
+    rest.some(
+      (a) =>
+        a === '--' ||
+        a === '--help' ||
+        a === '--version' ||
+        (a.startsWith('-') && !a.startsWith('--') && a !== '-'),
+    )
+  )
+    return null;
+  const options: ParseArgsConfig['options'] =
+    name === 'apply'
+      ? APPLY_OPTIONS
+      : name === 'land'
+        ? LAND_OPTIONS
+        : name === 'session start'
+          ? START_OPTIONS
+          : CHECK_OPTIONS;
   let parsed;
   try {
-    parsed = parseArgs({ args: rest, options, allowPositionals: true, allowNegative: true, strict: true, tokens: true });
+    parsed = parseArgs({
+      args: rest,
+      options,
+      allowPositionals: true,
+      allowNegative: true,
+      strict: true,
+      tokens: true,
+    });
   } catch {
     return null;
   }
-  if (parsed.positionals.length > (name === 'land' || name === 'session start' ? 0 : 1)) return null;
+  if (parsed.positionals.length > (name === 'land' || name === 'session start' ? 0 : 1))
+    return null;
   const seen = new Set<string>();
   for (const t of parsed.tokens) {
     if (t.kind !== 'option') continue;
@@ -100,19 +147,37 @@ export function readFastCommand(argv: readonly string[]): FastCommand | null {
     return {
       command: 'land',
       args: {
-        ...(json !== undefined ? { json: json as boolean } : {}), ...(session !== undefined ? { session: session as string } : {}),
-        ...(squash !== undefined ? { squash: squash as boolean } : {}), ...(merge !== undefined ? { merge: merge as boolean } : {}),
-        ...(message !== undefined ? { message: message as string } : {}), ...(yes !== undefined ? { yes: yes as boolean } : {}),
+        ...(json !== undefined ? { json: json as boolean } : {}),
+        ...(session !== undefined ? { session: session as string } : {}),
+        ...(squash !== undefined ? { squash: squash as boolean } : {}),
+        ...(merge !== undefined ? { merge: merge as boolean } : {}),
+        ...(message !== undefined ? { message: message as string } : {}),
+        ...(yes !== undefined ? { yes: yes as boolean } : {}),
       },
     };
   }
   if (name === 'session start') {
     const { json, name: id, base } = v;
-    return { command: 'session start', args: { ...(json !== undefined ? { json: json as boolean } : {}), ...(id !== undefined ? { name: id as string } : {}), ...(base !== undefined ? { base: base as string } : {}) } };
+    return {
+      command: 'session start',
+      args: {
+        ...(json !== undefined ? { json: json as boolean } : {}),
+        ...(id !== undefined ? { name: id as string } : {}),
+        ...(base !== undefined ? { base: base as string } : {}),
+      },
+    };
   }
   const patch = parsed.positionals[0];
-  const common = { ...(patch !== undefined ? { patch } : {}), ...(v.json !== undefined ? { json: v.json as boolean } : {}), ...(v.session !== undefined ? { session: v.session as string } : {}) };
-  if (name === 'check') return { command: 'check', args: { ...common, ...(v.dir !== undefined ? { dir: v.dir as string } : {}) } };
+  const common = {
+    ...(patch !== undefined ? { patch } : {}),
+    ...(v.json !== undefined ? { json: v.json as boolean } : {}),
+    ...(v.session !== undefined ? { session: v.session as string } : {}),
+  };
+  if (name === 'check')
+    return {
+      command: 'check',
+      args: { ...common, ...(v.dir !== undefined ? { dir: v.dir as string } : {}) },
+    };
   return {
     command: 'apply',
     args: {
@@ -131,19 +196,61 @@ export function readFastCommand(argv: readonly string[]): FastCommand | null {
  * options before `--` are hagent's, everything after it the agent's, untouched.
  * @throws HagentError USAGE for an unknown option, a missing value or a missing agent.
  */
-export function parseRunArgs(args: readonly string[]): { agent: string; name?: string; base?: string; session?: string; json?: boolean; agentArgs: string[] } {
+export function parseRunArgs(args: readonly string[]): {
+  agent: string;
+  name?: string;
+  base?: string;
+  session?: string;
+  json?: boolean;
+  agentArgs: string[];
+} {
   const cut = args.indexOf('--');
   const own = cut < 0 ? args : args.slice(0, cut);
   let parsed;
   try {
-    parsed = parseArgs({ args: [...own], allowPositionals: true, strict: true, options: { name: { type: 'string' }, base: { type: 'string' }, session: { type: 'string' }, json: { type: 'boolean' } } });
+    parsed = parseArgs({
+      args: [...own],
+      allowPositionals: true,
+      strict: true,
+      options: {
+        name: { type: 'string' },
+        base: { type: 'string' },
+        session: { type: 'string' },
+        json: { type: 'boolean' },
+      },
+    });
   } catch (e) {
-    throw new HagentError('USAGE', (e as Error).message.split('\n')[0]!, {}, 'hagent run --help shows the options; arguments for the agent go after --');
+    throw new HagentError(
+      'USAGE',
+      (e as Error).message.split('\n')[0]!,
+      {},
+      'hagent run --help shows the options; arguments for the agent go after --',
+    );
   }
   const [agent, ...extra] = parsed.positionals;
   if (!agent) throw new HagentError('USAGE', 'name the agent to run', {}, 'e.g. hagent run claude');
-  if (extra.length) throw new HagentError('USAGE', `unexpected argument ${JSON.stringify(extra[0])}`, {}, `arguments for the agent go after --: hagent run ${agent} -- ${extra.join(' ')}`);
+  if (extra.length)
+    throw new HagentError(
+      'USAGE',
+      `unexpected argument ${JSON.stringify(extra[0])}`,
+      {},
+      `arguments for the agent go after --: hagent run ${agent} -- ${extra.join(' ')}`,
+    );
   const v = parsed.values;
-  for (const key of ['name', 'base', 'session'] as const) if (v[key] === '') throw new HagentError('USAGE', `--${key} needs a value`, { option: key }, `e.g. --${key} fix-login`);
-  return { agent, ...(v.name !== undefined ? { name: v.name } : {}), ...(v.base !== undefined ? { base: v.base } : {}), ...(v.session !== undefined ? { session: v.session } : {}), ...(v.json ? { json: true } : {}), agentArgs: cut < 0 ? [] : args.slice(cut + 1) };
+  for (const key of ['name', 'base', 'session'] as const)
+    if (v[key] === '')
+      throw new HagentError(
+        'USAGE',
+        `--${key} needs a value`,
+        { option: key },
+        `e.g. --${key} fix-login`,
+      );
+  return {
+    agent,
+    ...(v.name !== undefined ? { name: v.name } : {}),
+    ...(v.base !== undefined ? { base: v.base } : {}),
+    ...(v.session !== undefined ? { session: v.session } : {}),
+    ...(v.json ? { json: true } : {}),
+    agentArgs: cut < 0 ? [] : args.slice(cut + 1),
+  };
 }

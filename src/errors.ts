@@ -114,7 +114,13 @@ export class HagentError extends Error {
   hint: string | undefined;
   readonly [BRAND] = true;
 
-  constructor(code: ErrorCode, message: string, details: ErrorDetails = {}, hint?: string, options?: { cause?: unknown }) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    details: ErrorDetails = {},
+    hint?: string,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
     this.name = 'HagentError';
     this.code = code;
@@ -143,7 +149,11 @@ export class HagentError extends Error {
 
 /** True for a HagentError, even one from another copy of this module (brand check). */
 export function isHagentError(value: unknown): value is HagentError {
-  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as Record<symbol, unknown>)[BRAND] === true
+  );
 }
 
 /** File-system errors that are the machine's state, not hagent's bug: refused as `IO_FAILED`. */
@@ -174,8 +184,20 @@ export function toHagentError(value: unknown): HagentError {
   const errno = (value as NodeJS.ErrnoException | null)?.code;
   if (typeof errno === 'string' && IO_ERRNOS[errno]) {
     const file = (value as NodeJS.ErrnoException).path;
-    return new HagentError('IO_FAILED', `${file ? `${file}: ` : ''}${IO_ERRNOS[errno]} (${errno})`, { ...(file ? { path: file } : {}), errno }, 'fix the file system (permissions, space, immutable flags), then run the command again; files were restored to what they were', { cause: value });
+    return new HagentError(
+      'IO_FAILED',
+      `${file ? `${file}: ` : ''}${IO_ERRNOS[errno]} (${errno})`,
+      { ...(file ? { path: file } : {}), errno },
+      'fix the file system (permissions, space, immutable flags), then run the command again; files were restored to what they were',
+      { cause: value },
+    );
   }
   const message = value instanceof Error ? value.message : String(value);
-  return new HagentError('INTERNAL', `internal error: ${message}`, {}, 'this is a bug in hagent; nothing was half-written. Please report it with the command you ran.', { cause: value });
+  return new HagentError(
+    'INTERNAL',
+    `internal error: ${message}`,
+    {},
+    'this is a bug in hagent; nothing was half-written. Please report it with the command you ran.',
+    { cause: value },
+  );
 }

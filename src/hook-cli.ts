@@ -23,7 +23,10 @@ runHook({ agent, ...(event !== undefined ? { event } : {}) }, io).then(
   },
   (error: unknown) => {
     const e = toHagentError(error);
-    if (e.code === 'USAGE') process.stderr.write(`error[USAGE]: ${e.message}\n  hint: ${e.hint ?? 'hagent hook --help'}\n`);
+    if (e.code === 'USAGE')
+      process.stderr.write(
+        `error[USAGE]: ${e.message}\n  hint: ${e.hint ?? 'hagent hook --help'}\n`,
+      );
     else printError(io, e, false);
     process.exitCode = e.exitStatus;
   },

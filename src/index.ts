@@ -9,12 +9,31 @@
  */
 export { parsePatch, pathsToRead, planPatch, formatResult } from './patch/index.js';
 export type * from './patch/types.js';
-export { HagentError, isHagentError, EXIT_STATUS, type ErrorCode, type ErrorJson } from './errors.js';
+export {
+  HagentError,
+  isHagentError,
+  EXIT_STATUS,
+  type ErrorCode,
+  type ErrorJson,
+} from './errors.js';
 export { applyPatch, type ApplyOptions, type ApplyResult } from './apply/index.js';
-export { openRepo, readSession, resolveSession, startSession, listSessionSummaries, sessionStatus, endSession } from './session/index.js';
+export {
+  openRepo,
+  readSession,
+  resolveSession,
+  startSession,
+  listSessionSummaries,
+  sessionStatus,
+  endSession,
+} from './session/index.js';
 export { reviewSession, type ReviewResult } from './review/index.js';
 export { checkPatch, type CheckResult } from './check/index.js';
 export { landSession, type LandResult } from './land/index.js';
 export { undo, redo, type UndoResult } from './undo/index.js';
 export { guardCommand, type GuardContext, type GuardVerdict, GUARD_RULES } from './guard/index.js';
-export { execInSession, commitCommandChanges, type ExecOptions, type ExecResult } from './exec/index.js';
+export {
+  execInSession,
+  commitCommandChanges,
+  type ExecOptions,
+  type ExecResult,
+} from './exec/index.js';

@@ -7,7 +7,16 @@ import { existsSync, lstatSync, readdirSync, readFileSync, rmSync, symlinkSync }
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { CASES_DIR, copyTree, diffSnapshots, git, hagent, snapshotTree, startSession, tempDir } from './helpers/index.js';
+import {
+  CASES_DIR,
+  copyTree,
+  diffSnapshots,
+  git,
+  hagent,
+  snapshotTree,
+  startSession,
+  tempDir,
+} from './helpers/index.js';
 
 const cases = suite('shared conformance cases');
 
@@ -27,7 +36,11 @@ function restoreSymlinks(name: string, repo: string): void {
     symlinkSync(target, abs);
   }
 }
-const names = existsSync(CASES_DIR) ? readdirSync(CASES_DIR).filter((n) => /^\d{3}_/.test(n)).sort() : [];
+const names = existsSync(CASES_DIR)
+  ? readdirSync(CASES_DIR)
+      .filter((n) => /^\d{3}_/.test(n))
+      .sort()
+  : [];
 
 cases('the shared cases folder is present and holds cases', () => {
   assert.ok(names.length >= 40, `expected the shared cases at ${CASES_DIR}, found ${names.length}`);
@@ -46,24 +59,40 @@ for (const name of names) {
     const s = startSession(repo);
     const before = snapshotTree(s.worktree);
     const headBefore = git(repo, 'rev-parse', s.branch);
-    const args = existsSync(path.join(dir, 'args')) ? readFileSync(path.join(dir, 'args'), 'utf8').trim().split(/\s+/).filter(Boolean) : [];
+    const args = existsSync(path.join(dir, 'args'))
+      ? readFileSync(path.join(dir, 'args'), 'utf8').trim().split(/\s+/).filter(Boolean)
+      : [];
     const r = hagent(s.worktree, ['apply', path.join(dir, 'patch.txt'), '--json', ...args]);
     const headAfter = git(repo, 'rev-parse', s.branch);
     if (existsSync(path.join(dir, 'expected'))) {
       assert.is(r.status, 0, `exit status (stdout ${r.stdout} stderr ${r.stderr})`);
       assert.is(r.json?.ok, true);
-      const diff = diffSnapshots(snapshotTree(s.worktree), snapshotTree(path.join(dir, 'expected')));
+      const diff = diffSnapshots(
+        snapshotTree(s.worktree),
+        snapshotTree(path.join(dir, 'expected')),
+      );
       assert.is(diff, null, diff ?? '');
-      assert.is(git(repo, 'rev-list', '--count', `${headBefore}..${headAfter}`), '1', 'exactly one new commit');
+      assert.is(
+        git(repo, 'rev-list', '--count', `${headBefore}..${headAfter}`),
+        '1',
+        'exactly one new commit',
+      );
       assert.is(git(repo, 'rev-parse', `${headAfter}^`), headBefore);
-      assert.is(git(s.worktree, 'status', '--porcelain'), '', 'the commit holds exactly the worktree');
+      assert.is(
+        git(s.worktree, 'status', '--porcelain'),
+        '',
+        'the commit holds exactly the worktree',
+      );
     } else {
       const code = readFileSync(path.join(dir, 'expected_error'), 'utf8').trim();
       assert.is(r.status, 1, `exit status (stdout ${r.stdout} stderr ${r.stderr})`);
       assert.is(r.json?.ok, false);
       assert.is(r.json?.error?.code, code, r.stdout);
       assert.ok(typeof r.json?.error?.message === 'string' && r.json.error.message.length > 0);
-      assert.ok(typeof r.json?.error?.hint === 'string' && r.json.error.hint.length > 0, 'every refusal has a hint');
+      assert.ok(
+        typeof r.json?.error?.hint === 'string' && r.json.error.hint.length > 0,
+        'every refusal has a hint',
+      );
       assert.is(diffSnapshots(snapshotTree(s.worktree), before), null, 'the worktree is unchanged');
       assert.is(headAfter, headBefore, 'no new commit');
     }

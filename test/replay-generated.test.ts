@@ -12,7 +12,16 @@ import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { git, hagent, makeRepo, startSession } from './helpers/index.js';
-import { REPLAY_ENV, gitBytes, historyPairs, replayPair, repoWithTree, summarize, treeOf, type FormResult } from './helpers/replay.js';
+import {
+  REPLAY_ENV,
+  gitBytes,
+  historyPairs,
+  replayPair,
+  repoWithTree,
+  summarize,
+  treeOf,
+  type FormResult,
+} from './helpers/replay.js';
 
 /** The generated history, commit by commit (each step edits the checkout, then commits). */
 function generate(): string {
@@ -23,7 +32,11 @@ function generate(): string {
     git(repo, 'add', '-A');
     git(repo, 'commit', '-qm', msg);
   };
-  const snap = (n: number, mark = ''): string => Array.from({ length: n }, (_, k) => `  "case ${k % 3}": ${k % 2 ? 'true' : 'false'}${mark}\n`).join('');
+  const snap = (n: number, mark = ''): string =>
+    Array.from(
+      { length: n },
+      (_, k) => `  "case ${k % 3}": ${k % 2 ? 'true' : 'false'}${mark}\n`,
+    ).join('');
   w('crlf.txt', 'one\r\ntwo\r\nthree\r\nfour\r\n');
   w('mixed.txt', 'one\r\ntwo\nthree\r\nfour\n');
   w('nonl.txt', 'first\nsecond\nthird\nfourth\nfifth\nsixth\nlast');
@@ -56,27 +69,54 @@ function generate(): string {
 const source = generate();
 const { pairs } = historyPairs(source, 30);
 const results: FormResult[] = [];
-const replay = suite('replay of a generated history (CRLF, mixed endings, no final newline, modes, renames, repetitive files)');
+const replay = suite(
+  'replay of a generated history (CRLF, mixed endings, no final newline, modes, renames, repetitive files)',
+);
 
 for (const pair of pairs) {
   replay(`commit pair ${pair.label} replays to the same tree in every form`, () => {
     const rs = replayPair(source, pair);
     results.push(...rs);
     const failed = rs.filter((r) => r.outcome === 'failed');
-    assert.ok(failed.length === 0, failed.map((r) => `[${r.form}] ${r.reason}${r.patchFile ? `\n(patch saved at ${r.patchFile})` : ''}`).join('\n\n'));
-    assert.ok(rs.some((r) => r.form === 'format-patch' && r.outcome === 'passed') || pair.older.length !== 40 || rs.every((r) => r.form !== 'format-patch'), 'format-patch form replayed');
+    assert.ok(
+      failed.length === 0,
+      failed
+        .map(
+          (r) => `[${r.form}] ${r.reason}${r.patchFile ? `\n(patch saved at ${r.patchFile})` : ''}`,
+        )
+        .join('\n\n'),
+    );
+    assert.ok(
+      rs.some((r) => r.form === 'format-patch' && r.outcome === 'passed') ||
+        pair.older.length !== 40 ||
+        rs.every((r) => r.form !== 'format-patch'),
+      'format-patch form replayed',
+    );
   });
 }
 
-replay('the whole history as one multi-commit format-patch mbox gives the last commit\'s tree', () => {
-  const first = git(source, 'rev-list', '--max-parents=0', 'HEAD');
-  const repo = repoWithTree(source, treeOf(source, first));
-  const s = startSession(repo);
-  const mbox = gitBytes(source, ['format-patch', '-M', '--stdout', '--binary', '--full-index', `${first}..HEAD`]);
-  const r = hagent(s.worktree, ['apply', '-', '--json', '--yes'], { input: mbox, env: REPLAY_ENV });
-  assert.is(r.status, 0, r.stdout + r.stderr);
-  assert.is(git(repo, 'rev-parse', `${s.branch}^{tree}`), treeOf(source, 'HEAD'));
-});
+replay(
+  "the whole history as one multi-commit format-patch mbox gives the last commit's tree",
+  () => {
+    const first = git(source, 'rev-list', '--max-parents=0', 'HEAD');
+    const repo = repoWithTree(source, treeOf(source, first));
+    const s = startSession(repo);
+    const mbox = gitBytes(source, [
+      'format-patch',
+      '-M',
+      '--stdout',
+      '--binary',
+      '--full-index',
+      `${first}..HEAD`,
+    ]);
+    const r = hagent(s.worktree, ['apply', '-', '--json', '--yes'], {
+      input: mbox,
+      env: REPLAY_ENV,
+    });
+    assert.is(r.status, 0, r.stdout + r.stderr);
+    assert.is(git(repo, 'rev-parse', `${s.branch}^{tree}`), treeOf(source, 'HEAD'));
+  },
+);
 
 replay('every pair replayed in every form, and the totals are printed', () => {
   const s = summarize(results, 'replay of the generated history');

@@ -15,15 +15,26 @@ const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { pairs, note } = historyPairs(REPO, 30);
 const results: FormResult[] = [];
 
-const replay = suite('replay of this repository\'s own history');
+const replay = suite("replay of this repository's own history");
 
 for (const pair of pairs) {
-  replay(`commit pair ${pair.label.slice(0, 90)} replays to the same tree as a unified diff and in the Codex language`, () => {
-    const rs = replayPair(REPO, pair);
-    results.push(...rs);
-    const failed = rs.filter((r) => r.outcome === 'failed');
-    assert.ok(failed.length === 0, failed.map((r) => `[${r.form}] ${r.reason}${r.patchFile ? `\n(patch saved at ${r.patchFile})` : ''}`).join('\n\n'));
-  });
+  replay(
+    `commit pair ${pair.label.slice(0, 90)} replays to the same tree as a unified diff and in the Codex language`,
+    () => {
+      const rs = replayPair(REPO, pair);
+      results.push(...rs);
+      const failed = rs.filter((r) => r.outcome === 'failed');
+      assert.ok(
+        failed.length === 0,
+        failed
+          .map(
+            (r) =>
+              `[${r.form}] ${r.reason}${r.patchFile ? `\n(patch saved at ${r.patchFile})` : ''}`,
+          )
+          .join('\n\n'),
+      );
+    },
+  );
 }
 
 replay('the history holds at least one pair, and the totals are printed', () => {

@@ -1,5 +1,6 @@
 // The whole test suite: every test/**/*.test.ts through uvu (TypeScript via tsx) in one
-// process, then the long checks that run as scripts of their own — the real-npm-package
+// process, then the long checks that run as scripts of their own — the formatting check
+// (npm run format:check, prettier at 100 columns), the real-npm-package
 // replay (npm run e2e:real), the differential test against the Codex engine (npm run
 // test:codex) and the fault-injection figures (npm run bench:reliability) — and finally the
 // plain closing line `N passed, N failed` summing all of them. Exit 1 on any failure.
@@ -36,7 +37,11 @@ const strip = (s) => s.replace(/\u001b\[[0-9;]*m/g, '');
 /** Runs a command, echoing its output; resolves with its exit code and output. */
 function run(args, env = {}) {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1', ...env } });
+    const child = spawn(process.execPath, args, {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1', ...env },
+    });
     let out = '';
     child.stdout.on('data', (d) => {
       out += d;
@@ -71,11 +76,21 @@ failed += total - Number(/Passed:\s+(\d+)/.exec(unit.out)?.[1] ?? 0);
 if (unit.code !== 0 && failed === 0) failed += 1; // a crash outside any test still fails the run
 if (total === 0) failed += 1;
 
-const scripts = only || process.env.HAGENT_QUICK ? [] : [
-  ['real npm packages replay', ['--import', 'tsx', 'test/e2e/real-packages.ts']],
-  ['differential test against the Codex engine', ['--import', 'tsx', 'test/codex/differential.ts']],
-  ['reliability under faults', ['--import', 'tsx', 'bench/reliability/run.ts']],
-];
+const scripts =
+  only || process.env.HAGENT_QUICK
+    ? []
+    : [
+        [
+          'formatting (prettier, 100 columns)',
+          ['node_modules/prettier/bin/prettier.cjs', '--check', 'src', 'test', 'bench', 'scripts'],
+        ],
+        ['real npm packages replay', ['--import', 'tsx', 'test/e2e/real-packages.ts']],
+        [
+          'differential test against the Codex engine',
+          ['--import', 'tsx', 'test/codex/differential.ts'],
+        ],
+        ['reliability under faults', ['--import', 'tsx', 'bench/reliability/run.ts']],
+      ];
 for (const [name, args] of scripts) {
   process.stdout.write(`\n=== ${name}: node ${args.join(' ')}\n`);
   const r = await run(args);
@@ -90,13 +105,31 @@ for (const [name, args] of scripts) {
 }
 // Figures of the safety envelope (issue 4), printed for the record: bench/ owns them, they pass
 // or fail nothing here (timing is never a test).
-const figures = only || process.env.HAGENT_QUICK ? [] : [
-  ['lock acquire + release', ['--import', 'tsx', 'bench/lock.ts', '1000']],
-  ['apply with the watcher and staleness check vs neither (1k files)', ['--import', 'tsx', 'bench/run.ts', '--sizes', '1000', '--only', 'apply,envelope', '--runs', '5']],
-];
+const figures =
+  only || process.env.HAGENT_QUICK
+    ? []
+    : [
+        ['lock acquire + release', ['--import', 'tsx', 'bench/lock.ts', '1000']],
+        [
+          'apply with the watcher and staleness check vs neither (1k files)',
+          [
+            '--import',
+            'tsx',
+            'bench/run.ts',
+            '--sizes',
+            '1000',
+            '--only',
+            'apply,envelope',
+            '--runs',
+            '5',
+          ],
+        ],
+      ];
 for (const [name, args] of figures) {
   process.stdout.write(`\n=== figure, not a test: ${name}: node ${args.join(' ')}\n`);
   await run(args);
 }
-process.stdout.write(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`);
+process.stdout.write(
+  `\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`,
+);
 process.exit(failed > 0 ? 1 : 0);

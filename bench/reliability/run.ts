@@ -10,7 +10,16 @@
  * when any failed. Needs the built CLI (`node scripts/build.mjs`). Nothing is written inside
  * this repository.
  */
-import { runDiskFull, runR1, runR2, runR3, runR4, runR5, runReadOnly, type Figure } from '../../test/helpers/reliability.js';
+import {
+  runDiskFull,
+  runR1,
+  runR2,
+  runR3,
+  runR4,
+  runR5,
+  runReadOnly,
+  type Figure,
+} from '../../test/helpers/reliability.js';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');
@@ -40,11 +49,18 @@ for (const [id, run] of figures) {
   try {
     f = await run();
   } catch (e) {
-    f = { id, line: `${id}: crashed`, counts: {}, failures: [e instanceof Error ? e.stack ?? e.message : String(e)], notes: [] };
+    f = {
+      id,
+      line: `${id}: crashed`,
+      counts: {},
+      failures: [e instanceof Error ? (e.stack ?? e.message) : String(e)],
+      notes: [],
+    };
   }
   console.log(`${f.line}  [${((Date.now() - t0) / 1000).toFixed(0)} s]`);
   for (const n of f.notes) console.log(`  note: ${n}`);
-  for (const x of f.failures.slice(0, 20)) console.log(`  FAIL: ${x.split('\n').join('\n        ')}`);
+  for (const x of f.failures.slice(0, 20))
+    console.log(`  FAIL: ${x.split('\n').join('\n        ')}`);
   if (f.failures.length > 20) console.log(`  … and ${f.failures.length - 20} more failures`);
   if (f.failures.length) failed++;
   else passed++;

@@ -42,7 +42,11 @@ export function claudeHooks(command: string, options: { worktrees?: boolean } = 
 /** The `hooks` object of Codex's `hooks.json` (all tools: apply_patch and the shell tools under their several names). */
 export function codexHooks(command: string): Json {
   const handler = [{ type: 'command', command, timeout: HOOK_TIMEOUT_S }];
-  return { PreToolUse: [{ hooks: handler }], PostToolUse: [{ hooks: handler }], Stop: [{ hooks: handler }] };
+  return {
+    PreToolUse: [{ hooks: handler }],
+    PostToolUse: [{ hooks: handler }],
+    Stop: [{ hooks: handler }],
+  };
 }
 
 /**
@@ -51,7 +55,10 @@ export function codexHooks(command: string): Json {
  */
 export function codexConfigArgs(command: string): string[] {
   const inline = `[{hooks=[{type="command",command=${JSON.stringify(command)},timeout=${HOOK_TIMEOUT_S}}]}]`;
-  return ['PreToolUse', 'PostToolUse', 'Stop'].flatMap((event) => ['-c', `hooks.${event}=${inline}`]);
+  return ['PreToolUse', 'PostToolUse', 'Stop'].flatMap((event) => [
+    '-c',
+    `hooks.${event}=${inline}`,
+  ]);
 }
 
 /** The `hooks` object of Gemini CLI's `settings.json` (timeouts in ms). */
@@ -79,12 +86,22 @@ export function cursorHooks(command: string): Json {
 
 /** The `hooks` object of Copilot CLI's `.github/hooks/*.json` (`version: 1`); the event rides on the command line, as Copilot's payload lacks it. */
 export function copilotHooks(command: string): Json {
-  const h = (event: string) => [{ type: 'command', bash: `${command} ${event}`, timeoutSec: HOOK_TIMEOUT_S }];
-  return { preToolUse: h('preToolUse'), postToolUse: h('postToolUse'), sessionEnd: h('sessionEnd') };
+  const h = (event: string) => [
+    { type: 'command', bash: `${command} ${event}`, timeoutSec: HOOK_TIMEOUT_S },
+  ];
+  return {
+    preToolUse: h('preToolUse'),
+    postToolUse: h('postToolUse'),
+    sessionEnd: h('sessionEnd'),
+  };
 }
 
 /** The whole configuration object an agent's hook file holds, for `command` (e.g. `hagent hook claude`). */
-export function agentHookFile(agent: AgentName, command: string, options: { worktrees?: boolean } = {}): Json {
+export function agentHookFile(
+  agent: AgentName,
+  command: string,
+  options: { worktrees?: boolean } = {},
+): Json {
   switch (agent) {
     case 'claude':
       return { hooks: claudeHooks(command, options) };

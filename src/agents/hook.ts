@@ -10,11 +10,31 @@ import path from 'node:path';
 import { HagentError, isHagentError, toHagentError } from '../errors.js';
 import { loadConfig, mainCheckoutRoot } from '../config/index.js';
 import { readEntry, readJsonFile, writeJsonFile } from '../fsx/index.js';
-import { blobId, formatOfOid, entriesAt, looseObjectStore, lsTree, readCommitTrees, runGit } from '../git/index.js';
+import {
+  blobId,
+  formatOfOid,
+  entriesAt,
+  looseObjectStore,
+  lsTree,
+  readCommitTrees,
+  runGit,
+} from '../git/index.js';
 import { appendJournal } from '../journal/index.js';
 import { trace } from '../trace/index.js';
 import { checkPath } from '../policy/index.js';
-import { endSession, hagentDir, isInside, listSessions, openRepo, sessionHead, startSession, unlandedPaths, worktreeHeadDrift, type RepoContext, type Session } from '../session/index.js';
+import {
+  endSession,
+  hagentDir,
+  isInside,
+  listSessions,
+  openRepo,
+  sessionHead,
+  startSession,
+  unlandedPaths,
+  worktreeHeadDrift,
+  type RepoContext,
+  type Session,
+} from '../session/index.js';
 import { ADOPT_OUTSIDE, syncSession } from '../sync/index.js';
 import { normalizeEvent, type AgentEvent, type AgentName } from './normalize.js';
 import { block, noEffect, warnAfterTool, withContext, type HookAnswer } from './respond.js';
@@ -41,12 +61,21 @@ interface Bound {
  * no effect. Never throws: a failure of hagent itself is reported on stderr with exit 1, which
  * every agent treats as "hook failed, go on" (the next sync adopts what it missed).
  */
-export async function handleHook(agent: AgentName, eventArg: string | undefined, input: string, hc: HookContext): Promise<HookAnswer> {
+export async function handleHook(
+  agent: AgentName,
+  eventArg: string | undefined,
+  input: string,
+  hc: HookContext,
+): Promise<HookAnswer> {
   let payload: unknown;
   try {
     payload = input.trim() ? JSON.parse(input) : {};
   } catch {
-    return { ...noEffect(agent), exitCode: 1, stderr: 'hagent hook: the event on stdin is not JSON; nothing was checked\n' };
+    return {
+      ...noEffect(agent),
+      exitCode: 1,
+      stderr: 'hagent hook: the event on stdin is not JSON; nothing was checked\n',
+    };
   }
   const event = normalizeEvent(agent, eventArg, payload);
   trace('hook: event read');
@@ -75,12 +104,30 @@ export async function handleHook(agent: AgentName, eventArg: string | undefined,
     // A refusal in pre-tool is the tool's result; anything else is a hook failure (fails open).
     if (event.kind === 'pre-tool' && isHagentError(error)) {
       // Refusals that apply/sync did not journal themselves (worktree, policy, guard) are journaled here.
-      if (bound && (e.code === 'OUTSIDE_WORKTREE' || e.code === 'GUARD_BLOCKED' || (e.code === 'PATH_DENIED' && event.action !== 'patch') || (e.code === 'WORKTREE_BROKEN' && e.details.drift !== undefined))) {
-        await appendJournal(bound.ctx.commonDir, { session: bound.session.id, command: `hook ${agent} ${event.tool}`, ok: false, code: e.code, message: e.message, ...(e.hint ? { hint: e.hint } : {}), ...(event.paths.length ? { files: event.paths } : {}) }).catch(() => undefined);
+      if (
+        bound &&
+        (e.code === 'OUTSIDE_WORKTREE' ||
+          e.code === 'GUARD_BLOCKED' ||
+          (e.code === 'PATH_DENIED' && event.action !== 'patch') ||
+          (e.code === 'WORKTREE_BROKEN' && e.details.drift !== undefined))
+      ) {
+        await appendJournal(bound.ctx.commonDir, {
+          session: bound.session.id,
+          command: `hook ${agent} ${event.tool}`,
+          ok: false,
+          code: e.code,
+          message: e.message,
+          ...(e.hint ? { hint: e.hint } : {}),
+          ...(event.paths.length ? { files: event.paths } : {}),
+        }).catch(() => undefined);
       }
       return block(agent, event, teach(e));
     }
-    return { ...noEffect(agent), exitCode: 1, stderr: `hagent hook: error[${e.code}]: ${e.message}${e.hint ? `\n  hint: ${e.hint}` : ''}\n` };
+    return {
+      ...noEffect(agent),
+      exitCode: 1,
+      stderr: `hagent hook: error[${e.code}]: ${e.message}${e.hint ? `\n  hint: ${e.hint}` : ''}\n`,
+    };
   }
 }
 
@@ -88,8 +135,12 @@ export async function handleHook(agent: AgentName, eventArg: string | undefined,
 export function teach(e: HagentError): string {
   const lines = [`hagent refused this: error[${e.code}]: ${e.message}`];
   const d = e.details;
-  if (Array.isArray(d.candidates) && d.candidates.length) lines.push(`  candidates (lines): ${d.candidates.join(', ')}`);
-  if (Array.isArray(d.suggestedAnchors) && d.suggestedAnchors.length) lines.push(`  suggested anchors: ${d.suggestedAnchors.map((a) => JSON.stringify(a)).join(', ')}`);
+  if (Array.isArray(d.candidates) && d.candidates.length)
+    lines.push(`  candidates (lines): ${d.candidates.join(', ')}`);
+  if (Array.isArray(d.suggestedAnchors) && d.suggestedAnchors.length)
+    lines.push(
+      `  suggested anchors: ${d.suggestedAnchors.map((a) => JSON.stringify(a)).join(', ')}`,
+    );
   if (typeof d.closest === 'string') lines.push(`  closest text: ${JSON.stringify(d.closest)}`);
   if (e.hint) lines.push(`  hint: ${e.hint}`);
   lines.push('Nothing was written.');
@@ -101,7 +152,9 @@ export function teach(e: HagentError): string {
  * the one `hagent run` named in HAGENT_SESSION / HAGENT_WORKTREE. Null outside any session.
  */
 async function findSession(event: AgentEvent, hc: HookContext): Promise<Bound | null> {
-  const dirs = [event.cwd, hc.cwd, hc.env.HAGENT_WORKTREE].filter((d): d is string => typeof d === 'string' && d.length > 0);
+  const dirs = [event.cwd, hc.cwd, hc.env.HAGENT_WORKTREE].filter(
+    (d): d is string => typeof d === 'string' && d.length > 0,
+  );
   for (const dir of dirs) {
     let ctx: RepoContext;
     try {
@@ -110,12 +163,25 @@ async function findSession(event: AgentEvent, hc: HookContext): Promise<Bound | 
       continue;
     }
     const sessions = await listSessions(ctx.commonDir);
-    const here = sessions.find((s) => isInside(s.worktree, ctx.cwd)) ?? sessions.find((s) => s.id === hc.env.HAGENT_SESSION && hc.env.HAGENT_WORKTREE !== undefined && isInside(s.worktree, hc.env.HAGENT_WORKTREE));
+    const here =
+      sessions.find((s) => isInside(s.worktree, ctx.cwd)) ??
+      sessions.find(
+        (s) =>
+          s.id === hc.env.HAGENT_SESSION &&
+          hc.env.HAGENT_WORKTREE !== undefined &&
+          isInside(s.worktree, hc.env.HAGENT_WORKTREE),
+      );
     if (!here) continue;
     // The folder is usually the worktree's root: its repository is the one just found.
     const top = ctx.location.topLevel;
-    const same = top !== null && (top === here.worktree || path.resolve(top) === path.resolve(here.worktree));
-    return { ctx: same ? { cwd: here.worktree, location: ctx.location, commonDir: ctx.commonDir } : await openRepo(here.worktree), session: here };
+    const same =
+      top !== null && (top === here.worktree || path.resolve(top) === path.resolve(here.worktree));
+    return {
+      ctx: same
+        ? { cwd: here.worktree, location: ctx.location, commonDir: ctx.commonDir }
+        : await openRepo(here.worktree),
+      session: here,
+    };
   }
   return null;
 }
@@ -138,14 +204,29 @@ async function checkedPaths(event: AgentEvent, bound: Bound, hc: HookContext): P
       const main = await mainCheckoutRoot(ctx).catch(() => null);
       if (main && isInside(main, abs)) {
         const rel = path.relative(main, abs);
-        throw new HagentError('OUTSIDE_WORKTREE', `${abs} is in the user's main checkout, not in this session's worktree`, { path: abs, worktree: session.worktree }, `you work in a hagent session: edit ${path.join(session.worktree, rel)} instead (same file, in your worktree)`);
+        throw new HagentError(
+          'OUTSIDE_WORKTREE',
+          `${abs} is in the user's main checkout, not in this session's worktree`,
+          { path: abs, worktree: session.worktree },
+          `you work in a hagent session: edit ${path.join(session.worktree, rel)} instead (same file, in your worktree)`,
+        );
       }
-      throw new HagentError('OUTSIDE_WORKTREE', `${abs} is outside this session's worktree ${session.worktree}`, { path: abs, worktree: session.worktree }, `edit files under ${session.worktree} only`);
+      throw new HagentError(
+        'OUTSIDE_WORKTREE',
+        `${abs} is outside this session's worktree ${session.worktree}`,
+        { path: abs, worktree: session.worktree },
+        `edit files under ${session.worktree} only`,
+      );
     }
     const rel = checkPath(posix(path.relative(session.worktree, abs)), config.policy);
     const entry = await readEntry(session.worktree, rel);
     if (entry.kind === 'symlink') {
-      throw new HagentError('PATH_DENIED', `${rel}: ${entry.component} is a symbolic link`, { path: rel, component: entry.component }, 'hagent never writes through a symlink; name the real file inside the worktree');
+      throw new HagentError(
+        'PATH_DENIED',
+        `${rel}: ${entry.component} is a symbolic link`,
+        { path: rel, component: entry.component },
+        'hagent never writes through a symlink; name the real file inside the worktree',
+      );
     }
     out.push(rel);
   }
@@ -156,7 +237,12 @@ async function checkedPaths(event: AgentEvent, bound: Bound, hc: HookContext): P
 async function stalePaths(bound: Bound, rels: readonly string[]): Promise<string[]> {
   if (rels.length === 0) return [];
   const head = await sessionHead(bound.ctx, bound.session);
-  const trees = await readCommitTrees(bound.session.worktree, head, rels, await looseObjectStore(bound.ctx.commonDir, head));
+  const trees = await readCommitTrees(
+    bound.session.worktree,
+    head,
+    rels,
+    await looseObjectStore(bound.ctx.commonDir, head),
+  );
   const inHead = entriesAt(trees, rels);
   const stale: string[] = [];
   for (const rel of rels) {
@@ -178,8 +264,16 @@ function refuseWhileOffBranch(bound: Bound): void {
   const { session } = bound;
   const off = worktreeHeadDrift(session);
   if (!off) return;
-  const what = off.kind === 'other-branch' ? `${off.branch.replace('refs/heads/', '')} checked out` : 'a detached HEAD';
-  throw new HagentError('WORKTREE_BROKEN', `session ${session.id}: its worktree has ${what} instead of hagent/${session.id}, where hagent cannot record an edit`, { session: session.id, worktree: session.worktree, drift: off.kind }, `nothing was written; ${off.hint}`);
+  const what =
+    off.kind === 'other-branch'
+      ? `${off.branch.replace('refs/heads/', '')} checked out`
+      : 'a detached HEAD';
+  throw new HagentError(
+    'WORKTREE_BROKEN',
+    `session ${session.id}: its worktree has ${what} instead of hagent/${session.id}, where hagent cannot record an edit`,
+    { session: session.id, worktree: session.worktree, drift: off.kind },
+    `nothing was written; ${off.hint}`,
+  );
 }
 
 async function preTool(event: AgentEvent, bound: Bound, hc: HookContext): Promise<HookAnswer> {
@@ -191,8 +285,26 @@ async function preTool(event: AgentEvent, bound: Bound, hc: HookContext): Promis
     // A target changed outside the session is adopted first (its own outside commit), so the
     // agent's commit holds only the agent's edit.
     const stale = await stalePaths(bound, rels);
-    if (stale.length) await syncSession(bound.ctx, bound.session, hc.env, { ...ADOPT_OUTSIDE, paths: stale, lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS, attribute: claimedEdits(bound, event.toolUseId) });
-    if (event.toolUseId) await writeJsonFile(claimFile(bound, event.toolUseId), { agent, tool: event.tool, toolUseId: event.toolUseId, paths: rels, input: event.input, at: Date.now() } satisfies Claim, { durable: false }).catch(() => undefined);
+    if (stale.length)
+      await syncSession(bound.ctx, bound.session, hc.env, {
+        ...ADOPT_OUTSIDE,
+        paths: stale,
+        lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS,
+        attribute: claimedEdits(bound, event.toolUseId),
+      });
+    if (event.toolUseId)
+      await writeJsonFile(
+        claimFile(bound, event.toolUseId),
+        {
+          agent,
+          tool: event.tool,
+          toolUseId: event.toolUseId,
+          paths: rels,
+          input: event.input,
+          at: Date.now(),
+        } satisfies Claim,
+        { durable: false },
+      ).catch(() => undefined);
     return noEffect(agent);
   }
   if (event.action === 'patch' && event.patch) return applyForAgent(event, bound, hc);
@@ -200,13 +312,25 @@ async function preTool(event: AgentEvent, bound: Bound, hc: HookContext): Promis
     // Loaded only for shell calls: the parser and the patch engine are most of a hook's start-up.
     const { guardCommand, sessionGuardContext } = await import('../guard/index.js');
     const gc = await sessionGuardContext(bound.ctx, bound.session, hc.env);
-    const verdict = guardCommand(event.command, { ...gc, ...(hc.env.HOME ? { home: hc.env.HOME } : {}) });
-    if (!verdict.allowed) throw new HagentError('GUARD_BLOCKED', verdict.reason, { rule: verdict.rule, command: verdict.command }, verdict.hint);
+    const verdict = guardCommand(event.command, {
+      ...gc,
+      ...(hc.env.HOME ? { home: hc.env.HOME } : {}),
+    });
+    if (!verdict.allowed)
+      throw new HagentError(
+        'GUARD_BLOCKED',
+        verdict.reason,
+        { rule: verdict.rule, command: verdict.command },
+        verdict.hint,
+      );
     // What the text cannot show (a script it runs, a program's own writes) is seen afterwards:
     // the user's main checkout as it is now, for the post-tool hook to compare.
     const { snapshotOutside } = await import('../exec/outside.js');
     const snap = await snapshotOutside(bound.ctx, bound.session);
-    if (snap) await writeJsonFile(watchFile(bound, event.toolUseId), snap, { durable: false }).catch(() => undefined);
+    if (snap)
+      await writeJsonFile(watchFile(bound, event.toolUseId), snap, { durable: false }).catch(
+        () => undefined,
+      );
   }
   return noEffect(agent);
 }
@@ -219,13 +343,18 @@ async function preTool(event: AgentEvent, bound: Bound, hc: HookContext): Promis
 export function rebasePatchPaths(patch: string, cwd: string, worktree: string): string {
   const sub = path.relative(worktree, cwd);
   const inside = sub === '' || (!sub.startsWith('..') && !path.isAbsolute(sub));
-  return patch.replace(/^(\*\*\* (?:Add File|Update File|Delete File|Move to): )(.+?)(\s*)$/gm, (_m, head: string, p: string, tail: string) => {
-    if (path.isAbsolute(p)) {
-      const rel = path.relative(worktree, p);
-      return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? `${head}${posix(rel)}${tail}` : `${head}${p}${tail}`;
-    }
-    return inside && sub ? `${head}${posix(path.join(sub, p))}${tail}` : `${head}${p}${tail}`;
-  });
+  return patch.replace(
+    /^(\*\*\* (?:Add File|Update File|Delete File|Move to): )(.+?)(\s*)$/gm,
+    (_m, head: string, p: string, tail: string) => {
+      if (path.isAbsolute(p)) {
+        const rel = path.relative(worktree, p);
+        return rel && !rel.startsWith('..') && !path.isAbsolute(rel)
+          ? `${head}${posix(rel)}${tail}`
+          : `${head}${p}${tail}`;
+      }
+      return inside && sub ? `${head}${posix(path.join(sub, p))}${tail}` : `${head}${p}${tail}`;
+    },
+  );
 }
 
 /**
@@ -248,13 +377,23 @@ interface Claim {
 const CLAIM_MAX_AGE_MS = 10 * 60_000;
 
 /** Where the pre-tool hook of a shell call keeps the main checkout's snapshot (exec/outside.ts) for its post-tool hook. */
-const watchFile = (bound: Bound, toolUseId: string | null | undefined) => path.join(hagentDir(bound.ctx.commonDir), 'agents', bound.session.id, `watch-${(toolUseId ?? 'shell').replace(/[^A-Za-z0-9._-]/g, '_')}.json`);
+const watchFile = (bound: Bound, toolUseId: string | null | undefined) =>
+  path.join(
+    hagentDir(bound.ctx.commonDir),
+    'agents',
+    bound.session.id,
+    `watch-${(toolUseId ?? 'shell').replace(/[^A-Za-z0-9._-]/g, '_')}.json`,
+  );
 
 /** Removes the snapshots of shell calls whose post-tool hook never came (refused by the agent, interrupted). */
 async function removeWatchFiles(bound: Bound): Promise<void> {
   const dir = path.dirname(watchFile(bound, null));
   const names = await fs.readdir(dir).catch(() => [] as string[]);
-  await Promise.all(names.filter((n) => n.startsWith('watch-') && n.endsWith('.json')).map((n) => fs.rm(path.join(dir, n), { force: true }).catch(() => undefined)));
+  await Promise.all(
+    names
+      .filter((n) => n.startsWith('watch-') && n.endsWith('.json'))
+      .map((n) => fs.rm(path.join(dir, n), { force: true }).catch(() => undefined)),
+  );
 }
 
 /**
@@ -269,30 +408,53 @@ async function outsideReport(event: AgentEvent, bound: Bound): Promise<string> {
   const { journalOutsideChange, outsideChangeSince } = await import('../exec/outside.js');
   const change = await outsideChangeSince(bound.ctx, bound.session, before as never);
   if (!change) return '';
-  await journalOutsideChange(bound.ctx, bound.session, `hook ${event.agent} ${event.tool}`, change, event.command ?? '');
+  await journalOutsideChange(
+    bound.ctx,
+    bound.session,
+    `hook ${event.agent} ${event.tool}`,
+    change,
+    event.command ?? '',
+  );
   return `WARNING from hagent: ${change.message}. This is outside your session: do not touch the user's checkout or branches (no git -C, no scripts that write there). ${change.hint}`;
 }
 
-const claimsDir = (bound: Bound) => path.join(hagentDir(bound.ctx.commonDir), 'agents', bound.session.id, 'claims');
-const claimFile = (bound: Bound, toolUseId: string) => path.join(claimsDir(bound), `${toolUseId.replace(/[^A-Za-z0-9._-]/g, '_')}.json`);
+const claimsDir = (bound: Bound) =>
+  path.join(hagentDir(bound.ctx.commonDir), 'agents', bound.session.id, 'claims');
+const claimFile = (bound: Bound, toolUseId: string) =>
+  path.join(claimsDir(bound), `${toolUseId.replace(/[^A-Za-z0-9._-]/g, '_')}.json`);
 
 /**
  * The `attribute` of a commit made by a hook (sync/index.ts): the claims of other tool calls on
  * the files it commits, as `Hagent-Includes-Tool-Use-Id` trailers and their tool inputs in the note.
  */
 function claimedEdits(bound: Bound, ownToolUseId?: string | null) {
-  return async (files: readonly { path: string }[]): Promise<{ trailers: string[]; note: string } | null> => {
+  return async (
+    files: readonly { path: string }[],
+  ): Promise<{ trailers: string[]; note: string } | null> => {
     const names = await fs.readdir(claimsDir(bound)).catch(() => [] as string[]);
     if (names.length === 0) return null;
     const changed = new Set(files.map((f) => f.path));
     const taken: Claim[] = [];
     for (const name of names.filter((n) => n.endsWith('.json'))) {
-      const c = (await readJsonFile(path.join(claimsDir(bound), name)).catch(() => null)) as Claim | null;
-      if (!c || c.toolUseId === ownToolUseId || Date.now() - c.at > CLAIM_MAX_AGE_MS || !c.paths.some((p) => changed.has(p))) continue;
+      const c = (await readJsonFile(path.join(claimsDir(bound), name)).catch(
+        () => null,
+      )) as Claim | null;
+      if (
+        !c ||
+        c.toolUseId === ownToolUseId ||
+        Date.now() - c.at > CLAIM_MAX_AGE_MS ||
+        !c.paths.some((p) => changed.has(p))
+      )
+        continue;
       taken.push(c);
     }
     if (taken.length === 0) return null;
-    const calls = taken.map(({ agent, tool, toolUseId, input }) => ({ agent, tool, toolUseId, input }));
+    const calls = taken.map(({ agent, tool, toolUseId, input }) => ({
+      agent,
+      tool,
+      toolUseId,
+      input,
+    }));
     return {
       trailers: taken.map((c) => `Hagent-Includes-Tool-Use-Id: ${c.toolUseId}`),
       note: `\n\nThis commit also holds the native edits of these tool calls, written before it was made:\n${JSON.stringify(calls, null, 2)}\n`,
@@ -303,13 +465,28 @@ function claimedEdits(bound: Bound, ownToolUseId?: string | null) {
 /** The session commit that took in the edit of `toolUseId` (its trailer names it), or null. */
 async function commitNaming(bound: Bound, toolUseId: string): Promise<string | null> {
   const head = await sessionHead(bound.ctx, bound.session);
-  const r = await runGit(['log', '-1', '--format=%H', '--fixed-strings', `--grep=Hagent-Includes-Tool-Use-Id: ${toolUseId}`, `${bound.session.base}..${head}`], { cwd: bound.session.worktree, allowFailure: true });
+  const r = await runGit(
+    [
+      'log',
+      '-1',
+      '--format=%H',
+      '--fixed-strings',
+      `--grep=Hagent-Includes-Tool-Use-Id: ${toolUseId}`,
+      `${bound.session.base}..${head}`,
+    ],
+    { cwd: bound.session.worktree, allowFailure: true },
+  );
   return r.exitCode === 0 ? r.stdout.toString('utf8').trim() || null : null;
 }
 
 /** Where a patch hagent applied for a tool call is remembered, for the post-tool safety net. */
 function appliedMarker(bound: Bound, toolUseId: string): string {
-  return path.join(hagentDir(bound.ctx.commonDir), 'agents', bound.session.id, `${toolUseId.replace(/[^A-Za-z0-9._-]/g, '_')}.json`);
+  return path.join(
+    hagentDir(bound.ctx.commonDir),
+    'agents',
+    bound.session.id,
+    `${toolUseId.replace(/[^A-Za-z0-9._-]/g, '_')}.json`,
+  );
 }
 
 /**
@@ -318,14 +495,33 @@ function appliedMarker(bound: Bound, toolUseId: string): string {
  * ("Success. Updated the following files:"), since the model sees it after Codex's own
  * "blocked by hook" prefix. A refusal blocks with hagent's teaching error instead.
  */
-async function applyForAgent(event: AgentEvent, bound: Bound, hc: HookContext): Promise<HookAnswer> {
+async function applyForAgent(
+  event: AgentEvent,
+  bound: Bound,
+  hc: HookContext,
+): Promise<HookAnswer> {
   const { applyPatch } = await import('../apply/index.js');
   // No human can be asked inside a tool call, and every commit is undoable: the confirmation
   // thresholds (a delete, many files or lines) do not apply here; the hard limits still do.
-  const patchText = rebasePatchPaths(event.patch!, event.cwd ?? bound.session.worktree, bound.session.worktree);
-  const r = await applyPatch(bound.ctx, bound.session, { patchText, env: hc.env, yes: true, lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS });
-  if (event.toolUseId) await writeJsonFile(appliedMarker(bound, event.toolUseId), { commit: r.commit, files: r.files.map((f) => f.path).concat(r.files.flatMap((f) => (f.from ? [f.from] : []))) });
-  const letters = r.files.map((f) => `${f.op === 'add' ? 'A' : f.op === 'delete' ? 'D' : 'M'} ${f.path}`);
+  const patchText = rebasePatchPaths(
+    event.patch!,
+    event.cwd ?? bound.session.worktree,
+    bound.session.worktree,
+  );
+  const r = await applyPatch(bound.ctx, bound.session, {
+    patchText,
+    env: hc.env,
+    yes: true,
+    lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS,
+  });
+  if (event.toolUseId)
+    await writeJsonFile(appliedMarker(bound, event.toolUseId), {
+      commit: r.commit,
+      files: r.files.map((f) => f.path).concat(r.files.flatMap((f) => (f.from ? [f.from] : []))),
+    });
+  const letters = r.files.map(
+    (f) => `${f.op === 'add' ? 'A' : f.op === 'delete' ? 'D' : 'M'} ${f.path}`,
+  );
   const reason = [
     'Success. Updated the following files:',
     ...letters,
@@ -341,35 +537,79 @@ async function applyForAgent(event: AgentEvent, bound: Bound, hc: HookContext): 
 function offBranchNote(bound: Bound, what: string): string {
   const off = worktreeHeadDrift(bound.session);
   if (!off) return '';
-  const where = off.kind === 'other-branch' ? `${off.branch.replace('refs/heads/', '')} checked out` : 'a detached HEAD';
+  const where =
+    off.kind === 'other-branch'
+      ? `${off.branch.replace('refs/heads/', '')} checked out`
+      : 'a detached HEAD';
   return `hagent: ${what} NOT recorded: the session worktree has ${where} instead of hagent/${bound.session.id}, and hagent refuses native edits until it is back; ${off.hint}, then hagent sync --session ${bound.session.id}`;
 }
 
 async function postTool(event: AgentEvent, bound: Bound, hc: HookContext): Promise<HookAnswer> {
   const { agent } = event;
   if (event.action === 'edit' || event.action === 'shell') {
-    const note = offBranchNote(bound, event.action === 'edit' ? 'this edit was written but is' : "this command's changes are");
+    const note = offBranchNote(
+      bound,
+      event.action === 'edit' ? 'this edit was written but is' : "this command's changes are",
+    );
     if (note) {
       const outside = event.action === 'shell' ? await outsideReport(event, bound) : '';
-      return outside ? warnAfterTool(agent, event, `${outside}\n${note}`) : warnAfterTool(agent, event, note);
+      return outside
+        ? warnAfterTool(agent, event, `${outside}\n${note}`)
+        : warnAfterTool(agent, event, note);
     }
   }
-  const trailers = [`Hagent-Agent: ${agent}`, `Hagent-Tool: ${event.tool || 'unknown'}`, ...(event.toolUseId ? [`Hagent-Tool-Use-Id: ${event.toolUseId}`] : [])];
-  if (event.action === 'edit' || (event.action === 'patch' && !(event.toolUseId && (await readJsonFile(appliedMarker(bound, event.toolUseId)))))) {
+  const trailers = [
+    `Hagent-Agent: ${agent}`,
+    `Hagent-Tool: ${event.tool || 'unknown'}`,
+    ...(event.toolUseId ? [`Hagent-Tool-Use-Id: ${event.toolUseId}`] : []),
+  ];
+  if (
+    event.action === 'edit' ||
+    (event.action === 'patch' &&
+      !(event.toolUseId && (await readJsonFile(appliedMarker(bound, event.toolUseId)))))
+  ) {
     // Gate + record, or a patch tool whose pre-tool hook failed open: the native write is the edit.
     let rels: string[];
     try {
       rels = await checkedPaths(event, bound, hc);
     } catch {
-      return noEffect(agent, 'hagent: the edit named a path hagent does not record; the next sync reports it');
+      return noEffect(
+        agent,
+        'hagent: the edit named a path hagent does not record; the next sync reports it',
+      );
     }
-    const note = JSON.stringify({ agent, tool: event.tool, toolUseId: event.toolUseId, input: event.input }, null, 2);
-    const r = await syncSession(bound.ctx, bound.session, hc.env, { op: 'edit', title: event.tool, subject: `hagent: ${event.tool} ${rels.join(', ')}`, intro: `Written by ${agent}'s ${event.tool} tool (the tool input is in the note):`, paths: rels, trailers, note, lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS });
-    if (event.toolUseId) await fs.rm(claimFile(bound, event.toolUseId), { force: true }).catch(() => undefined);
-    if (r.commit) return withContext(agent, event, `hagent recorded this edit as commit ${r.commit.slice(0, 12)} (undo with: hagent undo)`);
+    const note = JSON.stringify(
+      { agent, tool: event.tool, toolUseId: event.toolUseId, input: event.input },
+      null,
+      2,
+    );
+    const r = await syncSession(bound.ctx, bound.session, hc.env, {
+      op: 'edit',
+      title: event.tool,
+      subject: `hagent: ${event.tool} ${rels.join(', ')}`,
+      intro: `Written by ${agent}'s ${event.tool} tool (the tool input is in the note):`,
+      paths: rels,
+      trailers,
+      note,
+      lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS,
+    });
+    if (event.toolUseId)
+      await fs.rm(claimFile(bound, event.toolUseId), { force: true }).catch(() => undefined);
+    if (r.commit)
+      return withContext(
+        agent,
+        event,
+        `hagent recorded this edit as commit ${r.commit.slice(0, 12)} (undo with: hagent undo)`,
+      );
     // Nothing left to commit: a parallel call's commit (a shell command's) may have taken the write in, naming this call.
     const took = event.toolUseId ? await commitNaming(bound, event.toolUseId) : null;
-    return took ? withContext(agent, event, `hagent recorded this edit in commit ${took.slice(0, 12)}, made for a parallel tool call that committed the file first (undo with: hagent undo)`) : noEffect(agent);
+    return took
+      ? withContext(
+          agent,
+          event,
+          `hagent recorded this edit in commit ${took.slice(0, 12)}, made for a parallel tool call that committed the file first (undo with: hagent undo)`,
+        )
+      : noEffect(agent);
   }
   if (event.action === 'patch' && event.toolUseId) return patchSafetyNet(event, bound);
   if (event.action === 'shell') {
@@ -378,12 +618,32 @@ async function postTool(event: AgentEvent, bound: Bound, hc: HookContext): Promi
     const outside = await outsideReport(event, bound);
     let r;
     try {
-      r = await syncSession(bound.ctx, bound.session, hc.env, { op: 'exec', title: 'exec', subject: `hagent: exec ${command.split('\n')[0]}`, intro: `Files changed by a shell command of ${agent} (${event.tool}):`, detail: `Command:\n${command.split('\n').map((l) => `    ${l}`).join('\n')}`, trailers, note: command, lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS, attribute: claimedEdits(bound, event.toolUseId) });
+      r = await syncSession(bound.ctx, bound.session, hc.env, {
+        op: 'exec',
+        title: 'exec',
+        subject: `hagent: exec ${command.split('\n')[0]}`,
+        intro: `Files changed by a shell command of ${agent} (${event.tool}):`,
+        detail: `Command:\n${command
+          .split('\n')
+          .map((l) => `    ${l}`)
+          .join('\n')}`,
+        trailers,
+        note: command,
+        lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS,
+        attribute: claimedEdits(bound, event.toolUseId),
+      });
     } catch (error) {
-      if (outside) return warnAfterTool(agent, event, `${outside}\n(hagent could not record the files this command changed: ${toHagentError(error).message})`);
+      if (outside)
+        return warnAfterTool(
+          agent,
+          event,
+          `${outside}\n(hagent could not record the files this command changed: ${toHagentError(error).message})`,
+        );
       throw error;
     }
-    const recorded = r.commit ? `hagent recorded the files this command changed as commit ${r.commit.slice(0, 12)} (${r.files.map((f) => f.path).join(', ')})` : '';
+    const recorded = r.commit
+      ? `hagent recorded the files this command changed as commit ${r.commit.slice(0, 12)} (${r.files.map((f) => f.path).join(', ')})`
+      : '';
     const text = [outside, recorded].filter(Boolean).join('\n');
     if (outside) return warnAfterTool(agent, event, text);
     return text ? withContext(agent, event, text) : noEffect(agent);
@@ -404,11 +664,18 @@ async function patchSafetyNet(event: AgentEvent, bound: Bound): Promise<HookAnsw
   if (stale.length) {
     const inHead = await lsTree(bound.session.worktree, head, stale);
     const present = stale.filter((p) => inHead.has(p));
-    if (present.length) await runGit(['checkout', head, '--', ...present], { cwd: bound.session.worktree });
-    for (const p of stale.filter((q) => !inHead.has(q))) await fs.rm(path.join(bound.session.worktree, p), { force: true });
+    if (present.length)
+      await runGit(['checkout', head, '--', ...present], { cwd: bound.session.worktree });
+    for (const p of stale.filter((q) => !inHead.has(q)))
+      await fs.rm(path.join(bound.session.worktree, p), { force: true });
   }
   await fs.rm(marker, { force: true });
-  return noEffect(event.agent, stale.length ? `hagent: the patch had been applied already; ${stale.join(', ')} put back to hagent's bytes` : '');
+  return noEffect(
+    event.agent,
+    stale.length
+      ? `hagent: the patch had been applied already; ${stale.join(', ')} put back to hagent's bytes`
+      : '',
+  );
 }
 
 /** End of a turn or of the agent's session: leftovers are adopted; the summary names the next step. */
@@ -416,15 +683,30 @@ async function endOfTurn(event: AgentEvent, bound: Bound, hc: HookContext): Prom
   const off = worktreeHeadDrift(bound.session);
   if (off) {
     // Not a failure of the hook: the sync would refuse (WORKTREE_BROKEN) until the worktree is back.
-    const where = off.kind === 'other-branch' ? `${off.branch.replace('refs/heads/', '')} is checked out` : 'its HEAD is detached';
-    return noEffect(event.agent, `hagent: session ${bound.session.id}'s worktree is off its branch (${where}): what was done there is not recorded yet; ${off.hint}, then hagent sync --session ${bound.session.id}`);
+    const where =
+      off.kind === 'other-branch'
+        ? `${off.branch.replace('refs/heads/', '')} is checked out`
+        : 'its HEAD is detached';
+    return noEffect(
+      event.agent,
+      `hagent: session ${bound.session.id}'s worktree is off its branch (${where}): what was done there is not recorded yet; ${off.hint}, then hagent sync --session ${bound.session.id}`,
+    );
   }
-  const r = await syncSession(bound.ctx, bound.session, hc.env, { ...ADOPT_OUTSIDE, lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS, attribute: claimedEdits(bound) });
+  const r = await syncSession(bound.ctx, bound.session, hc.env, {
+    ...ADOPT_OUTSIDE,
+    lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS,
+    attribute: claimedEdits(bound),
+  });
   // No tool call is in flight at the end of a turn: claims and checkout snapshots left are of calls that never ran.
   await fs.rm(claimsDir(bound), { recursive: true, force: true }).catch(() => undefined);
   await removeWatchFiles(bound);
-  const note = r.commit ? `hagent: adopted ${r.files.length} leftover edit(s) as commit ${r.commit.slice(0, 12)}; ` : 'hagent: ';
-  return noEffect(event.agent, `${note}review the session with: hagent review --session ${bound.session.id}`);
+  const note = r.commit
+    ? `hagent: adopted ${r.files.length} leftover edit(s) as commit ${r.commit.slice(0, 12)}; `
+    : 'hagent: ';
+  return noEffect(
+    event.agent,
+    `${note}review the session with: hagent review --session ${bound.session.id}`,
+  );
 }
 
 /** What the agent is told at the start of its session. */
@@ -438,9 +720,17 @@ export function sessionContext(session: Session): string {
  */
 async function worktreeCreate(event: AgentEvent, hc: HookContext): Promise<HookAnswer> {
   const ctx = await openRepo(path.resolve(hc.cwd, event.cwd ?? '.'));
-  const name = (event.worktreeName ?? '').replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[.-]+/, '').slice(0, 64) || undefined;
+  const name =
+    (event.worktreeName ?? '')
+      .replace(/[^A-Za-z0-9._-]/g, '-')
+      .replace(/^[.-]+/, '')
+      .slice(0, 64) || undefined;
   const started = await startSession(ctx, { ...(name ? { name } : {}), env: hc.env });
-  return { exitCode: 0, stdout: `${started.worktree}\n`, stderr: `hagent: session ${started.id} on ${started.branch}\n` };
+  return {
+    exitCode: 0,
+    stdout: `${started.worktree}\n`,
+    stderr: `hagent: session ${started.id} on ${started.branch}\n`,
+  };
 }
 
 /**
@@ -455,13 +745,24 @@ async function worktreeRemove(event: AgentEvent, hc: HookContext): Promise<HookA
   } catch {
     return noEffect(event.agent);
   }
-  const session = (await listSessions(ctx.commonDir)).find((s) => isInside(s.worktree, event.worktreePath!) && isInside(event.worktreePath!, s.worktree));
+  const session = (await listSessions(ctx.commonDir)).find(
+    (s) => isInside(s.worktree, event.worktreePath!) && isInside(event.worktreePath!, s.worktree),
+  );
   if (!session) return noEffect(event.agent);
-  await syncSession(ctx, session, hc.env, { ...ADOPT_OUTSIDE, lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS });
-  const top = ctx.location.topLevel && !isInside(session.worktree, ctx.location.topLevel) ? ctx : await openRepo(path.dirname(ctx.commonDir));
+  await syncSession(ctx, session, hc.env, {
+    ...ADOPT_OUTSIDE,
+    lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS,
+  });
+  const top =
+    ctx.location.topLevel && !isInside(session.worktree, ctx.location.topLevel)
+      ? ctx
+      : await openRepo(path.dirname(ctx.commonDir));
   if ((await unlandedPaths(top, session, await sessionHead(top, session))).length === 0) {
     await endSession(top, session.id, { env: hc.env });
     return noEffect(event.agent, `hagent: session ${session.id} ended (its work had landed)`);
   }
-  return noEffect(event.agent, `hagent: session ${session.id} keeps its worktree: it has work that has not landed (hagent review --session ${session.id}, then hagent land)`);
+  return noEffect(
+    event.agent,
+    `hagent: session ${session.id} keeps its worktree: it has work that has not landed (hagent review --session ${session.id}, then hagent land)`,
+  );
 }

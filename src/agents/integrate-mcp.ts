@@ -109,7 +109,12 @@ function withServer(value: Json, key: string, entry: Json, remove: boolean): Jso
 }
 
 /** `value` with `items` in the string list at `keys` (added at its end, or taken out); a list or object emptied by a removal goes. */
-function withList(value: Json, keys: readonly string[], items: readonly string[], remove: boolean): Json {
+function withList(
+  value: Json,
+  keys: readonly string[],
+  items: readonly string[],
+  remove: boolean,
+): Json {
   const [head, ...rest] = keys as [string, ...string[]];
   const out = { ...value };
   if (rest.length) {
@@ -144,18 +149,27 @@ export function mcpServerFile(agent: AgentName, user: boolean, root: string, env
     case 'claude':
       return user ? path.join(h, '.claude.json') : path.join(root, '.mcp.json');
     case 'codex':
-      return user ? path.join(env.CODEX_HOME ?? path.join(h, '.codex'), 'config.toml') : path.join(root, '.codex', 'config.toml');
+      return user
+        ? path.join(env.CODEX_HOME ?? path.join(h, '.codex'), 'config.toml')
+        : path.join(root, '.codex', 'config.toml');
     case 'gemini':
-      return user ? path.join(h, '.gemini', 'settings.json') : path.join(root, '.gemini', 'settings.json');
+      return user
+        ? path.join(h, '.gemini', 'settings.json')
+        : path.join(root, '.gemini', 'settings.json');
     case 'cursor':
       return user ? path.join(h, '.cursor', 'mcp.json') : path.join(root, '.cursor', 'mcp.json');
     case 'copilot':
-      return user ? path.join(env.COPILOT_HOME ?? path.join(h, '.copilot'), 'mcp-config.json') : path.join(root, '.github', 'mcp.json');
+      return user
+        ? path.join(env.COPILOT_HOME ?? path.join(h, '.copilot'), 'mcp-config.json')
+        : path.join(root, '.github', 'mcp.json');
   }
 }
 
 /** Each agent's parts, notes and strict report. */
-function plan(agent: AgentName, options: { user: boolean; strict: boolean; remove: boolean; root: string; env: Env }): { parts: Part[]; notes: string[]; strictMode: StrictReport | null } {
+function plan(
+  agent: AgentName,
+  options: { user: boolean; strict: boolean; remove: boolean; root: string; env: Env },
+): { parts: Part[]; notes: string[]; strictMode: StrictReport | null } {
   const { user, strict, remove, root, env } = options;
   const { command, args } = installedMcpCommand();
   const serverFile = mcpServerFile(agent, user, root, env);
@@ -163,7 +177,15 @@ function plan(agent: AgentName, options: { user: boolean; strict: boolean; remov
   switch (agent) {
     case 'claude': {
       const entry = { type: 'stdio', command, args };
-      const parts: Part[] = [{ file: serverFile, format: 'json', serversOnly: !user, snippet: { mcpServers: { [MCP_SERVER]: entry } }, edit: (v, r) => withServer(v, 'mcpServers', entry, r) }];
+      const parts: Part[] = [
+        {
+          file: serverFile,
+          format: 'json',
+          serversOnly: !user,
+          snippet: { mcpServers: { [MCP_SERVER]: entry } },
+          edit: (v, r) => withServer(v, 'mcpServers', entry, r),
+        },
+      ];
       // A project's .mcp.json servers need approval; user-scope servers do not.
       const settings: Json = {};
       if (!user) settings.enabledMcpjsonServers = [MCP_SERVER];
@@ -171,7 +193,9 @@ function plan(agent: AgentName, options: { user: boolean; strict: boolean; remov
       else if (remove) settings.permissions = { allow: [CLAUDE_MCP_ALLOW] };
       if (Object.keys(settings).length) {
         parts.push({
-          file: user ? path.join(h, '.claude', 'settings.json') : path.join(root, '.claude', 'settings.json'),
+          file: user
+            ? path.join(h, '.claude', 'settings.json')
+            : path.join(root, '.claude', 'settings.json'),
           format: 'json',
           snippet: settings,
           edit: (v, r) => {
@@ -186,15 +210,25 @@ function plan(agent: AgentName, options: { user: boolean; strict: boolean; remov
       return {
         parts,
         notes: [
-          user ? 'Claude Code uses user-scope servers in every project (claude mcp list shows it).' : 'enabledMcpjsonServers approves the project\'s hagent server; claude -p uses .mcp.json servers without asking. Commit .mcp.json and .claude/settings.json so session worktrees carry them.',
-          ...(strict && !user ? ['Claude Code applies a project\'s allow rules only in a workspace you trusted: run claude in the repository once and accept the trust dialog (session worktrees share the repository\'s trust); deny rules apply regardless.'] : []),
+          user
+            ? 'Claude Code uses user-scope servers in every project (claude mcp list shows it).'
+            : "enabledMcpjsonServers approves the project's hagent server; claude -p uses .mcp.json servers without asking. Commit .mcp.json and .claude/settings.json so session worktrees carry them.",
+          ...(strict && !user
+            ? [
+                "Claude Code applies a project's allow rules only in a workspace you trusted: run claude in the repository once and accept the trust dialog (session worktrees share the repository's trust); deny rules apply regardless.",
+              ]
+            : []),
         ],
-        strictMode: strict ? {
-          failsClosed: true,
-          enforced: 'Claude Code\'s permission rules deny Edit, Write and NotebookEdit (the model cannot call them, even under --dangerously-skip-permissions) and allow hagent\'s MCP tools (mcp__hagent__*).',
-          notEnforced: 'Bash stays: a shell command can still write files (hagent\'s hooks guard and commit it: hagent integrate claude); add "Bash" to permissions.deny to send commands through hagent\'s exec tool.',
-          flags: [],
-        } : null,
+        strictMode: strict
+          ? {
+              failsClosed: true,
+              enforced:
+                "Claude Code's permission rules deny Edit, Write and NotebookEdit (the model cannot call them, even under --dangerously-skip-permissions) and allow hagent's MCP tools (mcp__hagent__*).",
+              notEnforced:
+                'Bash stays: a shell command can still write files (hagent\'s hooks guard and commit it: hagent integrate claude); add "Bash" to permissions.deny to send commands through hagent\'s exec tool.',
+              flags: [],
+            }
+          : null,
       };
     }
     case 'codex': {
@@ -203,13 +237,21 @@ function plan(agent: AgentName, options: { user: boolean; strict: boolean; remov
       if (strict) snippet.features = { shell_tool: false };
       return {
         parts: [{ file: serverFile, format: 'toml', serversOnly: !user, snippet }],
-        notes: user ? [] : ['Codex reads a project\'s .codex/config.toml only in a project you trusted (projects."<path>".trust_level = "trusted" in ~/.codex/config.toml); or use --user.'],
-        strictMode: strict ? {
-          failsClosed: false,
-          enforced: '[features] shell_tool = false takes Codex\'s shell tools (exec_command, write_stdin) away: commands go through hagent\'s exec tool.',
-          notEnforced: 'Codex 0.171 has no setting that removes its apply_patch tool: patches stay gated by hagent\'s hooks (hagent integrate codex), which fail open.',
-          flags: [],
-        } : null,
+        notes: user
+          ? []
+          : [
+              'Codex reads a project\'s .codex/config.toml only in a project you trusted (projects."<path>".trust_level = "trusted" in ~/.codex/config.toml); or use --user.',
+            ],
+        strictMode: strict
+          ? {
+              failsClosed: false,
+              enforced:
+                "[features] shell_tool = false takes Codex's shell tools (exec_command, write_stdin) away: commands go through hagent's exec tool.",
+              notEnforced:
+                "Codex 0.171 has no setting that removes its apply_patch tool: patches stay gated by hagent's hooks (hagent integrate codex), which fail open.",
+              flags: [],
+            }
+          : null,
       };
     }
     case 'gemini': {
@@ -217,30 +259,48 @@ function plan(agent: AgentName, options: { user: boolean; strict: boolean; remov
       const snippet: Json = { mcpServers: { [MCP_SERVER]: entry } };
       if (strict) snippet.tools = { exclude: GEMINI_STRICT_EXCLUDE };
       return {
-        parts: [{
-          file: serverFile,
-          format: 'json',
-          snippet,
-          edit: (v, r) => {
-            const out = withServer(v, 'mcpServers', entry, r);
-            return strict ? withList(out, ['tools', 'exclude'], GEMINI_STRICT_EXCLUDE, r) : out;
+        parts: [
+          {
+            file: serverFile,
+            format: 'json',
+            snippet,
+            edit: (v, r) => {
+              const out = withServer(v, 'mcpServers', entry, r);
+              return strict ? withList(out, ['tools', 'exclude'], GEMINI_STRICT_EXCLUDE, r) : out;
+            },
           },
-        }],
-        notes: ['Gemini CLI asks before each MCP tool call unless the server is trusted ("trust": true in its entry) or the call is allowed by its policy.'],
-        strictMode: strict ? {
-          failsClosed: true,
-          enforced: 'tools.exclude takes write_file and replace out of Gemini CLI\'s tool registry.',
-          notEnforced: 'run_shell_command stays (hagent\'s hooks guard and commit it: hagent integrate gemini). Gemini 0.61 warns that tools.exclude is deprecated in favour of its policy engine.',
-          flags: [],
-        } : null,
+        ],
+        notes: [
+          'Gemini CLI asks before each MCP tool call unless the server is trusted ("trust": true in its entry) or the call is allowed by its policy.',
+        ],
+        strictMode: strict
+          ? {
+              failsClosed: true,
+              enforced:
+                "tools.exclude takes write_file and replace out of Gemini CLI's tool registry.",
+              notEnforced:
+                "run_shell_command stays (hagent's hooks guard and commit it: hagent integrate gemini). Gemini 0.61 warns that tools.exclude is deprecated in favour of its policy engine.",
+              flags: [],
+            }
+          : null,
       };
     }
     case 'cursor': {
       const entry = { command, args };
-      const parts: Part[] = [{ file: serverFile, format: 'json', serversOnly: true, snippet: { mcpServers: { [MCP_SERVER]: entry } }, edit: (v, r) => withServer(v, 'mcpServers', entry, r) }];
+      const parts: Part[] = [
+        {
+          file: serverFile,
+          format: 'json',
+          serversOnly: true,
+          snippet: { mcpServers: { [MCP_SERVER]: entry } },
+          edit: (v, r) => withServer(v, 'mcpServers', entry, r),
+        },
+      ];
       if (strict) {
         parts.push({
-          file: user ? path.join(h, '.cursor', 'cli-config.json') : path.join(root, '.cursor', 'cli.json'),
+          file: user
+            ? path.join(h, '.cursor', 'cli-config.json')
+            : path.join(root, '.cursor', 'cli.json'),
           format: 'json',
           snippet: { permissions: { deny: CURSOR_STRICT_DENY } },
           edit: (v, r) => withList(v, ['permissions', 'deny'], CURSOR_STRICT_DENY, r),
@@ -248,26 +308,47 @@ function plan(agent: AgentName, options: { user: boolean; strict: boolean; remov
       }
       return {
         parts,
-        notes: ['Cursor asks you to approve a project\'s MCP servers once. Written from Cursor\'s documented formats (Cursor cannot run here).'],
-        strictMode: strict ? {
-          failsClosed: false,
-          enforced: 'The Cursor CLI (cursor-agent) denies every file write (permissions.deny "Write(**)"): its edits go through hagent\'s tools.',
-          notEnforced: 'The Cursor editor has no setting that disables its native edit tools: there, hagent\'s hooks (hagent integrate cursor) stay the gate, and they fail open.',
-          flags: [],
-        } : null,
+        notes: [
+          "Cursor asks you to approve a project's MCP servers once. Written from Cursor's documented formats (Cursor cannot run here).",
+        ],
+        strictMode: strict
+          ? {
+              failsClosed: false,
+              enforced:
+                'The Cursor CLI (cursor-agent) denies every file write (permissions.deny "Write(**)"): its edits go through hagent\'s tools.',
+              notEnforced:
+                "The Cursor editor has no setting that disables its native edit tools: there, hagent's hooks (hagent integrate cursor) stay the gate, and they fail open.",
+              flags: [],
+            }
+          : null,
       };
     }
     case 'copilot': {
       const entry = { type: 'local', command, args, tools: ['*'] };
       return {
-        parts: [{ file: serverFile, format: 'json', serversOnly: true, snippet: { mcpServers: { [MCP_SERVER]: entry } }, edit: (v, r) => withServer(v, 'mcpServers', entry, r) }],
-        notes: [user ? 'Copilot CLI reads ~/.copilot/mcp-config.json in every folder.' : 'Copilot CLI loads a workspace\'s .github/mcp.json once you trust the folder. Written from Copilot\'s documented formats (Copilot CLI cannot run here).'],
-        strictMode: strict ? {
-          failsClosed: true,
-          enforced: `Started with ${COPILOT_STRICT_FLAGS.join(' ')}, Copilot CLI refuses its file-writing tools (a deny rule beats --allow-all) and runs hagent's tools without asking.`,
-          notEnforced: 'Strict mode is a command-line flag, not a file: hagent cannot write it. Start copilot with these flags (e.g. an alias); the shell tool stays (hagent\'s hooks guard it).',
-          flags: COPILOT_STRICT_FLAGS,
-        } : null,
+        parts: [
+          {
+            file: serverFile,
+            format: 'json',
+            serversOnly: true,
+            snippet: { mcpServers: { [MCP_SERVER]: entry } },
+            edit: (v, r) => withServer(v, 'mcpServers', entry, r),
+          },
+        ],
+        notes: [
+          user
+            ? 'Copilot CLI reads ~/.copilot/mcp-config.json in every folder.'
+            : "Copilot CLI loads a workspace's .github/mcp.json once you trust the folder. Written from Copilot's documented formats (Copilot CLI cannot run here).",
+        ],
+        strictMode: strict
+          ? {
+              failsClosed: true,
+              enforced: `Started with ${COPILOT_STRICT_FLAGS.join(' ')}, Copilot CLI refuses its file-writing tools (a deny rule beats --allow-all) and runs hagent's tools without asking.`,
+              notEnforced:
+                "Strict mode is a command-line flag, not a file: hagent cannot write it. Start copilot with these flags (e.g. an alias); the shell tool stays (hagent's hooks guard it).",
+              flags: COPILOT_STRICT_FLAGS,
+            }
+          : null,
       };
     }
   }
@@ -276,24 +357,45 @@ function plan(agent: AgentName, options: { user: boolean; strict: boolean; remov
 /** The TOML text of Codex's part, for --print. */
 export function codexSnippetToml(snippet: Json): string {
   const server = (snippet.mcp_servers as Json)[MCP_SERVER] as { command: string; args: string[] };
-  const lines = [`[mcp_servers.${MCP_SERVER}]`, `command = ${JSON.stringify(server.command)}`, `args = ${JSON.stringify(server.args)}`];
+  const lines = [
+    `[mcp_servers.${MCP_SERVER}]`,
+    `command = ${JSON.stringify(server.command)}`,
+    `args = ${JSON.stringify(server.args)}`,
+  ];
   if (isObject(snippet.features)) lines.push('', '[features]', 'shell_tool = false');
   return `${lines.join('\n')}\n`;
 }
 
 /** Codex's config.toml with hagent's part added or removed, checked by parsing before and after. */
-function editCodexToml(file: string, raw: string | null, snippet: Json, strict: boolean, remove: boolean): string {
+function editCodexToml(
+  file: string,
+  raw: string | null,
+  snippet: Json,
+  strict: boolean,
+  remove: boolean,
+): string {
   const text = raw ?? '';
   const parse = (t: string, what: string): Json => {
     try {
       return parseToml(t) as Json;
     } catch (e) {
-      throw new HagentError('CONFIG_INVALID', `${file}${what ? ` ${what}` : ''} is not valid TOML (${(e as Error).message.split('\n')[0]}); it was left as it is`, { path: file }, 'fix the file by hand, then run hagent integrate again');
+      throw new HagentError(
+        'CONFIG_INVALID',
+        `${file}${what ? ` ${what}` : ''} is not valid TOML (${(e as Error).message.split('\n')[0]}); it was left as it is`,
+        { path: file },
+        'fix the file by hand, then run hagent integrate again',
+      );
     }
   };
   const before = parse(text, '');
   const server = (snippet.mcp_servers as Json)[MCP_SERVER] as { command: string; args: string[] };
-  let next = setTable(text, `mcp_servers.${MCP_SERVER}`, remove ? null : [`command = ${JSON.stringify(server.command)}`, `args = ${JSON.stringify(server.args)}`]);
+  let next = setTable(
+    text,
+    `mcp_servers.${MCP_SERVER}`,
+    remove
+      ? null
+      : [`command = ${JSON.stringify(server.command)}`, `args = ${JSON.stringify(server.args)}`],
+  );
   if (strict) next = setKey(next, 'features', 'shell_tool', remove ? null : 'false');
   const after = parse(next, 'as hagent would write it');
   // Exactly hagent's values changed, and to what they should be (compared as plain JSON: the
@@ -315,11 +417,17 @@ function editCodexToml(file: string, raw: string | null, snippet: Json, strict: 
   };
   const ours = (after.mcp_servers as Json | undefined)?.[MCP_SERVER];
   const shell = (after.features as Json | undefined)?.shell_tool;
-  const right = same(strip(before), strip(after))
-    && (remove ? ours === undefined : same(ours, server))
-    && (!strict || (remove ? shell === undefined : shell === false));
+  const right =
+    same(strip(before), strip(after)) &&
+    (remove ? ours === undefined : same(ours, server)) &&
+    (!strict || (remove ? shell === undefined : shell === false));
   if (!right) {
-    throw new HagentError('CONFIG_INVALID', `${file} defines mcp_servers.${MCP_SERVER}${strict ? ' or features.shell_tool' : ''} in a layout hagent does not edit (an inline table or dotted keys); it was left as it is`, { path: file }, `write it by hand as a [mcp_servers.${MCP_SERVER}] table${strict ? ' and a [features] table' : ''} (hagent integrate codex --mcp --print shows it), or move those lines into that form and run hagent integrate again`);
+    throw new HagentError(
+      'CONFIG_INVALID',
+      `${file} defines mcp_servers.${MCP_SERVER}${strict ? ' or features.shell_tool' : ''} in a layout hagent does not edit (an inline table or dotted keys); it was left as it is`,
+      { path: file },
+      `write it by hand as a [mcp_servers.${MCP_SERVER}] table${strict ? ' and a [features] table' : ''} (hagent integrate codex --mcp --print shows it), or move those lines into that form and run hagent integrate again`,
+    );
   }
   return next;
 }
@@ -331,20 +439,47 @@ function editCodexToml(file: string, raw: string | null, snippet: Json, strict: 
  * @throws HagentError USAGE (unknown agent), CONFIG_INVALID (a file that is not a JSON object /
  *   valid TOML, or Codex TOML in a layout line edits cannot change safely: left as it is).
  */
-export async function integrateMcp(agent: string, options: { root: string; user?: boolean; remove?: boolean; print?: boolean; strict?: boolean; env: Env }): Promise<McpIntegrateResult> {
-  if (!(AGENTS as readonly string[]).includes(agent)) throw new HagentError('USAGE', `unknown agent ${JSON.stringify(agent)}`, { agent }, `name one of: ${AGENTS.join(', ')}`);
+export async function integrateMcp(
+  agent: string,
+  options: {
+    root: string;
+    user?: boolean;
+    remove?: boolean;
+    print?: boolean;
+    strict?: boolean;
+    env: Env;
+  },
+): Promise<McpIntegrateResult> {
+  if (!(AGENTS as readonly string[]).includes(agent))
+    throw new HagentError(
+      'USAGE',
+      `unknown agent ${JSON.stringify(agent)}`,
+      { agent },
+      `name one of: ${AGENTS.join(', ')}`,
+    );
   const a = agent as AgentName;
   const user = !!options.user;
   const strict = !!options.strict;
   const remove = !!options.remove;
-  const { parts, notes, strictMode } = plan(a, { user, strict, remove, root: options.root, env: options.env });
+  const { parts, notes, strictMode } = plan(a, {
+    user,
+    strict,
+    remove,
+    root: options.root,
+    env: options.env,
+  });
   const scope = user ? 'user' : 'project';
   const files: McpFileResult[] = [];
   // Every file is planned (and refused) before any is written.
   const writes: { file: string; text: string | null }[] = [];
   for (const part of parts) {
     if (options.print) {
-      files.push({ file: part.file, format: part.format, action: 'printed', snippet: part.snippet });
+      files.push({
+        file: part.file,
+        format: part.format,
+        action: 'printed',
+        snippet: part.snippet,
+      });
       continue;
     }
     const raw = await readTextOrNull(part.file);
@@ -358,14 +493,20 @@ export async function integrateMcp(agent: string, options: { root: string; user?
       const edit = part.edit!;
       had = JSON.stringify(edit(existing, true)) !== JSON.stringify(existing);
       const next = edit(existing, remove);
-      text = JSON.stringify(next) === JSON.stringify(existing) && raw !== null ? raw : `${JSON.stringify(next, null, 2)}\n`;
+      text =
+        JSON.stringify(next) === JSON.stringify(existing) && raw !== null
+          ? raw
+          : `${JSON.stringify(next, null, 2)}\n`;
     }
     let action: McpFileResult['action'];
     if (text === (raw ?? '') || (remove && raw === null)) action = 'unchanged';
     else action = remove ? 'removed' : had ? 'updated' : 'added';
     files.push({ file: part.file, format: part.format, action, snippet: part.snippet });
     if (action === 'unchanged') continue;
-    const emptied = remove && part.serversOnly && (part.format === 'json' ? text.trim() === '{}' : text.trim() === '');
+    const emptied =
+      remove &&
+      part.serversOnly &&
+      (part.format === 'json' ? text.trim() === '{}' : text.trim() === '');
     writes.push({ file: part.file, text: emptied ? null : text });
   }
   for (const w of writes) {
@@ -374,8 +515,27 @@ export async function integrateMcp(agent: string, options: { root: string; user?
   }
   const first = files[0]!;
   const changed = files.find((f) => f.action !== 'unchanged');
-  const action = first.action !== 'unchanged' ? first.action : changed ? (remove ? 'removed' : 'updated') : 'unchanged';
-  return { ok: true, agent: a, scope, mcp: true, strict, file: first.file, action, snippet: first.snippet, files, strictMode, notes };
+  const action =
+    first.action !== 'unchanged'
+      ? first.action
+      : changed
+        ? remove
+          ? 'removed'
+          : 'updated'
+        : 'unchanged';
+  return {
+    ok: true,
+    agent: a,
+    scope,
+    mcp: true,
+    strict,
+    file: first.file,
+    action,
+    snippet: first.snippet,
+    files,
+    strictMode,
+    notes,
+  };
 }
 
 /** One installed hagent MCP server and whether its command resolves. */
@@ -393,24 +553,41 @@ export interface InstalledMcpServer {
  * whether each command resolves (a server that cannot start leaves the agent without hagent's
  * tools; in strict mode, without any edit tool). Unreadable or invalid files are skipped.
  */
-export async function installedMcpServers(root: string | null, env: Env): Promise<InstalledMcpServer[]> {
+export async function installedMcpServers(
+  root: string | null,
+  env: Env,
+): Promise<InstalledMcpServer[]> {
   const out: InstalledMcpServer[] = [];
   for (const agent of AGENTS) {
-    const files = [...(root ? [mcpServerFile(agent, false, root, env)] : []), mcpServerFile(agent, true, root ?? '', env)];
+    const files = [
+      ...(root ? [mcpServerFile(agent, false, root, env)] : []),
+      mcpServerFile(agent, true, root ?? '', env),
+    ];
     for (const file of files) {
       const raw = await readTextOrNull(file).catch(() => null);
       if (raw === null) continue;
       let entry: unknown;
       try {
         const value = (agent === 'codex' ? parseToml(raw) : JSON.parse(raw)) as Json;
-        entry = ((agent === 'codex' ? value.mcp_servers : value.mcpServers) as Json | undefined)?.[MCP_SERVER];
+        entry = ((agent === 'codex' ? value.mcp_servers : value.mcpServers) as Json | undefined)?.[
+          MCP_SERVER
+        ];
       } catch {
         continue;
       }
       if (!isObject(entry) || typeof entry.command !== 'string') continue;
-      const args = Array.isArray(entry.args) ? entry.args.filter((x): x is string => typeof x === 'string') : [];
+      const args = Array.isArray(entry.args)
+        ? entry.args.filter((x): x is string => typeof x === 'string')
+        : [];
       const problem = await commandProblem([entry.command, ...args], env);
-      out.push({ agent, file, command: entry.command, args, resolves: problem === null, ...(problem ? { problem } : {}) });
+      out.push({
+        agent,
+        file,
+        command: entry.command,
+        args,
+        resolves: problem === null,
+        ...(problem ? { problem } : {}),
+      });
     }
   }
   return out;

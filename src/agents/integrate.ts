@@ -15,12 +15,34 @@ import { AGENTS, type AgentName } from './normalize.js';
 type Json = Record<string, unknown>;
 
 /** Where each agent keeps its hook file, relative to the repository or to the home folder. */
-export const HOOK_FILES: Record<AgentName, { project: string; user: (env: Readonly<Record<string, string | undefined>>, home: string) => string }> = {
-  claude: { project: '.claude/settings.json', user: (_e, home) => path.join(home, '.claude', 'settings.json') },
-  codex: { project: '.codex/hooks.json', user: (e, home) => path.join(e.CODEX_HOME ?? path.join(home, '.codex'), 'hooks.json') },
-  gemini: { project: '.gemini/settings.json', user: (_e, home) => path.join(home, '.gemini', 'settings.json') },
-  cursor: { project: '.cursor/hooks.json', user: (_e, home) => path.join(home, '.cursor', 'hooks.json') },
-  copilot: { project: '.github/hooks/hagent.json', user: (e, home) => path.join(e.COPILOT_HOME ?? path.join(home, '.copilot'), 'hooks', 'hagent.json') },
+export const HOOK_FILES: Record<
+  AgentName,
+  {
+    project: string;
+    user: (env: Readonly<Record<string, string | undefined>>, home: string) => string;
+  }
+> = {
+  claude: {
+    project: '.claude/settings.json',
+    user: (_e, home) => path.join(home, '.claude', 'settings.json'),
+  },
+  codex: {
+    project: '.codex/hooks.json',
+    user: (e, home) => path.join(e.CODEX_HOME ?? path.join(home, '.codex'), 'hooks.json'),
+  },
+  gemini: {
+    project: '.gemini/settings.json',
+    user: (_e, home) => path.join(home, '.gemini', 'settings.json'),
+  },
+  cursor: {
+    project: '.cursor/hooks.json',
+    user: (_e, home) => path.join(home, '.cursor', 'hooks.json'),
+  },
+  copilot: {
+    project: '.github/hooks/hagent.json',
+    user: (e, home) =>
+      path.join(e.COPILOT_HOME ?? path.join(home, '.copilot'), 'hooks', 'hagent.json'),
+  },
 };
 
 /** The command an installed hook runs: plain `hagent` on PATH (README: npm install -g . or npm link). */
@@ -31,8 +53,12 @@ export function installedHookCommand(agent: AgentName): string {
 /** True for a hook handler hagent installed (`command` or Copilot's `bash`). */
 function isOurs(handler: unknown): boolean {
   const h = handler as { command?: unknown; bash?: unknown } | null;
-  const cmd = typeof h?.command === 'string' ? h.command : typeof h?.bash === 'string' ? h.bash : null;
-  return cmd !== null && /(^|[\s/'"])hagent(\.cjs)?['"]?\s+hook\s+(claude|codex|gemini|cursor|copilot)\b/.test(cmd);
+  const cmd =
+    typeof h?.command === 'string' ? h.command : typeof h?.bash === 'string' ? h.bash : null;
+  return (
+    cmd !== null &&
+    /(^|[\s/'"])hagent(\.cjs)?['"]?\s+hook\s+(claude|codex|gemini|cursor|copilot)\b/.test(cmd)
+  );
 }
 
 /** An event's entries without hagent's handlers; a matcher group left with no handler goes. */
@@ -53,7 +79,11 @@ function strip(entries: unknown[]): unknown[] {
  */
 export function mergeHookConfig(existing: Json, ours: Json, remove: boolean): Json {
   const out: Json = { ...existing };
-  const hooks: Json = { ...((existing.hooks && typeof existing.hooks === 'object' && !Array.isArray(existing.hooks)) ? existing.hooks as Json : {}) };
+  const hooks: Json = {
+    ...(existing.hooks && typeof existing.hooks === 'object' && !Array.isArray(existing.hooks)
+      ? (existing.hooks as Json)
+      : {}),
+  };
   for (const [event, entries] of Object.entries(hooks)) {
     if (!Array.isArray(entries)) continue;
     const kept = strip(entries);
@@ -62,10 +92,11 @@ export function mergeHookConfig(existing: Json, ours: Json, remove: boolean): Js
   }
   if (!remove) {
     for (const [event, entries] of Object.entries((ours.hooks ?? {}) as Json)) {
-      const prior = Array.isArray(hooks[event]) ? hooks[event] as unknown[] : [];
+      const prior = Array.isArray(hooks[event]) ? (hooks[event] as unknown[]) : [];
       hooks[event] = [...prior, ...(entries as unknown[])];
     }
-    for (const [k, v] of Object.entries(ours)) if (k !== 'hooks' && out[k] === undefined) out[k] = v;
+    for (const [k, v] of Object.entries(ours))
+      if (k !== 'hooks' && out[k] === undefined) out[k] = v;
   }
   if (Object.keys(hooks).length) out.hooks = hooks;
   else delete out.hooks;
@@ -94,35 +125,72 @@ export interface IntegrateResult {
  * @throws HagentError USAGE (unknown agent), CONFIG_INVALID (the file is not a JSON object: it is
  *   left as it is).
  */
-export async function integrateAgent(agent: string, options: { root: string; user?: boolean; remove?: boolean; print?: boolean; env: Readonly<Record<string, string | undefined>> }): Promise<IntegrateResult> {
-  if (!(AGENTS as readonly string[]).includes(agent)) throw new HagentError('USAGE', `unknown agent ${JSON.stringify(agent)}`, { agent }, `name one of: ${AGENTS.join(', ')}`);
+export async function integrateAgent(
+  agent: string,
+  options: {
+    root: string;
+    user?: boolean;
+    remove?: boolean;
+    print?: boolean;
+    env: Readonly<Record<string, string | undefined>>;
+  },
+): Promise<IntegrateResult> {
+  if (!(AGENTS as readonly string[]).includes(agent))
+    throw new HagentError(
+      'USAGE',
+      `unknown agent ${JSON.stringify(agent)}`,
+      { agent },
+      `name one of: ${AGENTS.join(', ')}`,
+    );
   const a = agent as AgentName;
   const home = options.env.HOME ?? os.homedir();
-  const file = options.user ? HOOK_FILES[a].user(options.env, home) : path.join(options.root, HOOK_FILES[a].project);
+  const file = options.user
+    ? HOOK_FILES[a].user(options.env, home)
+    : path.join(options.root, HOOK_FILES[a].project);
   const snippet = agentHookFile(a, installedHookCommand(a), { worktrees: true });
   const scope = options.user ? 'user' : 'project';
-  if (options.print && !options.remove) return { ok: true, agent: a, scope, file, action: 'printed', snippet };
+  if (options.print && !options.remove)
+    return { ok: true, agent: a, scope, file, action: 'printed', snippet };
   const { raw, value: existing } = await readJsonObject(file);
   // --remove --print: the file as the removal would leave it (null: there is no file), written nowhere.
-  if (options.print) return { ok: true, agent: a, scope, file, action: 'printed', snippet: raw === null ? null : mergeHookConfig(existing, snippet, true), removal: true };
+  if (options.print)
+    return {
+      ok: true,
+      agent: a,
+      scope,
+      file,
+      action: 'printed',
+      snippet: raw === null ? null : mergeHookConfig(existing, snippet, true),
+      removal: true,
+    };
   const had = JSON.stringify(mergeHookConfig(existing, snippet, true)) !== JSON.stringify(existing);
   const next = mergeHookConfig(existing, snippet, !!options.remove);
   const text = `${JSON.stringify(next, null, 2)}\n`;
   const unchanged = raw !== null && JSON.stringify(next) === JSON.stringify(existing);
   if (unchanged) return { ok: true, agent: a, scope, file, action: 'unchanged', snippet };
-  if (options.remove && raw === null) return { ok: true, agent: a, scope, file, action: 'unchanged', snippet };
+  if (options.remove && raw === null)
+    return { ok: true, agent: a, scope, file, action: 'unchanged', snippet };
   // Copilot's file is hagent's alone: removing its hooks removes the file.
   if (options.remove && a === 'copilot' && Object.keys(next).every((k) => k === 'version')) {
     await fs.rm(file, { force: true });
     return { ok: true, agent: a, scope, file, action: 'removed', snippet };
   }
   await writeFileAtomic(file, text);
-  return { ok: true, agent: a, scope, file, action: options.remove ? 'removed' : had ? 'updated' : 'added', snippet };
+  return {
+    ok: true,
+    agent: a,
+    scope,
+    file,
+    action: options.remove ? 'removed' : had ? 'updated' : 'added',
+    snippet,
+  };
 }
 
 /** A file's text, or null when it does not exist. */
 export function readTextOrNull(file: string): Promise<string | null> {
-  return fs.readFile(file, 'utf8').catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? null : Promise.reject(e)));
+  return fs
+    .readFile(file, 'utf8')
+    .catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? null : Promise.reject(e)));
 }
 
 /**
@@ -142,9 +210,20 @@ export function parseJsonObject(file: string, raw: string | null): Json {
   try {
     parsed = JSON.parse(raw);
   } catch (e) {
-    throw new HagentError('CONFIG_INVALID', `${file} is not valid JSON (${(e as Error).message}); it was left as it is`, { path: file }, 'fix the file by hand (or move it away), then run hagent integrate again');
+    throw new HagentError(
+      'CONFIG_INVALID',
+      `${file} is not valid JSON (${(e as Error).message}); it was left as it is`,
+      { path: file },
+      'fix the file by hand (or move it away), then run hagent integrate again',
+    );
   }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new HagentError('CONFIG_INVALID', `${file} does not hold a JSON object; it was left as it is`, { path: file }, 'fix the file by hand, then run hagent integrate again');
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new HagentError(
+      'CONFIG_INVALID',
+      `${file} does not hold a JSON object; it was left as it is`,
+      { path: file },
+      'fix the file by hand, then run hagent integrate again',
+    );
   return parsed as Json;
 }
 
@@ -183,17 +262,31 @@ function executable(file: string): boolean {
 /** Resolves a command word as the agent's shell would: a path, or a name on PATH. */
 function resolves(word: string, env: Readonly<Record<string, string | undefined>>): boolean {
   if (word.includes('/')) return executable(word);
-  return (env.PATH ?? '').split(path.delimiter).filter(Boolean).some((d) => executable(path.join(d, word)));
+  return (env.PATH ?? '')
+    .split(path.delimiter)
+    .filter(Boolean)
+    .some((d) => executable(path.join(d, word)));
 }
 
 /**
  * Why a command (its words) would not start as the agent starts it, or null when it would: the
  * executable must resolve, and for `node FILE …` the file must exist.
  */
-export async function commandProblem(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<string | null> {
+export async function commandProblem(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<string | null> {
   const [word = '', script] = argv;
   if (!resolves(word, env)) return `${word} is not found${word.includes('/') ? '' : ' on PATH'}`;
-  if (/(^|\/)node$/.test(word) && script && !(await fs.stat(script).then(() => true, () => false))) return `${script} does not exist`;
+  if (
+    /(^|\/)node$/.test(word) &&
+    script &&
+    !(await fs.stat(script).then(
+      () => true,
+      () => false,
+    ))
+  )
+    return `${script} does not exist`;
   return null;
 }
 
@@ -202,11 +295,17 @@ export async function commandProblem(argv: readonly string[], env: Readonly<Reco
  * its command resolves (the executable, and for `node FILE …` the file too). Unreadable or
  * invalid files are skipped (the agent reports those itself).
  */
-export async function installedHooks(root: string | null, env: Readonly<Record<string, string | undefined>>): Promise<InstalledHook[]> {
+export async function installedHooks(
+  root: string | null,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<InstalledHook[]> {
   const home = env.HOME ?? os.homedir();
   const out: InstalledHook[] = [];
   for (const agent of AGENTS) {
-    const files = [...(root ? [path.join(root, HOOK_FILES[agent].project)] : []), HOOK_FILES[agent].user(env, home)];
+    const files = [
+      ...(root ? [path.join(root, HOOK_FILES[agent].project)] : []),
+      HOOK_FILES[agent].user(env, home),
+    ];
     for (const file of files) {
       let parsed: Json;
       try {
@@ -228,7 +327,13 @@ export async function installedHooks(root: string | null, env: Readonly<Record<s
       visit(parsed.hooks);
       for (const command of seen) {
         const problem = await commandProblem(words(command), env);
-        out.push({ agent, file, command, resolves: problem === null, ...(problem ? { problem } : {}) });
+        out.push({
+          agent,
+          file,
+          command,
+          resolves: problem === null,
+          ...(problem ? { problem } : {}),
+        });
       }
     }
   }

@@ -13,7 +13,16 @@ import path from 'node:path';
 import { HagentError } from '../errors.js';
 import { writeJsonFile } from '../fsx/index.js';
 import { readJournal } from '../journal/index.js';
-import { endSession, hagentDir, readSession, sessionStatus, startSession, type Drift, type RepoContext, type Session } from '../session/index.js';
+import {
+  endSession,
+  hagentDir,
+  readSession,
+  sessionStatus,
+  startSession,
+  type Drift,
+  type RepoContext,
+  type Session,
+} from '../session/index.js';
 import { ownedFilesPath } from '../sync/index.js';
 import { agentHookFile, claudeHooks, codexConfigArgs } from './config.js';
 import { agentMarkerEnv } from './marker.js';
@@ -21,12 +30,40 @@ import type { AgentName } from './normalize.js';
 
 /** What `hagent run` can launch, by the name the user types. */
 export const LAUNCHABLE = {
-  claude: { agent: 'claude', binary: 'claude', env: 'HAGENT_CLAUDE_BIN', install: 'npm install -g @anthropic-ai/claude-code' },
-  codex: { agent: 'codex', binary: 'codex', env: 'HAGENT_CODEX_BIN', install: 'npm install -g @openai/codex' },
-  gemini: { agent: 'gemini', binary: 'gemini', env: 'HAGENT_GEMINI_BIN', install: 'npm install -g @google/gemini-cli' },
-  'cursor-agent': { agent: 'cursor', binary: 'cursor-agent', env: 'HAGENT_CURSOR_AGENT_BIN', install: 'curl https://cursor.com/install -fsS | bash' },
-  copilot: { agent: 'copilot', binary: 'copilot', env: 'HAGENT_COPILOT_BIN', install: 'npm install -g @github/copilot' },
-} as const satisfies Record<string, { agent: AgentName; binary: string; env: string; install: string }>;
+  claude: {
+    agent: 'claude',
+    binary: 'claude',
+    env: 'HAGENT_CLAUDE_BIN',
+    install: 'npm install -g @anthropic-ai/claude-code',
+  },
+  codex: {
+    agent: 'codex',
+    binary: 'codex',
+    env: 'HAGENT_CODEX_BIN',
+    install: 'npm install -g @openai/codex',
+  },
+  gemini: {
+    agent: 'gemini',
+    binary: 'gemini',
+    env: 'HAGENT_GEMINI_BIN',
+    install: 'npm install -g @google/gemini-cli',
+  },
+  'cursor-agent': {
+    agent: 'cursor',
+    binary: 'cursor-agent',
+    env: 'HAGENT_CURSOR_AGENT_BIN',
+    install: 'curl https://cursor.com/install -fsS | bash',
+  },
+  copilot: {
+    agent: 'copilot',
+    binary: 'copilot',
+    env: 'HAGENT_COPILOT_BIN',
+    install: 'npm install -g @github/copilot',
+  },
+} as const satisfies Record<
+  string,
+  { agent: AgentName; binary: string; env: string; install: string }
+>;
 
 export type LaunchName = keyof typeof LAUNCHABLE;
 
@@ -39,7 +76,10 @@ export function shellQuote(word: string): string {
  * The agent's executable: `$HAGENT_<NAME>_BIN` when set, else the first `<binary>` on PATH.
  * @throws HagentError AGENT_NOT_INSTALLED with the install command as hint.
  */
-export function findAgentBinary(name: LaunchName, env: Readonly<Record<string, string | undefined>>): string {
+export function findAgentBinary(
+  name: LaunchName,
+  env: Readonly<Record<string, string | undefined>>,
+): string {
   const spec = LAUNCHABLE[name];
   const override = env[spec.env];
   if (override) return override;
@@ -52,28 +92,51 @@ export function findAgentBinary(name: LaunchName, env: Readonly<Record<string, s
       // not here
     }
   }
-  throw new HagentError('AGENT_NOT_INSTALLED', `${spec.binary} is not installed (not found on PATH)`, { agent: name }, `install it with: ${spec.install} (or point ${spec.env} at the executable)`);
+  throw new HagentError(
+    'AGENT_NOT_INSTALLED',
+    `${spec.binary} is not installed (not found on PATH)`,
+    { agent: name },
+    `install it with: ${spec.install} (or point ${spec.env} at the executable)`,
+  );
 }
 
 /** Files hagent writes inside a worktree for an agent without a per-run mechanism; sync leaves them out. */
-export const WORKTREE_HOOK_FILES: Partial<Record<AgentName, string>> = { gemini: '.gemini/settings.json', cursor: '.cursor/hooks.json', copilot: '.github/hooks/hagent.json' };
+export const WORKTREE_HOOK_FILES: Partial<Record<AgentName, string>> = {
+  gemini: '.gemini/settings.json',
+  cursor: '.cursor/hooks.json',
+  copilot: '.github/hooks/hagent.json',
+};
 
 /**
  * After the run: the hook file hagent put in the worktree goes again (unless the agent changed
  * it: then it stays, and sync adopts it like any other edit), with the folders it made if empty.
  */
-async function removeWorktreeHookFile(commonDir: string, session: Session, agent: AgentName): Promise<void> {
+async function removeWorktreeHookFile(
+  commonDir: string,
+  session: Session,
+  agent: AgentName,
+): Promise<void> {
   const rel = WORKTREE_HOOK_FILES[agent];
   if (!rel) return;
   const file = path.join(session.worktree, rel);
   const owned = ownedFilesPath(commonDir, session.id);
-  const wrote = (await fs.readFile(`${owned}.content`, 'utf8').catch(() => null));
+  const wrote = await fs.readFile(`${owned}.content`, 'utf8').catch(() => null);
   const now = await fs.readFile(file, 'utf8').catch(() => null);
   if (wrote !== null && now === wrote) await fs.rm(file, { force: true });
   await fs.rm(owned, { force: true });
   await fs.rm(`${owned}.content`, { force: true });
-  for (let dir = path.dirname(file); dir !== session.worktree && dir.startsWith(session.worktree); dir = path.dirname(dir)) {
-    if (!(await fs.rmdir(dir).then(() => true, () => false))) break;
+  for (
+    let dir = path.dirname(file);
+    dir !== session.worktree && dir.startsWith(session.worktree);
+    dir = path.dirname(dir)
+  ) {
+    if (
+      !(await fs.rmdir(dir).then(
+        () => true,
+        () => false,
+      ))
+    )
+      break;
   }
 }
 
@@ -89,12 +152,23 @@ export interface LaunchPlan {
  * the worktree for Cursor and Copilot) and builds the agent's argv: its own flags, then `args`.
  * `hookCommand` is how the agent starts hagent's hook (e.g. `'node' '/…/hagent.cjs' hook`).
  */
-export async function prepareLaunch(commonDir: string, session: Session, name: LaunchName, binary: string, args: readonly string[], hookCommand: string): Promise<LaunchPlan> {
+export async function prepareLaunch(
+  commonDir: string,
+  session: Session,
+  name: LaunchName,
+  binary: string,
+  args: readonly string[],
+  hookCommand: string,
+): Promise<LaunchPlan> {
   const agent = LAUNCHABLE[name].agent;
   const command = `${hookCommand} ${agent}`;
   const runDir = path.join(hagentDir(commonDir), 'agents', session.id);
   // The marker: a hagent the agent runs refuses the human's verbs (land, approve, session end, …).
-  const env: Record<string, string> = { HAGENT_SESSION: session.id, HAGENT_WORKTREE: session.worktree, ...agentMarkerEnv(session.id) };
+  const env: Record<string, string> = {
+    HAGENT_SESSION: session.id,
+    HAGENT_WORKTREE: session.worktree,
+    ...agentMarkerEnv(session.id),
+  };
   switch (agent) {
     case 'claude': {
       const file = path.join(runDir, 'claude-settings.json');
@@ -102,7 +176,12 @@ export async function prepareLaunch(commonDir: string, session: Session, name: L
       return { command: binary, args: ['--settings', file, ...args], env };
     }
     case 'codex': {
-      const own = ['-C', session.worktree, '--dangerously-bypass-hook-trust', ...codexConfigArgs(command)];
+      const own = [
+        '-C',
+        session.worktree,
+        '--dangerously-bypass-hook-trust',
+        ...codexConfigArgs(command),
+      ];
       const [first, ...rest] = args;
       const sub = first === 'exec' || first === 'e' ? [first, ...own, ...rest] : [...own, ...args];
       return { command: binary, args: sub, env };
@@ -112,11 +191,23 @@ export async function prepareLaunch(commonDir: string, session: Session, name: L
     case 'copilot': {
       const rel = WORKTREE_HOOK_FILES[agent]!;
       const file = path.join(session.worktree, rel);
-      const exists = await fs.lstat(file).then(() => true, () => false);
-      if (exists) throw new HagentError('UNSUPPORTED_FILE', `${rel} already exists in the session worktree`, { path: rel }, `add hagent's hooks to it with: hagent integrate ${agent} (inside the worktree), then start ${LAUNCHABLE[name].binary} there`);
+      const exists = await fs.lstat(file).then(
+        () => true,
+        () => false,
+      );
+      if (exists)
+        throw new HagentError(
+          'UNSUPPORTED_FILE',
+          `${rel} already exists in the session worktree`,
+          { path: rel },
+          `add hagent's hooks to it with: hagent integrate ${agent} (inside the worktree), then start ${LAUNCHABLE[name].binary} there`,
+        );
       await writeJsonFile(file, agentHookFile(agent, command));
       await writeJsonFile(ownedFilesPath(commonDir, session.id), [rel]);
-      await fs.writeFile(`${ownedFilesPath(commonDir, session.id)}.content`, await fs.readFile(file, 'utf8'));
+      await fs.writeFile(
+        `${ownedFilesPath(commonDir, session.id)}.content`,
+        await fs.readFile(file, 'utf8'),
+      );
       return { command: binary, args: [...args], env };
     }
   }
@@ -126,19 +217,34 @@ export async function prepareLaunch(commonDir: string, session: Session, name: L
  * Runs the agent in the worktree with the terminal (stdin, stdout, stderr inherited) and resolves
  * with its exit status (128 + signal number when killed). Ctrl-C goes to the agent, not hagent.
  */
-export function runAgentProcess(plan: LaunchPlan, cwd: string, env: Readonly<Record<string, string | undefined>>): Promise<number> {
+export function runAgentProcess(
+  plan: LaunchPlan,
+  cwd: string,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<number> {
   return new Promise((resolve, reject) => {
-    const child = spawn(plan.command, plan.args, { cwd, stdio: 'inherit', env: { ...env, ...plan.env } });
+    const child = spawn(plan.command, plan.args, {
+      cwd,
+      stdio: 'inherit',
+      env: { ...env, ...plan.env },
+    });
     const ignore = () => undefined;
     process.on('SIGINT', ignore);
     child.on('error', (e) => {
       process.off('SIGINT', ignore);
-      reject(new HagentError('AGENT_NOT_INSTALLED', `${plan.command} could not be started: ${e.message}`, { command: plan.command }, 'check that the agent is installed and executable'));
+      reject(
+        new HagentError(
+          'AGENT_NOT_INSTALLED',
+          `${plan.command} could not be started: ${e.message}`,
+          { command: plan.command },
+          'check that the agent is installed and executable',
+        ),
+      );
     });
     child.on('close', (code, signal) => {
       process.off('SIGINT', ignore);
       const signals: Record<string, number> = { SIGINT: 2, SIGTERM: 15, SIGKILL: 9, SIGHUP: 1 };
-      resolve(code ?? 128 + (signal ? signals[signal] ?? 1 : 1));
+      resolve(code ?? 128 + (signal ? (signals[signal] ?? 1) : 1));
     });
   });
 }
@@ -175,16 +281,38 @@ export interface RunResult {
  * @throws HagentError AGENT_NOT_INSTALLED (before any session is made), SESSION_NOT_FOUND,
  *   and session start's codes.
  */
-export async function runAgent(ctx: RepoContext, name: LaunchName, options: { name?: string; base?: string; session?: string; args: readonly string[]; hookCommand: string; env: Readonly<Record<string, string | undefined>> }): Promise<RunResult> {
+export async function runAgent(
+  ctx: RepoContext,
+  name: LaunchName,
+  options: {
+    name?: string;
+    base?: string;
+    session?: string;
+    args: readonly string[];
+    hookCommand: string;
+    env: Readonly<Record<string, string | undefined>>;
+  },
+): Promise<RunResult> {
   const binary = findAgentBinary(name, options.env);
   let session: Session;
   if (options.session !== undefined) session = await readSession(ctx.commonDir, options.session);
   else {
-    const started = await startSession(ctx, { ...(options.name !== undefined ? { name: options.name } : {}), ...(options.base !== undefined ? { base: options.base } : {}), env: options.env });
+    const started = await startSession(ctx, {
+      ...(options.name !== undefined ? { name: options.name } : {}),
+      ...(options.base !== undefined ? { base: options.base } : {}),
+      env: options.env,
+    });
     session = await readSession(ctx.commonDir, started.id);
   }
   const since = new Date().toISOString();
-  const plan = await prepareLaunch(ctx.commonDir, session, name, binary, options.args, options.hookCommand);
+  const plan = await prepareLaunch(
+    ctx.commonDir,
+    session,
+    name,
+    binary,
+    options.args,
+    options.hookCommand,
+  );
   let exitCode: number;
   try {
     exitCode = await runAgentProcess(plan, session.worktree, options.env);
@@ -199,15 +327,34 @@ export async function runAgent(ctx: RepoContext, name: LaunchName, options: { na
   // asked to keep: a session this run started is ended as `session end` ends an empty one (which
   // itself refuses anything with work). A resumed session is never ended here.
   let removed = false;
-  if (options.session === undefined && exitCode !== 0 && status.commits === 0 && status.changed.length === 0 && outside.length === 0 && !status.interrupted && !status.drift) {
-    removed = await endSession(ctx, session.id).then(() => true, () => false);
+  if (
+    options.session === undefined &&
+    exitCode !== 0 &&
+    status.commits === 0 &&
+    status.changed.length === 0 &&
+    outside.length === 0 &&
+    !status.interrupted &&
+    !status.drift
+  ) {
+    removed = await endSession(ctx, session.id).then(
+      () => true,
+      () => false,
+    );
   }
   return {
-    ok: true, agent: name, session: session.id, worktree: session.worktree, exitCode,
+    ok: true,
+    agent: name,
+    session: session.id,
+    worktree: session.worktree,
+    exitCode,
     commits: status.commits,
     files: status.changed.map((f) => ({ path: f.path, status: f.status })),
-    blocked: journal.entries.filter((e) => e.time >= since && e.code !== 'OUTSIDE_CHANGED').map((e) => ({ code: e.code ?? 'UNKNOWN', message: e.message ?? '' })),
-    outsideChanged: journal.entries.filter((e) => e.time >= since && e.code === 'OUTSIDE_CHANGED').map((e) => ({ message: e.message ?? '', hint: e.hint ?? '' })),
+    blocked: journal.entries
+      .filter((e) => e.time >= since && e.code !== 'OUTSIDE_CHANGED')
+      .map((e) => ({ code: e.code ?? 'UNKNOWN', message: e.message ?? '' })),
+    outsideChanged: journal.entries
+      .filter((e) => e.time >= since && e.code === 'OUTSIDE_CHANGED')
+      .map((e) => ({ message: e.message ?? '', hint: e.hint ?? '' })),
     drift: status.drift,
     outsideEdits: outside,
     removed,

@@ -26,12 +26,19 @@ export function agentMarkerEnv(sessionId: string): Record<string, string> {
  * `what` names the command as typed (e.g. `hagent land`). Nothing has been read or written yet:
  * call it first. @throws HagentError HUMAN_ONLY.
  */
-export function refuseForAgent(env: Readonly<Record<string, string | undefined>>, what: string): void {
+export function refuseForAgent(
+  env: Readonly<Record<string, string | undefined>>,
+  what: string,
+): void {
   const value = env[AGENT_MARKER];
   if (value === undefined || value === '') return;
-  throw new HagentError('HUMAN_ONLY', `${what} is for the human: run it from your own shell`, { command: what, marker: AGENT_MARKER, session: value },
+  throw new HagentError(
+    'HUMAN_ONLY',
+    `${what} is for the human: run it from your own shell`,
+    { command: what, marker: AGENT_MARKER, session: value },
     // The way round (unsetting the marker) is in the README for the human, not here for the agent.
-    `nothing was changed; an agent cannot ${verbOf(what)}: tell the user the work is ready and ask them to run ${what} in their own terminal`);
+    `nothing was changed; an agent cannot ${verbOf(what)}: tell the user the work is ready and ask them to run ${what} in their own terminal`,
+  );
 }
 
 function verbOf(what: string): string {

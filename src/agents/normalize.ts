@@ -12,7 +12,15 @@ export const AGENTS = ['claude', 'codex', 'gemini', 'cursor', 'copilot'] as cons
 export type AgentName = (typeof AGENTS)[number];
 
 /** What happens in hagent's terms. */
-export type EventKind = 'pre-tool' | 'post-tool' | 'stop' | 'session-start' | 'session-end' | 'worktree-create' | 'worktree-remove' | 'other';
+export type EventKind =
+  | 'pre-tool'
+  | 'post-tool'
+  | 'stop'
+  | 'session-start'
+  | 'session-end'
+  | 'worktree-create'
+  | 'worktree-remove'
+  | 'other';
 /** What the tool does: writes files natively, runs a shell command, sends a patch, or something hagent leaves alone. */
 export type ToolAction = 'edit' | 'shell' | 'patch' | 'other';
 
@@ -37,17 +45,49 @@ export interface AgentEvent {
 }
 
 const KINDS: Record<string, EventKind> = {
-  pretooluse: 'pre-tool', beforetool: 'pre-tool', beforeshellexecution: 'pre-tool', 'pre-tool': 'pre-tool',
-  posttooluse: 'post-tool', aftertool: 'post-tool', afterfileedit: 'post-tool', aftershellexecution: 'post-tool', 'post-tool': 'post-tool',
-  stop: 'stop', subagentstop: 'stop', afteragent: 'stop', agentstop: 'stop',
-  sessionstart: 'session-start', 'session-start': 'session-start',
-  sessionend: 'session-end', 'session-end': 'session-end',
-  worktreecreate: 'worktree-create', 'worktree-create': 'worktree-create',
-  worktreeremove: 'worktree-remove', 'worktree-remove': 'worktree-remove',
+  pretooluse: 'pre-tool',
+  beforetool: 'pre-tool',
+  beforeshellexecution: 'pre-tool',
+  'pre-tool': 'pre-tool',
+  posttooluse: 'post-tool',
+  aftertool: 'post-tool',
+  afterfileedit: 'post-tool',
+  aftershellexecution: 'post-tool',
+  'post-tool': 'post-tool',
+  stop: 'stop',
+  subagentstop: 'stop',
+  afteragent: 'stop',
+  agentstop: 'stop',
+  sessionstart: 'session-start',
+  'session-start': 'session-start',
+  sessionend: 'session-end',
+  'session-end': 'session-end',
+  worktreecreate: 'worktree-create',
+  'worktree-create': 'worktree-create',
+  worktreeremove: 'worktree-remove',
+  'worktree-remove': 'worktree-remove',
 };
 
-const EDIT_TOOLS = new Set(['write', 'edit', 'multiedit', 'notebookedit', 'write_file', 'replace', 'create', 'strreplace', 'delete']);
-const SHELL_TOOLS = new Set(['bash', 'shell', 'exec_command', 'local_shell', 'run_shell_command', 'container.exec', 'unified_exec']);
+const EDIT_TOOLS = new Set([
+  'write',
+  'edit',
+  'multiedit',
+  'notebookedit',
+  'write_file',
+  'replace',
+  'create',
+  'strreplace',
+  'delete',
+]);
+const SHELL_TOOLS = new Set([
+  'bash',
+  'shell',
+  'exec_command',
+  'local_shell',
+  'run_shell_command',
+  'container.exec',
+  'unified_exec',
+]);
 const PATCH_TOOLS = new Set(['apply_patch']);
 
 /** The kind of an agent's event name (case and dashes ignored); 'other' for events hagent leaves alone. */
@@ -65,7 +105,8 @@ export function toolAction(tool: string): ToolAction {
 }
 
 const str = (v: unknown): string | null => (typeof v === 'string' && v.length > 0 ? v : null);
-const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+const obj = (v: unknown): Record<string, unknown> =>
+  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 
 /** Copilot's `toolArgs` is a JSON string for most tools and the raw patch for apply_patch. */
 function parseArgs(v: unknown): unknown {
@@ -83,8 +124,12 @@ function parseArgs(v: unknown): unknown {
  */
 export function patchPaths(patch: string): string[] {
   const out: string[] = [];
-  for (const m of patch.matchAll(/^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$/gm)) out.push(m[1]!);
-  for (const m of patch.matchAll(/^\+\+\+ (?:b\/)?(.+?)\s*$/gm)) if (m[1] !== '/dev/null') out.push(m[1]!);
+  for (const m of patch.matchAll(
+    /^\*\*\* (?:Add File|Update File|Delete File|Move to): (.+?)\s*$/gm,
+  ))
+    out.push(m[1]!);
+  for (const m of patch.matchAll(/^\+\+\+ (?:b\/)?(.+?)\s*$/gm))
+    if (m[1] !== '/dev/null') out.push(m[1]!);
   return [...new Set(out)];
 }
 
@@ -103,13 +148,19 @@ function commandText(v: unknown): string | null {
  * Never throws: an event hagent does not know is kind 'other', a tool it does not know is
  * action 'other'.
  */
-export function normalizeEvent(agent: AgentName, eventArg: string | undefined, payload: unknown): AgentEvent {
+export function normalizeEvent(
+  agent: AgentName,
+  eventArg: string | undefined,
+  payload: unknown,
+): AgentEvent {
   const p = obj(payload);
   const eventName = str(p.hook_event_name) ?? str(p.hookEventName) ?? eventArg ?? '';
   const kind = eventKind(eventName);
   let tool = str(p.tool_name) ?? str(p.toolName) ?? '';
   let input: unknown = p.tool_input ?? parseArgs(p.toolArgs) ?? {};
-  const roots = Array.isArray(p.workspace_roots) ? p.workspace_roots.filter((r): r is string => typeof r === 'string') : [];
+  const roots = Array.isArray(p.workspace_roots)
+    ? p.workspace_roots.filter((r): r is string => typeof r === 'string')
+    : [];
   const cwd = str(p.cwd) ?? roots[0] ?? null;
   // Cursor's dedicated events carry their fields at the top level.
   const lower = eventName.toLowerCase();
@@ -126,7 +177,10 @@ export function normalizeEvent(agent: AgentName, eventArg: string | undefined, p
   let command: string | null = null;
   let paths: string[] = [];
   if (action === 'patch') {
-    patch = typeof input === 'string' ? input : str(args.command) ?? str(args.patch) ?? str(args.input) ?? commandText(args.command);
+    patch =
+      typeof input === 'string'
+        ? input
+        : (str(args.command) ?? str(args.patch) ?? str(args.input) ?? commandText(args.command));
     paths = patch ? patchPaths(patch) : [];
   } else if (action === 'shell') {
     command = commandText(args.command) ?? commandText(args.cmd) ?? str(args.script);
@@ -140,13 +194,28 @@ export function normalizeEvent(agent: AgentName, eventArg: string | undefined, p
       }
     }
   } else if (action === 'edit') {
-    const one = str(args.file_path) ?? str(args.notebook_path) ?? str(args.path) ?? str(args.filePath) ?? str(args.absolute_path) ?? str(p.file_path);
+    const one =
+      str(args.file_path) ??
+      str(args.notebook_path) ??
+      str(args.path) ??
+      str(args.filePath) ??
+      str(args.absolute_path) ??
+      str(p.file_path);
     if (one) paths = [one];
   }
   const event: AgentEvent = {
-    agent, kind, eventName, tool, action,
-    toolUseId: str(p.tool_use_id) ?? str(p.toolUseId) ?? str(p.tool_call_id) ?? str(p.generation_id) ?? null,
-    cwd, paths, command, patch, input,
+    agent,
+    kind,
+    eventName,
+    tool,
+    action,
+    toolUseId:
+      str(p.tool_use_id) ?? str(p.toolUseId) ?? str(p.tool_call_id) ?? str(p.generation_id) ?? null,
+    cwd,
+    paths,
+    command,
+    patch,
+    input,
   };
   if (kind === 'worktree-create') {
     const name = str(p.name) ?? str(p.worktree_name) ?? str(p.slug);

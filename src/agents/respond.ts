@@ -25,9 +25,17 @@ export function block(agent: AgentName, event: AgentEvent, reason: string): Hook
   const text = reason.trim();
   switch (agent) {
     case 'cursor':
-      return { exitCode: 0, stdout: `${JSON.stringify({ permission: 'deny', continue: true, user_message: text.split('\n')[0], agent_message: text })}\n`, stderr: '' };
+      return {
+        exitCode: 0,
+        stdout: `${JSON.stringify({ permission: 'deny', continue: true, user_message: text.split('\n')[0], agent_message: text })}\n`,
+        stderr: '',
+      };
     case 'copilot':
-      return { exitCode: 0, stdout: `${JSON.stringify({ permissionDecision: 'deny', permissionDecisionReason: text })}\n`, stderr: '' };
+      return {
+        exitCode: 0,
+        stdout: `${JSON.stringify({ permissionDecision: 'deny', permissionDecisionReason: text })}\n`,
+        stderr: '',
+      };
     case 'gemini':
       return { exitCode: 2, stdout: '', stderr: `${text}\n` };
     case 'claude':
@@ -43,7 +51,11 @@ export function block(agent: AgentName, event: AgentEvent, reason: string): Hook
  */
 export function withContext(agent: AgentName, event: AgentEvent, context: string): HookAnswer {
   if (agent === 'claude' && (event.kind === 'post-tool' || event.kind === 'session-start')) {
-    return { exitCode: 0, stdout: `${JSON.stringify({ hookSpecificOutput: { hookEventName: event.eventName, additionalContext: context } })}\n`, stderr: '' };
+    return {
+      exitCode: 0,
+      stdout: `${JSON.stringify({ hookSpecificOutput: { hookEventName: event.eventName, additionalContext: context } })}\n`,
+      stderr: '',
+    };
   }
   return noEffect(agent);
 }
@@ -56,7 +68,11 @@ export function withContext(agent: AgentName, event: AgentEvent, context: string
  */
 export function warnAfterTool(agent: AgentName, event: AgentEvent, text: string): HookAnswer {
   if ((agent === 'claude' || agent === 'gemini') && event.kind === 'post-tool') {
-    return { exitCode: 0, stdout: `${JSON.stringify({ systemMessage: text.split('\n')[0], hookSpecificOutput: { hookEventName: event.eventName, additionalContext: text } })}\n`, stderr: '' };
+    return {
+      exitCode: 0,
+      stdout: `${JSON.stringify({ systemMessage: text.split('\n')[0], hookSpecificOutput: { hookEventName: event.eventName, additionalContext: text } })}\n`,
+      stderr: '',
+    };
   }
   return noEffect(agent, text);
 }

@@ -12,7 +12,15 @@ const HEADER = /^\s*(\[\[?)\s*([A-Za-z0-9_\-."' ]+?)\s*\]\]?\s*(#.*)?$/;
 
 /** A header's dotted name without quotes or spaces (`mcp_servers."hagent"` → `mcp_servers.hagent`). */
 function normalName(name: string): string {
-  return name.split('.').map((part) => part.trim().replace(/^"(.*)"$/, '$1').replace(/^'(.*)'$/, '$1')).join('.');
+  return name
+    .split('.')
+    .map((part) =>
+      part
+        .trim()
+        .replace(/^"(.*)"$/, '$1')
+        .replace(/^'(.*)'$/, '$1'),
+    )
+    .join('.');
 }
 
 interface Block {
@@ -43,7 +51,8 @@ function toLines(text: string): string[] {
   return lines;
 }
 
-const fromLines = (lines: readonly string[]): string => (lines.length ? `${lines.join('\n')}\n` : '');
+const fromLines = (lines: readonly string[]): string =>
+  lines.length ? `${lines.join('\n')}\n` : '';
 
 /** Lines appended at the end, one blank line apart from what is there. */
 function append(lines: string[], added: readonly string[]): string[] {
@@ -59,7 +68,9 @@ function append(lines: string[], added: readonly string[]): string[] {
  */
 export function setTable(text: string, table: string, body: readonly string[] | null): string {
   const lines = toLines(text);
-  const ours = blocks(lines).filter((b) => b.name !== null && (b.name === table || b.name.startsWith(`${table}.`)));
+  const ours = blocks(lines).filter(
+    (b) => b.name !== null && (b.name === table || b.name.startsWith(`${table}.`)),
+  );
   const added = body ? [`[${table}]`, ...body] : [];
   if (!ours.length) return body ? fromLines(append(lines, added)) : text;
   const out: string[] = [];

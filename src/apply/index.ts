@@ -11,19 +11,97 @@ import path from 'node:path';
 import { trace } from '../trace/index.js';
 import { HagentError, isHagentError } from '../errors.js';
 import {
-  blobId, worktreeGitDirSync, gitText, readLooseObject, formatOfOid, submodulesOf, runGit, literalPathspec, conversionsOf, type Conversions, storedBlobIds, storeConverted, assertDriversAvailable, diffTrees, entriesAt, readCommitTrees, resolveCommit, updateIndex, updateRefCas, writeBlobsFromPaths, writeTreeWithChanges, looseObjectStore, writeLooseObject, updateRefDirect, writeCommit, type LooseObjectStore,
-  type CommitTrees, type IndexEntryUpdate, type CatFileBatch,
+  blobId,
+  worktreeGitDirSync,
+  gitText,
+  readLooseObject,
+  formatOfOid,
+  submodulesOf,
+  runGit,
+  literalPathspec,
+  conversionsOf,
+  type Conversions,
+  storedBlobIds,
+  storeConverted,
+  assertDriversAvailable,
+  diffTrees,
+  entriesAt,
+  readCommitTrees,
+  resolveCommit,
+  updateIndex,
+  updateRefCas,
+  writeBlobsFromPaths,
+  writeTreeWithChanges,
+  looseObjectStore,
+  writeLooseObject,
+  updateRefDirect,
+  writeCommit,
+  type LooseObjectStore,
+  type CommitTrees,
+  type IndexEntryUpdate,
+  type CatFileBatch,
 } from '../git/index.js';
-import { discardStaged, fsyncPaths, publishStaged, readEntry, restoreIfOurs, stageWrites, type Staged, type TargetWrite } from '../fsx/index.js';
+import {
+  discardStaged,
+  fsyncPaths,
+  publishStaged,
+  readEntry,
+  restoreIfOurs,
+  stageWrites,
+  type Staged,
+  type TargetWrite,
+} from '../fsx/index.js';
 import { assertPreApplyAccepted, runUserHook } from '../user-hooks/index.js';
-import { guardedWrite, intentPath, removeIntent, storeNote, writeIntent, watchTargets, type Intent, type Recovery, type TargetWatch } from '../transaction/index.js';
+import {
+  guardedWrite,
+  intentPath,
+  removeIntent,
+  storeNote,
+  writeIntent,
+  watchTargets,
+  type Intent,
+  type Recovery,
+  type TargetWatch,
+} from '../transaction/index.js';
 import { parsePatch, pathsToRead, planPatch, type ResultFile } from '../patch/index.js';
-import type { FileMode, FileState, Leniency, ParsedPatch, PatchOp, Plan, PlannedFile } from '../patch/types.js';
-import { checkLimits, checkPath, confirmationReasons, relativizeAbsolute, type AbsoluteRoots, type ChangeSize, type Policy } from '../policy/index.js';
+import type {
+  FileMode,
+  FileState,
+  Leniency,
+  ParsedPatch,
+  PatchOp,
+  Plan,
+  PlannedFile,
+} from '../patch/types.js';
+import {
+  checkLimits,
+  checkPath,
+  confirmationReasons,
+  relativizeAbsolute,
+  type AbsoluteRoots,
+  type ChangeSize,
+  type Policy,
+} from '../policy/index.js';
 import { loadConfig } from '../config/index.js';
 import type { EffectiveConfig } from '../policy/index.js';
-import { guardTarget, readSessionRefs, retireRedo, sessionRef, type RepoContext, type Session } from '../session/index.js';
-import { assertResolvedBy, concludeMerge, mergedTreeWith, moveConflictRecord, readMergeState, restoreUnmerged, unresolvedAfter, type MergeState } from '../update/index.js';
+import {
+  guardTarget,
+  readSessionRefs,
+  retireRedo,
+  sessionRef,
+  type RepoContext,
+  type Session,
+} from '../session/index.js';
+import {
+  assertResolvedBy,
+  concludeMerge,
+  mergedTreeWith,
+  moveConflictRecord,
+  readMergeState,
+  restoreUnmerged,
+  unresolvedAfter,
+  type MergeState,
+} from '../update/index.js';
 import { mergeCommitMessage } from '../sync/index.js';
 
 /** What a confirmation prompt is shown (patch-language.md §5b). */
@@ -133,7 +211,11 @@ export interface ApplyResult {
  * absolute path stays denied.
  * @throws HagentError PATH_DENIED. Rule: patch-language.md §5b.
  */
-export function checkOpPaths(parsed: ParsedPatch, policy: Policy, roots?: AbsoluteRoots): ParsedPatch {
+export function checkOpPaths(
+  parsed: ParsedPatch,
+  policy: Policy,
+  roots?: AbsoluteRoots,
+): ParsedPatch {
   const leniencies = [...parsed.leniencies];
   const warnings = [...(parsed.warnings ?? [])];
   const local = (raw: string): string => {
@@ -142,10 +224,19 @@ export function checkOpPaths(parsed: ParsedPatch, policy: Policy, roots?: Absolu
     if (r.kind === 'relative') return raw;
     const l: Leniency = r.kind === 'worktree' ? 'absolute-path' : 'main-checkout-path';
     if (!leniencies.includes(l)) leniencies.push(l);
-    if (r.kind === 'main-checkout') warnings.push(`${raw} is in the main checkout (${r.root}); hagent changed the session's copy, ${r.path}, instead: the main checkout changes only when the session lands`);
+    if (r.kind === 'main-checkout')
+      warnings.push(
+        `${raw} is in the main checkout (${r.root}); hagent changed the session's copy, ${r.path}, instead: the main checkout changes only when the session lands`,
+      );
     return r.path;
   };
-  const cwd = parsed.cwd ? checkPath(local(parsed.cwd), { ...policy, deniedPaths: [], suffixes: { mode: 'deny', list: [] } }) : '';
+  const cwd = parsed.cwd
+    ? checkPath(local(parsed.cwd), {
+        ...policy,
+        deniedPaths: [],
+        suffixes: { mode: 'deny', list: [] },
+      })
+    : '';
   const check = (raw: string): string => checkPath(local(raw), policy, cwd);
   const ops = parsed.ops.map((op): PatchOp => {
     const path = check(op.path);
@@ -155,7 +246,8 @@ export function checkOpPaths(parsed: ParsedPatch, policy: Policy, roots?: Absolu
       if (op.altPath !== undefined) out.altPath = check(op.altPath);
       return out;
     }
-    if (op.kind === 'add' && op.copyFrom !== undefined) return { ...op, path, copyFrom: check(op.copyFrom) };
+    if (op.kind === 'add' && op.copyFrom !== undefined)
+      return { ...op, path, copyFrom: check(op.copyFrom) };
     return { ...op, path };
   });
   const out: ParsedPatch = { ...parsed, ops, leniencies };
@@ -167,17 +259,31 @@ export function checkOpPaths(parsed: ParsedPatch, policy: Policy, roots?: Absolu
  * The folders an absolute patch path may name (patch-language.md §5b): the session worktree and
  * the user's main checkout, each also through resolved symlinks.
  */
-export async function absoluteRoots(worktree: string, mainCheckout: string | null): Promise<AbsoluteRoots> {
+export async function absoluteRoots(
+  worktree: string,
+  mainCheckout: string | null,
+): Promise<AbsoluteRoots> {
   const both = async (p: string): Promise<string[]> => {
     const real = await fs.realpath(p).catch(() => p);
     return [...new Set([path.resolve(p), real])];
   };
-  return { worktree: await both(worktree), mainCheckout: mainCheckout ? await both(mainCheckout) : [] };
+  return {
+    worktree: await both(worktree),
+    mainCheckout: mainCheckout ? await both(mainCheckout) : [],
+  };
 }
 
 /** `plan` with the warnings checkOpPaths left on `parsed` in front of its own. Pure. */
 function withPathWarnings<P extends { warnings: string[] }>(plan: P, parsed: ParsedPatch): P {
-  return parsed.warnings?.length ? { ...plan, warnings: [...parsed.warnings, ...plan.warnings.filter((w) => !parsed.warnings!.includes(w))] } : plan;
+  return parsed.warnings?.length
+    ? {
+        ...plan,
+        warnings: [
+          ...parsed.warnings,
+          ...plan.warnings.filter((w) => !parsed.warnings!.includes(w)),
+        ],
+      }
+    : plan;
 }
 
 /** `parsed` with its paths taken inside `cwd` (a heredoc's own `cd DIR` inside that). Pure. */
@@ -203,25 +309,50 @@ function modeBits(mode: FileMode): number {
  * Reads what the planner needs from `worktree`, refusing a symlink in any path component.
  * @throws HagentError PATH_DENIED naming the symlinked component (patch-language.md §5b).
  */
-export async function readSnapshot(worktree: string, paths: readonly string[]): Promise<Map<string, FileState>> {
+export async function readSnapshot(
+  worktree: string,
+  paths: readonly string[],
+): Promise<Map<string, FileState>> {
   const snapshot = new Map<string, FileState>();
-  await Promise.all(paths.map(async (p) => {
-    const e = await readEntry(worktree, p);
-    if (e.kind === 'symlink') {
-      throw new HagentError('PATH_DENIED', `${p}: ${e.component} is a symbolic link`, { path: p, component: e.component }, 'hagent never writes through a symlink; name the real file inside the worktree');
-    }
-    if (e.kind === 'file') snapshot.set(p, { kind: 'file', bytes: e.bytes, mode: e.executable ? '100755' : '100644' });
-    else if (e.kind === 'directory') snapshot.set(p, { kind: 'directory', files: await filesUnder(path.join(worktree, p)) });
-    else if (e.kind === 'missing') snapshot.set(p, e.underFile === undefined ? { kind: 'missing' } : { kind: 'missing', underFile: e.underFile });
-    else snapshot.set(p, { kind: e.kind });
-  }));
+  await Promise.all(
+    paths.map(async (p) => {
+      const e = await readEntry(worktree, p);
+      if (e.kind === 'symlink') {
+        throw new HagentError(
+          'PATH_DENIED',
+          `${p}: ${e.component} is a symbolic link`,
+          { path: p, component: e.component },
+          'hagent never writes through a symlink; name the real file inside the worktree',
+        );
+      }
+      if (e.kind === 'file')
+        snapshot.set(p, { kind: 'file', bytes: e.bytes, mode: e.executable ? '100755' : '100644' });
+      else if (e.kind === 'directory')
+        snapshot.set(p, { kind: 'directory', files: await filesUnder(path.join(worktree, p)) });
+      else if (e.kind === 'missing')
+        snapshot.set(
+          p,
+          e.underFile === undefined
+            ? { kind: 'missing' }
+            : { kind: 'missing', underFile: e.underFile },
+        );
+      else snapshot.set(p, { kind: e.kind });
+    }),
+  );
   return snapshot;
 }
 
 /** Every non-folder entry below `dir`, relative and `/`-separated (a patch may empty a folder and put a file in its place). */
 async function filesUnder(dir: string): Promise<string[]> {
   const entries = await fs.readdir(dir, { recursive: true, withFileTypes: true });
-  return entries.filter((e) => !e.isDirectory()).map((e) => path.relative(dir, path.join(e.parentPath ?? e.path, e.name)).split(path.sep).join('/'));
+  return entries
+    .filter((e) => !e.isDirectory())
+    .map((e) =>
+      path
+        .relative(dir, path.join(e.parentPath ?? e.path, e.name))
+        .split(path.sep)
+        .join('/'),
+    );
 }
 
 /**
@@ -231,7 +362,12 @@ async function filesUnder(dir: string): Promise<string[]> {
  * with filter or end-of-line attributes), so a CRLF checkout of an LF blob is fresh.
  * @throws HagentError STALE_FILE naming the path and both blob ids.
  */
-async function assertFresh(worktree: string, snapshot: ReadonlyMap<string, FileState>, trees: CommitTrees, diskIds: ReadonlyMap<string, string>): Promise<void> {
+async function assertFresh(
+  worktree: string,
+  snapshot: ReadonlyMap<string, FileState>,
+  trees: CommitTrees,
+  diskIds: ReadonlyMap<string, string>,
+): Promise<void> {
   const paths = [...snapshot.keys()];
   const inHead = entriesAt(trees, paths);
   for (const p of paths) {
@@ -240,13 +376,41 @@ async function assertFresh(worktree: string, snapshot: ReadonlyMap<string, FileS
     const diskBlob = disk.kind === 'file' ? diskIds.get(p)! : null;
     if (disk.kind === 'directory' || disk.kind === 'other') continue; // the planner refuses these with its own code
     if (entry === undefined && diskBlob === null) continue;
-    if (entry !== undefined && diskBlob === entry.oid && disk.kind === 'file' && disk.mode === entry.mode) continue;
+    if (
+      entry !== undefined &&
+      diskBlob === entry.oid &&
+      disk.kind === 'file' &&
+      disk.mode === entry.mode
+    )
+      continue;
     if (entry !== undefined && entry.type !== 'blob') continue;
-    if (entry !== undefined && diskBlob === null && disk.kind === 'missing' && (await skipWorktree(worktree, p))) {
-      throw new HagentError('OUTSIDE_SPARSE', `${p} is outside the sparse checkout of the session worktree`, { path: p }, `bring it in with: git -C ${JSON.stringify(worktree)} sparse-checkout add ${JSON.stringify(p.includes('/') ? p.slice(0, p.lastIndexOf('/')) : p)}, then apply again (git sparse-checkout set in your checkout decides what new sessions get)`);
+    if (
+      entry !== undefined &&
+      diskBlob === null &&
+      disk.kind === 'missing' &&
+      (await skipWorktree(worktree, p))
+    ) {
+      throw new HagentError(
+        'OUTSIDE_SPARSE',
+        `${p} is outside the sparse checkout of the session worktree`,
+        { path: p },
+        `bring it in with: git -C ${JSON.stringify(worktree)} sparse-checkout add ${JSON.stringify(p.includes('/') ? p.slice(0, p.lastIndexOf('/')) : p)}, then apply again (git sparse-checkout set in your checkout decides what new sessions get)`,
+      );
     }
-    const what = entry === undefined ? 'is not in the session head (created outside hagent)' : diskBlob === null ? 'was deleted outside hagent' : diskBlob === entry.oid ? 'had its mode changed outside hagent' : 'was changed outside hagent';
-    throw new HagentError('STALE_FILE', `${p} ${what} since the session's last commit`, { path: p, headBlob: entry?.oid ?? null, diskBlob }, 'run hagent session status to see outside edits; keep them with hagent sync (or drop them), re-read the file and rebuild the patch from its current content');
+    const what =
+      entry === undefined
+        ? 'is not in the session head (created outside hagent)'
+        : diskBlob === null
+          ? 'was deleted outside hagent'
+          : diskBlob === entry.oid
+            ? 'had its mode changed outside hagent'
+            : 'was changed outside hagent';
+    throw new HagentError(
+      'STALE_FILE',
+      `${p} ${what} since the session's last commit`,
+      { path: p, headBlob: entry?.oid ?? null, diskBlob },
+      'run hagent session status to see outside edits; keep them with hagent sync (or drop them), re-read the file and rebuild the patch from its current content',
+    );
   }
 }
 
@@ -259,20 +423,38 @@ function assertOutsideSubmodules(trees: CommitTrees, paths: readonly string[]): 
   const inside = submodulesOf(trees, paths);
   const [p, sub] = [...inside][0] ?? [];
   if (p === undefined) return;
-  throw new HagentError('SUBMODULE_PATH', p === sub ? `${p} is a submodule` : `${p} is inside the submodule ${sub}`, { path: p, submodule: sub, files: [...inside.keys()] }, `hagent edits this repository's own files only; change ${sub} in its own repository (and commit the new submodule commit there), or leave these paths out of the patch`);
+  throw new HagentError(
+    'SUBMODULE_PATH',
+    p === sub ? `${p} is a submodule` : `${p} is inside the submodule ${sub}`,
+    { path: p, submodule: sub, files: [...inside.keys()] },
+    `hagent edits this repository's own files only; change ${sub} in its own repository (and commit the new submodule commit there), or leave these paths out of the patch`,
+  );
 }
 
 /** True when the index entry of `rel` has git's skip-worktree bit (outside a sparse checkout). */
 async function skipWorktree(worktree: string, rel: string): Promise<boolean> {
-  const r = await runGit(['ls-files', '-t', '-z', '--', literalPathspec(rel)], { cwd: worktree, allowFailure: true });
-  return r.exitCode === 0 && r.stdout.toString('utf8').split('\0').some((rec) => rec.startsWith('S '));
+  const r = await runGit(['ls-files', '-t', '-z', '--', literalPathspec(rel)], {
+    cwd: worktree,
+    allowFailure: true,
+  });
+  return (
+    r.exitCode === 0 &&
+    r.stdout
+      .toString('utf8')
+      .split('\0')
+      .some((rec) => rec.startsWith('S '))
+  );
 }
 
 /** Size of a plan for limits and confirmation, from the computed per-file counts (patch-language.md §5b). */
 function changeSize(plan: Plan): ChangeSize {
   let changedLines = 0;
   for (const f of plan.files) changedLines += f.added + f.removed;
-  return { files: plan.files.length, changedLines, deletes: plan.files.filter((f) => f.op === 'delete').length };
+  return {
+    files: plan.files.length,
+    changedLines,
+    deletes: plan.files.filter((f) => f.op === 'delete').length,
+  };
 }
 
 const PREVIEW_MAX_LINES = 60;
@@ -283,40 +465,63 @@ const PREVIEW_MAX_LINES = 60;
  * timeout so a huge file cannot stall the prompt).
  */
 async function previewOf(plan: Plan, snapshot: ReadonlyMap<string, FileState>): Promise<string> {
-  const list = plan.files.map((f) => `  ${f.op === 'add' ? 'A' : f.op === 'delete' ? 'D' : f.op === 'move' ? 'R' : 'M'} ${f.from ? `${f.from} -> ` : ''}${f.path} (+${f.added} -${f.removed})`);
+  const list = plan.files.map(
+    (f) =>
+      `  ${f.op === 'add' ? 'A' : f.op === 'delete' ? 'D' : f.op === 'move' ? 'R' : 'M'} ${f.from ? `${f.from} -> ` : ''}${f.path} (+${f.added} -${f.removed})`,
+  );
   const { createTwoFilesPatch } = await import('diff');
   const diffLines: string[] = [];
   for (const f of plan.files) {
     const { oldText, newText } = textsOf(f, snapshot);
-    const patch = createTwoFilesPatch(f.from ?? f.path, f.path, oldText, newText, '', '', { context: 2, timeout: 200 });
-    diffLines.push(...(patch ?? '').split('\n').slice(2).filter((l) => l.length > 0));
+    const patch = createTwoFilesPatch(f.from ?? f.path, f.path, oldText, newText, '', '', {
+      context: 2,
+      timeout: 200,
+    });
+    diffLines.push(
+      ...(patch ?? '')
+        .split('\n')
+        .slice(2)
+        .filter((l) => l.length > 0),
+    );
     if (diffLines.length > PREVIEW_MAX_LINES) break;
   }
   const shown = diffLines.slice(0, PREVIEW_MAX_LINES);
-  if (diffLines.length > shown.length) shown.push(`… (${diffLines.length - shown.length}+ more lines: hagent apply --dry-run --json, or hagent check)`);
+  if (diffLines.length > shown.length)
+    shown.push(
+      `… (${diffLines.length - shown.length}+ more lines: hagent apply --dry-run --json, or hagent check)`,
+    );
   return [...list, '', ...shown].join('\n');
 }
 
 const textDecoder = new TextDecoder();
 
 /** A planned file's text before (from the snapshot; '' when new) and after ('' when deleted). */
-function textsOf(f: PlannedFile, snapshot: ReadonlyMap<string, FileState>): { oldText: string; newText: string } {
+function textsOf(
+  f: PlannedFile,
+  snapshot: ReadonlyMap<string, FileState>,
+): { oldText: string; newText: string } {
   const before = snapshot.get(f.from ?? f.path);
-  return { oldText: before?.kind === 'file' ? textDecoder.decode(before.bytes) : '', newText: f.bytes ? textDecoder.decode(f.bytes) : '' };
+  return {
+    oldText: before?.kind === 'file' ? textDecoder.decode(before.bytes) : '',
+    newText: f.bytes ? textDecoder.decode(f.bytes) : '',
+  };
 }
 
 /** Every path the plan changes, with its new bytes (null: deleted) and the bytes it must still hold. */
 function targetWrites(plan: Plan, snapshot: ReadonlyMap<string, FileState>): TargetWrite[] {
   const prior = (rel: string) => {
     const st = snapshot.get(rel);
-    return st?.kind === 'file' ? { expected: st.bytes as Uint8Array, expectedMode: modeBits(st.mode) } : { expected: null, expectedMode: 0o644 };
+    return st?.kind === 'file'
+      ? { expected: st.bytes as Uint8Array, expectedMode: modeBits(st.mode) }
+      : { expected: null, expectedMode: 0o644 };
   };
   const writes: TargetWrite[] = [];
   for (const f of plan.files) {
     if (f.op === 'delete') writes.push({ rel: f.path, bytes: null, mode: 0o644, ...prior(f.path) });
     else {
       writes.push({ rel: f.path, bytes: f.bytes!, mode: modeBits(f.mode), ...prior(f.path) });
-      if (f.op === 'move' && f.from !== undefined && f.from !== f.path) writes.push({ rel: f.from, bytes: null, mode: 0o644, ...prior(f.from) });
+      if (f.op === 'move' && f.from !== undefined && f.from !== f.path)
+        writes.push({ rel: f.from, bytes: null, mode: 0o644, ...prior(f.from) });
     }
   }
   return writes;
@@ -327,16 +532,24 @@ const SUBJECT_MAX = 72;
 /** The line saying an apply concluded (or, on a dry run, would conclude) the merge in progress; null when it did not. Pure. */
 export function mergeLine(r: Pick<ApplyResult, 'merge'>): string | null {
   if (!r.merge) return null;
-  const what = r.merge.target ? r.merge.target.replace(/^refs\/heads\//, '') : r.merge.merged.slice(0, 12);
+  const what = r.merge.target
+    ? r.merge.target.replace(/^refs\/heads\//, '')
+    : r.merge.merged.slice(0, 12);
   return `${r.merge.concluded ? 'concluded' : 'would conclude'} the merge of ${what}`;
 }
 
 /** Commit message of an applied patch: subject names the files; trailers name session and patch. */
 export function applyCommitMessage(sessionId: string, plan: Plan, patchText: string): string {
-  const letters = plan.files.map((f) => `${f.op === 'add' ? 'A' : f.op === 'delete' ? 'D' : f.op === 'move' ? 'R' : 'M'} ${f.path}`);
+  const letters = plan.files.map(
+    (f) =>
+      `${f.op === 'add' ? 'A' : f.op === 'delete' ? 'D' : f.op === 'move' ? 'R' : 'M'} ${f.path}`,
+  );
   let subject = `hagent: ${letters.join(', ')}`;
-  if (subject.length > SUBJECT_MAX) subject = `hagent: ${plan.files.length} files (${letters[0]}, …)`;
-  const body = plan.files.map((f) => `- ${f.op} ${f.from ? `${f.from} -> ` : ''}${f.path} (+${f.added} -${f.removed})`).join('\n');
+  if (subject.length > SUBJECT_MAX)
+    subject = `hagent: ${plan.files.length} files (${letters[0]}, …)`;
+  const body = plan.files
+    .map((f) => `- ${f.op} ${f.from ? `${f.from} -> ` : ''}${f.path} (+${f.added} -${f.removed})`)
+    .join('\n');
   return `${subject}\n\n${body}\n\nHagent-Session: ${sessionId}\nHagent-Op: apply\n${patchTrailer(patchText)}\n`;
 }
 
@@ -351,7 +564,13 @@ function patchTrailer(patchText: string): string {
  * writes a conflicted path must resolve every conflict, and its commit is then the merge commit.
  * @throws HagentError MERGE_UNRESOLVED naming what the patch leaves conflicted; nothing is written.
  */
-async function concludesMerge(worktree: string, session: Session, merge: MergeState | null, plan: Plan, snapshot: ReadonlyMap<string, FileState>): Promise<boolean> {
+async function concludesMerge(
+  worktree: string,
+  session: Session,
+  merge: MergeState | null,
+  plan: Plan,
+  snapshot: ReadonlyMap<string, FileState>,
+): Promise<boolean> {
   if (!merge) return false;
   const written = new Map(targetWrites(plan, snapshot).map((w) => [w.rel, w.bytes] as const));
   if (![...written.keys()].some((p) => merge.conflicted.has(p))) return false;
@@ -360,7 +579,10 @@ async function concludesMerge(worktree: string, session: Session, merge: MergeSt
 }
 
 /** `snapshot` without `paths`: a conflicted path's bytes on disk are its current content, not an outside edit. */
-function withoutPaths(snapshot: ReadonlyMap<string, FileState>, paths: ReadonlySet<string>): ReadonlyMap<string, FileState> {
+function withoutPaths(
+  snapshot: ReadonlyMap<string, FileState>,
+  paths: ReadonlySet<string>,
+): ReadonlyMap<string, FileState> {
   return new Map([...snapshot].filter(([p]) => !paths.has(p)));
 }
 
@@ -379,78 +601,187 @@ function withoutPaths(snapshot: ReadonlyMap<string, FileState>, paths: ReadonlyS
  * @throws HagentError with any code of patch-language.md §6, plus WATCH_FAILED, TARGET_MOVED,
  *   GIT_FAILED; nothing is left half-written.
  */
-export async function applyPatch(ctx: RepoContext, session: Session, options: ApplyOptions): Promise<ApplyResult> {
+export async function applyPatch(
+  ctx: RepoContext,
+  session: Session,
+  options: ApplyOptions,
+): Promise<ApplyResult> {
   trace('apply: start');
-  const config = options.config ?? await loadConfig(ctx, options.env ?? {}, session.target);
+  const config = options.config ?? (await loadConfig(ctx, options.env ?? {}, session.target));
   trace('apply: config loaded');
   const policy = options.policy ?? config.policy;
   const command = options.dryRun ? 'apply --dry-run' : 'apply';
   const timeoutMs = options.lockTimeoutMs ?? config.runtime.lockTimeoutMs;
-  const { value, recovery } = await guardedWrite(guardTarget(ctx, session), command, { timeoutMs, patch: options.patchText, journal: !options.dryRun }, async () => {
-    trace('apply: locked');
-    const parsed = checkOpPaths(withCwd(options.change ? options.change.parsed : parsePatch(options.patchText), options.cwd), policy, await absoluteRoots(session.worktree, config.root));
-    trace('apply: parsed');
-    // Which targets git converts (attributes, config): two git calls, started now to overlap
-    // the reads below.
-    const conversions = conversionsOf(session.worktree, pathsToRead(parsed));
-    conversions.catch(() => undefined); // awaited in applyLocked
-    const { head, redo } = await readSessionRefs(ctx, session);
-    trace('apply: refs read');
-    const watch = options.noWatch || !config.runtime.watch ? null : await watchTargets(session.worktree, pathsToRead(parsed));
-    trace('apply: watcher ready');
-    try {
-      const { result: r, patchText } = await applyLocked(ctx, session, options, parsed, head, redo, policy, config, watch, conversions);
-      return { value: r, files: r.files.map((f) => f.path), head: r.commit ?? head, ...(options.change ? { patch: patchText } : {}) };
-    } finally {
-      await watch?.close();
-    }
-  });
+  const { value, recovery } = await guardedWrite(
+    guardTarget(ctx, session),
+    command,
+    { timeoutMs, patch: options.patchText, journal: !options.dryRun },
+    async () => {
+      trace('apply: locked');
+      const parsed = checkOpPaths(
+        withCwd(
+          options.change ? options.change.parsed : parsePatch(options.patchText),
+          options.cwd,
+        ),
+        policy,
+        await absoluteRoots(session.worktree, config.root),
+      );
+      trace('apply: parsed');
+      // Which targets git converts (attributes, config): two git calls, started now to overlap
+      // the reads below.
+      const conversions = conversionsOf(session.worktree, pathsToRead(parsed));
+      conversions.catch(() => undefined); // awaited in applyLocked
+      const { head, redo } = await readSessionRefs(ctx, session);
+      trace('apply: refs read');
+      const watch =
+        options.noWatch || !config.runtime.watch
+          ? null
+          : await watchTargets(session.worktree, pathsToRead(parsed));
+      trace('apply: watcher ready');
+      try {
+        const { result: r, patchText } = await applyLocked(
+          ctx,
+          session,
+          options,
+          parsed,
+          head,
+          redo,
+          policy,
+          config,
+          watch,
+          conversions,
+        );
+        return {
+          value: r,
+          files: r.files.map((f) => f.path),
+          head: r.commit ?? head,
+          ...(options.change ? { patch: patchText } : {}),
+        };
+      } finally {
+        await watch?.close();
+      }
+    },
+  );
   if (recovery) value.recovery = recovery;
   return value;
 }
 
-async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOptions, parsed: ParsedPatch, head: string, redo: string | null, policy: Policy, config: EffectiveConfig & { root: string | null }, watch: TargetWatch | null, pendingConversions: Promise<Conversions>): Promise<{ result: ApplyResult; patchText: string }> {
+async function applyLocked(
+  ctx: RepoContext,
+  session: Session,
+  options: ApplyOptions,
+  parsed: ParsedPatch,
+  head: string,
+  redo: string | null,
+  policy: Policy,
+  config: EffectiveConfig & { root: string | null },
+  watch: TargetWatch | null,
+  pendingConversions: Promise<Conversions>,
+): Promise<{ result: ApplyResult; patchText: string }> {
   const worktree = session.worktree;
-  if (options.base !== undefined) await assertBaseFresh(ctx, options.base, head, pathsToRead(parsed));
+  if (options.base !== undefined)
+    await assertBaseFresh(ctx, options.base, head, pathsToRead(parsed));
   // The head's trees on the way to the targets: the staleness check and, later, the new tree.
   const store = await looseObjectStore(ctx.commonDir, head);
   const format = formatOfOid(head);
-  const [snapshot, trees, conversions, merge] = await Promise.all([readSnapshot(worktree, pathsToRead(parsed)), readCommitTrees(worktree, head, pathsToRead(parsed), store, options.objects), pendingConversions, readMergeState(worktree, head)]);
+  const [snapshot, trees, conversions, merge] = await Promise.all([
+    readSnapshot(worktree, pathsToRead(parsed)),
+    readCommitTrees(worktree, head, pathsToRead(parsed), store, options.objects),
+    pendingConversions,
+    readMergeState(worktree, head),
+  ]);
   trace('apply: snapshot, head trees and attributes read');
-  const diskFiles = [...snapshot].flatMap(([p, st]) => (st.kind === 'file' ? [{ path: p, bytes: st.bytes }] : []));
+  const diskFiles = [...snapshot].flatMap(([p, st]) =>
+    st.kind === 'file' ? [{ path: p, bytes: st.bytes }] : [],
+  );
   const diskIds = await storedBlobIds(worktree, diskFiles, conversions.converted, format);
   assertOutsideSubmodules(trees, pathsToRead(parsed));
   // While a merge is in progress, a conflicted path is current as the worktree holds it (git's rule).
-  if (!options.skipStalenessCheck) await assertFresh(worktree, merge ? withoutPaths(snapshot, merge.conflicted) : snapshot, trees, diskIds);
+  if (!options.skipStalenessCheck)
+    await assertFresh(
+      worktree,
+      merge ? withoutPaths(snapshot, merge.conflicted) : snapshot,
+      trees,
+      diskIds,
+    );
   if (options.expectBlobs) assertExpectedBlobs(snapshot, options.expectBlobs, diskIds);
   trace('apply: staleness checked');
   if (!options.change) await assertNotLastPatch(worktree, head, store, options.patchText);
   // A planned change keeps the warnings of its paths (an absolute path mapped from the main checkout).
-  const plan = options.change ? withPathWarnings(options.change.plan(parsed, snapshot), parsed) : planPatch(parsed, snapshot);
+  const plan = options.change
+    ? withPathWarnings(options.change.plan(parsed, snapshot), parsed)
+    : planPatch(parsed, snapshot);
   const patchText = options.change ? await unifiedDiffOf(plan, snapshot) : options.patchText;
   trace('apply: planned');
   const concluding = await concludesMerge(worktree, session, merge, plan, snapshot);
-  assertDriversAvailable(conversions, plan.files.flatMap((f) => (f.op === 'delete' ? [] : [f.path])));
+  assertDriversAvailable(
+    conversions,
+    plan.files.flatMap((f) => (f.op === 'delete' ? [] : [f.path])),
+  );
   const size = changeSize(plan);
   checkLimits(size, policy);
   const files = plan.files.map(fileResult);
   const reasons = confirmationReasons(size, policy);
   if (reasons.length && !options.yes && !options.dryRun) {
-    const request: ConfirmationRequest = { reasons, files, preview: await previewOf(plan, snapshot) };
+    const request: ConfirmationRequest = {
+      reasons,
+      files,
+      preview: await previewOf(plan, snapshot),
+    };
     const yes = options.confirm ? await options.confirm(request) : false;
     if (!yes) {
-      throw new HagentError('CONFIRMATION_REQUIRED', `this patch needs a human yes: it ${reasons.join(', ')}`, { reasons, files: files.map((f) => f.path), confirmed: options.confirm ? false : null }, options.confirm ? 'the answer was no; nothing was written' : 'ask the human, then run again with --yes');
+      throw new HagentError(
+        'CONFIRMATION_REQUIRED',
+        `this patch needs a human yes: it ${reasons.join(', ')}`,
+        { reasons, files: files.map((f) => f.path), confirmed: options.confirm ? false : null },
+        options.confirm
+          ? 'the answer was no; nothing was written'
+          : 'ask the human, then run again with --yes',
+      );
     }
   }
-  const result: ApplyResult = { ok: true, session: session.id, commit: null, parent: head, dryRun: !!options.dryRun, format: parsed.format, files, leniencies: plan.leniencies, warnings: plan.warnings, watched: watch !== null };
+  const result: ApplyResult = {
+    ok: true,
+    session: session.id,
+    commit: null,
+    parent: head,
+    dryRun: !!options.dryRun,
+    format: parsed.format,
+    files,
+    leniencies: plan.leniencies,
+    warnings: plan.warnings,
+    watched: watch !== null,
+  };
   if (options.reportBlobs) result.blobs = blobsOf(plan, format);
-  if (concluding) result.merge = { concluded: !options.dryRun, target: merge!.record ? session.target : null, merged: merge!.mergeHead };
+  if (concluding)
+    result.merge = {
+      concluded: !options.dryRun,
+      target: merge!.record ? session.target : null,
+      merged: merge!.mergeHead,
+    };
   if (options.dryRun) return { result, patchText };
 
   const hooksDir = config.root ? path.join(config.root, '.hagent', 'hooks') : null;
   const hookEnv = { HAGENT_SESSION: session.id, HAGENT_WORKTREE: worktree };
-  const hookInput = { session: session.id, base: session.base, head, ops: files.map((f) => ({ op: f.op, path: f.path, ...(f.from ? { from: f.from } : {}) })), files: files.map((f) => f.path), counts: { files: size.files, added: files.reduce((n, f) => n + f.added, 0), removed: files.reduce((n, f) => n + f.removed, 0) }, patch: patchText };
-  if (hooksDir) assertPreApplyAccepted(await runUserHook(hooksDir, 'pre-apply', hookInput, hookEnv, { timeoutMs: config.runtime.hookTimeoutMs }));
+  const hookInput = {
+    session: session.id,
+    base: session.base,
+    head,
+    ops: files.map((f) => ({ op: f.op, path: f.path, ...(f.from ? { from: f.from } : {}) })),
+    files: files.map((f) => f.path),
+    counts: {
+      files: size.files,
+      added: files.reduce((n, f) => n + f.added, 0),
+      removed: files.reduce((n, f) => n + f.removed, 0),
+    },
+    patch: patchText,
+  };
+  if (hooksDir)
+    assertPreApplyAccepted(
+      await runUserHook(hooksDir, 'pre-apply', hookInput, hookEnv, {
+        timeoutMs: config.runtime.hookTimeoutMs,
+      }),
+    );
 
   const writes = targetWrites(plan, snapshot);
   // Paths git converts get the blob git's clean step stores and the bytes its checkout writes.
@@ -465,19 +796,63 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
   let message = applyCommitMessage(session.id, plan, patchText);
   const targets: Intent['targets'] = writes.map((w) => ({
     rel: w.rel,
-    prior: w.expected === null ? null : { oid: diskIds.get(w.rel) ?? blobId(w.expected, format), mode: w.expectedMode === 0o755 ? '100755' : '100644' },
-    next: w.bytes === null ? null : { oid: convertedIds.get(w.rel) ?? blobId(w.bytes, format), mode: w.mode === 0o755 ? '100755' : '100644' },
+    prior:
+      w.expected === null
+        ? null
+        : {
+            oid: diskIds.get(w.rel) ?? blobId(w.expected, format),
+            mode: w.expectedMode === 0o755 ? '100755' : '100644',
+          },
+    next:
+      w.bytes === null
+        ? null
+        : {
+            oid: convertedIds.get(w.rel) ?? blobId(w.bytes, format),
+            mode: w.mode === 0o755 ? '100755' : '100644',
+          },
     tmp: null,
   }));
-  const nextEntries = targets.map((t) => (t.next ? { path: t.rel, mode: t.next.mode, oid: t.next.oid } : { path: t.rel, mode: '0', oid: null }));
+  const nextEntries = targets.map((t) =>
+    t.next
+      ? { path: t.rel, mode: t.next.mode, oid: t.next.oid }
+      : { path: t.rel, mode: '0', oid: null },
+  );
   // The tree and the commit come from the head's trees and the planned blob ids alone, so they
   // exist before any file is touched, and the intent names the commit from the start: a
   // recovery completes this same commit. Until the ref moves they are unreachable objects.
   // A commit concluding a merge records the merged index with the patch in it, over both parents.
-  const tree = concluding ? await mergedTreeWith(worktree, nextEntries, txid) : await writeTreeWithChanges(worktree, head, nextEntries, trees, store, options.objects);
-  if (concluding) message = mergeCommitMessage(session.id, merge!.mergeHead, 'apply', await diffTrees(worktree, head, tree), [patchTrailer(patchText)]);
-  const { commit, direct } = await commitApplied(ctx, worktree, tree, concluding ? [head, merge!.mergeHead] : [head], message, store);
-  const intent: Intent = { version: 1, txid, session: session.id, command: 'apply', pid: process.pid, startedAt: new Date().toISOString(), head, commit, message, note: patchText, targets };
+  const tree = concluding
+    ? await mergedTreeWith(worktree, nextEntries, txid)
+    : await writeTreeWithChanges(worktree, head, nextEntries, trees, store, options.objects);
+  if (concluding)
+    message = mergeCommitMessage(
+      session.id,
+      merge!.mergeHead,
+      'apply',
+      await diffTrees(worktree, head, tree),
+      [patchTrailer(patchText)],
+    );
+  const { commit, direct } = await commitApplied(
+    ctx,
+    worktree,
+    tree,
+    concluding ? [head, merge!.mergeHead] : [head],
+    message,
+    store,
+  );
+  const intent: Intent = {
+    version: 1,
+    txid,
+    session: session.id,
+    command: 'apply',
+    pid: process.pid,
+    startedAt: new Date().toISOString(),
+    head,
+    commit,
+    message,
+    note: patchText,
+    targets,
+  };
   let published = false;
   let indexTouched = false;
   let note: Promise<boolean> = Promise.resolve(false);
@@ -487,14 +862,26 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
     // file system's journal; nothing is published before all of them are durable. After the
     // publish, the folders are fsynced while the index is updated, the note written and the ref
     // moved: the apply is reported done only once they are.
-    const { staged, createdDirs } = await stageWrites(worktree, writes, txid, async (tmps) => {
-      tmps.forEach((tmp, i) => { intent.targets[i]!.tmp = tmp; });
-      await writeIntent(ctx.commonDir, intent, { durable: false });
-    }, { fsync: false });
+    const { staged, createdDirs } = await stageWrites(
+      worktree,
+      writes,
+      txid,
+      async (tmps) => {
+        tmps.forEach((tmp, i) => {
+          intent.targets[i]!.tmp = tmp;
+        });
+        await writeIntent(ctx.commonDir, intent, { durable: false });
+      },
+      { fsync: false },
+    );
     trace('apply: staged');
     try {
       const intentFile = intentPath(ctx.commonDir, session.id);
-      const durable = fsyncPaths([intentFile, path.dirname(intentFile), ...staged.flatMap((s) => (s.tmp ? [s.tmp] : []))]);
+      const durable = fsyncPaths([
+        intentFile,
+        path.dirname(intentFile),
+        ...staged.flatMap((s) => (s.tmp ? [s.tmp] : [])),
+      ]);
       durable.catch(() => undefined); // awaited below; a failure must not count as unhandled meanwhile
       await storeStagedBlobs(worktree, staged, intent, store, convertedIds);
       trace('apply: blobs stored');
@@ -502,7 +889,9 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
       trace('apply: durable');
       watch?.assertHealthy();
       assertNoOutsideEvents(watch);
-      const folders = await publishStaged(worktree, staged, createdDirs, txid, { fsyncFolders: false });
+      const folders = await publishStaged(worktree, staged, createdDirs, txid, {
+        fsyncFolders: false,
+      });
       published = true;
       trace('apply: published');
       foldersDurable = fsyncPaths(folders).catch(() => undefined);
@@ -514,11 +903,21 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
     await assertOnlyOurWrites(worktree, writes);
     // The note (the patch text) names the commit, not the ref: a failed ref update leaves at
     // most a note on an unreachable commit (`git notes prune`).
-    note = storeNote(ctx.commonDir, worktree, commit, patchText, direct ?? undefined).then(() => true, () => false);
+    note = storeNote(ctx.commonDir, worktree, commit, patchText, direct ?? undefined).then(
+      () => true,
+      () => false,
+    );
     indexTouched = true;
     await updateIndex(worktree, nextEntries);
     trace('apply: index updated');
-    await moveSessionRef(ctx, session, commit, head, `hagent apply: ${plan.files.map((f) => f.path).join(', ')}`.slice(0, 200), direct);
+    await moveSessionRef(
+      ctx,
+      session,
+      commit,
+      head,
+      `hagent apply: ${plan.files.map((f) => f.path).join(', ')}`.slice(0, 200),
+      direct,
+    );
     result.commit = commit;
     trace('apply: ref moved');
   } catch (error) {
@@ -526,8 +925,14 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
       const leftAlone = await restoreIfOurs(worktree, writes);
       if (isHagentError(error) && leftAlone.length) error.details.leftAlone = leftAlone;
     }
-    if (indexTouched) await updateIndex(worktree, priorIndexUpdatesOf(intent)).catch(() => undefined);
-    if (indexTouched && merge) await restoreUnmerged(worktree, merge, writes.map((w) => w.rel)).catch(() => undefined);
+    if (indexTouched)
+      await updateIndex(worktree, priorIndexUpdatesOf(intent)).catch(() => undefined);
+    if (indexTouched && merge)
+      await restoreUnmerged(
+        worktree,
+        merge,
+        writes.map((w) => w.rel),
+      ).catch(() => undefined);
     await foldersDurable;
     await removeIntent(ctx.commonDir, session.id);
     await note;
@@ -535,22 +940,50 @@ async function applyLocked(ctx: RepoContext, session: Session, options: ApplyOpt
   }
   await foldersDurable;
   // The merge ends as `git commit` ends it; one left in progress follows the new head.
-  if (merge) await (concluding ? concludeMerge(worktree) : moveConflictRecord(worktree, merge, commit)).catch(() => { result.warnings.push(`the merge state in ${worktree} could not be ${concluding ? 'cleared (git merge --quit there ends it)' : 'moved to the new head'}`); });
-  const [noted] = await Promise.all([note, removeIntent(ctx.commonDir, session.id), retireRedo(worktree, session, redo)]);
+  if (merge)
+    await (
+      concluding ? concludeMerge(worktree) : moveConflictRecord(worktree, merge, commit)
+    ).catch(() => {
+      result.warnings.push(
+        `the merge state in ${worktree} could not be ${concluding ? 'cleared (git merge --quit there ends it)' : 'moved to the new head'}`,
+      );
+    });
+  const [noted] = await Promise.all([
+    note,
+    removeIntent(ctx.commonDir, session.id),
+    retireRedo(worktree, session, redo),
+  ]);
   if (!noted) result.warnings.push('the patch text could not be stored as a note');
   trace('apply: note stored');
   if (hooksDir) {
-    const post = await runUserHook(hooksDir, 'post-apply', { ...hookInput, commit: result.commit }, hookEnv, { timeoutMs: config.runtime.hookTimeoutMs });
+    const post = await runUserHook(
+      hooksDir,
+      'post-apply',
+      { ...hookInput, commit: result.commit },
+      hookEnv,
+      { timeoutMs: config.runtime.hookTimeoutMs },
+    );
     if (post.ran) {
-      result.postApply = { exitCode: post.exitCode, stdout: post.stdout, stderr: post.stderr, timedOut: post.timedOut };
-      if (post.exitCode !== 0) result.warnings.push(`the post-apply hook failed (exit ${post.exitCode ?? 'none'}${post.timedOut ? ', timed out' : ''}); the commit stays`);
+      result.postApply = {
+        exitCode: post.exitCode,
+        stdout: post.stdout,
+        stderr: post.stderr,
+        timedOut: post.timedOut,
+      };
+      if (post.exitCode !== 0)
+        result.warnings.push(
+          `the post-apply hook failed (exit ${post.exitCode ?? 'none'}${post.timedOut ? ', timed out' : ''}); the commit stays`,
+        );
     }
   }
   return { result, patchText };
 }
 
 /** Path → new blob id of every file a plan writes (null: deleted, or the source of a move). */
-function blobsOf(plan: Plan, format: ReturnType<typeof formatOfOid>): Record<string, string | null> {
+function blobsOf(
+  plan: Plan,
+  format: ReturnType<typeof formatOfOid>,
+): Record<string, string | null> {
   const out: Record<string, string | null> = {};
   for (const f of plan.files) {
     if (f.op === 'move' && f.from !== undefined && f.from !== f.path) out[f.from] = null;
@@ -567,16 +1000,31 @@ function blobsOf(plan: Plan, format: ReturnType<typeof formatOfOid>): Record<str
  * @throws HagentError STALE_FILE naming the path, the expected and the current blob;
  *   USAGE for a path the patch does not read.
  */
-function assertExpectedBlobs(snapshot: ReadonlyMap<string, FileState>, expected: Readonly<Record<string, string | null>>, diskIds: ReadonlyMap<string, string>): void {
+function assertExpectedBlobs(
+  snapshot: ReadonlyMap<string, FileState>,
+  expected: Readonly<Record<string, string | null>>,
+  diskIds: ReadonlyMap<string, string>,
+): void {
   for (const [p, want] of Object.entries(expected)) {
     const disk = snapshot.get(p);
-    if (disk === undefined) throw new HagentError('USAGE', `${p} is given an expected blob but the change does not touch it`, { path: p }, 'name only the files the patch changes (their paths as the patch writes them)');
+    if (disk === undefined)
+      throw new HagentError(
+        'USAGE',
+        `${p} is given an expected blob but the change does not touch it`,
+        { path: p },
+        'name only the files the patch changes (their paths as the patch writes them)',
+      );
     // The blob git stores, or the raw bytes' id (what a reader of the file computes): either names these bytes.
-    const now = disk.kind === 'file' ? diskIds.get(p) ?? null : null;
-    const raw = disk.kind === 'file' && want !== null ? blobId(disk.bytes, formatOfOid(want)) : null;
+    const now = disk.kind === 'file' ? (diskIds.get(p) ?? null) : null;
+    const raw =
+      disk.kind === 'file' && want !== null ? blobId(disk.bytes, formatOfOid(want)) : null;
     if (now !== want && raw !== want) {
-      throw new HagentError('STALE_FILE', `${p} ${now === null ? 'no longer exists' : want === null ? 'exists now' : 'changed'} since blob ${want === null ? '(none)' : want.slice(0, 12)} was read`, { path: p, expectedBlob: want, diskBlob: now },
-        're-read the file (read returns its current text and blob id) and rebuild the change from it');
+      throw new HagentError(
+        'STALE_FILE',
+        `${p} ${now === null ? 'no longer exists' : want === null ? 'exists now' : 'changed'} since blob ${want === null ? '(none)' : want.slice(0, 12)} was read`,
+        { path: p, expectedBlob: want, diskBlob: now },
+        're-read the file (read returns its current text and blob id) and rebuild the change from it',
+      );
     }
   }
 }
@@ -587,15 +1035,21 @@ function assertExpectedBlobs(snapshot: ReadonlyMap<string, FileState>, expected:
  * diff@9 runs with a time limit; past it the file is recorded whole (every old line removed,
  * every new line added), which still applies.
  */
-async function unifiedDiffOf(plan: Plan, snapshot: ReadonlyMap<string, FileState>): Promise<string> {
+async function unifiedDiffOf(
+  plan: Plan,
+  snapshot: ReadonlyMap<string, FileState>,
+): Promise<string> {
   const { createTwoFilesPatch } = await import('diff');
   const parts: string[] = [];
   for (const f of plan.files) {
     const { oldText, newText } = textsOf(f, snapshot);
     const header = `diff --git a/${f.from ?? f.path} b/${f.path}\n${f.op === 'add' ? `new file mode ${f.mode}\n` : ''}`;
     const oldName = f.op === 'add' ? '/dev/null' : `a/${f.from ?? f.path}`;
-    const body = createTwoFilesPatch(oldName, `b/${f.path}`, oldText, newText, undefined, undefined, { context: 3, timeout: 500 })
-      ?? wholeFileHunk(oldName, `b/${f.path}`, oldText, newText);
+    const body =
+      createTwoFilesPatch(oldName, `b/${f.path}`, oldText, newText, undefined, undefined, {
+        context: 3,
+        timeout: 500,
+      }) ?? wholeFileHunk(oldName, `b/${f.path}`, oldText, newText);
     // diff@9 opens with an "===" line and names both sides; git's form starts at "---".
     parts.push(header + body.slice(body.indexOf('--- ')));
   }
@@ -625,7 +1079,12 @@ function wholeFileHunk(oldName: string, newName: string, oldText: string, newTex
  * cannot see a retried insertion; the session's own history can).
  * @throws HagentError NO_CHANGES with `alreadyApplied: true` and the `commit`.
  */
-async function assertNotLastPatch(worktree: string, head: string, store: LooseObjectStore | null, patchText: string): Promise<void> {
+async function assertNotLastPatch(
+  worktree: string,
+  head: string,
+  store: LooseObjectStore | null,
+  patchText: string,
+): Promise<void> {
   let message: string | null = null;
   const loose = store ? readLooseObject(store, head) : null;
   if (loose && loose.type === 'commit') message = loose.content.toString('utf8');
@@ -647,11 +1106,29 @@ async function assertNotLastPatch(worktree: string, head: string, store: LooseOb
  * @returns the commit id, and what the in-process ref and note writes need (null: git writes them).
  * @throws HagentError GIT_FAILED from git.
  */
-async function commitApplied(ctx: RepoContext, worktree: string, tree: string, parents: readonly string[], message: string, store: LooseObjectStore | null): Promise<{ commit: string; direct: DirectWrites | null }> {
+async function commitApplied(
+  ctx: RepoContext,
+  worktree: string,
+  tree: string,
+  parents: readonly string[],
+  message: string,
+  store: LooseObjectStore | null,
+): Promise<{ commit: string; direct: DirectWrites | null }> {
   const gitDir = store ? worktreeGitDirSync(worktree) : null;
-  const made = await writeCommit(worktree, ctx.commonDir, gitDir, store, tree, [...parents], message);
+  const made = await writeCommit(
+    worktree,
+    ctx.commonDir,
+    gitDir,
+    store,
+    tree,
+    [...parents],
+    message,
+  );
   trace(made.inProcess ? 'apply: committed in-process' : 'apply: committed');
-  const direct = store && gitDir && made.author && made.committer ? { store, gitDir, author: made.author, committer: made.committer } : null;
+  const direct =
+    store && gitDir && made.author && made.committer
+      ? { store, gitDir, author: made.author, committer: made.committer }
+      : null;
   return { commit: made.oid, direct };
 }
 
@@ -669,9 +1146,28 @@ interface DirectWrites {
  * (git/ref-update-direct.ts), else with `git update-ref`.
  * @throws HagentError TARGET_MOVED when the branch no longer holds `head`.
  */
-async function moveSessionRef(ctx: RepoContext, session: Session, commit: string, head: string, message: string, direct: DirectWrites | null): Promise<void> {
+async function moveSessionRef(
+  ctx: RepoContext,
+  session: Session,
+  commit: string,
+  head: string,
+  message: string,
+  direct: DirectWrites | null,
+): Promise<void> {
   const ref = sessionRef(session);
-  if (direct && await updateRefDirect({ commonDir: ctx.commonDir, gitDir: direct.gitDir, ref, newOid: commit, oldOid: head, committer: direct.committer, message })) return;
+  if (
+    direct &&
+    (await updateRefDirect({
+      commonDir: ctx.commonDir,
+      gitDir: direct.gitDir,
+      ref,
+      newOid: commit,
+      oldOid: head,
+      committer: direct.committer,
+      message,
+    }))
+  )
+    return;
   await updateRefCas(session.worktree, ref, commit, head, message);
 }
 
@@ -680,13 +1176,29 @@ async function moveSessionRef(ctx: RepoContext, session: Session, commit: string
  * target differs between COMMIT and the head (issue: safety envelope §4).
  * @throws HagentError STALE_FILE (or UNKNOWN_REV for a base that names no commit).
  */
-async function assertBaseFresh(ctx: RepoContext, base: string, head: string, targets: readonly string[]): Promise<void> {
+async function assertBaseFresh(
+  ctx: RepoContext,
+  base: string,
+  head: string,
+  targets: readonly string[],
+): Promise<void> {
   const resolved = await resolveCommit(ctx.cwd, base);
-  if (!resolved) throw new HagentError('UNKNOWN_REV', `--base ${base} names no commit`, { rev: base }, 'pass the session head the patch was written against (hagent session status shows it)');
+  if (!resolved)
+    throw new HagentError(
+      'UNKNOWN_REV',
+      `--base ${base} names no commit`,
+      { rev: base },
+      'pass the session head the patch was written against (hagent session status shows it)',
+    );
   if (resolved === head) return;
   const changed = await diffTrees(ctx.cwd, resolved, head, targets);
   if (changed.length) {
-    throw new HagentError('STALE_FILE', `the session moved since ${base.slice(0, 12)} and ${changed.map((c) => c.path).join(', ')} changed since then`, { path: changed[0]!.path, files: changed.map((c) => c.path), base: resolved, head }, 're-read the files at the current head and rebuild the patch');
+    throw new HagentError(
+      'STALE_FILE',
+      `the session moved since ${base.slice(0, 12)} and ${changed.map((c) => c.path).join(', ')} changed since then`,
+      { path: changed[0]!.path, files: changed.map((c) => c.path), base: resolved, head },
+      're-read the files at the current head and rebuild the patch',
+    );
   }
 }
 
@@ -695,9 +1207,19 @@ async function assertBaseFresh(ctx: RepoContext, base: string, head: string, tar
  * of converted paths (`converted`) were stored by git's clean step already: their staged files
  * are checked byte for byte against the checked-out form instead.
  */
-async function storeStagedBlobs(worktree: string, staged: readonly Staged[], intent: Intent, store: LooseObjectStore | null, converted: ReadonlyMap<string, string>): Promise<void> {
+async function storeStagedBlobs(
+  worktree: string,
+  staged: readonly Staged[],
+  intent: Intent,
+  store: LooseObjectStore | null,
+  converted: ReadonlyMap<string, string>,
+): Promise<void> {
   for (const s of staged) {
-    if (s.tmp !== null && converted.has(s.rel) && !readFileSync(s.tmp).equals(Buffer.from(s.bytes!))) {
+    if (
+      s.tmp !== null &&
+      converted.has(s.rel) &&
+      !readFileSync(s.tmp).equals(Buffer.from(s.bytes!))
+    ) {
       throw stagedCopyChanged(s.rel);
     }
   }
@@ -706,7 +1228,10 @@ async function storeStagedBlobs(worktree: string, staged: readonly Staged[], int
   // caught; synchronously, as the thread pool is busy with the fsyncs meanwhile.
   const oids = store
     ? await Promise.all(present.map((s) => writeLooseObject(store, 'blob', readFileSync(s.tmp!))))
-    : await writeBlobsFromPaths(worktree, present.map((s) => path.relative(worktree, s.tmp!).split(path.sep).join('/')));
+    : await writeBlobsFromPaths(
+        worktree,
+        present.map((s) => path.relative(worktree, s.tmp!).split(path.sep).join('/')),
+      );
   present.forEach((s, i) => {
     const want = intent.targets.find((t) => t.rel === s.rel)!.next!.oid;
     if (oids[i] !== want) throw stagedCopyChanged(s.rel);
@@ -714,7 +1239,12 @@ async function storeStagedBlobs(worktree: string, staged: readonly Staged[], int
 }
 
 function stagedCopyChanged(rel: string): HagentError {
-  return new HagentError('EXTERNAL_EDIT', `the staged copy of ${rel} changed before it was published`, { path: rel }, 'another process touched hagent\'s temp file; nothing was published; apply again');
+  return new HagentError(
+    'EXTERNAL_EDIT',
+    `the staged copy of ${rel} changed before it was published`,
+    { path: rel },
+    "another process touched hagent's temp file; nothing was published; apply again",
+  );
 }
 
 /**
@@ -725,7 +1255,12 @@ function stagedCopyChanged(rel: string): HagentError {
 function assertNoOutsideEvents(watch: TargetWatch | null): void {
   const seen = watch?.events[0];
   if (seen !== undefined) {
-    throw new HagentError('EXTERNAL_EDIT', `${seen} was written by another process while hagent was applying the patch`, { path: seen }, 'its bytes were kept and nothing of the patch was written; apply again when the other writer is done');
+    throw new HagentError(
+      'EXTERNAL_EDIT',
+      `${seen} was written by another process while hagent was applying the patch`,
+      { path: seen },
+      'its bytes were kept and nothing of the patch was written; apply again when the other writer is done',
+    );
   }
 }
 
@@ -734,17 +1269,34 @@ function assertNoOutsideEvents(watch: TargetWatch | null): void {
  * content is the judge, whether or not the watcher has delivered its events yet.
  * @throws HagentError EXTERNAL_EDIT naming the first path that holds other bytes.
  */
-async function assertOnlyOurWrites(worktree: string, writes: readonly TargetWrite[]): Promise<void> {
+async function assertOnlyOurWrites(
+  worktree: string,
+  writes: readonly TargetWrite[],
+): Promise<void> {
   for (const w of writes) {
     const e = await readEntry(worktree, w.rel);
-    const becameFolder = e.kind === 'directory' && writes.some((o) => o.bytes !== null && o.rel.startsWith(`${w.rel}/`));
-    const ours = w.bytes === null ? e.kind === 'missing' || becameFolder : e.kind === 'file' && Buffer.from(w.bytes).equals(e.bytes);
+    const becameFolder =
+      e.kind === 'directory' &&
+      writes.some((o) => o.bytes !== null && o.rel.startsWith(`${w.rel}/`));
+    const ours =
+      w.bytes === null
+        ? e.kind === 'missing' || becameFolder
+        : e.kind === 'file' && Buffer.from(w.bytes).equals(e.bytes);
     if (!ours) {
-      throw new HagentError('EXTERNAL_EDIT', `${w.rel} was written by another process while hagent was applying the patch`, { path: w.rel }, 'the outside bytes were kept; hagent took back only what it wrote; apply again when the other writer is done');
+      throw new HagentError(
+        'EXTERNAL_EDIT',
+        `${w.rel} was written by another process while hagent was applying the patch`,
+        { path: w.rel },
+        'the outside bytes were kept; hagent took back only what it wrote; apply again when the other writer is done',
+      );
     }
   }
 }
 
 function priorIndexUpdatesOf(intent: Intent): IndexEntryUpdate[] {
-  return intent.targets.map((t) => (t.prior ? { path: t.rel, mode: t.prior.mode, oid: t.prior.oid } : { path: t.rel, mode: '0', oid: null }));
+  return intent.targets.map((t) =>
+    t.prior
+      ? { path: t.rel, mode: t.prior.mode, oid: t.prior.oid }
+      : { path: t.rel, mode: '0', oid: null },
+  );
 }

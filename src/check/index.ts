@@ -2,7 +2,13 @@
  * check: parse and locate a patch against a directory without writing anything — per file and
  * chunk, where it would land and at which comparison level (issue: patch engine §4).
  */
-import { absoluteRoots, checkOpPaths, fileResult, readSnapshot, type FileResult } from '../apply/index.js';
+import {
+  absoluteRoots,
+  checkOpPaths,
+  fileResult,
+  readSnapshot,
+  type FileResult,
+} from '../apply/index.js';
 import { parsePatch, pathsToRead, planPatch } from '../patch/index.js';
 import type { ChunkPlacement, Leniency } from '../patch/types.js';
 import { DEFAULT_POLICY, type Policy } from '../policy/index.js';
@@ -31,7 +37,11 @@ export interface CheckResult {
  *   (PATCH_SYNTAX, MULTIPLE_PATCHES, CONTEXT_NOT_FOUND, AMBIGUOUS_MATCH, OVERLAPPING_CHUNKS,
  *   FILE_EXISTS, FILE_NOT_FOUND, DUPLICATE_PATH, UNSUPPORTED_FILE, NO_CHANGES, PATH_DENIED).
  */
-export async function checkPatch(dir: string, patchText: string, policy: Policy = DEFAULT_POLICY): Promise<CheckResult> {
+export async function checkPatch(
+  dir: string,
+  patchText: string,
+  policy: Policy = DEFAULT_POLICY,
+): Promise<CheckResult> {
   const parsed = checkOpPaths(parsePatch(patchText), policy, await absoluteRoots(dir, null));
   const snapshot = await readSnapshot(dir, pathsToRead(parsed));
   const plan = planPatch(parsed, snapshot);

@@ -23,7 +23,13 @@ const USAGE_TEXT = "apply_patch 'PATCH'   or   echo 'PATCH' | apply_patch";
  */
 export async function runApplyPatchBin(args: readonly string[], io: Io): Promise<number> {
   const rest = args[0] === '--preserve-crlf' ? args.slice(1) : [...args];
-  if (rest.length > 1) throw new HagentError('USAGE', 'apply_patch accepts exactly one PATCH argument', {}, USAGE_TEXT);
+  if (rest.length > 1)
+    throw new HagentError(
+      'USAGE',
+      'apply_patch accepts exactly one PATCH argument',
+      {},
+      USAGE_TEXT,
+    );
   let patchText: string;
   if (rest.length === 1) patchText = rest[0]!;
   else {
@@ -31,7 +37,8 @@ export async function runApplyPatchBin(args: readonly string[], io: Io): Promise
     try {
       patchText = await readPatchInput(io, '-');
     } catch (e) {
-      if ((e as HagentError).code === 'EMPTY_PATCH') throw new HagentError('USAGE', 'no patch given (stdin was empty)', {}, USAGE_TEXT);
+      if ((e as HagentError).code === 'EMPTY_PATCH')
+        throw new HagentError('USAGE', 'no patch given (stdin was empty)', {}, USAGE_TEXT);
       throw e;
     }
   }
@@ -39,15 +46,23 @@ export async function runApplyPatchBin(args: readonly string[], io: Io): Promise
   const session = await resolveSession(ctx);
   const top = ctx.location.topLevel ?? session.worktree;
   const cwd = path.relative(top, io.cwd).split(path.sep).join('/');
-  const r = await applyPatch(ctx, session, { patchText, env: io.env, ...(cwd && !cwd.startsWith('..') ? { cwd } : {}) }).catch((e: unknown) => {
+  const r = await applyPatch(ctx, session, {
+    patchText,
+    env: io.env,
+    ...(cwd && !cwd.startsWith('..') ? { cwd } : {}),
+  }).catch((e: unknown) => {
     // This program has no --yes: the hint names the command that has one.
-    if ((e as HagentError).code === 'CONFIRMATION_REQUIRED') (e as HagentError).hint = 'ask the human; with their yes, apply it with: hagent apply --yes - (the patch on stdin)';
+    if ((e as HagentError).code === 'CONFIRMATION_REQUIRED')
+      (e as HagentError).hint =
+        'ask the human; with their yes, apply it with: hagent apply --yes - (the patch on stdin)';
     throw e;
   });
   const shown = (p: string) => (cwd && !cwd.startsWith('..') ? path.posix.relative(cwd, p) : p);
   const lines = ['Success. Updated the following files:'];
   for (const letter of ['A', 'M', 'D'] as const) {
-    for (const f of r.files) if ((f.op === 'add' ? 'A' : f.op === 'delete' ? 'D' : 'M') === letter) lines.push(`${letter} ${shown(f.path)}`);
+    for (const f of r.files)
+      if ((f.op === 'add' ? 'A' : f.op === 'delete' ? 'D' : 'M') === letter)
+        lines.push(`${letter} ${shown(f.path)}`);
   }
   printLines(io, lines);
   return 0;

@@ -16,10 +16,17 @@ async function targetDir(argv: CommonArgs & { dir?: string }, io: Io): Promise<s
   if (argv.dir !== undefined) {
     const dir = path.resolve(io.cwd, argv.dir);
     const st = statSync(dir, { throwIfNoEntry: false });
-    if (!st?.isDirectory()) throw new HagentError('USAGE', `--dir ${argv.dir}: ${st ? 'not a folder' : 'no such folder'}`, { path: dir }, 'name the folder the patch applies in (the worktree root), e.g. --dir .');
+    if (!st?.isDirectory())
+      throw new HagentError(
+        'USAGE',
+        `--dir ${argv.dir}: ${st ? 'not a folder' : 'no such folder'}`,
+        { path: dir },
+        'name the folder the patch applies in (the worktree root), e.g. --dir .',
+      );
     return dir;
   }
-  if (argv.session !== undefined) return (await resolveSession(await openRepo(io.cwd), argv.session)).worktree;
+  if (argv.session !== undefined)
+    return (await resolveSession(await openRepo(io.cwd), argv.session)).worktree;
   try {
     return (await openRepo(io.cwd)).location.topLevel ?? io.cwd;
   } catch {
@@ -32,12 +39,16 @@ async function policyFor(dir: string, io: Io) {
   try {
     return (await loadConfig(await openRepo(dir), io.env)).policy;
   } catch (e) {
-    if ((e as { code?: string }).code === 'NOT_A_GIT_REPO') return effectiveConfig(null, null, io.env).policy;
+    if ((e as { code?: string }).code === 'NOT_A_GIT_REPO')
+      return effectiveConfig(null, null, io.env).policy;
     throw e;
   }
 }
 
-export async function runCheck(argv: CommonArgs & { patch?: string; dir?: string }, io: Io): Promise<number> {
+export async function runCheck(
+  argv: CommonArgs & { patch?: string; dir?: string },
+  io: Io,
+): Promise<number> {
   const patchText = await readPatchInput(io, argv.patch === '' ? '-' : argv.patch);
   const dir = await targetDir(argv, io);
   const r = await checkPatch(dir, patchText, await policyFor(dir, io));
@@ -46,12 +57,22 @@ export async function runCheck(argv: CommonArgs & { patch?: string; dir?: string
     return 0;
   }
   const p = palette(io.color);
-  const lines = [`The patch applies (${r.format === 'codex' ? 'Codex patch' : 'unified diff'}) against ${dir}:`];
+  const lines = [
+    `The patch applies (${r.format === 'codex' ? 'Codex patch' : 'unified diff'}) against ${dir}:`,
+  ];
   for (const f of r.files) {
-    lines.push(`${opLetter(f.op)} ${f.from ? `${f.from} -> ` : ''}${f.path}  ${p.green(`+${f.added}`)} ${p.red(`-${f.removed}`)}${f.noop ? p.yellow('  (no change)') : ''}`);
-    for (const c of f.chunks) lines.push(p.dim(`    chunk ${c.chunk}: lines ${c.startLine}-${c.startLine + Math.max(c.oldCount, 1) - 1} (${c.level})`));
+    lines.push(
+      `${opLetter(f.op)} ${f.from ? `${f.from} -> ` : ''}${f.path}  ${p.green(`+${f.added}`)} ${p.red(`-${f.removed}`)}${f.noop ? p.yellow('  (no change)') : ''}`,
+    );
+    for (const c of f.chunks)
+      lines.push(
+        p.dim(
+          `    chunk ${c.chunk}: lines ${c.startLine}-${c.startLine + Math.max(c.oldCount, 1) - 1} (${c.level})`,
+        ),
+      );
   }
-  if (r.leniencies.length) lines.push(p.dim(`(accepted with leniencies: ${r.leniencies.join(', ')})`));
+  if (r.leniencies.length)
+    lines.push(p.dim(`(accepted with leniencies: ${r.leniencies.join(', ')})`));
   for (const w of r.warnings) lines.push(p.yellow(`warning: ${w}`));
   printLines(io, lines);
   return 0;

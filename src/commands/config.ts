@@ -10,14 +10,24 @@ export async function runConfigShow(argv: { json?: boolean }, io: Io): Promise<n
   const ctx = await openRepo(io.cwd);
   const c = await loadConfig(ctx, io.env);
   // worktreeRoot is shown resolved: the folder this repository's session worktrees go to.
-  const values: Record<string, unknown> = { ...c.policy, ...c.runtime, worktreeRoot: worktreeRootFor(ctx.commonDir, c.root, c.runtime.worktreeRoot, io.env), guard: c.guard };
+  const values: Record<string, unknown> = {
+    ...c.policy,
+    ...c.runtime,
+    worktreeRoot: worktreeRootFor(ctx.commonDir, c.root, c.runtime.worktreeRoot, io.env),
+    guard: c.guard,
+  };
   if (argv.json) {
     printJson(io, { ok: true, file: c.file, values, sources: c.sources });
     return 0;
   }
   const p = palette(io.color);
-  const lines = [`config file: ${c.file ?? p.dim(`none (${c.root ? `${c.root}/.hagent/config.json` : 'bare repository: no worktree holds its HEAD branch, so nothing'} would be read)`)}`];
-  for (const [key, value] of Object.entries(values)) lines.push(`  ${key.padEnd(20)} ${JSON.stringify(value)}  ${p.dim(`(${c.sources[key] ?? 'default'})`)}`);
+  const lines = [
+    `config file: ${c.file ?? p.dim(`none (${c.root ? `${c.root}/.hagent/config.json` : 'bare repository: no worktree holds its HEAD branch, so nothing'} would be read)`)}`,
+  ];
+  for (const [key, value] of Object.entries(values))
+    lines.push(
+      `  ${key.padEnd(20)} ${JSON.stringify(value)}  ${p.dim(`(${c.sources[key] ?? 'default'})`)}`,
+    );
   printLines(io, lines);
   return 0;
 }

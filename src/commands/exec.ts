@@ -22,10 +22,15 @@ export async function runExec(argv: ExecArgs, io: Io): Promise<number> {
   const session = await resolveSession(ctx, argv.session);
   let r;
   try {
-    r = await execInSession(ctx, session, command, { timeoutS: argv.timeout, maxOutputBytes: argv['max-output'], env: io.env });
+    r = await execInSession(ctx, session, command, {
+      timeoutS: argv.timeout,
+      maxOutputBytes: argv['max-output'],
+      env: io.env,
+    });
   } catch (error) {
     // A failure after the command ran still shows its output (the JSON error carries it as `exec`).
-    const ran = (error as { details?: { exec?: { stdout: string; stderr: string } } }).details?.exec;
+    const ran = (error as { details?: { exec?: { stdout: string; stderr: string } } }).details
+      ?.exec;
     if (ran && !argv.json) {
       io.stdout.write(ran.stdout);
       io.stderr.write(ran.stderr);
@@ -40,13 +45,26 @@ export async function runExec(argv: ExecArgs, io: Io): Promise<number> {
   io.stderr.write(r.stderr);
   const p = palette(io.color);
   const lines: string[] = [];
-  if (r.adopted) lines.push(p.dim(`hagent: first adopted pending outside edits as commit ${short(r.adopted)}`));
-  const end = r.timedOut ? p.red(`timed out after ${argv.timeout ?? 120} s; its process group was killed`) : r.signal ? p.red(`ended by ${r.signal}`) : r.exitCode === 0 ? p.green('exit 0') : p.red(`exit ${r.exitCode}`);
-  const cut = r.truncated ? `; output cut (${[r.truncated.stdout ? `stdout ${r.truncated.stdout.bytes} bytes` : '', r.truncated.stderr ? `stderr ${r.truncated.stderr.bytes} bytes` : ''].filter(Boolean).join(', ')})` : '';
-  const commit = r.commit ? `; ${r.changed.length} file${r.changed.length === 1 ? '' : 's'} changed, committed as ${short(r.commit)} (hagent undo drops it)` : '; no files changed';
+  if (r.adopted)
+    lines.push(p.dim(`hagent: first adopted pending outside edits as commit ${short(r.adopted)}`));
+  const end = r.timedOut
+    ? p.red(`timed out after ${argv.timeout ?? 120} s; its process group was killed`)
+    : r.signal
+      ? p.red(`ended by ${r.signal}`)
+      : r.exitCode === 0
+        ? p.green('exit 0')
+        : p.red(`exit ${r.exitCode}`);
+  const cut = r.truncated
+    ? `; output cut (${[r.truncated.stdout ? `stdout ${r.truncated.stdout.bytes} bytes` : '', r.truncated.stderr ? `stderr ${r.truncated.stderr.bytes} bytes` : ''].filter(Boolean).join(', ')})`
+    : '';
+  const commit = r.commit
+    ? `; ${r.changed.length} file${r.changed.length === 1 ? '' : 's'} changed, committed as ${short(r.commit)} (hagent undo drops it)`
+    : '; no files changed';
   lines.push(`hagent: ${end} in ${(r.durationMs / 1000).toFixed(1)} s${cut}${commit}`);
-  for (const k of r.skipped) lines.push(p.yellow(`hagent: left out of the commit: ${k.path}: ${k.reason}`));
-  if (r.outside) lines.push(p.red(`hagent: warning: ${r.outside.message}`), p.red(`  hint: ${r.outside.hint}`));
+  for (const k of r.skipped)
+    lines.push(p.yellow(`hagent: left out of the commit: ${k.path}: ${k.reason}`));
+  if (r.outside)
+    lines.push(p.red(`hagent: warning: ${r.outside.message}`), p.red(`  hint: ${r.outside.hint}`));
   io.stderr.write(`${lines.join('\n')}\n`);
   return r.ok ? 0 : 1;
 }

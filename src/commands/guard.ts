@@ -16,22 +16,44 @@ export interface GuardArgs extends CommonArgs {
 }
 
 /** The words after `--` (or the positional words) joined by blanks, else stdin's text. */
-export async function commandText(argv: { command?: string[]; _?: (string | number)[] }, io: Io, verb: string): Promise<string> {
+export async function commandText(
+  argv: { command?: string[]; _?: (string | number)[] },
+  io: Io,
+  verb: string,
+): Promise<string> {
   // yargs leaves the words after -- in `_`, after the command's own name.
   const words = [...(argv.command ?? []), ...(argv._ ?? []).slice(1)].map(String);
   if (words.length) return words.join(' ');
-  if (io.stdin.isTTY) throw new HagentError('USAGE', 'no command given', {}, `give it after --: hagent ${verb} -- npm test (or pipe it on stdin)`);
+  if (io.stdin.isTTY)
+    throw new HagentError(
+      'USAGE',
+      'no command given',
+      {},
+      `give it after --: hagent ${verb} -- npm test (or pipe it on stdin)`,
+    );
   const chunks: Buffer[] = [];
   for await (const c of io.stdin) chunks.push(Buffer.isBuffer(c) ? c : Buffer.from(c as string));
   const text = Buffer.concat(chunks).toString('utf8').replace(/\n$/, '');
-  if (text.trim() === '') throw new HagentError('USAGE', 'no command given (stdin was empty)', {}, `give it after --: hagent ${verb} -- npm test`);
+  if (text.trim() === '')
+    throw new HagentError(
+      'USAGE',
+      'no command given (stdin was empty)',
+      {},
+      `give it after --: hagent ${verb} -- npm test`,
+    );
   return text;
 }
 
 /** --dir DIR (any folder taken as the worktree), else the session (--session, or the one around the current folder). */
 async function contextFor(argv: GuardArgs, io: Io): Promise<GuardContext> {
   if (argv.dir !== undefined) {
-    if (argv.session !== undefined) throw new HagentError('USAGE', '--dir and --session cannot be used together', {}, 'give one: --session ID, or --dir DIR');
+    if (argv.session !== undefined)
+      throw new HagentError(
+        'USAGE',
+        '--dir and --session cannot be used together',
+        {},
+        'give one: --session ID, or --dir DIR',
+      );
     return { worktree: path.resolve(io.cwd, argv.dir) };
   }
   const ctx = await openRepo(io.cwd);
@@ -47,7 +69,12 @@ export async function runGuard(argv: GuardArgs, io: Io): Promise<number> {
     else printLines(io, [`${palette(io.color).green('allowed')}: ${command}`]);
     return 0;
   }
-  const error = new HagentError('GUARD_BLOCKED', v.reason, { rule: v.rule, command: v.command }, v.hint);
+  const error = new HagentError(
+    'GUARD_BLOCKED',
+    v.reason,
+    { rule: v.rule, command: v.command },
+    v.hint,
+  );
   printError(io, error, !!argv.json, { allowed: false, worktree: ctx.worktree });
   return error.exitStatus;
 }

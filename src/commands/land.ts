@@ -7,12 +7,28 @@ import { openRepo, resolveSession } from '../session/index.js';
 import { palette, printJson, printLines, short, type Io } from '../output/index.js';
 import type { CommonArgs } from './shared.js';
 
-export async function runLand(argv: CommonArgs & { squash?: boolean; merge?: boolean; message?: string; yes?: boolean; allowDenied?: boolean; undo?: boolean }, io: Io): Promise<number> {
+export async function runLand(
+  argv: CommonArgs & {
+    squash?: boolean;
+    merge?: boolean;
+    message?: string;
+    yes?: boolean;
+    allowDenied?: boolean;
+    undo?: boolean;
+  },
+  io: Io,
+): Promise<number> {
   refuseForAgent(io.env, argv.undo ? 'hagent land --undo' : 'hagent land');
   const ctx = await openRepo(io.cwd);
   const session = await resolveSession(ctx, argv.session);
   if (argv.undo) return printLandUndo(await undoLand(ctx, session, io.env), argv, io);
-  const r = await landSession(ctx, session, { mode: argv.merge ? 'merge' : 'squash', ...(argv.message ? { message: argv.message } : {}), yes: !!argv.yes, allowDenied: !!argv.allowDenied, env: io.env });
+  const r = await landSession(ctx, session, {
+    mode: argv.merge ? 'merge' : 'squash',
+    ...(argv.message ? { message: argv.message } : {}),
+    yes: !!argv.yes,
+    allowDenied: !!argv.allowDenied,
+    env: io.env,
+  });
   if (argv.json) {
     printJson(io, r);
     return 0;
@@ -21,7 +37,11 @@ export async function runLand(argv: CommonArgs & { squash?: boolean; merge?: boo
   printLines(io, [
     `${p.green('Landed')} session ${r.session} on ${r.target.replace('refs/heads/', '')} (${r.mode}): ${short(r.previous)} → ${short(r.commit)}`,
     ...r.files.map((f) => `  ${f.status} ${f.path}`),
-    r.updatedWorktree ? p.dim(`updated ${r.files.length} file${r.files.length === 1 ? '' : 's'} in ${r.updatedWorktree}`) : p.dim('the target branch is not checked out anywhere; only the ref moved'),
+    r.updatedWorktree
+      ? p.dim(
+          `updated ${r.files.length} file${r.files.length === 1 ? '' : 's'} in ${r.updatedWorktree}`,
+        )
+      : p.dim('the target branch is not checked out anywhere; only the ref moved'),
   ]);
   return 0;
 }
@@ -36,8 +56,13 @@ export function printLandUndo(r: LandUndoResult, argv: CommonArgs, io: Io): numb
   const branch = r.target.replace('refs/heads/', '');
   printLines(io, [
     `${p.green('Took back')} the land of session ${r.session} from ${branch}: ${short(r.undone)} → ${short(r.restored)}`,
-    ...r.files.map((f) => `  ${f.status} ${f.path}${r.untouched.includes(f.path) ? p.yellow('  (changed since the land: left as it is)') : ''}`),
-    p.dim(`the session is approved and not landed again; land it again with: hagent land --session ${r.session}`),
+    ...r.files.map(
+      (f) =>
+        `  ${f.status} ${f.path}${r.untouched.includes(f.path) ? p.yellow('  (changed since the land: left as it is)') : ''}`,
+    ),
+    p.dim(
+      `the session is approved and not landed again; land it again with: hagent land --session ${r.session}`,
+    ),
   ]);
   return 0;
 }

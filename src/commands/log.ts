@@ -14,7 +14,10 @@ function note(e: JournalEntry, p: Palette): string[] {
   const files = e.files?.length ? [`         files: ${e.files.join(', ')}`] : [];
   if (e.ok) {
     const head = e.head ? `  head ${short(e.head)}` : '';
-    return [`${p.green('applied')}  ${p.dim(time)}  ${p.bold(e.session)}  ${e.command}${head}`, ...files];
+    return [
+      `${p.green('applied')}  ${p.dim(time)}  ${p.bold(e.session)}  ${e.command}${head}`,
+      ...files,
+    ];
   }
   // A warning, not a refusal: the command ran, and the user's checkout changed meanwhile.
   const label = e.code === 'OUTSIDE_CHANGED' ? p.red('outside') : p.red('blocked');
@@ -33,12 +36,24 @@ function note(e: JournalEntry, p: Palette): string[] {
  * @returns exit status 0.
  * @throws HagentError USAGE for a negative or fractional `-n`; NOT_A_GIT_REPO outside a repository.
  */
-export async function runLog(argv: { json?: boolean; failed?: boolean; n?: number; session?: string }, io: Io): Promise<number> {
+export async function runLog(
+  argv: { json?: boolean; failed?: boolean; n?: number; session?: string },
+  io: Io,
+): Promise<number> {
   if (argv.n !== undefined && (!Number.isInteger(argv.n) || argv.n < 0)) {
-    throw new HagentError('USAGE', `-n must be a whole number ≥ 0, got ${argv.n}`, {}, 'e.g. hagent log -n 20');
+    throw new HagentError(
+      'USAGE',
+      `-n must be a whole number ≥ 0, got ${argv.n}`,
+      {},
+      'e.g. hagent log -n 20',
+    );
   }
   const ctx = await openRepo(io.cwd);
-  const read = await readJournal(ctx.commonDir, { ...(argv.failed ? { failed: true } : {}), ...(argv.n !== undefined ? { limit: argv.n } : {}), ...(argv.session !== undefined ? { session: argv.session } : {}) });
+  const read = await readJournal(ctx.commonDir, {
+    ...(argv.failed ? { failed: true } : {}),
+    ...(argv.n !== undefined ? { limit: argv.n } : {}),
+    ...(argv.session !== undefined ? { session: argv.session } : {}),
+  });
   if (argv.json) {
     printJson(io, { ok: true, entries: read.entries, damaged: read.damaged });
     return 0;
@@ -47,9 +62,21 @@ export async function runLog(argv: { json?: boolean; failed?: boolean; n?: numbe
   const outside = read.entries.filter((e) => e.code === 'OUTSIDE_CHANGED').length;
   const blocked = read.entries.filter((e) => !e.ok).length - outside;
   const lines = read.entries.length
-    ? [...read.entries.flatMap((e) => note(e, p)), p.dim(`${read.entries.length} shown: ${read.entries.length - blocked - outside} applied, ${blocked} blocked${outside ? `, ${outside} changed the user's checkout` : ''}`)]
-    : [argv.failed ? 'No blocked attempts in the journal.' : 'The journal is empty: no writing command has run here yet.'];
-  if (read.damaged) lines.push(p.yellow(`${read.damaged} damaged journal line${read.damaged === 1 ? '' : 's'} skipped`));
+    ? [
+        ...read.entries.flatMap((e) => note(e, p)),
+        p.dim(
+          `${read.entries.length} shown: ${read.entries.length - blocked - outside} applied, ${blocked} blocked${outside ? `, ${outside} changed the user's checkout` : ''}`,
+        ),
+      ]
+    : [
+        argv.failed
+          ? 'No blocked attempts in the journal.'
+          : 'The journal is empty: no writing command has run here yet.',
+      ];
+  if (read.damaged)
+    lines.push(
+      p.yellow(`${read.damaged} damaged journal line${read.damaged === 1 ? '' : 's'} skipped`),
+    );
   printLines(io, lines);
   return 0;
 }

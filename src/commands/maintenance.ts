@@ -16,11 +16,20 @@ export async function runSync(argv: CommonArgs, io: Io): Promise<number> {
   }
   if (r.recovery) io.stderr.write(`${recoveryLine(r.recovery)}\n`);
   const p = palette(io.color);
-  printLines(io, r.commit && r.merged
-    ? [`${p.green('Concluded')} the merge of ${short(r.merged)} as commit ${short(r.commit)}:`, ...r.files.map((f) => `  ${f.status} ${f.path}`)]
-    : r.commit
-    ? [`${p.green('Adopted')} ${r.files.length} outside edit${r.files.length === 1 ? '' : 's'} as commit ${short(r.commit)} (marked outside):`, ...r.files.map((f) => `  ${f.status} ${f.path}`)]
-    : ['No outside edits to adopt.']);
+  printLines(
+    io,
+    r.commit && r.merged
+      ? [
+          `${p.green('Concluded')} the merge of ${short(r.merged)} as commit ${short(r.commit)}:`,
+          ...r.files.map((f) => `  ${f.status} ${f.path}`),
+        ]
+      : r.commit
+        ? [
+            `${p.green('Adopted')} ${r.files.length} outside edit${r.files.length === 1 ? '' : 's'} as commit ${short(r.commit)} (marked outside):`,
+            ...r.files.map((f) => `  ${f.status} ${f.path}`),
+          ]
+        : ['No outside edits to adopt.'],
+  );
   for (const k of r.skipped) io.stderr.write(`${p.yellow('left out:')} ${k.path}: ${k.reason}\n`);
   return 0;
 }
@@ -32,12 +41,19 @@ export async function runDoctorCommand(argv: CommonArgs, io: Io): Promise<number
     return 0;
   }
   const p = palette(io.color);
-  const lines = [`Checked ${r.sessions.length} session${r.sessions.length === 1 ? '' : 's'}: ${r.findings.length ? `${r.findings.length} finding${r.findings.length === 1 ? '' : 's'}` : 'all well'}`];
+  const lines = [
+    `Checked ${r.sessions.length} session${r.sessions.length === 1 ? '' : 's'}: ${r.findings.length ? `${r.findings.length} finding${r.findings.length === 1 ? '' : 's'}` : 'all well'}`,
+  ];
   for (const f of r.findings) {
-    lines.push(`  ${f.fixed ? p.green('fixed') : p.yellow('found')} ${f.message}${f.paths?.length ? ` (${f.paths.join(', ')})` : ''}`);
+    lines.push(
+      `  ${f.fixed ? p.green('fixed') : p.yellow('found')} ${f.message}${f.paths?.length ? ` (${f.paths.join(', ')})` : ''}`,
+    );
     if (f.hint && !f.fixed) lines.push(`        ${p.cyan('hint:')} ${f.hint}`);
   }
-  if (r.pool) lines.push(`Pool: ${r.pool.worktrees.length} recycled worktree${r.pool.worktrees.length === 1 ? '' : 's'} of at most ${r.pool.limit}, in ${r.pool.root}/.pool`);
+  if (r.pool)
+    lines.push(
+      `Pool: ${r.pool.worktrees.length} recycled worktree${r.pool.worktrees.length === 1 ? '' : 's'} of at most ${r.pool.limit}, in ${r.pool.root}/.pool`,
+    );
   printLines(io, lines);
   return 0;
 }

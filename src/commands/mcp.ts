@@ -21,13 +21,34 @@ function loadServer(): McpModule {
   return createRequire(import.meta.url)(file) as McpModule;
 }
 
-export async function runMcp(argv: CommonArgs & { new?: boolean; name?: string; base?: string }, io: Io, version: string): Promise<number> {
-  if (argv.session !== undefined && argv.new) throw new HagentError('USAGE', '--session and --new exclude each other', {}, 'serve an existing session with --session ID, or start one with --new [--name N]');
-  if (!argv.new && (argv.name !== undefined || argv.base !== undefined)) throw new HagentError('USAGE', '--name and --base start a new session: they need --new', {}, 'e.g. hagent mcp --new --name fix-login');
+export async function runMcp(
+  argv: CommonArgs & { new?: boolean; name?: string; base?: string },
+  io: Io,
+  version: string,
+): Promise<number> {
+  if (argv.session !== undefined && argv.new)
+    throw new HagentError(
+      'USAGE',
+      '--session and --new exclude each other',
+      {},
+      'serve an existing session with --session ID, or start one with --new [--name N]',
+    );
+  if (!argv.new && (argv.name !== undefined || argv.base !== undefined))
+    throw new HagentError(
+      'USAGE',
+      '--name and --base start a new session: they need --new',
+      {},
+      'e.g. hagent mcp --new --name fix-login',
+    );
   const { serveMcp } = loadServer();
   await serveMcp({
-    cwd: io.cwd, env: io.env, version, ...(argv.session !== undefined ? { session: argv.session } : {}),
-    ...(argv.new ? { new: true } : {}), ...(argv.name !== undefined ? { name: argv.name } : {}), ...(argv.base !== undefined ? { base: argv.base } : {}),
+    cwd: io.cwd,
+    env: io.env,
+    version,
+    ...(argv.session !== undefined ? { session: argv.session } : {}),
+    ...(argv.new ? { new: true } : {}),
+    ...(argv.name !== undefined ? { name: argv.name } : {}),
+    ...(argv.base !== undefined ? { base: argv.base } : {}),
     log: (line) => io.stderr.write(`${line}\n`),
   });
   // The exit status once the client has gone; serving keeps the process alive until then.

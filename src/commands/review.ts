@@ -8,39 +8,93 @@ import { palette, printJson, printLines, short, type Io } from '../output/index.
 import { driftLines, type CommonArgs } from './shared.js';
 import { HagentError } from '../errors.js';
 
-export async function runReview(argv: CommonArgs & { stat?: boolean; patches?: boolean; approve?: string[] | boolean; _?: (string | number)[] }, io: Io): Promise<number> {
-  if (argv.approve !== undefined && argv.approve !== false) refuseForAgent(io.env, 'hagent review --approve');
+export async function runReview(
+  argv: CommonArgs & {
+    stat?: boolean;
+    patches?: boolean;
+    approve?: string[] | boolean;
+    _?: (string | number)[];
+  },
+  io: Io,
+): Promise<number> {
+  if (argv.approve !== undefined && argv.approve !== false)
+    refuseForAgent(io.env, 'hagent review --approve');
   // Paths after `--` (one may start with a dash: `--approve -- -x`) arrive as positionals.
   const afterDashes = (argv._ ?? []).slice(1).map(String);
   if (afterDashes.length && (argv.approve === undefined || argv.approve === false)) {
-    throw new HagentError('USAGE', `paths given without --approve: ${afterDashes.join(' ')}`, { paths: afterDashes }, `approve them with: hagent review --approve -- ${afterDashes.join(' ')}`);
+    throw new HagentError(
+      'USAGE',
+      `paths given without --approve: ${afterDashes.join(' ')}`,
+      { paths: afterDashes },
+      `approve them with: hagent review --approve -- ${afterDashes.join(' ')}`,
+    );
   }
   const paths = [...(Array.isArray(argv.approve) ? argv.approve : []), ...afterDashes];
   const ctx = await openRepo(io.cwd);
   const session = await resolveSession(ctx, argv.session);
-  const approve = argv.approve === undefined || argv.approve === false ? undefined : paths.length ? paths : true as const;
+  const approve =
+    argv.approve === undefined || argv.approve === false
+      ? undefined
+      : paths.length
+        ? paths
+        : (true as const);
   const wantDiff = !argv.stat && !argv.patches;
-  const r = await reviewSession(ctx, session, { diff: argv.json ? !argv.stat && !argv.patches : wantDiff, color: io.color, withPatchText: !!argv.patches, ...(approve ? { approve } : {}) });
+  const r = await reviewSession(ctx, session, {
+    diff: argv.json ? !argv.stat && !argv.patches : wantDiff,
+    color: io.color,
+    withPatchText: !!argv.patches,
+    ...(approve ? { approve } : {}),
+  });
   if (argv.json) {
     printJson(io, r);
     return 0;
   }
   const p = palette(io.color);
-  const since = r.since === 'base' ? `base ${short(r.base)}` : r.since === 'landed' ? 'what has landed' : 'the target commit it merged';
-  const lines: string[] = [p.bold(`Session ${r.session}: ${r.patches.length} patch${r.patches.length === 1 ? '' : 'es'}, ${r.files.length} file${r.files.length === 1 ? '' : 's'} to land (since ${since} → head ${short(r.head)})`)];
+  const since =
+    r.since === 'base'
+      ? `base ${short(r.base)}`
+      : r.since === 'landed'
+        ? 'what has landed'
+        : 'the target commit it merged';
+  const lines: string[] = [
+    p.bold(
+      `Session ${r.session}: ${r.patches.length} patch${r.patches.length === 1 ? '' : 'es'}, ${r.files.length} file${r.files.length === 1 ? '' : 's'} to land (since ${since} → head ${short(r.head)})`,
+    ),
+  ];
   if (r.drift) lines.push(...driftLines(r.drift, p));
-  for (const f of r.files) lines.push(`  ${f.status} ${f.path.padEnd(40)} ${f.added === null ? 'binary' : `${p.green(`+${f.added}`)} ${p.red(`-${f.removed}`)}`}`);
+  for (const f of r.files)
+    lines.push(
+      `  ${f.status} ${f.path.padEnd(40)} ${f.added === null ? 'binary' : `${p.green(`+${f.added}`)} ${p.red(`-${f.removed}`)}`}`,
+    );
   if (argv.patches || !argv.stat) {
     lines.push('', p.bold('Applied patches (newest first):'));
     for (const pt of r.patches) {
-      lines.push(`  ${p.yellow(short(pt.commit))} ${p.dim(pt.time)} ${pt.subject}${pt.outside ? p.dim(' (outside hagent)') : ''}`);
-      if (argv.patches && pt.patch) lines.push(...pt.patch.trimEnd().split('\n').map((l) => `      ${l}`));
+      lines.push(
+        `  ${p.yellow(short(pt.commit))} ${p.dim(pt.time)} ${pt.subject}${pt.outside ? p.dim(' (outside hagent)') : ''}`,
+      );
+      if (argv.patches && pt.patch)
+        lines.push(
+          ...pt.patch
+            .trimEnd()
+            .split('\n')
+            .map((l) => `      ${l}`),
+        );
     }
   }
   if (r.diff) lines.push('', r.diff.trimEnd());
   const a = r.approval;
-  if (a && a.head === r.head) lines.push('', p.cyan(`${r.approvedNow ? 'Approved' : 'Approved earlier'}: ${a.paths ? a.paths.join(', ') : 'all files'} at ${short(a.head)}. Land with: hagent land`));
-  else if (a) lines.push('', p.yellow(`An approval exists for ${short(a.head)}, but the head moved since: approve again.`));
+  if (a && a.head === r.head)
+    lines.push(
+      '',
+      p.cyan(
+        `${r.approvedNow ? 'Approved' : 'Approved earlier'}: ${a.paths ? a.paths.join(', ') : 'all files'} at ${short(a.head)}. Land with: hagent land`,
+      ),
+    );
+  else if (a)
+    lines.push(
+      '',
+      p.yellow(`An approval exists for ${short(a.head)}, but the head moved since: approve again.`),
+    );
   else lines.push('', p.dim('Not approved yet: hagent review --approve [PATH…]'));
   printLines(io, lines);
   return 0;

@@ -23,12 +23,28 @@ export function selfHookCommand(): string {
 }
 
 export async function runRun(argv: RunArgs, io: Io): Promise<number> {
-  if (!(argv.agent in LAUNCHABLE)) throw new HagentError('USAGE', `hagent run cannot launch ${JSON.stringify(argv.agent)}`, { agent: argv.agent }, `name one of: ${Object.keys(LAUNCHABLE).join(', ')}`);
-  if (argv.session !== undefined && (argv.name !== undefined || argv.base !== undefined)) throw new HagentError('USAGE', '--session resumes a session; --name and --base start a new one', {}, 'give either --session ID, or --name/--base');
+  if (!(argv.agent in LAUNCHABLE))
+    throw new HagentError(
+      'USAGE',
+      `hagent run cannot launch ${JSON.stringify(argv.agent)}`,
+      { agent: argv.agent },
+      `name one of: ${Object.keys(LAUNCHABLE).join(', ')}`,
+    );
+  if (argv.session !== undefined && (argv.name !== undefined || argv.base !== undefined))
+    throw new HagentError(
+      'USAGE',
+      '--session resumes a session; --name and --base start a new one',
+      {},
+      'give either --session ID, or --name/--base',
+    );
   const ctx = await openRepo(io.cwd);
   const r = await runAgent(ctx, argv.agent as LaunchName, {
-    ...(argv.name !== undefined ? { name: argv.name } : {}), ...(argv.base !== undefined ? { base: argv.base } : {}), ...(argv.session !== undefined ? { session: argv.session } : {}),
-    args: argv.agentArgs, hookCommand: selfHookCommand(), env: io.env,
+    ...(argv.name !== undefined ? { name: argv.name } : {}),
+    ...(argv.base !== undefined ? { base: argv.base } : {}),
+    ...(argv.session !== undefined ? { session: argv.session } : {}),
+    args: argv.agentArgs,
+    hookCommand: selfHookCommand(),
+    env: io.env,
   });
   if (argv.json) {
     printJson(io, r);
@@ -36,7 +52,11 @@ export async function runRun(argv: RunArgs, io: Io): Promise<number> {
   }
   const p = palette(io.color);
   if (r.removed) {
-    printLines(io, ['', `${p.bold(`hagent session ${r.session}`)}: ${LAUNCHABLE[r.agent].binary} exited with status ${r.exitCode} before changing anything; the empty session was removed (its worktree and branch).`, `Fix what the agent said above, then run: hagent run ${r.agent}`]);
+    printLines(io, [
+      '',
+      `${p.bold(`hagent session ${r.session}`)}: ${LAUNCHABLE[r.agent].binary} exited with status ${r.exitCode} before changing anything; the empty session was removed (its worktree and branch).`,
+      `Fix what the agent said above, then run: hagent run ${r.agent}`,
+    ]);
     return r.exitCode;
   }
   const lines = [
@@ -45,8 +65,16 @@ export async function runRun(argv: RunArgs, io: Io): Promise<number> {
     ...r.files.map((f) => `  ${f.status} ${f.path}`),
     ...r.blocked.map((b) => `  ${p.yellow('blocked')} ${b.code}: ${b.message}`),
     ...r.outsideChanged.map((o) => `  ${p.red('warning')} ${o.message}\n    hint: ${o.hint}`),
-    ...(r.drift?.kind === 'other-branch' || r.drift?.kind === 'detached' ? [`  ${p.red('warning')} the worktree is off hagent/${r.session} (${r.drift.kind}): work made there is not in the session; ${r.drift.hint}, then hagent sync --session ${r.session}`] : []),
-    ...(r.outsideEdits.length ? [`  ${p.yellow('not yet committed:')} ${r.outsideEdits.join(', ')} (hagent sync --session ${r.session})`] : []),
+    ...(r.drift?.kind === 'other-branch' || r.drift?.kind === 'detached'
+      ? [
+          `  ${p.red('warning')} the worktree is off hagent/${r.session} (${r.drift.kind}): work made there is not in the session; ${r.drift.hint}, then hagent sync --session ${r.session}`,
+        ]
+      : []),
+    ...(r.outsideEdits.length
+      ? [
+          `  ${p.yellow('not yet committed:')} ${r.outsideEdits.join(', ')} (hagent sync --session ${r.session})`,
+        ]
+      : []),
     'Next:',
     `  hagent review --session ${r.session}      see the changes`,
     `  hagent land --session ${r.session}        bring them onto your branch`,

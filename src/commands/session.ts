@@ -2,13 +2,29 @@
  * `hagent session start|list|status|end`: thin wrappers over session/.
  */
 import { refuseForAgent } from '../agents/marker.js';
-import { openRepo, resolveSession, startSession, listSessionSummaries, listBrokenSessions, corruptHint, sessionStatus, endSession } from '../session/index.js';
+import {
+  openRepo,
+  resolveSession,
+  startSession,
+  listSessionSummaries,
+  listBrokenSessions,
+  corruptHint,
+  sessionStatus,
+  endSession,
+} from '../session/index.js';
 import { palette, printJson, printLines, short, type Io } from '../output/index.js';
 import { askYesNo, driftLines, type CommonArgs } from './shared.js';
 
-export async function runStart(argv: CommonArgs & { name?: string; base?: string }, io: Io): Promise<number> {
+export async function runStart(
+  argv: CommonArgs & { name?: string; base?: string },
+  io: Io,
+): Promise<number> {
   const ctx = await openRepo(io.cwd);
-  const r = await startSession(ctx, { ...(argv.name ? { name: argv.name } : {}), ...(argv.base ? { base: argv.base } : {}), env: io.env });
+  const r = await startSession(ctx, {
+    ...(argv.name ? { name: argv.name } : {}),
+    ...(argv.base ? { base: argv.base } : {}),
+    env: io.env,
+  });
   if (argv.json) printJson(io, { ok: true, ...r });
   else {
     const p = palette(io.color);
@@ -17,7 +33,11 @@ export async function runStart(argv: CommonArgs & { name?: string; base?: string
       `  worktree: ${r.worktree}${r.recycled ? p.dim(' (recycled from the pool)') : ''}`,
       `  branch:   ${r.branch} (from ${short(r.base)})`,
       `  lands on: ${r.target ?? '(detached HEAD: no target branch)'}`,
-      ...(r.included.length ? [`  copied from .worktreeinclude: ${r.included.length} file${r.included.length === 1 ? '' : 's'}`] : []),
+      ...(r.included.length
+        ? [
+            `  copied from .worktreeinclude: ${r.included.length} file${r.included.length === 1 ? '' : 's'}`,
+          ]
+        : []),
       `Next: cd ${r.worktree} && hagent apply patch.txt`,
     ]);
   }
@@ -26,14 +46,41 @@ export async function runStart(argv: CommonArgs & { name?: string; base?: string
 
 export async function runList(argv: CommonArgs, io: Io): Promise<number> {
   const ctx = await openRepo(io.cwd);
-  const [list, broken] = await Promise.all([listSessionSummaries(ctx), listBrokenSessions(ctx.commonDir)]);
-  if (argv.json) printJson(io, { ok: true, sessions: list, broken: broken.map((b) => ({ ...b, hint: corruptHint(b) })) });
-  else if (list.length === 0 && broken.length === 0) printLines(io, ['No sessions. Start one with: hagent session start']);
+  const [list, broken] = await Promise.all([
+    listSessionSummaries(ctx),
+    listBrokenSessions(ctx.commonDir),
+  ]);
+  if (argv.json)
+    printJson(io, {
+      ok: true,
+      sessions: list,
+      broken: broken.map((b) => ({ ...b, hint: corruptHint(b) })),
+    });
+  else if (list.length === 0 && broken.length === 0)
+    printLines(io, ['No sessions. Start one with: hagent session start']);
   else {
     const p = palette(io.color);
-    const label = { empty: p.dim('empty   '), open: 'open    ', approved: p.cyan('approved'), landed: p.green('landed  '), drifted: p.yellow('drifted ') } as const;
-    printLines(io, list.map((s) => `${p.bold(s.id.padEnd(18))} ${String(s.commits).padStart(3)} patch${s.commits === 1 ? ' ' : 'es'}  ${label[s.state]}  → ${s.target?.replace('refs/heads/', '') ?? '-'}  ${p.dim(s.worktree)}${s.drift ? p.yellow(`  (moved outside hagent: ${s.drift.kind})`) : ''}`));
-    printLines(io, broken.map((b) => `${p.bold(b.id.padEnd(18))} ${p.red('broken')}: ${b.file}: ${b.problem}\n${' '.repeat(19)}${p.dim(`hint: ${corruptHint(b)}`)}`));
+    const label = {
+      empty: p.dim('empty   '),
+      open: 'open    ',
+      approved: p.cyan('approved'),
+      landed: p.green('landed  '),
+      drifted: p.yellow('drifted '),
+    } as const;
+    printLines(
+      io,
+      list.map(
+        (s) =>
+          `${p.bold(s.id.padEnd(18))} ${String(s.commits).padStart(3)} patch${s.commits === 1 ? ' ' : 'es'}  ${label[s.state]}  → ${s.target?.replace('refs/heads/', '') ?? '-'}  ${p.dim(s.worktree)}${s.drift ? p.yellow(`  (moved outside hagent: ${s.drift.kind})`) : ''}`,
+      ),
+    );
+    printLines(
+      io,
+      broken.map(
+        (b) =>
+          `${p.bold(b.id.padEnd(18))} ${p.red('broken')}: ${b.file}: ${b.problem}\n${' '.repeat(19)}${p.dim(`hint: ${corruptHint(b)}`)}`,
+      ),
+    );
   }
   return 0;
 }
@@ -51,32 +98,65 @@ export async function runStatus(argv: CommonArgs & { id?: string }, io: Io): Pro
       `  target:   ${s.target ?? '-'}`,
       `  changed:  ${s.changed.length ? '' : 'nothing yet'}`,
       ...s.changed.map((c) => `    ${c.status} ${c.path}`),
-      ...(s.interrupted ? [p.red(`  interrupted: a ${s.interrupted.command} (started ${s.interrupted.startedAt}) on ${s.interrupted.files.join(', ') || 'unknown files'}`), p.dim('    the next apply, undo, sync or land (or hagent doctor) finishes or undoes it first')] : []),
-      ...(s.outsideEdits.length ? [p.yellow(`  outside edits pending (${s.outsideEdits.length}):`), ...s.outsideEdits.map((c) => `    ${c.status} ${c.path}`)] : []),
+      ...(s.interrupted
+        ? [
+            p.red(
+              `  interrupted: a ${s.interrupted.command} (started ${s.interrupted.startedAt}) on ${s.interrupted.files.join(', ') || 'unknown files'}`,
+            ),
+            p.dim(
+              '    the next apply, undo, sync or land (or hagent doctor) finishes or undoes it first',
+            ),
+          ]
+        : []),
+      ...(s.outsideEdits.length
+        ? [
+            p.yellow(`  outside edits pending (${s.outsideEdits.length}):`),
+            ...s.outsideEdits.map((c) => `    ${c.status} ${c.path}`),
+          ]
+        : []),
       ...(s.drift ? driftLines(s.drift, p) : []),
-      ...s.outsideChanged.flatMap((o) => [p.red(`  your checkout changed during ${o.command} (${o.time}): ${o.message}`), p.dim(`    hint: ${o.hint}`)]),
+      ...s.outsideChanged.flatMap((o) => [
+        p.red(`  your checkout changed during ${o.command} (${o.time}): ${o.message}`),
+        p.dim(`    hint: ${o.hint}`),
+      ]),
     ]);
   }
   return 0;
 }
 
-export async function runEnd(argv: CommonArgs & { id?: string; force?: boolean; yes?: boolean }, io: Io): Promise<number> {
+export async function runEnd(
+  argv: CommonArgs & { id?: string; force?: boolean; yes?: boolean },
+  io: Io,
+): Promise<number> {
   refuseForAgent(io.env, 'hagent session end');
   const ctx = await openRepo(io.cwd);
   const confirm = async (unlanded: readonly string[], uncommitted: readonly string[]) => {
     if (argv.yes) return true;
     if (!io.interactive || argv.json) return false; // refused: CONFIRMATION_REQUIRED, as apply does
-    const lines = [...unlanded.map((p) => `  not landed:  ${p}`), ...uncommitted.map((p) => `  uncommitted: ${p}`)];
+    const lines = [
+      ...unlanded.map((p) => `  not landed:  ${p}`),
+      ...uncommitted.map((p) => `  uncommitted: ${p}`),
+    ];
     io.stderr.write(`${lines.join('\n')}\n`);
     return askYesNo(io, 'End the session and drop these from it?');
   };
-  const r = await endSession(ctx, argv.id ?? argv.session, { force: !!argv.force, confirm, env: io.env });
+  const r = await endSession(ctx, argv.id ?? argv.session, {
+    force: !!argv.force,
+    confirm,
+    env: io.env,
+  });
   if (argv.json) printJson(io, { ok: true, ...r });
-  else printLines(io, [`Ended session ${r.id}${r.keptAs ? ` (its work that had not landed is kept as ${r.keptAs}, head ${short(r.head!)})` : ''}${r.pooled ? '; its worktree is kept, clean, for the next session start' : ''}`]);
+  else
+    printLines(io, [
+      `Ended session ${r.id}${r.keptAs ? ` (its work that had not landed is kept as ${r.keptAs}, head ${short(r.head!)})` : ''}${r.pooled ? '; its worktree is kept, clean, for the next session start' : ''}`,
+    ]);
   return 0;
 }
 
-export async function runUpdate(argv: CommonArgs & { id?: string; rebase?: boolean }, io: Io): Promise<number> {
+export async function runUpdate(
+  argv: CommonArgs & { id?: string; rebase?: boolean },
+  io: Io,
+): Promise<number> {
   const ctx = await openRepo(io.cwd);
   const session = await resolveSession(ctx, argv.id ?? argv.session);
   const { updateSession } = await import('../update/index.js');
@@ -87,17 +167,25 @@ export async function runUpdate(argv: CommonArgs & { id?: string; rebase?: boole
   }
   const p = palette(io.color);
   const branch = r.target.replace('refs/heads/', '');
-  if (r.upToDate) printLines(io, [`Session ${r.session} already holds ${branch} (${short(r.merged)})`]);
+  if (r.upToDate)
+    printLines(io, [`Session ${r.session} already holds ${branch} (${short(r.merged)})`]);
   else if (r.conflicts.length) {
     printLines(io, [
-      p.yellow(`Merging ${branch} into session ${r.session}: ${r.conflicts.length} file${r.conflicts.length === 1 ? '' : 's'} with conflicts`),
+      p.yellow(
+        `Merging ${branch} into session ${r.session}: ${r.conflicts.length} file${r.conflicts.length === 1 ? '' : 's'} with conflicts`,
+      ),
       ...r.conflicts.map((f) => `  C ${f}`),
       `In ${session.worktree}: edit each file to the lines you want (remove the <<<<<<< ======= >>>>>>> markers), git add it, then: hagent sync --session ${r.session}`,
       `Or resolve every file listed in one hagent apply (or one MCP edit, write or apply_patch): that commit concludes the merge.`,
     ]);
   } else {
-    const what = argv.rebase ? `Rebased session ${r.session} on ${branch} (${short(r.merged)})` : `Merged ${branch} (${short(r.merged)}) into session ${r.session}`;
-    printLines(io, [`${p.green(what)}: ${short(r.parent)} → ${short(r.commit!)}`, ...r.files.map((f) => `  ${f.status} ${f.path}`)]);
+    const what = argv.rebase
+      ? `Rebased session ${r.session} on ${branch} (${short(r.merged)})`
+      : `Merged ${branch} (${short(r.merged)}) into session ${r.session}`;
+    printLines(io, [
+      `${p.green(what)}: ${short(r.parent)} → ${short(r.commit!)}`,
+      ...r.files.map((f) => `  ${f.status} ${f.path}`),
+    ]);
   }
   return 0;
 }

@@ -24,7 +24,12 @@ export async function readPatchInput(io: Io, file: string | undefined): Promise<
   let bytes: Buffer;
   if (file === undefined || file === '-') {
     if (file === undefined && io.stdin.isTTY) {
-      throw new HagentError('USAGE', 'no patch given', {}, 'pass a patch file, or pipe the patch on stdin: hagent apply - < patch.txt');
+      throw new HagentError(
+        'USAGE',
+        'no patch given',
+        {},
+        'pass a patch file, or pipe the patch on stdin: hagent apply - < patch.txt',
+      );
     }
     const chunks: Buffer[] = [];
     for await (const c of io.stdin) chunks.push(Buffer.isBuffer(c) ? c : Buffer.from(c as string));
@@ -34,16 +39,36 @@ export async function readPatchInput(io: Io, file: string | undefined): Promise<
       bytes = await fs.readFile(path.resolve(io.cwd, file));
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      throw new HagentError('PATCH_NOT_FOUND', code === 'EISDIR' ? `${file} is a directory, not a patch file` : `cannot read patch file ${file}: ${code === 'ENOENT' ? 'no such file' : (e as Error).message}`, { path: file }, 'check the path, or pipe the patch on stdin with -');
+      throw new HagentError(
+        'PATCH_NOT_FOUND',
+        code === 'EISDIR'
+          ? `${file} is a directory, not a patch file`
+          : `cannot read patch file ${file}: ${code === 'ENOENT' ? 'no such file' : (e as Error).message}`,
+        { path: file },
+        'check the path, or pipe the patch on stdin with -',
+      );
     }
   }
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
-    throw new HagentError('UNSUPPORTED_FILE', `the patch ${file === undefined || file === '-' ? 'on stdin' : file} is not valid UTF-8`, file && file !== '-' ? { path: file } : {}, 'hagent only writes UTF-8 text; send the patch as UTF-8 (binary or Latin-1 content is refused, never mangled)');
+    throw new HagentError(
+      'UNSUPPORTED_FILE',
+      `the patch ${file === undefined || file === '-' ? 'on stdin' : file} is not valid UTF-8`,
+      file && file !== '-' ? { path: file } : {},
+      'hagent only writes UTF-8 text; send the patch as UTF-8 (binary or Latin-1 content is refused, never mangled)',
+    );
   }
-  if (text.trim() === '') throw new HagentError('EMPTY_PATCH', file === undefined || file === '-' ? 'stdin held no patch (it was empty)' : `${file} is empty`, {}, 'send the patch text: *** Begin Patch … *** End Patch, or a unified diff');
+  if (text.trim() === '')
+    throw new HagentError(
+      'EMPTY_PATCH',
+      file === undefined || file === '-'
+        ? 'stdin held no patch (it was empty)'
+        : `${file} is empty`,
+      {},
+      'send the patch text: *** Begin Patch … *** End Patch, or a unified diff',
+    );
   return text;
 }
 
@@ -60,17 +85,34 @@ export async function askYesNo(io: Io, question: string): Promise<boolean> {
 }
 
 /** One line saying what hagent finished or undid of an interrupted transaction. */
-export function recoveryLine(r: { command: string; action: string; commit: string | null; files: string[]; outside: string[] }): string {
-  const what = r.action === 'completed' ? `completed its commit${r.commit ? ` ${r.commit.slice(0, 12)}` : ''}` : r.action === 'restored' ? 'restored the files as they were before it' : 'discarded its damaged record';
-  const outside = r.outside.length ? `; left alone (changed by someone else): ${r.outside.join(', ')}` : '';
+export function recoveryLine(r: {
+  command: string;
+  action: string;
+  commit: string | null;
+  files: string[];
+  outside: string[];
+}): string {
+  const what =
+    r.action === 'completed'
+      ? `completed its commit${r.commit ? ` ${r.commit.slice(0, 12)}` : ''}`
+      : r.action === 'restored'
+        ? 'restored the files as they were before it'
+        : 'discarded its damaged record';
+  const outside = r.outside.length
+    ? `; left alone (changed by someone else): ${r.outside.join(', ')}`
+    : '';
   return `note: an interrupted ${r.command} was found and hagent ${what} (${r.files.join(', ') || 'no files'})${outside}`;
 }
 
 /** Human lines for a session's drift (session/drift.ts). */
 export function driftLines(d: Drift, p: ReturnType<typeof palette>): string[] {
-  const what = d.kind === 'detached' ? 'its worktree HEAD is detached'
-    : d.kind === 'other-branch' ? `its worktree has ${d.branch.replace('refs/heads/', '')} checked out`
-    : d.kind === 'outside-commits' ? `${d.commits.length} commit${d.commits.length === 1 ? ' on the branch was' : 's on the branch were'} made outside hagent`
-    : `its branch was moved outside hagent, dropping ${d.dropped} commit${d.dropped === 1 ? '' : 's'}${d.pastBase ? ', past the session base' : ''}`;
+  const what =
+    d.kind === 'detached'
+      ? 'its worktree HEAD is detached'
+      : d.kind === 'other-branch'
+        ? `its worktree has ${d.branch.replace('refs/heads/', '')} checked out`
+        : d.kind === 'outside-commits'
+          ? `${d.commits.length} commit${d.commits.length === 1 ? ' on the branch was' : 's on the branch were'} made outside hagent`
+          : `its branch was moved outside hagent, dropping ${d.dropped} commit${d.dropped === 1 ? '' : 's'}${d.pastBase ? ', past the session base' : ''}`;
   return [p.yellow(`  moved outside hagent: ${what}`), p.dim(`    ${d.hint}`)];
 }

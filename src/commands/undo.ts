@@ -8,18 +8,32 @@ import { openRepo, resolveSession } from '../session/index.js';
 import { palette, printJson, printLines, short, type Io } from '../output/index.js';
 import { recoveryLine, type CommonArgs } from './shared.js';
 
-export async function runUndo(argv: CommonArgs & { steps?: number; redo?: boolean; land?: boolean }, io: Io): Promise<number> {
+export async function runUndo(
+  argv: CommonArgs & { steps?: number; redo?: boolean; land?: boolean },
+  io: Io,
+): Promise<number> {
   if (argv.land) refuseForAgent(io.env, 'hagent undo --land');
   // Arguments first: a bad count is a usage error whichever session would be picked.
   const steps = argv.steps ?? 1;
-  if (!Number.isInteger(steps) || steps < 1) throw new HagentError('USAGE', `${argv.redo ? 'redo' : 'undo'} takes a positive whole number of steps${Number.isNaN(steps) ? '' : `, not ${steps}`}`, { steps: String(argv.steps) }, argv.redo ? 'e.g. hagent undo --redo 2' : 'e.g. hagent undo 2');
+  if (!Number.isInteger(steps) || steps < 1)
+    throw new HagentError(
+      'USAGE',
+      `${argv.redo ? 'redo' : 'undo'} takes a positive whole number of steps${Number.isNaN(steps) ? '' : `, not ${steps}`}`,
+      { steps: String(argv.steps) },
+      argv.redo ? 'e.g. hagent undo --redo 2' : 'e.g. hagent undo 2',
+    );
   const ctx = await openRepo(io.cwd);
   const session = await resolveSession(ctx, argv.session);
   if (argv.land) {
-    const [{ undoLand }, { printLandUndo }] = await Promise.all([import('../land/index.js'), import('./land.js')]);
+    const [{ undoLand }, { printLandUndo }] = await Promise.all([
+      import('../land/index.js'),
+      import('./land.js'),
+    ]);
     return printLandUndo(await undoLand(ctx, session, io.env), argv, io);
   }
-  const r = argv.redo ? await redo(ctx, session, steps, io.env) : await undo(ctx, session, steps, io.env);
+  const r = argv.redo
+    ? await redo(ctx, session, steps, io.env)
+    : await undo(ctx, session, steps, io.env);
   if (argv.json) {
     printJson(io, r);
     return 0;
@@ -29,7 +43,11 @@ export async function runUndo(argv: CommonArgs & { steps?: number; redo?: boolea
   printLines(io, [
     `${p.green(r.direction === 'undo' ? 'Undid' : 'Redid')} ${r.steps} patch${r.steps === 1 ? '' : 'es'} in session ${r.session}: head ${short(r.from)} → ${short(r.to)}`,
     ...r.files.map((f) => `  ${f.status} ${f.path}`),
-    p.dim(r.redoable ? `${r.redoable} patch${r.redoable === 1 ? '' : 'es'} can be brought back with: hagent undo --redo` : 'nothing left to redo'),
+    p.dim(
+      r.redoable
+        ? `${r.redoable} patch${r.redoable === 1 ? '' : 'es'} can be brought back with: hagent undo --redo`
+        : 'nothing left to redo',
+    ),
   ]);
   return 0;
 }

@@ -18,13 +18,18 @@ export function packageRoot(fromUrl: string = import.meta.url): string {
   for (;;) {
     if (existsSync(path.join(dir, 'templates', 'demo'))) return dir;
     const up = path.dirname(dir);
-    if (up === dir) throw new HagentError('INTERNAL', 'cannot find templates/demo next to the hagent package');
+    if (up === dir)
+      throw new HagentError('INTERNAL', 'cannot find templates/demo next to the hagent package');
     dir = up;
   }
 }
 
 /** Files of the template whose names npm and git would treat specially, renamed on copy. */
-const RENAMES: Record<string, string> = { _env: '.env', _gitignore: '.gitignore', _worktreeinclude: '.worktreeinclude' };
+const RENAMES: Record<string, string> = {
+  _env: '.env',
+  _gitignore: '.gitignore',
+  _worktreeinclude: '.worktreeinclude',
+};
 
 async function copyTemplate(from: string, to: string): Promise<void> {
   await fs.mkdir(to, { recursive: true });
@@ -59,7 +64,9 @@ export interface DemoStep {
 export async function runDemoCycle({ io, cli, keep, json = false }: DemoOptions): Promise<number> {
   const p = palette(io.color && !json);
   const steps: DemoStep[] = [];
-  const write = (s: string) => { if (!json) io.stdout.write(s); };
+  const write = (s: string) => {
+    if (!json) io.stdout.write(s);
+  };
   const root = packageRoot();
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'hagent-demo-'));
   const repo = path.join(dir, 'greet');
@@ -68,12 +75,28 @@ export async function runDemoCycle({ io, cli, keep, json = false }: DemoOptions)
   let failures = 0;
   // The session worktree (and the pool its end fills) stays in the demo's own folder, removed
   // with it, rather than in the user's cache folder, where it would outlive the demo repository.
-  const env = { ...io.env, GIT_AUTHOR_NAME: 'Demo User', GIT_AUTHOR_EMAIL: 'demo@example.com', GIT_COMMITTER_NAME: 'Demo User', GIT_COMMITTER_EMAIL: 'demo@example.com', NO_COLOR: io.color ? '' : '1', HAGENT_WORKTREE_ROOT: path.join(dir, 'worktrees') };
+  const env = {
+    ...io.env,
+    GIT_AUTHOR_NAME: 'Demo User',
+    GIT_AUTHOR_EMAIL: 'demo@example.com',
+    GIT_COMMITTER_NAME: 'Demo User',
+    GIT_COMMITTER_EMAIL: 'demo@example.com',
+    NO_COLOR: io.color ? '' : '1',
+    HAGENT_WORKTREE_ROOT: path.join(dir, 'worktrees'),
+  };
   const step = (title: string, cwd: string, args: string[], expectStatus: number): string => {
     say(`\n${p.bold(p.cyan(`## ${title}`))}`);
-    say(`${p.dim(cwd === repo ? '~/greet' : '~/greet (session worktree)')} ${p.bold('$ hagent ' + args.join(' '))}`);
+    say(
+      `${p.dim(cwd === repo ? '~/greet' : '~/greet (session worktree)')} ${p.bold('$ hagent ' + args.join(' '))}`,
+    );
     const r = spawnSync(cli[0]!, [...cli.slice(1), ...args], { cwd, env, encoding: 'utf8' });
-    steps.push({ title, args, status: r.status, expectedStatus: expectStatus, ok: r.status === expectStatus });
+    steps.push({
+      title,
+      args,
+      status: r.status,
+      expectedStatus: expectStatus,
+      ok: r.status === expectStatus,
+    });
     write(r.stdout);
     if (r.stderr) write(r.stderr);
     if (r.status !== expectStatus) {
@@ -87,24 +110,54 @@ export async function runDemoCycle({ io, cli, keep, json = false }: DemoOptions)
 
   say(p.bold(`hagent demo: a sample project in ${repo}`));
   await copyTemplate(path.join(root, 'templates', 'demo', 'project'), repo);
-  const gitEnv = { GIT_AUTHOR_NAME: 'Demo User', GIT_AUTHOR_EMAIL: 'demo@example.com', GIT_COMMITTER_NAME: 'Demo User', GIT_COMMITTER_EMAIL: 'demo@example.com' };
+  const gitEnv = {
+    GIT_AUTHOR_NAME: 'Demo User',
+    GIT_AUTHOR_EMAIL: 'demo@example.com',
+    GIT_COMMITTER_NAME: 'Demo User',
+    GIT_COMMITTER_EMAIL: 'demo@example.com',
+  };
   await runGit(['init', '--quiet', '--initial-branch=main'], { cwd: repo });
   await runGit(['add', '-A'], { cwd: repo });
   await runGit(['commit', '--quiet', '-m', 'greet: first version'], { cwd: repo, env: gitEnv });
 
-  const started = JSON.parse(step('1. Start a session for the agent (its own worktree and branch)', repo, ['session', 'start', '--name', 'demo', '--json'], 0) || '{}') as { worktree?: string };
+  const started = JSON.parse(
+    step(
+      '1. Start a session for the agent (its own worktree and branch)',
+      repo,
+      ['session', 'start', '--name', 'demo', '--json'],
+      0,
+    ) || '{}',
+  ) as { worktree?: string };
   const wt = started.worktree;
   if (!wt) {
-    if (json) io.stdout.write(`${JSON.stringify({ ok: false, repo, steps, failures: failures + 1 }, null, 2)}\n`);
+    if (json)
+      io.stdout.write(
+        `${JSON.stringify({ ok: false, repo, steps, failures: failures + 1 }, null, 2)}\n`,
+      );
     return 1;
   }
-  step('2. The agent sends a patch whose context appears twice: refused, with the candidates', wt, ['apply', path.join(patches, '1-ambiguous.patch')], 1);
-  step('3. It adds an @@ anchor naming the function: applied as one commit', wt, ['apply', path.join(patches, '2-german.patch')], 0);
+  step(
+    '2. The agent sends a patch whose context appears twice: refused, with the candidates',
+    wt,
+    ['apply', path.join(patches, '1-ambiguous.patch')],
+    1,
+  );
+  step(
+    '3. It adds an @@ anchor naming the function: applied as one commit',
+    wt,
+    ['apply', path.join(patches, '2-german.patch')],
+    0,
+  );
   step('4. A second patch, applied', wt, ['apply', path.join(patches, '3-farewell.patch')], 0);
   step('5. The human changes their mind about the last one: undo', wt, ['undo'], 0);
   step('6. Review what the session changed', repo, ['review'], 0);
   step('7. Approve it', repo, ['review', '--approve', '--stat'], 0);
-  step('8. Land it on main (one squashed commit; your checkout is updated, nothing else touched)', repo, ['land'], 0);
+  step(
+    '8. Land it on main (one squashed commit; your checkout is updated, nothing else touched)',
+    repo,
+    ['land'],
+    0,
+  );
   say(`\n${p.bold(p.cyan('## 9. main now holds the change'))}`);
   const log = await runGit(['log', '--oneline', '-n', '3'], { cwd: repo });
   write(log.stdout.toString('utf8'));
@@ -116,7 +169,14 @@ export async function runDemoCycle({ io, cli, keep, json = false }: DemoOptions)
   step('10. End the session (its work has landed)', repo, ['session', 'end', 'demo'], 0);
   if (keep) say(`\nThe demo repository is kept at ${repo}`);
   else await fs.rm(dir, { recursive: true, force: true });
-  say(failures ? p.red(`\nDemo finished with ${failures} unexpected result(s).`) : p.green('\nDemo finished: every step behaved as expected.'));
-  if (json) io.stdout.write(`${JSON.stringify({ ok: failures === 0, repo: keep ? repo : null, steps, failures }, null, 2)}\n`);
+  say(
+    failures
+      ? p.red(`\nDemo finished with ${failures} unexpected result(s).`)
+      : p.green('\nDemo finished: every step behaved as expected.'),
+  );
+  if (json)
+    io.stdout.write(
+      `${JSON.stringify({ ok: failures === 0, repo: keep ? repo : null, steps, failures }, null, 2)}\n`,
+    );
   return failures ? 1 : 0;
 }

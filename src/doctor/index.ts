@@ -13,13 +13,49 @@ import { loadConfig, mainCheckoutRoot } from '../config/index.js';
 import { installedHooks } from '../agents/integrate.js';
 import { installedMcpServers } from '../agents/integrate-mcp.js';
 import { isHagentError } from '../errors.js';
-import { corruptHint, discardPoolEntry, gitDirWorktreeRoot, listBrokenSessions, sessionBranch, writeSession, type BrokenSession, orphanPools, guardTarget, hagentDir, inspectPool, listSessions, movedSessions, readSession, sessionRef, trimPool, worktreeRootFor, type RepoContext, type Session } from '../session/index.js';
+import {
+  corruptHint,
+  discardPoolEntry,
+  gitDirWorktreeRoot,
+  listBrokenSessions,
+  sessionBranch,
+  writeSession,
+  type BrokenSession,
+  orphanPools,
+  guardTarget,
+  hagentDir,
+  inspectPool,
+  listSessions,
+  movedSessions,
+  readSession,
+  sessionRef,
+  trimPool,
+  worktreeRootFor,
+  type RepoContext,
+  type Session,
+} from '../session/index.js';
 import { guardedWrite, type Recovery } from '../transaction/index.js';
 import { recoverLand, type LandRecovery } from '../land/index.js';
 
 /** One finding. `fixed` says whether doctor mended it; otherwise `hint` says how. */
 export interface Finding {
-  kind: 'session-corrupt' | 'interrupted-transaction' | 'interrupted-land' | 'moved-worktree' | 'session-unchecked' | 'stray-temp-files' | 'missing-worktree' | 'missing-branch' | 'worktree-head' | 'index-out-of-step' | 'dead-lock' | 'orphan-worktree' | 'orphan-branch' | 'pooled-worktree' | 'hook-command' | 'mcp-command';
+  kind:
+    | 'session-corrupt'
+    | 'interrupted-transaction'
+    | 'interrupted-land'
+    | 'moved-worktree'
+    | 'session-unchecked'
+    | 'stray-temp-files'
+    | 'missing-worktree'
+    | 'missing-branch'
+    | 'worktree-head'
+    | 'index-out-of-step'
+    | 'dead-lock'
+    | 'orphan-worktree'
+    | 'orphan-branch'
+    | 'pooled-worktree'
+    | 'hook-command'
+    | 'mcp-command';
   session?: string;
   message: string;
   fixed: boolean;
@@ -48,7 +84,11 @@ export interface DoctorReport {
  * safely can (under the session lock) and reports the rest with a hint.
  * @throws HagentError SESSION_NOT_FOUND for an unknown id; LOCKED when a live writer holds a session.
  */
-export async function runDoctor(ctx: RepoContext, id: string | undefined, env: Readonly<Record<string, string | undefined>> = {}): Promise<DoctorReport> {
+export async function runDoctor(
+  ctx: RepoContext,
+  id: string | undefined,
+  env: Readonly<Record<string, string | undefined>> = {},
+): Promise<DoctorReport> {
   const config = await loadConfig(ctx, env);
   // Every session counts for the orphan check, whichever one is checked: a worktree or branch of
   // a session not named here is not an orphan.
@@ -61,9 +101,16 @@ export async function runDoctor(ctx: RepoContext, id: string | undefined, env: R
   const all = await listSessions(ctx.commonDir);
   const sessions = id !== undefined ? [await readSession(ctx.commonDir, id)] : all;
   const recoveries: Recovery[] = [];
-  for (const moved of movedSessions(ctx.commonDir).filter((m) => sessions.some((s) => s.id === m))) {
+  for (const moved of movedSessions(ctx.commonDir).filter((m) =>
+    sessions.some((s) => s.id === m),
+  )) {
     const s = sessions.find((x) => x.id === moved)!;
-    findings.push({ kind: 'moved-worktree', session: moved, message: `session ${moved}: the repository folder moved; its worktree is now ${s.worktree} (git worktree repair, session record updated)`, fixed: true });
+    findings.push({
+      kind: 'moved-worktree',
+      session: moved,
+      message: `session ${moved}: the repository folder moved; its worktree is now ${s.worktree} (git worktree repair, session record updated)`,
+      fixed: true,
+    });
   }
   for (const s of sessions) {
     // One session that cannot be checked (a live writer, an interrupted transaction doctor may
@@ -72,24 +119,48 @@ export async function runDoctor(ctx: RepoContext, id: string | undefined, env: R
       await checkSession(ctx, s, config.runtime.lockTimeoutMs, findings, recoveries);
     } catch (error) {
       if (!isHagentError(error)) throw error;
-      findings.push({ kind: 'session-unchecked', session: s.id, message: `session ${s.id} could not be checked: [${error.code}] ${error.message}`, fixed: false, ...(error.hint ? { hint: error.hint } : {}) });
+      findings.push({
+        kind: 'session-unchecked',
+        session: s.id,
+        message: `session ${s.id} could not be checked: [${error.code}] ${error.message}`,
+        fixed: false,
+        ...(error.hint ? { hint: error.hint } : {}),
+      });
     }
   }
   // An agent hook whose command does not resolve fails open: in Claude Code it silently disables the gate.
   for (const h of await installedHooks(await mainCheckoutRoot(ctx), env)) {
-    if (!h.resolves) findings.push({ kind: 'hook-command', message: `${h.agent}'s hook in ${h.file} runs \`${h.command}\`, which does not resolve (${h.problem}): the agent runs without hagent's gate`, fixed: false, hint: `put hagent on PATH (npm install -g . in hagent's clone, or npm link), or run hagent integrate ${h.agent} again` });
+    if (!h.resolves)
+      findings.push({
+        kind: 'hook-command',
+        message: `${h.agent}'s hook in ${h.file} runs \`${h.command}\`, which does not resolve (${h.problem}): the agent runs without hagent's gate`,
+        fixed: false,
+        hint: `put hagent on PATH (npm install -g . in hagent's clone, or npm link), or run hagent integrate ${h.agent} again`,
+      });
   }
   // An MCP server that cannot start leaves the agent without hagent's tools (in strict mode, without any edit tool).
   for (const m of await installedMcpServers(await mainCheckoutRoot(ctx), env)) {
-    if (!m.resolves) findings.push({ kind: 'mcp-command', message: `${m.agent}'s MCP server hagent in ${m.file} runs \`${[m.command, ...m.args].join(' ')}\`, which does not resolve (${m.problem}): the agent gets none of hagent's tools`, fixed: false, hint: `put hagent on PATH (npm install -g . in hagent's clone, or npm link), or run hagent integrate ${m.agent} --mcp again` });
+    if (!m.resolves)
+      findings.push({
+        kind: 'mcp-command',
+        message: `${m.agent}'s MCP server hagent in ${m.file} runs \`${[m.command, ...m.args].join(' ')}\`, which does not resolve (${m.problem}): the agent gets none of hagent's tools`,
+        fixed: false,
+        hint: `put hagent on PATH (npm install -g . in hagent's clone, or npm link), or run hagent integrate ${m.agent} --mcp again`,
+      });
   }
   let root: string | null = null;
   try {
     root = worktreeRootFor(ctx.commonDir, config.root, config.runtime.worktreeRoot, env);
   } catch (e) {
-    findings.push({ kind: 'pooled-worktree', message: `the worktree folder is not usable: ${(e as Error).message}`, fixed: false, hint: 'fix worktreeRoot in .hagent/config.json' });
+    findings.push({
+      kind: 'pooled-worktree',
+      message: `the worktree folder is not usable: ${(e as Error).message}`,
+      fixed: false,
+      hint: 'fix worktreeRoot in .hagent/config.json',
+    });
   }
-  const pool = root && id === undefined ? await repairPool(ctx, root, config.runtime.pool, findings) : null;
+  const pool =
+    root && id === undefined ? await repairPool(ctx, root, config.runtime.pool, findings) : null;
   findings.push(...(await orphans(ctx, all, await sessionFileIds(ctx.commonDir), root)));
   return { ok: true, sessions: sessions.map((s) => s.id), findings, recoveries, pool };
 }
@@ -99,7 +170,12 @@ export async function runDoctor(ctx: RepoContext, id: string | undefined, env: R
  * (what they hold that git does not ignore kept first, as `refs/hagent/pool-kept/<name>`), then
  * the oldest past the limit. Rule: README "Recycled worktrees".
  */
-async function repairPool(ctx: RepoContext, root: string, limit: number, findings: Finding[]): Promise<PoolReport> {
+async function repairPool(
+  ctx: RepoContext,
+  root: string,
+  limit: number,
+  findings: Finding[],
+): Promise<PoolReport> {
   const worktrees: PoolReport['worktrees'] = [];
   for (const { entry, problem, commit } of await inspectPool(ctx.commonDir, root)) {
     if (problem === null) {
@@ -107,7 +183,9 @@ async function repairPool(ctx: RepoContext, root: string, limit: number, finding
       continue;
     }
     const where = entry.path; // before the removal claims it under another name
-    findings.push(discardedFinding(where, await discardPoolEntry(ctx.commonDir, ctx.cwd, root, entry, problem)));
+    findings.push(
+      discardedFinding(where, await discardPoolEntry(ctx.commonDir, ctx.cwd, root, entry, problem)),
+    );
   }
   for (const d of await trimPool(ctx.commonDir, ctx.cwd, root, limit)) {
     findings.push(discardedFinding(path.join(root, '.pool', d.name), d));
@@ -116,16 +194,36 @@ async function repairPool(ctx: RepoContext, root: string, limit: number, finding
   }
   if (root !== gitDirWorktreeRoot(ctx.commonDir)) {
     for (const o of await orphanPools(root)) {
-      findings.push({ kind: 'pooled-worktree', message: `the pool ${o.pool} belongs to ${o.repository}, which no longer exists`, fixed: false, hint: `remove it if nothing in it is yours: rm -rf ${o.pool}` });
+      findings.push({
+        kind: 'pooled-worktree',
+        message: `the pool ${o.pool} belongs to ${o.repository}, which no longer exists`,
+        fixed: false,
+        hint: `remove it if nothing in it is yours: rm -rf ${o.pool}`,
+      });
     }
   }
   return { root, limit, worktrees };
 }
 
-function discardedFinding(where: string, d: { name: string; reason: string; kept: string | null; removed: boolean }): Finding {
-  if (!d.removed) return { kind: 'pooled-worktree', message: `pooled worktree ${where}: ${d.reason}; not removed, as what it holds could not be kept in a commit`, fixed: false, hint: `look at it, keep what you need, then remove it: rm -rf ${where} && git worktree prune` };
-  const kept = d.kept ? `; what it held is kept as refs/hagent/pool-kept/${d.name} (git show --stat ${d.kept.slice(0, 12)})` : '';
-  return { kind: 'pooled-worktree', message: `pooled worktree ${where} removed: ${d.reason}${kept}`, fixed: true };
+function discardedFinding(
+  where: string,
+  d: { name: string; reason: string; kept: string | null; removed: boolean },
+): Finding {
+  if (!d.removed)
+    return {
+      kind: 'pooled-worktree',
+      message: `pooled worktree ${where}: ${d.reason}; not removed, as what it holds could not be kept in a commit`,
+      fixed: false,
+      hint: `look at it, keep what you need, then remove it: rm -rf ${where} && git worktree prune`,
+    };
+  const kept = d.kept
+    ? `; what it held is kept as refs/hagent/pool-kept/${d.name} (git show --stat ${d.kept.slice(0, 12)})`
+    : '';
+  return {
+    kind: 'pooled-worktree',
+    message: `pooled worktree ${where} removed: ${d.reason}${kept}`,
+    fixed: true,
+  };
 }
 
 /**
@@ -136,55 +234,145 @@ function discardedFinding(where: string, d: { name: string; reason: string; kept
  * `<id>.json.damaged`, never deleted. Otherwise reported with the hint of SESSION_CORRUPT.
  */
 async function repairRecord(ctx: RepoContext, b: BrokenSession): Promise<Finding> {
-  const unfixed = (why: string): Finding => ({ kind: 'session-corrupt', session: b.id, message: `session ${b.id}: its record ${b.file} is damaged (${b.problem}); ${why}`, fixed: false, hint: corruptHint(b), paths: [b.file] });
+  const unfixed = (why: string): Finding => ({
+    kind: 'session-corrupt',
+    session: b.id,
+    message: `session ${b.id}: its record ${b.file} is damaged (${b.problem}); ${why}`,
+    fixed: false,
+    hint: corruptHint(b),
+    paths: [b.file],
+  });
   const branch = sessionBranch(b.id);
   const head = await readRef(ctx.cwd, `refs/heads/${branch}`);
   if (!head) return unfixed(`not rebuilt: branch ${branch} does not exist`);
   const worktree = (await listWorktrees(ctx.cwd)).find((w) => w.branch === `refs/heads/${branch}`);
   if (!worktree) return unfixed(`not rebuilt: no worktree has branch ${branch} checked out`);
-  const old = await fs.readFile(b.file, 'utf8').then((t) => JSON.parse(t) as unknown).catch(() => null).then((v) => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {}));
-  const oldTarget = typeof old.target === 'string' && old.target.startsWith('refs/heads/') ? old.target : null;
+  const old = await fs
+    .readFile(b.file, 'utf8')
+    .then((t) => JSON.parse(t) as unknown)
+    .catch(() => null)
+    .then((v) => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {}));
+  const oldTarget =
+    typeof old.target === 'string' && old.target.startsWith('refs/heads/') ? old.target : null;
   const main = await mainCheckoutRoot(ctx);
   const target = oldTarget ?? (main ? await symbolicHead(main) : null);
-  const oid = (v: unknown): string | null => (typeof v === 'string' && /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(v) ? v : null);
+  const oid = (v: unknown): string | null =>
+    typeof v === 'string' && /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(v) ? v : null;
   let base = oid(old.base);
-  if (base && (await runGit(['merge-base', '--is-ancestor', base, head], { cwd: ctx.cwd, allowFailure: true })).exitCode !== 0) base = null;
-  if (!base && target) base = (await runGit(['merge-base', head, target], { cwd: ctx.cwd, allowFailure: true })).stdout.toString('utf8').trim() || null;
-  if (!base) return unfixed(`not rebuilt: where branch ${branch} started is not known (no target branch to measure it from)`);
-  const createdAt = typeof old.createdAt === 'string' ? old.createdAt : (await fs.stat(b.file)).mtime.toISOString();
+  if (
+    base &&
+    (
+      await runGit(['merge-base', '--is-ancestor', base, head], {
+        cwd: ctx.cwd,
+        allowFailure: true,
+      })
+    ).exitCode !== 0
+  )
+    base = null;
+  if (!base && target)
+    base =
+      (await runGit(['merge-base', head, target], { cwd: ctx.cwd, allowFailure: true })).stdout
+        .toString('utf8')
+        .trim() || null;
+  if (!base)
+    return unfixed(
+      `not rebuilt: where branch ${branch} started is not known (no target branch to measure it from)`,
+    );
+  const createdAt =
+    typeof old.createdAt === 'string' ? old.createdAt : (await fs.stat(b.file)).mtime.toISOString();
   await fs.rename(b.file, `${b.file}.damaged`);
-  await writeSession(ctx.commonDir, { version: 1, id: b.id, worktree: worktree.path, branch, base, target, createdAt, approval: null, lands: [] });
-  return { kind: 'session-corrupt', session: b.id, message: `session ${b.id}: its damaged record (${b.problem}) was rebuilt from branch ${branch} and its worktree ${worktree.path} (base ${base.slice(0, 12)}${target ? `, lands on ${target.replace('refs/heads/', '')}` : ''}); the damaged file is kept as ${b.file}.damaged`, fixed: true, paths: [b.file] };
+  await writeSession(ctx.commonDir, {
+    version: 1,
+    id: b.id,
+    worktree: worktree.path,
+    branch,
+    base,
+    target,
+    createdAt,
+    approval: null,
+    lands: [],
+  });
+  return {
+    kind: 'session-corrupt',
+    session: b.id,
+    message: `session ${b.id}: its damaged record (${b.problem}) was rebuilt from branch ${branch} and its worktree ${worktree.path} (base ${base.slice(0, 12)}${target ? `, lands on ${target.replace('refs/heads/', '')}` : ''}); the damaged file is kept as ${b.file}.damaged`,
+    fixed: true,
+    paths: [b.file],
+  };
 }
 
 /** Ids of every session metadata file, readable or not (a damaged one still owns its worktree and branch). */
 async function sessionFileIds(commonDir: string): Promise<Set<string>> {
-  const names = await fs.readdir(path.join(hagentDir(commonDir), 'sessions')).catch(() => [] as string[]);
+  const names = await fs
+    .readdir(path.join(hagentDir(commonDir), 'sessions'))
+    .catch(() => [] as string[]);
   return new Set(names.filter((n) => n.endsWith('.json')).map((n) => n.slice(0, -5)));
 }
 
 /** The checks and repairs of one session, appended to `findings` and `recoveries`. @throws HagentError LOCKED and the recovery's refusals. */
-async function checkSession(ctx: RepoContext, s: Session, timeoutMs: number, findings: Finding[], recoveries: Recovery[]): Promise<void> {
+async function checkSession(
+  ctx: RepoContext,
+  s: Session,
+  timeoutMs: number,
+  findings: Finding[],
+  recoveries: Recovery[],
+): Promise<void> {
   const lock = await readLockHolder(ctx.commonDir, s.id);
-  if (lock?.state === 'dead') findings.push({ kind: 'dead-lock', session: s.id, message: `the lock of session ${s.id} is held by a process that died (pid ${lock.holder?.pid ?? '?'})`, fixed: true, hint: 'taken over now' });
-  const exists = await fs.stat(s.worktree).then((st) => st.isDirectory(), () => false);
+  if (lock?.state === 'dead')
+    findings.push({
+      kind: 'dead-lock',
+      session: s.id,
+      message: `the lock of session ${s.id} is held by a process that died (pid ${lock.holder?.pid ?? '?'})`,
+      fixed: true,
+      hint: 'taken over now',
+    });
+  const exists = await fs.stat(s.worktree).then(
+    (st) => st.isDirectory(),
+    () => false,
+  );
   if (!exists) {
-    findings.push({ kind: 'missing-worktree', session: s.id, message: `session ${s.id}: its worktree ${s.worktree} is missing`, fixed: false, hint: `end it with: hagent session end ${s.id} --force (its branch stays reachable)` });
+    findings.push({
+      kind: 'missing-worktree',
+      session: s.id,
+      message: `session ${s.id}: its worktree ${s.worktree} is missing`,
+      fixed: false,
+      hint: `end it with: hagent session end ${s.id} --force (its branch stays reachable)`,
+    });
     return;
   }
   if (!(await readRef(ctx.cwd, sessionRef(s)))) {
-    findings.push({ kind: 'missing-branch', session: s.id, message: `session ${s.id}: its branch ${s.branch} is gone`, fixed: false, hint: `end it with: hagent session end ${s.id} --force` });
+    findings.push({
+      kind: 'missing-branch',
+      session: s.id,
+      message: `session ${s.id}: its branch ${s.branch} is gone`,
+      fixed: false,
+      hint: `end it with: hagent session end ${s.id} --force`,
+    });
     return;
   }
-  const { value } = await guardedWrite(guardTarget(ctx, s), 'doctor', { timeoutMs, journal: false }, async (recovery) => {
-    if (recovery) {
-      recoveries.push(recovery);
-      findings.push({ kind: 'interrupted-transaction', session: s.id, message: `an interrupted ${recovery.command} was ${recovery.action}`, fixed: true, paths: recovery.files, ...(recovery.outside.length ? { hint: `left alone, changed by someone else: ${recovery.outside.join(', ')}` } : {}) });
-    }
-    const land = await recoverLand(ctx.cwd, ctx.commonDir, s.id);
-    const landFinding: Finding[] = land ? [landFindingOf(s.id, land)] : [];
-    return { value: [...landFinding, ...(await checkSessionWorktree(s))] };
-  });
+  const { value } = await guardedWrite(
+    guardTarget(ctx, s),
+    'doctor',
+    { timeoutMs, journal: false },
+    async (recovery) => {
+      if (recovery) {
+        recoveries.push(recovery);
+        findings.push({
+          kind: 'interrupted-transaction',
+          session: s.id,
+          message: `an interrupted ${recovery.command} was ${recovery.action}`,
+          fixed: true,
+          paths: recovery.files,
+          ...(recovery.outside.length
+            ? { hint: `left alone, changed by someone else: ${recovery.outside.join(', ')}` }
+            : {}),
+        });
+      }
+      const land = await recoverLand(ctx.cwd, ctx.commonDir, s.id);
+      const landFinding: Finding[] = land ? [landFindingOf(s.id, land)] : [];
+      return { value: [...landFinding, ...(await checkSessionWorktree(s))] };
+    },
+  );
   findings.push(...value);
 }
 
@@ -193,13 +381,38 @@ function landFindingOf(session: string, land: LandRecovery): Finding {
   const where = land.worktree ?? 'the checkout';
   switch (land.action) {
     case 'restored':
-      return { kind: 'interrupted-land', session, message: `an interrupted land had changed ${where}; ${land.files.length} file${land.files.length === 1 ? '' : 's'} put back to ${land.target ?? 'the target'}`, fixed: true, paths: land.files, ...(land.outside.length ? { hint: `left alone, changed since: ${land.outside.join(', ')}` } : {}) };
+      return {
+        kind: 'interrupted-land',
+        session,
+        message: `an interrupted land had changed ${where}; ${land.files.length} file${land.files.length === 1 ? '' : 's'} put back to ${land.target ?? 'the target'}`,
+        fixed: true,
+        paths: land.files,
+        ...(land.outside.length
+          ? { hint: `left alone, changed since: ${land.outside.join(', ')}` }
+          : {}),
+      };
     case 'blocked':
-      return { kind: 'interrupted-land', session, message: `an interrupted land left ${where} half updated, and its index is locked`, fixed: false, hint: `if no git command is running there, remove ${land.indexLock ?? 'its index.lock'}, then run hagent doctor again` };
+      return {
+        kind: 'interrupted-land',
+        session,
+        message: `an interrupted land left ${where} half updated, and its index is locked`,
+        fixed: false,
+        hint: `if no git command is running there, remove ${land.indexLock ?? 'its index.lock'}, then run hagent doctor again`,
+      };
     case 'kept':
-      return { kind: 'interrupted-land', session, message: `an interrupted land had already moved ${land.target ?? 'the target'}; nothing to put back`, fixed: true };
+      return {
+        kind: 'interrupted-land',
+        session,
+        message: `an interrupted land had already moved ${land.target ?? 'the target'}; nothing to put back`,
+        fixed: true,
+      };
     default:
-      return { kind: 'interrupted-land', session, message: 'an unreadable land record was removed', fixed: true };
+      return {
+        kind: 'interrupted-land',
+        session,
+        message: 'an unreadable land record was removed',
+        fixed: true,
+      };
   }
 }
 
@@ -207,31 +420,67 @@ async function checkSessionWorktree(s: Session): Promise<Finding[]> {
   const found: Finding[] = [];
   const head = await symbolicHead(s.worktree);
   if (head !== sessionRef(s)) {
-    found.push({ kind: 'worktree-head', session: s.id, message: `session ${s.id}: its worktree has ${head ?? 'a detached HEAD'} checked out instead of ${sessionRef(s)}`, fixed: false, hint: `in ${s.worktree}: git switch ${s.branch} (after keeping any work there)` });
+    found.push({
+      kind: 'worktree-head',
+      session: s.id,
+      message: `session ${s.id}: its worktree has ${head ?? 'a detached HEAD'} checked out instead of ${sessionRef(s)}`,
+      fixed: false,
+      hint: `in ${s.worktree}: git switch ${s.branch} (after keeping any work there)`,
+    });
     return found;
   }
-  const listed = await runGit(['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignored=matching', '--no-renames'], { cwd: s.worktree, noOptionalLocks: true });
+  const listed = await runGit(
+    [
+      'status',
+      '--porcelain=v1',
+      '-z',
+      '--untracked-files=all',
+      '--ignored=matching',
+      '--no-renames',
+    ],
+    { cwd: s.worktree, noOptionalLocks: true },
+  );
   const temps: string[] = [];
   for (const rec of listed.stdout.toString('utf8').split('\0')) {
     if (rec.length < 4) continue;
     const rel = rec.slice(3);
-    if ((rec.startsWith('??') || rec.startsWith('!!')) && isTempName(path.basename(rel))) temps.push(rel);
+    if ((rec.startsWith('??') || rec.startsWith('!!')) && isTempName(path.basename(rel)))
+      temps.push(rel);
   }
   if (temps.length) {
     for (const t of temps) await fs.rm(path.join(s.worktree, t), { force: true });
-    found.push({ kind: 'stray-temp-files', session: s.id, message: `removed ${temps.length} stray hagent temp file${temps.length === 1 ? '' : 's'}`, fixed: true, paths: temps });
+    found.push({
+      kind: 'stray-temp-files',
+      session: s.id,
+      message: `removed ${temps.length} stray hagent temp file${temps.length === 1 ? '' : 's'}`,
+      fixed: true,
+      paths: temps,
+    });
   }
-  const staged = await runGit(['diff-index', '--cached', '--name-only', '-z', 'HEAD'], { cwd: s.worktree });
+  const staged = await runGit(['diff-index', '--cached', '--name-only', '-z', 'HEAD'], {
+    cwd: s.worktree,
+  });
   const out = staged.stdout.toString('utf8').split('\0').filter(Boolean);
   if (out.length) {
     await runGit(['read-tree', 'HEAD'], { cwd: s.worktree });
-    found.push({ kind: 'index-out-of-step', session: s.id, message: `the index of session ${s.id} differed from its head on ${out.length} path${out.length === 1 ? '' : 's'}; reset to the head (files untouched)`, fixed: true, paths: out });
+    found.push({
+      kind: 'index-out-of-step',
+      session: s.id,
+      message: `the index of session ${s.id} differed from its head on ${out.length} path${out.length === 1 ? '' : 's'}; reset to the head (files untouched)`,
+      fixed: true,
+      paths: out,
+    });
   }
   return found;
 }
 
 /** Worktrees and branches of hagent's that no session owns. `ids`: every session file, damaged ones too. */
-async function orphans(ctx: RepoContext, sessions: readonly Session[], ids: ReadonlySet<string>, current: string | null): Promise<Finding[]> {
+async function orphans(
+  ctx: RepoContext,
+  sessions: readonly Session[],
+  ids: ReadonlySet<string>,
+  current: string | null,
+): Promise<Finding[]> {
   const found: Finding[] = [];
   const real = (p: string): string => {
     try {
@@ -244,14 +493,33 @@ async function orphans(ctx: RepoContext, sessions: readonly Session[], ids: Read
   const known = new Set(sessions.map((s) => path.resolve(s.worktree)));
   for (const w of await listWorktrees(ctx.cwd)) {
     const p = path.resolve(w.path);
-    if (roots.some((r) => p.startsWith(r + path.sep) && !p.startsWith(path.join(r, '.pool') + path.sep)) && !known.has(p) && !ids.has(path.basename(w.path))) {
-      found.push({ kind: 'orphan-worktree', message: `worktree ${w.path} belongs to no session`, fixed: false, hint: `inspect it, then: git worktree remove ${w.path}` });
+    if (
+      roots.some(
+        (r) => p.startsWith(r + path.sep) && !p.startsWith(path.join(r, '.pool') + path.sep),
+      ) &&
+      !known.has(p) &&
+      !ids.has(path.basename(w.path))
+    ) {
+      found.push({
+        kind: 'orphan-worktree',
+        message: `worktree ${w.path} belongs to no session`,
+        fixed: false,
+        hint: `inspect it, then: git worktree remove ${w.path}`,
+      });
     }
   }
-  const branches = await runGit(['for-each-ref', '--format=%(refname)', 'refs/heads/hagent/'], { cwd: ctx.cwd });
+  const branches = await runGit(['for-each-ref', '--format=%(refname)', 'refs/heads/hagent/'], {
+    cwd: ctx.cwd,
+  });
   const owned = new Set(sessions.map((s) => sessionRef(s)));
   for (const ref of branches.stdout.toString('utf8').split('\n').filter(Boolean)) {
-    if (!owned.has(ref) && !ids.has(ref.slice('refs/heads/hagent/'.length))) found.push({ kind: 'orphan-branch', message: `branch ${ref.replace('refs/heads/', '')} belongs to no session`, fixed: false, hint: `keep it, or delete it: git branch -D ${ref.replace('refs/heads/', '')}` });
+    if (!owned.has(ref) && !ids.has(ref.slice('refs/heads/hagent/'.length)))
+      found.push({
+        kind: 'orphan-branch',
+        message: `branch ${ref.replace('refs/heads/', '')} belongs to no session`,
+        fixed: false,
+        hint: `keep it, or delete it: git branch -D ${ref.replace('refs/heads/', '')}`,
+      });
   }
   return found;
 }

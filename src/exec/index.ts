@@ -10,13 +10,30 @@ import { HagentError, toHagentError } from '../errors.js';
 import { agentMarkerEnv } from '../agents/marker.js';
 import { guardCommand, sessionGuardContext } from '../guard/index.js';
 import { appendJournal } from '../journal/index.js';
-import { outsideEdits, type RepoContext, type Session, type ChangedFile } from '../session/index.js';
+import {
+  outsideEdits,
+  type RepoContext,
+  type Session,
+  type ChangedFile,
+} from '../session/index.js';
 import { syncSession, type AdoptAs, type SyncResult } from '../sync/index.js';
-import { journalOutsideChange, outsideChangeSince, snapshotOutside, type OutsideChange } from './outside.js';
+import {
+  journalOutsideChange,
+  outsideChangeSince,
+  snapshotOutside,
+  type OutsideChange,
+} from './outside.js';
 import { runShell, type RunOutcome } from './run.js';
 
 export type { Cut, RunOutcome } from './run.js';
-export { journalOutsideChange, outsideChangeSince, snapshotOutside, type MovedRef, type OutsideChange, type OutsideSnapshot } from './outside.js';
+export {
+  journalOutsideChange,
+  outsideChangeSince,
+  snapshotOutside,
+  type MovedRef,
+  type OutsideChange,
+  type OutsideSnapshot,
+} from './outside.js';
 
 /** Defaults: 120 s before the process group is killed; 64 KiB kept of each stream. */
 export const DEFAULT_TIMEOUT_S = 120;
@@ -69,7 +86,10 @@ function adoptAsExec(command: string, end: string): AdoptAs {
     op: 'exec',
     title: `exec ${shortCommand(command)}`,
     intro: 'Files changed by a shell command run with hagent exec:',
-    detail: `Command (${end}):\n${command.split('\n').map((l) => `    ${l}`).join('\n')}`,
+    detail: `Command (${end}):\n${command
+      .split('\n')
+      .map((l) => `    ${l}`)
+      .join('\n')}`,
     journalText: command,
   };
 }
@@ -81,11 +101,19 @@ function adoptAsExec(command: string, end: string): AdoptAs {
  * Under the session lock; journaled as `exec`. Commit null when nothing changed.
  * @throws HagentError LOCKED, TARGET_MOVED, WORKTREE_BROKEN.
  */
-export async function commitCommandChanges(ctx: RepoContext, session: Session, command: string, options: { env?: Readonly<Record<string, string | undefined>>; end?: string } = {}): Promise<SyncResult> {
+export async function commitCommandChanges(
+  ctx: RepoContext,
+  session: Session,
+  command: string,
+  options: { env?: Readonly<Record<string, string | undefined>>; end?: string } = {},
+): Promise<SyncResult> {
   return syncSession(ctx, session, options.env ?? {}, adoptAsExec(command, options.end ?? 'ran'));
 }
 
-function howItEnded(r: { exitCode: number | null; signal: string | null; timedOut: boolean }, timeoutS: number): string {
+function howItEnded(
+  r: { exitCode: number | null; signal: string | null; timedOut: boolean },
+  timeoutS: number,
+): string {
   if (r.timedOut) return `timed out after ${timeoutS} s, killed`;
   if (r.signal) return `ended by ${r.signal}`;
   return `exit ${r.exitCode}`;
@@ -96,25 +124,73 @@ function howItEnded(r: { exitCode: number | null; signal: string | null; timedOu
  * @throws HagentError GUARD_BLOCKED (journaled; nothing ran), USAGE for a bad timeout or cap,
  *   LOCKED, CONFIG_INVALID, WORKTREE_BROKEN from the session envelope.
  */
-export async function execInSession(ctx: RepoContext, session: Session, command: string, options: ExecOptions = {}): Promise<ExecResult> {
+export async function execInSession(
+  ctx: RepoContext,
+  session: Session,
+  command: string,
+  options: ExecOptions = {},
+): Promise<ExecResult> {
   const env = options.env ?? {};
   const timeoutS = options.timeoutS ?? DEFAULT_TIMEOUT_S;
   const maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
-  if (!Number.isFinite(timeoutS) || timeoutS < 0) throw new HagentError('USAGE', `--timeout must be a number of seconds ≥ 0, not ${timeoutS}`, { option: 'timeout' }, 'e.g. --timeout 300 (0: no limit)');
-  if (!Number.isInteger(maxOutputBytes) || maxOutputBytes < 2) throw new HagentError('USAGE', `--max-output must be a whole number of bytes ≥ 2, not ${maxOutputBytes}`, { option: 'max-output' }, 'e.g. --max-output 65536');
+  if (!Number.isFinite(timeoutS) || timeoutS < 0)
+    throw new HagentError(
+      'USAGE',
+      `--timeout must be a number of seconds ≥ 0, not ${timeoutS}`,
+      { option: 'timeout' },
+      'e.g. --timeout 300 (0: no limit)',
+    );
+  if (!Number.isInteger(maxOutputBytes) || maxOutputBytes < 2)
+    throw new HagentError(
+      'USAGE',
+      `--max-output must be a whole number of bytes ≥ 2, not ${maxOutputBytes}`,
+      { option: 'max-output' },
+      'e.g. --max-output 65536',
+    );
   const verdict = guardCommand(command, await sessionGuardContext(ctx, session, env));
   if (!verdict.allowed) {
-    const error = new HagentError('GUARD_BLOCKED', verdict.reason, { rule: verdict.rule, command: verdict.command }, verdict.hint);
-    await appendJournal(ctx.commonDir, { session: session.id, command: 'exec', ok: false, code: error.code, message: error.message, hint: verdict.hint, patch: command }).catch(() => undefined);
+    const error = new HagentError(
+      'GUARD_BLOCKED',
+      verdict.reason,
+      { rule: verdict.rule, command: verdict.command },
+      verdict.hint,
+    );
+    await appendJournal(ctx.commonDir, {
+      session: session.id,
+      command: 'exec',
+      ok: false,
+      code: error.code,
+      message: error.message,
+      hint: verdict.hint,
+      patch: command,
+    }).catch(() => undefined);
     throw error;
   }
   // Pending outside edits get their own commit first (checked without the lock: a no-op sync
   // would only add a journal line), so the exec commit holds only what the command changed.
-  const before = (await outsideEdits(session.worktree)).length ? await syncSession(ctx, session, env) : null;
+  const before = (await outsideEdits(session.worktree)).length
+    ? await syncSession(ctx, session, env)
+    : null;
   // The folder is the worktree, and git in the command finds it by itself: variables that would
   // send git elsewhere (set by a calling git hook, say) are not passed on.
-  const commandEnv: NodeJS.ProcessEnv = { ...env, HAGENT_SESSION: session.id, ...agentMarkerEnv(session.id), GIT_TERMINAL_PROMPT: '0', PWD: session.worktree };
-  for (const k of ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_COMMON_DIR', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT_NAMESPACE', 'GIT_PREFIX']) delete commandEnv[k];
+  const commandEnv: NodeJS.ProcessEnv = {
+    ...env,
+    HAGENT_SESSION: session.id,
+    ...agentMarkerEnv(session.id),
+    GIT_TERMINAL_PROMPT: '0',
+    PWD: session.worktree,
+  };
+  for (const k of [
+    'GIT_DIR',
+    'GIT_WORK_TREE',
+    'GIT_INDEX_FILE',
+    'GIT_COMMON_DIR',
+    'GIT_OBJECT_DIRECTORY',
+    'GIT_ALTERNATE_OBJECT_DIRECTORIES',
+    'GIT_NAMESPACE',
+    'GIT_PREFIX',
+  ])
+    delete commandEnv[k];
   const watch = await snapshotOutside(ctx, session);
   const run = await runShell(command, {
     cwd: session.worktree,
@@ -131,8 +207,22 @@ export async function execInSession(ctx: RepoContext, session: Session, command:
   } catch (error) {
     // The command ran (it may have switched the worktree's branch): say so, and keep its output.
     const e = toHagentError(error);
-    const outcome = { exitCode: run.exitCode, signal: run.signal, timedOut: run.timedOut, stdout: run.stdout, stderr: run.stderr, truncated: run.truncated, durationMs: Math.round(run.durationMs) };
-    throw new HagentError(e.code, `the command ran (${end}) but what it changed was not committed: ${e.message}`, { ...e.details, exec: outcome, ...(outside ? { outside } : {}) }, `its changes stay in the worktree; ${e.hint?.replace(/^nothing was written; /, '') ?? 'fix the cause, then run hagent sync'}`, { cause: e });
+    const outcome = {
+      exitCode: run.exitCode,
+      signal: run.signal,
+      timedOut: run.timedOut,
+      stdout: run.stdout,
+      stderr: run.stderr,
+      truncated: run.truncated,
+      durationMs: Math.round(run.durationMs),
+    };
+    throw new HagentError(
+      e.code,
+      `the command ran (${end}) but what it changed was not committed: ${e.message}`,
+      { ...e.details, exec: outcome, ...(outside ? { outside } : {}) },
+      `its changes stay in the worktree; ${e.hint?.replace(/^nothing was written; /, '') ?? 'fix the cause, then run hagent sync'}`,
+      { cause: e },
+    );
   }
   return {
     ok: run.exitCode === 0 && !run.timedOut,

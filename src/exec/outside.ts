@@ -81,26 +81,52 @@ const nul = (b: Buffer) => b.toString('utf8').split('\0').filter(Boolean);
  * Takes the snapshot of `session`'s main checkout; null when there is none (a bare repository
  * alone) or git cannot read it. Two git calls. Never throws.
  */
-export async function snapshotOutside(ctx: RepoContext, session: Session): Promise<OutsideSnapshot | null> {
+export async function snapshotOutside(
+  ctx: RepoContext,
+  session: Session,
+): Promise<OutsideSnapshot | null> {
   try {
     const checkout = await mainCheckoutRoot(ctx, session.target);
     if (!checkout) return null;
     const opts = { cwd: checkout, allowFailure: true, noOptionalLocks: true } as const;
     const target = session.target;
     const [revs, files] = await Promise.all([
-      runGit(['rev-parse', 'HEAD', ...(target ? [target] : []), '--symbolic-full-name', 'HEAD'], opts),
+      runGit(
+        ['rev-parse', 'HEAD', ...(target ? [target] : []), '--symbolic-full-name', 'HEAD'],
+        opts,
+      ),
       runGit(['diff-files', '--name-only', '-z'], opts),
     ]);
     const dirty: Record<string, string> = {};
-    await Promise.all(nul(files.stdout).map(async (p) => { dirty[p] = await stamp(path.join(checkout, p)); }));
+    await Promise.all(
+      nul(files.stdout).map(async (p) => {
+        dirty[p] = await stamp(path.join(checkout, p));
+      }),
+    );
     const index = await stamp(await indexFile(checkout));
     if (revs.exitCode === 0) {
       const lines = revs.stdout.toString('utf8').split('\n');
-      return { checkout, head: lines[0] || null, targetOid: target ? lines[1] || null : null, headRef: lines[target ? 2 : 1] || null, target, dirty, index };
+      return {
+        checkout,
+        head: lines[0] || null,
+        targetOid: target ? lines[1] || null : null,
+        headRef: lines[target ? 2 : 1] || null,
+        target,
+        dirty,
+        index,
+      };
     }
     // An unborn HEAD or a missing target branch: one at a time (rare).
     const sym = await runGit(['symbolic-ref', '-q', 'HEAD'], opts);
-    return { checkout, head: await oidOf(checkout, 'HEAD'), targetOid: await oidOf(checkout, target), headRef: sym.exitCode === 0 ? sym.stdout.toString('utf8').trim() : 'HEAD', target, dirty, index };
+    return {
+      checkout,
+      head: await oidOf(checkout, 'HEAD'),
+      targetOid: await oidOf(checkout, target),
+      headRef: sym.exitCode === 0 ? sym.stdout.toString('utf8').trim() : 'HEAD',
+      target,
+      dirty,
+      index,
+    };
   } catch {
     return null;
   }
@@ -109,7 +135,10 @@ export async function snapshotOutside(ctx: RepoContext, session: Session): Promi
 /** A ref's commit when the batch rev-parse failed (unborn HEAD): null when absent. */
 async function oidOf(checkout: string, ref: string | null): Promise<string | null> {
   if (!ref) return null;
-  const r = await runGit(['rev-parse', '--verify', '-q', ref], { cwd: checkout, allowFailure: true });
+  const r = await runGit(['rev-parse', '--verify', '-q', ref], {
+    cwd: checkout,
+    allowFailure: true,
+  });
   return r.exitCode === 0 ? r.stdout.toString('utf8').trim() || null : null;
 }
 
@@ -117,19 +146,37 @@ async function oidOf(checkout: string, ref: string | null): Promise<string | nul
  * Compares `before` with the checkout now; null when nothing changed. A third git call
  * (`diff-index --cached`) only when the index file moved. Never throws.
  */
-export async function outsideChangeSince(ctx: RepoContext, session: Session, before: OutsideSnapshot | null): Promise<OutsideChange | null> {
+export async function outsideChangeSince(
+  ctx: RepoContext,
+  session: Session,
+  before: OutsideSnapshot | null,
+): Promise<OutsideChange | null> {
   if (!before) return null;
   const now = await snapshotOutside(ctx, session);
   if (!now) return null;
   const refs: MovedRef[] = [];
   if (now.headRef !== before.headRef || now.head !== before.head) {
-    refs.push({ ref: 'HEAD', before: before.headRef === before.target || before.headRef === 'HEAD' ? before.head : before.headRef, after: now.headRef === now.target || now.headRef === 'HEAD' ? now.head : now.headRef });
+    refs.push({
+      ref: 'HEAD',
+      before:
+        before.headRef === before.target || before.headRef === 'HEAD'
+          ? before.head
+          : before.headRef,
+      after: now.headRef === now.target || now.headRef === 'HEAD' ? now.head : now.headRef,
+    });
   }
-  if (before.target && now.targetOid !== before.targetOid) refs.push({ ref: before.target, before: before.targetOid, after: now.targetOid });
-  const paths = [...new Set([...Object.keys(before.dirty), ...Object.keys(now.dirty)])].filter((p) => before.dirty[p] !== now.dirty[p]).sort();
+  if (before.target && now.targetOid !== before.targetOid)
+    refs.push({ ref: before.target, before: before.targetOid, after: now.targetOid });
+  const paths = [...new Set([...Object.keys(before.dirty), ...Object.keys(now.dirty)])]
+    .filter((p) => before.dirty[p] !== now.dirty[p])
+    .sort();
   let staged: string[] = [];
   if (now.index !== before.index) {
-    const r = await runGit(['diff-index', '--cached', '--name-only', '-z', 'HEAD'], { cwd: now.checkout, allowFailure: true, noOptionalLocks: true }).catch(() => null);
+    const r = await runGit(['diff-index', '--cached', '--name-only', '-z', 'HEAD'], {
+      cwd: now.checkout,
+      allowFailure: true,
+      noOptionalLocks: true,
+    }).catch(() => null);
     staged = r && r.exitCode === 0 ? nul(r.stdout).sort() : [];
   }
   if (refs.length === 0 && paths.length === 0 && staged.length === 0) return null;
@@ -155,13 +202,30 @@ function shown(v: string | null): string {
 }
 
 function list(paths: readonly string[]): string {
-  return paths.length > 8 ? `${paths.slice(0, 8).join(', ')} and ${paths.length - 8} more` : paths.join(', ');
+  return paths.length > 8
+    ? `${paths.slice(0, 8).join(', ')} and ${paths.length - 8} more`
+    : paths.join(', ');
 }
 
 /**
  * Journals an outside change as a refusal-shaped entry (`ok: false`, code OUTSIDE_CHANGED) of
  * `command` (e.g. `exec`, `hook claude Bash`), so `hagent log`, review and status show it. Never throws.
  */
-export async function journalOutsideChange(ctx: RepoContext, session: Session, command: string, change: OutsideChange, shell: string): Promise<void> {
-  await appendJournal(ctx.commonDir, { session: session.id, command, ok: false, code: 'OUTSIDE_CHANGED', message: change.message, hint: change.hint, files: [...new Set([...change.paths, ...change.staged])], patch: shell }).catch(() => undefined);
+export async function journalOutsideChange(
+  ctx: RepoContext,
+  session: Session,
+  command: string,
+  change: OutsideChange,
+  shell: string,
+): Promise<void> {
+  await appendJournal(ctx.commonDir, {
+    session: session.id,
+    command,
+    ok: false,
+    code: 'OUTSIDE_CHANGED',
+    message: change.message,
+    hint: change.hint,
+    files: [...new Set([...change.paths, ...change.staged])],
+    patch: shell,
+  }).catch(() => undefined);
 }

@@ -66,7 +66,8 @@ class Capped {
     this.tail.push(chunk);
     this.tailLen += chunk.length;
     const keep = Math.floor(this.max / 2);
-    while (this.tailLen - (this.tail[0]?.length ?? 0) >= keep && this.tail.length > 1) this.tailLen -= this.tail.shift()!.length;
+    while (this.tailLen - (this.tail[0]?.length ?? 0) >= keep && this.tail.length > 1)
+      this.tailLen -= this.tail.shift()!.length;
   }
 
   /** The kept text, with a line where bytes were left out; and the cut, or null when whole. */
@@ -74,7 +75,8 @@ class Capped {
     const head = Buffer.concat(this.head);
     let tail = Buffer.concat(this.tail);
     const keep = Math.floor(this.max / 2);
-    if (this.bytes <= this.max) return { text: Buffer.concat([head, tail]).toString('utf8'), cut: null };
+    if (this.bytes <= this.max)
+      return { text: Buffer.concat([head, tail]).toString('utf8'), cut: null };
     tail = tail.subarray(tail.length - keep);
     const omitted = this.bytes - head.length - tail.length;
     const text = `${decodeHead(head)}\n[hagent: ${omitted} bytes of ${name} left out here; ${this.bytes} bytes in all]\n${decodeTail(tail)}`;
@@ -87,7 +89,10 @@ function decodeHead(b: Buffer): string {
   let end = b.length;
   for (let k = 1; k <= 3 && end - k >= 0; k++) {
     const c = b[end - k]!;
-    if ((c & 0xc0) === 0xc0) { end -= k; break; } // a lead byte whose character is cut
+    if ((c & 0xc0) === 0xc0) {
+      end -= k;
+      break;
+    } // a lead byte whose character is cut
     if ((c & 0x80) === 0) break;
   }
   return b.subarray(0, end).toString('utf8');
@@ -121,7 +126,12 @@ export function runShell(command: string, options: RunOptions): Promise<RunOutco
     let timedOut = false;
     let settled = false;
     const timers: NodeJS.Timeout[] = [];
-    const child = spawn(shellPath(), ['-c', command], { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(shellPath(), ['-c', command], {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     const killGroup = (signal: NodeJS.Signals): void => {
       try {
         if (child.pid !== undefined) process.kill(-child.pid, signal);
@@ -142,7 +152,7 @@ export function runShell(command: string, options: RunOptions): Promise<RunOutco
       const e = err.result('stderr');
       resolve({
         exitCode: timedOut ? null : exitCode,
-        signal: timedOut ? signal ?? 'SIGKILL' : signal,
+        signal: timedOut ? (signal ?? 'SIGKILL') : signal,
         timedOut,
         stdout: o.text,
         stderr: e.text,
@@ -151,11 +161,13 @@ export function runShell(command: string, options: RunOptions): Promise<RunOutco
       });
     };
     if (options.timeoutMs > 0) {
-      timers.push(setTimeout(() => {
-        timedOut = true;
-        killGroup('SIGTERM');
-        timers.push(setTimeout(() => killGroup('SIGKILL'), KILL_GRACE_MS));
-      }, options.timeoutMs));
+      timers.push(
+        setTimeout(() => {
+          timedOut = true;
+          killGroup('SIGTERM');
+          timers.push(setTimeout(() => killGroup('SIGKILL'), KILL_GRACE_MS));
+        }, options.timeoutMs),
+      );
     }
     child.on('error', (e) => {
       err.push(Buffer.from(`hagent: cannot start the shell: ${e.message}\n`));

@@ -5,7 +5,18 @@
  * planner needs as a snapshot.
  * Owns no policy: callers decide which paths are allowed.
  */
-import { closeSync, promises as fs, constants as fsConstants, fsyncSync, lstatSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  promises as fs,
+  constants as fsConstants,
+  fsyncSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
 
@@ -45,7 +56,11 @@ async function readEntryOnce(root: string, rel: string): Promise<DiskEntry> {
     try {
       st = await fs.lstat(cur);
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ENOTDIR') return { kind: 'missing' };
+      if (
+        (e as NodeJS.ErrnoException).code === 'ENOENT' ||
+        (e as NodeJS.ErrnoException).code === 'ENOTDIR'
+      )
+        return { kind: 'missing' };
       throw e;
     }
     if (st.isSymbolicLink()) return { kind: 'symlink', component: parts.slice(0, i + 1).join('/') };
@@ -78,7 +93,12 @@ export async function assertNoSymlink(root: string, rel: string): Promise<void> 
       if (!st) return;
       if (st.isSymbolicLink()) {
         const component = parts.slice(0, i + 1).join('/');
-        throw new HagentError('PATH_DENIED', `${rel}: ${component} is a symbolic link`, { path: rel, component }, 'hagent never writes through a symlink; edit the file it points to by its real path inside the worktree');
+        throw new HagentError(
+          'PATH_DENIED',
+          `${rel}: ${component} is a symbolic link`,
+          { path: rel, component },
+          'hagent never writes through a symlink; edit the file it points to by its real path inside the worktree',
+        );
       }
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
@@ -112,13 +132,21 @@ export async function readJsonFile(file: string): Promise<unknown | null> {
  * else runs meanwhile (watcher events wait in the queue, none is lost).
  * @throws the file system's error; the temp file is removed first.
  */
-export async function writeJsonFile(file: string, value: unknown, options: { durable?: boolean } = {}): Promise<void> {
+export async function writeJsonFile(
+  file: string,
+  value: unknown,
+  options: { durable?: boolean } = {},
+): Promise<void> {
   const durable = options.durable ?? true;
   const dir = path.dirname(file);
   mkdirSync(dir, { recursive: true });
   const tmp = `${file}.${process.pid}-${Math.random().toString(36).slice(2, 10)}.tmp`;
   try {
-    const fd = openSync(tmp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, 0o644);
+    const fd = openSync(
+      tmp,
+      fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL,
+      0o644,
+    );
     try {
       writeFileSync(fd, `${JSON.stringify(value, null, 2)}\n`);
       if (durable) fsyncSync(fd);

@@ -27,7 +27,11 @@ export interface Staged extends TargetWrite {
 }
 
 /** The temp file name hagent uses for `rel` in transaction `txid`, in folder `dir` (default: rel's own). Pure. */
-export function tempNameFor(rel: string, txid: string, dir: string = path.posix.dirname(rel)): string {
+export function tempNameFor(
+  rel: string,
+  txid: string,
+  dir: string = path.posix.dirname(rel),
+): string {
   const name = `.${path.posix.basename(rel)}.hagent-${txid}.tmp`;
   return dir === '.' ? name : `${dir}/${name}`;
 }
@@ -48,16 +52,18 @@ export function isTempName(name: string): boolean {
  * are still atomic). @throws the error of a file that cannot be opened or synced.
  */
 export async function fsyncPaths(paths: readonly string[]): Promise<void> {
-  await Promise.all(paths.map(async (p) => {
-    const handle = await fs.open(p, fsConstants.O_RDONLY);
-    try {
-      await handle.sync();
-    } catch (e) {
-      if (!(await handle.stat()).isDirectory()) throw e;
-    } finally {
-      await handle.close();
-    }
-  }));
+  await Promise.all(
+    paths.map(async (p) => {
+      const handle = await fs.open(p, fsConstants.O_RDONLY);
+      try {
+        await handle.sync();
+      } catch (e) {
+        if (!(await handle.stat()).isDirectory()) throw e;
+      } finally {
+        await handle.close();
+      }
+    }),
+  );
 }
 
 /** fsyncs a folder after renames in it; never throws (some file systems refuse). */
@@ -110,7 +116,13 @@ function stagingDir(root: string, rel: string): string {
  * @returns the staged entries (and an empty list of created folders, filled by publish).
  * @throws the I/O error after removing what it staged; HagentError PATH_DENIED for a symlink.
  */
-export async function stageWrites(root: string, writes: readonly TargetWrite[], txid: string, beforeFirstWrite?: (tmps: (string | null)[]) => Promise<void>, options: { fsync?: boolean } = {}): Promise<{ staged: Staged[]; createdDirs: string[] }> {
+export async function stageWrites(
+  root: string,
+  writes: readonly TargetWrite[],
+  txid: string,
+  beforeFirstWrite?: (tmps: (string | null)[]) => Promise<void>,
+  options: { fsync?: boolean } = {},
+): Promise<{ staged: Staged[]; createdDirs: string[] }> {
   const staged: Staged[] = [];
   const createdDirs: string[] = [];
   const tmps: (string | null)[] = [];
@@ -118,28 +130,38 @@ export async function stageWrites(root: string, writes: readonly TargetWrite[], 
     await assertNoSymlink(root, w.rel);
     // The index keeps two new files with one name (a/x.ts, b/x.ts) apart when both stage in a
     // shared ancestor folder.
-    tmps.push(w.bytes === null ? null : tempNameFor(w.rel, `${txid}-${tmps.length}`, stagingDir(root, w.rel)));
+    tmps.push(
+      w.bytes === null
+        ? null
+        : tempNameFor(w.rel, `${txid}-${tmps.length}`, stagingDir(root, w.rel)),
+    );
   }
   await beforeFirstWrite?.(tmps);
   // The temp files are written at once: creating a file is the slow part (an inode, ~1.4 ms
   // each on the bench machine), and the file system overlaps creations in different folders.
   const slots: (Staged | undefined)[] = new Array(writes.length);
-  const results = await Promise.allSettled(writes.map(async (w, i) => {
-    if (w.bytes === null) {
-      slots[i] = { ...w, tmp: null };
-      return;
-    }
-    const tmp = path.join(root, tmps[i]!);
-    const handle = await fs.open(tmp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL, w.mode);
-    slots[i] = { ...w, tmp };
-    try {
-      await handle.writeFile(w.bytes);
-      await handle.chmod(w.mode);
-      if (options.fsync ?? true) await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  }));
+  const results = await Promise.allSettled(
+    writes.map(async (w, i) => {
+      if (w.bytes === null) {
+        slots[i] = { ...w, tmp: null };
+        return;
+      }
+      const tmp = path.join(root, tmps[i]!);
+      const handle = await fs.open(
+        tmp,
+        fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL,
+        w.mode,
+      );
+      slots[i] = { ...w, tmp };
+      try {
+        await handle.writeFile(w.bytes);
+        await handle.chmod(w.mode);
+        if (options.fsync ?? true) await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    }),
+  );
   for (const s of slots) if (s) staged.push(s);
   const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) {
@@ -150,7 +172,10 @@ export async function stageWrites(root: string, writes: readonly TargetWrite[], 
 }
 
 /** Removes staged temp files and the folders staging created (when empty). Never throws. */
-export async function discardStaged(staged: readonly Staged[], createdDirs: readonly string[]): Promise<void> {
+export async function discardStaged(
+  staged: readonly Staged[],
+  createdDirs: readonly string[],
+): Promise<void> {
   for (const s of staged) if (s.tmp) await fs.rm(s.tmp, { force: true }).catch(() => undefined);
   for (const d of [...createdDirs].reverse()) await removeEmptyTree(d);
 }
@@ -175,7 +200,12 @@ async function removeEmptyParents(root: string, rel: string): Promise<void> {
 
 /** EXTERNAL_EDIT for a target another process wrote at the moment hagent replaced it. */
 function writtenMeanwhile(rel: string, extra: Record<string, unknown> = {}): HagentError {
-  return new HagentError('EXTERNAL_EDIT', `${rel} was written by another process at the moment hagent replaced it`, { path: rel, ...extra }, 'its bytes were kept and nothing of the patch remains; apply again when the other writer is done');
+  return new HagentError(
+    'EXTERNAL_EDIT',
+    `${rel} was written by another process at the moment hagent replaced it`,
+    { path: rel, ...extra },
+    'its bytes were kept and nothing of the patch remains; apply again when the other writer is done',
+  );
 }
 
 async function sameInode(a: string, b: string): Promise<boolean> {
@@ -212,7 +242,12 @@ async function putBack(aside: string, abs: string): Promise<boolean> {
  *   `tmp` stays); 'taken' when another process created `abs` in between (its file is kept).
  * @throws the I/O error of a call that failed for another reason.
  */
-export async function replaceIfHolds(abs: string, aside: string, want: Uint8Array | null, tmp: string | null): Promise<'done' | 'changed' | 'taken'> {
+export async function replaceIfHolds(
+  abs: string,
+  aside: string,
+  want: Uint8Array | null,
+  tmp: string | null,
+): Promise<'done' | 'changed' | 'taken'> {
   if (want !== null) {
     try {
       await fs.rename(abs, aside);
@@ -261,15 +296,29 @@ export async function replaceIfHolds(abs: string, aside: string, want: Uint8Arra
  *   must fsync ({@link fsyncPaths}) before it reports the publish as done.
  * @throws HagentError EXTERNAL_EDIT naming the path that changed; or the I/O error.
  */
-export async function publishStaged(root: string, staged: readonly Staged[], createdDirs: string[], txid: string, options: { fsyncFolders?: boolean } = {}): Promise<string[]> {
-  const ordered = [...staged.filter((s) => s.bytes === null), ...staged.filter((s) => s.bytes !== null)];
+export async function publishStaged(
+  root: string,
+  staged: readonly Staged[],
+  createdDirs: string[],
+  txid: string,
+  options: { fsyncFolders?: boolean } = {},
+): Promise<string[]> {
+  const ordered = [
+    ...staged.filter((s) => s.bytes === null),
+    ...staged.filter((s) => s.bytes !== null),
+  ];
   const done: Staged[] = [];
   try {
     for (const s of ordered) {
       const abs = path.join(root, s.rel);
       await assertNoSymlink(root, s.rel);
       if (!(await sameBytes(abs, s.expected))) {
-        throw new HagentError('EXTERNAL_EDIT', `${s.rel} changed on disk while hagent was applying the patch`, { path: s.rel }, 'another process wrote this file; its bytes were kept and nothing of the patch remains; run hagent session status and apply again');
+        throw new HagentError(
+          'EXTERNAL_EDIT',
+          `${s.rel} changed on disk while hagent was applying the patch`,
+          { path: s.rel },
+          'another process wrote this file; its bytes were kept and nothing of the patch remains; run hagent session status and apply again',
+        );
       }
       if (s.tmp !== null) {
         const st = await fs.lstat(abs).catch(() => null);
@@ -287,7 +336,10 @@ export async function publishStaged(root: string, staged: readonly Staged[], cre
     }
   } catch (error) {
     await restoreIfOurs(root, done);
-    await discardStaged(staged.filter((s) => !done.includes(s)), createdDirs);
+    await discardStaged(
+      staged.filter((s) => !done.includes(s)),
+      createdDirs,
+    );
     throw error;
   }
   const dirs = [...new Set(ordered.map((s) => path.dirname(path.join(root, s.rel))))];
@@ -301,7 +353,10 @@ export async function publishStaged(root: string, staged: readonly Staged[], cre
  * same rename-aside and link-in as {@link replaceIfHolds}.
  * @returns the paths left alone because someone else changed them.
  */
-export async function restoreIfOurs(root: string, published: readonly TargetWrite[]): Promise<string[]> {
+export async function restoreIfOurs(
+  root: string,
+  published: readonly TargetWrite[],
+): Promise<string[]> {
   const leftAlone: string[] = [];
   for (const s of [...published].reverse()) {
     const abs = path.join(root, s.rel);
@@ -318,7 +373,12 @@ export async function restoreIfOurs(root: string, published: readonly TargetWrit
         await fs.writeFile(tmp, s.expected, { mode: s.expectedMode, flag: 'wx' });
         await fs.chmod(tmp, s.expectedMode);
       }
-      const outcome = await replaceIfHolds(abs, path.join(root, tempNameFor(s.rel, `${tag}-aside`)), s.bytes, tmp);
+      const outcome = await replaceIfHolds(
+        abs,
+        path.join(root, tempNameFor(s.rel, `${tag}-aside`)),
+        s.bytes,
+        tmp,
+      );
       if (outcome !== 'done') leftAlone.push(s.rel);
       else if (s.expected === null) await removeEmptyParents(root, s.rel);
     } catch {

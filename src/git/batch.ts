@@ -40,7 +40,15 @@ export class CatFileBatch {
       this.child = null;
       this.buffer = Buffer.alloc(0);
       const queue = this.queue.splice(0);
-      for (const p of queue) p.reject(new HagentError('GIT_FAILED', `git cat-file --batch-command ${why}`, { argv: ['git', 'cat-file', '--batch-command'] }, 'the read was not answered; run the command again'));
+      for (const p of queue)
+        p.reject(
+          new HagentError(
+            'GIT_FAILED',
+            `git cat-file --batch-command ${why}`,
+            { argv: ['git', 'cat-file', '--batch-command'] },
+            'the read was not answered; run the command again',
+          ),
+        );
     };
     child.on('error', (e) => fail(`could not run: ${e.message}`));
     child.on('exit', (code, signal) => fail(`ended (${signal ?? `exit ${code}`})`));
@@ -81,7 +89,13 @@ export class CatFileBatch {
    * @throws HagentError GIT_FAILED when the process dies, or a name holds a line break.
    */
   async contents(names: readonly string[]): Promise<Buffer> {
-    if (names.some((n) => /[\n\r]/.test(n))) throw new HagentError('GIT_FAILED', 'an object name with a line break cannot go through git cat-file --batch-command', {}, 'rename the file');
+    if (names.some((n) => /[\n\r]/.test(n)))
+      throw new HagentError(
+        'GIT_FAILED',
+        'an object name with a line break cannot go through git cat-file --batch-command',
+        {},
+        'rename the file',
+      );
     if (names.length === 0) return Buffer.alloc(0);
     const child = this.start();
     return new Promise((resolve, reject) => {

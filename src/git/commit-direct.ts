@@ -21,7 +21,17 @@
  * the message. A record is kept only when git's commit had exactly those lines (no `encoding`
  * from i18n.commitEncoding, no signature) and git's offset equals the one computed here.
  */
-import { lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { readLooseObject, writeLooseObject, type LooseObjectStore } from './loose.js';
@@ -33,11 +43,33 @@ import { looseCommitIdents, userConfigFiles } from './ref-update-direct.js';
  * Variables whose values decide git's identity (ident.c, config.c) or which git runs (`PATH`),
  * or the local offset (`TZ`); part of the key.
  */
-const IDENTITY_ENV = ['GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL', 'EMAIL', 'HOME', 'XDG_CONFIG_HOME', 'GIT_CONFIG_GLOBAL', 'GIT_CONFIG_SYSTEM', 'GIT_CONFIG_NOSYSTEM', 'PATH', 'TZ'];
+const IDENTITY_ENV = [
+  'GIT_AUTHOR_NAME',
+  'GIT_AUTHOR_EMAIL',
+  'GIT_COMMITTER_NAME',
+  'GIT_COMMITTER_EMAIL',
+  'EMAIL',
+  'HOME',
+  'XDG_CONFIG_HOME',
+  'GIT_CONFIG_GLOBAL',
+  'GIT_CONFIG_SYSTEM',
+  'GIT_CONFIG_NOSYSTEM',
+  'PATH',
+  'TZ',
+];
 /** Variables naming files: git reads a relative (or empty) one from its own folder; git is asked then. */
 const PATH_ENV = ['HOME', 'XDG_CONFIG_HOME', 'GIT_CONFIG_GLOBAL', 'GIT_CONFIG_SYSTEM'];
 /** Variables that make git's answer something this file does not reproduce: git writes the commit. */
-const ENV_ASK_GIT = ['GIT_AUTHOR_DATE', 'GIT_COMMITTER_DATE', 'GIT_CONFIG_PARAMETERS', 'GIT_CONFIG_COUNT', 'GIT_DIR', 'GIT_COMMON_DIR', 'GIT_WORK_TREE', 'TZDIR'];
+const ENV_ASK_GIT = [
+  'GIT_AUTHOR_DATE',
+  'GIT_COMMITTER_DATE',
+  'GIT_CONFIG_PARAMETERS',
+  'GIT_CONFIG_COUNT',
+  'GIT_DIR',
+  'GIT_COMMON_DIR',
+  'GIT_WORK_TREE',
+  'TZDIR',
+];
 /** Where the C library looks up a `TZ` name (no TZDIR: see ENV_ASK_GIT). */
 const ZONEINFO = '/usr/share/zoneinfo';
 /** An include can pull in any file: the key could not cover it. */
@@ -92,13 +124,18 @@ function fileStamp(file: string, checkIncludes: boolean): string | null {
 export function commitIdentityKey(commonDir: string, gitDir: string): string | null {
   try {
     if (ENV_ASK_GIT.some((k) => process.env[k] !== undefined)) return null;
-    if (PATH_ENV.some((k) => process.env[k] !== undefined && !path.isAbsolute(process.env[k]!))) return null;
+    if (PATH_ENV.some((k) => process.env[k] !== undefined && !path.isAbsolute(process.env[k]!)))
+      return null;
     const zone = localZone();
     if (zone === null) return null;
     const parts: string[] = [os.hostname(), String(process.getuid?.() ?? ''), `zone=${zone}`];
     for (const k of IDENTITY_ENV) parts.push(`${k}=${process.env[k] ?? '\0'}`);
     // The worktree's own file is named without its folder: worktrees that have none share a key.
-    const files: [string, string][] = [['config', path.join(commonDir, 'config')], ['config.worktree', path.join(gitDir, 'config.worktree')], ...[...userConfigFiles(), ...prefixConfigFiles()].map((f): [string, string] => [f, f])];
+    const files: [string, string][] = [
+      ['config', path.join(commonDir, 'config')],
+      ['config.worktree', path.join(gitDir, 'config.worktree')],
+      ...[...userConfigFiles(), ...prefixConfigFiles()].map((f): [string, string] => [f, f]),
+    ];
     for (const [name, file] of files) {
       const stamp = fileStamp(file, true);
       if (stamp === null) return null;
@@ -120,7 +157,8 @@ function prefixConfigFiles(): string[] {
   const out = new Set<string>();
   for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
     if (!dir || !path.isAbsolute(dir)) continue;
-    if (statSync(path.join(dir, 'git'), { throwIfNoEntry: false })?.isFile()) out.add(path.join(path.dirname(dir), 'etc', 'gitconfig'));
+    if (statSync(path.join(dir, 'git'), { throwIfNoEntry: false })?.isFile())
+      out.add(path.join(path.dirname(dir), 'etc', 'gitconfig'));
   }
   return [...out];
 }
@@ -147,7 +185,14 @@ function localZone(): string | null {
     if (at < 0) return null;
     name = target.slice(at + 'zoneinfo/'.length);
   }
-  if (name === '' || /\s/.test(name) || path.isAbsolute(name) || name.split('/').includes('..') || name === 'posixrules') return null;
+  if (
+    name === '' ||
+    /\s/.test(name) ||
+    path.isAbsolute(name) ||
+    name.split('/').includes('..') ||
+    name === 'posixrules'
+  )
+    return null;
   const file = path.join(ZONEINFO, name);
   const stamp = fileStamp(file, false);
   if (stamp === null || stamp === '-') return null;
@@ -192,7 +237,13 @@ const IDENT = /^(.* <[^<>\n]*>) (\d+) ([+-]\d{4})$/;
  * {@link timezoneOffset}'s. Writes the record atomically (it is a cache: no fsync), and removes
  * temp files of the record that a killed writer left. Never throws.
  */
-export function recordCommitIdentity(commonDir: string, gitDir: string, store: LooseObjectStore, commit: string, keyBefore: string | null): void {
+export function recordCommitIdentity(
+  commonDir: string,
+  gitDir: string,
+  store: LooseObjectStore,
+  commit: string,
+  keyBefore: string | null,
+): void {
   try {
     const key = commitIdentityKey(commonDir, gitDir);
     if (key === null || key !== keyBefore) return;
@@ -214,7 +265,12 @@ export function recordCommitIdentity(commonDir: string, gitDir: string, store: L
       }
     }
     if (!ids.author || !ids.committer || autoEmail(ids.author) || autoEmail(ids.committer)) return;
-    const record: IdentityRecord = { version: RECORD_VERSION, key, author: ids.author, committer: ids.committer };
+    const record: IdentityRecord = {
+      version: RECORD_VERSION,
+      key,
+      author: ids.author,
+      committer: ids.committer,
+    };
     const file = recordPath(commonDir);
     mkdirSync(path.dirname(file), { recursive: true });
     removeStaleTemps(file);
@@ -239,7 +295,14 @@ function autoEmail(ident: string): boolean {
   const email = /<([^<>]*)>$/.exec(ident)?.[1] ?? '';
   const at = email.lastIndexOf('@');
   const host = os.hostname().split('.')[0]!.toLowerCase();
-  return at > 0 && email.slice(0, at) === os.userInfo().username && email.slice(at + 1).toLowerCase().split('.')[0] === host;
+  return (
+    at > 0 &&
+    email.slice(0, at) === os.userInfo().username &&
+    email
+      .slice(at + 1)
+      .toLowerCase()
+      .split('.')[0] === host
+  );
 }
 
 /** Removes `<file>.<pid>-<random>.tmp` files older than a minute (their writer was killed). */
@@ -262,8 +325,14 @@ function currentIdentity(commonDir: string, key: string | null): IdentityRecord 
   } catch {
     return null;
   }
-  if (record?.version !== RECORD_VERSION || typeof record.author !== 'string' || typeof record.committer !== 'string') return null;
-  if (!IDENT.test(`${record.author} 0 +0000`) || !IDENT.test(`${record.committer} 0 +0000`)) return null;
+  if (
+    record?.version !== RECORD_VERSION ||
+    typeof record.author !== 'string' ||
+    typeof record.committer !== 'string'
+  )
+    return null;
+  if (!IDENT.test(`${record.author} 0 +0000`) || !IDENT.test(`${record.committer} 0 +0000`))
+    return null;
   return record.key === key ? record : null;
 }
 
@@ -299,12 +368,33 @@ export interface DirectCommit {
  *   key changed (configuration, environment), a malformed id, or a message git would re-encode.
  * @throws the file system's error when writing the object fails.
  */
-export async function writeCommitDirect(commonDir: string, gitDir: string, store: LooseObjectStore, tree: string, parents: readonly string[], message: string): Promise<DirectCommit | null> {
-  return writeCommitWithKey(commonDir, commitIdentityKey(commonDir, gitDir), store, tree, parents, message);
+export async function writeCommitDirect(
+  commonDir: string,
+  gitDir: string,
+  store: LooseObjectStore,
+  tree: string,
+  parents: readonly string[],
+  message: string,
+): Promise<DirectCommit | null> {
+  return writeCommitWithKey(
+    commonDir,
+    commitIdentityKey(commonDir, gitDir),
+    store,
+    tree,
+    parents,
+    message,
+  );
 }
 
 /** {@link writeCommitDirect} with the current key already taken. */
-async function writeCommitWithKey(commonDir: string, key: string | null, store: LooseObjectStore, tree: string, parents: readonly string[], message: string): Promise<DirectCommit | null> {
+async function writeCommitWithKey(
+  commonDir: string,
+  key: string | null,
+  store: LooseObjectStore,
+  tree: string,
+  parents: readonly string[],
+  message: string,
+): Promise<DirectCommit | null> {
   if (![tree, ...parents].every((id) => isOid(id, store.format))) return null;
   if (hasNoncharacter(message) || message.includes('\0')) return null; // git re-encodes the first, refuses the second
   const identity = currentIdentity(commonDir, key);
@@ -313,8 +403,17 @@ async function writeCommitWithKey(commonDir: string, key: string | null, store: 
   const when = `${seconds} ${timezoneOffset(seconds)}`;
   const author = `${identity.author} ${when}`;
   const committer = `${identity.committer} ${when}`;
-  const header = [`tree ${tree}`, ...parents.map((p) => `parent ${p}`), `author ${author}`, `committer ${committer}`].join('\n');
-  const oid = await writeLooseObject(store, 'commit', Buffer.from(`${header}\n\n${message}`, 'utf8'));
+  const header = [
+    `tree ${tree}`,
+    ...parents.map((p) => `parent ${p}`),
+    `author ${author}`,
+    `committer ${committer}`,
+  ].join('\n');
+  const oid = await writeLooseObject(
+    store,
+    'commit',
+    Buffer.from(`${header}\n\n${message}`, 'utf8'),
+  );
   return { oid, author, committer };
 }
 
@@ -336,7 +435,15 @@ export interface MadeCommit {
  * @param store the loose object store, or null (a shared repository): git makes it.
  * @throws HagentError GIT_FAILED from git; the file system's error writing the object.
  */
-export async function writeCommit(cwd: string, commonDir: string, gitDir: string | null, store: LooseObjectStore | null, tree: string, parents: readonly string[], message: string): Promise<MadeCommit> {
+export async function writeCommit(
+  cwd: string,
+  commonDir: string,
+  gitDir: string | null,
+  store: LooseObjectStore | null,
+  tree: string,
+  parents: readonly string[],
+  message: string,
+): Promise<MadeCommit> {
   // One key for both ways: the in-process commit's check, and the record's "before".
   const keyBefore = store && gitDir ? commitIdentityKey(commonDir, gitDir) : null;
   if (store && keyBefore !== null) {
@@ -347,5 +454,10 @@ export async function writeCommit(cwd: string, commonDir: string, gitDir: string
   if (!store) return { oid, author: null, committer: null, inProcess: false };
   if (gitDir) recordCommitIdentity(commonDir, gitDir, store, oid, keyBefore);
   const idents = looseCommitIdents(store, oid);
-  return { oid, author: idents?.author ?? null, committer: idents?.committer ?? null, inProcess: false };
+  return {
+    oid,
+    author: idents?.author ?? null,
+    committer: idents?.committer ?? null,
+    inProcess: false,
+  };
 }

@@ -12,12 +12,16 @@ import { looseObjectStore, readLooseObject } from './loose.js';
  * 10,000 commits. Never throws.
  * @param commonDir absolute git common dir; `base`, `head`: full commit ids.
  */
-export async function firstParentSubjectsDirect(commonDir: string, base: string, head: string): Promise<string[] | null> {
+export async function firstParentSubjectsDirect(
+  commonDir: string,
+  base: string,
+  head: string,
+): Promise<string[] | null> {
   try {
     const store = await looseObjectStore(commonDir, head);
     if (!store) return null;
     const subjects: string[] = [];
-    for (let at = head; at !== base; ) {
+    for (let at = head; at !== base;) {
       if (subjects.length >= 10_000) return null;
       const object = readLooseObject(store, at);
       if (object?.type !== 'commit') return null;
@@ -30,7 +34,10 @@ export async function firstParentSubjectsDirect(commonDir: string, base: string,
       if (!parent) return null; // the root: base is not on the chain
       // pretty.c format_subject: blank lines skipped, then lines up to the next blank one,
       // each without its trailing white space, joined by spaces.
-      const lines = text.slice(split + 2).split('\n').map((l) => l.replace(/[ \t\r\v\f]+$/, ''));
+      const lines = text
+        .slice(split + 2)
+        .split('\n')
+        .map((l) => l.replace(/[ \t\r\v\f]+$/, ''));
       let i = 0;
       while (i < lines.length && lines[i] === '') i++;
       const first: string[] = [];
@@ -43,4 +50,3 @@ export async function firstParentSubjectsDirect(commonDir: string, base: string,
     return null;
   }
 }
-

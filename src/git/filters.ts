@@ -47,7 +47,10 @@ export function parseConfigZ(out: Buffer): Map<string, string> {
   for (const rec of out.toString('utf8').split('\0')) {
     if (rec === '') continue;
     const nl = rec.indexOf('\n');
-    values.set((nl < 0 ? rec : rec.slice(0, nl)).toLowerCase(), nl < 0 ? 'true' : rec.slice(nl + 1));
+    values.set(
+      (nl < 0 ? rec : rec.slice(0, nl)).toLowerCase(),
+      nl < 0 ? 'true' : rec.slice(nl + 1),
+    );
   }
   return values;
 }
@@ -69,10 +72,19 @@ export async function conversionsOf(cwd: string, paths: readonly string[]): Prom
   const result: Conversions = { converted: new Set(), missingDriver: new Map() };
   if (paths.length === 0) return result;
   const here = locateWorktreeDirect(cwd);
-  const cached = here && here.topLevel ? await cachedConversionConfig(cwd, here.commonDir, here.gitDir) : null;
-  const noAttributes = cached !== null && here?.topLevel != null && !attributeSourcesExist(here.topLevel, here.commonDir, paths, cached.get('core.attributesfile'));
+  const cached =
+    here && here.topLevel ? await cachedConversionConfig(cwd, here.commonDir, here.gitDir) : null;
+  const noAttributes =
+    cached !== null &&
+    here?.topLevel != null &&
+    !attributeSourcesExist(here.topLevel, here.commonDir, paths, cached.get('core.attributesfile'));
   const [attrs, config] = await Promise.all([
-    noAttributes ? Promise.resolve(new Map<string, Map<string, string>>()) : runGit(['check-attr', '-z', '--stdin', ...ATTRIBUTES], { cwd, input: paths.map((p) => `${p}\0`).join('') }).then((r) => parseCheckAttr(r.stdout)),
+    noAttributes
+      ? Promise.resolve(new Map<string, Map<string, string>>())
+      : runGit(['check-attr', '-z', '--stdin', ...ATTRIBUTES], {
+          cwd,
+          input: paths.map((p) => `${p}\0`).join(''),
+        }).then((r) => parseCheckAttr(r.stdout)),
     cached ?? readConversionConfig(cwd),
   ]);
   const autocrlf = (config.get('core.autocrlf') ?? 'false').toLowerCase();
@@ -82,21 +94,36 @@ export async function conversionsOf(cwd: string, paths: readonly string[]): Prom
     const filter = a.get('filter');
     if (given(filter)) {
       const driver = filter === 'set' ? '' : filter!;
-      if (config.has(`filter.${driver.toLowerCase()}.clean`) || config.has(`filter.${driver.toLowerCase()}.process`)) result.converted.add(p);
+      if (
+        config.has(`filter.${driver.toLowerCase()}.clean`) ||
+        config.has(`filter.${driver.toLowerCase()}.process`)
+      )
+        result.converted.add(p);
       else result.missingDriver.set(p, driver);
     }
     const text = a.get('text');
     const crlf = a.get('crlf');
     const eolOff = text === 'unset' || (text === 'unspecified' && crlf === 'unset');
-    const eolOn = !eolOff && (given(text) || given(a.get('eol')) || given(crlf) || (text !== 'unset' && autoEol));
-    if (eolOn || given(a.get('ident')) || given(a.get('working-tree-encoding'))) result.converted.add(p);
+    const eolOn =
+      !eolOff &&
+      (given(text) || given(a.get('eol')) || given(crlf) || (text !== 'unset' && autoEol));
+    if (eolOn || given(a.get('ident')) || given(a.get('working-tree-encoding')))
+      result.converted.add(p);
   }
   return result;
 }
 
 /** The configuration keys that decide conversions, as `git config -z --get-regexp` lists them. */
 async function readConversionConfig(cwd: string): Promise<Map<string, string>> {
-  const r = await runGit(['config', '-z', '--get-regexp', '^(core\\.(autocrlf|attributesfile)|filter\\..+\\.(clean|process))$'], { cwd, allowFailure: true });
+  const r = await runGit(
+    [
+      'config',
+      '-z',
+      '--get-regexp',
+      '^(core\\.(autocrlf|attributesfile)|filter\\..+\\.(clean|process))$',
+    ],
+    { cwd, allowFailure: true },
+  );
   return parseConfigZ(r.stdout);
 }
 
@@ -109,13 +136,22 @@ const CACHE_VERSION = 1;
  * can be made (configuration in the environment, an include): the caller asks git. Never throws
  * for the cache itself.
  */
-async function cachedConversionConfig(cwd: string, commonDir: string, gitDir: string): Promise<Map<string, string> | null> {
+async function cachedConversionConfig(
+  cwd: string,
+  commonDir: string,
+  gitDir: string,
+): Promise<Map<string, string> | null> {
   const key = commitIdentityKey(commonDir, gitDir);
   if (key === null) return null;
   const file = nodePath.join(commonDir, 'hagent', 'conversion-config.json');
   try {
-    const record = JSON.parse(readFileSync(file, 'utf8')) as { version?: number; key?: string; config?: [string, string][] };
-    if (record.version === CACHE_VERSION && record.key === key && Array.isArray(record.config)) return new Map(record.config);
+    const record = JSON.parse(readFileSync(file, 'utf8')) as {
+      version?: number;
+      key?: string;
+      config?: [string, string][];
+    };
+    if (record.version === CACHE_VERSION && record.key === key && Array.isArray(record.config))
+      return new Map(record.config);
   } catch {
     // no record yet, or a damaged one: asked again below
   }
@@ -123,7 +159,11 @@ async function cachedConversionConfig(cwd: string, commonDir: string, gitDir: st
   const tmp = `${file}.${process.pid}-${Math.random().toString(36).slice(2, 10)}.tmp`;
   try {
     mkdirSync(nodePath.dirname(file), { recursive: true });
-    writeFileSync(tmp, `${JSON.stringify({ version: CACHE_VERSION, key, config: [...config] })}\n`, { flag: 'wx' });
+    writeFileSync(
+      tmp,
+      `${JSON.stringify({ version: CACHE_VERSION, key, config: [...config] })}\n`,
+      { flag: 'wx' },
+    );
     renameSync(tmp, file);
   } catch {
     // a cache: the next command asks git again
@@ -141,7 +181,12 @@ async function cachedConversionConfig(cwd: string, commonDir: string, gitDir: st
  * a git on PATH). When none exists every attribute is unspecified and `git check-attr` need not
  * run. Conservative: a path it cannot judge counts as existing.
  */
-function attributeSourcesExist(topLevel: string, commonDir: string, paths: readonly string[], attributesFile: string | undefined): boolean {
+function attributeSourcesExist(
+  topLevel: string,
+  commonDir: string,
+  paths: readonly string[],
+  attributesFile: string | undefined,
+): boolean {
   // A file where a folder on the way would be (a patch path through a file) holds no
   // attributes file; any other error counts as existing (conservative).
   const exists = (f: string): boolean => {
@@ -159,12 +204,19 @@ function attributeSourcesExist(topLevel: string, commonDir: string, paths: reado
   for (const d of dirs) if (exists(nodePath.join(topLevel, d, '.gitattributes'))) return true;
   if (exists(nodePath.join(commonDir, 'info', 'attributes'))) return true;
   const home = process.env.HOME ?? os.homedir();
-  let global = attributesFile ?? nodePath.join(process.env.XDG_CONFIG_HOME || nodePath.join(home, '.config'), 'git', 'attributes');
+  let global =
+    attributesFile ??
+    nodePath.join(
+      process.env.XDG_CONFIG_HOME || nodePath.join(home, '.config'),
+      'git',
+      'attributes',
+    );
   if (global.startsWith('~/')) global = nodePath.join(home, global.slice(2));
   if (!nodePath.isAbsolute(global) || exists(global)) return true;
   const system = ['/etc/gitattributes'];
   for (const dir of (process.env.PATH ?? '').split(nodePath.delimiter)) {
-    if (dir && nodePath.isAbsolute(dir) && exists(nodePath.join(dir, 'git'))) system.push(nodePath.join(nodePath.dirname(dir), 'etc', 'gitattributes'));
+    if (dir && nodePath.isAbsolute(dir) && exists(nodePath.join(dir, 'git')))
+      system.push(nodePath.join(nodePath.dirname(dir), 'etc', 'gitattributes'));
   }
   return system.some(exists);
 }
@@ -176,14 +228,31 @@ function attributeSourcesExist(topLevel: string, commonDir: string, paths: reado
  * @param cwd the worktree holding the files. @returns path → blob id.
  * @throws HagentError FILTER_FAILED when git's conversion fails (a filter program that fails).
  */
-export async function storedBlobIds(cwd: string, files: readonly { path: string; bytes: Uint8Array }[], converted: ReadonlySet<string>, format: ObjectFormat): Promise<Map<string, string>> {
+export async function storedBlobIds(
+  cwd: string,
+  files: readonly { path: string; bytes: Uint8Array }[],
+  converted: ReadonlySet<string>,
+  format: ObjectFormat,
+): Promise<Map<string, string>> {
   const ids = new Map<string, string>();
   const viaGit = files.filter((f) => converted.has(f.path));
   for (const f of files) if (!converted.has(f.path)) ids.set(f.path, blobId(f.bytes, format));
   if (viaGit.length === 0) return ids;
-  const r = await runGit(['hash-object', '--stdin-paths'], { cwd, input: viaGit.map((f) => `${f.path}\n`).join(''), allowFailure: true });
-  if (r.exitCode !== 0) throw filterFailed(viaGit.map((f) => f.path), r.stderr);
-  r.stdout.toString('latin1').trim().split('\n').forEach((oid, i) => ids.set(viaGit[i]!.path, oid));
+  const r = await runGit(['hash-object', '--stdin-paths'], {
+    cwd,
+    input: viaGit.map((f) => `${f.path}\n`).join(''),
+    allowFailure: true,
+  });
+  if (r.exitCode !== 0)
+    throw filterFailed(
+      viaGit.map((f) => f.path),
+      r.stderr,
+    );
+  r.stdout
+    .toString('latin1')
+    .trim()
+    .split('\n')
+    .forEach((oid, i) => ids.set(viaGit[i]!.path, oid));
   return ids;
 }
 
@@ -192,9 +261,16 @@ export async function storedBlobIds(cwd: string, files: readonly { path: string;
  * that check a few files once (undo, recovery).
  * @throws HagentError GIT_FAILED, FILTER_FAILED.
  */
-export async function storedBlobIdsOf(cwd: string, files: readonly { path: string; bytes: Uint8Array }[], format: ObjectFormat): Promise<Map<string, string>> {
+export async function storedBlobIdsOf(
+  cwd: string,
+  files: readonly { path: string; bytes: Uint8Array }[],
+  format: ObjectFormat,
+): Promise<Map<string, string>> {
   if (files.length === 0) return new Map();
-  const { converted } = await conversionsOf(cwd, files.map((f) => f.path));
+  const { converted } = await conversionsOf(
+    cwd,
+    files.map((f) => f.path),
+  );
   return storedBlobIds(cwd, files, converted, format);
 }
 
@@ -205,8 +281,16 @@ export async function storedBlobIdsOf(cwd: string, files: readonly { path: strin
  * A filter driver's own store (git-lfs's objects) is written by its clean step.
  * @throws HagentError FILTER_FAILED naming the path when either step fails.
  */
-export async function storeConverted(cwd: string, path: string, bytes: Uint8Array): Promise<{ oid: string; checkedOut: Buffer }> {
-  const clean = await runGit(['hash-object', '-w', '--stdin', `--path=${path}`], { cwd, input: bytes, allowFailure: true });
+export async function storeConverted(
+  cwd: string,
+  path: string,
+  bytes: Uint8Array,
+): Promise<{ oid: string; checkedOut: Buffer }> {
+  const clean = await runGit(['hash-object', '-w', '--stdin', `--path=${path}`], {
+    cwd,
+    input: bytes,
+    allowFailure: true,
+  });
   if (clean.exitCode !== 0) throw filterFailed([path], clean.stderr);
   const oid = clean.stdout.toString('latin1').trim();
   return { oid, checkedOut: await readBlobCheckedOut(cwd, path, oid) };
@@ -218,14 +302,22 @@ export async function storeConverted(cwd: string, path: string, bytes: Uint8Arra
  * @throws HagentError FILTER_FAILED when the conversion fails.
  */
 export async function readBlobCheckedOut(cwd: string, path: string, oid: string): Promise<Buffer> {
-  const r = await runGit(['cat-file', '--filters', `--path=${path}`, oid], { cwd, allowFailure: true });
+  const r = await runGit(['cat-file', '--filters', `--path=${path}`, oid], {
+    cwd,
+    allowFailure: true,
+  });
   if (r.exitCode !== 0) throw filterFailed([path], r.stderr);
   return r.stdout;
 }
 
 function filterFailed(paths: readonly string[], stderr: string): HagentError {
   const last = stderr.trim().split('\n').filter(Boolean).pop() ?? '';
-  return new HagentError('FILTER_FAILED', `git could not convert ${paths.join(', ')} with its attributes' filters${last ? `: ${last}` : ''}`, { path: paths[0]!, files: [...paths], stderr: stderr.trim() }, 'make the filter work in this repository (for git-lfs: install it and run git lfs install), then apply again; nothing was written');
+  return new HagentError(
+    'FILTER_FAILED',
+    `git could not convert ${paths.join(', ')} with its attributes' filters${last ? `: ${last}` : ''}`,
+    { path: paths[0]!, files: [...paths], stderr: stderr.trim() },
+    'make the filter work in this repository (for git-lfs: install it and run git lfs install), then apply again; nothing was written',
+  );
 }
 
 /**
@@ -236,5 +328,12 @@ export function assertDriversAvailable(conversions: Conversions, paths: readonly
   const missing = paths.filter((p) => conversions.missingDriver.has(p));
   if (missing.length === 0) return;
   const driver = conversions.missingDriver.get(missing[0]!)!;
-  throw new HagentError('FILTER_UNAVAILABLE', `${missing.join(', ')}: the attribute filter=${driver} names a filter git has no command for here`, { path: missing[0]!, files: missing, driver }, driver === 'lfs' ? 'install git-lfs and run git lfs install in this repository, then apply again; nothing was written' : `configure filter.${driver}.clean and filter.${driver}.smudge (git config), or remove the attribute, then apply again; nothing was written`);
+  throw new HagentError(
+    'FILTER_UNAVAILABLE',
+    `${missing.join(', ')}: the attribute filter=${driver} names a filter git has no command for here`,
+    { path: missing[0]!, files: missing, driver },
+    driver === 'lfs'
+      ? 'install git-lfs and run git lfs install in this repository, then apply again; nothing was written'
+      : `configure filter.${driver}.clean and filter.${driver}.smudge (git config), or remove the attribute, then apply again; nothing was written`,
+  );
 }

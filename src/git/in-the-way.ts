@@ -16,7 +16,10 @@ import { dirtyPaths } from './objects.js';
  * deleted). Changes to tracked files are read-tree's own refusal.
  * @returns the paths, in `files` order.
  */
-export async function pathsInTheWay(worktree: string, files: readonly { path: string; status: string }[]): Promise<string[]> {
+export async function pathsInTheWay(
+  worktree: string,
+  files: readonly { path: string; status: string }[],
+): Promise<string[]> {
   const deleted = new Set(files.filter((f) => f.status === 'D').map((f) => f.path));
   const kind = (rel: string): 'missing' | 'folder' | 'other' => {
     try {

@@ -26,12 +26,34 @@
  * what `update-index --index-info` does that the documents leave out (named where used).
  */
 import { createHash } from 'node:crypto';
-import { close, closeSync, fchmodSync, fstatSync, lstatSync, openSync, readdirSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  close,
+  closeSync,
+  fchmodSync,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import path from 'node:path';
 import type { IndexEntryUpdate } from './objects.js';
-import { AskGit, compareBytes as compareNames, findShared, freshenShared, readEntries, readEwah, readSharedIndex, writeEwah, entryOf, type RawEntry } from './split-index.js';
+import {
+  AskGit,
+  compareBytes as compareNames,
+  findShared,
+  freshenShared,
+  readEntries,
+  readEwah,
+  readSharedIndex,
+  writeEwah,
+  entryOf,
+  type RawEntry,
+} from './split-index.js';
 import { oidByteLength, type ObjectFormat } from './object-format.js';
-
 
 const SIGNATURE = 0x44495243; // "DIRC"
 const HEADER_SIZE = 12; // signature, version, entry count: 3 × 32 bits
@@ -58,7 +80,13 @@ interface Layout {
 
 function layoutOf(format: ObjectFormat): Layout {
   const hashSize = oidByteLength(format);
-  return { format, hashSize, entryFixed: OFFSET_OID + hashSize + 2, entryMin: OFFSET_OID + hashSize + 4, offsetFlags: OFFSET_OID + hashSize };
+  return {
+    format,
+    hashSize,
+    entryFixed: OFFSET_OID + hashSize + 2,
+    entryMin: OFFSET_OID + hashSize + 4,
+    offsetFlags: OFFSET_OID + hashSize,
+  };
 }
 const FLAG_EXTENDED = 0x4000;
 const FLAG_STAGE = 0x3000;
@@ -71,7 +99,11 @@ const MODE_GITLINK = 0o160000;
 const CHUNK = 256 * 1024;
 
 /** Entry modes `update-index --index-info` may write here (git's create_ce_mode of the input). */
-const MODES: Record<string, number> = { '100644': 0o100644, '100755': 0o100755, '120000': 0o120000 };
+const MODES: Record<string, number> = {
+  '100644': 0o100644,
+  '100755': 0o100755,
+  '120000': 0o120000,
+};
 
 /** One update, ready: the path's bytes (UTF-8) and, for an addition, the mode and raw object id. */
 interface Change {
@@ -143,7 +175,11 @@ type Segment = { from: number; to: number } | Buffer;
  *   the index; without the worktree at hand every racy one is smudged, which costs git one
  *   re-hash of each on the next status. Gitlinks are never smudged.
  */
-export async function updateIndexFile(indexPath: string, updates: readonly IndexEntryUpdate[], format: ObjectFormat = 'sha1'): Promise<boolean> {
+export async function updateIndexFile(
+  indexPath: string,
+  updates: readonly IndexEntryUpdate[],
+  format: ObjectFormat = 'sha1',
+): Promise<boolean> {
   const layout = layoutOf(format);
   const changes = prepareChanges(updates, layout);
   if (changes === null) return false;
@@ -177,9 +213,12 @@ export async function updateIndexFile(indexPath: string, updates: readonly Index
     if (!st.isFile()) return false;
     const mtimeSec = Number(st.mtimeNs / 1_000_000_000n);
     // A split index has its shared index beside it: without one, the file is not read twice.
-    if (st.size <= SPLIT_PROBE_MAX && readdirSync(path.dirname(indexPath)).some((f) => f.startsWith('sharedindex.'))) {
+    if (
+      st.size <= SPLIT_PROBE_MAX &&
+      readdirSync(path.dirname(indexPath)).some((f) => f.startsWith('sharedindex.'))
+    ) {
       const whole = Buffer.allocUnsafe(Number(st.size));
-      for (let done = 0; done < whole.length; ) {
+      for (let done = 0; done < whole.length;) {
         const n = readSync(old, whole, done, whole.length - done, done);
         if (n === 0) return false;
         done += n;
@@ -188,13 +227,22 @@ export async function updateIndexFile(indexPath: string, updates: readonly Index
       if (link !== null) {
         let next: Buffer | 'unchanged';
         try {
-          next = updateSplit(whole, link, mtimeSec, changes, probes, path.dirname(indexPath), layout);
+          next = updateSplit(
+            whole,
+            link,
+            mtimeSec,
+            changes,
+            probes,
+            path.dirname(indexPath),
+            layout,
+          );
         } catch (e) {
           if (e instanceof AskGit || !(e as NodeJS.ErrnoException).syscall) return false;
           throw e;
         }
         if (next === 'unchanged') return true;
-        for (let done = 0; done < next.length; ) done += writeSync(lock, next, done, next.length - done);
+        for (let done = 0; done < next.length;)
+          done += writeSync(lock, next, done, next.length - done);
         fchmodSync(lock, Number(st.mode) & 0o777);
         lockClosed = true;
         closeSync(lock);
@@ -326,7 +374,14 @@ function directoryProbes(changes: readonly Change[]): DirectoryProbes | null {
  * {@link compareNames} for two names in one buffer, 4 bytes at a time: neighbouring entries share
  * long prefixes (45 bytes on average at 100,000 entries).
  */
-function compareNamesIn(view: DataView, buf: Uint8Array, a: number, aLength: number, b: number, bLength: number): number {
+function compareNamesIn(
+  view: DataView,
+  buf: Uint8Array,
+  a: number,
+  aLength: number,
+  b: number,
+  bLength: number,
+): number {
   const n = aLength < bLength ? aLength : bLength;
   let k = 0;
   for (; k + 4 <= n; k += 4) {
@@ -391,7 +446,8 @@ class Reader {
 
   /** Reads (and hashes) through the file up to `pos`, keeping nothing. */
   skipTo(pos: number): void {
-    while (this.end < pos) this.need(this.end, Math.min(this.buffer.length, pos - this.end), this.end);
+    while (this.end < pos)
+      this.need(this.end, Math.min(this.buffer.length, pos - this.end), this.end);
   }
 }
 
@@ -451,7 +507,13 @@ class EntryScan {
  * @returns 0 when every entry is done, else the bytes from `s.pos` the next entry needs at least.
  * @throws AskGit on anything this file does not handle.
  */
-function scanEntries(s: EntryScan, buf: Buffer, view: DataView, base: number, fill: number): number {
+function scanEntries(
+  s: EntryScan,
+  buf: Buffer,
+  view: DataView,
+  base: number,
+  fill: number,
+): number {
   const { entryMin, entryFixed, offsetFlags } = s.layout;
   const room = Math.floor(buf.length / entryMin) + 1;
   if (s.entryAt.length < room) {
@@ -498,8 +560,12 @@ function scanEntries(s: EntryScan, buf: Buffer, view: DataView, base: number, fi
       break;
     }
     if (buf[n + length] !== 0) throw new AskGit('no NUL after the name'); // the rest of the padding is not read, as git does not
-    if (prevName >= 0 && compareNamesIn(view, buf, prevName, prevLength, n, length) >= 0) throw new AskGit('entry order');
-    if (view.getUint32(o + OFFSET_MTIME_SEC) >= s.mtimeSec && (view.getUint32(o + OFFSET_MODE) & MODE_TYPE_MASK) !== MODE_GITLINK) {
+    if (prevName >= 0 && compareNamesIn(view, buf, prevName, prevLength, n, length) >= 0)
+      throw new AskGit('entry order');
+    if (
+      view.getUint32(o + OFFSET_MTIME_SEC) >= s.mtimeSec &&
+      (view.getUint32(o + OFFSET_MODE) & MODE_TYPE_MASK) !== MODE_GITLINK
+    ) {
       if (s.smudgeCount === s.smudges.length) {
         const more = new Float64Array(s.smudges.length * 2);
         more.set(s.smudges);
@@ -530,7 +596,8 @@ function batchLowerBound(s: EntryScan, buf: Buffer, batch: number, name: Buffer)
   let hi = batch;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (compareNames(buf, s.nameAt[mid]!, s.nameLength[mid]!, name, 0, name.length) < 0) lo = mid + 1;
+    if (compareNames(buf, s.nameAt[mid]!, s.nameLength[mid]!, name, 0, name.length) < 0)
+      lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -547,8 +614,10 @@ function placeInBatch(s: EntryScan, buf: Buffer, base: number, batch: number): v
   const { changes } = s;
   const { files, dirs } = s.probes;
   const last = batch - 1;
-  const beyond = (name: Buffer) => compareNames(name, 0, name.length, buf, s.nameAt[last]!, s.nameLength[last]!) > 0;
-  const named = (j: number, name: Buffer) => j < batch && compareNames(buf, s.nameAt[j]!, s.nameLength[j]!, name, 0, name.length) === 0;
+  const beyond = (name: Buffer) =>
+    compareNames(name, 0, name.length, buf, s.nameAt[last]!, s.nameLength[last]!) > 0;
+  const named = (j: number, name: Buffer) =>
+    j < batch && compareNames(buf, s.nameAt[j]!, s.nameLength[j]!, name, 0, name.length) === 0;
   for (; s.change < changes.length && !beyond(changes[s.change]!.name); s.change++) {
     const c = changes[s.change]!;
     const j = batchLowerBound(s, buf, batch, c.name);
@@ -561,13 +630,16 @@ function placeInBatch(s: EntryScan, buf: Buffer, base: number, batch: number): v
     }
   }
   for (; s.file < files.length && !beyond(files[s.file]!); s.file++) {
-    if (named(batchLowerBound(s, buf, batch, files[s.file]!), files[s.file]!)) throw new AskGit('directory/file clash'); // a kept file where a directory goes
+    if (named(batchLowerBound(s, buf, batch, files[s.file]!), files[s.file]!))
+      throw new AskGit('directory/file clash'); // a kept file where a directory goes
   }
   while (s.dir < dirs.length) {
     const dir = dirs[s.dir]!;
     let j = s.dirOpen ? 0 : batchLowerBound(s, buf, batch, dir);
     for (; j < batch; j++) {
-      const under = s.nameLength[j]! > dir.length && compareNames(buf, s.nameAt[j]!, dir.length, dir, 0, dir.length) === 0;
+      const under =
+        s.nameLength[j]! > dir.length &&
+        compareNames(buf, s.nameAt[j]!, dir.length, dir, 0, dir.length) === 0;
       if (!under) break;
       if (!s.changedAt.has(base + s.entryAt[j]!)) throw new AskGit('directory/file clash'); // kept below a new file
     }
@@ -586,7 +658,15 @@ function placeInBatch(s: EntryScan, buf: Buffer, base: number, batch: number): v
  * @returns the plan of the new file, or 'unchanged' when git would not write.
  * @throws AskGit on anything this file does not handle.
  */
-function scanIndex(fd: number, size: number, mtimeSec: number, changes: Change[], probes: DirectoryProbes, buffer: Buffer, layout: Layout): Plan | 'unchanged' {
+function scanIndex(
+  fd: number,
+  size: number,
+  mtimeSec: number,
+  changes: Change[],
+  probes: DirectoryProbes,
+  buffer: Buffer,
+  layout: Layout,
+): Plan | 'unchanged' {
   const { hashSize } = layout;
   if (size < HEADER_SIZE + hashSize) throw new AskGit('too small');
   const hashEnd = size - hashSize;
@@ -603,7 +683,15 @@ function scanIndex(fd: number, size: number, mtimeSec: number, changes: Change[]
   if (r.buffer.readUInt32BE(0) !== SIGNATURE) throw new AskGit('not an index');
   const version = r.buffer.readUInt32BE(4);
   if (version !== 2 && version !== 3) throw new AskGit(`index version ${version}`);
-  const s = new EntryScan(r.buffer.readUInt32BE(8), version, mtimeSec, hashEnd, changes, probes, layout);
+  const s = new EntryScan(
+    r.buffer.readUInt32BE(8),
+    version,
+    mtimeSec,
+    hashEnd,
+    changes,
+    probes,
+    layout,
+  );
   for (;;) {
     const want = scanEntries(s, r.buffer, r.view, r.base, r.fill);
     if (want === 0) break;
@@ -612,13 +700,15 @@ function scanIndex(fd: number, size: number, mtimeSec: number, changes: Change[]
     r.need(s.pos, n, s.prevName >= 0 ? s.prevName : s.pos);
   }
   const entriesEnd = s.pos;
-  for (let ci = s.change; ci < changes.length; ci++) changes[ci]!.at = changes[ci]!.end = entriesEnd;
+  for (let ci = s.change; ci < changes.length; ci++)
+    changes[ci]!.at = changes[ci]!.end = entriesEnd;
 
   const invalidate = new Set<string>(['']);
   const remove = new Set<string>();
   for (const c of changes) {
     remove.add(c.key);
-    for (let k = c.key.indexOf('/'); k >= 0; k = c.key.indexOf('/', k + 1)) invalidate.add(c.key.slice(0, k));
+    for (let k = c.key.indexOf('/'); k >= 0; k = c.key.indexOf('/', k + 1))
+      invalidate.add(c.key.slice(0, k));
   }
   let tree = false;
   const kept: Segment[] = [];
@@ -634,7 +724,15 @@ function scanIndex(fd: number, size: number, mtimeSec: number, changes: Change[]
         if (tree) throw new AskGit('two TREE extensions');
         tree = true;
         r.need(pos + 8, end - pos - 8, pos + 8);
-        const rewritten = rewriteCacheTree(r.buffer, r.base, pos + 8, end, invalidate, remove, hashSize);
+        const rewritten = rewriteCacheTree(
+          r.buffer,
+          r.base,
+          pos + 8,
+          end,
+          invalidate,
+          remove,
+          hashSize,
+        );
         const head = Buffer.alloc(8);
         head.write('TREE', 0, 'latin1');
         head.writeUInt32BE(rewritten.length, 4);
@@ -701,7 +799,13 @@ function newEntry(c: Change, layout: Layout): Buffer {
  * index after the header (and object id), where the first subtree starts.
  * @throws AskGit when it does not parse so.
  */
-function readTreeHeader(buf: Buffer, k: number, stop: number, node: { entryCount: number; subtrees: number }, hashSize: number): number {
+function readTreeHeader(
+  buf: Buffer,
+  k: number,
+  stop: number,
+  node: { entryCount: number; subtrees: number },
+  hashSize: number,
+): number {
   k = buf.indexOf(0, k); // the name: memchr, as a byte loop it was most of a 10,000-folder walk
   if (k < 0 || k >= stop) throw new AskGit('cache-tree name');
   k++;
@@ -712,13 +816,16 @@ function readTreeHeader(buf: Buffer, k: number, stop: number, node: { entryCount
     k += 2;
     digits = 1;
   } else {
-    for (; k < stop && buf[k]! >= 0x30 && buf[k]! <= 0x39; k++, digits++) entryCount = entryCount * 10 + buf[k]! - 0x30;
+    for (; k < stop && buf[k]! >= 0x30 && buf[k]! <= 0x39; k++, digits++)
+      entryCount = entryCount * 10 + buf[k]! - 0x30;
   }
   if (digits === 0 || digits > 9 || buf[k] !== 0x20) throw new AskGit('cache-tree entry count');
   k++;
   let subtrees = 0;
-  for (digits = 0; k < stop && buf[k]! >= 0x30 && buf[k]! <= 0x39; k++, digits++) subtrees = subtrees * 10 + buf[k]! - 0x30;
-  if (digits === 0 || digits > 9 || k >= stop || buf[k] !== 0x0a) throw new AskGit('cache-tree subtree count');
+  for (digits = 0; k < stop && buf[k]! >= 0x30 && buf[k]! <= 0x39; k++, digits++)
+    subtrees = subtrees * 10 + buf[k]! - 0x30;
+  if (digits === 0 || digits > 9 || k >= stop || buf[k] !== 0x0a)
+    throw new AskGit('cache-tree subtree count');
   k += entryCount >= 0 ? 1 + hashSize : 1;
   if (k > stop) throw new AskGit('cache-tree object id');
   node.entryCount = entryCount;
@@ -729,7 +836,8 @@ function readTreeHeader(buf: Buffer, k: number, stop: number, node: { entryCount
 /** Buffer index after the node at `k` and all its descendants. */
 function skipTreeNode(buf: Buffer, k: number, stop: number, hashSize: number): number {
   const node = { entryCount: 0, subtrees: 0 };
-  for (let pending = 1; pending > 0; pending += node.subtrees - 1) k = readTreeHeader(buf, k, stop, node, hashSize);
+  for (let pending = 1; pending > 0; pending += node.subtrees - 1)
+    k = readTreeHeader(buf, k, stop, node, hashSize);
   return k;
 }
 
@@ -740,7 +848,15 @@ function skipTreeNode(buf: Buffer, k: number, stop: number, hashSize: number): n
  * do_invalidate_path); every other subtree is a byte range of the old file.
  * @returns the segments and their total length in bytes. @throws AskGit when it does not parse.
  */
-function rewriteCacheTree(buf: Buffer, base: number, start: number, end: number, invalidate: ReadonlySet<string>, remove: ReadonlySet<string>, hashSize: number): { segments: Segment[]; length: number } {
+function rewriteCacheTree(
+  buf: Buffer,
+  base: number,
+  start: number,
+  end: number,
+  invalidate: ReadonlySet<string>,
+  remove: ReadonlySet<string>,
+  hashSize: number,
+): { segments: Segment[]; length: number } {
   const stop = end - base;
   const segments: Segment[] = [];
   let length = 0;
@@ -798,11 +914,11 @@ function writeIndex(old: number, lock: number, plan: Plan, buffer: Buffer, layou
   const flush = () => {
     if (fill === 0) return;
     hash?.update(buffer.subarray(0, fill));
-    for (let done = 0; done < fill; ) done += writeSync(lock, buffer, done, fill - done);
+    for (let done = 0; done < fill;) done += writeSync(lock, buffer, done, fill - done);
     fill = 0;
   };
   const put = (bytes: Buffer) => {
-    for (let done = 0; done < bytes.length; ) {
+    for (let done = 0; done < bytes.length;) {
       if (fill === buffer.length) flush();
       const n = bytes.copy(buffer, fill, done);
       fill += n;
@@ -815,9 +931,15 @@ function writeIndex(old: number, lock: number, plan: Plan, buffer: Buffer, layou
       put(s);
       continue;
     }
-    for (let from = s.from; from < s.to; ) {
+    for (let from = s.from; from < s.to;) {
       if (fill === buffer.length) flush();
-      const bytesRead = readSync(old, buffer, fill, Math.min(buffer.length - fill, s.to - from), from);
+      const bytesRead = readSync(
+        old,
+        buffer,
+        fill,
+        Math.min(buffer.length - fill, s.to - from),
+        from,
+      );
       if (bytesRead === 0) throw new Error('the index shrank while it was being rewritten');
       const to = from + bytesRead;
       while (smudge < plan.smudgeCount && plan.smudges[smudge]! + 4 <= from) smudge++;
@@ -831,7 +953,8 @@ function writeIndex(old: number, lock: number, plan: Plan, buffer: Buffer, layou
   }
   flush();
   const trailer = hash ? hash.digest() : Buffer.alloc(layout.hashSize);
-  for (let done = 0; done < layout.hashSize; ) done += writeSync(lock, trailer, done, layout.hashSize - done);
+  for (let done = 0; done < layout.hashSize;)
+    done += writeSync(lock, trailer, done, layout.hashSize - done);
 }
 
 /** An index file up to this size is read whole first, to see whether it is a split index. */
@@ -904,20 +1027,44 @@ const SPLIT_MAX_PERCENT = 20;
  * @returns the whole new file, or 'unchanged' when git would not write.
  * @throws AskGit on anything left to git.
  */
-function updateSplit(buf: Buffer, link: SplitLink, mtimeSec: number, changes: readonly Change[], probes: DirectoryProbes, gitDir: string, layout: Layout): Buffer | 'unchanged' {
+function updateSplit(
+  buf: Buffer,
+  link: SplitLink,
+  mtimeSec: number,
+  changes: readonly Change[],
+  probes: DirectoryProbes,
+  gitDir: string,
+  layout: Layout,
+): Buffer | 'unchanged' {
   const { hashSize } = layout;
   const version = buf.readUInt32BE(4);
   if (version !== 2 && version !== 3) throw new AskGit(`index version ${version}`);
   const shared = readSharedIndex(gitDir, link.hex, layout);
-  const { entries: ownColumns, end } = readEntries(buf, HEADER_SIZE, buf.readUInt32BE(8), buf.length - hashSize, version, layout);
+  const { entries: ownColumns, end } = readEntries(
+    buf,
+    HEADER_SIZE,
+    buf.readUInt32BE(8),
+    buf.length - hashSize,
+    version,
+    layout,
+  );
   if (end !== link.entriesEnd) throw new AskGit('entries');
   const own = Array.from({ length: ownColumns.count }, (_, i) => entryOf(ownColumns, i));
   const deleted = new Set(link.deleted);
   const nShared = shared.entries.count;
-  if (link.replaced.length > own.length || link.deleted.concat(link.replaced).some((p) => p >= nShared)) throw new AskGit('link positions');
+  if (
+    link.replaced.length > own.length ||
+    link.deleted.concat(link.replaced).some((p) => p >= nShared)
+  )
+    throw new AskGit('link positions');
   // Shared position → the entry replacing it (bytes, racy smudge pending) and the added entries by name.
   type Written = { bytes: Buffer; mtimeSec: number; gitlink: boolean; extended: boolean };
-  const ofOld = (e: RawEntry): Written => ({ bytes: buf.subarray(e.at, e.at + e.size), mtimeSec: e.mtimeSec, gitlink: e.gitlink, extended: e.extended });
+  const ofOld = (e: RawEntry): Written => ({
+    bytes: buf.subarray(e.at, e.at + e.size),
+    mtimeSec: e.mtimeSec,
+    gitlink: e.gitlink,
+    extended: e.extended,
+  });
   const replaced = new Map<number, Written>();
   link.replaced.forEach((p, k) => {
     if (own[k]!.nameLength !== 0 || deleted.has(p)) throw new AskGit('replacement');
@@ -935,12 +1082,18 @@ function updateSplit(buf: Buffer, link: SplitLink, mtimeSec: number, changes: re
   const live = (p: number) => p >= 0 && !deleted.has(p);
   // A path both a file and a leading folder after the update: git would drop entries; left to git.
   for (const f of probes.files) {
-    if (live(findShared(shared, f)) || added.has(f.toString('latin1'))) throw new AskGit('directory/file clash');
+    if (live(findShared(shared, f)) || added.has(f.toString('latin1')))
+      throw new AskGit('directory/file clash');
   }
   for (const d of probes.dirs) {
     const from = findShared(shared, d);
     const next = from >= 0 ? from : -1 - from;
-    if (next < nShared && shared.entries.nameLength[next]! > d.length && compareNames(shared.bytes, shared.entries.nameAt[next]!, d.length, d, 0, d.length) === 0) throw new AskGit('directory/file clash');
+    if (
+      next < nShared &&
+      shared.entries.nameLength[next]! > d.length &&
+      compareNames(shared.bytes, shared.entries.nameAt[next]!, d.length, d, 0, d.length) === 0
+    )
+      throw new AskGit('directory/file clash');
     const key = d.toString('latin1');
     for (const k of added.keys()) if (k.startsWith(key)) throw new AskGit('directory/file clash');
   }
@@ -950,20 +1103,35 @@ function updateSplit(buf: Buffer, link: SplitLink, mtimeSec: number, changes: re
     if (added.delete(c.key)) effect = true;
     if (live(at)) {
       effect = true;
-      if (c.oid) replaced.set(at, { bytes: newEntry({ ...c, name: Buffer.alloc(0) }, layout), mtimeSec: 0, gitlink: false, extended: false });
+      if (c.oid)
+        replaced.set(at, {
+          bytes: newEntry({ ...c, name: Buffer.alloc(0) }, layout),
+          mtimeSec: 0,
+          gitlink: false,
+          extended: false,
+        });
       else {
         replaced.delete(at);
         deleted.add(at);
       }
     } else if (c.oid) {
       effect = true;
-      added.set(c.key, { name: c.name, entry: { bytes: newEntry(c, layout), mtimeSec: 0, gitlink: false, extended: false } });
+      added.set(c.key, {
+        name: c.name,
+        entry: { bytes: newEntry(c, layout), mtimeSec: 0, gitlink: false, extended: false },
+      });
     }
   }
   // Racy entries found only in the shared index join the file as replacements, to be smudged.
   if (mtimeSec <= shared.newestMtimeSec) {
     for (let p = 0; p < nShared; p++) {
-      if (shared.entries.mtimeSec[p]! < mtimeSec || (shared.entries.kind[p]! & 1) || deleted.has(p) || replaced.has(p)) continue;
+      if (
+        shared.entries.mtimeSec[p]! < mtimeSec ||
+        shared.entries.kind[p]! & 1 ||
+        deleted.has(p) ||
+        replaced.has(p)
+      )
+        continue;
       const e = entryOf(shared.entries, p);
       const bytes = Buffer.alloc((e.nameAt - e.at + 8) & ~7);
       shared.bytes.copy(bytes, 0, e.at, e.nameAt);
@@ -975,7 +1143,7 @@ function updateSplit(buf: Buffer, link: SplitLink, mtimeSec: number, changes: re
   // Extensions of the old file: TREE rewritten, REUC kept, link written anew, the rest dropped.
   let tree: Buffer[] | null = null;
   let reuc: Buffer | null = null;
-  for (let pos = link.entriesEnd; pos + 8 <= buf.length - hashSize; ) {
+  for (let pos = link.entriesEnd; pos + 8 <= buf.length - hashSize;) {
     const signature = buf.toString('latin1', pos, pos + 4);
     const extEnd = pos + 8 + buf.readUInt32BE(pos + 4);
     if (signature === 'TREE') {
@@ -984,13 +1152,17 @@ function updateSplit(buf: Buffer, link: SplitLink, mtimeSec: number, changes: re
       const remove = new Set<string>();
       for (const c of changes) {
         remove.add(c.key);
-        for (let k = c.key.indexOf('/'); k >= 0; k = c.key.indexOf('/', k + 1)) invalidate.add(c.key.slice(0, k));
+        for (let k = c.key.indexOf('/'); k >= 0; k = c.key.indexOf('/', k + 1))
+          invalidate.add(c.key.slice(0, k));
       }
       const rewritten = rewriteCacheTree(buf, 0, pos + 8, extEnd, invalidate, remove, hashSize);
       const head = Buffer.alloc(8);
       head.write('TREE', 0, 'latin1');
       head.writeUInt32BE(rewritten.length, 4);
-      tree = [head, ...rewritten.segments.map((s) => (Buffer.isBuffer(s) ? s : buf.subarray(s.from, s.to)))];
+      tree = [
+        head,
+        ...rewritten.segments.map((s) => (Buffer.isBuffer(s) ? s : buf.subarray(s.from, s.to))),
+      ];
     } else if (signature === 'REUC') reuc = buf.subarray(pos, extEnd);
     else if (signature === 'sdir') throw new AskGit('sdir');
     else if (signature !== 'link') {
@@ -1000,7 +1172,8 @@ function updateSplit(buf: Buffer, link: SplitLink, mtimeSec: number, changes: re
     pos = extEnd;
   }
   if (!effect && !tree) return 'unchanged';
-  if (added.size * 100 > (nShared - deleted.size + added.size) * SPLIT_MAX_PERCENT) throw new AskGit('git would write a new shared index');
+  if (added.size * 100 > (nShared - deleted.size + added.size) * SPLIT_MAX_PERCENT)
+    throw new AskGit('git would write a new shared index');
 
   const byPosition = [...replaced.keys()].sort((a, b) => a - b);
   const addedSorted = [...added.values()].sort((a, b) => Buffer.compare(a.name, b.name));
@@ -1018,7 +1191,10 @@ function updateSplit(buf: Buffer, link: SplitLink, mtimeSec: number, changes: re
       parts.push(copy);
     } else parts.push(w.bytes);
   }
-  const bitmaps = Buffer.concat([writeEwah([...deleted].sort((a, b) => a - b)), writeEwah(byPosition)]);
+  const bitmaps = Buffer.concat([
+    writeEwah([...deleted].sort((a, b) => a - b)),
+    writeEwah(byPosition),
+  ]);
   const linkHead = Buffer.alloc(8 + hashSize);
   linkHead.write('link', 0, 'latin1');
   linkHead.writeUInt32BE(hashSize + bitmaps.length, 4);
@@ -1028,5 +1204,8 @@ function updateSplit(buf: Buffer, link: SplitLink, mtimeSec: number, changes: re
   if (reuc) parts.push(reuc);
   const body = Buffer.concat(parts);
   const zeroTrailer = buf.subarray(buf.length - hashSize).every((b) => b === 0);
-  return Buffer.concat([body, zeroTrailer ? Buffer.alloc(hashSize) : createHash(layout.format).update(body).digest()]);
+  return Buffer.concat([
+    body,
+    zeroTrailer ? Buffer.alloc(hashSize) : createHash(layout.format).update(body).digest(),
+  ]);
 }

@@ -6,14 +6,45 @@ export { runGit, gitText, type GitResult, type RunGitOptions } from './run.js';
 export * from './plumbing.js';
 export * from './objects.js';
 export * from './tree.js';
-export { readHeadDirectSync, readRefPreferDirect, readRefsDirect, readRefsDirectSync, type DirectHead } from './refs-direct.js';
+export {
+  readHeadDirectSync,
+  readRefPreferDirect,
+  readRefsDirect,
+  readRefsDirectSync,
+  type DirectHead,
+} from './refs-direct.js';
 export * from './loose.js';
 export { CatFileBatch } from './batch.js';
-export { updateRefDirect, updateRefsDirect, commitIdent, looseCommitIdents, reflogMessage, type DirectRefUpdate, type DirectRefMove } from './ref-update-direct.js';
+export {
+  updateRefDirect,
+  updateRefsDirect,
+  commitIdent,
+  looseCommitIdents,
+  reflogMessage,
+  type DirectRefUpdate,
+  type DirectRefMove,
+} from './ref-update-direct.js';
 export { addNoteDirect, NOTES_REF, type DirectNote } from './notes-direct.js';
 export { firstParentSubjectsDirect } from './commits-direct.js';
-export { writeCommit, writeCommitDirect, recordCommitIdentity, commitIdentityKey, timezoneOffset, type DirectCommit, type MadeCommit } from './commit-direct.js';
+export {
+  writeCommit,
+  writeCommitDirect,
+  recordCommitIdentity,
+  commitIdentityKey,
+  timezoneOffset,
+  type DirectCommit,
+  type MadeCommit,
+} from './commit-direct.js';
 export * from './merge.js';
 export { pathsInTheWay } from './in-the-way.js';
-export { formatOfOid, hashObject, isOid, objectFormat, oidByteLength, oidHexLength, zeroOid, type ObjectFormat } from './object-format.js';
+export {
+  formatOfOid,
+  hashObject,
+  isOid,
+  objectFormat,
+  oidByteLength,
+  oidHexLength,
+  zeroOid,
+  type ObjectFormat,
+} from './object-format.js';
 export * from './filters.js';

@@ -13,7 +13,17 @@
  * object folder moved by GIT_OBJECT_DIRECTORY is ignored, as run.ts drops it for git too.)
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, linkSync, mkdirSync, promises as fs, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  linkSync,
+  mkdirSync,
+  promises as fs,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { deflateSync, inflateSync } from 'node:zlib';
 import { hashObject, isOid, objectFormat, type ObjectFormat } from './object-format.js';
@@ -37,7 +47,10 @@ export interface LooseObjectStore {
  * (`extensions.objectFormat`).
  * Never throws.
  */
-export async function looseObjectStore(commonDir: string, sampleOid: string): Promise<LooseObjectStore | null> {
+export async function looseObjectStore(
+  commonDir: string,
+  sampleOid: string,
+): Promise<LooseObjectStore | null> {
   const format = objectFormat(commonDir);
   if (!isOid(sampleOid, format)) return null;
   const objectsDir = path.join(commonDir, 'objects');
@@ -45,8 +58,11 @@ export async function looseObjectStore(commonDir: string, sampleOid: string): Pr
     const st = await fs.stat(objectsDir);
     // core.sharedRepository makes git create group-writable (setgid) folders and files.
     if (!st.isDirectory() || (st.mode & 0o2020) !== 0) return null;
-    const replaced = statSync(path.join(commonDir, 'refs', 'replace'), { throwIfNoEntry: false }) !== undefined
-      || (await fs.readFile(path.join(commonDir, 'packed-refs'), 'latin1').catch(() => '')).includes(' refs/replace/');
+    const replaced =
+      statSync(path.join(commonDir, 'refs', 'replace'), { throwIfNoEntry: false }) !== undefined ||
+      (await fs.readFile(path.join(commonDir, 'packed-refs'), 'latin1').catch(() => '')).includes(
+        ' refs/replace/',
+      );
     return { objectsDir, readable: !replaced, format };
   } catch {
     return null;
@@ -54,7 +70,11 @@ export async function looseObjectStore(commonDir: string, sampleOid: string): Pr
 }
 
 /** The id git gives an object of `type` with `content` in `format` (hex). Pure. */
-export function objectId(type: 'blob' | 'tree' | 'commit', content: Uint8Array, format: ObjectFormat = 'sha1'): string {
+export function objectId(
+  type: 'blob' | 'tree' | 'commit',
+  content: Uint8Array,
+  format: ObjectFormat = 'sha1',
+): string {
   return hashObject(type, content, format);
 }
 
@@ -63,7 +83,11 @@ export function objectId(type: 'blob' | 'tree' | 'commit', content: Uint8Array, 
  * @param type object type; `content` the exact bytes (a blob's file bytes, a tree's raw entries).
  * @returns its id (hex). @throws the file system's error (ENOSPC, EACCES…); a temporary file is never left behind.
  */
-export async function writeLooseObject(store: LooseObjectStore, type: 'blob' | 'tree' | 'commit', content: Uint8Array): Promise<string> {
+export async function writeLooseObject(
+  store: LooseObjectStore,
+  type: 'blob' | 'tree' | 'commit',
+  content: Uint8Array,
+): Promise<string> {
   // Synchronous calls: five small file operations cost less than five thread-pool round trips,
   // and an apply writes a handful of objects (measured: the note's four objects 9 → 3 ms).
   const oid = objectId(type, content, store.format);
@@ -104,7 +128,10 @@ export async function writeLooseObject(store: LooseObjectStore, type: 'blob' | '
  *   the store may not be read directly: the caller asks git. @throws the file system's error
  *   other than ENOENT, or zlib's for a damaged file.
  */
-export function readLooseObject(store: LooseObjectStore, oid: string): { type: string; content: Buffer } | null {
+export function readLooseObject(
+  store: LooseObjectStore,
+  oid: string,
+): { type: string; content: Buffer } | null {
   if (!store.readable || !isOid(oid, store.format)) return null;
   let raw: Buffer;
   try {

@@ -22,7 +22,13 @@ const INTERNAL_IDENT = 'hagent <hagent@localhost> 0 +0000';
  * message always give the same id. In-process with `store`, else `git hash-object -t commit -w`.
  * @returns its id. @throws HagentError GIT_FAILED.
  */
-export async function writeInternalCommit(cwd: string, store: LooseObjectStore | null, tree: string, parents: readonly string[], message: string): Promise<string> {
+export async function writeInternalCommit(
+  cwd: string,
+  store: LooseObjectStore | null,
+  tree: string,
+  parents: readonly string[],
+  message: string,
+): Promise<string> {
   const text = `tree ${tree}\n${parents.map((p) => `parent ${p}\n`).join('')}author ${INTERNAL_IDENT}\ncommitter ${INTERNAL_IDENT}\n\n${message.endsWith('\n') ? message : `${message}\n`}`;
   const bytes = Buffer.from(text, 'utf8');
   if (store && tree.length === 40) return writeLooseObject(store, 'commit', bytes);
@@ -51,22 +57,40 @@ export interface TreeMerge {
  * ref points at.
  * @throws HagentError GIT_FAILED when git cannot merge (not for conflicts: those are listed).
  */
-export async function mergeTrees(cwd: string, store: LooseObjectStore | null, base: string, ours: string, theirs: string): Promise<TreeMerge> {
+export async function mergeTrees(
+  cwd: string,
+  store: LooseObjectStore | null,
+  base: string,
+  ours: string,
+  theirs: string,
+): Promise<TreeMerge> {
   const { merged } = await runMergeTree(cwd, store, base, ours, theirs, ['--name-only']);
   const { tree, conflicts } = parseMergeTree(merged.stdout);
   return { tree, clean: merged.exitCode === 0, conflicts: merged.exitCode === 1 ? conflicts : [] };
 }
 
 /** The scaffolding commits over `base` and `git merge-tree --write-tree -z --no-messages` of them. */
-async function runMergeTree(cwd: string, store: LooseObjectStore | null, base: string, ours: string, theirs: string, extra: readonly string[]) {
+async function runMergeTree(
+  cwd: string,
+  store: LooseObjectStore | null,
+  base: string,
+  ours: string,
+  theirs: string,
+  extra: readonly string[],
+) {
   const root = await writeInternalCommit(cwd, store, base, [], 'hagent: merge base\n');
   const [o, t] = await Promise.all([
     writeInternalCommit(cwd, store, ours, [root], 'hagent: ours\n'),
     writeInternalCommit(cwd, store, theirs, [root], 'hagent: theirs\n'),
   ]);
-  const merged = await runGit(['merge-tree', '--write-tree', '-z', ...extra, '--no-messages', o, t], { cwd, allowFailure: true });
+  const merged = await runGit(
+    ['merge-tree', '--write-tree', '-z', ...extra, '--no-messages', o, t],
+    { cwd, allowFailure: true },
+  );
   if (merged.exitCode !== 0 && merged.exitCode !== 1) {
-    throw new HagentError('GIT_FAILED', `git merge-tree failed: ${merged.stderr.trim()}`, { stderr: merged.stderr.trim() });
+    throw new HagentError('GIT_FAILED', `git merge-tree failed: ${merged.stderr.trim()}`, {
+      stderr: merged.stderr.trim(),
+    });
   }
   return { merged, root, o, t };
 }
@@ -114,14 +138,21 @@ export function parseMergeTreeStages(out: Buffer): { tree: string; stages: Confl
  * of one marker character, a space, then exactly one of those ids, optionally `:path`) changes;
  * CRLF files keep their line ends. Pure.
  */
-export function relabelMarkers(text: Buffer, ids: { ours: string; theirs: string; base: string }, labels: MergeLabels): Buffer {
+export function relabelMarkers(
+  text: Buffer,
+  ids: { ours: string; theirs: string; base: string },
+  labels: MergeLabels,
+): Buffer {
   const s = text.toString('latin1');
-  const out = s.replace(/^(<{7,}|\|{7,}|>{7,}) ([0-9a-f]{4,64})(?=[:\r\n]|$)/gm, (line, marker: string, id: string) => {
-    if (marker[0] === '<' && id === ids.ours) return `${marker} ${labels.ours}`;
-    if (marker[0] === '>' && id === ids.theirs) return `${marker} ${labels.theirs}`;
-    if (marker[0] === '|' && ids.base.startsWith(id)) return `${marker} ${labels.base}`;
-    return line;
-  });
+  const out = s.replace(
+    /^(<{7,}|\|{7,}|>{7,}) ([0-9a-f]{4,64})(?=[:\r\n]|$)/gm,
+    (line, marker: string, id: string) => {
+      if (marker[0] === '<' && id === ids.ours) return `${marker} ${labels.ours}`;
+      if (marker[0] === '>' && id === ids.theirs) return `${marker} ${labels.theirs}`;
+      if (marker[0] === '|' && ids.base.startsWith(id)) return `${marker} ${labels.base}`;
+      return line;
+    },
+  );
   return out === s ? text : Buffer.from(out, 'latin1');
 }
 
@@ -132,7 +163,14 @@ export function relabelMarkers(text: Buffer, ids: { ours: string; theirs: string
  * `git merge`), and conflict markers labelled with `labels` instead of internal commit ids.
  * @throws HagentError GIT_FAILED.
  */
-export async function mergeTreesForWorktree(cwd: string, store: LooseObjectStore | null, base: string, ours: string, theirs: string, labels: MergeLabels): Promise<WorktreeMerge> {
+export async function mergeTreesForWorktree(
+  cwd: string,
+  store: LooseObjectStore | null,
+  base: string,
+  ours: string,
+  theirs: string,
+  labels: MergeLabels,
+): Promise<WorktreeMerge> {
   const { merged, root, o, t } = await runMergeTree(cwd, store, base, ours, theirs, []);
   const parsed = parseMergeTreeStages(merged.stdout);
   const clean = merged.exitCode === 0;
@@ -146,10 +184,17 @@ export async function mergeTreesForWorktree(cwd: string, store: LooseObjectStore
     const relabelled = relabelMarkers(bytes, { ours: o, theirs: t, base: root }, labels);
     if (relabelled === bytes) continue;
     // Stored as is (no clean filter): the bytes are the merged blob's, markers relabelled.
-    const oid = store && e.oid.length === 40 ? await writeLooseObject(store, 'blob', relabelled) : (await runGit(['hash-object', '-w', '--stdin'], { cwd, input: relabelled })).stdout.toString('utf8').trim();
+    const oid =
+      store && e.oid.length === 40
+        ? await writeLooseObject(store, 'blob', relabelled)
+        : (await runGit(['hash-object', '-w', '--stdin'], { cwd, input: relabelled })).stdout
+            .toString('utf8')
+            .trim();
     changes.push({ path: e.path, mode: e.mode, oid });
   }
-  const tree = changes.length ? await writeTreeWithChanges(cwd, parsed.tree, changes, undefined, store) : parsed.tree;
+  const tree = changes.length
+    ? await writeTreeWithChanges(cwd, parsed.tree, changes, undefined, store)
+    : parsed.tree;
   return { tree, clean, conflicts, stages: parsed.stages };
 }
 
@@ -158,10 +203,18 @@ export async function mergeTreesForWorktree(cwd: string, store: LooseObjectStore
  * for a deletion, no entry. Such a change brings nothing new onto `treeish` (it came from there,
  * or the same edit was made on both sides).
  */
-export async function changesHeldBy(cwd: string, treeish: string, changes: readonly TreeChange[]): Promise<Set<string>> {
+export async function changesHeldBy(
+  cwd: string,
+  treeish: string,
+  changes: readonly TreeChange[],
+): Promise<Set<string>> {
   const held = new Set<string>();
   if (changes.length === 0) return held;
-  const entries = await lsTree(cwd, treeish, changes.map((c) => c.path));
+  const entries = await lsTree(
+    cwd,
+    treeish,
+    changes.map((c) => c.path),
+  );
   for (const c of changes) {
     const e = entries.get(c.path);
     if (c.status === 'D' ? !e : e?.oid === c.newOid && e.mode === c.newMode) held.add(c.path);

@@ -77,10 +77,24 @@ export async function addNoteDirect(n: DirectNote): Promise<boolean> {
     if (sub.get(rest.slice(0, 2))?.mode === '40000') return false; // deeper fanout: git places it
   }
   root.delete(n.commit); // a note kept without fanout is replaced, as -f does
-  sub.set(rest, { mode: '100644', oid: await writeLooseObject(n.store, 'blob', Buffer.from(n.text, 'utf8')) });
-  root.set(fan, { mode: '40000', oid: await writeLooseObject(n.store, 'tree', serializeTree(sub)) });
+  sub.set(rest, {
+    mode: '100644',
+    oid: await writeLooseObject(n.store, 'blob', Buffer.from(n.text, 'utf8')),
+  });
+  root.set(fan, {
+    mode: '40000',
+    oid: await writeLooseObject(n.store, 'tree', serializeTree(sub)),
+  });
   const tree = await writeLooseObject(n.store, 'tree', serializeTree(root));
   const body = `tree ${tree}\n${parent ? `parent ${parent}\n` : ''}author ${n.author}\ncommitter ${n.committer}\n\n${NOTES_MESSAGE}\n`;
   const notesCommit = await writeLooseObject(n.store, 'commit', Buffer.from(body, 'utf8'));
-  return updateRefDirect({ commonDir: n.commonDir, gitDir: n.gitDir, ref: NOTES_REF, newOid: notesCommit, oldOid: parent, committer: n.committer, message: `notes: ${NOTES_MESSAGE}` });
+  return updateRefDirect({
+    commonDir: n.commonDir,
+    gitDir: n.gitDir,
+    ref: NOTES_REF,
+    newOid: notesCommit,
+    oldOid: parent,
+    committer: n.committer,
+    message: `notes: ${NOTES_MESSAGE}`,
+  });
 }

@@ -40,7 +40,11 @@ export function zeroOid(format: ObjectFormat): string {
  * The id git gives an object of `type` with `content`: the format's hash of
  * `"<type> <length>\0" + content`, hex. Pure.
  */
-export function hashObject(type: 'blob' | 'tree' | 'commit', content: Uint8Array, format: ObjectFormat): string {
+export function hashObject(
+  type: 'blob' | 'tree' | 'commit',
+  content: Uint8Array,
+  format: ObjectFormat,
+): string {
   return createHash(format).update(`${type} ${content.length}\0`).update(content).digest('hex');
 }
 

@@ -7,7 +7,13 @@ import { HagentError } from '../errors.js';
 import { gitText, runGit } from './run.js';
 import { literalPathspec, locateWorktreeDirect } from './plumbing.js';
 import { updateIndexFile } from './index-file.js';
-import { formatOfOid, hashObject, objectFormat, zeroOid, type ObjectFormat } from './object-format.js';
+import {
+  formatOfOid,
+  hashObject,
+  objectFormat,
+  zeroOid,
+  type ObjectFormat,
+} from './object-format.js';
 
 /**
  * git's blob id of `bytes` exactly as given (no filters): the format's hash of
@@ -22,9 +28,15 @@ export function blobId(bytes: Uint8Array, format: ObjectFormat): string {
  * Writes the worktree files `paths` into the object database as blobs (no filters, exact bytes)
  * with one `git hash-object -w --stdin-paths`. @returns their ids, in order.
  */
-export async function writeBlobsFromPaths(cwd: string, paths: readonly string[]): Promise<string[]> {
+export async function writeBlobsFromPaths(
+  cwd: string,
+  paths: readonly string[],
+): Promise<string[]> {
   if (paths.length === 0) return [];
-  const out = await gitText(['hash-object', '-w', '--no-filters', '--stdin-paths'], { cwd, input: paths.map((p) => `${p}\n`).join('') });
+  const out = await gitText(['hash-object', '-w', '--no-filters', '--stdin-paths'], {
+    cwd,
+    input: paths.map((p) => `${p}\n`).join(''),
+  });
   return out.split('\n');
 }
 
@@ -49,18 +61,33 @@ function realpathOrNull(p: string): string | null {
  * that grew with the repository) when `cwd` is a worktree root whose index it can handle, else
  * with git. @throws HagentError GIT_FAILED (git path), or an I/O error of the in-process write.
  */
-export async function updateIndex(cwd: string, entries: readonly IndexEntryUpdate[], indexFile?: string): Promise<void> {
+export async function updateIndex(
+  cwd: string,
+  entries: readonly IndexEntryUpdate[],
+  indexFile?: string,
+): Promise<void> {
   if (entries.length === 0) return;
   const withId = entries.find((e) => e.oid !== null);
   const format = withId ? formatOfOid(withId.oid!) : await objectFormatAt(cwd);
   if (indexFile === undefined) {
     const here = locateWorktreeDirect(cwd);
     const root = here ? realpathOrNull(cwd) : null;
-    if (here && root === here.topLevel && (await updateIndexFile(path.join(here.gitDir, 'index'), entries, format))) return;
+    if (
+      here &&
+      root === here.topLevel &&
+      (await updateIndexFile(path.join(here.gitDir, 'index'), entries, format))
+    )
+      return;
   }
   const zero = zeroOid(format);
-  const input = entries.map((e) => (e.oid === null ? `0 ${zero}\t${e.path}\0` : `${e.mode} ${e.oid}\t${e.path}\0`)).join('');
-  await runGit(['update-index', '-z', '--index-info'], { cwd, input, ...(indexFile ? { env: { GIT_INDEX_FILE: indexFile } } : {}) });
+  const input = entries
+    .map((e) => (e.oid === null ? `0 ${zero}\t${e.path}\0` : `${e.mode} ${e.oid}\t${e.path}\0`))
+    .join('');
+  await runGit(['update-index', '-z', '--index-info'], {
+    cwd,
+    input,
+    ...(indexFile ? { env: { GIT_INDEX_FILE: indexFile } } : {}),
+  });
 }
 
 /** An index at least this large is split on first use by a long-lived server ({@link splitLargeIndex}). */
@@ -94,7 +121,10 @@ export async function splitLargeIndex(worktree: string): Promise<boolean> {
   } catch {
     return false;
   }
-  const setting = await runGit(['config', '--type=bool', '--get', 'core.splitIndex'], { cwd: worktree, allowFailure: true });
+  const setting = await runGit(['config', '--type=bool', '--get', 'core.splitIndex'], {
+    cwd: worktree,
+    allowFailure: true,
+  });
   if (setting.stdout.toString('utf8').trim() === 'false') return false;
   const r = await runGit(['update-index', '--split-index'], { cwd: worktree, allowFailure: true });
   return r.exitCode === 0;
@@ -108,17 +138,29 @@ export async function splitLargeIndex(worktree: string): Promise<boolean> {
 export async function objectFormatAt(cwd: string): Promise<ObjectFormat> {
   const here = locateWorktreeDirect(cwd);
   if (here) return objectFormat(here.commonDir);
-  return (await gitText(['rev-parse', '--show-object-format'], { cwd })) === 'sha256' ? 'sha256' : 'sha1';
+  return (await gitText(['rev-parse', '--show-object-format'], { cwd })) === 'sha256'
+    ? 'sha256'
+    : 'sha1';
 }
 
 /** Writes the index of `cwd` (or `indexFile`) as a tree. @returns the tree id. */
 export function writeTree(cwd: string, indexFile?: string): Promise<string> {
-  return gitText(['write-tree'], { cwd, ...(indexFile ? { env: { GIT_INDEX_FILE: indexFile } } : {}) });
+  return gitText(['write-tree'], {
+    cwd,
+    ...(indexFile ? { env: { GIT_INDEX_FILE: indexFile } } : {}),
+  });
 }
 
 /** Loads `treeish` into the index of `cwd` (or `indexFile`), without touching files. */
-export async function readTreeIntoIndex(cwd: string, treeish: string, indexFile?: string): Promise<void> {
-  await runGit(['read-tree', treeish], { cwd, ...(indexFile ? { env: { GIT_INDEX_FILE: indexFile } } : {}) });
+export async function readTreeIntoIndex(
+  cwd: string,
+  treeish: string,
+  indexFile?: string,
+): Promise<void> {
+  await runGit(['read-tree', treeish], {
+    cwd,
+    ...(indexFile ? { env: { GIT_INDEX_FILE: indexFile } } : {}),
+  });
 }
 
 /**
@@ -129,7 +171,12 @@ export async function readTreeIntoIndex(cwd: string, treeish: string, indexFile?
  * index entries without stat data (written by `update-index --index-info`) do not block it.
  * @throws HagentError DIRTY_TARGET with git's message when git refuses.
  */
-export async function checkoutTreeDelta(cwd: string, oldTree: string, newTree: string, verified = false): Promise<void> {
+export async function checkoutTreeDelta(
+  cwd: string,
+  oldTree: string,
+  newTree: string,
+  verified = false,
+): Promise<void> {
   const args = ['read-tree', verified ? '--reset' : '-m', '-u', oldTree, newTree];
   let r = await runGit(args, { cwd, allowFailure: true });
   if (r.exitCode !== 0 && /not uptodate/.test(r.stderr)) {
@@ -137,7 +184,12 @@ export async function checkoutTreeDelta(cwd: string, oldTree: string, newTree: s
     r = await runGit(args, { cwd, allowFailure: true });
   }
   if (r.exitCode !== 0) {
-    throw new HagentError('DIRTY_TARGET', `git refused to update the checkout: ${r.stderr.trim().split('\n')[0] ?? ''}`, { stderr: r.stderr.trim() }, 'commit or stash your changes to the files listed, then run the command again');
+    throw new HagentError(
+      'DIRTY_TARGET',
+      `git refused to update the checkout: ${r.stderr.trim().split('\n')[0] ?? ''}`,
+      { stderr: r.stderr.trim() },
+      'commit or stash your changes to the files listed, then run the command again',
+    );
   }
 }
 
@@ -161,7 +213,19 @@ export async function readNote(cwd: string, commit: string): Promise<string | nu
 /** Status lines (`git status --porcelain=v1 -z`) of `paths` in a worktree; no optional locks. */
 export async function dirtyPaths(cwd: string, paths: readonly string[]): Promise<string[]> {
   if (paths.length === 0) return [];
-  const r = await runGit(['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignored=matching', '--no-renames', '--', ...paths.map(literalPathspec)], { cwd, noOptionalLocks: true });
+  const r = await runGit(
+    [
+      'status',
+      '--porcelain=v1',
+      '-z',
+      '--untracked-files=all',
+      '--ignored=matching',
+      '--no-renames',
+      '--',
+      ...paths.map(literalPathspec),
+    ],
+    { cwd, noOptionalLocks: true },
+  );
   const out: string[] = [];
   for (const rec of r.stdout.toString('utf8').split('\0')) {
     if (rec.length > 3) out.push(rec.slice(3));

@@ -25,7 +25,12 @@ export async function assertGitVersion(cwd: string): Promise<void> {
   const text = await gitText(['version'], { cwd });
   const v = parseGitVersion(text);
   if (!v || v[0] < MIN_GIT[0] || (v[0] === MIN_GIT[0] && v[1] < MIN_GIT[1])) {
-    throw new HagentError('GIT_TOO_OLD', `hagent needs git ${MIN_GIT.join('.')} or newer; found "${text.trim()}"`, {}, 'upgrade git (merge-tree --write-tree arrived in 2.38)');
+    throw new HagentError(
+      'GIT_TOO_OLD',
+      `hagent needs git ${MIN_GIT.join('.')} or newer; found "${text.trim()}"`,
+      {},
+      'upgrade git (merge-tree --write-tree arrived in 2.38)',
+    );
   }
 }
 
@@ -42,7 +47,12 @@ export interface RepoLocation {
  * asked. (GIT_DIR, GIT_WORK_TREE and GIT_COMMON_DIR are not among them: run.ts never passes a
  * calling hook's values on to git, so git's answer ignores them too.)
  */
-const DISCOVERY_ENV = ['GIT_CEILING_DIRECTORIES', 'GIT_DISCOVERY_ACROSS_FILESYSTEM', 'GIT_CONFIG_PARAMETERS', 'GIT_CONFIG_COUNT'];
+const DISCOVERY_ENV = [
+  'GIT_CEILING_DIRECTORIES',
+  'GIT_DISCOVERY_ACROSS_FILESYSTEM',
+  'GIT_CONFIG_PARAMETERS',
+  'GIT_CONFIG_COUNT',
+];
 
 function realOrNull(p: string): string | null {
   try {
@@ -55,7 +65,9 @@ function realOrNull(p: string): string | null {
 /** True when `dir` looks like a git directory itself (git stops its upward search there). */
 function isGitDirectory(dir: string): boolean {
   try {
-    return statSync(path.join(dir, 'HEAD')).isFile() && statSync(path.join(dir, 'objects')).isDirectory();
+    return (
+      statSync(path.join(dir, 'HEAD')).isFile() && statSync(path.join(dir, 'objects')).isDirectory()
+    );
   } catch {
     return false;
   }
@@ -74,7 +86,8 @@ function plainConfig(gitDir: string): boolean {
   } catch {
     return false;
   }
-  const key = (name: string) => new RegExp(`(?:^|\\])[ \\t]*${name}\\b[ \\t]*(?:=[ \\t]*"?([^\\s#;"]*))?`, 'gim');
+  const key = (name: string) =>
+    new RegExp(`(?:^|\\])[ \\t]*${name}\\b[ \\t]*(?:=[ \\t]*"?([^\\s#;"]*))?`, 'gim');
   if (/\[\s*include/i.test(text) || key('worktree').test(text)) return false;
   // Of the extensions, only the object format (SHA-1 or SHA-256), which the direct readers follow.
   const sections = [...text.matchAll(/\[\s*extensions\b([^\]]*)\]([^[]*)/gi)];
@@ -85,14 +98,18 @@ function plainConfig(gitDir: string): boolean {
       if (l !== '' && !/^objectformat\s*=\s*"?sha(?:1|256)"?$/i.test(l)) return false;
     }
   }
-  for (const m of text.matchAll(key('bare'))) if (!/^(false|no|off|0)$/i.test(m[1] ?? '')) return false;
-  for (const m of text.matchAll(key('repositoryformatversion'))) if (!/^[01]$/.test(m[1] ?? '')) return false;
+  for (const m of text.matchAll(key('bare')))
+    if (!/^(false|no|off|0)$/i.test(m[1] ?? '')) return false;
+  for (const m of text.matchAll(key('repositoryformatversion')))
+    if (!/^[01]$/.test(m[1] ?? '')) return false;
   return true;
 }
 
 /** `HEAD` of a git dir holds a symbolic ref or an object id, as git requires to call it a repository. */
 function validHead(gitDir: string): boolean {
-  return /^(ref: refs\/\S+|[0-9a-f]{40}|[0-9a-f]{64})\s*$/.test(readFileSync(path.join(gitDir, 'HEAD'), 'utf8'));
+  return /^(ref: refs\/\S+|[0-9a-f]{40}|[0-9a-f]{64})\s*$/.test(
+    readFileSync(path.join(gitDir, 'HEAD'), 'utf8'),
+  );
 }
 
 /**
@@ -126,19 +143,40 @@ export function locateWorktreeDirect(cwd: string): RepoLocation | null {
           if (!linked) return null;
           gitDir = realOrNull(linked);
           if (!gitDir) return null;
-          commonDir = realOrNull(path.resolve(gitDir, readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim()));
+          commonDir = realOrNull(
+            path.resolve(gitDir, readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim()),
+          );
           // A worktree's own config.worktree may set core.worktree (extensions.worktreeConfig).
-          if (!commonDir || !validHead(gitDir) || !plainConfig(commonDir) || statSync(path.join(gitDir, 'config.worktree'), { throwIfNoEntry: false })) return null;
+          if (
+            !commonDir ||
+            !validHead(gitDir) ||
+            !plainConfig(commonDir) ||
+            statSync(path.join(gitDir, 'config.worktree'), { throwIfNoEntry: false })
+          )
+            return null;
         } else if (st.isDirectory()) {
           const real = realOrNull(dotGit);
-          if (!real || !isGitDirectory(real) || !validHead(real) || !plainConfig(real) || !statSync(path.join(real, 'refs'), { throwIfNoEntry: false })?.isDirectory()) return null;
+          if (
+            !real ||
+            !isGitDirectory(real) ||
+            !validHead(real) ||
+            !plainConfig(real) ||
+            !statSync(path.join(real, 'refs'), { throwIfNoEntry: false })?.isDirectory()
+          )
+            return null;
           gitDir = commonDir = real;
           if (start === gitDir || start.startsWith(gitDir + path.sep)) return null;
         } else {
           return null;
         }
         const uid = process.getuid?.();
-        if (uid === undefined || statSync(dir).uid !== uid || statSync(gitDir).uid !== uid || statSync(commonDir).uid !== uid) return null;
+        if (
+          uid === undefined ||
+          statSync(dir).uid !== uid ||
+          statSync(gitDir).uid !== uid ||
+          statSync(commonDir).uid !== uid
+        )
+          return null;
         return { gitDir, commonDir, topLevel: dir, bare: false };
       }
       const parent = path.dirname(dir);
@@ -173,10 +211,25 @@ export function worktreeGitDirSync(worktree: string): string | null {
 export async function locateRepo(cwd: string): Promise<RepoLocation> {
   const direct = locateWorktreeDirect(cwd);
   if (direct) return direct;
-  const r = await runGit(['rev-parse', '--path-format=absolute', '--git-dir', '--git-common-dir', '--is-bare-repository', '--show-toplevel'], { cwd, allowFailure: true });
+  const r = await runGit(
+    [
+      'rev-parse',
+      '--path-format=absolute',
+      '--git-dir',
+      '--git-common-dir',
+      '--is-bare-repository',
+      '--show-toplevel',
+    ],
+    { cwd, allowFailure: true },
+  );
   const lines = r.stdout.toString('utf8').split('\n');
   if (r.exitCode !== 0 && lines.length < 3) {
-    throw new HagentError('NOT_A_GIT_REPO', `not a git repository: ${cwd}`, { path: cwd }, 'run hagent inside a git repository (git init, or cd into one)');
+    throw new HagentError(
+      'NOT_A_GIT_REPO',
+      `not a git repository: ${cwd}`,
+      { path: cwd },
+      'run hagent inside a git repository (git init, or cd into one)',
+    );
   }
   const [gitDir = '', commonDir = '', bare = 'false', topLevel = ''] = lines;
   const isBare = bare === 'true';
@@ -186,7 +239,10 @@ export async function locateRepo(cwd: string): Promise<RepoLocation> {
 /** Resolves `rev` to a commit id, or null if it names no commit. */
 export async function resolveCommit(cwd: string, rev: string): Promise<string | null> {
   if (rev.startsWith('-')) return null;
-  const r = await runGit(['rev-parse', '--verify', '--quiet', '--end-of-options', `${rev}^{commit}`], { cwd, allowFailure: true });
+  const r = await runGit(
+    ['rev-parse', '--verify', '--quiet', '--end-of-options', `${rev}^{commit}`],
+    { cwd, allowFailure: true },
+  );
   return r.exitCode === 0 ? r.stdout.toString('utf8').trim() : null;
 }
 
@@ -217,10 +273,17 @@ export function parseLsTree(out: Buffer): TreeEntry[] {
 }
 
 /** Lists `paths` (files, recursively) in `treeish`. Missing paths are simply absent from the map. */
-export async function lsTree(cwd: string, treeish: string, paths: readonly string[]): Promise<Map<string, TreeEntry>> {
+export async function lsTree(
+  cwd: string,
+  treeish: string,
+  paths: readonly string[],
+): Promise<Map<string, TreeEntry>> {
   const map = new Map<string, TreeEntry>();
   if (paths.length === 0) return map;
-  const r = await runGit(['ls-tree', '-r', '-z', '--full-tree', treeish, '--', ...paths.map(literalPathspec)], { cwd });
+  const r = await runGit(
+    ['ls-tree', '-r', '-z', '--full-tree', treeish, '--', ...paths.map(literalPathspec)],
+    { cwd },
+  );
   for (const e of parseLsTree(r.stdout)) map.set(e.path, e);
   return map;
 }
@@ -246,9 +309,21 @@ export function parseRawDiff(out: Buffer): TreeChange[] {
   const changes: TreeChange[] = [];
   for (let i = 0; i + 1 < parts.length; i += 2) {
     const meta = parts[i]!;
-    if (!meta.startsWith(':')) { i -= 1; continue; }
-    const [oldMode = '', newMode = '', oldOid = '', newOid = '', status = ''] = meta.slice(1).split(' ');
-    changes.push({ status: status.charAt(0), path: parts[i + 1]!, oldMode, newMode, oldOid, newOid });
+    if (!meta.startsWith(':')) {
+      i -= 1;
+      continue;
+    }
+    const [oldMode = '', newMode = '', oldOid = '', newOid = '', status = ''] = meta
+      .slice(1)
+      .split(' ');
+    changes.push({
+      status: status.charAt(0),
+      path: parts[i + 1]!,
+      oldMode,
+      newMode,
+      oldOid,
+      newOid,
+    });
   }
   return changes;
 }
@@ -258,11 +333,23 @@ export function parseRawDiff(out: Buffer): TreeChange[] {
  * a gitlink removed while paths below it are added. Pure.
  */
 export function gitlinksTurnedIntoFolders(changes: readonly TreeChange[]): string[] {
-  return changes.filter((c) => c.oldMode === '160000' && c.newMode !== '160000' && changes.some((o) => o.path.startsWith(`${c.path}/`))).map((c) => c.path);
+  return changes
+    .filter(
+      (c) =>
+        c.oldMode === '160000' &&
+        c.newMode !== '160000' &&
+        changes.some((o) => o.path.startsWith(`${c.path}/`)),
+    )
+    .map((c) => c.path);
 }
 
 /** Paths that differ between two tree-ish values (recursive, renames not detected). */
-export async function diffTrees(cwd: string, from: string, to: string, paths: readonly string[] = []): Promise<TreeChange[]> {
+export async function diffTrees(
+  cwd: string,
+  from: string,
+  to: string,
+  paths: readonly string[] = [],
+): Promise<TreeChange[]> {
   const args = ['diff-tree', '-r', '-z', '--no-renames', '--no-ext-diff', from, to];
   if (paths.length) args.push('--', ...paths.map(literalPathspec));
   const r = await runGit(args, { cwd });
@@ -290,9 +377,22 @@ const MESSAGE_ARG_MAX = 100_000;
  * @param message the whole message (subject, blank line, body), as git should store it.
  * @returns the new commit id. @throws HagentError GIT_FAILED from git.
  */
-export async function commitTree(cwd: string, tree: string, parents: readonly string[], message: string): Promise<string> {
-  const asArgument = message.endsWith('\n') && !message.includes('\0') && Buffer.byteLength(message) <= MESSAGE_ARG_MAX;
-  const args = ['commit-tree', tree, ...parents.flatMap((p) => ['-p', p]), ...(asArgument ? ['-m', message] : [])];
+export async function commitTree(
+  cwd: string,
+  tree: string,
+  parents: readonly string[],
+  message: string,
+): Promise<string> {
+  const asArgument =
+    message.endsWith('\n') &&
+    !message.includes('\0') &&
+    Buffer.byteLength(message) <= MESSAGE_ARG_MAX;
+  const args = [
+    'commit-tree',
+    tree,
+    ...parents.flatMap((p) => ['-p', p]),
+    ...(asArgument ? ['-m', message] : []),
+  ];
   const input = asArgument ? undefined : message;
   const r = await runGit(args, { cwd, input, allowFailure: true });
   if (r.exitCode === 0) return r.stdout.toString('utf8').trim();
@@ -307,10 +407,24 @@ export async function commitTree(cwd: string, tree: string, parents: readonly st
  * `oldOid` of null means "must not exist yet". Keeps a reflog entry with `message`.
  * @throws HagentError TARGET_MOVED when the ref no longer holds `oldOid`.
  */
-export async function updateRefCas(cwd: string, ref: string, newOid: string, oldOid: string | null, message: string): Promise<void> {
-  const r = await runGit(['update-ref', '--create-reflog', '-m', message, ref, newOid, oldOid ?? ''], { cwd, allowFailure: true });
+export async function updateRefCas(
+  cwd: string,
+  ref: string,
+  newOid: string,
+  oldOid: string | null,
+  message: string,
+): Promise<void> {
+  const r = await runGit(
+    ['update-ref', '--create-reflog', '-m', message, ref, newOid, oldOid ?? ''],
+    { cwd, allowFailure: true },
+  );
   if (r.exitCode !== 0) {
-    throw new HagentError('TARGET_MOVED', `${ref} moved while hagent was working (expected ${oldOid?.slice(0, 12) ?? 'no ref'})`, { ref, expected: oldOid, stderr: r.stderr.trim() }, 'someone else updated it at the same moment; run the command again');
+    throw new HagentError(
+      'TARGET_MOVED',
+      `${ref} moved while hagent was working (expected ${oldOid?.slice(0, 12) ?? 'no ref'})`,
+      { ref, expected: oldOid, stderr: r.stderr.trim() },
+      'someone else updated it at the same moment; run the command again',
+    );
   }
 }
 
@@ -326,12 +440,30 @@ export interface RefUpdate {
  * (compare-and-swap on each `oldOid` given; design.md invariant 7). Keeps reflog entries with `message`.
  * @throws HagentError TARGET_MOVED (naming the first ref) when any check fails.
  */
-export async function updateRefsCas(cwd: string, updates: readonly RefUpdate[], message: string): Promise<void> {
-  const input = updates.map((u) => `update ${u.ref}\0${u.newOid}\0${u.oldOid === undefined ? '' : u.oldOid ?? '0'.repeat(u.newOid.length)}\0`).join('');
-  const r = await runGit(['update-ref', '--create-reflog', '-m', message, '--stdin', '-z'], { cwd, input, allowFailure: true });
+export async function updateRefsCas(
+  cwd: string,
+  updates: readonly RefUpdate[],
+  message: string,
+): Promise<void> {
+  const input = updates
+    .map(
+      (u) =>
+        `update ${u.ref}\0${u.newOid}\0${u.oldOid === undefined ? '' : (u.oldOid ?? '0'.repeat(u.newOid.length))}\0`,
+    )
+    .join('');
+  const r = await runGit(['update-ref', '--create-reflog', '-m', message, '--stdin', '-z'], {
+    cwd,
+    input,
+    allowFailure: true,
+  });
   if (r.exitCode !== 0) {
     const first = updates[0]!;
-    throw new HagentError('TARGET_MOVED', `${first.ref} moved while hagent was working (expected ${first.oldOid?.slice(0, 12) ?? 'no ref'})`, { ref: first.ref, expected: first.oldOid ?? null, stderr: r.stderr.trim() }, 'someone else updated it at the same moment; run the command again');
+    throw new HagentError(
+      'TARGET_MOVED',
+      `${first.ref} moved while hagent was working (expected ${first.oldOid?.slice(0, 12) ?? 'no ref'})`,
+      { ref: first.ref, expected: first.oldOid ?? null, stderr: r.stderr.trim() },
+      'someone else updated it at the same moment; run the command again',
+    );
   }
 }
 
@@ -393,7 +525,8 @@ export function listWorktreesDirect(commonDir: string): WorktreeInfo[] | null {
     if (path.basename(commonDir) !== '.git' || !plainConfig(commonDir)) return null;
     const one = (gitDir: string, at: string): WorktreeInfo | null => {
       const head = readFileSync(path.join(gitDir, 'HEAD'), 'utf8').trim();
-      if (/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(head)) return { path: at, head, branch: null, bare: false };
+      if (/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(head))
+        return { path: at, head, branch: null, bare: false };
       const m = /^ref: (refs\/\S+)$/.exec(head);
       if (!m) return null;
       const oid = readRefsDirectSync(commonDir, [m[1]!]);

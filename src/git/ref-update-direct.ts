@@ -19,7 +19,17 @@
  * the user's or the system's file, or
  * configuration given in the environment (`git -c`, `GIT_CONFIG_COUNT`).
  */
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync, constants } from 'node:fs';
+import {
+  closeSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+  constants,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
@@ -44,7 +54,13 @@ export interface DirectRefUpdate {
   message: string;
 }
 
-const ENV_ASK_GIT = ['GIT_CONFIG_PARAMETERS', 'GIT_CONFIG_COUNT', 'GIT_DIR', 'GIT_COMMON_DIR', 'GIT_WORK_TREE'];
+const ENV_ASK_GIT = [
+  'GIT_CONFIG_PARAMETERS',
+  'GIT_CONFIG_COUNT',
+  'GIT_DIR',
+  'GIT_COMMON_DIR',
+  'GIT_WORK_TREE',
+];
 const CONFIG_ASK_GIT = /hookspath|fsync|filesreflocktimeout|sharedrepository|\[\s*include/i;
 /** `core.logAllRefUpdates` lines; `git init` writes `= true`, the default, which changes nothing. */
 const LOG_ALL_REF_UPDATES = /(?:^|\])[ \t]*logallrefupdates\b(?:[ \t]*=[ \t]*"?([^\s#;"]*))?/gim;
@@ -68,21 +84,37 @@ export function userConfigFiles(): string[] {
   // git joins with "%s/…": an empty HOME means the root folder.
   const under = (dir: string, rel: string) => (dir === '' ? `/${rel}` : path.join(dir, rel));
   const xdg = process.env.XDG_CONFIG_HOME || under(home, '.config');
-  const global = process.env.GIT_CONFIG_GLOBAL !== undefined ? [process.env.GIT_CONFIG_GLOBAL] : [under(home, '.gitconfig'), path.join(xdg, 'git', 'config')];
-  const system = process.env.GIT_CONFIG_SYSTEM !== undefined ? [process.env.GIT_CONFIG_SYSTEM] : ['/etc/gitconfig', '/usr/local/etc/gitconfig', '/opt/homebrew/etc/gitconfig'];
+  const global =
+    process.env.GIT_CONFIG_GLOBAL !== undefined
+      ? [process.env.GIT_CONFIG_GLOBAL]
+      : [under(home, '.gitconfig'), path.join(xdg, 'git', 'config')];
+  const system =
+    process.env.GIT_CONFIG_SYSTEM !== undefined
+      ? [process.env.GIT_CONFIG_SYSTEM]
+      : ['/etc/gitconfig', '/usr/local/etc/gitconfig', '/opt/homebrew/etc/gitconfig'];
   return [...global, ...system].filter((f) => f !== '');
 }
 
 /** True when nothing in the environment, the configuration or the hooks changes git's steps. */
 function plainCase(commonDir: string, gitDir: string, ref: string): boolean {
   if (ENV_ASK_GIT.some((k) => process.env[k] !== undefined)) return false;
-  if (!/^refs\/(heads|notes|hagent)\//.test(ref) || ref.split('/').some((p) => p === '' || p === '.' || p === '..' || p.endsWith('.lock'))) return false;
+  if (
+    !/^refs\/(heads|notes|hagent)\//.test(ref) ||
+    ref.split('/').some((p) => p === '' || p === '.' || p === '..' || p.endsWith('.lock'))
+  )
+    return false;
   if (statSync(path.join(commonDir, 'reftable'), { throwIfNoEntry: false })) return false;
-  if (statSync(path.join(commonDir, 'hooks', 'reference-transaction'), { throwIfNoEntry: false })) return false;
-  for (const file of [path.join(commonDir, 'config'), path.join(gitDir, 'config.worktree'), ...userConfigFiles()]) {
+  if (statSync(path.join(commonDir, 'hooks', 'reference-transaction'), { throwIfNoEntry: false }))
+    return false;
+  for (const file of [
+    path.join(commonDir, 'config'),
+    path.join(gitDir, 'config.worktree'),
+    ...userConfigFiles(),
+  ]) {
     const text = readText(file);
     if (CONFIG_ASK_GIT.test(text)) return false;
-    for (const m of text.matchAll(LOG_ALL_REF_UPDATES)) if (!/^(true|yes|on|1|always|)$/i.test(m[1] ?? '')) return false;
+    for (const m of text.matchAll(LOG_ALL_REF_UPDATES))
+      if (!/^(true|yes|on|1|always|)$/i.test(m[1] ?? '')) return false;
   }
   return true;
 }
@@ -117,7 +149,12 @@ function appendLine(file: string, line: string): void {
 }
 
 function movedError(ref: string, expected: string | null, detail: string): HagentError {
-  return new HagentError('TARGET_MOVED', `${ref} moved while hagent was working (expected ${expected?.slice(0, 12) ?? 'no ref'})`, { ref, expected, stderr: detail }, 'someone else updated it at the same moment; run the command again');
+  return new HagentError(
+    'TARGET_MOVED',
+    `${ref} moved while hagent was working (expected ${expected?.slice(0, 12) ?? 'no ref'})`,
+    { ref, expected, stderr: detail },
+    'someone else updated it at the same moment; run the command again',
+  );
 }
 
 function removeQuietly(file: string): void {
@@ -145,7 +182,13 @@ export interface DirectRefMove {
  *   both locks removed and the ref unmoved.
  */
 export async function updateRefDirect(u: DirectRefUpdate): Promise<boolean> {
-  return updateRefsDirect(u.commonDir, u.gitDir, [{ ref: u.ref, newOid: u.newOid, oldOid: u.oldOid }], u.committer, u.message);
+  return updateRefsDirect(
+    u.commonDir,
+    u.gitDir,
+    [{ ref: u.ref, newOid: u.newOid, oldOid: u.oldOid }],
+    u.committer,
+    u.message,
+  );
 }
 
 /**
@@ -160,10 +203,32 @@ export async function updateRefDirect(u: DirectRefUpdate): Promise<boolean> {
  *   100 ms; nothing moved. The file system's error otherwise, with every lock removed; refs
  *   already renamed into place by then stay moved, as with git.
  */
-export async function updateRefsDirect(commonDir: string, gitDir: string, moves: readonly DirectRefMove[], committer: string, message: string): Promise<boolean> {
-  if (moves.length === 0 || moves.some((m) => !OID.test(m.newOid) || (m.oldOid != null && m.oldOid.length !== m.newOid.length) || (m.oldOid != null && !OID.test(m.oldOid)) || !plainCase(commonDir, gitDir, m.ref))) return false;
+export async function updateRefsDirect(
+  commonDir: string,
+  gitDir: string,
+  moves: readonly DirectRefMove[],
+  committer: string,
+  message: string,
+): Promise<boolean> {
+  if (
+    moves.length === 0 ||
+    moves.some(
+      (m) =>
+        !OID.test(m.newOid) ||
+        (m.oldOid != null && m.oldOid.length !== m.newOid.length) ||
+        (m.oldOid != null && !OID.test(m.oldOid)) ||
+        !plainCase(commonDir, gitDir, m.ref),
+    )
+  )
+    return false;
   if (new Set(moves.map((m) => m.ref)).size !== moves.length) return false;
-  const locks: { file: string; lock: string; fd: number | null; move: DirectRefMove; old: string | null }[] = [];
+  const locks: {
+    file: string;
+    lock: string;
+    fd: number | null;
+    move: DirectRefMove;
+    old: string | null;
+  }[] = [];
   let headLock: string | null = null;
   let done = 0;
   try {
@@ -171,20 +236,38 @@ export async function updateRefsDirect(commonDir: string, gitDir: string, moves:
       const file = path.join(commonDir, ...move.ref.split('/'));
       mkdirSync(path.dirname(file), { recursive: true });
       const fd = await lockExclusive(`${file}.lock`, 100);
-      if (fd === null) throw movedError(move.ref, move.oldOid ?? null, `cannot lock ref '${move.ref}': '${file}.lock' exists`);
+      if (fd === null)
+        throw movedError(
+          move.ref,
+          move.oldOid ?? null,
+          `cannot lock ref '${move.ref}': '${file}.lock' exists`,
+        );
       locks.push({ file, lock: `${file}.lock`, fd, move, old: null });
     }
-    const current = readRefsDirectSync(commonDir, moves.map((m) => m.ref));
+    const current = readRefsDirectSync(
+      commonDir,
+      moves.map((m) => m.ref),
+    );
     if (current === null) return false;
     for (const l of locks) {
       l.old = current.get(l.move.ref) ?? null;
-      if (l.move.oldOid !== undefined && l.old !== l.move.oldOid) throw movedError(l.move.ref, l.move.oldOid, `cannot lock ref '${l.move.ref}': is at ${l.old ?? 'nothing'} but expected ${l.move.oldOid ?? 'nothing'}`);
+      if (l.move.oldOid !== undefined && l.old !== l.move.oldOid)
+        throw movedError(
+          l.move.ref,
+          l.move.oldOid,
+          `cannot lock ref '${l.move.ref}': is at ${l.old ?? 'nothing'} but expected ${l.move.oldOid ?? 'nothing'}`,
+        );
     }
     const head = readText(path.join(gitDir, 'HEAD')).trim();
     const headMove = locks.find((l) => head === `ref: ${l.move.ref}`);
     if (headMove) {
       const headFd = await lockExclusive(path.join(gitDir, 'HEAD.lock'), 100);
-      if (headFd === null) throw movedError('HEAD', null, `cannot lock ref 'HEAD': '${path.join(gitDir, 'HEAD.lock')}' exists`);
+      if (headFd === null)
+        throw movedError(
+          'HEAD',
+          null,
+          `cannot lock ref 'HEAD': '${path.join(gitDir, 'HEAD.lock')}' exists`,
+        );
       closeSync(headFd);
       headLock = path.join(gitDir, 'HEAD.lock');
     }
@@ -220,22 +303,30 @@ export async function updateRefsDirect(commonDir: string, gitDir: string, moves:
  * now (seconds) unless `GIT_AUTHOR_DATE` / `GIT_COMMITTER_DATE` fixes it, as git's ident code
  * would give it. Null when the object has no such line. Pure but for the clock and the environment.
  */
-export function commitIdent(commitContent: Uint8Array, role: 'author' | 'committer'): string | null {
+export function commitIdent(
+  commitContent: Uint8Array,
+  role: 'author' | 'committer',
+): string | null {
   const text = Buffer.from(commitContent).toString('utf8');
   const end = text.indexOf('\n\n');
-  const m = new RegExp(`^${role} (.+ \\d+ [+-]\\d{4})$`, 'm').exec(end < 0 ? text : text.slice(0, end));
+  const m = new RegExp(`^${role} (.+ \\d+ [+-]\\d{4})$`, 'm').exec(
+    end < 0 ? text : text.slice(0, end),
+  );
   if (!m) return null;
-  if (process.env[role === 'author' ? 'GIT_AUTHOR_DATE' : 'GIT_COMMITTER_DATE'] !== undefined) return m[1]!;
+  if (process.env[role === 'author' ? 'GIT_AUTHOR_DATE' : 'GIT_COMMITTER_DATE'] !== undefined)
+    return m[1]!;
   return m[1]!.replace(/ \d+ ([+-]\d{4})$/, ` ${Math.floor(Date.now() / 1000)} $1`);
 }
-
 
 /**
  * The author and committer ({@link commitIdent}) of `commit`, read from its loose object: for
  * writes made in-process after git made that commit (its reflog line, a notes commit). Null when
  * the commit is not a readable loose object or lacks either line. Never throws.
  */
-export function looseCommitIdents(store: LooseObjectStore, commit: string): { author: string; committer: string } | null {
+export function looseCommitIdents(
+  store: LooseObjectStore,
+  commit: string,
+): { author: string; committer: string } | null {
   try {
     const object = readLooseObject(store, commit);
     if (object?.type !== 'commit') return null;

@@ -54,7 +54,10 @@ function readPacked(commonDir: string): Map<string, string> {
  *   when the refs cannot be read this way (reftable, a symbolic ref, unexpected content): the
  *   caller must ask git. Never throws.
  */
-export async function readRefsDirect(commonDir: string, refs: readonly string[]): Promise<Map<string, string | null> | null> {
+export async function readRefsDirect(
+  commonDir: string,
+  refs: readonly string[],
+): Promise<Map<string, string | null> | null> {
   return readRefsDirectSync(commonDir, refs);
 }
 
@@ -62,13 +65,20 @@ export async function readRefsDirect(commonDir: string, refs: readonly string[])
  * {@link readRefsDirect} with synchronous reads (a few small files), for callers that hold a
  * lock file meanwhile and must not yield while they do. Never throws.
  */
-export function readRefsDirectSync(commonDir: string, refs: readonly string[]): Map<string, string | null> | null {
+export function readRefsDirectSync(
+  commonDir: string,
+  refs: readonly string[],
+): Map<string, string | null> | null {
   try {
     if (statSync(path.join(commonDir, 'reftable'), { throwIfNoEntry: false })) return null;
     const out = new Map<string, string | null>();
     let packed: Map<string, string> | null = null;
     for (const ref of refs) {
-      if (!ref.startsWith('refs/') || ref.split('/').some((p) => p === '' || p === '.' || p === '..')) return null;
+      if (
+        !ref.startsWith('refs/') ||
+        ref.split('/').some((p) => p === '' || p === '.' || p === '..')
+      )
+        return null;
       const loose = readLoose(commonDir, ref);
       if (loose !== undefined) {
         out.set(ref, loose);
@@ -88,9 +98,13 @@ export function readRefsDirectSync(commonDir: string, refs: readonly string[]): 
  * else `git rev-parse --verify` in `cwd`.
  * @returns the id, or null when the ref does not exist. @throws HagentError GIT_FAILED (git path only).
  */
-export async function readRefPreferDirect(cwd: string, commonDir: string, ref: string): Promise<string | null> {
+export async function readRefPreferDirect(
+  cwd: string,
+  commonDir: string,
+  ref: string,
+): Promise<string | null> {
   const direct = await readRefsDirect(commonDir, [ref]);
-  return direct ? direct.get(ref) ?? null : readRef(cwd, ref);
+  return direct ? (direct.get(ref) ?? null) : readRef(cwd, ref);
 }
 
 /** What a worktree's HEAD names: the branch it is on and that branch's commit. */
@@ -125,4 +139,3 @@ export function readHeadDirectSync(gitDir: string, commonDir: string): DirectHea
   const refs = readRefsDirectSync(commonDir, [branch]);
   return refs ? { branch, oid: refs.get(branch) ?? null } : null;
 }
-

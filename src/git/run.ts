@@ -16,7 +16,9 @@ let childProcess: typeof import('node:child_process') | undefined;
  * (~2 ms of a start), and a hook that finds every object it needs in the loose store (the usual
  * native edit) spawns no git at all.
  */
-function spawn(...args: Parameters<typeof import('node:child_process').spawn>): ReturnType<typeof import('node:child_process').spawn> {
+function spawn(
+  ...args: Parameters<typeof import('node:child_process').spawn>
+): ReturnType<typeof import('node:child_process').spawn> {
   childProcess ??= nodeRequire('node:child_process') as typeof import('node:child_process');
   return childProcess.spawn(...args);
 }
@@ -46,19 +48,45 @@ const NULL_DEVICE = process.platform === 'win32' ? 'NUL' : '/dev/null';
 
 /** Config every internal git call carries (argv `-c` pairs). */
 const HYGIENE = [
-  '-c', `core.hooksPath=${NULL_DEVICE}`,
-  '-c', 'core.fsmonitor=false',
-  '-c', 'commit.gpgSign=false',
-  '-c', 'tag.gpgSign=false',
-  '-c', 'core.quotePath=false',
-  '-c', 'advice.detachedHead=false',
-  '-c', 'gc.auto=0',
-  '-c', 'maintenance.auto=false',
+  '-c',
+  `core.hooksPath=${NULL_DEVICE}`,
+  '-c',
+  'core.fsmonitor=false',
+  '-c',
+  'commit.gpgSign=false',
+  '-c',
+  'tag.gpgSign=false',
+  '-c',
+  'core.quotePath=false',
+  '-c',
+  'advice.detachedHead=false',
+  '-c',
+  'gc.auto=0',
+  '-c',
+  'maintenance.auto=false',
 ];
 
-const DROPPED_ENV = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_PREFIX', 'GIT_COMMON_DIR', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'LC_ALL', 'LANGUAGE', 'GIT_EDITOR', 'GIT_SEQUENCE_EDITOR', 'GIT_EXTERNAL_DIFF', 'GIT_PAGER', 'PAGER'];
+const DROPPED_ENV = [
+  'GIT_DIR',
+  'GIT_WORK_TREE',
+  'GIT_INDEX_FILE',
+  'GIT_PREFIX',
+  'GIT_COMMON_DIR',
+  'GIT_OBJECT_DIRECTORY',
+  'GIT_ALTERNATE_OBJECT_DIRECTORIES',
+  'LC_ALL',
+  'LANGUAGE',
+  'GIT_EDITOR',
+  'GIT_SEQUENCE_EDITOR',
+  'GIT_EXTERNAL_DIFF',
+  'GIT_PAGER',
+  'PAGER',
+];
 
-function gitEnv(extra: Record<string, string> | undefined, noOptionalLocks: boolean | undefined): NodeJS.ProcessEnv {
+function gitEnv(
+  extra: Record<string, string> | undefined,
+  noOptionalLocks: boolean | undefined,
+): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const key of DROPPED_ENV) delete env[key];
   env.LC_MESSAGES = 'C';
@@ -89,7 +117,9 @@ export function runGit(args: readonly string[], options: RunGitOptions): Promise
     child.stderr!.on('data', (d: Buffer) => err.push(d));
     child.on('error', (e: NodeJS.ErrnoException) => reject(spawnError(e, args, options.cwd)));
     if (options.input !== undefined && child.stdin) {
-      child.stdin.on('error', () => { /* git may exit before reading all input; its exit code tells */ });
+      child.stdin.on('error', () => {
+        /* git may exit before reading all input; its exit code tells */
+      });
       child.stdin.end(options.input);
     }
     child.on('close', (code, signal) => {
@@ -99,10 +129,18 @@ export function runGit(args: readonly string[], options: RunGitOptions): Promise
         stderr: Buffer.concat(err).toString('utf8'),
         durationMs: performance.now() - started,
       };
-      if (tracing()) trace(`git ${args.slice(0, 2).join(' ')} (${result.durationMs.toFixed(1)} ms)`);
+      if (tracing())
+        trace(`git ${args.slice(0, 2).join(' ')} (${result.durationMs.toFixed(1)} ms)`);
       if (result.exitCode !== 0 && !options.allowFailure) {
         const firstLine = result.stderr.trim().split('\n').pop() ?? '';
-        reject(new HagentError('GIT_FAILED', `git ${args[0]} failed (exit ${result.exitCode})${firstLine ? `: ${firstLine}` : ''}`, { argv: ['git', ...args], exitCode: result.exitCode, stderr: result.stderr.trim() }, 'this git error was not expected; the files and refs are as they were before the command'));
+        reject(
+          new HagentError(
+            'GIT_FAILED',
+            `git ${args[0]} failed (exit ${result.exitCode})${firstLine ? `: ${firstLine}` : ''}`,
+            { argv: ['git', ...args], exitCode: result.exitCode, stderr: result.stderr.trim() },
+            'this git error was not expected; the files and refs are as they were before the command',
+          ),
+        );
         return;
       }
       resolve(result);
@@ -119,10 +157,24 @@ function spawnError(e: NodeJS.ErrnoException, args: readonly string[], cwd: stri
   if (e.code === 'ENOENT' || e.code === 'ENOTDIR') {
     const st = statSync(cwd, { throwIfNoEntry: false });
     if (!st?.isDirectory()) {
-      return new HagentError('IO_FAILED', `the folder ${cwd} ${st ? 'is not a folder' : 'does not exist'}`, { path: cwd, errno: st ? 'ENOTDIR' : 'ENOENT' }, 'name a folder that exists (it may have been removed or moved meanwhile); nothing was changed', { cause: e });
+      return new HagentError(
+        'IO_FAILED',
+        `the folder ${cwd} ${st ? 'is not a folder' : 'does not exist'}`,
+        { path: cwd, errno: st ? 'ENOTDIR' : 'ENOENT' },
+        'name a folder that exists (it may have been removed or moved meanwhile); nothing was changed',
+        { cause: e },
+      );
     }
   }
-  return new HagentError('GIT_FAILED', `cannot run git: ${e.message}`, { argv: ['git', ...args] }, e.code === 'ENOENT' ? 'install git 2.38 or newer and make sure it is on PATH' : 'check that git runs in this directory', { cause: e });
+  return new HagentError(
+    'GIT_FAILED',
+    `cannot run git: ${e.message}`,
+    { argv: ['git', ...args] },
+    e.code === 'ENOENT'
+      ? 'install git 2.38 or newer and make sure it is on PATH'
+      : 'check that git runs in this directory',
+    { cause: e },
+  );
 }
 
 /** Runs git and returns stdout as UTF-8 text without the final newline. Throws as {@link runGit}. */
@@ -136,6 +188,14 @@ export async function gitText(args: readonly string[], options: RunGitOptions): 
  * stderr piped: for a batch process that answers many requests (`cat-file --batch-command`).
  * The caller owns the process (writes requests, reads answers, ends stdin to stop it).
  */
-export function spawnGit(args: readonly string[], options: { cwd: string }): ChildProcessWithoutNullStreams {
-  return spawn('git', [...HYGIENE, ...args], { cwd: options.cwd, env: gitEnv(undefined, false), stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true }) as ChildProcessWithoutNullStreams;
+export function spawnGit(
+  args: readonly string[],
+  options: { cwd: string },
+): ChildProcessWithoutNullStreams {
+  return spawn('git', [...HYGIENE, ...args], {
+    cwd: options.cwd,
+    env: gitEnv(undefined, false),
+    stdio: ['pipe', 'pipe', 'pipe'],
+    windowsHide: true,
+  }) as ChildProcessWithoutNullStreams;
 }

@@ -64,7 +64,15 @@ export interface Entries {
 
 /** Entry `i` of `es` as an object. */
 export function entryOf(es: Entries, i: number): RawEntry {
-  return { at: es.at[i]!, size: es.size[i]!, nameAt: es.nameAt[i]!, nameLength: es.nameLength[i]!, mtimeSec: es.mtimeSec[i]!, gitlink: (es.kind[i]! & 1) !== 0, extended: (es.kind[i]! & 2) !== 0 };
+  return {
+    at: es.at[i]!,
+    size: es.size[i]!,
+    nameAt: es.nameAt[i]!,
+    nameLength: es.nameLength[i]!,
+    mtimeSec: es.mtimeSec[i]!,
+    gitlink: (es.kind[i]! & 1) !== 0,
+    extended: (es.kind[i]! & 2) !== 0,
+  };
 }
 
 /** Sizes that follow from the object format (see index-file.ts Layout). */
@@ -87,8 +95,23 @@ const MODE_GITLINK = 0o160000;
  * extended flags, a NUL after the name); names may be empty (replacements).
  * @returns the entries and the offset after them. @throws AskGit when they do not parse so.
  */
-export function readEntries(buf: Buffer, pos: number, count: number, limit: number, version: number, layout: SplitLayout): { entries: Entries; end: number } {
-  const es: Entries = { count, at: new Int32Array(count), size: new Int32Array(count), nameAt: new Int32Array(count), nameLength: new Int32Array(count), mtimeSec: new Uint32Array(count), kind: new Uint8Array(count) };
+export function readEntries(
+  buf: Buffer,
+  pos: number,
+  count: number,
+  limit: number,
+  version: number,
+  layout: SplitLayout,
+): { entries: Entries; end: number } {
+  const es: Entries = {
+    count,
+    at: new Int32Array(count),
+    size: new Int32Array(count),
+    nameAt: new Int32Array(count),
+    nameLength: new Int32Array(count),
+    mtimeSec: new Uint32Array(count),
+    kind: new Uint8Array(count),
+  };
   for (let i = 0; i < count; i++) {
     if (pos + layout.entryFixed + 2 > limit) throw new AskGit('truncated entry');
     const flags = buf.readUInt16BE(pos + layout.offsetFlags);
@@ -96,7 +119,8 @@ export function readEntries(buf: Buffer, pos: number, count: number, limit: numb
     let n = pos + layout.entryFixed;
     const extended = (flags & FLAG_EXTENDED) !== 0;
     if (extended) {
-      if (version < 3 || (buf.readUInt16BE(n) & ~EXTENDED_KNOWN) !== 0) throw new AskGit('extended flags');
+      if (version < 3 || (buf.readUInt16BE(n) & ~EXTENDED_KNOWN) !== 0)
+        throw new AskGit('extended flags');
       n += 2;
     }
     let length = flags & NAME_MASK;
@@ -112,14 +136,23 @@ export function readEntries(buf: Buffer, pos: number, count: number, limit: numb
     es.nameAt[i] = n;
     es.nameLength[i] = length;
     es.mtimeSec[i] = buf.readUInt32BE(pos + OFFSET_MTIME_SEC);
-    es.kind[i] = ((buf.readUInt32BE(pos + OFFSET_MODE) & 0o170000) === MODE_GITLINK ? 1 : 0) | (extended ? 2 : 0);
+    es.kind[i] =
+      ((buf.readUInt32BE(pos + OFFSET_MODE) & 0o170000) === MODE_GITLINK ? 1 : 0) |
+      (extended ? 2 : 0);
     pos += size;
   }
   return { entries: es, end: pos };
 }
 
 /** Byte order of two names (memcmp, the shorter first on a tie). */
-export function compareBytes(a: Uint8Array, aStart: number, aLength: number, b: Uint8Array, bStart: number, bLength: number): number {
+export function compareBytes(
+  a: Uint8Array,
+  aStart: number,
+  aLength: number,
+  b: Uint8Array,
+  bStart: number,
+  bLength: number,
+): number {
   const n = aLength < bLength ? aLength : bLength;
   for (let k = 0; k < n; k++) {
     const d = a[aStart + k]! - b[bStart + k]!;
@@ -136,7 +169,11 @@ const RUN_MAX = 0xffffffff;
 const LITERAL_MAX = 0x7fffffff;
 
 /** The set positions of the EWAH bitmap at `buf[pos..]`, ascending, and the bytes it took. @throws AskGit. */
-export function readEwah(buf: Buffer, pos: number, limit: number): { bits: number[]; length: number } {
+export function readEwah(
+  buf: Buffer,
+  pos: number,
+  limit: number,
+): { bits: number[]; length: number } {
   if (pos + 8 > limit) throw new AskGit('ewah header');
   const bitSize = buf.readUInt32BE(pos);
   const words = buf.readUInt32BE(pos + 4);
@@ -242,7 +279,10 @@ export function writeEwah(bits: readonly number[]): Buffer {
   out.writeUInt32BE(bitSize, 0);
   out.writeUInt32BE(buffer.length, 4);
   buffer.forEach((w, k) => {
-    const v = typeof w === 'bigint' ? w : BigInt(w.runBit) | (BigInt(w.run) << 1n) | (BigInt(w.literals) << 33n);
+    const v =
+      typeof w === 'bigint'
+        ? w
+        : BigInt(w.runBit) | (BigInt(w.run) << 1n) | (BigInt(w.literals) << 33n);
     out.writeBigUInt64BE(v, 8 + k * 8);
   });
   out.writeUInt32BE(rlwAt, 8 + buffer.length * 8);
@@ -278,24 +318,45 @@ export function readSharedIndex(gitDir: string, hex: string, layout: SplitLayout
   }
   try {
     const st = fstatSync(fd, { bigint: true });
-    if (cached && cached.file === file && cached.ino === st.ino && cached.size === st.size) return cached.shared;
+    if (cached && cached.file === file && cached.ino === st.ino && cached.size === st.size)
+      return cached.shared;
     const bytes = Buffer.allocUnsafe(Number(st.size));
-    for (let done = 0; done < bytes.length; ) {
+    for (let done = 0; done < bytes.length;) {
       const n = readSync(fd, bytes, done, bytes.length - done, done);
       if (n === 0) throw new AskGit('shared index shrank');
       done += n;
     }
-    if (bytes.length < 12 + layout.hashSize || bytes.toString('latin1', 0, 4) !== 'DIRC') throw new AskGit('shared index header');
+    if (bytes.length < 12 + layout.hashSize || bytes.toString('latin1', 0, 4) !== 'DIRC')
+      throw new AskGit('shared index header');
     // Its name is its trailer: a file that does not end so is not the one the index names.
-    if (bytes.toString('hex', bytes.length - layout.hashSize) !== hex) throw new AskGit('shared index trailer');
+    if (bytes.toString('hex', bytes.length - layout.hashSize) !== hex)
+      throw new AskGit('shared index trailer');
     const version = bytes.readUInt32BE(4);
     if (version !== 2 && version !== 3) throw new AskGit('shared index version');
-    const { entries, end } = readEntries(bytes, 12, bytes.readUInt32BE(8), bytes.length - layout.hashSize, version, layout);
+    const { entries, end } = readEntries(
+      bytes,
+      12,
+      bytes.readUInt32BE(8),
+      bytes.length - layout.hashSize,
+      version,
+      layout,
+    );
     if (end !== bytes.length - layout.hashSize) throw new AskGit('shared index extensions');
     let newestMtimeSec = 0;
     const { nameAt, nameLength, mtimeSec, kind } = entries;
     for (let i = 0; i < entries.count; i++) {
-      if (i > 0 && compareBytes(bytes, nameAt[i - 1]!, nameLength[i - 1]!, bytes, nameAt[i]!, nameLength[i]!) >= 0) throw new AskGit('shared index order');
+      if (
+        i > 0 &&
+        compareBytes(
+          bytes,
+          nameAt[i - 1]!,
+          nameLength[i - 1]!,
+          bytes,
+          nameAt[i]!,
+          nameLength[i]!,
+        ) >= 0
+      )
+        throw new AskGit('shared index order');
       if (!(kind[i]! & 1) && mtimeSec[i]! > newestMtimeSec) newestMtimeSec = mtimeSec[i]!;
     }
     const shared = { bytes, entries, newestMtimeSec };

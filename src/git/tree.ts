@@ -35,10 +35,18 @@ export function parseRawTree(raw: Buffer, format: ObjectFormat): Map<string, Ent
   while (i < raw.length) {
     const space = raw.indexOf(0x20, i);
     const nul = space < 0 ? -1 : raw.indexOf(0, space);
-    if (nul < 0 || nul + 1 + idLength > raw.length) throw new HagentError('INTERNAL', `a tree object does not parse as ${format} (entry at byte ${i})`, { format });
+    if (nul < 0 || nul + 1 + idLength > raw.length)
+      throw new HagentError(
+        'INTERNAL',
+        `a tree object does not parse as ${format} (entry at byte ${i})`,
+        { format },
+      );
     const mode = raw.toString('latin1', i, space);
     const name = raw.toString('utf8', space + 1, nul);
-    entries.set(name, { mode: mode.padStart(6, '0') === '040000' ? '40000' : mode, oid: raw.toString('hex', nul + 1, nul + 1 + idLength) });
+    entries.set(name, {
+      mode: mode.padStart(6, '0') === '040000' ? '40000' : mode,
+      oid: raw.toString('hex', nul + 1, nul + 1 + idLength),
+    });
     i = nul + 1 + idLength;
   }
   return entries;
@@ -51,18 +59,32 @@ function sortKey(name: string, mode: string): Buffer {
 
 /** The raw bytes of a tree object holding `entries`. Pure. */
 export function serializeTree(entries: ReadonlyMap<string, Entry>): Buffer {
-  const sorted = [...entries].sort(([a, ea], [b, eb]) => Buffer.compare(sortKey(a, ea.mode), sortKey(b, eb.mode)));
-  return Buffer.concat(sorted.flatMap(([name, e]) => [Buffer.from(`${e.mode} ${name}\0`, 'utf8'), Buffer.from(e.oid, 'hex')]));
+  const sorted = [...entries].sort(([a, ea], [b, eb]) =>
+    Buffer.compare(sortKey(a, ea.mode), sortKey(b, eb.mode)),
+  );
+  return Buffer.concat(
+    sorted.flatMap(([name, e]) => [
+      Buffer.from(`${e.mode} ${name}\0`, 'utf8'),
+      Buffer.from(e.oid, 'hex'),
+    ]),
+  );
 }
 
 /** C-quotes a name the way git prints unusual paths, so `mktree` (without -z) reads it back. Pure. */
 export function quoteName(name: string): string {
   if (!/["\\\n\t\r\u0000-\u001f\u007f]/.test(name)) return name;
-  const map: Record<string, string> = { '"': '\\"', '\\': '\\\\', '\n': '\\n', '\t': '\\t', '\r': '\\r' };
+  const map: Record<string, string> = {
+    '"': '\\"',
+    '\\': '\\\\',
+    '\n': '\\n',
+    '\t': '\\t',
+    '\r': '\\r',
+  };
   let out = '"';
   for (const ch of name) {
     if (map[ch]) out += map[ch];
-    else if (ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f) out += `\\${ch.charCodeAt(0).toString(8).padStart(3, '0')}`;
+    else if (ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f)
+      out += `\\${ch.charCodeAt(0).toString(8).padStart(3, '0')}`;
     else out += ch;
   }
   return `${out}"`;
@@ -75,7 +97,11 @@ export type CommitTrees = Map<string, Map<string, Entry>>;
  * The trees at `dirs` of `commit` read from loose objects in-process, or null when one of the
  * objects on the way is not loose (or `store` may not be read): see {@link readTrees}.
  */
-function readTreesLoose(store: LooseObjectStore, commit: string, dirs: readonly string[]): CommitTrees | null {
+function readTreesLoose(
+  store: LooseObjectStore,
+  commit: string,
+  dirs: readonly string[],
+): CommitTrees | null {
   const c = readLooseObject(store, commit);
   if (!c || c.type !== 'commit') return null;
   const m = /^tree ([0-9a-f]+)\n/.exec(c.content.toString('latin1', 0, 80));
@@ -112,13 +138,22 @@ function readTreesLoose(store: LooseObjectStore, commit: string, dirs: readonly 
  * written by the previous apply), else with one `cat-file --batch`. Missing or non-tree paths
  * map to an empty tree.
  */
-async function readTrees(cwd: string, commit: string, dirs: readonly string[], store?: LooseObjectStore | null, batch?: CatFileBatch): Promise<CommitTrees> {
+async function readTrees(
+  cwd: string,
+  commit: string,
+  dirs: readonly string[],
+  store?: LooseObjectStore | null,
+  batch?: CatFileBatch,
+): Promise<CommitTrees> {
   const trees: CommitTrees = new Map();
   if (dirs.length === 0) return trees;
   const loose = store ? readTreesLoose(store, commit, dirs) : null;
   if (loose) return loose;
-  const input = dirs.map((d) => (d === '' ? `${commit}^{tree}` : `${commit}:${d}`)).join('\n') + '\n';
-  const out = batch ? await batch.contents(input.slice(0, -1).split('\n')) : (await runGit(['cat-file', '--batch'], { cwd, input })).stdout;
+  const input =
+    dirs.map((d) => (d === '' ? `${commit}^{tree}` : `${commit}:${d}`)).join('\n') + '\n';
+  const out = batch
+    ? await batch.contents(input.slice(0, -1).split('\n'))
+    : (await runGit(['cat-file', '--batch'], { cwd, input })).stdout;
   let pos = 0;
   for (const d of dirs) {
     const eol = out.indexOf(0x0a, pos);
@@ -139,7 +174,13 @@ async function readTrees(cwd: string, commit: string, dirs: readonly string[], s
 /** The object format of `commit`: from its length when it is a full id, else asked of git. */
 async function commitFormat(cwd: string, commit: string): Promise<ObjectFormat> {
   if (/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(commit)) return formatOfOid(commit);
-  return formatOfOid((await runGit(['rev-parse', '--verify', '--end-of-options', `${commit}^{commit}`], { cwd })).stdout.toString('latin1').trim());
+  return formatOfOid(
+    (
+      await runGit(['rev-parse', '--verify', '--end-of-options', `${commit}^{commit}`], { cwd })
+    ).stdout
+      .toString('latin1')
+      .trim(),
+  );
 }
 
 /** Every folder on the way to `paths` ('' included). Pure. */
@@ -158,7 +199,13 @@ function foldersOf(paths: readonly string[]): Set<string> {
  * ({@link writeTreeWithChanges}) without reading them again.
  * @throws HagentError GIT_FAILED.
  */
-export async function readCommitTrees(cwd: string, commit: string, paths: readonly string[], store?: LooseObjectStore | null, batch?: CatFileBatch): Promise<CommitTrees> {
+export async function readCommitTrees(
+  cwd: string,
+  commit: string,
+  paths: readonly string[],
+  store?: LooseObjectStore | null,
+  batch?: CatFileBatch,
+): Promise<CommitTrees> {
   return readTrees(cwd, commit, [...foldersOf(paths)], store, batch);
 }
 
@@ -187,13 +234,21 @@ export function submodulesOf(trees: CommitTrees, paths: readonly string[]): Map<
  * list it: files, symlinks (type blob) and submodules (type commit); a folder or nothing is
  * absent from the map. Pure.
  */
-export function entriesAt(trees: CommitTrees, paths: readonly string[]): Map<string, { mode: string; type: string; oid: string; path: string }> {
+export function entriesAt(
+  trees: CommitTrees,
+  paths: readonly string[],
+): Map<string, { mode: string; type: string; oid: string; path: string }> {
   const out = new Map<string, { mode: string; type: string; oid: string; path: string }>();
   for (const p of paths) {
     const slash = p.lastIndexOf('/');
     const e = trees.get(slash < 0 ? '' : p.slice(0, slash))?.get(p.slice(slash + 1));
     if (!e || e.mode === '40000') continue;
-    out.set(p, { mode: e.mode, type: e.mode === '160000' ? 'commit' : 'blob', oid: e.oid, path: p });
+    out.set(p, {
+      mode: e.mode,
+      type: e.mode === '160000' ? 'commit' : 'blob',
+      oid: e.oid,
+      path: p,
+    });
   }
   return out;
 }
@@ -209,12 +264,25 @@ export function entriesAt(trees: CommitTrees, paths: readonly string[]): Map<str
  * format is checked against git's in test/unit/git).
  * @returns the new root tree id. @throws HagentError GIT_FAILED (or INTERNAL when git's ids differ).
  */
-export async function writeTreeWithChanges(cwd: string, commit: string, changes: readonly PathChange[], known?: CommitTrees, store?: LooseObjectStore | null, batch?: CatFileBatch): Promise<string> {
+export async function writeTreeWithChanges(
+  cwd: string,
+  commit: string,
+  changes: readonly PathChange[],
+  known?: CommitTrees,
+  store?: LooseObjectStore | null,
+  batch?: CatFileBatch,
+): Promise<string> {
   const format = await commitFormat(cwd, commit);
   const dirs = foldersOf(changes.map((c) => c.path));
   const depth = (d: string) => (d === '' ? 0 : d.split('/').length);
   const ordered = [...dirs].sort((a, b) => depth(b) - depth(a) || (a < b ? -1 : 1));
-  const trees = await readTrees(cwd, commit, ordered.filter((d) => !known?.has(d)), store, batch);
+  const trees = await readTrees(
+    cwd,
+    commit,
+    ordered.filter((d) => !known?.has(d)),
+    store,
+    batch,
+  );
   for (const d of ordered) if (!trees.has(d)) trees.set(d, new Map(known!.get(d)!)); // copies: the caller's stay as read
   for (const c of changes) {
     const slash = c.path.lastIndexOf('/');
@@ -246,10 +314,28 @@ export async function writeTreeWithChanges(cwd: string, commit: string, changes:
     await Promise.all(written.map((t) => writeLooseObject(store, 'tree', t.raw)));
     return rootId;
   }
-  const input = written.map((t) => [...t.entries].map(([name, e]) => `${e.mode === '40000' ? '040000' : e.mode} ${e.mode === '40000' ? 'tree' : e.mode === '160000' ? 'commit' : 'blob'} ${e.oid}\t${quoteName(name)}\n`).join('')).join('\n');
-  const out = (await runGit(['mktree', '--missing', '--batch'], { cwd, input: `${input}\n` })).stdout.toString('utf8').trim().split('\n');
+  const input = written
+    .map((t) =>
+      [...t.entries]
+        .map(
+          ([name, e]) =>
+            `${e.mode === '40000' ? '040000' : e.mode} ${e.mode === '40000' ? 'tree' : e.mode === '160000' ? 'commit' : 'blob'} ${e.oid}\t${quoteName(name)}\n`,
+        )
+        .join(''),
+    )
+    .join('\n');
+  const out = (
+    await runGit(['mktree', '--missing', '--batch'], { cwd, input: `${input}\n` })
+  ).stdout
+    .toString('utf8')
+    .trim()
+    .split('\n');
   written.forEach((t, i) => {
-    if (out[i] !== t.oid) throw new HagentError('INTERNAL', `tree ${t.dir || '(root)'}: git wrote ${out[i]}, hagent computed ${t.oid}`);
+    if (out[i] !== t.oid)
+      throw new HagentError(
+        'INTERNAL',
+        `tree ${t.dir || '(root)'}: git wrote ${out[i]}, hagent computed ${t.oid}`,
+      );
   });
   return rootId;
 }

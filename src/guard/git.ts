@@ -10,24 +10,62 @@ import { resolveIn, type Run, type Walker } from './walk.js';
 import { mayBeOptions, type Field } from './words.js';
 
 /** Global options of git that take the next word as their value. */
-const GLOBAL_WITH_VALUE = new Set(['-C', '-c', '--git-dir', '--work-tree', '--namespace', '--exec-path', '--config-env', '--super-prefix', '--list-cmds', '--attr-source']);
+const GLOBAL_WITH_VALUE = new Set([
+  '-C',
+  '-c',
+  '--git-dir',
+  '--work-tree',
+  '--namespace',
+  '--exec-path',
+  '--config-env',
+  '--super-prefix',
+  '--list-cmds',
+  '--attr-source',
+]);
 
 /** Variables that send git to another repository or working tree. */
-const GIT_PLACE_VARS = ['GIT_DIR', 'GIT_WORK_TREE', 'GIT_COMMON_DIR', 'GIT_INDEX_FILE', 'GIT_OBJECT_DIRECTORY'];
+const GIT_PLACE_VARS = [
+  'GIT_DIR',
+  'GIT_WORK_TREE',
+  'GIT_COMMON_DIR',
+  'GIT_INDEX_FILE',
+  'GIT_OBJECT_DIRECTORY',
+];
 
 /** Subcommands whose arguments must be known: a dynamic word there could be a force or a delete. */
-const DANGEROUS = new Set(['push', 'update-ref', 'gc', 'prune', 'repack', 'config', 'symbolic-ref', 'notes', 'filter-branch', 'filter-repo']);
+const DANGEROUS = new Set([
+  'push',
+  'update-ref',
+  'gc',
+  'prune',
+  'repack',
+  'config',
+  'symbolic-ref',
+  'notes',
+  'filter-branch',
+  'filter-repo',
+]);
 
 /** Splits short-option clusters: `-fu` → `f`, `u`. Long options come back whole. */
-function flags(args: readonly Field[]): { short: Set<string>; long: Set<string>; operands: Field[] } {
+function flags(args: readonly Field[]): {
+  short: Set<string>;
+  long: Set<string>;
+  operands: Field[];
+} {
   const short = new Set<string>();
   const long = new Set<string>();
   const ops: Field[] = [];
   let dashdash = false;
   for (const a of args) {
     const v = a.value;
-    if (dashdash || a.dynamic || !v.startsWith('-') || v === '-') { ops.push(a); continue; }
-    if (v === '--') { dashdash = true; continue; }
+    if (dashdash || a.dynamic || !v.startsWith('-') || v === '-') {
+      ops.push(a);
+      continue;
+    }
+    if (v === '--') {
+      dashdash = true;
+      continue;
+    }
     if (v.startsWith('--')) long.add(v.split('=')[0]!);
     else for (const c of v.slice(1)) short.add(c);
   }
@@ -49,7 +87,12 @@ export function protectedRef(name: string, protectedBranches: readonly string[])
   if (n.startsWith('hagent/')) return true;
   if (protectedBranches.includes(n)) return true;
   if (/[*?[]/.test(n)) {
-    const re = new RegExp(`^${n.replace(/[.+^${}()|\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+    const re = new RegExp(
+      `^${n
+        .replace(/[.+^${}()|\\]/g, '\\$&')
+        .replace(/\*/g, '.*')
+        .replace(/\?/g, '.')}$`,
+    );
     return re.test('hagent/x') || protectedBranches.some((b) => re.test(b));
   }
   return false;
@@ -61,14 +104,20 @@ export function protectedRef(name: string, protectedBranches: readonly string[])
  * git-reflog-expire, git-gc-prune, git-worktree, git-stash-drop, git-config-write,
  * git-history-rewrite; `unresolved` for dynamic subcommands or arguments of dangerous ones.
  */
-export function checkGit(w: Walker, args: Field[], r: Run, expanded: ReadonlySet<string> = new Set()): void {
+export function checkGit(
+  w: Walker,
+  args: Field[],
+  r: Run,
+  expanded: ReadonlySet<string> = new Set(),
+): void {
   const { frame, protectedBranches } = w.session;
   let cwd = r.scope.cwd;
   const aliases = new Map<string, string>();
   const elsewhere = (what: string, p: string | null): void => {
     if (p === null) return w.block('unresolved', `${what} is only known when it runs`, r.text);
     const place = placeOf(frame, p, true);
-    if (place !== 'inside' && place !== 'worktree-root') w.block('git-elsewhere', `${what} is ${p}, outside the session worktree`, r.text);
+    if (place !== 'inside' && place !== 'worktree-root')
+      w.block('git-elsewhere', `${what} is ${p}, outside the session worktree`, r.text);
   };
   let i = 0;
   for (; i < args.length; i++) {
@@ -76,29 +125,54 @@ export function checkGit(w: Walker, args: Field[], r: Run, expanded: ReadonlySet
     const v = a.value;
     if (a.dynamic) return w.block('unresolved', `git gets ${v}, only known when it runs`, r.text);
     if (!v.startsWith('-')) break;
-    const [opt, inline] = v.startsWith('--') && v.includes('=') ? [v.slice(0, v.indexOf('=')), v.slice(v.indexOf('=') + 1)] : [v, undefined];
-    if (opt === '--version' || opt === '--help' || opt === '--html-path' || opt === '--man-path' || opt === '--info-path') return;
+    const [opt, inline] =
+      v.startsWith('--') && v.includes('=')
+        ? [v.slice(0, v.indexOf('=')), v.slice(v.indexOf('=') + 1)]
+        : [v, undefined];
+    if (
+      opt === '--version' ||
+      opt === '--help' ||
+      opt === '--html-path' ||
+      opt === '--man-path' ||
+      opt === '--info-path'
+    )
+      return;
     let value: Field | undefined;
     if (inline !== undefined) value = { ...a, value: inline };
     else if (GLOBAL_WITH_VALUE.has(opt)) value = args[++i];
     else if (opt.startsWith('-C') && opt.length > 2) value = { ...a, value: opt.slice(2) };
     else if (opt.startsWith('-c') && opt.length > 2) value = { ...a, value: opt.slice(2) };
     if (opt === '-C' || (opt.startsWith('-C') && !opt.startsWith('--'))) {
-      if (!value || value.dynamic) return w.block('unresolved', 'git -C gets a folder only known when it runs', r.text);
+      if (!value || value.dynamic)
+        return w.block('unresolved', 'git -C gets a folder only known when it runs', r.text);
       cwd = resolveIn(value, cwd);
       elsewhere(`git -C ${value.value}`, cwd);
     } else if (opt === '--git-dir' || opt === '--work-tree') {
-      if (!value || value.dynamic) return w.block('unresolved', `git ${opt} gets a path only known when it runs`, r.text);
+      if (!value || value.dynamic)
+        return w.block('unresolved', `git ${opt} gets a path only known when it runs`, r.text);
       elsewhere(`git ${opt}`, resolveIn(value, cwd));
     } else if (opt === '-c' || (opt.startsWith('-c') && !opt.startsWith('--'))) {
       if (!value) continue;
-      if (value.dynamic) return w.block('unresolved', 'git -c gets a setting only known when it runs', r.text);
+      if (value.dynamic)
+        return w.block('unresolved', 'git -c gets a setting only known when it runs', r.text);
       const m = /^alias\.([^=]+)=(.*)$/s.exec(value.value);
       if (m) aliases.set(m[1]!, m[2]!);
       // Settings whose value git runs as a shell command.
-      const run = /^(core\.sshcommand|core\.pager|core\.editor|core\.fsmonitor|sequence\.editor|diff\.external|credential\.helper|pager\.[^=]+|gpg\.program|core\.askpass)=(.*)$/is.exec(value.value);
-      if (run) w.shellString({ ...value, value: run[2]!.replace(/^!/, '') }, { ...r, scope: { cwd, vars: r.scope.vars } }, []);
-      if (/^core\.worktree=/i.test(value.value)) elsewhere('git -c core.worktree', resolveIn({ ...value, value: value.value.slice(value.value.indexOf('=') + 1) }, cwd));
+      const run =
+        /^(core\.sshcommand|core\.pager|core\.editor|core\.fsmonitor|sequence\.editor|diff\.external|credential\.helper|pager\.[^=]+|gpg\.program|core\.askpass)=(.*)$/is.exec(
+          value.value,
+        );
+      if (run)
+        w.shellString(
+          { ...value, value: run[2]!.replace(/^!/, '') },
+          { ...r, scope: { cwd, vars: r.scope.vars } },
+          [],
+        );
+      if (/^core\.worktree=/i.test(value.value))
+        elsewhere(
+          'git -c core.worktree',
+          resolveIn({ ...value, value: value.value.slice(value.value.indexOf('=') + 1) }, cwd),
+        );
     }
   }
   for (const name of GIT_PLACE_VARS) {
@@ -107,10 +181,26 @@ export function checkGit(w: Walker, args: Field[], r: Run, expanded: ReadonlySet
     elsewhere(name, v === null || v === undefined ? null : path.resolve(cwd ?? '/', v));
   }
   // Variables whose value git runs as a shell command.
-  for (const name of ['GIT_SSH_COMMAND', 'GIT_EDITOR', 'GIT_SEQUENCE_EDITOR', 'GIT_PAGER', 'GIT_EXTERNAL_DIFF', 'GIT_ASKPASS', 'EDITOR', 'VISUAL', 'PAGER']) {
+  for (const name of [
+    'GIT_SSH_COMMAND',
+    'GIT_EDITOR',
+    'GIT_SEQUENCE_EDITOR',
+    'GIT_PAGER',
+    'GIT_EXTERNAL_DIFF',
+    'GIT_ASKPASS',
+    'EDITOR',
+    'VISUAL',
+    'PAGER',
+  ]) {
     if (!r.env.has(name)) continue;
     const v = r.env.get(name);
-    w.shellString(v === null || v === undefined ? { value: `$${name}`, dynamic: true, glob: false } : { value: v, dynamic: false, glob: false }, { ...r, scope: { cwd, vars: r.scope.vars } }, []);
+    w.shellString(
+      v === null || v === undefined
+        ? { value: `$${name}`, dynamic: true, glob: false }
+        : { value: v, dynamic: false, glob: false },
+      { ...r, scope: { cwd, vars: r.scope.vars } },
+      [],
+    );
   }
   const subField = args[i];
   if (!subField) return;
@@ -118,26 +208,55 @@ export function checkGit(w: Walker, args: Field[], r: Run, expanded: ReadonlySet
   const sub = subField.value;
   const alias = aliases.get(sub);
   if (alias !== undefined) {
-    if (expanded.has(sub)) return w.block('unresolved', `the git alias ${sub} expands to itself`, r.text);
-    if (alias.startsWith('!')) return w.shellString({ value: alias.slice(1), dynamic: false, glob: false }, { ...r, scope: { cwd, vars: r.scope.vars } }, [{ value: 'git', dynamic: false, glob: false }, ...rest]);
-    const words = alias.split(/\s+/).filter(Boolean).map((value) => ({ value, dynamic: false, glob: false }));
+    if (expanded.has(sub))
+      return w.block('unresolved', `the git alias ${sub} expands to itself`, r.text);
+    if (alias.startsWith('!'))
+      return w.shellString(
+        { value: alias.slice(1), dynamic: false, glob: false },
+        { ...r, scope: { cwd, vars: r.scope.vars } },
+        [{ value: 'git', dynamic: false, glob: false }, ...rest],
+      );
+    const words = alias
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((value) => ({ value, dynamic: false, glob: false }));
     return checkGit(w, [...args.slice(0, i), ...words, ...rest], r, new Set([...expanded, sub]));
   }
   if (sub === 'help' || sub === 'version' || rest.some((a) => a.value === '--help')) return;
   // git run from a folder outside the worktree works on another repository.
-  if (sub !== 'clone' && sub !== 'init' && sub !== 'ls-remote') elsewhere('the folder git runs in', cwd);
+  if (sub !== 'clone' && sub !== 'init' && sub !== 'ls-remote')
+    elsewhere('the folder git runs in', cwd);
   if (DANGEROUS.has(sub)) requireKnown(w, sub, rest, r);
   if (['branch', 'checkout', 'switch', 'reset', 'reflog', 'worktree', 'stash'].includes(sub)) {
     const loose = rest.find(mayBeOptions);
-    if (loose) return w.block('unresolved', `git ${sub} gets ${loose.value}, which may expand to options only known when it runs`, r.text);
+    if (loose)
+      return w.block(
+        'unresolved',
+        `git ${sub} gets ${loose.value}, which may expand to options only known when it runs`,
+        r.text,
+      );
   }
   const f = flags(rest);
-  const has = (s: string, ...long: string[]): boolean => f.short.has(s) || long.some((l) => f.long.has(l));
+  const has = (s: string, ...long: string[]): boolean =>
+    f.short.has(s) || long.some((l) => f.long.has(l));
   switch (sub) {
     case 'push': {
-      const force = has('f', '--force', '--force-with-lease', '--force-if-includes', '--mirror', '--prune', '--delete') || f.short.has('d')
-        || f.operands.some((o) => o.value.startsWith('+') || o.value.startsWith(':') || /^[^:]*:\+/.test(o.value));
-      if (force) return w.block('git-push-force', `git push ${rest.map((x) => x.value).join(' ')}`, r.text);
+      const force =
+        has(
+          'f',
+          '--force',
+          '--force-with-lease',
+          '--force-if-includes',
+          '--mirror',
+          '--prune',
+          '--delete',
+        ) ||
+        f.short.has('d') ||
+        f.operands.some(
+          (o) => o.value.startsWith('+') || o.value.startsWith(':') || /^[^:]*:\+/.test(o.value),
+        );
+      if (force)
+        return w.block('git-push-force', `git push ${rest.map((x) => x.value).join(' ')}`, r.text);
       return w.block('git-push', `git push ${rest.map((x) => x.value).join(' ')}`.trim(), r.text);
     }
     case 'branch': {
@@ -147,35 +266,82 @@ export function checkGit(w: Walker, args: Field[], r: Run, expanded: ReadonlySet
       const force = has('f', '--force') || has('D') || has('M') || has('C');
       const names = f.operands;
       if (del || move || copy || force) requireKnown(w, sub, rest, r);
-      if (del) { for (const n of names) if (protectedRef(n.value, protectedBranches)) return w.block('git-protected-ref', `git branch deletes ${n.value}`, r.text); return; }
-      if (move || copy) {
-        if (move && names.length <= 1) return w.block('git-protected-ref', 'git branch -m renames the current branch, the session branch hagent/<id>', r.text);
-        for (const n of move ? names : names.slice(-1)) if (protectedRef(n.value, protectedBranches)) return w.block('git-protected-ref', `git branch ${move ? 'renames' : 'overwrites'} ${n.value}`, r.text);
+      if (del) {
+        for (const n of names)
+          if (protectedRef(n.value, protectedBranches))
+            return w.block('git-protected-ref', `git branch deletes ${n.value}`, r.text);
         return;
       }
-      if (force && names[0] && protectedRef(names[0].value, protectedBranches)) return w.block('git-protected-ref', `git branch -f moves ${names[0].value}`, r.text);
+      if (move || copy) {
+        if (move && names.length <= 1)
+          return w.block(
+            'git-protected-ref',
+            'git branch -m renames the current branch, the session branch hagent/<id>',
+            r.text,
+          );
+        for (const n of move ? names : names.slice(-1))
+          if (protectedRef(n.value, protectedBranches))
+            return w.block(
+              'git-protected-ref',
+              `git branch ${move ? 'renames' : 'overwrites'} ${n.value}`,
+              r.text,
+            );
+        return;
+      }
+      if (force && names[0] && protectedRef(names[0].value, protectedBranches))
+        return w.block('git-protected-ref', `git branch -f moves ${names[0].value}`, r.text);
       return;
     }
-    case 'checkout': case 'switch': {
+    case 'checkout':
+    case 'switch': {
       const resetOpts = sub === 'checkout' ? ['-B'] : ['-C', '--force-create'];
-      if (rest.some((a) => resetOpts.some((o) => a.value === o || (!o.startsWith('--') && a.value.startsWith(o)) || a.value.startsWith(`${o}=`)))) requireKnown(w, sub, rest, r);
+      if (
+        rest.some((a) =>
+          resetOpts.some(
+            (o) =>
+              a.value === o ||
+              (!o.startsWith('--') && a.value.startsWith(o)) ||
+              a.value.startsWith(`${o}=`),
+          ),
+        )
+      )
+        requireKnown(w, sub, rest, r);
       const reset = optionAfter(rest, resetOpts);
-      if (reset && protectedRef(reset, protectedBranches)) return w.block('git-protected-ref', `git ${sub} resets the branch ${reset}`, r.text);
+      if (reset && protectedRef(reset, protectedBranches))
+        return w.block('git-protected-ref', `git ${sub} resets the branch ${reset}`, r.text);
       return;
     }
     case 'update-ref': {
-      if (f.long.has('--stdin')) return w.block('unresolved', 'git update-ref --stdin reads its ref updates from input the guard cannot see', r.text);
+      if (f.long.has('--stdin'))
+        return w.block(
+          'unresolved',
+          'git update-ref --stdin reads its ref updates from input the guard cannot see',
+          r.text,
+        );
       // -m REASON takes a word that is not the ref.
-      const words = rest.filter((a, k) => !(a.value === '-m' || rest[k - 1]?.value === '-m') && !a.value.startsWith('-'));
+      const words = rest.filter(
+        (a, k) => !(a.value === '-m' || rest[k - 1]?.value === '-m') && !a.value.startsWith('-'),
+      );
       const ref = words[0];
-      if (ref && protectedRef(ref.value, protectedBranches)) return w.block('git-protected-ref', `git update-ref ${has('d') ? 'deletes' : 'moves'} ${ref.value}`, r.text);
+      if (ref && protectedRef(ref.value, protectedBranches))
+        return w.block(
+          'git-protected-ref',
+          `git update-ref ${has('d') ? 'deletes' : 'moves'} ${ref.value}`,
+          r.text,
+        );
       return;
     }
     case 'symbolic-ref': {
-      if (f.operands.length >= 2 || has('d', '--delete')) return w.block('git-protected-ref', 'git symbolic-ref repoints HEAD away from the session branch', r.text);
+      if (f.operands.length >= 2 || has('d', '--delete'))
+        return w.block(
+          'git-protected-ref',
+          'git symbolic-ref repoints HEAD away from the session branch',
+          r.text,
+        );
       return;
     }
-    case 'tag': return;
+    case 'tag':
+      return;
     case 'reset': {
       if (!has('', '--hard', '--keep', '--merge')) return;
       requireKnown(w, sub, rest, r);
@@ -186,23 +352,33 @@ export function checkGit(w: Walker, args: Field[], r: Run, expanded: ReadonlySet
     case 'reflog': {
       if (f.operands[0]?.dynamic) requireKnown(w, sub, rest, r);
       const action = f.operands[0]?.value;
-      if (action === 'expire' || action === 'delete' || action === 'drop') return w.block('git-reflog-expire', `git reflog ${action}`, r.text);
+      if (action === 'expire' || action === 'delete' || action === 'drop')
+        return w.block('git-reflog-expire', `git reflog ${action}`, r.text);
       return;
     }
     case 'gc': {
       const prune = rest.find((a) => a.value === '--prune' || a.value.startsWith('--prune='));
-      if (prune && prune.value !== '--prune=never') return w.block('git-gc-prune', `git gc ${prune.value}`, r.text);
+      if (prune && prune.value !== '--prune=never')
+        return w.block('git-gc-prune', `git gc ${prune.value}`, r.text);
       return;
     }
-    case 'prune': return w.block('git-gc-prune', 'git prune', r.text);
+    case 'prune':
+      return w.block('git-gc-prune', 'git prune', r.text);
     case 'repack': {
-      if (f.short.has('a') && f.short.has('d') && !f.short.has('A') && !f.long.has('--keep-unreachable')) return w.block('git-gc-prune', 'git repack -a -d drops unreachable objects', r.text);
+      if (
+        f.short.has('a') &&
+        f.short.has('d') &&
+        !f.short.has('A') &&
+        !f.long.has('--keep-unreachable')
+      )
+        return w.block('git-gc-prune', 'git repack -a -d drops unreachable objects', r.text);
       return;
     }
     case 'worktree': {
       if (f.operands[0]?.dynamic) requireKnown(w, sub, rest, r);
       const action = f.operands[0]?.value;
-      if (action === 'remove' || action === 'prune' || action === 'move') return w.block('git-worktree', `git worktree ${action}`, r.text);
+      if (action === 'remove' || action === 'prune' || action === 'move')
+        return w.block('git-worktree', `git worktree ${action}`, r.text);
       if (action === 'add') {
         const dest = f.operands[1];
         if (dest) w.checkWrite(dest, { cwd, vars: r.scope.vars }, 'git worktree add', r.text);
@@ -212,12 +388,31 @@ export function checkGit(w: Walker, args: Field[], r: Run, expanded: ReadonlySet
     case 'stash': {
       if (f.operands[0]?.dynamic) requireKnown(w, sub, rest, r);
       const action = f.operands[0]?.value;
-      if (action === 'drop' || action === 'clear') return w.block('git-stash-drop', `git stash ${action}`, r.text);
+      if (action === 'drop' || action === 'clear')
+        return w.block('git-stash-drop', `git stash ${action}`, r.text);
       return;
     }
     case 'config': {
-      const reads = ['--get', '--get-all', '--get-regexp', '--get-urlmatch', '--get-color', '--get-colorbool', '--list', '--show-origin', '--show-scope'];
-      const writes = ['--unset', '--unset-all', '--add', '--replace-all', '--rename-section', '--remove-section', '--edit'];
+      const reads = [
+        '--get',
+        '--get-all',
+        '--get-regexp',
+        '--get-urlmatch',
+        '--get-color',
+        '--get-colorbool',
+        '--list',
+        '--show-origin',
+        '--show-scope',
+      ];
+      const writes = [
+        '--unset',
+        '--unset-all',
+        '--add',
+        '--replace-all',
+        '--rename-section',
+        '--remove-section',
+        '--edit',
+      ];
       const first = f.operands[0]?.value;
       if (first === 'get' || first === 'list') return;
       // A config file of the worktree's own (git config -f .gitmodules …) is an edit inside it.
@@ -226,9 +421,23 @@ export function checkGit(w: Walker, args: Field[], r: Run, expanded: ReadonlySet
         const p = resolveIn({ value: file, dynamic: false, glob: false }, cwd);
         if (p && placeOf(frame, p, true) === 'inside') return;
       }
-      if (writes.some((x) => f.long.has(x)) || f.short.has('e') || ['set', 'unset', 'rename-section', 'remove-section', 'edit'].includes(first ?? '')) return w.block('git-config-write', `git config ${rest.map((x) => x.value).join(' ')}`, r.text);
+      if (
+        writes.some((x) => f.long.has(x)) ||
+        f.short.has('e') ||
+        ['set', 'unset', 'rename-section', 'remove-section', 'edit'].includes(first ?? '')
+      )
+        return w.block(
+          'git-config-write',
+          `git config ${rest.map((x) => x.value).join(' ')}`,
+          r.text,
+        );
       if (reads.some((x) => f.long.has(x)) || f.short.has('l')) return;
-      if (f.operands.length >= 2) return w.block('git-config-write', `git config ${rest.map((x) => x.value).join(' ')}`, r.text);
+      if (f.operands.length >= 2)
+        return w.block(
+          'git-config-write',
+          `git config ${rest.map((x) => x.value).join(' ')}`,
+          r.text,
+        );
       return;
     }
     case 'notes': {
@@ -236,10 +445,16 @@ export function checkGit(w: Walker, args: Field[], r: Run, expanded: ReadonlySet
       const ref = optionAfter(rest, ['--ref']) ?? notesRefOf(r) ?? 'commits';
       const action = rest.find((a) => !a.value.startsWith('-') && a.value !== ref)?.value ?? 'list';
       const writes = !['list', 'show', 'get-ref'].includes(action);
-      if (writes && /^(refs\/notes\/)?hagent$/.test(ref)) return w.block('git-protected-ref', `git notes ${action} on hagent's notes (the patch text of each commit)`, r.text);
+      if (writes && /^(refs\/notes\/)?hagent$/.test(ref))
+        return w.block(
+          'git-protected-ref',
+          `git notes ${action} on hagent's notes (the patch text of each commit)`,
+          r.text,
+        );
       return;
     }
-    case 'filter-branch': case 'filter-repo':
+    case 'filter-branch':
+    case 'filter-repo':
       return w.block('git-history-rewrite', `git ${sub}`, r.text);
     case 'clone': {
       const dest = f.operands[1];
@@ -249,23 +464,40 @@ export function checkGit(w: Walker, args: Field[], r: Run, expanded: ReadonlySet
     }
     case 'init': {
       const dest = f.operands[0];
-      w.checkWrite(dest ?? { value: '.', dynamic: false, glob: false }, { cwd, vars: r.scope.vars }, 'git init', r.text);
+      w.checkWrite(
+        dest ?? { value: '.', dynamic: false, glob: false },
+        { cwd, vars: r.scope.vars },
+        'git init',
+        r.text,
+      );
       return;
     }
     case 'submodule': {
       const k = rest.findIndex((a) => a.value === 'foreach');
       if (k >= 0) {
         const cmd = rest.slice(k + 1).filter((a) => !a.value.startsWith('--'));
-        if (cmd.some((a) => a.dynamic)) return w.block('unresolved', 'git submodule foreach runs code only known when it runs', r.text);
-        return w.shellString({ value: cmd.map((a) => a.value).join(' '), dynamic: false, glob: false }, r, []);
+        if (cmd.some((a) => a.dynamic))
+          return w.block(
+            'unresolved',
+            'git submodule foreach runs code only known when it runs',
+            r.text,
+          );
+        return w.shellString(
+          { value: cmd.map((a) => a.value).join(' '), dynamic: false, glob: false },
+          r,
+          [],
+        );
       }
       return;
     }
     case 'rebase': {
       for (let k = 0; k < rest.length; k++) {
         const v = rest[k]!.value;
-        if (v === '-x' || v === '--exec') { const c = rest[k + 1]; if (c) w.shellString(c, r, []); }
-        else if (v.startsWith('--exec=')) w.shellString({ ...rest[k]!, value: v.slice(7) }, r, []);
+        if (v === '-x' || v === '--exec') {
+          const c = rest[k + 1];
+          if (c) w.shellString(c, r, []);
+        } else if (v.startsWith('--exec='))
+          w.shellString({ ...rest[k]!, value: v.slice(7) }, r, []);
       }
       return;
     }
@@ -284,7 +516,7 @@ export function checkGit(w: Walker, args: Field[], r: Run, expanded: ReadonlySet
 /** The notes ref git would use from the environment (GIT_NOTES_REF), if set. */
 function notesRefOf(r: Run): string | undefined {
   const v = r.env.get('GIT_NOTES_REF');
-  return v === null ? 'hagent' : v ?? undefined; // unknown: taken as hagent's, to be safe
+  return v === null ? 'hagent' : (v ?? undefined); // unknown: taken as hagent's, to be safe
 }
 
 /** The word after the first of `names` (or glued to it: `-Bname`). */

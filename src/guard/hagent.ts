@@ -11,10 +11,32 @@ import type { Run, Walker } from './walk.js';
 import type { Field } from './words.js';
 
 /** Options of hagent that take a value (`--session ID`): their value is not a command word. */
-const VALUE_OPTIONS = new Set(['--session', '--name', '--base', '--message', '-m', '--dir', '--timeout', '--max-output', '--lock-timeout']);
+const VALUE_OPTIONS = new Set([
+  '--session',
+  '--name',
+  '--base',
+  '--message',
+  '-m',
+  '--dir',
+  '--timeout',
+  '--max-output',
+  '--lock-timeout',
+]);
 
 /** Node's options that take a value before the script (`node -r x hagent.cjs`). */
-const NODE_VALUE_OPTIONS = new Set(['-r', '--require', '--import', '--loader', '--experimental-loader', '-C', '--conditions', '--env-file', '--title', '--inspect-port', '--stack-size']);
+const NODE_VALUE_OPTIONS = new Set([
+  '-r',
+  '--require',
+  '--import',
+  '--loader',
+  '--experimental-loader',
+  '-C',
+  '--conditions',
+  '--env-file',
+  '--title',
+  '--inspect-port',
+  '--stack-size',
+]);
 
 /** True when `name` (a command name reduced to its basename) starts hagent: `hagent`, `hagent-cli`. */
 export function isHagentName(name: string): boolean {
@@ -23,7 +45,11 @@ export function isHagentName(name: string): boolean {
 
 /** True for a script path that is hagent's CLI: `…/hagent`, `…/hagent.cjs`, `…/dist/cli.cjs`. */
 export function isHagentScript(file: string): boolean {
-  return /(^|\/)hagent(-cli)?(\.[cm]?js)?$/i.test(file) || /(^|\/)dist\/cli\.[cm]?js$/i.test(file) || /(^|\/)hagent-cli\/.*\.[cm]?js$/i.test(file);
+  return (
+    /(^|\/)hagent(-cli)?(\.[cm]?js)?$/i.test(file) ||
+    /(^|\/)dist\/cli\.[cm]?js$/i.test(file) ||
+    /(^|\/)hagent-cli\/.*\.[cm]?js$/i.test(file)
+  );
 }
 
 /** `node [options] SCRIPT ARGS…` where SCRIPT is hagent's CLI: the index of SCRIPT, else -1. */
@@ -31,7 +57,10 @@ export function nodeScriptIndex(args: readonly Field[]): number {
   for (let i = 0; i < args.length; i++) {
     const v = args[i]!.value;
     if (v === '--') return args[i + 1] && isHagentScript(args[i + 1]!.value) ? i + 1 : -1;
-    if (NODE_VALUE_OPTIONS.has(v)) { i++; continue; }
+    if (NODE_VALUE_OPTIONS.has(v)) {
+      i++;
+      continue;
+    }
     if (v.startsWith('-')) continue;
     return isHagentScript(v) ? i : -1;
   }
@@ -45,7 +74,11 @@ export function namesMarker(value: string): boolean {
 
 /** Refuses dropping or overriding the marker; `how` is the spelling seen (for the reason). */
 export function refuseMarkerChange(w: Walker, how: string, text: string): void {
-  w.block('agent-marker', `${how} changes ${AGENT_MARKER}, which tells hagent it runs for an agent`, text);
+  w.block(
+    'agent-marker',
+    `${how} changes ${AGENT_MARKER}, which tells hagent it runs for an agent`,
+    text,
+  );
 }
 
 /** The command words of a hagent command line (options and their values skipped). */
@@ -56,18 +89,32 @@ function commandWords(args: readonly Field[]): { words: Field[]; rest: number } 
   for (; i < args.length && words.length < 2; i++) {
     const a = args[i]!;
     // `hagent -- land` still lands (yargs takes the words after -- as its commands); so does `npm exec hagent -- land`.
-    if (a.value === '--' && !dashes) { dashes = true; continue; }
-    if (!dashes && !a.dynamic && VALUE_OPTIONS.has(a.value)) { i++; continue; }
+    if (a.value === '--' && !dashes) {
+      dashes = true;
+      continue;
+    }
+    if (!dashes && !a.dynamic && VALUE_OPTIONS.has(a.value)) {
+      i++;
+      continue;
+    }
     if (!dashes && !a.dynamic && a.value.startsWith('-')) continue;
     words.push(a);
-    if (words.length === 1 && a.value !== 'session' && a.value !== 'config') { i++; break; }
+    if (words.length === 1 && a.value !== 'session' && a.value !== 'config') {
+      i++;
+      break;
+    }
   }
   return { words, rest: i };
 }
 
 /** True when one of `args` is the boolean flag `--NAME` set (not `--no-NAME`, not `--NAME=false`). */
 function flagSet(args: readonly Field[], name: string): boolean {
-  return args.some((a) => a.dynamic || a.value === `--${name}` || (a.value.startsWith(`--${name}=`) && a.value !== `--${name}=false`));
+  return args.some(
+    (a) =>
+      a.dynamic ||
+      a.value === `--${name}` ||
+      (a.value.startsWith(`--${name}=`) && a.value !== `--${name}=false`),
+  );
 }
 
 /**
@@ -77,35 +124,69 @@ function flagSet(args: readonly Field[], name: string): boolean {
  * (`env -i hagent …`); with `unresolved` when the verb is only known when it runs.
  */
 export function checkHagent(w: Walker, args: readonly Field[], r: Run): void {
-  if (r.env.has(AGENT_MARKER)) return refuseMarkerChange(w, 'the environment of this hagent command', r.text);
+  if (r.env.has(AGENT_MARKER))
+    return refuseMarkerChange(w, 'the environment of this hagent command', r.text);
   if (args.some((a) => !a.dynamic && (a.value === '--help' || a.value === '-h'))) return; // prints help, runs nothing
   const { words, rest } = commandWords(args);
   const [verb, sub] = words;
   if (!verb) return;
-  if (verb.dynamic) return w.block('unresolved', `the hagent command ${verb.value} is only known when it runs`, r.text);
-  const human = (what: string): void => w.block('hagent-human-only', `${what} is for the human`, r.text);
+  if (verb.dynamic)
+    return w.block(
+      'unresolved',
+      `the hagent command ${verb.value} is only known when it runs`,
+      r.text,
+    );
+  const human = (what: string): void =>
+    w.block('hagent-human-only', `${what} is for the human`, r.text);
   switch (verb.value) {
-    case 'land': return human('hagent land');
-    case 'integrate': return human('hagent integrate');
-    case 'review': if (flagSet(args, 'approve')) human('hagent review --approve'); return;
-    case 'undo': if (flagSet(args, 'land')) human('hagent undo --land'); return;
+    case 'land':
+      return human('hagent land');
+    case 'integrate':
+      return human('hagent integrate');
+    case 'review':
+      if (flagSet(args, 'approve')) human('hagent review --approve');
+      return;
+    case 'undo':
+      if (flagSet(args, 'land')) human('hagent undo --land');
+      return;
     case 'session':
-      if (sub?.dynamic) return w.block('unresolved', `the hagent session command ${sub.value} is only known when it runs`, r.text);
+      if (sub?.dynamic)
+        return w.block(
+          'unresolved',
+          `the hagent session command ${sub.value} is only known when it runs`,
+          r.text,
+        );
       if (sub?.value === 'end') human('hagent session end');
       return;
     case 'exec': {
       // The words after the options are shell code, joined by blanks as hagent exec joins them.
       const code = args.slice(rest);
       let start = 0;
-      while (start < code.length && code[start]!.value.startsWith('-') && code[start]!.value !== '--' && !code[start]!.dynamic) start += VALUE_OPTIONS.has(code[start]!.value) ? 2 : 1;
+      while (
+        start < code.length &&
+        code[start]!.value.startsWith('-') &&
+        code[start]!.value !== '--' &&
+        !code[start]!.dynamic
+      )
+        start += VALUE_OPTIONS.has(code[start]!.value) ? 2 : 1;
       if (code[start]?.value === '--') start++;
       const words2 = code.slice(start);
       // No command words: hagent exec reads the command from stdin.
-      if (words2.length === 0) { if (r.stdin?.literal !== undefined) w.source(r.stdin.literal, { cwd: r.scope.cwd, vars: new Map(r.env) }, r.depth + 1); return; }
+      if (words2.length === 0) {
+        if (r.stdin?.literal !== undefined)
+          w.source(r.stdin.literal, { cwd: r.scope.cwd, vars: new Map(r.env) }, r.depth + 1);
+        return;
+      }
       const dyn = words2.find((a) => a.dynamic);
-      if (dyn) return w.block('unresolved', `the code ${dyn.value} is only known when it runs`, r.text);
-      return w.source(words2.map((a) => a.value).join(' '), { cwd: r.scope.cwd, vars: new Map(r.env) }, r.depth + 1);
+      if (dyn)
+        return w.block('unresolved', `the code ${dyn.value} is only known when it runs`, r.text);
+      return w.source(
+        words2.map((a) => a.value).join(' '),
+        { cwd: r.scope.cwd, vars: new Map(r.env) },
+        r.depth + 1,
+      );
     }
-    default: return;
+    default:
+      return;
   }
 }

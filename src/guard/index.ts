@@ -38,7 +38,14 @@ export interface GuardContext {
 
 export type GuardVerdict =
   | { allowed: true }
-  | { allowed: false; code: 'GUARD_BLOCKED'; rule: string; reason: string; hint: string; command: string };
+  | {
+      allowed: false;
+      code: 'GUARD_BLOCKED';
+      rule: string;
+      reason: string;
+      hint: string;
+      command: string;
+    };
 
 /**
  * Decides whether a shell command string may run in the session worktree.
@@ -61,11 +68,26 @@ export function guardCommand(command: string, ctx: GuardContext): GuardVerdict {
     walker.source(command, { cwd: walker.session.frame.worktree, vars: new Map() }, 0);
     return { allowed: true };
   } catch (error) {
-    if (error instanceof Blocked) return { allowed: false, code: 'GUARD_BLOCKED', rule: error.rule, reason: error.reason, hint: error.hint, command: error.command || command };
+    if (error instanceof Blocked)
+      return {
+        allowed: false,
+        code: 'GUARD_BLOCKED',
+        rule: error.rule,
+        reason: error.reason,
+        hint: error.hint,
+        command: error.command || command,
+      };
     // A bug in the walk must not let a command through: refuse, naming it.
     const rule: GuardRule = 'unresolved';
     if (walker.session.allow.has(rule)) return { allowed: true };
-    return { allowed: false, code: 'GUARD_BLOCKED', rule, reason: `${GUARD_RULES[rule]}: the guard failed on it (${(error as Error)?.message ?? String(error)})`, hint: 'simplify the command, or report it as a hagent bug', command };
+    return {
+      allowed: false,
+      code: 'GUARD_BLOCKED',
+      rule,
+      reason: `${GUARD_RULES[rule]}: the guard failed on it (${(error as Error)?.message ?? String(error)})`,
+      hint: 'simplify the command, or report it as a hagent bug',
+      command,
+    };
   }
 }
 

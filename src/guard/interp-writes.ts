@@ -11,7 +11,8 @@
 import type { Run, Walker } from './walk.js';
 
 /** APIs that create or overwrite a file named by a string in the code. */
-const WRITES = /\b(writeFileSync|writeFile|appendFile\w*|copyFile\w*|createWriteStream|outputFile\w*|write_text|write_bytes|File\.write|IO\.write|File\.open\s*\([^)]*['"][wa]|open\s*\([^)]*['"][wax+]|open\s*\([^,)]*,\s*['"]\+?>|open\s+[^,;]*,\s*['"]\+?>|file_put_contents|fopen\s*\([^)]*['"][wax])/;
+const WRITES =
+  /\b(writeFileSync|writeFile|appendFile\w*|copyFile\w*|createWriteStream|outputFile\w*|write_text|write_bytes|File\.write|IO\.write|File\.open\s*\([^)]*['"][wa]|open\s*\([^)]*['"][wax+]|open\s*\([^,)]*,\s*['"]\+?>|open\s+[^,;]*,\s*['"]\+?>|file_put_contents|fopen\s*\([^)]*['"][wax])/;
 
 /** awk's output redirections to a quoted file: `> "/path"`, `>> "/path"` (a pipe `| "cmd"` is shell code, read elsewhere). */
 const AWK_REDIRECT = /(?<![<>=!])>>?\s*"((?:[^"\\\n]|\\.)*)"/g;
@@ -37,15 +38,31 @@ export function writesFiles(name: string, code: string): boolean {
  * space that holds no checkout) it is refused as `write-outside`.
  * @param lits the string literals of the code (interp.ts reads them)
  */
-export function checkInlineWrites(w: Walker, name: string, code: string, lits: readonly string[], r: Run): void {
+export function checkInlineWrites(
+  w: Walker,
+  name: string,
+  code: string,
+  lits: readonly string[],
+  r: Run,
+): void {
   const targets: string[] = [];
   if (/awk$/.test(name)) {
     AWK_REDIRECT.lastIndex = 0;
-    for (let m = AWK_REDIRECT.exec(code); m; m = AWK_REDIRECT.exec(code)) targets.push(m[1]!.replace(/\\(.)/g, '$1'));
+    for (let m = AWK_REDIRECT.exec(code); m; m = AWK_REDIRECT.exec(code))
+      targets.push(m[1]!.replace(/\\(.)/g, '$1'));
   }
   if (WRITES.test(code)) for (const lit of lits) targets.push(modeTarget(lit));
   for (const t of targets) {
     if (!PATHLIKE.test(t) || /\s/.test(t)) continue;
-    w.checkWrite({ value: t.startsWith('~') ? w.session.frame.home + t.slice(1) : t, dynamic: false, glob: false }, r.scope, `the ${name} code's write`, r.text);
+    w.checkWrite(
+      {
+        value: t.startsWith('~') ? w.session.frame.home + t.slice(1) : t,
+        dynamic: false,
+        glob: false,
+      },
+      r.scope,
+      `the ${name} code's write`,
+      r.text,
+    );
   }
 }

@@ -9,7 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 
 /** Paths a command may write although they are outside the worktree: output devices. */
-const DEVICES = /^\/dev\/(null|zero|stdout|stderr|stdin|tty|fd\/\d+|random|urandom)$|^\/proc\/self\/fd\/\d+$/;
+const DEVICES =
+  /^\/dev\/(null|zero|stdout|stderr|stdin|tty|fd\/\d+|random|urandom)$|^\/proc\/self\/fd\/\d+$/;
 
 /** Folders where scratch files belong; writes there are allowed unless they reach a checkout. */
 function tempRoots(): string[] {
@@ -94,7 +95,8 @@ export function placeOf(frame: Frame, p: string, followLast: boolean): Place {
   if (within(real, worktree)) {
     return within(real, path.join(worktree, '.git')) ? 'worktree-git' : 'inside';
   }
-  if (real === '/' || real === home || within(worktree, real) || within(home, real)) return 'home-or-root';
+  if (real === '/' || real === home || within(worktree, real) || within(home, real))
+    return 'home-or-root';
   // The home folder's files are never scratch, even with a temp folder inside it.
   if (within(real, home)) return 'outside';
   for (const t of frame.temps) {

@@ -7,21 +7,30 @@
 export const GUARD_RULES = {
   'rm-outside': 'deletes files outside the session worktree (or the home folder, or /)',
   'write-outside': 'writes outside the session worktree',
-  'worktree-git': "removes or overwrites the session worktree itself or its .git link",
-  unresolved: 'uses something the guard cannot resolve (a variable, a substitution, code read from a pipe) where a dangerous command reads it',
-  'git-elsewhere': 'points git at another repository or folder (-C, --git-dir, --work-tree, GIT_DIR, or a folder outside the worktree)',
+  'worktree-git': 'removes or overwrites the session worktree itself or its .git link',
+  unresolved:
+    'uses something the guard cannot resolve (a variable, a substitution, code read from a pipe) where a dangerous command reads it',
+  'git-elsewhere':
+    'points git at another repository or folder (-C, --git-dir, --work-tree, GIT_DIR, or a folder outside the worktree)',
   'git-push': 'pushes to a remote',
-  'git-push-force': 'force-pushes or deletes on a remote (--force, +refspec, :refspec, --delete, --mirror, --prune)',
-  'git-protected-ref': "deletes, moves or renames hagent's branches and refs (hagent/*, refs/hagent/*, its notes) or the session's target branch",
-  'git-reset-hard': 'resets --hard to another revision, dropping hagent commits from the session branch',
+  'git-push-force':
+    'force-pushes or deletes on a remote (--force, +refspec, :refspec, --delete, --mirror, --prune)',
+  'git-protected-ref':
+    "deletes, moves or renames hagent's branches and refs (hagent/*, refs/hagent/*, its notes) or the session's target branch",
+  'git-reset-hard':
+    'resets --hard to another revision, dropping hagent commits from the session branch',
   'git-reflog-expire': 'expires or deletes reflog entries (the way back to dropped commits)',
-  'git-gc-prune': 'prunes unreachable objects (gc --prune, prune, repack -a -d), destroying what undo and the reflog keep',
+  'git-gc-prune':
+    'prunes unreachable objects (gc --prune, prune, repack -a -d), destroying what undo and the reflog keep',
   'git-worktree': 'removes, prunes or moves git worktrees (the session worktree among them)',
   'git-stash-drop': 'drops or clears stash entries',
-  'git-config-write': "changes the repository's or the user's git configuration (shared by every worktree)",
+  'git-config-write':
+    "changes the repository's or the user's git configuration (shared by every worktree)",
   'git-history-rewrite': 'rewrites history of every branch (filter-branch, filter-repo)',
-  'hagent-human-only': "runs one of hagent's human-only commands (review --approve, land, land --undo, undo --land, session end, integrate)",
-  'agent-marker': 'unsets or overrides HAGENT_AGENT, the marker that tells hagent it runs for an agent',
+  'hagent-human-only':
+    "runs one of hagent's human-only commands (review --approve, land, land --undo, undo --land, session end, integrate)",
+  'agent-marker':
+    'unsets or overrides HAGENT_AGENT, the marker that tells hagent it runs for an agent',
 } as const;
 
 /** A rule name. */
@@ -32,21 +41,34 @@ export const GUARD_RULE_NAMES = Object.keys(GUARD_RULES) as GuardRule[];
 
 /** The hint that follows a refusal: what the agent can do instead. */
 export const GUARD_HINTS: Record<GuardRule, string> = {
-  'rm-outside': 'delete only inside the session worktree (every change there is a hagent commit and can be undone); ask the user for anything else',
-  'write-outside': 'write inside the session worktree (or a scratch file under the temp folder); ask the user to change files elsewhere',
-  'worktree-git': 'remove or overwrite files inside the worktree instead; the session itself is ended by the user with hagent session end',
-  unresolved: 'spell the command out with literal words (no $VAR or $(...) where a command or path of rm/git/writes is read, no code piped into a shell)',
-  'git-elsewhere': 'run git inside the session worktree only, without -C/--git-dir/--work-tree/GIT_DIR',
-  'git-push': 'do not push from a session: the user reviews and lands the work with hagent review / hagent land (a repository may allow it: guard.allow ["git-push"] in .hagent/config.json)',
+  'rm-outside':
+    'delete only inside the session worktree (every change there is a hagent commit and can be undone); ask the user for anything else',
+  'write-outside':
+    'write inside the session worktree (or a scratch file under the temp folder); ask the user to change files elsewhere',
+  'worktree-git':
+    'remove or overwrite files inside the worktree instead; the session itself is ended by the user with hagent session end',
+  unresolved:
+    'spell the command out with literal words (no $VAR or $(...) where a command or path of rm/git/writes is read, no code piped into a shell)',
+  'git-elsewhere':
+    'run git inside the session worktree only, without -C/--git-dir/--work-tree/GIT_DIR',
+  'git-push':
+    'do not push from a session: the user reviews and lands the work with hagent review / hagent land (a repository may allow it: guard.allow ["git-push"] in .hagent/config.json)',
   'git-push-force': 'never force-push from a session; the user lands the work with hagent land',
-  'git-protected-ref': 'leave hagent/* and the target branch alone; undo work with hagent undo, the user lands or ends the session',
-  'git-reset-hard': 'to drop applied work use hagent undo (it stays undoable); git reset --hard HEAD (discarding uncommitted edits) is allowed',
+  'git-protected-ref':
+    'leave hagent/* and the target branch alone; undo work with hagent undo, the user lands or ends the session',
+  'git-reset-hard':
+    'to drop applied work use hagent undo (it stays undoable); git reset --hard HEAD (discarding uncommitted edits) is allowed',
   'git-reflog-expire': 'leave the reflog alone; hagent undo works without it',
   'git-gc-prune': 'leave garbage collection to the user; plain git gc without --prune is allowed',
   'git-worktree': 'leave worktrees alone; the user ends sessions with hagent session end',
-  'git-stash-drop': 'keep stash entries (git stash pop/apply are allowed); ask the user to drop them',
-  'git-config-write': 'read configuration only (git config --get); pass settings per command with git -c key=value',
-  'git-history-rewrite': 'do not rewrite history from a session; hagent undo rolls back applied work',
-  'hagent-human-only': 'tell the user the work is ready: they review, approve and land it (and end sessions, change hook or MCP settings) from their own shell; hagent status, review, apply, check, undo, sync and log stay yours',
-  'agent-marker': 'leave HAGENT_AGENT alone; what it stops is for the user to run from their own shell',
+  'git-stash-drop':
+    'keep stash entries (git stash pop/apply are allowed); ask the user to drop them',
+  'git-config-write':
+    'read configuration only (git config --get); pass settings per command with git -c key=value',
+  'git-history-rewrite':
+    'do not rewrite history from a session; hagent undo rolls back applied work',
+  'hagent-human-only':
+    'tell the user the work is ready: they review, approve and land it (and end sessions, change hook or MCP settings) from their own shell; hagent status, review, apply, check, undo, sync and log stay yours',
+  'agent-marker':
+    'leave HAGENT_AGENT alone; what it stops is for the user to run from their own shell',
 };

@@ -11,8 +11,16 @@ import type { GuardContext } from './index.js';
  * The {@link GuardContext} for commands an agent runs in `session`.
  * @throws HagentError CONFIG_INVALID for a broken `.hagent/config.json`.
  */
-export async function sessionGuardContext(ctx: RepoContext, session: Session, env: Readonly<Record<string, string | undefined>>): Promise<GuardContext> {
+export async function sessionGuardContext(
+  ctx: RepoContext,
+  session: Session,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<GuardContext> {
   const config = await loadConfig(ctx, env);
   const target = session.target?.replace(/^refs\/heads\//, '');
-  return { worktree: session.worktree, protectedBranches: target ? [target] : [], allow: config.guard.allow };
+  return {
+    worktree: session.worktree,
+    protectedBranches: target ? [target] : [],
+    allow: config.guard.allow,
+  };
 }

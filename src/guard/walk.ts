@@ -8,18 +8,46 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { forEachChild, parse, type Command, type ParsedScript, type Redirection, type Script, type Statement, type SyntaxNode, type Word } from 'unbash';
+import {
+  forEachChild,
+  parse,
+  type Command,
+  type ParsedScript,
+  type Redirection,
+  type Script,
+  type Statement,
+  type SyntaxNode,
+  type Word,
+} from 'unbash';
 import { checkGit } from './git.js';
-import { checkHagent, isHagentName, namesMarker, nodeScriptIndex, refuseMarkerChange } from './hagent.js';
+import {
+  checkHagent,
+  isHagentName,
+  namesMarker,
+  nodeScriptIndex,
+  refuseMarkerChange,
+} from './hagent.js';
 import { checkInlineCode, INTERPRETERS } from './interp.js';
 import { AGENT_MARKER } from '../agents/marker.js';
 import { globBase, globRegExp, placeOf, type Frame, type Place } from './paths.js';
 import { GUARD_HINTS, GUARD_RULES, type GuardRule } from './rules.js';
-import { expandAssignment, expandWord, mayBeOptions, type ExpandScope, type Field, type Vars } from './words.js';
+import {
+  expandAssignment,
+  expandWord,
+  mayBeOptions,
+  type ExpandScope,
+  type Field,
+  type Vars,
+} from './words.js';
 
 /** Thrown inside the walk at the first refusal; turned into a verdict by index.ts. */
 export class Blocked {
-  constructor(readonly rule: GuardRule, readonly reason: string, readonly hint: string, readonly command: string) {}
+  constructor(
+    readonly rule: GuardRule,
+    readonly reason: string,
+    readonly hint: string,
+    readonly command: string,
+  ) {}
 }
 
 /** What the walk knows at a point of the script. */
@@ -62,7 +90,8 @@ const MAX_DEPTH = 16;
 const MAX_LOOP = 32;
 
 /** Words that make a parse error worth refusing: the command may be one of these in disguise. */
-const RISKY_WORDS = /\b(rm|rmdir|git|dd|mv|cp|find|xargs|eval|exec|sh|bash|zsh|dash|chmod|chown|truncate|shred|tee|sudo|doas|env|mkfs\S*|rsync|unlink|ln|install|python\d*|node|perl|ruby)\b|>/;
+const RISKY_WORDS =
+  /\b(rm|rmdir|git|dd|mv|cp|find|xargs|eval|exec|sh|bash|zsh|dash|chmod|chown|truncate|shred|tee|sudo|doas|env|mkfs\S*|rsync|unlink|ln|install|python\d*|node|perl|ruby)\b|>/;
 
 export class Walker {
   /** Sees every command line before its rule (tests compare the expansion with bash's). */
@@ -84,13 +113,24 @@ export class Walker {
 
   /** Parses `source` and walks it. Parse errors next to a risky word refuse (fail closed). */
   source(source: string, scope: Scope, depth: number, stdin: Stdin | null = null): void {
-    if (depth > MAX_DEPTH) this.block('unresolved', 'the command nests shells or substitutions too deeply to follow', source);
+    if (depth > MAX_DEPTH)
+      this.block(
+        'unresolved',
+        'the command nests shells or substitutions too deeply to follow',
+        source,
+      );
     const ast = parse(source);
     this.script(ast, source, scope, depth, stdin);
     if (depth === 0) for (let k = 0; k < this.deferred.length; k++) this.deferred[k]!();
   }
 
-  script(ast: ParsedScript | Script, source: string, scope: Scope, depth: number, stdin: Stdin | null = null): void {
+  script(
+    ast: ParsedScript | Script,
+    source: string,
+    scope: Scope,
+    depth: number,
+    stdin: Stdin | null = null,
+  ): void {
     const src = ast.source ?? source;
     const errors = (ast as ParsedScript).errors;
     for (const st of ast.commands) this.statement(st, src, scope, depth, stdin);
@@ -99,7 +139,13 @@ export class Walker {
     }
   }
 
-  private statement(st: Statement, src: string, scope: Scope, depth: number, stdin: Stdin | null): void {
+  private statement(
+    st: Statement,
+    src: string,
+    scope: Scope,
+    depth: number,
+    stdin: Stdin | null,
+  ): void {
     this.node(st.command, src, scope, depth, stdin);
   }
 
@@ -117,7 +163,12 @@ export class Walker {
    * The output of `$(…)` when it is knowable without running anything: echo/printf of literals,
    * pwd, dirname/basename/realpath of literals, mktemp (a temp file), date (a word), git's top level.
    */
-  private substituteOutput(script: Script | undefined, src: string, scope: Scope, depth: number): string | null {
+  private substituteOutput(
+    script: Script | undefined,
+    src: string,
+    scope: Scope,
+    depth: number,
+  ): string | null {
     const st = script?.commands;
     if (!script || st?.length !== 1 || st[0]!.command.type !== 'Command') return null;
     const cmd = st[0]!.command;
@@ -132,36 +183,55 @@ export class Walker {
     const name = cmd.name.value;
     const words = argv.map((f) => f.value);
     if (name === 'echo') return words.filter((w, i) => !(i === 0 && /^-[neE]+$/.test(w))).join(' ');
-    if (name === 'printf' && words.length && !words[0]!.includes('%')) return words[0]!.replace(/\\n/g, '\n');
+    if (name === 'printf' && words.length && !words[0]!.includes('%'))
+      return words[0]!.replace(/\\n/g, '\n');
     if (name === 'pwd') return scope.cwd;
     if (name === 'dirname' && words.length === 1) return path.posix.dirname(words[0]!);
-    if (name === 'basename' && (words.length === 1 || words.length === 2)) return path.posix.basename(words[0]!, words[1]);
-    if (name === 'realpath' && words.length === 1 && scope.cwd) return path.resolve(scope.cwd, words[0]!);
+    if (name === 'basename' && (words.length === 1 || words.length === 2))
+      return path.posix.basename(words[0]!, words[1]);
+    if (name === 'realpath' && words.length === 1 && scope.cwd)
+      return path.resolve(scope.cwd, words[0]!);
     // date prints digits, letters and separators of its format: a word, no folder, unless the format has one.
-    if (name === 'date' && !words.some((w2) => w2.includes('/') && w2.startsWith('+'))) return 'date';
+    if (name === 'date' && !words.some((w2) => w2.includes('/') && w2.startsWith('+')))
+      return 'date';
     // mktemp makes its file in the temp folder unless told otherwise (-p DIR, a template with a folder).
-    if (name === 'mktemp' && !words.some((w2) => w2.includes('/') || /^(-p|--tmpdir)/.test(w2))) return path.join(this.session.frame.temps[0]!, 'tmp.guard');
-    if (name === 'git' && words.join(' ') === 'rev-parse --show-toplevel' && scope.cwd && ['inside', 'worktree-root'].includes(placeOf(this.session.frame, scope.cwd, true))) return this.session.frame.worktree;
+    if (name === 'mktemp' && !words.some((w2) => w2.includes('/') || /^(-p|--tmpdir)/.test(w2)))
+      return path.join(this.session.frame.temps[0]!, 'tmp.guard');
+    if (
+      name === 'git' &&
+      words.join(' ') === 'rev-parse --show-toplevel' &&
+      scope.cwd &&
+      ['inside', 'worktree-root'].includes(placeOf(this.session.frame, scope.cwd, true))
+    )
+      return this.session.frame.worktree;
     return null;
   }
 
   /** Walks every command/process substitution below `node` (they run before the command). */
   private substitutions(node: SyntaxNode, src: string, scope: Scope, depth: number): void {
     forEachChild(node, (child) => {
-      if (child.type === 'Script') this.script(child, src, { cwd: scope.cwd, vars: new Map(scope.vars) }, depth + 1);
+      if (child.type === 'Script')
+        this.script(child, src, { cwd: scope.cwd, vars: new Map(scope.vars) }, depth + 1);
       else this.substitutions(child, src, scope, depth);
     });
   }
 
-  private node(node: SyntaxNode, src: string, scope: Scope, depth: number, stdin: Stdin | null): void {
+  private node(
+    node: SyntaxNode,
+    src: string,
+    scope: Scope,
+    depth: number,
+    stdin: Stdin | null,
+  ): void {
     switch (node.type) {
       case 'Command':
         return this.command(node, src, scope, depth, stdin);
       case 'Pipeline': {
         let feed: Stdin | null = stdin;
         node.commands.forEach((c, i) => {
-          const sub: Scope = node.commands.length > 1 ? { cwd: scope.cwd, vars: new Map(scope.vars) } : scope;
-          this.node(c, src, sub, depth, i === 0 ? feed : feed ?? { unknown: true });
+          const sub: Scope =
+            node.commands.length > 1 ? { cwd: scope.cwd, vars: new Map(scope.vars) } : scope;
+          this.node(c, src, sub, depth, i === 0 ? feed : (feed ?? { unknown: true }));
           feed = this.producedBy(c, sub, src, depth);
         });
         return;
@@ -170,7 +240,13 @@ export class Walker {
         for (const c of node.commands) this.node(c, src, scope, depth, stdin);
         return;
       case 'Subshell':
-        return this.list(node.body.commands, src, { cwd: scope.cwd, vars: new Map(scope.vars) }, depth, stdin);
+        return this.list(
+          node.body.commands,
+          src,
+          { cwd: scope.cwd, vars: new Map(scope.vars) },
+          depth,
+          stdin,
+        );
       case 'BraceGroup':
         return this.list(node.body.commands, src, scope, depth, stdin);
       case 'For':
@@ -197,11 +273,23 @@ export class Walker {
       }
       case 'Function':
         // The body is checked as if it ran: a function is defined to be called.
-        return this.node(node.body, src, { cwd: scope.cwd, vars: new Map(scope.vars) }, depth, null);
+        return this.node(
+          node.body,
+          src,
+          { cwd: scope.cwd, vars: new Map(scope.vars) },
+          depth,
+          null,
+        );
       case 'Redirected':
         for (const r of node.redirects) this.substitutions(r, src, scope, depth);
         this.redirects(node.redirects, src, scope, depth, `${src.slice(node.pos, node.end)}`);
-        return this.node(node.command, src, scope, depth, this.fedBy(node.redirects, scope, src, depth) ?? stdin);
+        return this.node(
+          node.command,
+          src,
+          scope,
+          depth,
+          this.fedBy(node.redirects, scope, src, depth) ?? stdin,
+        );
       case 'CompoundList':
         return this.list(node.commands, src, scope, depth, stdin);
       case 'Statement':
@@ -210,7 +298,26 @@ export class Walker {
         // If, While, Case, Coproc, tests, arithmetic: walk their lists in order, and the
         // substitutions in their words.
         forEachChild(node, (child) => {
-          if (child.type === 'CompoundList' || child.type === 'Statement' || child.type === 'Elif' || child.type === 'CaseItem' || child.type === 'Command' || child.type === 'Pipeline' || child.type === 'AndOr' || child.type === 'Subshell' || child.type === 'BraceGroup' || child.type === 'If' || child.type === 'While' || child.type === 'For' || child.type === 'Case' || child.type === 'Redirected' || child.type === 'Function' || child.type === 'Select' || child.type === 'Coproc' || child.type === 'ArithmeticFor') {
+          if (
+            child.type === 'CompoundList' ||
+            child.type === 'Statement' ||
+            child.type === 'Elif' ||
+            child.type === 'CaseItem' ||
+            child.type === 'Command' ||
+            child.type === 'Pipeline' ||
+            child.type === 'AndOr' ||
+            child.type === 'Subshell' ||
+            child.type === 'BraceGroup' ||
+            child.type === 'If' ||
+            child.type === 'While' ||
+            child.type === 'For' ||
+            child.type === 'Case' ||
+            child.type === 'Redirected' ||
+            child.type === 'Function' ||
+            child.type === 'Select' ||
+            child.type === 'Coproc' ||
+            child.type === 'ArithmeticFor'
+          ) {
             this.node(child, src, scope, depth, stdin);
           } else if (child.type === 'Script') {
             this.script(child, src, { cwd: scope.cwd, vars: new Map(scope.vars) }, depth + 1);
@@ -219,7 +326,13 @@ export class Walker {
     }
   }
 
-  private list(list: readonly Statement[], src: string, scope: Scope, depth: number, stdin: Stdin | null): void {
+  private list(
+    list: readonly Statement[],
+    src: string,
+    scope: Scope,
+    depth: number,
+    stdin: Stdin | null,
+  ): void {
     for (const st of list) this.statement(st, src, scope, depth, stdin);
   }
 
@@ -227,29 +340,58 @@ export class Walker {
   private producedBy(node: SyntaxNode, scope: Scope, src: string, depth: number): Stdin {
     if (node.type !== 'Command' || !node.name) return { unknown: true };
     const es = this.expandScope(scope, src, depth);
-    const argv = [node.name, ...node.suffix].filter((a): a is Word => a.type === 'Word').flatMap((w) => expandWord(w, es));
+    const argv = [node.name, ...node.suffix]
+      .filter((a): a is Word => a.type === 'Word')
+      .flatMap((w) => expandWord(w, es));
     if (argv.some((f) => f.dynamic) || argv.length === 0) return { unknown: true };
     const name = path.basename(argv[0]!.value);
     const args = argv.slice(1).map((f) => f.value);
-    if (name === 'echo') return { literal: args.filter((a, i) => !(i === 0 && /^-[neE]+$/.test(a))).join(' ') };
-    if (name === 'printf' && args.length && !args[0]!.includes('%')) return { literal: args[0]!.replace(/\\n/g, '\n') };
+    if (name === 'echo')
+      return { literal: args.filter((a, i) => !(i === 0 && /^-[neE]+$/.test(a))).join(' ') };
+    if (name === 'printf' && args.length && !args[0]!.includes('%'))
+      return { literal: args[0]!.replace(/\\n/g, '\n') };
     // These list paths relative to the folder they run in.
-    if ((name === 'git' && /^(ls-files|diff|status|grep)$/.test(args[0] ?? '')) || ((name === 'grep' || name === 'rg') && args.some((a) => /^-[a-zA-Z]*l/.test(a) || a === '--files' || a === '--files-with-matches'))) {
+    if (
+      (name === 'git' && /^(ls-files|diff|status|grep)$/.test(args[0] ?? '')) ||
+      ((name === 'grep' || name === 'rg') &&
+        args.some((a) => /^-[a-zA-Z]*l/.test(a) || a === '--files' || a === '--files-with-matches'))
+    ) {
       return { roots: scope.cwd ? [scope.cwd] : [] };
     }
     if (name === 'find' || name === 'ls' || name === 'fd') {
       const roots = args.filter((a) => !a.startsWith('-') && !a.startsWith('(') && a !== '!');
-      const first = name === 'find' ? roots.slice(0, Math.max(1, args.findIndex((a) => a.startsWith('-') || a === '(' || a === '!'))) : roots;
-      const rootsAbs = (first.length && name !== 'fd' ? first : ['.']).map((r) => (scope.cwd ? path.resolve(scope.cwd, r) : r));
+      const first =
+        name === 'find'
+          ? roots.slice(
+              0,
+              Math.max(
+                1,
+                args.findIndex((a) => a.startsWith('-') || a === '(' || a === '!'),
+              ),
+            )
+          : roots;
+      const rootsAbs = (first.length && name !== 'fd' ? first : ['.']).map((r) =>
+        scope.cwd ? path.resolve(scope.cwd, r) : r,
+      );
       return { roots: rootsAbs };
     }
     return { unknown: true };
   }
 
   /** Heredocs and here-strings give a command known input. */
-  private fedBy(redirects: readonly Redirection[], scope: Scope, src: string, depth: number): Stdin | null {
+  private fedBy(
+    redirects: readonly Redirection[],
+    scope: Scope,
+    src: string,
+    depth: number,
+  ): Stdin | null {
     for (const r of redirects) {
-      if (r.type === 'Redirect' && (r.operator === '<' || r.operator === '<>') && (!r.descriptor || (r.descriptor.type === 'FileDescriptor' && r.descriptor.value === 0))) return { unknown: true };
+      if (
+        r.type === 'Redirect' &&
+        (r.operator === '<' || r.operator === '<>') &&
+        (!r.descriptor || (r.descriptor.type === 'FileDescriptor' && r.descriptor.value === 0))
+      )
+        return { unknown: true };
       if (r.type === 'HereDoc') return { literal: r.body.text };
       if (r.type === 'HereString' && r.target) {
         const v = expandAssignment(r.target, this.expandScope(scope, src, depth));
@@ -260,18 +402,38 @@ export class Walker {
   }
 
   /** Every output redirection must land inside the worktree, on a device, or in scratch space. */
-  private redirects(redirects: readonly Redirection[], src: string, scope: Scope, depth: number, text: string): void {
+  private redirects(
+    redirects: readonly Redirection[],
+    src: string,
+    scope: Scope,
+    depth: number,
+    text: string,
+  ): void {
     const es = this.expandScope(scope, src, depth);
     for (const r of redirects) {
       if (r.type !== 'Redirect' || !r.target) continue;
-      const writes = r.operator === '>' || r.operator === '>>' || r.operator === '>|' || r.operator === '&>' || r.operator === '&>>' || r.operator === '<>' || (r.operator === '>&' && !/^(\d+|-)$/.test(r.target.value));
+      const writes =
+        r.operator === '>' ||
+        r.operator === '>>' ||
+        r.operator === '>|' ||
+        r.operator === '&>' ||
+        r.operator === '&>>' ||
+        r.operator === '<>' ||
+        (r.operator === '>&' && !/^(\d+|-)$/.test(r.target.value));
       if (!writes) continue;
       const fields = expandWord(r.target, es);
-      for (const f of fields) this.checkWrite(f, scope, `the redirection ${r.operator} ${r.target.text}`, text);
+      for (const f of fields)
+        this.checkWrite(f, scope, `the redirection ${r.operator} ${r.target.text}`, text);
     }
   }
 
-  private command(cmd: Command, src: string, scope: Scope, depth: number, stdin: Stdin | null): void {
+  private command(
+    cmd: Command,
+    src: string,
+    scope: Scope,
+    depth: number,
+    stdin: Stdin | null,
+  ): void {
     const text = src.slice(cmd.pos, cmd.end);
     this.substitutions(cmd, src, scope, depth);
     const es = this.expandScope(scope, src, depth);
@@ -293,10 +455,21 @@ export class Walker {
       if (a.type === 'Word') argv.push(...expandWord(a, es));
       else if (a.type === 'Assignment') {
         const v = a.value.type === 'Word' ? expandAssignment(a.value, es) : null;
-        argv.push(v === null ? { value: a.text, dynamic: true, glob: false } : { value: `${a.name}=${v}`, dynamic: false, glob: false });
+        argv.push(
+          v === null
+            ? { value: a.text, dynamic: true, glob: false }
+            : { value: `${a.name}=${v}`, dynamic: false, glob: false },
+        );
       }
     }
-    this.run({ argv, scope, env, stdin: this.fedBy(cmd.redirects, scope, src, depth) ?? stdin, text, depth });
+    this.run({
+      argv,
+      scope,
+      env,
+      stdin: this.fedBy(cmd.redirects, scope, src, depth) ?? stdin,
+      text,
+      depth,
+    });
   }
 
   /** A command line after expansion: unwraps launchers, then applies the verb's rule. */
@@ -305,13 +478,24 @@ export class Walker {
     const { argv } = r;
     if (argv.length === 0) return;
     const head = argv[0]!;
-    if (head.dynamic) return this.block('unresolved', `the command name ${head.value} is only known when it runs`, r.text);
+    if (head.dynamic)
+      return this.block(
+        'unresolved',
+        `the command name ${head.value} is only known when it runs`,
+        r.text,
+      );
     const name = path.basename(head.value);
     const args = argv.slice(1);
-    const rest = (i: number, patch: Partial<Run> = {}): void => this.run({ ...r, ...patch, argv: args.slice(i) });
+    const rest = (i: number, patch: Partial<Run> = {}): void =>
+      this.run({ ...r, ...patch, argv: args.slice(i) });
     if (WRITERS.has(name)) {
       const loose = args.find(mayBeOptions);
-      if (loose) return this.block('unresolved', `${name} gets ${loose.value}, which may expand to options or paths only known when it runs`, r.text);
+      if (loose)
+        return this.block(
+          'unresolved',
+          `${name} gets ${loose.value}, which may expand to options or paths only known when it runs`,
+          r.text,
+        );
     }
     if (name === 'node' || name === 'nodejs' || name === 'bun') {
       const script = nodeScriptIndex(args);
@@ -319,53 +503,137 @@ export class Walker {
     }
     if (isHagentName(name)) return checkHagent(this, args, r);
     switch (name) {
-      case 'busybox': return rest(0);
-      case 'strace': case 'ltrace': {
-        const i = skipOptions(args, ['-o', '-e', '-p', '-s', '-u', '-E', '-a', '-b', '-I', '-O', '-P', '-S', '-X']);
+      case 'busybox':
+        return rest(0);
+      case 'strace':
+      case 'ltrace': {
+        const i = skipOptions(args, [
+          '-o',
+          '-e',
+          '-p',
+          '-s',
+          '-u',
+          '-E',
+          '-a',
+          '-b',
+          '-I',
+          '-O',
+          '-P',
+          '-S',
+          '-X',
+        ]);
         const out = optionValue(args.slice(0, i), ['-o']);
         if (out) this.checkWrite(out, r.scope, `${name} -o`, r.text);
         return rest(i);
       }
-      case 'taskset': case 'chrt': {
+      case 'taskset':
+      case 'chrt': {
         const i = skipOptions(args, ['-p']);
         return rest(args.slice(0, i).some((a) => a.value === '-p') ? args.length : i + 1);
       }
-      case 'unshare': case 'firejail': case 'runuser': case 'sg': return rest(skipOptions(args, ['-u', '--user', '-g', '--group', '-S', '-G', '--setuid', '--setgid']));
+      case 'unshare':
+      case 'firejail':
+      case 'runuser':
+      case 'sg':
+        return rest(
+          skipOptions(args, ['-u', '--user', '-g', '--group', '-S', '-G', '--setuid', '--setgid']),
+        );
       case 'script': {
         const k = args.findIndex((a) => /^-[a-zA-Z]*c$/.test(a.value));
         const call = k >= 0 ? args[k + 1] : optionValue(args, ['--command']);
         if (call) this.shellString(call, r, []);
         return;
       }
-      case 'source': case '.': {
+      case 'source':
+      case '.': {
         const file = args[0];
-        if (file && (file.dynamic || /^\/dev\/(fd\/\d+|stdin)$|^\/proc\/self\/fd\//.test(file.value))) {
-          if (!file.dynamic && file.value === '/dev/stdin' && r.stdin?.literal !== undefined) return this.source(r.stdin.literal, r.scope, r.depth + 1);
-          return this.block('unresolved', `${name} reads code from ${file.value}, only known when it runs`, r.text);
+        if (
+          file &&
+          (file.dynamic || /^\/dev\/(fd\/\d+|stdin)$|^\/proc\/self\/fd\//.test(file.value))
+        ) {
+          if (!file.dynamic && file.value === '/dev/stdin' && r.stdin?.literal !== undefined)
+            return this.source(r.stdin.literal, r.scope, r.depth + 1);
+          return this.block(
+            'unresolved',
+            `${name} reads code from ${file.value}, only known when it runs`,
+            r.text,
+          );
         }
         return;
       }
-      case 'awk': case 'gawk': case 'mawk': case 'nawk': {
+      case 'awk':
+      case 'gawk':
+      case 'mawk':
+      case 'nawk': {
         checkInlineCode(this, name, args, r);
         const k = args.findIndex((a, j) => a.value === '-i' && args[j + 1]?.value === 'inplace');
-        if (k < 0 && !args.some((a) => a.value === '-iinplace' || a.value === '--include=inplace')) return;
-        const ops = operands(args, ['-i', '-f', '-v', '-F', '--include', '--file', '--assign', '--field-separator']);
+        if (k < 0 && !args.some((a) => a.value === '-iinplace' || a.value === '--include=inplace'))
+          return;
+        const ops = operands(args, [
+          '-i',
+          '-f',
+          '-v',
+          '-F',
+          '--include',
+          '--file',
+          '--assign',
+          '--field-separator',
+        ]);
         const hasProgramFile = args.some((a) => a.value === '-f' || a.value.startsWith('--file'));
-        for (const f of hasProgramFile ? ops.list : ops.list.slice(1)) this.checkWrite(f, r.scope, `${name} -i inplace`, r.text);
+        for (const f of hasProgramFile ? ops.list : ops.list.slice(1))
+          this.checkWrite(f, r.scope, `${name} -i inplace`, r.text);
         return;
       }
       case 'sudo': {
-        const i = skipOptions(args, ['-u', '-g', '-h', '-p', '-C', '-D', '-R', '-r', '-t', '-T', '-U', '--user', '--group', '--host', '--prompt', '--chdir', '--chroot', '--role', '--type', '--other-user', '--close-from', '--command-timeout']);
+        const i = skipOptions(args, [
+          '-u',
+          '-g',
+          '-h',
+          '-p',
+          '-C',
+          '-D',
+          '-R',
+          '-r',
+          '-t',
+          '-T',
+          '-U',
+          '--user',
+          '--group',
+          '--host',
+          '--prompt',
+          '--chdir',
+          '--chroot',
+          '--role',
+          '--type',
+          '--other-user',
+          '--close-from',
+          '--command-timeout',
+        ]);
         const dir = optionValue(args.slice(0, i), ['-D', '--chdir']);
-        return rest(i, dir ? { scope: { cwd: resolveIn(dir, r.scope.cwd), vars: r.scope.vars } } : {});
+        return rest(
+          i,
+          dir ? { scope: { cwd: resolveIn(dir, r.scope.cwd), vars: r.scope.vars } } : {},
+        );
       }
-      case 'doas': return rest(skipOptions(args, ['-u', '-C']));
-      case 'nohup': case 'chronic': case 'unbuffer': case 'setsid': case 'caffeinate': case 'builtin': case 'nocache': case 'catchsegv':
+      case 'doas':
+        return rest(skipOptions(args, ['-u', '-C']));
+      case 'nohup':
+      case 'chronic':
+      case 'unbuffer':
+      case 'setsid':
+      case 'caffeinate':
+      case 'builtin':
+      case 'nocache':
+      case 'catchsegv':
         return rest(skipOptions(args, []));
-      case 'exec': return rest(skipOptions(args, ['-a']));
-      case 'nice': return rest(skipOptions(args, ['-n', '--adjustment']));
-      case 'ionice': return rest(skipOptions(args, ['-c', '-n', '-p', '-P', '-u', '--class', '--classdata']));
-      case 'stdbuf': return rest(skipOptions(args, ['-i', '-o', '-e', '--input', '--output', '--error']));
+      case 'exec':
+        return rest(skipOptions(args, ['-a']));
+      case 'nice':
+        return rest(skipOptions(args, ['-n', '--adjustment']));
+      case 'ionice':
+        return rest(skipOptions(args, ['-c', '-n', '-p', '-P', '-u', '--class', '--classdata']));
+      case 'stdbuf':
+        return rest(skipOptions(args, ['-i', '-o', '-e', '--input', '--output', '--error']));
       case 'time': {
         const i = skipOptions(args, ['-f', '-o', '--format', '--output']);
         const out = optionValue(args.slice(0, i), ['-o', '--output']);
@@ -381,21 +649,39 @@ export class Walker {
         if (args.slice(0, i).some((a) => /^-[a-zA-Z]*[vV]/.test(a.value))) return; // a lookup, runs nothing
         return rest(i);
       }
-      case 'npm': case 'pnpm': case 'yarn': case 'bun': {
+      case 'npm':
+      case 'pnpm':
+      case 'yarn':
+      case 'bun': {
         // `yarn hagent land`, `yarn run hagent land`, `pnpm hagent …`: these run a package's bin by name.
         const bin = name !== 'npm' && args[0]?.value === 'run' ? 1 : 0;
-        if (name !== 'npm' && args[bin] && isHagentName(args[bin]!.value)) return checkHagent(this, args.slice(bin + 1), r);
-        if (!['exec', 'x', 'dlx'].includes(args[0]?.value ?? '')) { if (name === 'bun' && INTERPRETERS.has(name)) return checkInlineCode(this, name, args, r); return; }
-        return rest(1 + skipOptions(args.slice(1), ['-p', '--package', '-c', '--call', '-w', '--workspace']));
+        if (name !== 'npm' && args[bin] && isHagentName(args[bin]!.value))
+          return checkHagent(this, args.slice(bin + 1), r);
+        if (!['exec', 'x', 'dlx'].includes(args[0]?.value ?? '')) {
+          if (name === 'bun' && INTERPRETERS.has(name)) return checkInlineCode(this, name, args, r);
+          return;
+        }
+        return rest(
+          1 + skipOptions(args.slice(1), ['-p', '--package', '-c', '--call', '-w', '--workspace']),
+        );
       }
-      case 'npx': case 'bunx': case 'pnpx': {
+      case 'npx':
+      case 'bunx':
+      case 'pnpx': {
         const i = skipOptions(args, ['-p', '--package', '-c', '--call']);
         const call = optionValue(args.slice(0, i), ['-c', '--call']);
         if (call) this.shellString(call, r, []);
         return rest(i);
       }
       case 'flock': {
-        const i = skipOptions(args, ['-w', '--timeout', '-E', '--conflict-exit-code', '-c', '--command']);
+        const i = skipOptions(args, [
+          '-w',
+          '--timeout',
+          '-E',
+          '--conflict-exit-code',
+          '-c',
+          '--command',
+        ]);
         const call = optionValue(args.slice(0, i), ['-c', '--command']);
         if (call) return this.shellString(call, r, []);
         return rest(i + 1);
@@ -404,9 +690,12 @@ export class Walker {
         const i = skipOptions(args, ['-n', '--interval', '-d', '--differences', '-q', '--equexit']);
         return this.joined(args.slice(i), r);
       }
-      case 'env': return this.env(args, r);
-      case 'xargs': return this.xargs(args, r);
-      case 'eval': return this.joined(args, r, true);
+      case 'env':
+        return this.env(args, r);
+      case 'xargs':
+        return this.xargs(args, r);
+      case 'eval':
+        return this.joined(args, r, true);
       case 'su': {
         const call = optionValue(args, ['-c', '--command']);
         if (call) this.shellString(call, r, []);
@@ -415,7 +704,10 @@ export class Walker {
       case 'trap': {
         // The handler runs on its signal or at exit: checked with what the script set by then.
         const handler = args[0];
-        if (handler && !handler.value.startsWith('-')) this.deferred.push(() => this.shellString(handler, { ...r, env: new Map([...r.env, ...r.scope.vars]) }, []));
+        if (handler && !handler.value.startsWith('-'))
+          this.deferred.push(() =>
+            this.shellString(handler, { ...r, env: new Map([...r.env, ...r.scope.vars]) }, []),
+          );
         return;
       }
       case 'alias': {
@@ -425,9 +717,17 @@ export class Walker {
         }
         return;
       }
-      case 'cd': case 'pushd': return this.cd(args, r);
-      case 'popd': r.scope.cwd = null; return;
-      case 'export': case 'declare': case 'typeset': case 'local': case 'readonly': {
+      case 'cd':
+      case 'pushd':
+        return this.cd(args, r);
+      case 'popd':
+        r.scope.cwd = null;
+        return;
+      case 'export':
+      case 'declare':
+      case 'typeset':
+      case 'local':
+      case 'readonly': {
         const marker = args.find((a) => namesMarker(a.value));
         if (marker) return refuseMarkerChange(this, `${name} ${marker.value}`, r.text);
         for (const a of args) {
@@ -443,16 +743,39 @@ export class Walker {
         for (const a of args) if (!a.value.startsWith('-')) r.scope.vars.set(a.value, '');
         return;
       }
-      case 'read': case 'mapfile': case 'readarray': case 'getopts': {
+      case 'read':
+      case 'mapfile':
+      case 'readarray':
+      case 'getopts': {
         for (const a of args) if (/^[A-Za-z_]\w*$/.test(a.value)) r.scope.vars.set(a.value, null);
         return;
       }
-      case 'git': return checkGit(this, args, r);
-      case 'find': return this.find(args, r);
-      case 'rm': case 'rimraf': case 'trash': case 'trash-put': case 'srm': case 'shred': case 'unlink': case 'rmdir': case 'del': {
+      case 'git':
+        return checkGit(this, args, r);
+      case 'find':
+        return this.find(args, r);
+      case 'rm':
+      case 'rimraf':
+      case 'trash':
+      case 'trash-put':
+      case 'srm':
+      case 'shred':
+      case 'unlink':
+      case 'rmdir':
+      case 'del': {
         const ops = operands(args);
-        const recursive = name === 'rimraf' || name === 'trash' || name === 'trash-put' || name === 'del' || args.some((a, i) => i < ops.end && /^(-[a-zA-Z]*[rR]|--recursive)/.test(a.value));
-        if (ops.dynamicOption) this.block('unresolved', `an option of ${name} is only known when it runs (${ops.dynamicOption})`, r.text);
+        const recursive =
+          name === 'rimraf' ||
+          name === 'trash' ||
+          name === 'trash-put' ||
+          name === 'del' ||
+          args.some((a, i) => i < ops.end && /^(-[a-zA-Z]*[rR]|--recursive)/.test(a.value));
+        if (ops.dynamicOption)
+          this.block(
+            'unresolved',
+            `an option of ${name} is only known when it runs (${ops.dynamicOption})`,
+            r.text,
+          );
         for (const f of ops.list) this.checkDelete(f, r.scope, recursive, name, r.text);
         return;
       }
@@ -460,112 +783,312 @@ export class Walker {
         const ops = operands(args, ['-t', '--target-directory', '-S', '--suffix']);
         const target = optionValue(args, ['-t', '--target-directory']);
         if (target) this.checkWrite(target, r.scope, 'mv -t', r.text);
-        for (const f of ops.list) this.checkWrite(f, r.scope, 'mv (it removes its sources and writes its destination)', r.text, true);
+        for (const f of ops.list)
+          this.checkWrite(
+            f,
+            r.scope,
+            'mv (it removes its sources and writes its destination)',
+            r.text,
+            true,
+          );
         return;
       }
-      case 'cp': case 'install': case 'ln': case 'rsync': case 'scp': {
-        const ops = operands(args, ['-t', '--target-directory', '-S', '--suffix', '-m', '--mode', '-o', '--owner', '-g', '--group', '-e', '--exclude', '--include', '--filter', '-f']);
+      case 'cp':
+      case 'install':
+      case 'ln':
+      case 'rsync':
+      case 'scp': {
+        const ops = operands(args, [
+          '-t',
+          '--target-directory',
+          '-S',
+          '--suffix',
+          '-m',
+          '--mode',
+          '-o',
+          '--owner',
+          '-g',
+          '--group',
+          '-e',
+          '--exclude',
+          '--include',
+          '--filter',
+          '-f',
+        ]);
         if (name === 'rsync' && args.some((a) => a.value === '--remove-source-files')) {
-          for (const src of ops.list.slice(0, -1)) if (!/^[^/]*:/.test(src.value)) this.checkDelete(src, r.scope, true, 'rsync --remove-source-files', r.text);
+          for (const src of ops.list.slice(0, -1))
+            if (!/^[^/]*:/.test(src.value))
+              this.checkDelete(src, r.scope, true, 'rsync --remove-source-files', r.text);
         }
         const target = optionValue(args, ['-t', '--target-directory']);
         if (target) this.checkWrite(target, r.scope, `${name} -t`, r.text);
-        else if (ops.list.length >= (name === 'install' && args.some((a) => a.value === '-d') ? 1 : name === 'ln' ? 1 : 2)) {
-          const dests = name === 'install' && args.some((a) => a.value === '-d') ? ops.list : [ops.list[ops.list.length - 1]!];
+        else if (
+          ops.list.length >=
+          (name === 'install' && args.some((a) => a.value === '-d') ? 1 : name === 'ln' ? 1 : 2)
+        ) {
+          const dests =
+            name === 'install' && args.some((a) => a.value === '-d')
+              ? ops.list
+              : [ops.list[ops.list.length - 1]!];
           for (const d of dests) {
-            if (name === 'scp' || name === 'rsync') { if (/^[^/]*:/.test(d.value)) continue; }
+            if (name === 'scp' || name === 'rsync') {
+              if (/^[^/]*:/.test(d.value)) continue;
+            }
             if (name === 'ln' && ops.list.length === 1) continue; // ln -s TARGET: the link lands in the current folder
             this.checkWrite(d, r.scope, `${name}'s destination`, r.text);
           }
         }
-        if (name === 'ln' && args.some((a) => /^-[a-zA-Z]*s|^--symbolic$/.test(a.value)) && ops.list.length >= 1 && ops.list.length <= 2 && r.scope.cwd) {
+        if (
+          name === 'ln' &&
+          args.some((a) => /^-[a-zA-Z]*s|^--symbolic$/.test(a.value)) &&
+          ops.list.length >= 1 &&
+          ops.list.length <= 2 &&
+          r.scope.cwd
+        ) {
           const [targetWord, linkWord] = ops.list;
-          const link = resolveIn(linkWord ?? { value: path.basename(targetWord!.value), dynamic: false, glob: false }, r.scope.cwd);
-          if (link && !targetWord!.dynamic) this.links.set(link, path.resolve(path.dirname(link), targetWord!.value));
+          const link = resolveIn(
+            linkWord ?? { value: path.basename(targetWord!.value), dynamic: false, glob: false },
+            r.scope.cwd,
+          );
+          if (link && !targetWord!.dynamic)
+            this.links.set(link, path.resolve(path.dirname(link), targetWord!.value));
         }
         return;
       }
-      case 'tee': case 'touch': case 'mkdir': case 'truncate': case 'mkfifo': case 'mknod': {
-        const ops = operands(args, ['-s', '--size', '-m', '--mode', '-r', '--reference', '-d', '--date', '-t']);
+      case 'tee':
+      case 'touch':
+      case 'mkdir':
+      case 'truncate':
+      case 'mkfifo':
+      case 'mknod': {
+        const ops = operands(args, [
+          '-s',
+          '--size',
+          '-m',
+          '--mode',
+          '-r',
+          '--reference',
+          '-d',
+          '--date',
+          '-t',
+        ]);
         for (const f of ops.list) this.checkWrite(f, r.scope, name, r.text);
         return;
       }
-      case 'chmod': case 'chown': case 'chgrp': case 'setfacl': case 'chattr': {
+      case 'chmod':
+      case 'chown':
+      case 'chgrp':
+      case 'setfacl':
+      case 'chattr': {
         const ops = operands(args, ['--reference']);
-        const files = args.some((a) => a.value.startsWith('--reference')) ? ops.list : ops.list.slice(1);
+        const files = args.some((a) => a.value.startsWith('--reference'))
+          ? ops.list
+          : ops.list.slice(1);
         for (const f of files) this.checkWrite(f, r.scope, name, r.text);
         return;
       }
-      case 'sed': case 'perl': {
-        const inPlace = args.some((a) => /^(-[a-zA-Z]*i|--in-place)/.test(a.value) && !a.value.startsWith('--i') || a.value.startsWith('--in-place'));
+      case 'sed':
+      case 'perl': {
+        const inPlace = args.some(
+          (a) =>
+            (/^(-[a-zA-Z]*i|--in-place)/.test(a.value) && !a.value.startsWith('--i')) ||
+            a.value.startsWith('--in-place'),
+        );
         if (name === 'perl') checkInlineCode(this, name, args, r);
         if (!inPlace) return;
-        const ops = operands(args, name === 'sed' ? ['-e', '--expression', '-f', '--file', '-l', '--line-length'] : ['-e', '-E', '-M', '-m', '-I']);
-        const hasScriptOption = args.some((a) => /^(-e|--expression|-f|--file|-[a-zA-Z]*e)$/.test(a.value) || a.value.startsWith('--expression='));
+        const ops = operands(
+          args,
+          name === 'sed'
+            ? ['-e', '--expression', '-f', '--file', '-l', '--line-length']
+            : ['-e', '-E', '-M', '-m', '-I'],
+        );
+        const hasScriptOption = args.some(
+          (a) =>
+            /^(-e|--expression|-f|--file|-[a-zA-Z]*e)$/.test(a.value) ||
+            a.value.startsWith('--expression='),
+        );
         const files = hasScriptOption ? ops.list : ops.list.slice(1);
         for (const f of files) this.checkWrite(f, r.scope, `${name} -i`, r.text);
         return;
       }
       case 'dd': {
-        for (const a of args) if (a.value.startsWith('of=')) this.checkWrite({ ...a, value: a.value.slice(3) }, r.scope, 'dd of=', r.text);
+        for (const a of args)
+          if (a.value.startsWith('of='))
+            this.checkWrite({ ...a, value: a.value.slice(3) }, r.scope, 'dd of=', r.text);
         return;
       }
-      case 'curl': case 'wget': {
-        const out = optionValue(args, name === 'curl' ? ['-o', '--output', '--output-dir', '-c', '--cookie-jar', '-D', '--dump-header'] : ['-O', '--output-document', '-P', '--directory-prefix', '-o', '--output-file', '-a', '--append-output']);
+      case 'curl':
+      case 'wget': {
+        const out = optionValue(
+          args,
+          name === 'curl'
+            ? ['-o', '--output', '--output-dir', '-c', '--cookie-jar', '-D', '--dump-header']
+            : [
+                '-O',
+                '--output-document',
+                '-P',
+                '--directory-prefix',
+                '-o',
+                '--output-file',
+                '-a',
+                '--append-output',
+              ],
+        );
         if (out && out.value !== '-') this.checkWrite(out, r.scope, `${name}'s output`, r.text);
         return;
       }
-      case 'tar': case 'bsdtar': {
+      case 'tar':
+      case 'bsdtar': {
         // -C is where tar extracts to, or where it reads from when it creates an archive.
-        const extracts = args.some((a, i) => (i === 0 && !a.value.startsWith('-') ? /x/.test(a.value) : /^-[a-zA-Z]*x|^--(extract|get)$/.test(a.value)));
+        const extracts = args.some((a, i) =>
+          i === 0 && !a.value.startsWith('-')
+            ? /x/.test(a.value)
+            : /^-[a-zA-Z]*x|^--(extract|get)$/.test(a.value),
+        );
         const dir = optionValue(args, ['-C', '--directory']);
         if (dir && extracts) this.checkWrite(dir, r.scope, 'tar -C', r.text);
-        if (extracts && args.some((a) => a.value === '-P' || a.value === '--absolute-names' || (/^-[a-zA-Z]+$/.test(a.value) && a.value.includes('P')))) return this.block('write-outside', 'tar --absolute-names extracts to the absolute paths in the archive', r.text);
-        const creates = args.some((a, i) => (i === 0 && !a.value.startsWith('-') ? /[cru]/.test(a.value) : /^-[a-zA-Z]*[cru]|^--(create|append|update)/.test(a.value)));
-        const file = optionValue(args, ['-f', '--file']) ?? (args[0] && !args[0].value.startsWith('-') && /f/.test(args[0].value) ? args[1] : undefined);
+        if (
+          extracts &&
+          args.some(
+            (a) =>
+              a.value === '-P' ||
+              a.value === '--absolute-names' ||
+              (/^-[a-zA-Z]+$/.test(a.value) && a.value.includes('P')),
+          )
+        )
+          return this.block(
+            'write-outside',
+            'tar --absolute-names extracts to the absolute paths in the archive',
+            r.text,
+          );
+        const creates = args.some((a, i) =>
+          i === 0 && !a.value.startsWith('-')
+            ? /[cru]/.test(a.value)
+            : /^-[a-zA-Z]*[cru]|^--(create|append|update)/.test(a.value),
+        );
+        const file =
+          optionValue(args, ['-f', '--file']) ??
+          (args[0] && !args[0].value.startsWith('-') && /f/.test(args[0].value)
+            ? args[1]
+            : undefined);
         if (creates && file && file.value !== '-') this.checkWrite(file, r.scope, 'tar -f', r.text);
         return;
       }
       case 'ssh': {
         // ssh to this machine runs its command here: judged as if it were local.
-        const i = skipOptions(args, ['-p', '-i', '-l', '-o', '-F', '-J', '-b', '-c', '-D', '-E', '-e', '-L', '-m', '-O', '-Q', '-R', '-S', '-W', '-w', '-B', '-I']);
+        const i = skipOptions(args, [
+          '-p',
+          '-i',
+          '-l',
+          '-o',
+          '-F',
+          '-J',
+          '-b',
+          '-c',
+          '-D',
+          '-E',
+          '-e',
+          '-L',
+          '-m',
+          '-O',
+          '-Q',
+          '-R',
+          '-S',
+          '-W',
+          '-w',
+          '-B',
+          '-I',
+        ]);
         const host = args[i];
-        if (!host || host.dynamic || !/^(?:[^@]*@)?(localhost|127\.0\.0\.1|::1|\[::1\]|0\.0\.0\.0)$/.test(host.value)) return;
-        return this.joined(args.slice(i + 1), { ...r, scope: { cwd: this.session.frame.home, vars: r.scope.vars } });
+        if (
+          !host ||
+          host.dynamic ||
+          !/^(?:[^@]*@)?(localhost|127\.0\.0\.1|::1|\[::1\]|0\.0\.0\.0)$/.test(host.value)
+        )
+          return;
+        return this.joined(args.slice(i + 1), {
+          ...r,
+          scope: { cwd: this.session.frame.home, vars: r.scope.vars },
+        });
       }
-      case 'docker': case 'podman': case 'nerdctl': {
+      case 'docker':
+      case 'podman':
+      case 'nerdctl': {
         // A container that mounts the home folder or / writable can delete it from inside.
         for (let k = 0; k < args.length; k++) {
           const v = args[k]!.value;
-          const spec = v === '-v' || v === '--volume' || v === '--mount' ? args[k + 1]?.value : v.startsWith('--volume=') || v.startsWith('--mount=') ? v.slice(v.indexOf('=') + 1) : v.startsWith('-v') && v.length > 2 ? v.slice(2) : undefined;
+          const spec =
+            v === '-v' || v === '--volume' || v === '--mount'
+              ? args[k + 1]?.value
+              : v.startsWith('--volume=') || v.startsWith('--mount=')
+                ? v.slice(v.indexOf('=') + 1)
+                : v.startsWith('-v') && v.length > 2
+                  ? v.slice(2)
+                  : undefined;
           if (spec === undefined) continue;
-          const host = v.startsWith('--mount') ? /(?:^|,)(?:source|src)=([^,]+)/.exec(spec)?.[1] : spec.split(':')[0];
-          const readonly = /(?:^|[,:])(ro|readonly)(?:$|[,:])/.test(spec.slice((host ?? '').length));
+          const host = v.startsWith('--mount')
+            ? /(?:^|,)(?:source|src)=([^,]+)/.exec(spec)?.[1]
+            : spec.split(':')[0];
+          const readonly = /(?:^|[,:])(ro|readonly)(?:$|[,:])/.test(
+            spec.slice((host ?? '').length),
+          );
           if (!host || readonly || !/^[/~.]/.test(host)) continue;
-          const abs = resolveIn({ value: host.startsWith('~') ? this.session.frame.home + host.slice(1) : host, dynamic: false, glob: false }, r.scope.cwd);
-          if (abs && placeOf(this.session.frame, abs, true) === 'home-or-root') return this.block('write-outside', `${name} mounts ${abs} writable into a container`, r.text);
+          const abs = resolveIn(
+            {
+              value: host.startsWith('~') ? this.session.frame.home + host.slice(1) : host,
+              dynamic: false,
+              glob: false,
+            },
+            r.scope.cwd,
+          );
+          if (abs && placeOf(this.session.frame, abs, true) === 'home-or-root')
+            return this.block(
+              'write-outside',
+              `${name} mounts ${abs} writable into a container`,
+              r.text,
+            );
         }
         return;
       }
-      case 'vim': case 'vi': case 'nvim': case 'ex': case 'view': {
+      case 'vim':
+      case 'vi':
+      case 'nvim':
+      case 'ex':
+      case 'view': {
         // -c CMD and +CMD run editor commands; `:!cmd` and `:r !cmd` run shell code.
         for (let k = 0; k < args.length; k++) {
           const v = args[k]!.value;
-          const cmd = v === '-c' || v === '--cmd' ? args[k + 1] : v.startsWith('+') ? { ...args[k]!, value: v.slice(1) } : undefined;
+          const cmd =
+            v === '-c' || v === '--cmd'
+              ? args[k + 1]
+              : v.startsWith('+')
+                ? { ...args[k]!, value: v.slice(1) }
+                : undefined;
           if (!cmd) continue;
-          if (cmd.dynamic) return this.block('unresolved', `${name} runs the editor command ${cmd.value}, only known when it runs`, r.text);
+          if (cmd.dynamic)
+            return this.block(
+              'unresolved',
+              `${name} runs the editor command ${cmd.value}, only known when it runs`,
+              r.text,
+            );
           const bang = /^:?\s*(?:\S*\s*)?!(.*)$/s.exec(cmd.value);
           if (bang) this.source(bang[1]!, { cwd: r.scope.cwd, vars: new Map(r.env) }, r.depth + 1);
         }
         return;
       }
-      case 'make': case 'gmake': case 'ninja': {
+      case 'make':
+      case 'gmake':
+      case 'ninja': {
         // -C DIR runs the build of another folder, whose rules may delete anything there.
         const dir = optionValue(args, ['-C', '--directory']);
-        if (dir) this.checkWrite(dir, r.scope, `${name} -C (its build runs in that folder)`, r.text);
+        if (dir)
+          this.checkWrite(dir, r.scope, `${name} -C (its build runs in that folder)`, r.text);
         return;
       }
-      case 'zip': case '7z': case '7za': case 'jar': {
+      case 'zip':
+      case '7z':
+      case '7za':
+      case 'jar': {
         const ops = operands(args, ['-b', '-t', '-tt', '-x', '-i', '-n', '-P', '-O', '--out']);
         const archive = optionValue(args, ['-O', '--out']) ?? ops.list[name === 'zip' ? 0 : 1];
         if (archive) this.checkWrite(archive, r.scope, `${name}'s archive`, r.text);
@@ -577,7 +1100,8 @@ export class Walker {
         return;
       }
       default:
-        if (/^mkfs(\.|$)|^(fdisk|sfdisk|parted|wipefs|mkswap)$/.test(name)) return this.block('write-outside', `${name} writes a disk or partition`, r.text);
+        if (/^mkfs(\.|$)|^(fdisk|sfdisk|parted|wipefs|mkswap)$/.test(name))
+          return this.block('write-outside', `${name} writes a disk or partition`, r.text);
         if (SHELLS.has(name)) return this.shell(name, args, r);
         if (INTERPRETERS.has(name)) return checkInlineCode(this, name, args, r);
     }
@@ -590,9 +1114,18 @@ export class Walker {
     for (; i < args.length; i++) {
       const a = args[i]!;
       const v = a.value;
-      if (a.dynamic) return this.block('unresolved', `env reads ${v}, only known when it runs`, r.text);
-      if (v === '--') { i++; break; }
-      if (v === '-S' || v === '--split-string' || v.startsWith('--split-string=') || (/^-[a-zA-Z]*S/.test(v) && !v.startsWith('--'))) {
+      if (a.dynamic)
+        return this.block('unresolved', `env reads ${v}, only known when it runs`, r.text);
+      if (v === '--') {
+        i++;
+        break;
+      }
+      if (
+        v === '-S' ||
+        v === '--split-string' ||
+        v.startsWith('--split-string=') ||
+        (/^-[a-zA-Z]*S/.test(v) && !v.startsWith('--'))
+      ) {
         let str: string;
         if (v === '-S' || v === '--split-string') str = args[++i]?.value ?? '';
         else if (v.startsWith('--split-string=')) str = v.slice('--split-string='.length);
@@ -600,10 +1133,28 @@ export class Walker {
         const fields = splitWords(str, this, r);
         return this.run({ ...r, argv: [...fields, ...args.slice(i + 1)], env, scope });
       }
-      if (v === '-u' || v === '--unset') { if (args[i + 1] && namesMarker(args[i + 1]!.value)) refuseMarkerChange(this, `env ${v}`, r.text); i++; continue; }
-      if ((/^-[a-zA-Z]*u./.test(v) && !v.startsWith('--') && namesMarker(v.slice(v.indexOf('u') + 1))) || (v.startsWith('--unset=') && namesMarker(v.slice(8)))) refuseMarkerChange(this, `env ${v}`, r.text);
+      if (v === '-u' || v === '--unset') {
+        if (args[i + 1] && namesMarker(args[i + 1]!.value))
+          refuseMarkerChange(this, `env ${v}`, r.text);
+        i++;
+        continue;
+      }
+      if (
+        (/^-[a-zA-Z]*u./.test(v) &&
+          !v.startsWith('--') &&
+          namesMarker(v.slice(v.indexOf('u') + 1))) ||
+        (v.startsWith('--unset=') && namesMarker(v.slice(8)))
+      )
+        refuseMarkerChange(this, `env ${v}`, r.text);
       // env -i: the command starts with an empty environment, the marker dropped with the rest.
-      if (v === '-' || v === '--ignore-environment' || (/^-[a-zA-Z]*i/.test(v) && !v.startsWith('--'))) { env.set(AGENT_MARKER, ''); continue; }
+      if (
+        v === '-' ||
+        v === '--ignore-environment' ||
+        (/^-[a-zA-Z]*i/.test(v) && !v.startsWith('--'))
+      ) {
+        env.set(AGENT_MARKER, '');
+        continue;
+      }
       if (v === '-C' || v === '--chdir' || v.startsWith('--chdir=')) {
         const dir = v.startsWith('--chdir=') ? { ...a, value: v.slice(8) } : args[++i];
         scope = { cwd: dir ? resolveIn(dir, scope.cwd) : null, vars: scope.vars };
@@ -611,7 +1162,11 @@ export class Walker {
       }
       if (v.startsWith('-')) continue;
       const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(v);
-      if (m) { if (namesMarker(m[1]!)) refuseMarkerChange(this, `env ${m[1]}=`, r.text); env.set(m[1]!, m[2]!); continue; }
+      if (m) {
+        if (namesMarker(m[1]!)) refuseMarkerChange(this, `env ${m[1]}=`, r.text);
+        env.set(m[1]!, m[2]!);
+        continue;
+      }
       break;
     }
     return this.run({ ...r, argv: args.slice(i), env, scope });
@@ -619,8 +1174,14 @@ export class Walker {
 
   private cd(args: Field[], r: Run): void {
     const target = args.find((a) => !/^-[LPe@]+$/.test(a.value) || a.dynamic);
-    if (!target) { r.scope.cwd = this.session.frame.home; return; }
-    if (target.value === '-' && !target.dynamic) { r.scope.cwd = null; return; }
+    if (!target) {
+      r.scope.cwd = this.session.frame.home;
+      return;
+    }
+    if (target.value === '-' && !target.dynamic) {
+      r.scope.cwd = null;
+      return;
+    }
     r.scope.cwd = resolveIn(target, r.scope.cwd);
   }
 
@@ -630,10 +1191,27 @@ export class Walker {
     let command = false;
     for (; i < args.length; i++) {
       const v = args[i]!.value;
-      if (args[i]!.dynamic) return this.block('unresolved', `${name} gets ${v}, only known when it runs`, r.text);
-      if (v === '--') { i++; break; }
-      if (v === '-o' || v === '+o' || v === '-O' || v === '+O' || v === '--rcfile' || v === '--init-file') { i++; continue; }
-      if (/^-[a-zA-Z]+$/.test(v)) { if (v.includes('c')) command = true; continue; }
+      if (args[i]!.dynamic)
+        return this.block('unresolved', `${name} gets ${v}, only known when it runs`, r.text);
+      if (v === '--') {
+        i++;
+        break;
+      }
+      if (
+        v === '-o' ||
+        v === '+o' ||
+        v === '-O' ||
+        v === '+O' ||
+        v === '--rcfile' ||
+        v === '--init-file'
+      ) {
+        i++;
+        continue;
+      }
+      if (/^-[a-zA-Z]+$/.test(v)) {
+        if (v.includes('c')) command = true;
+        continue;
+      }
       if (v.startsWith('--') || v.startsWith('+')) continue;
       break;
     }
@@ -646,20 +1224,35 @@ export class Walker {
       const file = args[i]!.value;
       // bash <(curl …), sh /dev/stdin: the code comes from somewhere the guard cannot read.
       if (/^\/dev\/(fd\/\d+|stdin)$|^\/proc\/self\/fd\//.test(file)) {
-        if (file === '/dev/stdin' && r.stdin?.literal !== undefined) return this.source(r.stdin.literal, { cwd: r.scope.cwd, vars: new Map(r.env) }, r.depth + 1);
-        return this.block('unresolved', `${name} runs code from ${file}, which the guard cannot see`, r.text);
+        if (file === '/dev/stdin' && r.stdin?.literal !== undefined)
+          return this.source(
+            r.stdin.literal,
+            { cwd: r.scope.cwd, vars: new Map(r.env) },
+            r.depth + 1,
+          );
+        return this.block(
+          'unresolved',
+          `${name} runs code from ${file}, which the guard cannot see`,
+          r.text,
+        );
       }
       return; // a script file: its text is not the command's
     }
     const stdin = r.stdin;
     if (!stdin) return; // an interactive shell
-    if (stdin.literal !== undefined) return this.source(stdin.literal, { cwd: r.scope.cwd, vars: new Map(r.env) }, r.depth + 1);
-    return this.block('unresolved', `${name} runs code read from a pipe that the guard cannot see`, r.text);
+    if (stdin.literal !== undefined)
+      return this.source(stdin.literal, { cwd: r.scope.cwd, vars: new Map(r.env) }, r.depth + 1);
+    return this.block(
+      'unresolved',
+      `${name} runs code read from a pipe that the guard cannot see`,
+      r.text,
+    );
   }
 
   /** Re-parses a string as shell code, with `$0 $1 …` bound to `positional`. */
   shellString(str: Field, r: Run, positional: Field[]): void {
-    if (str.dynamic) return this.block('unresolved', `the code ${str.value} is only known when it runs`, r.text);
+    if (str.dynamic)
+      return this.block('unresolved', `the code ${str.value} is only known when it runs`, r.text);
     const vars: Vars = new Map(r.env);
     positional.forEach((p, k) => vars.set(String(k), p.dynamic ? null : p.value));
     const rest = positional.slice(1);
@@ -673,40 +1266,93 @@ export class Walker {
   private joined(args: Field[], r: Run, sameScope = false): void {
     if (args.length === 0) return;
     const dyn = args.find((a) => a.dynamic);
-    if (dyn) return this.block('unresolved', `the code ${dyn.value} is only known when it runs`, r.text);
+    if (dyn)
+      return this.block('unresolved', `the code ${dyn.value} is only known when it runs`, r.text);
     const code = args.map((a) => a.value).join(' ');
-    this.source(code, sameScope ? r.scope : { cwd: r.scope.cwd, vars: new Map(r.env) }, r.depth + 1);
+    this.source(
+      code,
+      sameScope ? r.scope : { cwd: r.scope.cwd, vars: new Map(r.env) },
+      r.depth + 1,
+    );
   }
 
   /** `xargs [options] CMD ARGS`: CMD runs with the input's words appended (or put at -I's place). */
   private xargs(args: Field[], r: Run): void {
-    const withValue = ['-d', '--delimiter', '-E', '-e', '-L', '-l', '-n', '--max-args', '-P', '--max-procs', '-s', '--max-chars', '-a', '--arg-file', '-I', '--replace'];
+    const withValue = [
+      '-d',
+      '--delimiter',
+      '-E',
+      '-e',
+      '-L',
+      '-l',
+      '-n',
+      '--max-args',
+      '-P',
+      '--max-procs',
+      '-s',
+      '--max-chars',
+      '-a',
+      '--arg-file',
+      '-I',
+      '--replace',
+    ];
     let i = 0;
     let replace: string | null = null;
     let fromFile = false;
     for (; i < args.length; i++) {
       const v = args[i]!.value;
-      if (args[i]!.dynamic) return this.block('unresolved', `xargs gets ${v}, only known when it runs`, r.text);
-      if (v === '--') { i++; break; }
-      if (v === '-I' || v === '--replace') { replace = args[i + 1]?.value ?? '{}'; i++; continue; }
-      if (v.startsWith('-I')) { replace = v.slice(2); continue; }
-      if (v.startsWith('-i') || v.startsWith('--replace=')) { replace = v.includes('=') ? v.slice(v.indexOf('=') + 1) : v.slice(2) || '{}'; continue; }
+      if (args[i]!.dynamic)
+        return this.block('unresolved', `xargs gets ${v}, only known when it runs`, r.text);
+      if (v === '--') {
+        i++;
+        break;
+      }
+      if (v === '-I' || v === '--replace') {
+        replace = args[i + 1]?.value ?? '{}';
+        i++;
+        continue;
+      }
+      if (v.startsWith('-I')) {
+        replace = v.slice(2);
+        continue;
+      }
+      if (v.startsWith('-i') || v.startsWith('--replace=')) {
+        replace = v.includes('=') ? v.slice(v.indexOf('=') + 1) : v.slice(2) || '{}';
+        continue;
+      }
       if (v === '-a' || v === '--arg-file' || v.startsWith('--arg-file=')) fromFile = true;
-      if (withValue.includes(v)) { i++; continue; }
+      if (withValue.includes(v)) {
+        i++;
+        continue;
+      }
       if (v.startsWith('-')) continue;
       break;
     }
     const cmd = args.slice(i);
     const input = inputFields(fromFile ? { ...r, stdin: { unknown: true } } : r);
     if (cmd.length === 0) return;
-    const runs = replace === null ? [[...cmd, ...input]] : input.map((item) => cmd.map((a) => (a.value.includes(replace!) ? { ...a, value: a.value.split(replace!).join(item.value), dynamic: a.dynamic || item.dynamic } : a)));
+    const runs =
+      replace === null
+        ? [[...cmd, ...input]]
+        : input.map((item) =>
+            cmd.map((a) =>
+              a.value.includes(replace!)
+                ? {
+                    ...a,
+                    value: a.value.split(replace!).join(item.value),
+                    dynamic: a.dynamic || item.dynamic,
+                  }
+                : a,
+            ),
+          );
     for (const argv of runs) this.run({ ...r, argv, stdin: null });
   }
 
   /** `find ROOTS… EXPR`: -delete removes below the roots; -exec/-execdir/-ok run a command on what it finds. */
   private find(args: Field[], r: Run): void {
     let start = 0;
-    while (start < args.length && /^-([HLP]|D|O\d*)$/.test(args[start]!.value)) start += args[start]!.value === '-D' ? 2 : 1;
+    while (start < args.length && /^-([HLP]|D|O\d*)$/.test(args[start]!.value))
+      start += args[start]!.value === '-D' ? 2 : 1;
     args = args.slice(start);
     let i = 0;
     while (i < args.length && !/^[-(!]/.test(args[i]!.value) && args[i]!.value !== ')') i++;
@@ -715,23 +1361,54 @@ export class Walker {
     const expr = args.slice(i);
     for (let k = 0; k < expr.length; k++) {
       const v = expr[k]!.value;
-      if (expr[k]!.dynamic && k > 0 && /^-(exec|execdir|ok|okdir|delete)$/.test(expr[k - 1]?.value ?? '')) this.block('unresolved', `find's action gets ${v}, only known when it runs`, r.text);
+      if (
+        expr[k]!.dynamic &&
+        k > 0 &&
+        /^-(exec|execdir|ok|okdir|delete)$/.test(expr[k - 1]?.value ?? '')
+      )
+        this.block('unresolved', `find's action gets ${v}, only known when it runs`, r.text);
       if (v === '-delete') {
         // find deletes what its tests select below each root; with no test it takes the root too.
-        const filtered = expr.some((e) => /^-(i?name|i?path|i?regex|type|newer|mtime|mmin|ctime|atime|size|empty|iwholename|wholename|user|group|perm|links|inum|samefile)$/.test(e.value));
+        const filtered = expr.some((e) =>
+          /^-(i?name|i?path|i?regex|type|newer|mtime|mmin|ctime|atime|size|empty|iwholename|wholename|user|group|perm|links|inum|samefile)$/.test(
+            e.value,
+          ),
+        );
         for (const root of roots) {
-          if (filtered && !root.dynamic && resolveIn(root, r.scope.cwd) === this.session.frame.worktree) continue;
+          if (
+            filtered &&
+            !root.dynamic &&
+            resolveIn(root, r.scope.cwd) === this.session.frame.worktree
+          )
+            continue;
           this.checkDelete(root, r.scope, true, 'find -delete', r.text);
         }
       }
-      if (v === '-fprint' || v === '-fprint0' || v === '-fls' || v === '-fprintf') { const f = expr[k + 1]; if (f) this.checkWrite(f, r.scope, `find ${v}`, r.text); }
+      if (v === '-fprint' || v === '-fprint0' || v === '-fls' || v === '-fprintf') {
+        const f = expr[k + 1];
+        if (f) this.checkWrite(f, r.scope, `find ${v}`, r.text);
+      }
       if (v === '-exec' || v === '-execdir' || v === '-ok' || v === '-okdir') {
         let end = k + 1;
         while (end < expr.length && expr[end]!.value !== ';' && expr[end]!.value !== '+') end++;
         const sub = expr.slice(k + 1, end);
         for (const root of roots) {
-          const found = root.dynamic ? root : { ...root, value: path.posix.join(root.value, 'found') };
-          this.run({ ...r, argv: sub.map((a) => (a.value.includes('{}') ? { ...a, value: a.value.split('{}').join(found.value), dynamic: a.dynamic || found.dynamic } : a)), stdin: null });
+          const found = root.dynamic
+            ? root
+            : { ...root, value: path.posix.join(root.value, 'found') };
+          this.run({
+            ...r,
+            argv: sub.map((a) =>
+              a.value.includes('{}')
+                ? {
+                    ...a,
+                    value: a.value.split('{}').join(found.value),
+                    dynamic: a.dynamic || found.dynamic,
+                  }
+                : a,
+            ),
+            stdin: null,
+          });
         }
         k = end;
       }
@@ -747,8 +1424,10 @@ export class Walker {
     if (p === null) return;
     const place = p.place;
     if (place === 'inside' || place === 'device' || place === 'scratch') return;
-    if (place === 'worktree-git') return this.block('worktree-git', `${what} reaches ${f.value}`, text);
-    if (place === 'worktree-root' && removes) return this.block('worktree-git', `${what} moves the worktree itself`, text);
+    if (place === 'worktree-git')
+      return this.block('worktree-git', `${what} reaches ${f.value}`, text);
+    if (place === 'worktree-root' && removes)
+      return this.block('worktree-git', `${what} moves the worktree itself`, text);
     if (place === 'worktree-root') return; // writing into the worktree folder (cp x .)
     this.block(removes ? 'rm-outside' : 'write-outside', `${what} reaches ${p.resolved}`, text);
   }
@@ -760,8 +1439,17 @@ export class Walker {
     const { place } = p;
     if (place === 'inside' || place === 'device') return;
     if (place === 'scratch' && !(recursive && p.holdsGit)) return;
-    if (place === 'worktree-root' || place === 'worktree-git') return this.block('worktree-git', `${verb} ${f.value} removes ${place === 'worktree-root' ? 'the session worktree itself' : "the worktree's .git link"}`, text);
-    this.block('rm-outside', `${verb} reaches ${p.resolved}${place === 'home-or-root' ? ' (the home folder, / or a folder holding the worktree)' : ''}`, text);
+    if (place === 'worktree-root' || place === 'worktree-git')
+      return this.block(
+        'worktree-git',
+        `${verb} ${f.value} removes ${place === 'worktree-root' ? 'the session worktree itself' : "the worktree's .git link"}`,
+        text,
+      );
+    this.block(
+      'rm-outside',
+      `${verb} reaches ${p.resolved}${place === 'home-or-root' ? ' (the home folder, / or a folder holding the worktree)' : ''}`,
+      text,
+    );
   }
 
   /**
@@ -769,7 +1457,12 @@ export class Walker {
    * holding the worktree. A pattern without a literal start of two characters in the temp
    * folder itself (a lone star there) is not, whatever is there today.
    */
-  private scratchGlob(base: string, pattern: string, tempRoot: boolean, deeper: boolean): { place: Place; holdsGit: boolean } {
+  private scratchGlob(
+    base: string,
+    pattern: string,
+    tempRoot: boolean,
+    deeper: boolean,
+  ): { place: Place; holdsGit: boolean } {
     if (tempRoot && !/^[^*?[]{2,}/.test(pattern)) return { place: 'outside', holdsGit: false };
     if (deeper) return { place: 'scratch', holdsGit: true }; // matches below the first component: not listed, taken as holding a checkout
     let names: string[];
@@ -783,7 +1476,8 @@ export class Walker {
     for (const name of names) {
       if (!re.test(name)) continue;
       const place = placeOf(this.session.frame, path.join(base, name), false);
-      if (place !== 'scratch') return { place: place === 'home-or-root' ? 'home-or-root' : 'outside', holdsGit: false };
+      if (place !== 'scratch')
+        return { place: place === 'home-or-root' ? 'home-or-root' : 'outside', holdsGit: false };
       git ||= holdsGit(path.join(base, name));
     }
     return { place: 'scratch', holdsGit: git };
@@ -798,20 +1492,40 @@ export class Walker {
     return p;
   }
 
-  private locate(f: Field, scope: Scope, what: string, rule: GuardRule, text: string): { place: Place; resolved: string; holdsGit: boolean } | null {
-    if (f.dynamic) { this.block('unresolved', `${what} gets ${f.value}, only known when it runs`, text); return null; }
+  private locate(
+    f: Field,
+    scope: Scope,
+    what: string,
+    rule: GuardRule,
+    text: string,
+  ): { place: Place; resolved: string; holdsGit: boolean } | null {
+    if (f.dynamic) {
+      this.block('unresolved', `${what} gets ${f.value}, only known when it runs`, text);
+      return null;
+    }
     if (f.value === '' || f.value === '-') return null;
     const named = resolveIn(f, scope.cwd);
-    if (named === null) { this.block('unresolved', `${what} names ${f.value} after a cd the guard cannot follow`, text); return null; }
+    if (named === null) {
+      this.block('unresolved', `${what} names ${f.value} after a cd the guard cannot follow`, text);
+      return null;
+    }
     const abs = this.throughLinks(named, rule !== 'rm-outside' || /\/\.?$/.test(f.value));
     const frame = this.session.frame;
     if (f.glob) {
       const { base, pattern } = globBase(abs);
       const place = placeOf(frame, base, true);
       if (place === 'worktree-root') {
-        return { place: globRegExp(pattern).test('.git') ? 'worktree-git' : 'inside', resolved: abs, holdsGit: false };
+        return {
+          place: globRegExp(pattern).test('.git') ? 'worktree-git' : 'inside',
+          resolved: abs,
+          holdsGit: false,
+        };
       }
-      if (place === 'temp-root' || place === 'scratch') return { ...this.scratchGlob(base, pattern, place === 'temp-root', followsOn(abs, pattern)), resolved: abs };
+      if (place === 'temp-root' || place === 'scratch')
+        return {
+          ...this.scratchGlob(base, pattern, place === 'temp-root', followsOn(abs, pattern)),
+          resolved: abs,
+        };
       return { place, resolved: abs, holdsGit: false };
     }
     // rm of a symlink removes the link itself, unless a trailing slash makes it its target (rm -rf link/).
@@ -831,7 +1545,43 @@ function holdsGit(p: string): boolean {
 }
 
 /** Commands that delete or write the paths and options they are given. */
-const WRITERS = new Set(['rm', 'rimraf', 'trash', 'trash-put', 'srm', 'shred', 'unlink', 'rmdir', 'del', 'mv', 'cp', 'install', 'ln', 'rsync', 'scp', 'tee', 'touch', 'mkdir', 'truncate', 'mkfifo', 'mknod', 'chmod', 'chown', 'chgrp', 'setfacl', 'chattr', 'dd', 'tar', 'bsdtar', 'zip', '7z', '7za', 'jar', 'unzip', 'find']);
+const WRITERS = new Set([
+  'rm',
+  'rimraf',
+  'trash',
+  'trash-put',
+  'srm',
+  'shred',
+  'unlink',
+  'rmdir',
+  'del',
+  'mv',
+  'cp',
+  'install',
+  'ln',
+  'rsync',
+  'scp',
+  'tee',
+  'touch',
+  'mkdir',
+  'truncate',
+  'mkfifo',
+  'mknod',
+  'chmod',
+  'chown',
+  'chgrp',
+  'setfacl',
+  'chattr',
+  'dd',
+  'tar',
+  'bsdtar',
+  'zip',
+  '7z',
+  '7za',
+  'jar',
+  'unzip',
+  'find',
+]);
 
 /** Shells whose `-c` string and stdin the guard reads as code. */
 const SHELLS = new Set(['bash', 'sh', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'fish']);
@@ -869,23 +1619,39 @@ export function optionValue(args: readonly Field[], names: readonly string[]): F
     if (v === '--') break;
     for (const n of names) {
       if (v === n) found = args[i + 1];
-      else if (n.startsWith('--') && v.startsWith(`${n}=`)) found = { ...a, value: v.slice(n.length + 1) };
-      else if (!n.startsWith('--') && n.length === 2 && v.startsWith(n) && v.length > 2 && !v.startsWith('--')) found = { ...a, value: v.slice(2) };
-      else if (!n.startsWith('--') && n.length === 2 && /^-[a-zA-Z]+$/.test(v) && v.endsWith(n[1]!)) found = args[i + 1]; // -sSLo FILE
+      else if (n.startsWith('--') && v.startsWith(`${n}=`))
+        found = { ...a, value: v.slice(n.length + 1) };
+      else if (
+        !n.startsWith('--') &&
+        n.length === 2 &&
+        v.startsWith(n) &&
+        v.length > 2 &&
+        !v.startsWith('--')
+      )
+        found = { ...a, value: v.slice(2) };
+      else if (!n.startsWith('--') && n.length === 2 && /^-[a-zA-Z]+$/.test(v) && v.endsWith(n[1]!))
+        found = args[i + 1]; // -sSLo FILE
     }
   }
   return found;
 }
 
 /** The operands of a command (not options), skipping the values of `withValue` options. */
-export function operands(args: readonly Field[], withValue: readonly string[] = []): { list: Field[]; end: number; dynamicOption: string | null } {
+export function operands(
+  args: readonly Field[],
+  withValue: readonly string[] = [],
+): { list: Field[]; end: number; dynamicOption: string | null } {
   const list: Field[] = [];
   let dashdash = false;
   let dynamicOption: string | null = null;
   let end = args.length;
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
-    if (!dashdash && a.value === '--' && !a.dynamic) { dashdash = true; end = i; continue; }
+    if (!dashdash && a.value === '--' && !a.dynamic) {
+      dashdash = true;
+      end = i;
+      continue;
+    }
     if (!dashdash && !a.dynamic && a.value.startsWith('-') && a.value !== '-') {
       if (withValue.includes(a.value)) i++;
       continue;
@@ -901,7 +1667,12 @@ function splitWords(str: string, w: Walker, r: Run): Field[] {
   const ast = parse(str);
   const st = ast.commands[0]?.command;
   if (!st || st.type !== 'Command') return [];
-  const es: ExpandScope = { vars: r.env, cwd: r.scope.cwd, home: w.session.frame.home, substitute: () => null };
+  const es: ExpandScope = {
+    vars: r.env,
+    cwd: r.scope.cwd,
+    home: w.session.frame.home,
+    substitute: () => null,
+  };
   const words = [st.name, ...st.suffix].filter((a): a is Word => !!a && a.type === 'Word');
   return words.flatMap((x) => expandWord(x, es));
 }
@@ -913,7 +1684,12 @@ function inputFields(r: Run): Field[] {
     const words = s.literal.split(/\s+/).filter(Boolean);
     return words.map((value) => ({ value, dynamic: false, glob: false }));
   }
-  if (s?.roots) return s.roots.map((root) => ({ value: path.posix.join(root, 'found'), dynamic: false, glob: false }));
+  if (s?.roots)
+    return s.roots.map((root) => ({
+      value: path.posix.join(root, 'found'),
+      dynamic: false,
+      glob: false,
+    }));
   // Input the guard cannot see (a file, an unknown producer, the terminal): its words are unknown.
   return [{ value: '(the words xargs reads)', dynamic: true, glob: false }];
 }

@@ -84,12 +84,20 @@ class Builder {
     let rest = s;
     if (white) {
       const lead = new RegExp(`^[${esc(white)}]+`).exec(rest);
-      if (lead) { if (this.started) this.flush(); rest = rest.slice(lead[0].length); }
+      if (lead) {
+        if (this.started) this.flush();
+        rest = rest.slice(lead[0].length);
+      }
       rest = rest.replace(new RegExp(`[${esc(white)}]+$`), '');
     }
-    const pieces = rest.split(new RegExp(`${ws}[${esc(other)}]${ws}${white ? `|[${esc(white)}]+` : ''}`));
+    const pieces = rest.split(
+      new RegExp(`${ws}[${esc(other)}]${ws}${white ? `|[${esc(white)}]+` : ''}`),
+    );
     pieces.forEach((piece, i) => {
-      if (i > 0) { this.started = true; this.flush(); }
+      if (i > 0) {
+        this.started = true;
+        this.flush();
+      }
       if (i < pieces.length - 1 || piece) this.text(piece);
     });
   }
@@ -114,11 +122,20 @@ function removeMatch(value: string, operator: string, pat: string): string {
   }
   if (candidates.length === 0) return value;
   // suffix: the smallest k removes the longest suffix; prefix: the largest k the longest prefix.
-  const k = suffix ? (longest ? Math.min(...candidates) : Math.max(...candidates)) : (longest ? Math.max(...candidates) : Math.min(...candidates));
+  const k = suffix
+    ? longest
+      ? Math.min(...candidates)
+      : Math.max(...candidates)
+    : longest
+      ? Math.max(...candidates)
+      : Math.min(...candidates);
   return suffix ? value.slice(0, k) : value.slice(k);
 }
 
-function parameter(part: Extract<WordPart, { type: 'ParameterExpansion' }>, scope: ExpandScope): string | null {
+function parameter(
+  part: Extract<WordPart, { type: 'ParameterExpansion' }>,
+  scope: ExpandScope,
+): string | null {
   if (part.index) return null;
   const value = lookup(part.parameter, scope);
   if (part.prefix === '#' && !part.operation) return value === null ? null : String(value.length);
@@ -129,8 +146,10 @@ function parameter(part: Extract<WordPart, { type: 'ParameterExpansion' }>, scop
   const literal = (w: Word | undefined): string | null => (w ? expandAssignment(w, scope) : '');
   switch (op.type) {
     case 'Default':
-      if (op.operator === ':-' || op.operator === '-') return value !== '' || op.operator === '-' ? value : literal(op.operand);
-      if (op.operator === ':+' || op.operator === '+') return value !== '' || op.operator === '+' ? literal(op.operand) : '';
+      if (op.operator === ':-' || op.operator === '-')
+        return value !== '' || op.operator === '-' ? value : literal(op.operand);
+      if (op.operator === ':+' || op.operator === '+')
+        return value !== '' || op.operator === '+' ? literal(op.operand) : '';
       return value;
     case 'Remove': {
       const pat = literal(op.operand);
@@ -141,12 +160,19 @@ function parameter(part: Extract<WordPart, { type: 'ParameterExpansion' }>, scop
       const rep = literal(op.replacement);
       if (pat === null || rep === null || pat === '') return pat === '' ? value : null;
       const src = patternSource(pat, '[\\s\\S]');
-      const anchored = op.operator === '/#' ? `^(?:${src})` : op.operator === '/%' ? `(?:${src})$` : src;
+      const anchored =
+        op.operator === '/#' ? `^(?:${src})` : op.operator === '/%' ? `(?:${src})$` : src;
       return value.replace(new RegExp(anchored, op.operator === '//' ? 'g' : ''), () => rep);
     }
     case 'CaseModification':
       if (op.operand) return null;
-      return op.operator === '^^' ? value.toUpperCase() : op.operator === ',,' ? value.toLowerCase() : op.operator === '^' ? value.charAt(0).toUpperCase() + value.slice(1) : value.charAt(0).toLowerCase() + value.slice(1);
+      return op.operator === '^^'
+        ? value.toUpperCase()
+        : op.operator === ',,'
+          ? value.toLowerCase()
+          : op.operator === '^'
+            ? value.charAt(0).toUpperCase() + value.slice(1)
+            : value.charAt(0).toLowerCase() + value.slice(1);
     default:
       return null;
   }
@@ -156,7 +182,13 @@ function simpleName(text: string): string {
   return text.replace(/^\$\{?/, '').replace(/\}$/, '');
 }
 
-function parts(b: Builder, list: readonly (WordPart | DoubleQuotedChild)[], quoted: boolean, scope: ExpandScope, first: boolean): void {
+function parts(
+  b: Builder,
+  list: readonly (WordPart | DoubleQuotedChild)[],
+  quoted: boolean,
+  scope: ExpandScope,
+  first: boolean,
+): void {
   list.forEach((part, i) => {
     switch (part.type) {
       case 'Literal': {
@@ -176,7 +208,10 @@ function parts(b: Builder, list: readonly (WordPart | DoubleQuotedChild)[], quot
         break;
       case 'SimpleExpansion':
       case 'ParameterExpansion': {
-        const v = part.type === 'SimpleExpansion' ? lookup(simpleName(part.text), scope) : parameter(part, scope);
+        const v =
+          part.type === 'SimpleExpansion'
+            ? lookup(simpleName(part.text), scope)
+            : parameter(part, scope);
         if (v === null) b.dynamic = true;
         else if (quoted) b.text(v);
         else b.split(v);
@@ -250,7 +285,10 @@ export function expandBraces(s: string): string[] {
       if (depth === 0) {
         if (commas.length === 0) {
           const seq = sequence(s.slice(open + 1, i));
-          if (seq) return seq.flatMap((v) => expandBraces(s.slice(0, open) + v + s.slice(i + 1))).slice(0, MAX_FIELDS);
+          if (seq)
+            return seq
+              .flatMap((v) => expandBraces(s.slice(0, open) + v + s.slice(i + 1)))
+              .slice(0, MAX_FIELDS);
           return expandBraces(s.slice(i + 1)).map((rest) => s.slice(0, i + 1) + rest);
         }
         const pre = s.slice(0, open);
@@ -261,7 +299,8 @@ export function expandBraces(s: string): string[] {
           from = c2 + 1;
         }
         const out: string[] = [];
-        for (const alt of alts) for (const rest of expandBraces(alt + s.slice(i + 1))) out.push(pre + rest);
+        for (const alt of alts)
+          for (const rest of expandBraces(alt + s.slice(i + 1))) out.push(pre + rest);
         return out.slice(0, MAX_FIELDS);
       }
     } else if (c === ',' && depth === 1) commas.push(i);
@@ -285,7 +324,9 @@ export function expandWord(word: Word, scope: ExpandScope): Field[] {
   const hasBrace = word.parts?.some((p) => p.type === 'BraceExpansion') ?? false;
   if (!hasBrace) return b.fields;
   // Brace expansion comes before tilde expansion in bash: {src,~} names the home folder.
-  return b.fields.flatMap((f) => expandBraces(f.value).map((value) => ({ ...f, value: tilde(value, scope) })));
+  return b.fields.flatMap((f) =>
+    expandBraces(f.value).map((value) => ({ ...f, value: tilde(value, scope) })),
+  );
 }
 
 /** The value of an assignment's word (no splitting, no globbing), or null when unknown. */

@@ -97,14 +97,20 @@ export function journalLine(entry: JournalInput): string {
   if (patch !== undefined) {
     const { text, redactions } = redactSecrets(patch);
     full.patchSha256 = sha256(patch);
-    full.patch = text.length > MAX_JOURNAL_PATCH_CHARS ? text.slice(0, MAX_JOURNAL_PATCH_CHARS) : text;
+    full.patch =
+      text.length > MAX_JOURNAL_PATCH_CHARS ? text.slice(0, MAX_JOURNAL_PATCH_CHARS) : text;
     if (text.length > MAX_JOURNAL_PATCH_CHARS) full.patchTruncated = true;
     full.redactions = redactions;
   }
   const parsed = JournalEntrySchema.safeParse(full);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new HagentError('INTERNAL', `journal entry does not fit the schema: ${issue?.path.join('.') ?? '?'}: ${issue?.message ?? ''}`, {}, 'this is a bug in hagent; the attempt itself is unaffected');
+    throw new HagentError(
+      'INTERNAL',
+      `journal entry does not fit the schema: ${issue?.path.join('.') ?? '?'}: ${issue?.message ?? ''}`,
+      {},
+      'this is a bug in hagent; the attempt itself is unaffected',
+    );
   }
   return `${JSON.stringify(parsed.data)}\n`;
 }
@@ -163,7 +169,10 @@ export interface JournalRead {
  * @returns entries in file order (newest last) and the count of damaged lines in the whole file.
  * @throws the I/O error when the journal exists but cannot be read.
  */
-export async function readJournal(commonDir: string, options: ReadJournalOptions = {}): Promise<JournalRead> {
+export async function readJournal(
+  commonDir: string,
+  options: ReadJournalOptions = {},
+): Promise<JournalRead> {
   let text: string;
   try {
     text = await fs.readFile(journalPath(commonDir), 'utf8');
@@ -194,5 +203,11 @@ export async function readJournal(commonDir: string, options: ReadJournalOptions
     entries.push(r.data);
   }
   const limit = options.limit;
-  return { entries: limit !== undefined && limit >= 0 ? entries.slice(Math.max(0, entries.length - limit)) : entries, damaged };
+  return {
+    entries:
+      limit !== undefined && limit >= 0
+        ? entries.slice(Math.max(0, entries.length - limit))
+        : entries,
+    damaged,
+  };
 }

@@ -37,14 +37,17 @@ const TOKEN_PATTERNS: ReadonlyArray<readonly [kind: string, pattern: RegExp]> = 
 ];
 
 /** `-----BEGIN … PRIVATE KEY-----` through its END line (lines may carry diff prefixes). */
-const PEM_BLOCK = /-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY( BLOCK)?-----[\s\S]*?-----END \1PRIVATE KEY\2-----/g;
+const PEM_BLOCK =
+  /-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY( BLOCK)?-----[\s\S]*?-----END \1PRIVATE KEY\2-----/g;
 /** A BEGIN line whose END is missing (a truncated patch): the BEGIN line and the base64 lines after it. */
-const PEM_OPEN = /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:\r?\n[+\- ]?(?:[A-Za-z0-9+/=]{8,}|[A-Za-z-]+: [^\r\n]*|)(?=\r?\n|$))*/g;
+const PEM_OPEN =
+  /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----(?:\r?\n[+\- ]?(?:[A-Za-z0-9+/=]{8,}|[A-Za-z-]+: [^\r\n]*|)(?=\r?\n|$))*/g;
 
 /** `scheme://user:password@host`: the password part. */
 const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/[^\s:/@]+:)([^\s@/]+)(@)/gi;
 /** `Authorization: Bearer …` / `Basic …` / `token …` header values. */
-const AUTH_HEADER = /\b(Authorization["']?\s*[:=]\s*["']?(?:Bearer|Basic|Token|token)\s+)([A-Za-z0-9._~+/=-]{8,})/g;
+const AUTH_HEADER =
+  /\b(Authorization["']?\s*[:=]\s*["']?(?:Bearer|Basic|Token|token)\s+)([A-Za-z0-9._~+/=-]{8,})/g;
 
 /**
  * An assignment: a key (identifier, possibly dotted/dashed, possibly quoted), then `=`, `:`, `:=`
@@ -53,11 +56,40 @@ const AUTH_HEADER = /\b(Authorization["']?\s*[:=]\s*["']?(?:Bearer|Basic|Token|t
  */
 // A key starts only where no key character precedes it, and is at most 128 characters: without
 // both, a long run of word characters is rescanned from every position (quadratic time).
-const ASSIGNMENT = /(?<![\w$.-])([A-Za-z_$][\w$.-]{0,127})(["']?[ \t]*(?::=|=>|[:=](?![=>]))[ \t]*)(?:(["'`])([^"'`\n]*)\3|([^\s"'`,;]+))/g;
+const ASSIGNMENT =
+  /(?<![\w$.-])([A-Za-z_$][\w$.-]{0,127})(["']?[ \t]*(?::=|=>|[:=](?![=>]))[ \t]*)(?:(["'`])([^"'`\n]*)\3|([^\s"'`,;]+))/g;
 
 /** Words that make a key secret when one of them ends the key (optionally followed by KEY_TAIL). */
-const SECRET_WORDS = new Set(['password', 'passwd', 'pwd', 'pass', 'passphrase', 'secret', 'token', 'apikey', 'credential', 'credentials', 'privatekey', 'accesskey', 'secretkey', 'authkey', 'auth']);
-const KEY_TAIL = new Set(['key', 'value', 'base', 'str', 'string', 'text', 'b64', 'base64', 'hex', 'raw', 'env']);
+const SECRET_WORDS = new Set([
+  'password',
+  'passwd',
+  'pwd',
+  'pass',
+  'passphrase',
+  'secret',
+  'token',
+  'apikey',
+  'credential',
+  'credentials',
+  'privatekey',
+  'accesskey',
+  'secretkey',
+  'authkey',
+  'auth',
+]);
+const KEY_TAIL = new Set([
+  'key',
+  'value',
+  'base',
+  'str',
+  'string',
+  'text',
+  'b64',
+  'base64',
+  'hex',
+  'raw',
+  'env',
+]);
 
 /** Splits a key into lower-case words: `dbPassword` → db,password; `API_KEY` → api,key. */
 function keyWords(key: string): string[] {
@@ -75,7 +107,21 @@ function isSecretKey(key: string): boolean {
   const joined: string[] = [];
   for (const w of words) {
     const prev = joined[joined.length - 1];
-    if (w === 'key' && prev && ['api', 'private', 'access', 'secret', 'auth', 'signing', 'encryption', 'master'].includes(prev)) joined[joined.length - 1] = prev === 'api' || prev === 'private' || prev === 'access' || prev === 'secret' || prev === 'auth' ? `${prev}key` : 'secretkey';
+    if (
+      w === 'key' &&
+      prev &&
+      ['api', 'private', 'access', 'secret', 'auth', 'signing', 'encryption', 'master'].includes(
+        prev,
+      )
+    )
+      joined[joined.length - 1] =
+        prev === 'api' ||
+        prev === 'private' ||
+        prev === 'access' ||
+        prev === 'secret' ||
+        prev === 'auth'
+          ? `${prev}key`
+          : 'secretkey';
     else joined.push(w);
   }
   let end = joined.length;
@@ -87,11 +133,22 @@ function isSecretKey(key: string): boolean {
 /** Values that are code or placeholders, not secrets: `getToken()`, `process.env.X`, `${VAR}`, `null`. */
 function looksLikeReference(value: string, quoted: boolean): boolean {
   if (value.startsWith('[REDACTED')) return true;
-  if (/^\$\{\{?[^}]*\}\}?$|^\{\{[^}]*\}\}$|^<[^>]*>$|^%\([^)]*\)s$|^\*+$|^x+$/i.test(value)) return true;
+  if (/^\$\{\{?[^}]*\}\}?$|^\{\{[^}]*\}\}$|^<[^>]*>$|^%\([^)]*\)s$|^\*+$|^x+$/i.test(value))
+    return true;
   if (quoted) return value.length === 0;
-  if (/^(?:null|nil|none|undefined|true|false|os\.environ.*|process\.env.*|env\..*|\$.*)$/i.test(value)) return true;
+  if (
+    /^(?:null|nil|none|undefined|true|false|os\.environ.*|process\.env.*|env\..*|\$.*)$/i.test(
+      value,
+    )
+  )
+    return true;
   // a type annotation (`password: string`), not a value
-  if (/^(?:string|number|boolean|bigint|any|unknown|str|int|bytes|bool|String|Option<.*|Optional\[.*|SecretStr|&str|\[\]u8)$/.test(value)) return true;
+  if (
+    /^(?:string|number|boolean|bigint|any|unknown|str|int|bytes|bool|String|Option<.*|Optional\[.*|SecretStr|&str|\[\]u8)$/.test(
+      value,
+    )
+  )
+    return true;
   // member access or a call: code, not a literal (`config.token`, `getSecret()`, `args[0]`)
   if (/^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*|\(|\[)/.test(value)) return true;
   return false;
@@ -142,14 +199,28 @@ export function redactSecrets(text: string): Redacted {
   let out = text.replace(PEM_BLOCK, () => count(MARK('private-key')));
   out = out.replace(PEM_OPEN, () => count(MARK('private-key')));
   for (const [kind, pattern] of TOKEN_PATTERNS) out = out.replace(pattern, () => count(MARK(kind)));
-  out = out.replace(URL_CREDENTIALS, (_m, head: string, _pw: string, at: string) => `${head}${count(MARK('password'))}${at}`);
+  out = out.replace(
+    URL_CREDENTIALS,
+    (_m, head: string, _pw: string, at: string) => `${head}${count(MARK('password'))}${at}`,
+  );
   out = out.replace(AUTH_HEADER, (_m, head: string) => `${head}${count(MARK('auth'))}`);
-  out = out.replace(ASSIGNMENT, (whole, key: string, sep: string, quote: string | undefined, quotedValue: string | undefined, bare: string | undefined) => {
-    const q = quote ?? '';
-    const value = quotedValue ?? bare ?? '';
-    if (isSecretKey(key) && !looksLikeReference(value, quote !== undefined)) return `${key}${sep}${q}${count(MARK('secret'))}${q}`;
-    if (isHighEntropy(value)) return `${key}${sep}${q}${count(MARK('high-entropy'))}${q}`;
-    return whole;
-  });
+  out = out.replace(
+    ASSIGNMENT,
+    (
+      whole,
+      key: string,
+      sep: string,
+      quote: string | undefined,
+      quotedValue: string | undefined,
+      bare: string | undefined,
+    ) => {
+      const q = quote ?? '';
+      const value = quotedValue ?? bare ?? '';
+      if (isSecretKey(key) && !looksLikeReference(value, quote !== undefined))
+        return `${key}${sep}${q}${count(MARK('secret'))}${q}`;
+      if (isHighEntropy(value)) return `${key}${sep}${q}${count(MARK('high-entropy'))}${q}`;
+      return whole;
+    },
+  );
   return { text: out, redactions };
 }

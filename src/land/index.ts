@@ -8,9 +8,45 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { HagentError, isHagentError } from '../errors.js';
 import {
-  checkoutTreeDelta, gitlinksTurnedIntoFolders, pathsInTheWay, firstParentSubjectsDirect, diffTrees, dirtyPaths, listWorktrees, literalPathspec, locateWorktreeDirect, changesHeldBy, looseObjectStore, mergeTrees, readRefPreferDirect, runGit, updateRefsCas, updateRefsDirect, writeCommit, writeInternalCommit, writeTreeWithChanges, type MadeCommit, type TreeChange,
+  checkoutTreeDelta,
+  gitlinksTurnedIntoFolders,
+  pathsInTheWay,
+  firstParentSubjectsDirect,
+  diffTrees,
+  dirtyPaths,
+  listWorktrees,
+  literalPathspec,
+  locateWorktreeDirect,
+  changesHeldBy,
+  looseObjectStore,
+  mergeTrees,
+  readRefPreferDirect,
+  runGit,
+  updateRefsCas,
+  updateRefsDirect,
+  writeCommit,
+  writeInternalCommit,
+  writeTreeWithChanges,
+  type MadeCommit,
+  type TreeChange,
 } from '../git/index.js';
-import { guardTarget, headChange, isInside, patchesFrom, readDrift, landBaseRef, nextLandedRef, readLandBase, readSession, sessionHead, treeIds, writeSession, type LandBase, type RepoContext, type Session } from '../session/index.js';
+import {
+  guardTarget,
+  headChange,
+  isInside,
+  patchesFrom,
+  readDrift,
+  landBaseRef,
+  nextLandedRef,
+  readLandBase,
+  readSession,
+  sessionHead,
+  treeIds,
+  writeSession,
+  type LandBase,
+  type RepoContext,
+  type Session,
+} from '../session/index.js';
 import { guardedWrite } from '../transaction/index.js';
 import { loadConfig } from '../config/index.js';
 import { deniedReason, type Policy } from '../policy/index.js';
@@ -66,7 +102,9 @@ export interface DeniedPath {
 export function deniedChanges(changes: readonly TreeChange[], policy: Policy): DeniedPath[] {
   const out: DeniedPath[] = [];
   for (const c of changes) {
-    const reason = deniedReason(c.path, policy) ?? (c.newMode === '120000' && c.status !== 'D' ? 'a symbolic link' : null);
+    const reason =
+      deniedReason(c.path, policy) ??
+      (c.newMode === '120000' && c.status !== 'D' ? 'a symbolic link' : null);
     if (reason) out.push({ path: c.path, reason });
   }
   return out;
@@ -78,10 +116,19 @@ export function deniedChanges(changes: readonly TreeChange[], policy: Policy): D
  * from the user's branch (a `session update` merged it in, or the user committed the same
  * file), so refusing it would send the user after their own commit.
  */
-async function notOnTarget(cwd: string, previous: string, pending: readonly TreeChange[], denied: DeniedPath[]): Promise<DeniedPath[]> {
+async function notOnTarget(
+  cwd: string,
+  previous: string,
+  pending: readonly TreeChange[],
+  denied: DeniedPath[],
+): Promise<DeniedPath[]> {
   if (denied.length === 0) return denied;
   const paths = new Set(denied.map((d) => d.path));
-  const held = await changesHeldBy(cwd, previous, pending.filter((c) => paths.has(c.path)));
+  const held = await changesHeldBy(
+    cwd,
+    previous,
+    pending.filter((c) => paths.has(c.path)),
+  );
   return denied.filter((d) => !held.has(d.path));
 }
 
@@ -92,17 +139,37 @@ export { parseMergeTree } from '../git/index.js';
  * `paths`. Read from the loose commit objects of the first-parent chain when it reaches the base
  * through them (the usual case: `commit-tree` writes loose objects), else `git log`.
  */
-async function patchSubjects(ctx: RepoContext, session: Session, head: string, paths: string[] | null): Promise<string[]> {
+async function patchSubjects(
+  ctx: RepoContext,
+  session: Session,
+  head: string,
+  paths: string[] | null,
+): Promise<string[]> {
   const cwd = ctx.cwd;
   const from = await patchesFrom(ctx, session, head);
   const direct = paths ? null : await firstParentSubjectsDirect(ctx.commonDir, from, head);
   if (direct) return direct;
-  const r = await runGit(['log', '--first-parent', '--format=%s', `${from}..${head}`, ...(paths ? ['--', ...paths.map(literalPathspec)] : [])], { cwd });
+  const r = await runGit(
+    [
+      'log',
+      '--first-parent',
+      '--format=%s',
+      `${from}..${head}`,
+      ...(paths ? ['--', ...paths.map(literalPathspec)] : []),
+    ],
+    { cwd },
+  );
   return r.stdout.toString('utf8').split('\n').filter(Boolean).reverse();
 }
 
 /** The squash message: a summary of the session's patches (`subjects`, from {@link patchSubjects}). Pure. */
-function squashMessage(session: Session, head: string, subjects: readonly string[], files: readonly { path: string; status: string }[], paths: string[] | null): string {
+function squashMessage(
+  session: Session,
+  head: string,
+  subjects: readonly string[],
+  files: readonly { path: string; status: string }[],
+  paths: string[] | null,
+): string {
   const lines = subjects.map((s) => `- ${s.replace(/^hagent: /, '')}`);
   const scope = paths ? ` (approved: ${paths.length} of the session's files)` : '';
   return `hagent: land session ${session.id} (${lines.length} patch${lines.length === 1 ? '' : 'es'}, ${files.length} file${files.length === 1 ? '' : 's'})${scope}\n\n${lines.join('\n')}\n\nHagent-Session: ${session.id}\nHagent-Op: land\nHagent-Head: ${head}\n`;
@@ -126,15 +193,30 @@ interface LandMerge {
  * already is taken back; limited to the approved paths.
  * @throws HagentError NOTHING_TO_LAND when every approved change has landed already.
  */
-async function planMerge(ctx: RepoContext, session: Session, head: string, paths: readonly string[] | null): Promise<LandMerge> {
+async function planMerge(
+  ctx: RepoContext,
+  session: Session,
+  head: string,
+  paths: readonly string[] | null,
+): Promise<LandMerge> {
   const cwd = ctx.cwd;
   const landBase = await readLandBase(ctx, session, head);
   const pending = await diffTrees(cwd, landBase.treeish, head, paths ?? []);
   if (pending.length === 0) {
-    throw new HagentError('NOTHING_TO_LAND', `every approved change of session ${session.id} has landed already`, { session: session.id }, paths ? 'approve the files that have not landed (hagent review lists them), or end the session with hagent session end' : 'nothing to do; end the session with hagent session end');
+    throw new HagentError(
+      'NOTHING_TO_LAND',
+      `every approved change of session ${session.id} has landed already`,
+      { session: session.id },
+      paths
+        ? 'approve the files that have not landed (hagent review lists them), or end the session with hagent session end'
+        : 'nothing to do; end the session with hagent session end',
+    );
   }
   const [baseTree, headTree] = await treeIds(cwd, [landBase.treeish, head]);
-  const theirsTree = paths === null ? headTree! : await writeTreeWithChanges(cwd, landBase.treeish, pending.map(headChange));
+  const theirsTree =
+    paths === null
+      ? headTree!
+      : await writeTreeWithChanges(cwd, landBase.treeish, pending.map(headChange));
   return { landBase, baseTree: baseTree!, theirsTree, pending };
 }
 
@@ -144,12 +226,22 @@ async function planMerge(ctx: RepoContext, session: Session, head: string, paths
  * @throws HagentError DIRTY_TARGET.
  */
 async function assertNoRebaseOf(commonDir: string, target: string): Promise<void> {
-  const gitDirs = [commonDir, ...(await fs.readdir(path.join(commonDir, 'worktrees')).catch(() => [] as string[])).map((n) => path.join(commonDir, 'worktrees', n))];
+  const gitDirs = [
+    commonDir,
+    ...(await fs.readdir(path.join(commonDir, 'worktrees')).catch(() => [] as string[])).map((n) =>
+      path.join(commonDir, 'worktrees', n),
+    ),
+  ];
   for (const dir of gitDirs) {
     for (const kind of ['rebase-merge', 'rebase-apply']) {
       const name = await fs.readFile(path.join(dir, kind, 'head-name'), 'utf8').catch(() => null);
       if (name?.trim() === target) {
-        throw new HagentError('DIRTY_TARGET', `${target.replace('refs/heads/', '')} is being rebased (${path.join(dir, kind)})`, { files: [] }, 'finish or abort the rebase (git rebase --continue or --abort), then land again; nothing was touched');
+        throw new HagentError(
+          'DIRTY_TARGET',
+          `${target.replace('refs/heads/', '')} is being rebased (${path.join(dir, kind)})`,
+          { files: [] },
+          'finish or abort the rebase (git rebase --continue or --abort), then land again; nothing was touched',
+        );
       }
     }
   }
@@ -160,16 +252,45 @@ async function assertNoRebaseOf(commonDir: string, target: string): Promise<void
  * revert or bisect: moving the branch under it would break the operation (and its --abort
  * would drop the land). @throws HagentError DIRTY_TARGET naming the operation.
  */
-async function assertNoOperationInProgress(ctx: RepoContext, worktree: string, target: string): Promise<void> {
+async function assertNoOperationInProgress(
+  ctx: RepoContext,
+  worktree: string,
+  target: string,
+): Promise<void> {
   // The git dir of the checkout: known when it is where hagent runs, read from its files when it
   // is a linked worktree, else asked.
-  const gitDir = ctx.location.topLevel && isInside(ctx.location.topLevel, worktree) && isInside(worktree, ctx.location.topLevel)
-    ? ctx.location.gitDir
-    : locateWorktreeDirect(worktree)?.gitDir ?? (await runGit(['rev-parse', '--path-format=absolute', '--git-dir'], { cwd: worktree })).stdout.toString('utf8').trim();
-  const markers: [string, string][] = [['rebase-merge', 'a rebase'], ['rebase-apply', 'a rebase or am'], ['MERGE_HEAD', 'a merge'], ['CHERRY_PICK_HEAD', 'a cherry-pick'], ['REVERT_HEAD', 'a revert'], ['BISECT_LOG', 'a bisect']];
+  const gitDir =
+    ctx.location.topLevel &&
+    isInside(ctx.location.topLevel, worktree) &&
+    isInside(worktree, ctx.location.topLevel)
+      ? ctx.location.gitDir
+      : (locateWorktreeDirect(worktree)?.gitDir ??
+        (
+          await runGit(['rev-parse', '--path-format=absolute', '--git-dir'], { cwd: worktree })
+        ).stdout
+          .toString('utf8')
+          .trim());
+  const markers: [string, string][] = [
+    ['rebase-merge', 'a rebase'],
+    ['rebase-apply', 'a rebase or am'],
+    ['MERGE_HEAD', 'a merge'],
+    ['CHERRY_PICK_HEAD', 'a cherry-pick'],
+    ['REVERT_HEAD', 'a revert'],
+    ['BISECT_LOG', 'a bisect'],
+  ];
   for (const [name, what] of markers) {
-    if (await fs.stat(path.join(gitDir, name)).then(() => true, () => false)) {
-      throw new HagentError('DIRTY_TARGET', `${worktree} is in the middle of ${what} on ${target.replace('refs/heads/', '')}`, { files: [], worktree }, `finish or abort it (git status says how), then land again; nothing was touched`);
+    if (
+      await fs.stat(path.join(gitDir, name)).then(
+        () => true,
+        () => false,
+      )
+    ) {
+      throw new HagentError(
+        'DIRTY_TARGET',
+        `${worktree} is in the middle of ${what} on ${target.replace('refs/heads/', '')}`,
+        { files: [], worktree },
+        `finish or abort it (git status says how), then land again; nothing was touched`,
+      );
     }
   }
 }
@@ -181,23 +302,51 @@ async function assertNoOperationInProgress(ctx: RepoContext, worktree: string, t
  *   approval), DETACHED_TARGET, SESSION_DRIFTED (the branch was reset past its base), LAND_DENIED (a path the policy protects, unless allowDenied), LAND_CONFLICT (conflicted paths listed, nothing written),
  *   DIRTY_TARGET (user-modified files listed, nothing touched), TARGET_MOVED (CAS lost).
  */
-export async function landSession(ctx: RepoContext, session: Session, options: LandOptions = {}): Promise<LandResult> {
+export async function landSession(
+  ctx: RepoContext,
+  session: Session,
+  options: LandOptions = {},
+): Promise<LandResult> {
   const config = await loadConfig(ctx, options.env ?? {});
-  const { value } = await guardedWrite(guardTarget(ctx, session), 'land', { timeoutMs: config.runtime.lockTimeoutMs }, async () => {
-    const recovered = await recoverLand(ctx.cwd, ctx.commonDir, session.id);
-    if (recovered) trace(`land: an interrupted land ${recovered.action}`);
-    if (recovered?.action === 'blocked') {
-      throw new HagentError('DIRTY_TARGET', `an interrupted land of session ${session.id} left ${recovered.worktree} half updated, and its index is locked (index.lock)`, { files: [], worktree: recovered.worktree }, `if no git command is running there, remove ${recovered.indexLock ?? 'its index.lock'}, then land again: hagent puts the checkout back first`);
-    }
-    // Re-read the metadata under the lock: an approval may have been recorded meanwhile.
-    const r = await landLocked(ctx, await readSession(ctx.commonDir, session.id), options, config.policy);
-    return { value: recovered ? { ...r, recovered } : r, files: r.files.map((f) => f.path), head: r.commit };
-  });
+  const { value } = await guardedWrite(
+    guardTarget(ctx, session),
+    'land',
+    { timeoutMs: config.runtime.lockTimeoutMs },
+    async () => {
+      const recovered = await recoverLand(ctx.cwd, ctx.commonDir, session.id);
+      if (recovered) trace(`land: an interrupted land ${recovered.action}`);
+      if (recovered?.action === 'blocked') {
+        throw new HagentError(
+          'DIRTY_TARGET',
+          `an interrupted land of session ${session.id} left ${recovered.worktree} half updated, and its index is locked (index.lock)`,
+          { files: [], worktree: recovered.worktree },
+          `if no git command is running there, remove ${recovered.indexLock ?? 'its index.lock'}, then land again: hagent puts the checkout back first`,
+        );
+      }
+      // Re-read the metadata under the lock: an approval may have been recorded meanwhile.
+      const r = await landLocked(
+        ctx,
+        await readSession(ctx.commonDir, session.id),
+        options,
+        config.policy,
+      );
+      return {
+        value: recovered ? { ...r, recovered } : r,
+        files: r.files.map((f) => f.path),
+        head: r.commit,
+      };
+    },
+  );
   return value;
 }
 
 function dirtyTargetError(worktree: string, dirty: readonly string[]): HagentError {
-  return new HagentError('DIRTY_TARGET', `${dirty.length} file${dirty.length === 1 ? '' : 's'} the land would change ${dirty.length === 1 ? 'has' : 'have'} uncommitted changes in ${worktree}: ${dirty.join(', ')}`, { files: [...dirty], worktree }, 'commit or stash your changes to these files, then land again; nothing was touched');
+  return new HagentError(
+    'DIRTY_TARGET',
+    `${dirty.length} file${dirty.length === 1 ? '' : 's'} the land would change ${dirty.length === 1 ? 'has' : 'have'} uncommitted changes in ${worktree}: ${dirty.join(', ')}`,
+    { files: [...dirty], worktree },
+    'commit or stash your changes to these files, then land again; nothing was touched',
+  );
 }
 
 /**
@@ -207,83 +356,173 @@ function dirtyTargetError(worktree: string, dirty: readonly string[]): HagentErr
  * to tracked files are read-tree's refusal, listed with `git status`.
  * @throws HagentError DIRTY_TARGET listing the files.
  */
-async function updateCheckout(worktree: string, previous: string, tree: string, files: readonly { path: string; status: string }[]): Promise<void> {
+async function updateCheckout(
+  worktree: string,
+  previous: string,
+  tree: string,
+  files: readonly { path: string; status: string }[],
+): Promise<void> {
   const inTheWay = await pathsInTheWay(worktree, files);
   if (inTheWay.length) throw dirtyTargetError(worktree, inTheWay);
   try {
     await checkoutTreeDelta(worktree, previous, tree);
   } catch (error) {
     if (isHagentError(error) && error.code === 'DIRTY_TARGET') {
-      const dirty = await dirtyPaths(worktree, files.map((f) => f.path));
+      const dirty = await dirtyPaths(
+        worktree,
+        files.map((f) => f.path),
+      );
       if (dirty.length) throw dirtyTargetError(worktree, dirty);
     }
     throw error;
   }
 }
 
-async function landLocked(ctx: RepoContext, session: Session, options: LandOptions, policy: Policy): Promise<LandResult> {
+async function landLocked(
+  ctx: RepoContext,
+  session: Session,
+  options: LandOptions,
+  policy: Policy,
+): Promise<LandResult> {
   const cwd = ctx.cwd;
   const mode = options.mode ?? 'squash';
   const head = await sessionHead(ctx, session);
-  if (head === session.base && session.lands.length === 0) throw new HagentError('NOTHING_TO_LAND', `session ${session.id} has no applied patch`, { session: session.id }, 'apply a patch first');
+  if (head === session.base && session.lands.length === 0)
+    throw new HagentError(
+      'NOTHING_TO_LAND',
+      `session ${session.id} has no applied patch`,
+      { session: session.id },
+      'apply a patch first',
+    );
   const drift = await readDrift(ctx, session, head);
   if (drift?.kind === 'rewound' && drift.pastBase) {
-    throw new HagentError('SESSION_DRIFTED', `session ${session.id}: its branch was moved outside hagent to a commit that does not hold the session's base`, { session: session.id, drift }, `nothing was written; ${drift.hint}`);
+    throw new HagentError(
+      'SESSION_DRIFTED',
+      `session ${session.id}: its branch was moved outside hagent to a commit that does not hold the session's base`,
+      { session: session.id, drift },
+      `nothing was written; ${drift.hint}`,
+    );
   }
   let approval = session.approval;
   if (!approval) {
-    if (!options.yes) throw new HagentError('NOT_APPROVED', `nothing in session ${session.id} is approved`, { session: session.id }, 'review it with hagent review, approve with hagent review --approve, or land with --yes');
+    if (!options.yes)
+      throw new HagentError(
+        'NOT_APPROVED',
+        `nothing in session ${session.id} is approved`,
+        { session: session.id },
+        'review it with hagent review, approve with hagent review --approve, or land with --yes',
+      );
     approval = { head, paths: null, at: new Date().toISOString() };
   } else if (approval.head !== head) {
-    if (!options.yes) throw new HagentError('APPROVAL_OUTDATED', `session ${session.id} moved after its approval (approved ${approval.head.slice(0, 12)}, head ${head.slice(0, 12)})`, { session: session.id, approved: approval.head, head }, 'review the new patches and approve again, or land with --yes');
+    if (!options.yes)
+      throw new HagentError(
+        'APPROVAL_OUTDATED',
+        `session ${session.id} moved after its approval (approved ${approval.head.slice(0, 12)}, head ${head.slice(0, 12)})`,
+        { session: session.id, approved: approval.head, head },
+        'review the new patches and approve again, or land with --yes',
+      );
     // --yes lands the current head without an approval: all of it, not the old approval's paths.
     approval = { head, paths: null, at: new Date().toISOString() };
   }
-  if (!session.target) throw new HagentError('DETACHED_TARGET', `session ${session.id} has no target branch (it was started on a detached HEAD)`, { session: session.id }, `check out a branch and start a new session from it, or merge hagent/${session.id} yourself`);
+  if (!session.target)
+    throw new HagentError(
+      'DETACHED_TARGET',
+      `session ${session.id} has no target branch (it was started on a detached HEAD)`,
+      { session: session.id },
+      `check out a branch and start a new session from it, or merge hagent/${session.id} yourself`,
+    );
   const target = session.target;
   const previous = await readRefPreferDirect(cwd, ctx.commonDir, target);
-  if (!previous) throw new HagentError('TARGET_MOVED', `target branch ${target} no longer exists`, { target }, 'recreate the branch, or merge the session branch yourself');
+  if (!previous)
+    throw new HagentError(
+      'TARGET_MOVED',
+      `target branch ${target} no longer exists`,
+      { target },
+      'recreate the branch, or merge the session branch yourself',
+    );
 
-  const [plan, store] = await Promise.all([planMerge(ctx, session, head, approval.paths), looseObjectStore(ctx.commonDir, previous)]);
-  const denied = await notOnTarget(cwd, previous, plan.pending, deniedChanges(plan.pending, policy));
+  const [plan, store] = await Promise.all([
+    planMerge(ctx, session, head, approval.paths),
+    looseObjectStore(ctx.commonDir, previous),
+  ]);
+  const denied = await notOnTarget(
+    cwd,
+    previous,
+    plan.pending,
+    deniedChanges(plan.pending, policy),
+  );
   if (denied.length && !options.allowDenied) {
-    throw new HagentError('LAND_DENIED', `session ${session.id} changes ${denied.length} path${denied.length === 1 ? '' : 's'} the policy protects: ${denied.map((d) => `${d.path} (${d.reason})`).join(', ')}`, { session: session.id, files: denied.map((d) => d.path), denied }, `nothing was written; drop them from the session (hagent undo, or approve only the other files: hagent review --approve PATH…), or, if you want them on ${target.replace('refs/heads/', '')}, land with --allow-denied`);
+    throw new HagentError(
+      'LAND_DENIED',
+      `session ${session.id} changes ${denied.length} path${denied.length === 1 ? '' : 's'} the policy protects: ${denied.map((d) => `${d.path} (${d.reason})`).join(', ')}`,
+      { session: session.id, files: denied.map((d) => d.path), denied },
+      `nothing was written; drop them from the session (hagent undo, or approve only the other files: hagent review --approve PATH…), or, if you want them on ${target.replace('refs/heads/', '')}, land with --allow-denied`,
+    );
   }
   const [previousTree] = await treeIds(cwd, [previous]);
   const merged = await mergeTrees(cwd, store, plan.baseTree, previousTree!, plan.theirsTree);
   const { tree, conflicts } = merged;
   if (!merged.clean) {
-    throw new HagentError('LAND_CONFLICT', `landing session ${session.id} on ${target} conflicts in ${conflicts.length} file${conflicts.length === 1 ? '' : 's'}: ${conflicts.join(', ')}`, { session: session.id, target, files: conflicts }, `nothing was written; run hagent session update --session ${session.id} (it merges ${target.replace('refs/heads/', '')} into the session and leaves conflict markers in its worktree), resolve them there, run hagent sync --session ${session.id}, then land again`);
+    throw new HagentError(
+      'LAND_CONFLICT',
+      `landing session ${session.id} on ${target} conflicts in ${conflicts.length} file${conflicts.length === 1 ? '' : 's'}: ${conflicts.join(', ')}`,
+      { session: session.id, target, files: conflicts },
+      `nothing was written; run hagent session update --session ${session.id} (it merges ${target.replace('refs/heads/', '')} into the session and leaves conflict markers in its worktree), resolve them there, run hagent sync --session ${session.id}, then land again`,
+    );
   }
   // The next land base: the session's side of this merge, over the last one, with the commit
   // that landed it (none when only the land base moves) as second parent.
   const landBaseMove = async (landed: string | null) => ({
     ref: landBaseRef(session),
-    newOid: await writeInternalCommit(cwd, store, plan.theirsTree, [plan.landBase.parent, ...(landed ? [landed] : [])], `hagent: land base of session ${session.id}\n`),
+    newOid: await writeInternalCommit(
+      cwd,
+      store,
+      plan.theirsTree,
+      [plan.landBase.parent, ...(landed ? [landed] : [])],
+      `hagent: land base of session ${session.id}\n`,
+    ),
     oldOid: plan.landBase.ref,
   });
   // Independent reads side by side: what changes, the patch subjects for the message, the checkouts.
   const [changed, subjects, worktrees] = await Promise.all([
     diffTrees(cwd, previous, tree),
-    options.message === undefined ? patchSubjects(ctx, session, head, approval.paths) : Promise.resolve([]),
+    options.message === undefined
+      ? patchSubjects(ctx, session, head, approval.paths)
+      : Promise.resolve([]),
     listWorktrees(cwd, ctx.commonDir),
   ]);
   const files = changed.map((c) => ({ path: c.path, status: c.status }));
   const gitlinks = gitlinksTurnedIntoFolders(changed);
-  if (gitlinks.length) throw new HagentError('SUBMODULE_PATH', `landing session ${session.id} would replace the submodule ${gitlinks.join(', ')} with a folder of files`, { path: gitlinks[0]!, files: gitlinks, session: session.id }, 'nothing was written; change the submodule in its own repository, and in the session worktree restore the gitlink (git rm -r --cached PATH, git checkout <base> -- PATH), then hagent sync and land again');
+  if (gitlinks.length)
+    throw new HagentError(
+      'SUBMODULE_PATH',
+      `landing session ${session.id} would replace the submodule ${gitlinks.join(', ')} with a folder of files`,
+      { path: gitlinks[0]!, files: gitlinks, session: session.id },
+      'nothing was written; change the submodule in its own repository, and in the session worktree restore the gitlink (git rm -r --cached PATH, git checkout <base> -- PATH), then hagent sync and land again',
+    );
   if (files.length === 0) {
     // The target holds every approved change by content already: that is landed, and the next
     // land starts from here. Only the land base moves.
     const move = await landBaseMove(null);
     await updateRefsCas(cwd, [move], `hagent land ${session.id}: already on ${target}`);
-    throw new HagentError('NOTHING_TO_LAND', `${target} already holds every approved change of session ${session.id}; recorded as landed`, { session: session.id, target }, 'nothing to do; end the session with hagent session end');
+    throw new HagentError(
+      'NOTHING_TO_LAND',
+      `${target} already holds every approved change of session ${session.id}; recorded as landed`,
+      { session: session.id, target },
+      'nothing to do; end the session with hagent session end',
+    );
   }
 
   const message = options.message ?? squashMessage(session, head, subjects, files, approval.paths);
 
   const checkouts = worktrees.filter((w) => w.branch === target);
   if (checkouts.length > 1) {
-    throw new HagentError('DIRTY_TARGET', `${target} is checked out in ${checkouts.length} worktrees (${checkouts.map((w) => w.path).join(', ')}); hagent updates only one`, { files: [], worktrees: checkouts.map((w) => w.path) }, 'switch all but one of them to another branch, then land again; nothing was touched');
+    throw new HagentError(
+      'DIRTY_TARGET',
+      `${target} is checked out in ${checkouts.length} worktrees (${checkouts.map((w) => w.path).join(', ')}); hagent updates only one`,
+      { files: [], worktrees: checkouts.map((w) => w.path) },
+      'switch all but one of them to another branch, then land again; nothing was touched',
+    );
   }
   const checkout = checkouts[0];
   await assertNoRebaseOf(ctx.commonDir, target);
@@ -292,7 +531,15 @@ async function landLocked(ctx: RepoContext, session: Session, options: LandOptio
   // refused land leaves at most an unreferenced commit object).
   // In-process when git's identity for hagent is known here (git/commit-direct.ts).
   const committing = Promise.resolve().then(async () => {
-    const made = await writeCommit(cwd, ctx.commonDir, ctx.location.gitDir, store, tree, mode === 'merge' ? [previous, head] : [previous], message.endsWith('\n') ? message : `${message}\n`);
+    const made = await writeCommit(
+      cwd,
+      ctx.commonDir,
+      ctx.location.gitDir,
+      store,
+      tree,
+      mode === 'merge' ? [previous, head] : [previous],
+      message.endsWith('\n') ? message : `${message}\n`,
+    );
     trace(made.inProcess ? 'land: committed in-process' : 'land: committed');
     return made;
   });
@@ -302,19 +549,38 @@ async function landLocked(ctx: RepoContext, session: Session, options: LandOptio
   // The land base moves with them: a land that moved the target always recorded what it landed.
   const backupRef = await nextLandedRef(ctx, session);
   const moveRefs = async (made: MadeCommit) => {
-    const moves = [{ ref: target, newOid: made.oid, oldOid: previous }, { ref: backupRef, newOid: head, oldOid: null }, await landBaseMove(made.oid)];
+    const moves = [
+      { ref: target, newOid: made.oid, oldOid: previous },
+      { ref: backupRef, newOid: head, oldOid: null },
+      await landBaseMove(made.oid),
+    ];
     const reflog = `hagent land ${session.id} (${mode})`;
-    if (!(made.committer && (await updateRefsDirect(ctx.commonDir, ctx.location.gitDir, moves, made.committer, reflog)))) await updateRefsCas(cwd, moves, reflog);
+    if (!(
+      made.committer &&
+      (await updateRefsDirect(ctx.commonDir, ctx.location.gitDir, moves, made.committer, reflog))
+    ))
+      await updateRefsCas(cwd, moves, reflog);
   };
   let commit: string;
   if (checkout) {
     // Until the target moves, a record says how to put the checkout back (land/recover.ts).
-    await writeLandRecord(ctx.commonDir, { version: 1, session: session.id, pid: process.pid, startedAt: new Date().toISOString(), target, previous, tree, worktree: checkout.path, files: files.map((f) => f.path) });
+    await writeLandRecord(ctx.commonDir, {
+      version: 1,
+      session: session.id,
+      pid: process.pid,
+      startedAt: new Date().toISOString(),
+      target,
+      previous,
+      tree,
+      worktree: checkout.path,
+      files: files.map((f) => f.path),
+    });
     try {
       await updateCheckout(checkout.path, previous, tree, files);
     } catch (error) {
       // A refusal touched nothing; any other failure keeps the record for the next land.
-      if (isHagentError(error) && error.code === 'DIRTY_TARGET') await removeLandRecord(ctx.commonDir, session.id);
+      if (isHagentError(error) && error.code === 'DIRTY_TARGET')
+        await removeLandRecord(ctx.commonDir, session.id);
       throw error;
     }
     try {
@@ -322,7 +588,13 @@ async function landLocked(ctx: RepoContext, session: Session, options: LandOptio
       commit = made.oid;
       await moveRefs(made);
     } catch (error) {
-      if (await checkoutTreeDelta(checkout.path, tree, previous).then(() => true, () => false)) await removeLandRecord(ctx.commonDir, session.id);
+      if (
+        await checkoutTreeDelta(checkout.path, tree, previous).then(
+          () => true,
+          () => false,
+        )
+      )
+        await removeLandRecord(ctx.commonDir, session.id);
       throw error;
     }
     await removeLandRecord(ctx.commonDir, session.id);
@@ -336,5 +608,16 @@ async function landLocked(ctx: RepoContext, session: Session, options: LandOptio
     approval,
     lands: [...session.lands, { head, commit, target, mode, at: new Date().toISOString() }],
   });
-  return { ok: true, session: session.id, target, mode, commit, previous, files, updatedWorktree: checkout?.path ?? null, backupRef, ...(denied.length ? { allowedDenied: denied } : {}) };
+  return {
+    ok: true,
+    session: session.id,
+    target,
+    mode,
+    commit,
+    previous,
+    files,
+    updatedWorktree: checkout?.path ?? null,
+    backupRef,
+    ...(denied.length ? { allowedDenied: denied } : {}),
+  };
 }

@@ -8,7 +8,17 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import * as z from 'zod/mini';
-import { blobId, formatOfOid, storedBlobIdsOf, literalPathspec, locateWorktreeDirect, lsTree, readRefPreferDirect, runGit, type TreeEntry } from '../git/index.js';
+import {
+  blobId,
+  formatOfOid,
+  storedBlobIdsOf,
+  literalPathspec,
+  locateWorktreeDirect,
+  lsTree,
+  readRefPreferDirect,
+  runGit,
+  type TreeEntry,
+} from '../git/index.js';
 import { readEntry, readJsonFile, writeJsonFile } from '../fsx/index.js';
 
 const LandRecordSchema = z.object({
@@ -77,24 +87,41 @@ type Side = TreeEntry | undefined;
  * True when `rel` in `worktree` holds `side` (a file or symlink with that blob and mode; for none,
  * nothing, or a folder when `folderOk`: the other side has files under `rel`).
  */
-async function diskMatches(worktree: string, rel: string, side: Side, folderOk: boolean): Promise<boolean> {
+async function diskMatches(
+  worktree: string,
+  rel: string,
+  side: Side,
+  folderOk: boolean,
+): Promise<boolean> {
   const e = await readEntry(worktree, rel);
   if (!side) return e.kind === 'missing' || (folderOk && e.kind === 'directory');
   if (e.kind === 'symlink' && side.mode === '120000') {
-    const link = await fs.readlink(path.join(worktree, rel), { encoding: 'buffer' }).catch(() => null);
+    const link = await fs
+      .readlink(path.join(worktree, rel), { encoding: 'buffer' })
+      .catch(() => null);
     return link !== null && side.oid === blobId(link, formatOfOid(side.oid));
   }
   if (e.kind !== 'file') return false;
   const mode = e.executable ? '100755' : '100644';
   if (side.mode !== mode) return false;
   // The id git would store for these bytes: a checkout with filter or end-of-line attributes holds another form of the blob.
-  return side.oid === (await storedBlobIdsOf(worktree, [{ path: rel, bytes: e.bytes }], formatOfOid(side.oid))).get(rel);
+  return (
+    side.oid ===
+    (await storedBlobIdsOf(worktree, [{ path: rel, bytes: e.bytes }], formatOfOid(side.oid))).get(
+      rel,
+    )
+  );
 }
 
 /** Stage-0 index entries of `paths` in a checkout: path → `<mode> <oid>`. */
-async function indexEntries(worktree: string, paths: readonly string[]): Promise<Map<string, string>> {
+async function indexEntries(
+  worktree: string,
+  paths: readonly string[],
+): Promise<Map<string, string>> {
   const out = new Map<string, string>();
-  const r = await runGit(['ls-files', '-s', '-z', '--', ...paths.map(literalPathspec)], { cwd: worktree });
+  const r = await runGit(['ls-files', '-s', '-z', '--', ...paths.map(literalPathspec)], {
+    cwd: worktree,
+  });
   for (const rec of r.stdout.toString('utf8').split('\0')) {
     const m = /^(\d+) ([0-9a-f]+) 0\t(.*)$/s.exec(rec);
     if (m) out.set(m[3]!, `${m[1]} ${m[2]}`);
@@ -116,7 +143,11 @@ async function indexEntries(worktree: string, paths: readonly string[]): Promise
  * failures while restoring are thrown (HagentError GIT_FAILED) with the record kept.
  * @returns what was done, or null when there was no record.
  */
-export async function recoverLand(cwd: string, commonDir: string, session: string): Promise<LandRecovery | null> {
+export async function recoverLand(
+  cwd: string,
+  commonDir: string,
+  session: string,
+): Promise<LandRecovery | null> {
   const file = landRecordPath(commonDir, session);
   let raw: unknown;
   try {
@@ -137,19 +168,35 @@ export async function recoverLand(cwd: string, commonDir: string, session: strin
     await removeLandRecord(commonDir, session);
     return { action: 'kept', ...base, files: [], outside: [] };
   }
-  const gitDir = locateWorktreeDirect(r.worktree)?.gitDir
-    ?? (await runGit(['rev-parse', '--path-format=absolute', '--git-dir'], { cwd: r.worktree, allowFailure: true }).then((g) => (g.exitCode === 0 ? g.stdout.toString('utf8').trim() : null), () => null));
+  const gitDir =
+    locateWorktreeDirect(r.worktree)?.gitDir ??
+    (await runGit(['rev-parse', '--path-format=absolute', '--git-dir'], {
+      cwd: r.worktree,
+      allowFailure: true,
+    }).then(
+      (g) => (g.exitCode === 0 ? g.stdout.toString('utf8').trim() : null),
+      () => null,
+    ));
   if (!gitDir) {
     await removeLandRecord(commonDir, session);
     return { action: 'discarded', ...base, files: [], outside: [] };
   }
   const indexLock = path.join(gitDir, 'index.lock');
-  if (await fs.stat(indexLock).then(() => true, () => false)) {
+  if (
+    await fs.stat(indexLock).then(
+      () => true,
+      () => false,
+    )
+  ) {
     return { action: 'blocked', ...base, files: [], outside: [], indexLock };
   }
-  const [before, landed] = await Promise.all([lsTree(cwd, r.previous, r.files), lsTree(cwd, r.tree, r.files)]);
+  const [before, landed] = await Promise.all([
+    lsTree(cwd, r.previous, r.files),
+    lsTree(cwd, r.tree, r.files),
+  ]);
   const key = (e: TreeEntry | undefined) => (e ? `${e.mode} ${e.oid}` : null);
-  const under = (tree: Map<string, TreeEntry>, rel: string) => [...tree.keys()].some((k) => k.startsWith(`${rel}/`));
+  const under = (tree: Map<string, TreeEntry>, rel: string) =>
+    [...tree.keys()].some((k) => k.startsWith(`${rel}/`));
   // Did the land's read-tree get as far as writing the index? Then every landed path's entry
   // is the land's, and the index before it was the target's on those paths (read-tree -m
   // refuses otherwise). If not, the index is still the user's, and stays as it is.
@@ -162,23 +209,34 @@ export async function recoverLand(cwd: string, commonDir: string, session: strin
     const t = landed.get(rel);
     const atTarget = await diskMatches(r.worktree, rel, p, under(before, rel));
     const atLand = !atTarget && (await diskMatches(r.worktree, rel, t, under(landed, rel)));
-    if (committed ? atTarget || atLand : atLand && (staged.get(rel) ?? null) === key(p)) restore.push(rel);
+    if (committed ? atTarget || atLand : atLand && (staged.get(rel) ?? null) === key(p))
+      restore.push(rel);
     else if (!atTarget) outside.push(rel);
   }
   // Index entries back to the target's commit (entries it lacks are removed), for every landed
   // path when the land wrote them; a file changed since keeps its bytes either way.
-  if (committed) await runGit(['reset', '-q', r.previous, '--', ...r.files.map(literalPathspec)], { cwd: r.worktree });
+  if (committed)
+    await runGit(['reset', '-q', r.previous, '--', ...r.files.map(literalPathspec)], {
+      cwd: r.worktree,
+    });
   if (restore.length) {
     // …then the files: the land's additions removed (with the folders that held only them), and
     // the target's versions written from the index.
     for (const rel of restore.filter((x) => !before.has(x))) {
       await fs.rm(path.join(r.worktree, rel), { force: true });
       for (let dir = path.posix.dirname(rel); dir !== '.'; dir = path.posix.dirname(dir)) {
-        if (!(await fs.rmdir(path.join(r.worktree, dir)).then(() => true, () => false))) break;
+        if (
+          !(await fs.rmdir(path.join(r.worktree, dir)).then(
+            () => true,
+            () => false,
+          ))
+        )
+          break;
       }
     }
     const present = restore.filter((rel) => before.has(rel));
-    if (present.length) await runGit(['checkout-index', '-f', '-q', '--', ...present], { cwd: r.worktree });
+    if (present.length)
+      await runGit(['checkout-index', '-f', '-q', '--', ...present], { cwd: r.worktree });
   }
   await removeLandRecord(commonDir, session);
   return { action: 'restored', ...base, files: restore, outside };

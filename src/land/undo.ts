@@ -9,8 +9,24 @@
  * target's upstream (it was pushed) is refused: undoing it here would rewrite published history.
  */
 import { HagentError } from '../errors.js';
-import { diffTrees, dirtyPaths, gitText, listWorktrees, literalPathspec, readRef, runGit, updateRefsCas } from '../git/index.js';
-import { isAncestor, landBaseRef, readSession, writeSession, type RepoContext, type Session } from '../session/index.js';
+import {
+  diffTrees,
+  dirtyPaths,
+  gitText,
+  listWorktrees,
+  literalPathspec,
+  readRef,
+  runGit,
+  updateRefsCas,
+} from '../git/index.js';
+import {
+  isAncestor,
+  landBaseRef,
+  readSession,
+  writeSession,
+  type RepoContext,
+  type Session,
+} from '../session/index.js';
 import { guardTarget } from '../session/index.js';
 import { guardedWrite } from '../transaction/index.js';
 import { loadConfig } from '../config/index.js';
@@ -36,11 +52,20 @@ export interface LandUndoResult {
  * base's first parents to the newest one that has a land commit as second parent (a land that
  * only recorded changes the target held already moved no target); else the last land record.
  */
-async function lastLandCommit(ctx: RepoContext, session: Session): Promise<{ commit: string; landBase: string | null } | null> {
+async function lastLandCommit(
+  ctx: RepoContext,
+  session: Session,
+): Promise<{ commit: string; landBase: string | null } | null> {
   const ref = await readRef(ctx.cwd, landBaseRef(session));
   if (ref) {
     // Each line: a land base and its parents (first: the land base before it, or the session base).
-    const chain = (await gitText(['rev-list', '--first-parent', '--parents', ref, `^${session.base}`], { cwd: ctx.cwd })).split('\n').filter(Boolean);
+    const chain = (
+      await gitText(['rev-list', '--first-parent', '--parents', ref, `^${session.base}`], {
+        cwd: ctx.cwd,
+      })
+    )
+      .split('\n')
+      .filter(Boolean);
     for (const line of chain) {
       const [landBase, , landed] = line.split(' ');
       if (landed) return { commit: landed, landBase: landBase! };
@@ -57,44 +82,97 @@ async function lastLandCommit(ctx: RepoContext, session: Session): Promise<{ com
  *   commit, listed; or a compare-and-swap lost), LAND_PUSHED (the target's upstream holds it),
  *   DETACHED_TARGET, DIRTY_TARGET (the target is checked out in several worktrees).
  */
-export async function undoLand(ctx: RepoContext, session: Session, env: Readonly<Record<string, string | undefined>> = {}): Promise<LandUndoResult> {
+export async function undoLand(
+  ctx: RepoContext,
+  session: Session,
+  env: Readonly<Record<string, string | undefined>> = {},
+): Promise<LandUndoResult> {
   const config = await loadConfig(ctx, env);
-  const { value } = await guardedWrite(guardTarget(ctx, session), 'land --undo', { timeoutMs: config.runtime.lockTimeoutMs }, async () => {
-    const r = await undoLandLocked(ctx, await readSession(ctx.commonDir, session.id));
-    return { value: r, files: r.files.map((f) => f.path), head: r.restored };
-  });
+  const { value } = await guardedWrite(
+    guardTarget(ctx, session),
+    'land --undo',
+    { timeoutMs: config.runtime.lockTimeoutMs },
+    async () => {
+      const r = await undoLandLocked(ctx, await readSession(ctx.commonDir, session.id));
+      return { value: r, files: r.files.map((f) => f.path), head: r.restored };
+    },
+  );
   return value;
 }
 
 async function undoLandLocked(ctx: RepoContext, session: Session): Promise<LandUndoResult> {
   const cwd = ctx.cwd;
-  if (!session.target) throw new HagentError('DETACHED_TARGET', `session ${session.id} has no target branch`, { session: session.id }, 'there is no land to undo');
+  if (!session.target)
+    throw new HagentError(
+      'DETACHED_TARGET',
+      `session ${session.id} has no target branch`,
+      { session: session.id },
+      'there is no land to undo',
+    );
   const target = session.target;
   const branch = target.replace('refs/heads/', '');
   const last = await lastLandCommit(ctx, session);
-  if (!last) throw new HagentError('NOTHING_TO_LAND', `session ${session.id} has no land to undo`, { session: session.id }, 'hagent session list shows what has landed');
+  if (!last)
+    throw new HagentError(
+      'NOTHING_TO_LAND',
+      `session ${session.id} has no land to undo`,
+      { session: session.id },
+      'hagent session list shows what has landed',
+    );
   const now = await readRef(cwd, target);
   if (now !== last.commit) {
-    const onTop = now && (await isAncestor(cwd, last.commit, now)) ? (await gitText(['rev-list', '--oneline', `${last.commit}..${now}`], { cwd })).split('\n').filter(Boolean) : [];
-    throw new HagentError('TARGET_MOVED', onTop.length
-      ? `${branch} moved on since the land: ${onTop.length} commit${onTop.length === 1 ? '' : 's'} on top of ${last.commit.slice(0, 12)} (${onTop.join('; ')})`
-      : `${branch} no longer holds the land commit ${last.commit.slice(0, 12)} at its tip`, { session: session.id, target, landCommit: last.commit, commits: onTop }, `nothing was touched; revert it instead: git revert ${last.commit.slice(0, 12)}`);
+    const onTop =
+      now && (await isAncestor(cwd, last.commit, now))
+        ? (await gitText(['rev-list', '--oneline', `${last.commit}..${now}`], { cwd }))
+            .split('\n')
+            .filter(Boolean)
+        : [];
+    throw new HagentError(
+      'TARGET_MOVED',
+      onTop.length
+        ? `${branch} moved on since the land: ${onTop.length} commit${onTop.length === 1 ? '' : 's'} on top of ${last.commit.slice(0, 12)} (${onTop.join('; ')})`
+        : `${branch} no longer holds the land commit ${last.commit.slice(0, 12)} at its tip`,
+      { session: session.id, target, landCommit: last.commit, commits: onTop },
+      `nothing was touched; revert it instead: git revert ${last.commit.slice(0, 12)}`,
+    );
   }
   // Pushed: any remote-tracking branch holds it (an upstream can be unset; the push stays).
-  const remotes = (await gitText(['for-each-ref', '--format=%(refname)', '--contains', last.commit, 'refs/remotes/'], { cwd })).split('\n').filter(Boolean);
+  const remotes = (
+    await gitText(
+      ['for-each-ref', '--format=%(refname)', '--contains', last.commit, 'refs/remotes/'],
+      { cwd },
+    )
+  )
+    .split('\n')
+    .filter(Boolean);
   if (remotes.length) {
-    throw new HagentError('LAND_PUSHED', `the land commit ${last.commit.slice(0, 12)} was pushed: ${remotes.map((r) => r.replace('refs/remotes/', '')).join(', ')} hold${remotes.length === 1 ? 's' : ''} it`, { session: session.id, target, landCommit: last.commit, remotes }, `nothing was touched; undo it with a new commit on ${branch} instead: git revert ${last.commit.slice(0, 12)}`);
+    throw new HagentError(
+      'LAND_PUSHED',
+      `the land commit ${last.commit.slice(0, 12)} was pushed: ${remotes.map((r) => r.replace('refs/remotes/', '')).join(', ')} hold${remotes.length === 1 ? 's' : ''} it`,
+      { session: session.id, target, landCommit: last.commit, remotes },
+      `nothing was touched; undo it with a new commit on ${branch} instead: git revert ${last.commit.slice(0, 12)}`,
+    );
   }
-  const restored = (await gitText(['rev-parse', `${last.commit}^1`], { cwd }));
+  const restored = await gitText(['rev-parse', `${last.commit}^1`], { cwd });
   const changed = await diffTrees(cwd, restored, last.commit);
   const files = changed.map((c) => ({ path: c.path, status: c.status }));
   const worktrees = (await listWorktrees(cwd, ctx.commonDir)).filter((w) => w.branch === target);
   if (worktrees.length > 1) {
-    throw new HagentError('DIRTY_TARGET', `${target} is checked out in ${worktrees.length} worktrees; hagent updates only one`, { files: [], worktrees: worktrees.map((w) => w.path) }, 'switch all but one of them to another branch, then undo again; nothing was touched');
+    throw new HagentError(
+      'DIRTY_TARGET',
+      `${target} is checked out in ${worktrees.length} worktrees; hagent updates only one`,
+      { files: [], worktrees: worktrees.map((w) => w.path) },
+      'switch all but one of them to another branch, then undo again; nothing was touched',
+    );
   }
   const checkout = worktrees[0]?.path ?? null;
   // Files changed since the land (staged or not, or in the way) keep their bytes.
-  const untouched = checkout ? await dirtyPaths(checkout, files.map((f) => f.path)) : [];
+  const untouched = checkout
+    ? await dirtyPaths(
+        checkout,
+        files.map((f) => f.path),
+      )
+    : [];
   // The land base goes back with the target: to the land base before this land, or away.
   let landBaseMove: { ref: string; newOid: string; oldOid: string } | null = null;
   let deleteLandBase = false;
@@ -110,16 +188,55 @@ async function undoLandLocked(ctx: RepoContext, session: Session): Promise<LandU
   const message = `hagent land --undo ${session.id}`;
   if (deleteLandBase) {
     const input = `update ${target}\0${restored}\0${last.commit}\0delete ${landBaseRef(session)}\0${last.landBase}\0`;
-    const r = await runGit(['update-ref', '--create-reflog', '-m', message, '--stdin', '-z'], { cwd, input, allowFailure: true });
-    if (r.exitCode !== 0) throw new HagentError('TARGET_MOVED', `${target} moved while hagent was working`, { ref: target, stderr: r.stderr.trim() }, 'someone else updated it at the same moment; run the command again');
+    const r = await runGit(['update-ref', '--create-reflog', '-m', message, '--stdin', '-z'], {
+      cwd,
+      input,
+      allowFailure: true,
+    });
+    if (r.exitCode !== 0)
+      throw new HagentError(
+        'TARGET_MOVED',
+        `${target} moved while hagent was working`,
+        { ref: target, stderr: r.stderr.trim() },
+        'someone else updated it at the same moment; run the command again',
+      );
   } else {
-    await updateRefsCas(cwd, [{ ref: target, newOid: restored, oldOid: last.commit }, ...(landBaseMove ? [landBaseMove] : [])], message);
+    await updateRefsCas(
+      cwd,
+      [
+        { ref: target, newOid: restored, oldOid: last.commit },
+        ...(landBaseMove ? [landBaseMove] : []),
+      ],
+      message,
+    );
   }
   const restore = files.map((f) => f.path).filter((p) => !untouched.includes(p));
   if (checkout && restore.length) {
-    await runGit(['restore', `--source=${restored}`, '--staged', '--worktree', '--', ...restore.map(literalPathspec)], { cwd: checkout });
+    await runGit(
+      [
+        'restore',
+        `--source=${restored}`,
+        '--staged',
+        '--worktree',
+        '--',
+        ...restore.map(literalPathspec),
+      ],
+      { cwd: checkout },
+    );
   }
-  const lands = session.lands[session.lands.length - 1]?.commit === last.commit ? session.lands.slice(0, -1) : session.lands;
+  const lands =
+    session.lands[session.lands.length - 1]?.commit === last.commit
+      ? session.lands.slice(0, -1)
+      : session.lands;
   await writeSession(ctx.commonDir, { ...session, lands });
-  return { ok: true, session: session.id, target, undone: last.commit, restored, files, untouched, updatedWorktree: checkout };
+  return {
+    ok: true,
+    session: session.id,
+    target,
+    undone: last.commit,
+    restored,
+    files,
+    untouched,
+    updatedWorktree: checkout,
+  };
 }

@@ -40,7 +40,18 @@
  * Hosts are told apart by `os.hostname()`; a lock held on another host is never broken (it waits
  * and then reports `LOCKED` naming that host).
  */
-import { closeSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, unlinkSync, writeSync, type BigIntStats } from 'node:fs';
+import {
+  closeSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  unlinkSync,
+  writeSync,
+  type BigIntStats,
+} from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
@@ -115,7 +126,12 @@ function locksDir(commonDir: string): string {
 
 function lockPath(commonDir: string, sessionId: string): string {
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(sessionId) || sessionId.length > 200) {
-    throw new HagentError('USAGE', `not a valid session id for a lock: ${JSON.stringify(sessionId)}`, { session: sessionId }, 'session ids are letters, digits, dot, dash and underscore');
+    throw new HagentError(
+      'USAGE',
+      `not a valid session id for a lock: ${JSON.stringify(sessionId)}`,
+      { session: sessionId },
+      'session ids are letters, digits, dot, dash and underscore',
+    );
   }
   return path.join(locksDir(commonDir), `${sessionId}.lock`);
 }
@@ -234,7 +250,9 @@ function sameFile(a: BigIntStats, b: BigIntStats): boolean {
  * Returns whether this caller removed it; false means someone else is on it or it changed.
  */
 function breakDead(file: string, seen: Observed, now: number): boolean {
-  const identity = seen.holder ? seen.holder.token.replace(/[^A-Za-z0-9]/g, '') : `${seen.stat.ino}-${seen.stat.mtimeNs}`;
+  const identity = seen.holder
+    ? seen.holder.token.replace(/[^A-Za-z0-9]/g, '')
+    : `${seen.stat.ino}-${seen.stat.mtimeNs}`;
   const marker = `${file}.stale-${identity}`;
   try {
     linkSync(file, marker);
@@ -310,9 +328,21 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * @returns the holder record written to the lock file.
  * @throws HagentError LOCKED after `timeoutMs`, with `details.holder` (or null) and a hint.
  */
-async function acquire(file: string, sessionId: string, command: string, timeoutMs: number): Promise<LockHolder> {
+async function acquire(
+  file: string,
+  sessionId: string,
+  command: string,
+  timeoutMs: number,
+): Promise<LockHolder> {
   const startTicks = processStartTicks(process.pid);
-  const holder: LockHolder = { pid: process.pid, hostname: os.hostname(), command, startedAt: new Date().toISOString(), token: randomBytes(12).toString('hex'), ...(startTicks !== null ? { startTicks } : {}) };
+  const holder: LockHolder = {
+    pid: process.pid,
+    hostname: os.hostname(),
+    command,
+    startedAt: new Date().toISOString(),
+    token: randomBytes(12).toString('hex'),
+    ...(startTicks !== null ? { startTicks } : {}),
+  };
   const deadline = Date.now() + timeoutMs;
   let delay = POLL_FIRST_MS;
   for (;;) {
@@ -329,7 +359,14 @@ async function acquire(file: string, sessionId: string, command: string, timeout
       throw new HagentError(
         'LOCKED',
         `session ${sessionId} is busy: ${describeHolder(h)} holds its lock`,
-        { session: sessionId, holder: h ? { pid: h.pid, hostname: h.hostname, command: h.command, startedAt: h.startedAt } : null, lockFile: file, waitedMs: timeoutMs },
+        {
+          session: sessionId,
+          holder: h
+            ? { pid: h.pid, hostname: h.hostname, command: h.command, startedAt: h.startedAt }
+            : null,
+          lockFile: file,
+          waitedMs: timeoutMs,
+        },
         h && h.hostname !== os.hostname()
           ? `the holder runs on another host (${h.hostname}); wait for it, or if that host is gone remove ${file}`
           : `wait for the ${h?.command ?? 'other'} command to finish and retry, or wait longer with --lock-timeout; a dead holder is taken over automatically`,
@@ -372,7 +409,13 @@ function release(file: string, token: string): void {
  *   its path. USAGE for a session id that cannot name a file. Whatever `fn` throws, unchanged.
  * @example await withSessionLock(ctx.commonDir, 'fix-login', { command: 'apply' }, {}, async () => applyPatch(...))
  */
-export async function withSessionLock<T>(commonDir: string, sessionId: string, holder: { command: string }, options: { timeoutMs?: number }, fn: () => Promise<T>): Promise<T> {
+export async function withSessionLock<T>(
+  commonDir: string,
+  sessionId: string,
+  holder: { command: string },
+  options: { timeoutMs?: number },
+  fn: () => Promise<T>,
+): Promise<T> {
   const file = lockPath(commonDir, sessionId);
   const timeoutMs = Math.max(0, options.timeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS);
   const held = await acquire(file, sessionId, holder.command, timeoutMs);
@@ -391,10 +434,18 @@ export async function withSessionLock<T>(commonDir: string, sessionId: string, h
  *   (another host), and the file's age in ms.
  * @throws HagentError USAGE for an invalid session id; the I/O error if the folder is unreadable.
  */
-export async function readLockHolder(commonDir: string, sessionId: string): Promise<LockStatus | null> {
+export async function readLockHolder(
+  commonDir: string,
+  sessionId: string,
+): Promise<LockStatus | null> {
   const file = lockPath(commonDir, sessionId);
   const seen = observe(file);
   if (!seen) return null;
   const now = Date.now();
-  return { path: file, holder: seen.holder, state: judge(seen, now), ageMs: Math.max(0, ageMs(seen.stat, now)) };
+  return {
+    path: file,
+    holder: seen.holder,
+    state: judge(seen, now),
+    ageMs: Math.max(0, ageMs(seen.stat, now)),
+  };
 }

@@ -13,7 +13,14 @@ import { cachedConfigLoader } from '../config/index.js';
 import { promises as fs } from 'node:fs';
 import { CatFileBatch, looseObjectStore, readCommitTrees, type CommitTrees } from '../git/index.js';
 import type { EffectiveConfig } from '../policy/index.js';
-import { readSession, readSessionRecord, sessionAsFound, sessionFilePath, type RepoContext, type Session } from '../session/index.js';
+import {
+  readSession,
+  readSessionRecord,
+  sessionAsFound,
+  sessionFilePath,
+  type RepoContext,
+  type Session,
+} from '../session/index.js';
 
 /** One server's session and warm state. */
 export class SessionBinding {
@@ -24,9 +31,16 @@ export class SessionBinding {
   readonly known = new Map<string, string | null>();
   /** The session record and the stat of the file it came from (see {@link session}). */
   private record: { key: string; value: Session } | null = null;
-  private trees: { head: string; byPath: Map<string, CommitTrees> } = { head: '', byPath: new Map() };
+  private trees: { head: string; byPath: Map<string, CommitTrees> } = {
+    head: '',
+    byPath: new Map(),
+  };
 
-  constructor(readonly ctx: RepoContext, readonly sessionId: string, readonly env: Readonly<Record<string, string | undefined>>) {
+  constructor(
+    readonly ctx: RepoContext,
+    readonly sessionId: string,
+    readonly env: Readonly<Record<string, string | undefined>>,
+  ) {
     this.objects = new CatFileBatch(ctx.commonDir);
   }
 
@@ -40,7 +54,8 @@ export class SessionBinding {
     const st = await fs.stat(file, { bigint: true }).catch(() => null);
     if (!st) return readSession(this.ctx.commonDir, this.sessionId); // gone: says SESSION_NOT_FOUND
     const key = `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
-    if (this.record?.key !== key) this.record = { key, value: await readSessionRecord(this.ctx.commonDir, this.sessionId) };
+    if (this.record?.key !== key)
+      this.record = { key, value: await readSessionRecord(this.ctx.commonDir, this.sessionId) };
     return sessionAsFound(this.ctx.commonDir, structuredClone(this.record.value));
   }
 
@@ -54,7 +69,8 @@ export class SessionBinding {
     if (kept) return kept;
     const store = await looseObjectStore(this.ctx.commonDir, head);
     const trees = await readCommitTrees(worktree, head, [rel], store, this.objects);
-    if (this.trees.head === head && this.trees.byPath.size < 1000) this.trees.byPath.set(rel, trees);
+    if (this.trees.head === head && this.trees.byPath.size < 1000)
+      this.trees.byPath.set(rel, trees);
     return trees;
   }
 

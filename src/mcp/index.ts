@@ -38,15 +38,27 @@ export interface McpOptions {
  * @throws HagentError NOT_A_GIT_REPO, SESSION_NOT_FOUND, NOT_IN_SESSION, SESSION_AMBIGUOUS, and
  *   with `new` the codes of session start — all before anything is served.
  */
-export async function serveMcp(options: McpOptions): Promise<{ session: string; worktree: string }> {
+export async function serveMcp(
+  options: McpOptions,
+): Promise<{ session: string; worktree: string }> {
   const ctx = await openRepo(options.cwd);
   const session = options.new
-    ? await startSession(ctx, { ...(options.name ? { name: options.name } : {}), ...(options.base ? { base: options.base } : {}), env: options.env })
+    ? await startSession(ctx, {
+        ...(options.name ? { name: options.name } : {}),
+        ...(options.base ? { base: options.base } : {}),
+        env: options.env,
+      })
     : await resolveSession(ctx, options.session);
   // The session index rewritten whole on every apply was the one step that grew with the
   // repository: split once, each apply then rewrites only what differs from the shared index.
   // Under the session lock, as every writer of the session's index; skipped if it is held long.
-  await withSessionLock(ctx.commonDir, session.id, { command: 'mcp (split index)' }, { timeoutMs: 10_000 }, () => splitLargeIndex(session.worktree)).catch(() => false);
+  await withSessionLock(
+    ctx.commonDir,
+    session.id,
+    { command: 'mcp (split index)' },
+    { timeoutMs: 10_000 },
+    () => splitLargeIndex(session.worktree),
+  ).catch(() => false);
   const binding = new SessionBinding(ctx, session.id, options.env);
   const handle = serveStdio(() => createServer(binding, options.version));
   process.stdin.once('end', () => {

@@ -15,12 +15,24 @@ import { checkPath, relativizeAbsolute, type Policy } from '../policy/index.js';
  * @throws HagentError PATH_DENIED naming `raw`: an absolute path outside both folders, a path
  *   leading outside the worktree, or one the policy protects.
  */
-export async function resolveToolPath(raw: string, worktree: string, mainCheckout: string | null, policy: Policy): Promise<string> {
+export async function resolveToolPath(
+  raw: string,
+  worktree: string,
+  mainCheckout: string | null,
+  policy: Policy,
+): Promise<string> {
   const roots = await absoluteRoots(worktree, mainCheckout);
   const r = relativizeAbsolute(raw, roots);
   if (r.kind === 'relative' && raw.startsWith('/')) {
-    const where = mainCheckout ? `the session worktree ${worktree} or the main checkout ${mainCheckout}` : `the session worktree ${worktree}`;
-    throw new HagentError('PATH_DENIED', `${JSON.stringify(raw)}: outside ${where}`, { path: raw, worktree, ...(mainCheckout ? { mainCheckout } : {}) }, `use a path relative to the worktree root (or an absolute path inside ${where}); hagent never writes outside the session`);
+    const where = mainCheckout
+      ? `the session worktree ${worktree} or the main checkout ${mainCheckout}`
+      : `the session worktree ${worktree}`;
+    throw new HagentError(
+      'PATH_DENIED',
+      `${JSON.stringify(raw)}: outside ${where}`,
+      { path: raw, worktree, ...(mainCheckout ? { mainCheckout } : {}) },
+      `use a path relative to the worktree root (or an absolute path inside ${where}); hagent never writes outside the session`,
+    );
   }
   return checkPath(r.path, policy);
 }

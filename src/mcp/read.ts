@@ -45,19 +45,59 @@ const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
  * @throws HagentError PATH_DENIED, FILE_NOT_FOUND, UNSUPPORTED_FILE (a folder, binary, not
  *   UTF-8), SESSION_NOT_FOUND.
  */
-export async function readFile(binding: SessionBinding, rawPath: string, offset = 1, limit = DEFAULT_READ_LINES): Promise<ReadResult> {
+export async function readFile(
+  binding: SessionBinding,
+  rawPath: string,
+  offset = 1,
+  limit = DEFAULT_READ_LINES,
+): Promise<ReadResult> {
   const [session, config] = await Promise.all([binding.session(), binding.config()]);
-  const rel = await resolveToolPath(rawPath, session.worktree, config.root, { ...config.policy, suffixes: { mode: 'deny', list: [] } });
-  const [entry, { head }] = await Promise.all([readEntry(session.worktree, rel), readSessionRefs(binding.ctx, session)]);
-  if (entry.kind === 'symlink') throw new HagentError('PATH_DENIED', `${rel}: ${entry.component} is a symbolic link`, { path: rel, component: entry.component }, 'hagent never reads or writes through a symlink; name the real file inside the worktree');
-  if (entry.kind === 'missing') throw new HagentError('FILE_NOT_FOUND', `${rel} does not exist in the session worktree`, { path: rel }, 'check the path (status and review list the changed files); create it with write');
-  if (entry.kind !== 'file') throw new HagentError('UNSUPPORTED_FILE', `${rel} is ${entry.kind === 'directory' ? 'a folder' : 'not a regular file'}`, { path: rel }, 'name a file');
-  if (entry.bytes.includes(0)) throw new HagentError('UNSUPPORTED_FILE', `${rel} is a binary file (it holds NUL bytes)`, { path: rel }, 'hagent reads and writes UTF-8 text files only');
+  const rel = await resolveToolPath(rawPath, session.worktree, config.root, {
+    ...config.policy,
+    suffixes: { mode: 'deny', list: [] },
+  });
+  const [entry, { head }] = await Promise.all([
+    readEntry(session.worktree, rel),
+    readSessionRefs(binding.ctx, session),
+  ]);
+  if (entry.kind === 'symlink')
+    throw new HagentError(
+      'PATH_DENIED',
+      `${rel}: ${entry.component} is a symbolic link`,
+      { path: rel, component: entry.component },
+      'hagent never reads or writes through a symlink; name the real file inside the worktree',
+    );
+  if (entry.kind === 'missing')
+    throw new HagentError(
+      'FILE_NOT_FOUND',
+      `${rel} does not exist in the session worktree`,
+      { path: rel },
+      'check the path (status and review list the changed files); create it with write',
+    );
+  if (entry.kind !== 'file')
+    throw new HagentError(
+      'UNSUPPORTED_FILE',
+      `${rel} is ${entry.kind === 'directory' ? 'a folder' : 'not a regular file'}`,
+      { path: rel },
+      'name a file',
+    );
+  if (entry.bytes.includes(0))
+    throw new HagentError(
+      'UNSUPPORTED_FILE',
+      `${rel} is a binary file (it holds NUL bytes)`,
+      { path: rel },
+      'hagent reads and writes UTF-8 text files only',
+    );
   let text: string;
   try {
     text = decoder.decode(entry.bytes);
   } catch {
-    throw new HagentError('UNSUPPORTED_FILE', `${rel} is not valid UTF-8`, { path: rel }, 'hagent reads and writes UTF-8 text files only');
+    throw new HagentError(
+      'UNSUPPORTED_FILE',
+      `${rel} is not valid UTF-8`,
+      { path: rel },
+      'hagent reads and writes UTF-8 text files only',
+    );
   }
   const trees = await binding.headTrees(head, rel, session.worktree);
   const inHead = entriesAt(trees, [rel]).get(rel);
@@ -70,8 +110,18 @@ export async function readFile(binding: SessionBinding, rawPath: string, offset 
   const shown: string[] = [];
   for (let n = start; n <= end; n++) shown.push(`${n}\t${lines[n - 1]}`);
   return {
-    ok: true, session: session.id, path: rel, head, blob, headBlob: inHead?.type === 'blob' ? inHead.oid : null,
-    outsideEdit: inHead?.oid !== blob && !conflicted, ...(conflicted ? { conflicted } : {}), totalLines: lines.length, startLine: start, endLine: end, truncated: start > 1 || end < lines.length,
+    ok: true,
+    session: session.id,
+    path: rel,
+    head,
+    blob,
+    headBlob: inHead?.type === 'blob' ? inHead.oid : null,
+    outsideEdit: inHead?.oid !== blob && !conflicted,
+    ...(conflicted ? { conflicted } : {}),
+    totalLines: lines.length,
+    startLine: start,
+    endLine: end,
+    truncated: start > 1 || end < lines.length,
     text: shown.join('\n'),
   };
 }

@@ -7,9 +7,21 @@
 import * as z from 'zod';
 
 const oid = z.string().regex(/^[0-9a-f]{40}$/, 'a full 40-hex git object id');
-const relPath = z.string().min(1).describe('worktree-relative path, "/"-separated (as git and review list it); an absolute path inside the session worktree or the main checkout is accepted');
+const relPath = z
+  .string()
+  .min(1)
+  .describe(
+    'worktree-relative path, "/"-separated (as git and review list it); an absolute path inside the session worktree or the main checkout is accepted',
+  );
 const changed = z.object({ path: z.string(), status: z.string() });
-const recovery = z.object({ txid: z.string(), command: z.string(), action: z.enum(['completed', 'restored', 'discarded']), commit: oid.nullable(), files: z.array(z.string()), outside: z.array(z.string()) });
+const recovery = z.object({
+  txid: z.string(),
+  command: z.string(),
+  action: z.enum(['completed', 'restored', 'discarded']),
+  commit: oid.nullable(),
+  files: z.array(z.string()),
+  outside: z.array(z.string()),
+});
 
 // ---- inputs -------------------------------------------------------------------------------
 
@@ -21,35 +33,75 @@ export const ReadInput = z.object({
   limit: z.number().int().min(1).optional().describe('how many lines (default 2000)'),
 });
 
-const yes = z.boolean().optional().describe('the human confirmed a risky change (a delete, ≥ 6 files, ≥ 400 changed lines); never set it on your own');
+const yes = z
+  .boolean()
+  .optional()
+  .describe(
+    'the human confirmed a risky change (a delete, ≥ 6 files, ≥ 400 changed lines); never set it on your own',
+  );
 
 export const ApplyPatchInput = z.object({
-  patch: z.string().min(1).describe('the patch: Codex "*** Begin Patch" language or a unified diff'),
-  base: z.string().min(1).optional().describe('the session head the patch was written against: refused (STALE_FILE) if a target changed since'),
-  base_blobs: z.record(z.string().min(1), oid.nullable()).optional().describe('path → the blob id read returned for it (null: must not exist); refused (STALE_FILE) if a file changed since'),
+  patch: z
+    .string()
+    .min(1)
+    .describe('the patch: Codex "*** Begin Patch" language or a unified diff'),
+  base: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'the session head the patch was written against: refused (STALE_FILE) if a target changed since',
+    ),
+  base_blobs: z
+    .record(z.string().min(1), oid.nullable())
+    .optional()
+    .describe(
+      'path → the blob id read returned for it (null: must not exist); refused (STALE_FILE) if a file changed since',
+    ),
   dry_run: z.boolean().optional().describe('check everything, write nothing'),
   yes,
 });
 
 export const EditInput = z.object({
   path: relPath,
-  old_string: z.string().describe('the exact text to replace (whitespace and line breaks included); empty creates the file'),
+  old_string: z
+    .string()
+    .describe(
+      'the exact text to replace (whitespace and line breaks included); empty creates the file',
+    ),
   new_string: z.string().describe('the text that replaces it'),
-  replace_all: z.boolean().optional().describe('replace every occurrence (default: old_string must occur exactly once)'),
-  expected_blob: oid.optional().describe('the blob id read returned: refused (STALE_FILE) if the file changed since'),
+  replace_all: z
+    .boolean()
+    .optional()
+    .describe('replace every occurrence (default: old_string must occur exactly once)'),
+  expected_blob: oid
+    .optional()
+    .describe('the blob id read returned: refused (STALE_FILE) if the file changed since'),
   yes,
 });
 
 export const WriteInput = z.object({
   path: relPath,
   content: z.string().describe('the whole new content of the file'),
-  expected_blob: oid.optional().describe('the blob id read returned; needed to replace a file this server has not read'),
+  expected_blob: oid
+    .optional()
+    .describe('the blob id read returned; needed to replace a file this server has not read'),
   yes,
 });
 
-export const CheckInput = z.object({ patch: z.string().min(1).describe('the patch to locate, written nowhere') });
+export const CheckInput = z.object({
+  patch: z.string().min(1).describe('the patch to locate, written nowhere'),
+});
 
-export const StepsInput = z.object({ steps: z.number().int().min(1).max(1000).optional().describe('how many applied patches (default 1)') });
+export const StepsInput = z.object({
+  steps: z
+    .number()
+    .int()
+    .min(1)
+    .max(1000)
+    .optional()
+    .describe('how many applied patches (default 1)'),
+});
 
 export const SyncInput = z.object({});
 
@@ -64,109 +116,284 @@ export const LogInput = z.object({
 });
 
 export const ExecInput = z.object({
-  command: z.string().min(1).describe('the shell command (bash -c), run in the session worktree with stdin closed'),
-  timeout: z.number().min(0).max(3600).optional().describe('seconds before its whole process group is killed (default 120; 0: no limit)'),
-  max_output: z.number().int().min(2).optional().describe('bytes kept of stdout and of stderr, head and tail (default 65536)'),
+  command: z
+    .string()
+    .min(1)
+    .describe('the shell command (bash -c), run in the session worktree with stdin closed'),
+  timeout: z
+    .number()
+    .min(0)
+    .max(3600)
+    .optional()
+    .describe('seconds before its whole process group is killed (default 120; 0: no limit)'),
+  max_output: z
+    .number()
+    .int()
+    .min(2)
+    .optional()
+    .describe('bytes kept of stdout and of stderr, head and tail (default 65536)'),
 });
 
 // ---- outputs ------------------------------------------------------------------------------
 
 const fileResult = z.object({
-  path: z.string(), op: z.enum(['add', 'update', 'delete', 'move']), from: z.string().optional(),
-  added: z.number().int(), removed: z.number().int(), level: z.enum(['exact', 'trim-end', 'trim', 'unicode']).optional(),
+  path: z.string(),
+  op: z.enum(['add', 'update', 'delete', 'move']),
+  from: z.string().optional(),
+  added: z.number().int(),
+  removed: z.number().int(),
+  level: z.enum(['exact', 'trim-end', 'trim', 'unicode']).optional(),
 });
 
 /** `hagent apply --json`, plus `blobs` (path → new blob id; null: deleted). */
 export const ApplyOutput = z.object({
-  ok: z.literal(true), session: z.string(), commit: oid.nullable(), parent: oid, dryRun: z.boolean(), format: z.enum(['codex', 'unified']),
-  files: z.array(fileResult), leniencies: z.array(z.string()), warnings: z.array(z.string()), watched: z.boolean(),
+  ok: z.literal(true),
+  session: z.string(),
+  commit: oid.nullable(),
+  parent: oid,
+  dryRun: z.boolean(),
+  format: z.enum(['codex', 'unified']),
+  files: z.array(fileResult),
+  leniencies: z.array(z.string()),
+  warnings: z.array(z.string()),
+  watched: z.boolean(),
   blobs: z.record(z.string(), oid.nullable()).optional(),
-  merge: z.object({ concluded: z.boolean(), target: z.string().nullable(), merged: oid }).optional().describe('the patch resolved every conflict of the merge in progress: its commit is the merge commit'),
+  merge: z
+    .object({ concluded: z.boolean(), target: z.string().nullable(), merged: oid })
+    .optional()
+    .describe(
+      'the patch resolved every conflict of the merge in progress: its commit is the merge commit',
+    ),
   recovery: recovery.optional(),
-  postApply: z.object({ exitCode: z.number().nullable(), stdout: z.string(), stderr: z.string(), timedOut: z.boolean() }).optional(),
+  postApply: z
+    .object({
+      exitCode: z.number().nullable(),
+      stdout: z.string(),
+      stderr: z.string(),
+      timedOut: z.boolean(),
+    })
+    .optional(),
 });
 
 /** `hagent check --json`. */
 export const CheckOutput = z.object({
-  ok: z.literal(true), dir: z.string(), format: z.enum(['codex', 'unified']),
-  files: z.array(fileResult.extend({
-    chunks: z.array(z.object({ chunk: z.number().int(), level: z.string(), startLine: z.number().int(), oldCount: z.number().int(), newCount: z.number().int() })),
-    noop: z.boolean(),
-  })),
-  leniencies: z.array(z.string()), warnings: z.array(z.string()),
+  ok: z.literal(true),
+  dir: z.string(),
+  format: z.enum(['codex', 'unified']),
+  files: z.array(
+    fileResult.extend({
+      chunks: z.array(
+        z.object({
+          chunk: z.number().int(),
+          level: z.string(),
+          startLine: z.number().int(),
+          oldCount: z.number().int(),
+          newCount: z.number().int(),
+        }),
+      ),
+      noop: z.boolean(),
+    }),
+  ),
+  leniencies: z.array(z.string()),
+  warnings: z.array(z.string()),
 });
 
 /** How the session branch moved without hagent (`session status --json` `drift`). */
-const sessionDrift = z.looseObject({ kind: z.enum(['detached', 'other-branch', 'outside-commits', 'rewound']), hint: z.string() }).nullable().describe('how the session branch moved without hagent');
+const sessionDrift = z
+  .looseObject({
+    kind: z.enum(['detached', 'other-branch', 'outside-commits', 'rewound']),
+    hint: z.string(),
+  })
+  .nullable()
+  .describe('how the session branch moved without hagent');
 
 /** `hagent session status --json`, plus `targetDrift`: how far the target branch moved since the session's base. */
 export const StatusOutput = z.object({
   ok: z.literal(true),
-  id: z.string(), worktree: z.string(), branch: z.string(), base: oid, head: oid.nullable(), target: z.string().nullable(),
-  commits: z.number().int(), createdAt: z.string(), approved: z.boolean(), landed: z.boolean(), state: z.enum(['empty', 'open', 'approved', 'landed', 'drifted']),
-  changed: z.array(changed), outsideEdits: z.array(changed), worktreeExists: z.boolean(),
-  interrupted: z.object({ command: z.string(), txid: z.string(), startedAt: z.string(), files: z.array(z.string()) }).nullable(),
+  id: z.string(),
+  worktree: z.string(),
+  branch: z.string(),
+  base: oid,
+  head: oid.nullable(),
+  target: z.string().nullable(),
+  commits: z.number().int(),
+  createdAt: z.string(),
+  approved: z.boolean(),
+  landed: z.boolean(),
+  state: z.enum(['empty', 'open', 'approved', 'landed', 'drifted']),
+  changed: z.array(changed),
+  outsideEdits: z.array(changed),
+  worktreeExists: z.boolean(),
+  interrupted: z
+    .object({
+      command: z.string(),
+      txid: z.string(),
+      startedAt: z.string(),
+      files: z.array(z.string()),
+    })
+    .nullable(),
   drift: sessionDrift,
-  outsideChanged: z.array(z.object({ time: z.string(), command: z.string(), message: z.string(), hint: z.string() })).describe("changes of the user's main checkout seen after this session's shell commands (never undone)"),
-  targetDrift: z.object({ targetHead: oid, commits: z.number().int().describe('commits on the target since the base') }).nullable(),
+  outsideChanged: z
+    .array(
+      z.object({ time: z.string(), command: z.string(), message: z.string(), hint: z.string() }),
+    )
+    .describe(
+      "changes of the user's main checkout seen after this session's shell commands (never undone)",
+    ),
+  targetDrift: z
+    .object({
+      targetHead: oid,
+      commits: z.number().int().describe('commits on the target since the base'),
+    })
+    .nullable(),
 });
 
 /** The `read` tool's structured result: the blob id of the bytes on disk (the staleness token) and the line counts; the numbered lines are its text content. */
 export const ReadOutput = z.object({
-  ok: z.literal(true), session: z.string(), path: z.string(), head: oid,
+  ok: z.literal(true),
+  session: z.string(),
+  path: z.string(),
+  head: oid,
   blob: oid.describe('blob id of the file as it is on disk: pass it as expected_blob / base_blobs'),
   headBlob: oid.nullable().describe('blob id in the session head (null: not committed)'),
-  outsideEdit: z.boolean().describe('the file on disk differs from the session head (an edit made outside hagent; sync adopts it)'),
-  conflicted: z.boolean().optional().describe('a merge is in progress and this file is conflicted: one edit, write or apply_patch that resolves every conflicted file concludes it'),
-  totalLines: z.number().int(), startLine: z.number().int(), endLine: z.number().int(), truncated: z.boolean(),
+  outsideEdit: z
+    .boolean()
+    .describe(
+      'the file on disk differs from the session head (an edit made outside hagent; sync adopts it)',
+    ),
+  conflicted: z
+    .boolean()
+    .optional()
+    .describe(
+      'a merge is in progress and this file is conflicted: one edit, write or apply_patch that resolves every conflicted file concludes it',
+    ),
+  totalLines: z.number().int(),
+  startLine: z.number().int(),
+  endLine: z.number().int(),
+  truncated: z.boolean(),
 });
 
 /** `hagent undo --json` / `hagent undo --redo --json`. */
 export const UndoOutput = z.object({
-  ok: z.literal(true), session: z.string(), direction: z.enum(['undo', 'redo']), from: oid, to: oid, steps: z.number().int(),
-  commits: z.array(oid), files: z.array(changed), redoable: z.number().int(), recovery: recovery.optional(),
+  ok: z.literal(true),
+  session: z.string(),
+  direction: z.enum(['undo', 'redo']),
+  from: oid,
+  to: oid,
+  steps: z.number().int(),
+  commits: z.array(oid),
+  files: z.array(changed),
+  redoable: z.number().int(),
+  recovery: recovery.optional(),
 });
 
 /** `hagent sync --json`. */
 export const SyncOutput = z.object({
-  ok: z.literal(true), session: z.string(), commit: oid.nullable(), parent: oid, files: z.array(changed),
-  skipped: z.array(z.object({ path: z.string(), reason: z.string() })), recovery: recovery.optional(),
+  ok: z.literal(true),
+  session: z.string(),
+  commit: oid.nullable(),
+  parent: oid,
+  files: z.array(changed),
+  skipped: z.array(z.object({ path: z.string(), reason: z.string() })),
+  recovery: recovery.optional(),
 });
 
 /** `hagent review --json` (approval is read-only here). */
 export const ReviewOutput = z.object({
-  ok: z.literal(true), session: z.string(), base: oid, since: z.enum(['base', 'landed', 'target']).describe('what files and diff are against'), head: oid, target: z.string().nullable(),
-  files: z.array(z.object({ path: z.string(), status: z.string(), added: z.number().int().nullable(), removed: z.number().int().nullable() })),
-  patches: z.array(z.object({ commit: oid, time: z.string(), subject: z.string(), files: z.array(changed), outside: z.boolean().describe('not made by hagent from a patch'), patch: z.string().optional() })),
+  ok: z.literal(true),
+  session: z.string(),
+  base: oid,
+  since: z.enum(['base', 'landed', 'target']).describe('what files and diff are against'),
+  head: oid,
+  target: z.string().nullable(),
+  files: z.array(
+    z.object({
+      path: z.string(),
+      status: z.string(),
+      added: z.number().int().nullable(),
+      removed: z.number().int().nullable(),
+    }),
+  ),
+  patches: z.array(
+    z.object({
+      commit: oid,
+      time: z.string(),
+      subject: z.string(),
+      files: z.array(changed),
+      outside: z.boolean().describe('not made by hagent from a patch'),
+      patch: z.string().optional(),
+    }),
+  ),
   drift: sessionDrift,
   diff: z.string().optional(),
-  approval: z.object({ head: z.string(), paths: z.array(z.string()).nullable(), at: z.string() }).nullable(),
+  approval: z
+    .object({ head: z.string(), paths: z.array(z.string()).nullable(), at: z.string() })
+    .nullable(),
   approvedNow: z.boolean(),
 });
 
 /** `hagent log --json`, this session's entries only. */
 export const LogOutput = z.object({
   ok: z.literal(true),
-  entries: z.array(z.looseObject({ time: z.string(), session: z.string(), command: z.string(), ok: z.boolean(), code: z.string().optional(), message: z.string().optional(), hint: z.string().optional(), files: z.array(z.string()).optional() })),
+  entries: z.array(
+    z.looseObject({
+      time: z.string(),
+      session: z.string(),
+      command: z.string(),
+      ok: z.boolean(),
+      code: z.string().optional(),
+      message: z.string().optional(),
+      hint: z.string().optional(),
+      files: z.array(z.string()).optional(),
+    }),
+  ),
   damaged: z.number().int(),
 });
 
 /** The `structuredContent` of every refusal (isError): the `--json` failure of the CLI. */
-export const ErrorOutput = z.object({ ok: z.literal(false), error: z.looseObject({ code: z.string(), message: z.string(), hint: z.string().optional() }) });
+export const ErrorOutput = z.object({
+  ok: z.literal(false),
+  error: z.looseObject({ code: z.string(), message: z.string(), hint: z.string().optional() }),
+});
 
 const cut = z.object({ bytes: z.number().int(), omittedBytes: z.number().int() });
 
 /** `hagent exec --json`: the command's outcome (a timeout is never exit code 0) and the commit of what it changed. */
 export const ExecOutput = z.object({
   ok: z.boolean().describe('exit code 0 within the time'),
-  session: z.string(), command: z.string(),
-  exitCode: z.number().int().nullable().describe('null when a signal ended it (a timeout always does)'),
-  signal: z.string().nullable(), timedOut: z.boolean(), stdout: z.string(), stderr: z.string(),
-  truncated: z.union([z.literal(false), z.object({ stdout: cut.nullable(), stderr: cut.nullable() })]),
-  durationMs: z.number(), changed: z.array(changed), commit: oid.nullable(), adopted: oid.nullable(),
+  session: z.string(),
+  command: z.string(),
+  exitCode: z
+    .number()
+    .int()
+    .nullable()
+    .describe('null when a signal ended it (a timeout always does)'),
+  signal: z.string().nullable(),
+  timedOut: z.boolean(),
+  stdout: z.string(),
+  stderr: z.string(),
+  truncated: z.union([
+    z.literal(false),
+    z.object({ stdout: cut.nullable(), stderr: cut.nullable() }),
+  ]),
+  durationMs: z.number(),
+  changed: z.array(changed),
+  commit: oid.nullable(),
+  adopted: oid.nullable(),
   skipped: z.array(z.object({ path: z.string(), reason: z.string() })),
-  outside: z.object({
-    checkout: z.string(), refs: z.array(z.object({ ref: z.string(), before: z.string().nullable(), after: z.string().nullable() })),
-    paths: z.array(z.string()), staged: z.array(z.string()), message: z.string(), hint: z.string(),
-  }).nullable().describe("what changed in the user's main checkout while the command ran (never undone), or null"),
+  outside: z
+    .object({
+      checkout: z.string(),
+      refs: z.array(
+        z.object({ ref: z.string(), before: z.string().nullable(), after: z.string().nullable() }),
+      ),
+      paths: z.array(z.string()),
+      staged: z.array(z.string()),
+      message: z.string(),
+      hint: z.string(),
+    })
+    .nullable()
+    .describe(
+      "what changed in the user's main checkout while the command ran (never undone), or null",
+    ),
 });

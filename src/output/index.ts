@@ -38,11 +38,21 @@ function currentFolder(): string {
 
 export function processIo(): Io {
   return {
-    get stdout() { return process.stdout; },
-    get stderr() { return process.stderr; },
-    get stdin() { return process.stdin; },
-    get color() { return !!process.stdout.isTTY && !process.env.NO_COLOR && process.env.TERM !== 'dumb'; },
-    get interactive() { return !!process.stdin.isTTY && !!process.stderr.isTTY; },
+    get stdout() {
+      return process.stdout;
+    },
+    get stderr() {
+      return process.stderr;
+    },
+    get stdin() {
+      return process.stdin;
+    },
+    get color() {
+      return !!process.stdout.isTTY && !process.env.NO_COLOR && process.env.TERM !== 'dumb';
+    },
+    get interactive() {
+      return !!process.stdin.isTTY && !!process.stderr.isTTY;
+    },
     cwd: currentFolder(),
     env: process.env,
   };
@@ -66,7 +76,14 @@ export function palette(color: boolean): Palette {
     const id = (s: string) => s;
     return { red: id, green: id, yellow: id, cyan: id, dim: id, bold: id };
   }
-  return { red: wrap(31, 39), green: wrap(32, 39), yellow: wrap(33, 39), cyan: wrap(36, 39), dim: wrap(2, 22), bold: wrap(1, 22) };
+  return {
+    red: wrap(31, 39),
+    green: wrap(32, 39),
+    yellow: wrap(33, 39),
+    cyan: wrap(36, 39),
+    dim: wrap(2, 22),
+    bold: wrap(1, 22),
+  };
 }
 
 /** Writes one JSON document and a newline to stdout. */
@@ -83,7 +100,12 @@ export function printLines(io: Io, lines: readonly string[]): void {
  * Renders a refusal: under `--json` the `{ok:false, error}` object on stdout
  * (patch-language.md §7); otherwise `error[CODE]: message` and the hint on stderr.
  */
-export function printError(io: Io, error: HagentError, json: boolean, extra: Record<string, unknown> = {}): void {
+export function printError(
+  io: Io,
+  error: HagentError,
+  json: boolean,
+  extra: Record<string, unknown> = {},
+): void {
   if (json) {
     printJson(io, { ok: false, ...extra, error: error.toJSON() });
     return;
@@ -91,17 +113,31 @@ export function printError(io: Io, error: HagentError, json: boolean, extra: Rec
   const p = palette(io.color);
   const lines = [`${p.red(p.bold(`error[${error.code}]`))}: ${error.message}`];
   const d = error.details;
-  if (d.path && !error.message.includes(String(d.path))) lines.push(`  ${p.dim('path:')} ${d.path}`);
+  if (d.path && !error.message.includes(String(d.path)))
+    lines.push(`  ${p.dim('path:')} ${d.path}`);
   if (d.chunk !== undefined) lines.push(`  ${p.dim('chunk:')} ${d.chunk}`);
   if (d.line !== undefined) lines.push(`  ${p.dim('line:')} ${d.line}`);
-  if (d.candidates?.length) lines.push(`  ${p.dim('candidates (lines):')} ${d.candidates.join(', ')}`);
+  if (d.candidates?.length)
+    lines.push(`  ${p.dim('candidates (lines):')} ${d.candidates.join(', ')}`);
   const closest = d.closest as { startLine?: number; endLine?: number } | undefined;
-  if (closest?.startLine !== undefined) lines.push(`  ${p.dim('closest region:')} lines ${closest.startLine}-${closest.endLine}`);
-  const diff = d.firstDifference as { line?: number; file?: string | null; patch?: string } | undefined;
-  if (diff?.line !== undefined) lines.push(`  ${p.dim(`line ${diff.line}, file: `)} ${JSON.stringify(diff.file)}`, `  ${p.dim(`line ${diff.line}, patch:`)} ${JSON.stringify(diff.patch)}`);
-  if (typeof d.text === 'string' && error.code === 'PATCH_SYNTAX') lines.push(`  ${p.dim('text:')} ${JSON.stringify(d.text)}`);
-  if (Array.isArray(d.expected)) lines.push(`  ${p.dim('expected one of:')} ${(d.expected as string[]).join(' | ')}`);
-  if (error.code === 'GUARD_BLOCKED') lines.push(`  ${p.dim('rule:')} ${String(d.rule)}`, `  ${p.dim('command:')} ${String(d.command)}`);
+  if (closest?.startLine !== undefined)
+    lines.push(`  ${p.dim('closest region:')} lines ${closest.startLine}-${closest.endLine}`);
+  const diff = d.firstDifference as
+    { line?: number; file?: string | null; patch?: string } | undefined;
+  if (diff?.line !== undefined)
+    lines.push(
+      `  ${p.dim(`line ${diff.line}, file: `)} ${JSON.stringify(diff.file)}`,
+      `  ${p.dim(`line ${diff.line}, patch:`)} ${JSON.stringify(diff.patch)}`,
+    );
+  if (typeof d.text === 'string' && error.code === 'PATCH_SYNTAX')
+    lines.push(`  ${p.dim('text:')} ${JSON.stringify(d.text)}`);
+  if (Array.isArray(d.expected))
+    lines.push(`  ${p.dim('expected one of:')} ${(d.expected as string[]).join(' | ')}`);
+  if (error.code === 'GUARD_BLOCKED')
+    lines.push(
+      `  ${p.dim('rule:')} ${String(d.rule)}`,
+      `  ${p.dim('command:')} ${String(d.command)}`,
+    );
   if (error.hint) lines.push(`  ${p.cyan('hint:')} ${error.hint}`);
   io.stderr.write(`${lines.join('\n')}\n`);
 }

@@ -24,7 +24,10 @@ const MAX_VOTES_PER_LINE = 200;
  * by letting each pattern line vote for the starts it implies. O(occurrences), capped per line.
  * Returns undefined when no pattern line occurs in the file.
  */
-export function closestRegion(index: LineIndex, pattern: readonly string[]): ClosestRegion | undefined {
+export function closestRegion(
+  index: LineIndex,
+  pattern: readonly string[],
+): ClosestRegion | undefined {
   const votes = new Map<number, number>();
   const n = index.length;
   for (let k = 0; k < pattern.length; k++) {

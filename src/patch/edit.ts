@@ -36,7 +36,8 @@ function lineAt(text: string, at: number): number {
 /** Start offsets of the non-overlapping occurrences of `needle`, left to right. */
 function occurrences(text: string, needle: string): number[] {
   const out: number[] = [];
-  for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + needle.length)) out.push(i);
+  for (let i = text.indexOf(needle); i !== -1; i = text.indexOf(needle, i + needle.length))
+    out.push(i);
   return out;
 }
 
@@ -55,17 +56,55 @@ function toCrlf(s: string): string {
  * @throws HagentError FILE_NOT_FOUND, UNSUPPORTED_FILE.
  */
 function textOf(path: string, state: FileState, verb: string): { text: string; mode: FileMode } {
-  if (state.kind === 'missing') throw new HagentError('FILE_NOT_FOUND', `cannot ${verb} ${path}: no such file`, { path }, 'check the path (read or status list the files); to create a file, use write, or edit with an empty old_string');
-  if (state.kind !== 'file') throw new HagentError('UNSUPPORTED_FILE', `cannot ${verb} ${path}: it is ${state.kind === 'directory' ? 'a folder' : 'not a regular file'}`, { path }, 'name a regular text file');
+  if (state.kind === 'missing')
+    throw new HagentError(
+      'FILE_NOT_FOUND',
+      `cannot ${verb} ${path}: no such file`,
+      { path },
+      'check the path (read or status list the files); to create a file, use write, or edit with an empty old_string',
+    );
+  if (state.kind !== 'file')
+    throw new HagentError(
+      'UNSUPPORTED_FILE',
+      `cannot ${verb} ${path}: it is ${state.kind === 'directory' ? 'a folder' : 'not a regular file'}`,
+      { path },
+      'name a regular text file',
+    );
   const decoded = decodeTextFile(state.bytes);
-  if (decoded.kind === 'unsupported') throw new HagentError('UNSUPPORTED_FILE', `cannot ${verb} ${path}: the file ${decoded.reason}`, { path }, 'hagent edits UTF-8 text files only; leave this file alone');
+  if (decoded.kind === 'unsupported')
+    throw new HagentError(
+      'UNSUPPORTED_FILE',
+      `cannot ${verb} ${path}: the file ${decoded.reason}`,
+      { path },
+      'hagent edits UTF-8 text files only; leave this file alone',
+    );
   return { text: decoder.decode(state.bytes), mode: state.mode };
 }
 
 /** A planned file for `path` changing `before` into `after` (both whole texts). */
-function plannedFile(path: string, op: 'add' | 'update', before: string, after: string, mode: FileMode, chunks: ChunkPlacement[]): PlannedFile {
-  const { added, removed } = op === 'add' ? { added: linesOf(after).length, removed: 0 } : countChanges(linesOf(before), linesOf(after));
-  return { op, path, bytes: encoder.encode(after), mode, added, removed, level: 'exact', chunks, noop: false };
+function plannedFile(
+  path: string,
+  op: 'add' | 'update',
+  before: string,
+  after: string,
+  mode: FileMode,
+  chunks: ChunkPlacement[],
+): PlannedFile {
+  const { added, removed } =
+    op === 'add'
+      ? { added: linesOf(after).length, removed: 0 }
+      : countChanges(linesOf(before), linesOf(after));
+  return {
+    op,
+    path,
+    bytes: encoder.encode(after),
+    mode,
+    added,
+    removed,
+    level: 'exact',
+    chunks,
+    noop: false,
+  };
 }
 
 /**
@@ -73,7 +112,10 @@ function plannedFile(path: string, op: 'add' | 'update', before: string, after: 
  * the agent's copy probably came from. Null when that line occurs nowhere.
  */
 function closestLine(text: string, oldString: string): number | null {
-  const first = oldString.split(/\r?\n/).find((l) => l.trim() !== '')?.trim();
+  const first = oldString
+    .split(/\r?\n/)
+    .find((l) => l.trim() !== '')
+    ?.trim();
   if (first === undefined) return null;
   const lines = linesOf(text);
   const at = lines.findIndex((l) => l.trim() === first);
@@ -97,13 +139,40 @@ function closestLine(text: string, oldString: string): number | null {
  */
 export function planEdit(request: EditRequest, state: FileState): Plan {
   const { path, oldString, newString } = request;
-  if (oldString === newString) throw new HagentError('NO_CHANGES', 'old_string and new_string are the same: the edit changes nothing', { path }, 'give the text to replace in old_string and its replacement in new_string');
-  if (newString.includes('\0')) throw new HagentError('UNSUPPORTED_FILE', `new_string for ${path} holds a NUL character`, { path }, 'hagent writes UTF-8 text only');
+  if (oldString === newString)
+    throw new HagentError(
+      'NO_CHANGES',
+      'old_string and new_string are the same: the edit changes nothing',
+      { path },
+      'give the text to replace in old_string and its replacement in new_string',
+    );
+  if (newString.includes('\0'))
+    throw new HagentError(
+      'UNSUPPORTED_FILE',
+      `new_string for ${path} holds a NUL character`,
+      { path },
+      'hagent writes UTF-8 text only',
+    );
   if (oldString === '') {
-    if (state.kind === 'missing') return { files: [plannedFile(path, 'add', '', newString, '100644', [])], leniencies: [], warnings: [] };
+    if (state.kind === 'missing')
+      return {
+        files: [plannedFile(path, 'add', '', newString, '100644', [])],
+        leniencies: [],
+        warnings: [],
+      };
     const { text, mode } = textOf(path, state, 'edit');
-    if (text !== '') throw new HagentError('FILE_EXISTS', `${path} already exists and is not empty: an empty old_string only creates a file`, { path }, 'to change it, give the text to replace in old_string; to replace all of it, use write with the blob id read returned');
-    return { files: [plannedFile(path, 'update', text, newString, mode, [])], leniencies: [], warnings: [] };
+    if (text !== '')
+      throw new HagentError(
+        'FILE_EXISTS',
+        `${path} already exists and is not empty: an empty old_string only creates a file`,
+        { path },
+        'to change it, give the text to replace in old_string; to replace all of it, use write with the blob id read returned',
+      );
+    return {
+      files: [plannedFile(path, 'update', text, newString, mode, [])],
+      leniencies: [],
+      warnings: [],
+    };
   }
   const { text, mode } = textOf(path, state, 'edit');
   let from = oldString;
@@ -114,18 +183,30 @@ export function planEdit(request: EditRequest, state: FileState): Plan {
     const crlf = occurrences(text, toCrlf(oldString));
     if (crlf.length) {
       [from, to, found] = [toCrlf(oldString), toCrlf(newString), crlf];
-      warnings.push(`${path}: old_string matched with the file's CRLF line endings; new_string was written with CRLF too`);
+      warnings.push(
+        `${path}: old_string matched with the file's CRLF line endings; new_string was written with CRLF too`,
+      );
     }
   }
   if (found.length === 0) {
     const near = closestLine(text, oldString);
-    throw new HagentError('CONTEXT_NOT_FOUND', `old_string was not found in ${path}`, { path, ...(near ? { closest: { startLine: near, endLine: near } } : {}) },
-      near ? `its first line occurs at line ${near}, but what follows differs: read the file again (from line ${near}) and copy old_string exactly, whitespace and line breaks included` : 'read the file again and copy old_string exactly from it, whitespace and line breaks included');
+    throw new HagentError(
+      'CONTEXT_NOT_FOUND',
+      `old_string was not found in ${path}`,
+      { path, ...(near ? { closest: { startLine: near, endLine: near } } : {}) },
+      near
+        ? `its first line occurs at line ${near}, but what follows differs: read the file again (from line ${near}) and copy old_string exactly, whitespace and line breaks included`
+        : 'read the file again and copy old_string exactly from it, whitespace and line breaks included',
+    );
   }
   if (found.length > 1 && !request.replaceAll) {
     const candidates = found.map((at) => lineAt(text, at));
-    throw new HagentError('AMBIGUOUS_MATCH', `old_string occurs ${found.length} times in ${path} (lines ${candidates.join(', ')})`, { path, candidates },
-      'add the lines around the one you mean to old_string so that it occurs once, or set replace_all to replace every occurrence');
+    throw new HagentError(
+      'AMBIGUOUS_MATCH',
+      `old_string occurs ${found.length} times in ${path} (lines ${candidates.join(', ')})`,
+      { path, candidates },
+      'add the lines around the one you mean to old_string so that it occurs once, or set replace_all to replace every occurrence',
+    );
   }
   const pieces: string[] = [];
   const chunks: ChunkPlacement[] = [];
@@ -138,7 +219,11 @@ export function planEdit(request: EditRequest, state: FileState): Plan {
     chunks.push({ chunk: i + 1, level: 'exact', startLine: lineAt(text, at), oldCount, newCount });
   });
   pieces.push(text.slice(last));
-  return { files: [plannedFile(path, 'update', text, pieces.join(''), mode, chunks)], leniencies: [], warnings };
+  return {
+    files: [plannedFile(path, 'update', text, pieces.join(''), mode, chunks)],
+    leniencies: [],
+    warnings,
+  };
 }
 
 /**
@@ -149,9 +234,30 @@ export function planEdit(request: EditRequest, state: FileState): Plan {
  *   is binary, not UTF-8 or a folder).
  */
 export function planWrite(path: string, content: string, state: FileState): Plan {
-  if (content.includes('\0')) throw new HagentError('UNSUPPORTED_FILE', `the content for ${path} holds a NUL character`, { path }, 'hagent writes UTF-8 text only');
-  if (state.kind === 'missing') return { files: [plannedFile(path, 'add', '', content, '100644', [])], leniencies: [], warnings: [] };
+  if (content.includes('\0'))
+    throw new HagentError(
+      'UNSUPPORTED_FILE',
+      `the content for ${path} holds a NUL character`,
+      { path },
+      'hagent writes UTF-8 text only',
+    );
+  if (state.kind === 'missing')
+    return {
+      files: [plannedFile(path, 'add', '', content, '100644', [])],
+      leniencies: [],
+      warnings: [],
+    };
   const { text, mode } = textOf(path, state, 'write');
-  if (text === content) throw new HagentError('NO_CHANGES', `${path} already holds this content`, { path, files: [path] }, 'nothing was written');
-  return { files: [plannedFile(path, 'update', text, content, mode, [])], leniencies: [], warnings: [] };
+  if (text === content)
+    throw new HagentError(
+      'NO_CHANGES',
+      `${path} already holds this content`,
+      { path, files: [path] },
+      'nothing was written',
+    );
+  return {
+    files: [plannedFile(path, 'update', text, content, mode, [])],
+    leniencies: [],
+    warnings: [],
+  };
 }

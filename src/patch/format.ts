@@ -37,7 +37,13 @@ export interface ResultError {
 
 /** An apply or check result: `{ok: true, files, leniencies, warnings}` or `{ok: false, error}`. */
 export type Result =
-  | { ok: true; files: readonly ResultFile[]; leniencies?: readonly string[]; warnings?: readonly string[]; [key: string]: unknown }
+  | {
+      ok: true;
+      files: readonly ResultFile[];
+      leniencies?: readonly string[];
+      warnings?: readonly string[];
+      [key: string]: unknown;
+    }
   | { ok: false; error: ResultError; [key: string]: unknown };
 
 const LETTER: Record<ResultFile['op'], string> = { add: 'A', update: 'M', delete: 'D', move: 'M' };
@@ -63,37 +69,56 @@ const LETTER: Record<ResultFile['op'], string> = { add: 'A', update: 'M', delete
  * // → 'Success. Updated the following files:\nM a.py\n'
  */
 export function formatResult(result: Result, options: { color?: boolean } = {}): string {
-  const paint = (code: string, text: string): string => (options.color ? `\u001b[${code}m${text}\u001b[0m` : text);
+  const paint = (code: string, text: string): string =>
+    options.color ? `\u001b[${code}m${text}\u001b[0m` : text;
   const lines: string[] = [];
   if (result.ok) {
     lines.push('Success. Updated the following files:');
     for (const f of result.files) {
       const letter = LETTER[f.op];
-      lines.push(`${paint(letter === 'A' ? '32' : letter === 'D' ? '31' : '33', letter)} ${f.path}`);
+      lines.push(
+        `${paint(letter === 'A' ? '32' : letter === 'D' ? '31' : '33', letter)} ${f.path}`,
+      );
     }
     for (const w of result.warnings ?? []) lines.push(`${paint('33', 'warning')}: ${w}`);
-    for (const f of result.files) if (f.level !== undefined && f.level !== 'exact') lines.push(`matched loosely: ${f.path} (${f.level})`);
-    if (result.leniencies && result.leniencies.length > 0) lines.push(`leniencies: ${result.leniencies.join(', ')}`);
+    for (const f of result.files)
+      if (f.level !== undefined && f.level !== 'exact')
+        lines.push(`matched loosely: ${f.path} (${f.level})`);
+    if (result.leniencies && result.leniencies.length > 0)
+      lines.push(`leniencies: ${result.leniencies.join(', ')}`);
   } else {
     const e = result.error;
     lines.push(`${paint('31', `error[${e.code}]`)}: ${e.message}`);
     if (e.path !== undefined) lines.push(`  path: ${e.path}`);
     if (e.chunk !== undefined) lines.push(`  chunk: ${e.chunk}`);
     if (e.line !== undefined) lines.push(`  line: ${e.line}`);
-    if (e.candidates !== undefined && e.candidates.length > 0) lines.push(`  candidates: lines ${e.candidates.join(', ')}`);
-    if (typeof e.text === 'string' && e.code === 'PATCH_SYNTAX') lines.push(`  text: ${JSON.stringify(e.text)}`);
-    if (Array.isArray(e.expected) && e.expected.length > 0) lines.push(`  expected: ${e.expected.map((x) => String(x)).join(' | ')}`);
+    if (e.candidates !== undefined && e.candidates.length > 0)
+      lines.push(`  candidates: lines ${e.candidates.join(', ')}`);
+    if (typeof e.text === 'string' && e.code === 'PATCH_SYNTAX')
+      lines.push(`  text: ${JSON.stringify(e.text)}`);
+    if (Array.isArray(e.expected) && e.expected.length > 0)
+      lines.push(`  expected: ${e.expected.map((x) => String(x)).join(' | ')}`);
     const closest = e.closest as { startLine?: unknown; endLine?: unknown } | undefined;
-    if (closest && typeof closest === 'object') lines.push(`  closest: lines ${String(closest.startLine)}-${String(closest.endLine)}`);
-    const diff = e.firstDifference as { line?: unknown; file?: unknown; patch?: unknown } | undefined;
+    if (closest && typeof closest === 'object')
+      lines.push(`  closest: lines ${String(closest.startLine)}-${String(closest.endLine)}`);
+    const diff = e.firstDifference as
+      { line?: unknown; file?: unknown; patch?: unknown } | undefined;
     if (diff && typeof diff === 'object') {
       lines.push(`  first difference at line ${String(diff.line)}:`);
-      lines.push(`    file:  ${typeof diff.file === 'string' ? JSON.stringify(diff.file) : '(end of file)'}`);
+      lines.push(
+        `    file:  ${typeof diff.file === 'string' ? JSON.stringify(diff.file) : '(end of file)'}`,
+      );
       lines.push(`    patch: ${JSON.stringify(diff.patch)}`);
     }
     if (Array.isArray(e.suggestedAnchors)) {
-      for (const a of e.suggestedAnchors as { candidate?: unknown; line?: unknown; text?: unknown }[]) {
-        lines.push(`  anchor for line ${String(a.candidate)}: "@@ ${String(a.text)}" (line ${String(a.line)})`);
+      for (const a of e.suggestedAnchors as {
+        candidate?: unknown;
+        line?: unknown;
+        text?: unknown;
+      }[]) {
+        lines.push(
+          `  anchor for line ${String(a.candidate)}: "@@ ${String(a.text)}" (line ${String(a.line)})`,
+        );
       }
     }
     if (e.hint !== undefined && e.hint !== '') lines.push(`  hint: ${e.hint}`);

@@ -64,14 +64,25 @@ export function parsePatch(text: string): ParsedPatch {
     intake = unwrapText(text);
   } catch (e) {
     // A wrapper nested thousands deep exhausts the stack while it is unwrapped.
-    if (e instanceof RangeError) throw new HagentError('PATCH_SYNTAX', 'the patch is wrapped too deeply to read', { line: 1 }, 'send the patch text itself (*** Begin Patch … *** End Patch), or one level of JSON around it');
+    if (e instanceof RangeError)
+      throw new HagentError(
+        'PATCH_SYNTAX',
+        'the patch is wrapped too deeply to read',
+        { line: 1 },
+        'send the patch text itself (*** Begin Patch … *** End Patch), or one level of JSON around it',
+      );
     throw e;
   }
   try {
     return parseLines(intake);
   } catch (e) {
     // PATCH_SYNTAX names the offending line's text beside its number (issue 3 §3).
-    if (isHagentError(e) && e.code === 'PATCH_SYNTAX' && e.details.text === undefined && typeof e.details.line === 'number') {
+    if (
+      isHagentError(e) &&
+      e.code === 'PATCH_SYNTAX' &&
+      e.details.text === undefined &&
+      typeof e.details.line === 'number'
+    ) {
       e.details['text'] = intake.lines.at(e.details.line - 1) ?? '';
     }
     throw e;
@@ -88,7 +99,13 @@ function parseLines(intake: Intake): ParsedPatch {
     // The parser finds where the diff ends (a fence line outside every hunk); the wrapper's
     // leniencies are noted before the parser's, in the order the text shows them.
     const own: Leniency[] = [];
-    const diff = parseUnifiedDiff(unifiedLines(intake, located.start), located.start, intake.lines.length, own, { fenced: located.fenced });
+    const diff = parseUnifiedDiff(
+      unifiedLines(intake, located.start),
+      located.start,
+      intake.lines.length,
+      own,
+      { fenced: located.fenced },
+    );
     closeUnified(intake, located.start, diff.end);
     for (const l of own) if (!leniencies.includes(l)) leniencies.push(l);
     ops = diff.ops;
@@ -170,4 +187,3 @@ export function pathsToRead(parsed: ParsedPatch): string[] {
 export function planPatch(parsed: ParsedPatch, snapshot: Snapshot): Plan {
   return plan(parsed, snapshot);
 }
-

@@ -33,7 +33,8 @@ export type Located =
   | { format: 'codex'; begin: number; end: number }
   | { format: 'unified'; start: number; fenced: boolean };
 
-const HEREDOC = /^(?:\$\s+)?(?:cd\s+("[^"]*"|'[^']*'|[^\s;&|]+)\s*&&\s*)?apply_patch\s*<<-?\s*(['"]?)([A-Za-z_][\w.-]*)\2\s*$/;
+const HEREDOC =
+  /^(?:\$\s+)?(?:cd\s+("[^"]*"|'[^']*'|[^\s;&|]+)\s*&&\s*)?apply_patch\s*<<-?\s*(['"]?)([A-Za-z_][\w.-]*)\2\s*$/;
 
 /**
  * Unwraps the raw text: a leading BOM, CRLF → LF (leniency `crlf-patch`), and a JSON wrapper
@@ -55,7 +56,10 @@ export function unwrapText(text: string, depth = 0): Intake {
     leniencies.push('crlf-patch');
   }
   const trimmed = text.trim();
-  if (depth < 3 && (trimmed.startsWith('{') || trimmed.startsWith('[') || trimmed.startsWith('"'))) {
+  if (
+    depth < 3 &&
+    (trimmed.startsWith('{') || trimmed.startsWith('[') || trimmed.startsWith('"'))
+  ) {
     let value: unknown;
     let parsed = false;
     try {
@@ -68,10 +72,20 @@ export function unwrapText(text: string, depth = 0): Intake {
       const found = new Set<string>();
       collectPatchStrings(value, found);
       if (found.size === 0) {
-        throw new HagentError('PATCH_SYNTAX', 'the JSON input holds no patch', { line: 1, text: trimmed.split('\n', 1)[0] as string, expected: [...EXPECTED.begin] }, 'send the patch text itself, starting with "*** Begin Patch"');
+        throw new HagentError(
+          'PATCH_SYNTAX',
+          'the JSON input holds no patch',
+          { line: 1, text: trimmed.split('\n', 1)[0] as string, expected: [...EXPECTED.begin] },
+          'send the patch text itself, starting with "*** Begin Patch"',
+        );
       }
       if (found.size > 1) {
-        throw new HagentError('MULTIPLE_PATCHES', `the JSON input holds ${found.size} patches`, { line: 1 }, 'send one patch per apply');
+        throw new HagentError(
+          'MULTIPLE_PATCHES',
+          `the JSON input holds ${found.size} patches`,
+          { line: 1 },
+          'send one patch per apply',
+        );
       }
       const inner = unwrapText([...found][0] as string, depth + 1);
       return { ...inner, leniencies: dedupe(['json-wrapper', ...leniencies, ...inner.leniencies]) };
@@ -97,7 +111,9 @@ export function unifiedLines(intake: Intake, start: number): LineSource {
 }
 
 function looksLikePatch(s: string): boolean {
-  return /\*\*\*\s*begin\s+patch/i.test(s) || /^diff --git /m.test(s) || /^--- .*\n\+\+\+ /m.test(s);
+  return (
+    /\*\*\*\s*begin\s+patch/i.test(s) || /^diff --git /m.test(s) || /^--- .*\n\+\+\+ /m.test(s)
+  );
 }
 
 function collectPatchStrings(value: unknown, out: Set<string>): void {
@@ -155,11 +171,21 @@ export function locatePatch(intake: Intake): Located {
       break;
     }
     if (kind === 'begin') {
-      throw syntax(i, 'a second "*** Begin Patch" appears before "*** End Patch"', 'end the patch with "*** End Patch" before starting another, and send one patch per apply', EXPECTED.end);
+      throw syntax(
+        i,
+        'a second "*** Begin Patch" appears before "*** End Patch"',
+        'end the patch with "*** End Patch" before starting another, and send one patch per apply',
+        EXPECTED.end,
+      );
     }
   }
   if (end === -1) {
-    throw syntax(n, 'the patch has no "*** End Patch" line (truncated?)', 'end the patch with a line "*** End Patch"; nothing was applied', EXPECTED.end);
+    throw syntax(
+      n,
+      'the patch has no "*** End Patch" line (truncated?)',
+      'end the patch with a line "*** End Patch"; nothing was applied',
+      EXPECTED.end,
+    );
   }
   for (const l of classifyMarker(lines.at(begin)!, false)?.leniencies ?? []) addLeniency(intake, l);
   for (const l of classifyMarker(lines.at(end)!, false)?.leniencies ?? []) addLeniency(intake, l);
@@ -171,13 +197,28 @@ export function locatePatch(intake: Intake): Located {
     if (marker && marker.kind === 'begin') {
       for (let j = i + 1; j < n; j++) {
         if (classifyMarker(lines.at(j)!, false)?.kind === 'end') {
-          throw new HagentError('MULTIPLE_PATCHES', 'the input holds more than one complete patch', { line: i + 1 }, 'send one patch per apply (or merge them into one "*** Begin Patch" … "*** End Patch")');
+          throw new HagentError(
+            'MULTIPLE_PATCHES',
+            'the input holds more than one complete patch',
+            { line: i + 1 },
+            'send one patch per apply (or merge them into one "*** Begin Patch" … "*** End Patch")',
+          );
         }
       }
-      throw syntax(i, 'content after "*** End Patch": a second "*** Begin Patch" without its End', 'send exactly one complete patch', EXPECTED.afterEnd);
+      throw syntax(
+        i,
+        'content after "*** End Patch": a second "*** Begin Patch" without its End',
+        'send exactly one complete patch',
+        EXPECTED.afterEnd,
+      );
     }
     if ((marker && marker.kind !== 'unknown-star') || line.startsWith('@@')) {
-      throw syntax(i, 'content after "*** End Patch" (premature End Patch?)', 'put "*** End Patch" only after the last op; nothing was applied', EXPECTED.afterEnd);
+      throw syntax(
+        i,
+        'content after "*** End Patch" (premature End Patch?)',
+        'put "*** End Patch" only after the last op; nothing was applied',
+        EXPECTED.afterEnd,
+      );
     }
   }
   classifyOutside(intake, (i) => i < begin || i > end, begin);
@@ -195,7 +236,12 @@ function locateUnified(intake: Intake): Located {
     }
   }
   if (start === -1) {
-    throw syntax(0, 'no patch found: expected "*** Begin Patch" or a unified diff', 'start the patch with a line "*** Begin Patch" and end it with "*** End Patch"', EXPECTED.begin);
+    throw syntax(
+      0,
+      'no patch found: expected "*** Begin Patch" or a unified diff',
+      'start the patch with a line "*** Begin Patch" and end it with "*** End Patch"',
+      EXPECTED.begin,
+    );
   }
   let fenced = false;
   for (let i = 0; i < start && !fenced; i++) fenced = isFenceLine(lines.at(i)!);
@@ -213,14 +259,23 @@ export function closeUnified(intake: Intake, start: number, end: number): void {
   const { lines } = intake;
   for (let i = end; i < lines.length; i++) {
     if (isUdiffStart(lines, i)) {
-      throw new HagentError('MULTIPLE_PATCHES', 'the input holds more than one diff', { line: i + 1 }, 'send one patch per apply');
+      throw new HagentError(
+        'MULTIPLE_PATCHES',
+        'the input holds more than one diff',
+        { line: i + 1 },
+        'send one patch per apply',
+      );
     }
   }
   classifyOutside(intake, (i) => i < start || i >= end, start);
 }
 
 /** Notes fences, heredoc and prose among the lines outside the patch. */
-function classifyOutside(intake: Intake, outside: (i: number) => boolean, patchStart: number): void {
+function classifyOutside(
+  intake: Intake,
+  outside: (i: number) => boolean,
+  patchStart: number,
+): void {
   const { lines } = intake;
   let heredocTag: string | undefined;
   let fence = false;
@@ -250,7 +305,8 @@ function classifyOutside(intake: Intake, outside: (i: number) => boolean, patchS
 }
 
 function unquote(s: string): string {
-  if ((s.startsWith('"') && s.endsWith('"')) || (s.startsWith("'") && s.endsWith("'"))) return s.slice(1, -1);
+  if ((s.startsWith('"') && s.endsWith('"')) || (s.startsWith("'") && s.endsWith("'")))
+    return s.slice(1, -1);
   return s;
 }
 
@@ -263,6 +319,16 @@ function dedupe(list: Leniency[]): Leniency[] {
 }
 
 /** PATCH_SYNTAX at 0-based `index`; `parsePatch` adds the line's `text`. */
-function syntax(index: number, message: string, hint: string, expected: readonly string[]): HagentError {
-  return new HagentError('PATCH_SYNTAX', `line ${index + 1}: ${message}`, { line: index + 1, expected: [...expected] }, hint);
+function syntax(
+  index: number,
+  message: string,
+  hint: string,
+  expected: readonly string[],
+): HagentError {
+  return new HagentError(
+    'PATCH_SYNTAX',
+    `line ${index + 1}: ${message}`,
+    { line: index + 1, expected: [...expected] },
+    hint,
+  );
 }

@@ -10,7 +10,10 @@ const MAX_CELLS = 4_000_000;
  * Lines added and removed between `before` and `after` (exact comparison): common prefix and
  * suffix are skipped, the rest is measured by a longest common subsequence.
  */
-export function countChanges(before: readonly string[], after: readonly string[]): { added: number; removed: number } {
+export function countChanges(
+  before: readonly string[],
+  after: readonly string[],
+): { added: number; removed: number } {
   let p = 0;
   while (p < before.length && p < after.length && before[p] === after[p]) p++;
   let ea = before.length;
@@ -27,7 +30,10 @@ export function countChanges(before: readonly string[], after: readonly string[]
   for (let i = 1; i <= a; i++) {
     const x = before[p + i - 1];
     for (let j = 1; j <= b; j++) {
-      cur[j] = x === after[p + j - 1] ? (prev[j - 1] as number) + 1 : Math.max(prev[j] as number, cur[j - 1] as number);
+      cur[j] =
+        x === after[p + j - 1]
+          ? (prev[j - 1] as number) + 1
+          : Math.max(prev[j] as number, cur[j - 1] as number);
     }
     [prev, cur] = [cur, prev];
   }

@@ -6,7 +6,8 @@
 import type { Leniency } from './types.js';
 
 /** What a marker line is: Begin/End Patch, End of File, an op header, Move to, or `***` + unknown text. */
-export type MarkerKind = 'begin' | 'end' | 'eof' | 'add' | 'update' | 'delete' | 'move' | 'unknown-star';
+export type MarkerKind =
+  'begin' | 'end' | 'eof' | 'add' | 'update' | 'delete' | 'move' | 'unknown-star';
 
 /** A recognised marker line. `path` (trimmed) is set for op headers and `move`. */
 export interface Marker {
@@ -26,7 +27,11 @@ const EOF = /^\*\*\*(\s*)(end)(\s+)(of)(\s+)(file)(\s*\*\*\*)?$/i;
 const OP = /^(\*\*\*)?(\s*)(add|update|delete)(\s+)(file)(\s*):(\s*)(.*)$/i;
 const MOVE = /^(\*\*\*)?(\s*)(move)(\s+)(to)(\s*):(\s*)(.*)$/i;
 
-const CANON_OP: Record<string, string> = { add: 'Add File', update: 'Update File', delete: 'Delete File' };
+const CANON_OP: Record<string, string> = {
+  add: 'Add File',
+  update: 'Update File',
+  delete: 'Delete File',
+};
 
 /** The line without its invisible characters (BOM, zero-width, NBSP). Rule: patch-language.md §2.10. */
 export function stripInvisible(line: string): string {
@@ -75,7 +80,11 @@ export function classifyMarker(line: string, allowMissingPrefix: boolean): Marke
   if (op) {
     const keyword = (op[3] as string).toLowerCase();
     readHeaderLeniencies(op, CANON_OP[keyword] as string, len);
-    return { kind: keyword as 'add' | 'update' | 'delete', path: (op[8] as string).trim(), leniencies: dedupe(len) };
+    return {
+      kind: keyword as 'add' | 'update' | 'delete',
+      path: (op[8] as string).trim(),
+      leniencies: dedupe(len),
+    };
   }
   const mv = MOVE.exec(t);
   if (mv) {
@@ -115,16 +124,50 @@ export function isFenceLine(line: string): boolean {
 export const EXPECTED = {
   begin: ['*** Begin Patch', 'diff --git a/PATH b/PATH', '--- a/PATH (then +++ b/PATH)'],
   end: ['*** End Patch'],
-  opHeader: ['*** Add File: PATH', '*** Update File: PATH', '*** Delete File: PATH', '*** End Patch'],
-  path: ['*** Add File: PATH', '*** Update File: PATH', '*** Delete File: PATH', '*** Move to: PATH'],
-  addBody: ['+TEXT (every body line, or none, with "+")', '*** Add File: PATH', '*** Update File: PATH', '*** Delete File: PATH', '*** End Patch'],
-  chunkLine: [' CONTEXT', '-REMOVED', '+ADDED', '@@', '@@ ANCHOR', '*** End of File', '*** Update File: PATH', '*** Add File: PATH', '*** Delete File: PATH', '*** End Patch'],
+  opHeader: [
+    '*** Add File: PATH',
+    '*** Update File: PATH',
+    '*** Delete File: PATH',
+    '*** End Patch',
+  ],
+  path: [
+    '*** Add File: PATH',
+    '*** Update File: PATH',
+    '*** Delete File: PATH',
+    '*** Move to: PATH',
+  ],
+  addBody: [
+    '+TEXT (every body line, or none, with "+")',
+    '*** Add File: PATH',
+    '*** Update File: PATH',
+    '*** Delete File: PATH',
+    '*** End Patch',
+  ],
+  chunkLine: [
+    ' CONTEXT',
+    '-REMOVED',
+    '+ADDED',
+    '@@',
+    '@@ ANCHOR',
+    '*** End of File',
+    '*** Update File: PATH',
+    '*** Add File: PATH',
+    '*** Delete File: PATH',
+    '*** End Patch',
+  ],
   chunkStart: ['@@', '@@ ANCHOR'],
   afterEnd: ['(blank line)', '```', 'prose without markers'],
   gitHeader: ['diff --git a/PATH b/PATH'],
   fileHeader: ['--- a/PATH', '+++ b/PATH', 'diff --git a/PATH b/PATH'],
   quotedPath: ['"a/PATH" (git C-quoting: \\t, \\n, \\", \\\\, \\ooo)'],
-  hunkLine: [' CONTEXT', '-REMOVED', '+ADDED', '\\ No newline at end of file', '@@ -L,N +L,N @@', 'diff --git a/PATH b/PATH'],
+  hunkLine: [
+    ' CONTEXT',
+    '-REMOVED',
+    '+ADDED',
+    '\\ No newline at end of file',
+    '@@ -L,N +L,N @@',
+    'diff --git a/PATH b/PATH',
+  ],
   hunk: ['@@ -L,N +L,N @@'],
   newFileHunk: ['+ADDED'],
 } as const satisfies Record<string, readonly string[]>;

@@ -17,7 +17,12 @@ const UDIFF_HUNK = /^@@+\s*-\d+(?:,\d+)?\s+\+\d+(?:,\d+)?\s*@@+(.*)$/;
  * Line numbers in errors and `patchLine` are 1-based (`index + 1`).
  * @throws HagentError `PATCH_SYNTAX` with `line` for a line that breaks the grammar.
  */
-export function parseCodex(lines: LineSource, begin: number, end: number, leniencies: Leniency[]): PatchOp[] {
+export function parseCodex(
+  lines: LineSource,
+  begin: number,
+  end: number,
+  leniencies: Leniency[],
+): PatchOp[] {
   const note = (l: Leniency): void => {
     if (!leniencies.includes(l)) leniencies.push(l);
   };
@@ -32,12 +37,30 @@ export function parseCodex(lines: LineSource, begin: number, end: number, lenien
       continue;
     }
     const header = classifyMarker(line, true);
-    if (!header || header.kind === 'unknown-star' || header.kind === 'eof' || header.kind === 'move' || header.kind === 'begin' || header.kind === 'end') {
-      throw syntax(i, `expected an op header ("*** Add File: ", "*** Update File: ", "*** Delete File: ") or "*** End Patch", found ${quote(line)}`, 'each op starts with "*** Add File: PATH", "*** Update File: PATH" or "*** Delete File: PATH"', EXPECTED.opHeader);
+    if (
+      !header ||
+      header.kind === 'unknown-star' ||
+      header.kind === 'eof' ||
+      header.kind === 'move' ||
+      header.kind === 'begin' ||
+      header.kind === 'end'
+    ) {
+      throw syntax(
+        i,
+        `expected an op header ("*** Add File: ", "*** Update File: ", "*** Delete File: ") or "*** End Patch", found ${quote(line)}`,
+        'each op starts with "*** Add File: PATH", "*** Update File: PATH" or "*** Delete File: PATH"',
+        EXPECTED.opHeader,
+      );
     }
     noteAll(header);
     const path = header.path as string;
-    if (path === '') throw syntax(i, 'the op header names no path', 'write the path after the colon, e.g. "*** Update File: src/a.py"', EXPECTED.path);
+    if (path === '')
+      throw syntax(
+        i,
+        'the op header names no path',
+        'write the path after the colon, e.g. "*** Update File: src/a.py"',
+        EXPECTED.path,
+      );
     if (header.kind === 'delete') {
       ops.push({ kind: 'delete', path, patchLine: i + 1 });
       i++;
@@ -58,7 +81,14 @@ function isOpBoundary(line: string): boolean {
   return true;
 }
 
-function parseAdd(lines: LineSource, headerAt: number, end: number, path: string, ops: PatchOp[], note: (l: Leniency) => void): number {
+function parseAdd(
+  lines: LineSource,
+  headerAt: number,
+  end: number,
+  path: string,
+  ops: PatchOp[],
+  note: (l: Leniency) => void,
+): number {
   let k = headerAt + 1;
   while (k < end && isBlank(lines.at(k)!)) k++;
   const firstBody = k < end ? lines.at(k)! : undefined;
@@ -86,11 +116,18 @@ function parseAdd(lines: LineSource, headerAt: number, end: number, path: string
         break;
       }
       if (isOpBoundary(line) || classifyMarker(line, true)) break;
-      throw syntax(j, `Add File body line without "+" among lines with it: ${quote(line)}`, 'prefix every line of an added file with "+" (all lines or none)', EXPECTED.addBody);
+      throw syntax(
+        j,
+        `Add File body line without "+" among lines with it: ${quote(line)}`,
+        'prefix every line of an added file with "+" (all lines or none)',
+        EXPECTED.addBody,
+      );
     }
     // The body is kept as one string (a 10 MB patch of added files would otherwise keep a string
     // per line alive): each line loses its '+', a blank line becomes empty.
-    ops.push(addOp(path, joinLines(lines, headerAt + 1, j).replace(ADD_LINE_PREFIX, ''), headerAt + 1));
+    ops.push(
+      addOp(path, joinLines(lines, headerAt + 1, j).replace(ADD_LINE_PREFIX, ''), headerAt + 1),
+    );
     return j;
   }
   const body: string[] = [];
@@ -100,7 +137,12 @@ function parseAdd(lines: LineSource, headerAt: number, end: number, path: string
     const line = lines.at(j)!;
     if (stripLeading(line).startsWith('***')) break;
     if (line.startsWith('+')) {
-      throw syntax(j, `Add File body mixes lines with and without "+": ${quote(line)}`, 'prefix every line of an added file with "+" (all lines or none)', EXPECTED.addBody);
+      throw syntax(
+        j,
+        `Add File body mixes lines with and without "+": ${quote(line)}`,
+        'prefix every line of an added file with "+" (all lines or none)',
+        EXPECTED.addBody,
+      );
     }
     body.push(line);
   }
@@ -124,8 +166,15 @@ const ADD_LINE_PREFIX = /^(?:\+|[^\S\n]+$)/gm;
  */
 function addOp(path: string, text: string, patchLine: number): PatchOp {
   let split: string[] | undefined;
-  const op = { kind: 'add', path, finalNewline: true, patchLine } as Extract<PatchOp, { kind: 'add' }>;
-  Object.defineProperty(op, 'lines', { get: () => (split ??= text.split('\n')), enumerable: true, configurable: true });
+  const op = { kind: 'add', path, finalNewline: true, patchLine } as Extract<
+    PatchOp,
+    { kind: 'add' }
+  >;
+  Object.defineProperty(op, 'lines', {
+    get: () => (split ??= text.split('\n')),
+    enumerable: true,
+    configurable: true,
+  });
   Object.defineProperty(op, 'text', { value: text, enumerable: false });
   return op;
 }
@@ -151,14 +200,27 @@ interface ChunkBuilder {
   hasLines: boolean;
 }
 
-function parseUpdate(lines: LineSource, headerAt: number, end: number, path: string, ops: PatchOp[], note: (l: Leniency) => void): number {
+function parseUpdate(
+  lines: LineSource,
+  headerAt: number,
+  end: number,
+  path: string,
+  ops: PatchOp[],
+  note: (l: Leniency) => void,
+): number {
   let k = headerAt + 1;
   let moveTo: string | undefined;
   const maybeMove = k < end ? classifyMarker(lines.at(k)!, true) : undefined;
   if (maybeMove?.kind === 'move') {
     maybeMove.leniencies.forEach(note);
     moveTo = maybeMove.path as string;
-    if (moveTo === '') throw syntax(k, '"*** Move to:" names no path', 'write the destination after the colon', EXPECTED.path);
+    if (moveTo === '')
+      throw syntax(
+        k,
+        '"*** Move to:" names no path',
+        'write the destination after the colon',
+        EXPECTED.path,
+      );
     k++;
   }
   const chunks: Chunk[] = [];
@@ -219,7 +281,13 @@ function parseUpdate(lines: LineSource, headerAt: number, end: number, path: str
     if (!isChunkLine || !isBlank(line)) {
       const marker = classifyMarker(line, !isChunkLine);
       if (marker && marker.kind === 'eof') {
-        if (!cur?.hasLines) throw syntax(k, '"*** End of File" with no chunk lines before it', 'put "*** End of File" right after the last line of a chunk', EXPECTED.chunkLine);
+        if (!cur?.hasLines)
+          throw syntax(
+            k,
+            '"*** End of File" with no chunk lines before it',
+            'put "*** End of File" right after the last line of a chunk',
+            EXPECTED.chunkLine,
+          );
         marker.leniencies.forEach(note);
         cur.endOfFile = true;
         finish();
@@ -227,22 +295,42 @@ function parseUpdate(lines: LineSource, headerAt: number, end: number, path: str
       }
       if (marker && (marker.kind !== 'unknown-star' || line.startsWith('***'))) {
         if (marker.kind === 'unknown-star') {
-          throw syntax(k, `unknown marker ${quote(line)}`, 'valid markers: "*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: ", "*** End of File", "*** End Patch"', EXPECTED.chunkLine);
+          throw syntax(
+            k,
+            `unknown marker ${quote(line)}`,
+            'valid markers: "*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: ", "*** End of File", "*** End Patch"',
+            EXPECTED.chunkLine,
+          );
         }
         break; // the op has ended: header position
       }
     }
     if (!isChunkLine) {
-      throw syntax(k, `unexpected line in an Update chunk: ${quote(line)}`, 'chunk lines start with " " (context), "-" (removed) or "+" (added); a new chunk starts with "@@"', EXPECTED.chunkLine);
+      throw syntax(
+        k,
+        `unexpected line in an Update chunk: ${quote(line)}`,
+        'chunk lines start with " " (context), "-" (removed) or "+" (added); a new chunk starts with "@@"',
+        EXPECTED.chunkLine,
+      );
     }
     if (!cur) {
-      if (chunks.length > 0 && chunks[chunks.length - 1]!.endOfFile && isBlank(line) && endsOpAt(lines, k + 1, end)) {
+      if (
+        chunks.length > 0 &&
+        chunks[chunks.length - 1]!.endOfFile &&
+        isBlank(line) &&
+        endsOpAt(lines, k + 1, end)
+      ) {
         // §2.8: a stray blank line right after "*** End of File", before the next op or End Patch.
         note('stray-blank-line');
         continue;
       }
       if (chunks.length > 0) {
-        throw syntax(k, 'a chunk line after "*** End of File" without a new "@@"', 'start each further chunk with an "@@" line', EXPECTED.chunkStart);
+        throw syntax(
+          k,
+          'a chunk line after "*** End of File" without a new "@@"',
+          'start each further chunk with an "@@" line',
+          EXPECTED.chunkStart,
+        );
       }
       cur = start(k);
     }
@@ -264,11 +352,21 @@ function parseUpdate(lines: LineSource, headerAt: number, end: number, path: str
     }
   }
   if (cur && !cur.hasLines && cur.anchors.length > 0) {
-    throw syntax(anchorsAt, '"@@" anchor with no chunk lines after it', 'follow each "@@" line with the chunk\'s context and changed lines', EXPECTED.chunkLine);
+    throw syntax(
+      anchorsAt,
+      '"@@" anchor with no chunk lines after it',
+      'follow each "@@" line with the chunk\'s context and changed lines',
+      EXPECTED.chunkLine,
+    );
   }
   finish();
   if (chunks.length === 0 && moveTo === undefined) {
-    throw syntax(headerAt, `"Update File: ${path}" has no chunks`, 'add at least one chunk of " ", "-" and "+" lines, or use "*** Move to:" for a rename', EXPECTED.chunkLine);
+    throw syntax(
+      headerAt,
+      `"Update File: ${path}" has no chunks`,
+      'add at least one chunk of " ", "-" and "+" lines, or use "*** Move to:" for a rename',
+      EXPECTED.chunkLine,
+    );
   }
   const op: PatchOp = { kind: 'update', path, chunks, patchLine: headerAt + 1 };
   if (moveTo !== undefined) op.moveTo = moveTo;
@@ -281,7 +379,11 @@ function endsOpAt(lines: LineSource, k: number, end: number): boolean {
   for (; k < end; k++) {
     const line = lines.at(k)!;
     if (isBlank(line)) continue;
-    return isOpBoundary(line) || classifyMarker(line, true) !== undefined && classifyMarker(line, true)!.kind !== 'unknown-star';
+    return (
+      isOpBoundary(line) ||
+      (classifyMarker(line, true) !== undefined &&
+        classifyMarker(line, true)!.kind !== 'unknown-star')
+    );
   }
   return true;
 }
@@ -304,6 +406,16 @@ function quote(line: string): string {
 }
 
 /** PATCH_SYNTAX at 0-based `index`; `parsePatch` adds the line's `text`. */
-function syntax(index: number, message: string, hint: string, expected: readonly string[]): HagentError {
-  return new HagentError('PATCH_SYNTAX', `line ${index + 1}: ${message}`, { line: index + 1, expected: [...expected] }, hint);
+function syntax(
+  index: number,
+  message: string,
+  hint: string,
+  expected: readonly string[],
+): HagentError {
+  return new HagentError(
+    'PATCH_SYNTAX',
+    `line ${index + 1}: ${message}`,
+    { line: index + 1, expected: [...expected] },
+    hint,
+  );
 }

@@ -70,7 +70,13 @@ export function parseUnifiedDiff(
     if (line.startsWith('diff --git ')) {
       const section = newSection('git', i);
       const paths = parseGitHeaderPaths(line.slice('diff --git '.length));
-      if (!paths) throw syntax(i, 'cannot read the paths of this "diff --git" line', 'write "diff --git a/PATH b/PATH"', EXPECTED.gitHeader);
+      if (!paths)
+        throw syntax(
+          i,
+          'cannot read the paths of this "diff --git" line',
+          'write "diff --git a/PATH b/PATH"',
+          EXPECTED.gitHeader,
+        );
       section.gitA = paths[0];
       section.gitB = paths[1];
       i = readExtendedHeaders(lines, i + 1, end, section);
@@ -88,11 +94,24 @@ export function parseUnifiedDiff(
     }
     // A fence line here is outside every hunk and header: the closing fence of a fenced diff.
     if (isFenceLine(line)) break;
-    if (HUNK.test(line)) throw syntax(i, 'a hunk "@@" without a file header before it', 'start each file with "--- a/PATH" and "+++ b/PATH" (or "diff --git")', EXPECTED.fileHeader);
-    if (line.trim() !== '' && !/^(diff |index |Only in |similarity index )/.test(line)) note('prose');
+    if (HUNK.test(line))
+      throw syntax(
+        i,
+        'a hunk "@@" without a file header before it',
+        'start each file with "--- a/PATH" and "+++ b/PATH" (or "diff --git")',
+        EXPECTED.fileHeader,
+      );
+    if (line.trim() !== '' && !/^(diff |index |Only in |similarity index )/.test(line))
+      note('prose');
     i++;
   }
-  if (ops.length === 0) throw syntax(start, 'the diff changes no file', 'send a diff with at least one file', EXPECTED.fileHeader);
+  if (ops.length === 0)
+    throw syntax(
+      start,
+      'the diff changes no file',
+      'send a diff with at least one file',
+      EXPECTED.fileHeader,
+    );
   // Without a CR anywhere, added lines take the ending of the line they replace (§4): no marks.
   if (!ctx.sawCr) for (const c of chunksOf(ops)) delete c.crMarks;
   return { ops, end: i };
@@ -112,7 +131,9 @@ function stripCr(line: string): string {
 }
 
 function chunksOf(ops: readonly PatchOp[]): Chunk[] {
-  return ops.flatMap((op) => (op.kind === 'update' ? op.chunks : op.kind === 'add' ? (op.chunks ?? []) : []));
+  return ops.flatMap((op) =>
+    op.kind === 'update' ? op.chunks : op.kind === 'add' ? (op.chunks ?? []) : [],
+  );
 }
 
 /** A line that opens or closes a Markdown fence and carries no hunk prefix: never a hunk line. */
@@ -144,8 +165,11 @@ function readExtendedHeaders(lines: LineSource, i: number, end: number, s: Secti
     else if (/^(similarity|dissimilarity) index /.test(line)) continue;
     else if ((m = /^index [0-9a-f]+\.\.[0-9a-f]+(?: (\d+))?\s*$/.exec(line))) {
       if (m[1] !== undefined) s.indexMode = m[1];
-    }
-    else if (line.startsWith('GIT binary patch') || (line.startsWith('Binary files ') && line.endsWith(' differ'))) s.binary = true;
+    } else if (
+      line.startsWith('GIT binary patch') ||
+      (line.startsWith('Binary files ') && line.endsWith(' differ'))
+    )
+      s.binary = true;
     else break;
   }
   return i;
@@ -161,7 +185,10 @@ function readFileLines(lines: LineSource, i: number, end: number, s: Section): n
     if (aNull) s.newFile = true;
     if (bNull) s.deleted = true;
     // Strip the a/ and b/ prefixes: always in a git diff, in a plain diff only when both carry them.
-    const bothPrefixed = s.aPath?.startsWith('a/') !== false && s.bPath?.startsWith('b/') !== false && !(aNull && bNull);
+    const bothPrefixed =
+      s.aPath?.startsWith('a/') !== false &&
+      s.bPath?.startsWith('b/') !== false &&
+      !(aNull && bNull);
     if (s.kind === 'git' || bothPrefixed) {
       if (s.aPath?.startsWith('a/')) s.aPath = s.aPath.slice(2);
       if (s.bPath?.startsWith('b/')) s.bPath = s.bPath.slice(2);
@@ -180,7 +207,13 @@ function readFilePath(field: string, at: number): string | null {
   if (isDevNull(field)) return null;
   if (field.startsWith('"')) {
     const q = readQuoted(field, 0);
-    if (!q) throw syntax(at, 'malformed quoted path', 'quote paths as git does: "a/x\\ty"', EXPECTED.quotedPath);
+    if (!q)
+      throw syntax(
+        at,
+        'malformed quoted path',
+        'quote paths as git does: "a/x\\ty"',
+        EXPECTED.quotedPath,
+      );
     return q.value;
   }
   const tab = field.indexOf('\t');
@@ -191,7 +224,8 @@ function unquotePath(field: string, at: number): string {
   const f = field.trimEnd();
   if (f.startsWith('"')) {
     const q = readQuoted(f, 0);
-    if (!q) throw syntax(at, 'malformed quoted path', 'quote paths as git does', EXPECTED.quotedPath);
+    if (!q)
+      throw syntax(at, 'malformed quoted path', 'quote paths as git does', EXPECTED.quotedPath);
     return q.value;
   }
   return f;
@@ -199,7 +233,8 @@ function unquotePath(field: string, at: number): string {
 
 /** Splits the `a/X b/Y` of a `diff --git` line (quoted or not) and strips `a/`, `b/`. */
 function parseGitHeaderPaths(rest: string): [string, string] | undefined {
-  const strip = (p: string, prefix: string): string => (p.startsWith(prefix) ? p.slice(prefix.length) : p);
+  const strip = (p: string, prefix: string): string =>
+    p.startsWith(prefix) ? p.slice(prefix.length) : p;
   if (rest.startsWith('"')) {
     const a = readQuoted(rest, 0);
     if (!a || rest[a.end] !== ' ') return undefined;
@@ -230,7 +265,17 @@ function parseGitHeaderPaths(rest: string): [string, string] | undefined {
   return [rest.slice(0, sp), rest.slice(sp + 1)];
 }
 
-const C_ESCAPES: Record<string, number> = { a: 7, b: 8, t: 9, n: 10, v: 11, f: 12, r: 13, '"': 34, '\\': 92 };
+const C_ESCAPES: Record<string, number> = {
+  a: 7,
+  b: 8,
+  t: 9,
+  n: 10,
+  v: 11,
+  f: 12,
+  r: 13,
+  '"': 34,
+  '\\': 92,
+};
 
 /** Reads a git C-quoted string starting at `from` (a `"`): escapes and octal bytes, decoded as UTF-8. */
 function readQuoted(s: string, from: number): { value: string; end: number } | undefined {
@@ -261,7 +306,13 @@ function readQuoted(s: string, from: number): { value: string; end: number } | u
   return undefined;
 }
 
-function readHunks(lines: LineSource, i: number, end: number, s: Section, ctx: HunkContext): number {
+function readHunks(
+  lines: LineSource,
+  i: number,
+  end: number,
+  s: Section,
+  ctx: HunkContext,
+): number {
   while (i < end) {
     const line = lines.at(i)!;
     const m = HUNK.exec(line);
@@ -284,12 +335,25 @@ function isHunkLine(line: string | undefined): boolean {
   return (c === ' ' || c === '+' || c === '-' || c === '\\') && !isFenceLine(line);
 }
 
-function readHunk(lines: LineSource, at: number, end: number, m: RegExpExecArray, s: Section, ctx: HunkContext): number {
+function readHunk(
+  lines: LineSource,
+  at: number,
+  end: number,
+  m: RegExpExecArray,
+  s: Section,
+  ctx: HunkContext,
+): number {
   const { note } = ctx;
   const oldStart = Number(m[1]);
   const oldCount = m[2] === undefined ? 1 : Number(m[2]);
   const newCount = m[4] === undefined ? 1 : Number(m[4]);
-  const chunk: Chunk = { anchors: [], oldLines: [], newLines: [], endOfFile: false, patchLine: at + 1 };
+  const chunk: Chunk = {
+    anchors: [],
+    oldLines: [],
+    newLines: [],
+    endOfFile: false,
+    patchLine: at + 1,
+  };
   const kinds: string[] = [];
   const marks: string[] = [];
   let o = 0;
@@ -309,7 +373,13 @@ function readHunk(lines: LineSource, at: number, end: number, m: RegExpExecArray
     if (done) {
       // The counts are used up: the hunk ends here, as git reads it. What follows is the next
       // header, or trailing text: the "-- " signature of git format-patch, prose.
-      if (line === '' || line === '\r' || isHeaderAt(lines, i, end) || (c !== ' ' && c !== '-' && c !== '+')) break;
+      if (
+        line === '' ||
+        line === '\r' ||
+        isHeaderAt(lines, i, end) ||
+        (c !== ' ' && c !== '-' && c !== '+')
+      )
+        break;
       if (isSignature(lines, i, end)) break;
       // An indented fence line after the hunk closes a fenced diff, unless hunk lines follow it.
       if (ctx.fenced && isFenceLine(line) && !isHunkLine(lines.at(i + 1))) break;
@@ -346,7 +416,12 @@ function readHunk(lines: LineSource, at: number, end: number, m: RegExpExecArray
       nw++;
       last = '+';
     } else {
-      throw syntax(i, `unexpected line in a hunk: ${JSON.stringify(line.slice(0, 60))}`, 'hunk lines start with " ", "-" or "+"; check the @@ line counts', EXPECTED.hunkLine);
+      throw syntax(
+        i,
+        `unexpected line in a hunk: ${JSON.stringify(line.slice(0, 60))}`,
+        'hunk lines start with " ", "-" or "+"; check the @@ line counts',
+        EXPECTED.hunkLine,
+      );
     }
     marks.push(cr);
   }
@@ -399,12 +474,22 @@ function mode(raw: string | undefined, path: string): FileMode | undefined {
   if (raw === '100644' || raw === '100755') return raw;
   if (raw === '100664') return '100644';
   if (raw === '160000') throw submodule(path);
-  throw new HagentError('UNSUPPORTED_FILE', `${path}: mode ${raw} (${raw === '120000' ? 'a symlink' : 'not a regular file'}) is not supported`, { path, reason: raw === '120000' ? 'symlink' : 'mode' }, 'hagent patches regular files only');
+  throw new HagentError(
+    'UNSUPPORTED_FILE',
+    `${path}: mode ${raw} (${raw === '120000' ? 'a symlink' : 'not a regular file'}) is not supported`,
+    { path, reason: raw === '120000' ? 'symlink' : 'mode' },
+    'hagent patches regular files only',
+  );
 }
 
 /** A submodule entry (mode 160000, "Subproject commit"): one refusal wherever it shows. Rule: §2. */
 function submodule(path: string): HagentError {
-  return new HagentError('UNSUPPORTED_FILE', `${path}: a submodule cannot be patched`, { path, reason: 'submodule' }, 'hagent patches regular files only; change the submodule inside its own repository');
+  return new HagentError(
+    'UNSUPPORTED_FILE',
+    `${path}: a submodule cannot be patched`,
+    { path, reason: 'submodule' },
+    'hagent patches regular files only; change the submodule inside its own repository',
+  );
 }
 
 function toOp(s: Section): PatchOp {
@@ -412,16 +497,40 @@ function toOp(s: Section): PatchOp {
   const newPath = s.renameTo ?? s.copyTo ?? s.bPath ?? s.gitB;
   const at = s.headerLine;
   const shown = newPath ?? oldPath ?? '?';
-  if (s.indexMode === '160000' || s.oldMode === '160000' || s.newMode === '160000' || s.newFileMode === '160000' || (s.chunks.length > 0 && s.chunks.every(isSubmoduleHunk))) throw submodule(shown);
+  if (
+    s.indexMode === '160000' ||
+    s.oldMode === '160000' ||
+    s.newMode === '160000' ||
+    s.newFileMode === '160000' ||
+    (s.chunks.length > 0 && s.chunks.every(isSubmoduleHunk))
+  )
+    throw submodule(shown);
   if (s.binary) {
-    throw new HagentError('UNSUPPORTED_FILE', `${shown}: binary patches are not supported`, { path: shown, line: at }, 'edit text files only; binary files cannot be patched by hagent');
+    throw new HagentError(
+      'UNSUPPORTED_FILE',
+      `${shown}: binary patches are not supported`,
+      { path: shown, line: at },
+      'edit text files only; binary files cannot be patched by hagent',
+    );
   }
   if (s.newFile) {
-    if (newPath === undefined) throw syntax(at - 1, 'a new file with no path', 'name the file in "+++ b/PATH"', EXPECTED.fileHeader);
+    if (newPath === undefined)
+      throw syntax(
+        at - 1,
+        'a new file with no path',
+        'name the file in "+++ b/PATH"',
+        EXPECTED.fileHeader,
+      );
     const body: string[] = [];
     let finalNewline = true;
     for (const c of s.chunks) {
-      if (c.oldLines.length > 0) throw syntax(c.patchLine - 1, `new file ${newPath}: the hunk has context or removed lines`, 'a new file\'s hunk holds only "+" lines', EXPECTED.newFileHunk);
+      if (c.oldLines.length > 0)
+        throw syntax(
+          c.patchLine - 1,
+          `new file ${newPath}: the hunk has context or removed lines`,
+          'a new file\'s hunk holds only "+" lines',
+          EXPECTED.newFileHunk,
+        );
       body.push(...newSideWithCr(c));
       if (c.newNoFinalNewline) finalNewline = false;
     }
@@ -431,15 +540,37 @@ function toOp(s: Section): PatchOp {
     return op;
   }
   if (s.deleted) {
-    if (oldPath === undefined) throw syntax(at - 1, 'a deleted file with no path', 'name the file in "--- a/PATH"', EXPECTED.fileHeader);
+    if (oldPath === undefined)
+      throw syntax(
+        at - 1,
+        'a deleted file with no path',
+        'name the file in "--- a/PATH"',
+        EXPECTED.fileHeader,
+      );
     const removed = s.chunks.flatMap((c) => c.oldLines);
-    return s.chunks.length > 0 ? { kind: 'delete', path: oldPath, removedLines: removed, patchLine: at } : { kind: 'delete', path: oldPath, patchLine: at };
+    return s.chunks.length > 0
+      ? { kind: 'delete', path: oldPath, removedLines: removed, patchLine: at }
+      : { kind: 'delete', path: oldPath, patchLine: at };
   }
-  if (oldPath === undefined || newPath === undefined) throw syntax(at - 1, 'cannot tell which file this diff changes', 'write "--- a/PATH" and "+++ b/PATH"', EXPECTED.fileHeader);
+  if (oldPath === undefined || newPath === undefined)
+    throw syntax(
+      at - 1,
+      'cannot tell which file this diff changes',
+      'write "--- a/PATH" and "+++ b/PATH"',
+      EXPECTED.fileHeader,
+    );
   const newMode = mode(s.newMode, newPath);
   mode(s.oldMode, oldPath);
   if (s.copyFrom !== undefined && s.copyTo !== undefined) {
-    const op: PatchOp = { kind: 'add', path: s.copyTo, lines: [], finalNewline: true, copyFrom: s.copyFrom, chunks: s.chunks, patchLine: at };
+    const op: PatchOp = {
+      kind: 'add',
+      path: s.copyTo,
+      lines: [],
+      finalNewline: true,
+      copyFrom: s.copyFrom,
+      chunks: s.chunks,
+      patchLine: at,
+    };
     if (newMode) op.mode = newMode;
     return op;
   }
@@ -455,7 +586,12 @@ function toOp(s: Section): PatchOp {
     altPath = oldPath;
   }
   if (s.chunks.length === 0 && moveTo === undefined && newMode === undefined) {
-    throw syntax(at - 1, `the diff of ${path} has no hunks`, 'include the "@@" hunks of the change', EXPECTED.hunk);
+    throw syntax(
+      at - 1,
+      `the diff of ${path} has no hunks`,
+      'include the "@@" hunks of the change',
+      EXPECTED.hunk,
+    );
   }
   const op: PatchOp = { kind: 'update', path, chunks: s.chunks, patchLine: at };
   if (moveTo !== undefined) op.moveTo = moveTo;
@@ -465,6 +601,16 @@ function toOp(s: Section): PatchOp {
 }
 
 /** PATCH_SYNTAX at 0-based `index`; `parsePatch` adds the line's `text`. */
-function syntax(index: number, message: string, hint: string, expected: readonly string[]): HagentError {
-  return new HagentError('PATCH_SYNTAX', `line ${index + 1}: ${message}`, { line: index + 1, expected: [...expected] }, hint);
+function syntax(
+  index: number,
+  message: string,
+  hint: string,
+  expected: readonly string[],
+): HagentError {
+  return new HagentError(
+    'PATCH_SYNTAX',
+    `line ${index + 1}: ${message}`,
+    { line: index + 1, expected: [...expected] },
+    hint,
+  );
 }

@@ -7,8 +7,24 @@
 import { HagentError } from '../errors.js';
 import { closestRegion, enclosingLine, show } from './diagnose.js';
 import { countChanges } from './line-diff.js';
-import { findAllAtLevel, LineIndex, levelRank, normalizeLine, pivotOf, seekAnchor, seekSequence } from './seek.js';
-import { countLines, decodeTextFile, encodeTextFile, encodeUtf8, sameBytes, type Eol, type TextFile } from './text-file.js';
+import {
+  findAllAtLevel,
+  LineIndex,
+  levelRank,
+  normalizeLine,
+  pivotOf,
+  seekAnchor,
+  seekSequence,
+} from './seek.js';
+import {
+  countLines,
+  decodeTextFile,
+  encodeTextFile,
+  encodeUtf8,
+  sameBytes,
+  type Eol,
+  type TextFile,
+} from './text-file.js';
 import type {
   Chunk,
   ChunkPlacement,
@@ -73,7 +89,8 @@ export function plan(parsed: ParsedPatch, snapshot: Snapshot): Plan {
     if (applied.size === files.length) {
       const first = applied.get(files[0] as PlannedFile) as HagentError;
       const where: Record<string, unknown> = {};
-      for (const k of ['chunk', 'line', 'appliedChunks']) if (first.details[k] !== undefined) where[k] = first.details[k];
+      for (const k of ['chunk', 'line', 'appliedChunks'])
+        if (first.details[k] !== undefined) where[k] = first.details[k];
       throw new HagentError(
         'NO_CHANGES',
         'the patch looks applied already: every change it makes is in the files',
@@ -101,12 +118,17 @@ export function plan(parsed: ParsedPatch, snapshot: Snapshot): Plan {
     const path = files[0]?.path;
     throw new HagentError(
       'NO_CHANGES',
-      files.length === 0 ? 'the patch holds no ops' : 'the patch changes nothing: every file would stay byte-identical',
+      files.length === 0
+        ? 'the patch holds no ops'
+        : 'the patch changes nothing: every file would stay byte-identical',
       path === undefined ? {} : { path, files: files.map((f) => f.path) },
       'check that the "+" lines differ from the "-" lines; nothing was written',
     );
   }
-  const warnings = [...(parsed.warnings ?? []), ...files.filter((f) => f.noop).map((f) => `${f.path}: the update changes nothing (no-op)`)];
+  const warnings = [
+    ...(parsed.warnings ?? []),
+    ...files.filter((f) => f.noop).map((f) => `${f.path}: the update changes nothing (no-op)`),
+  ];
   return { files, leniencies, warnings };
 }
 
@@ -135,8 +157,14 @@ function chooseTarget(op: PatchOp, snapshot: Snapshot): PatchOp {
  * original and final bytes. Rule: patch-language.md §5 (Delete File + Add File).
  * @returns the composed file, or null when nothing is left (added, then deleted).
  */
-function compose(first: PlannedFile, second: PlannedFile, snapshot: Snapshot, op: PatchOp): PlannedFile | null {
-  const origin = first.op === 'add' ? null : first.op === 'move' ? (first.from as string) : first.path;
+function compose(
+  first: PlannedFile,
+  second: PlannedFile,
+  snapshot: Snapshot,
+  op: PatchOp,
+): PlannedFile | null {
+  const origin =
+    first.op === 'add' ? null : first.op === 'move' ? (first.from as string) : first.path;
   const dest = second.op === 'delete' ? null : second.path;
   if (origin === null && dest === null) return null;
   const before = origin === null ? undefined : snapshot.get(origin);
@@ -144,16 +172,45 @@ function compose(first: PlannedFile, second: PlannedFile, snapshot: Snapshot, op
   const chunks = [...first.chunks, ...second.chunks];
   let out: PlannedFile;
   if (dest === null) {
-    out = { op: 'delete', path: origin as string, mode: before?.kind === 'file' ? before.mode : first.mode, added: 0, removed: beforeBytes ? countLines(beforeBytes) : 0, chunks, noop: false };
+    out = {
+      op: 'delete',
+      path: origin as string,
+      mode: before?.kind === 'file' ? before.mode : first.mode,
+      added: 0,
+      removed: beforeBytes ? countLines(beforeBytes) : 0,
+      chunks,
+      noop: false,
+    };
     return out;
   }
   const bytes = second.bytes as Uint8Array;
   let mode = second.mode;
   // A Codex Add names no mode: a replacement keeps the file's (an explicit diff mode wins).
-  if (first.op === 'delete' && op.kind === 'add' && op.mode === undefined && before?.kind === 'file') mode = before.mode;
-  const counts = beforeBytes ? countChanges(linesOf(beforeBytes), linesOf(bytes)) : { added: countLines(bytes), removed: 0 };
+  if (
+    first.op === 'delete' &&
+    op.kind === 'add' &&
+    op.mode === undefined &&
+    before?.kind === 'file'
+  )
+    mode = before.mode;
+  const counts = beforeBytes
+    ? countChanges(linesOf(beforeBytes), linesOf(bytes))
+    : { added: countLines(bytes), removed: 0 };
   const kind: PlannedFile['op'] = origin === null ? 'add' : origin === dest ? 'update' : 'move';
-  out = { op: kind, path: dest, bytes, mode, added: counts.added, removed: counts.removed, chunks, noop: kind === 'update' && before?.kind === 'file' && before.mode === mode && sameBytes(before.bytes, bytes) };
+  out = {
+    op: kind,
+    path: dest,
+    bytes,
+    mode,
+    added: counts.added,
+    removed: counts.removed,
+    chunks,
+    noop:
+      kind === 'update' &&
+      before?.kind === 'file' &&
+      before.mode === mode &&
+      sameBytes(before.bytes, bytes),
+  };
   if (kind === 'move') out.from = origin as string;
   if (first.op === 'add' && first.from !== undefined) out.from = first.from;
   const levels = [first.level, second.level].filter((l): l is MatchLevel => l !== undefined);
@@ -195,7 +252,8 @@ function checkDuplicatePaths(ops: readonly PatchOp[], format: ParsedPatch['forma
   };
   for (const op of ops) {
     claim(op.path, op.patchLine, op.kind);
-    if (op.kind === 'update' && op.moveTo !== undefined && op.moveTo !== op.path) claim(op.moveTo, op.patchLine, 'add');
+    if (op.kind === 'update' && op.moveTo !== undefined && op.moveTo !== op.path)
+      claim(op.moveTo, op.patchLine, 'add');
   }
 }
 
@@ -229,26 +287,47 @@ function checkFileFolderClash(ops: readonly PatchOp[]): void {
 function stateOf(snapshot: Snapshot, path: string): FileState {
   const state = snapshot.get(path);
   if (!state) {
-    throw new HagentError('INTERNAL', `internal error: the snapshot lacks ${path}`, { path }, 'this is a bug in hagent: pathsToRead() paths must all be in the snapshot');
+    throw new HagentError(
+      'INTERNAL',
+      `internal error: the snapshot lacks ${path}`,
+      { path },
+      'this is a bug in hagent: pathsToRead() paths must all be in the snapshot',
+    );
   }
   return state;
 }
 
-function requireTextFile(path: string, state: FileState, verb: string): { file: TextFile; bytes: Uint8Array; mode: FileMode } {
+function requireTextFile(
+  path: string,
+  state: FileState,
+  verb: string,
+): { file: TextFile; bytes: Uint8Array; mode: FileMode } {
   if (state.kind === 'missing' || state.kind === 'directory') {
     throw new HagentError(
       'FILE_NOT_FOUND',
       `cannot ${verb} ${path}: ${state.kind === 'missing' ? 'no such file' : 'it is a directory'}`,
       { path },
-      state.kind === 'missing' ? 'check the path (relative to the worktree root), or use "*** Add File:" to create it' : 'name a file, not a directory',
+      state.kind === 'missing'
+        ? 'check the path (relative to the worktree root), or use "*** Add File:" to create it'
+        : 'name a file, not a directory',
     );
   }
   if (state.kind === 'other') {
-    throw new HagentError('UNSUPPORTED_FILE', `cannot ${verb} ${path}: not a regular file`, { path }, 'hagent edits regular files only (not symlinks, submodules or devices)');
+    throw new HagentError(
+      'UNSUPPORTED_FILE',
+      `cannot ${verb} ${path}: not a regular file`,
+      { path },
+      'hagent edits regular files only (not symlinks, submodules or devices)',
+    );
   }
   const decoded = decodeTextFile(state.bytes);
   if (decoded.kind === 'unsupported') {
-    throw new HagentError('UNSUPPORTED_FILE', `cannot ${verb} ${path}: the file ${decoded.reason}`, { path }, 'hagent edits UTF-8 text files only; leave this file alone or replace it with Delete + Add');
+    throw new HagentError(
+      'UNSUPPORTED_FILE',
+      `cannot ${verb} ${path}: the file ${decoded.reason}`,
+      { path },
+      'hagent edits UTF-8 text files only; leave this file alone or replace it with Delete + Add',
+    );
   }
   return { file: decoded.file, bytes: state.bytes, mode: state.mode };
 }
@@ -259,7 +338,12 @@ function requireTextFile(path: string, state: FileState, verb: string): { file: 
  * the snapshot lists the files under it (`files`) and the same patch deletes or moves away every
  * one of them (a folder that becomes a file); without `files` a directory is never free.
  */
-function requireAbsent(path: string, state: FileState, what: string, vacated: ReadonlySet<string>): void {
+function requireAbsent(
+  path: string,
+  state: FileState,
+  what: string,
+  vacated: ReadonlySet<string>,
+): void {
   if (state.kind === 'missing') {
     if (state.underFile === undefined || vacated.has(state.underFile)) return;
     throw new HagentError(
@@ -303,7 +387,8 @@ function vacatedPaths(ops: readonly PatchOp[]): Set<string> {
   const out = new Set<string>();
   for (const op of ops) {
     if (op.kind === 'delete') out.add(op.path);
-    else if (op.kind === 'update' && op.moveTo !== undefined && op.moveTo !== op.path) out.add(op.path);
+    else if (op.kind === 'update' && op.moveTo !== undefined && op.moveTo !== op.path)
+      out.add(op.path);
   }
   return out;
 }
@@ -314,7 +399,13 @@ interface PlannedOp {
   looksApplied?: HagentError;
 }
 
-function planOp(op: PatchOp, snapshot: Snapshot, leniencies: Leniency[], vacated: ReadonlySet<string>, format: ParsedPatch['format']): PlannedOp {
+function planOp(
+  op: PatchOp,
+  snapshot: Snapshot,
+  leniencies: Leniency[],
+  vacated: ReadonlySet<string>,
+  format: ParsedPatch['format'],
+): PlannedOp {
   switch (op.kind) {
     case 'add': {
       if (op.copyFrom !== undefined) {
@@ -323,7 +414,17 @@ function planOp(op: PatchOp, snapshot: Snapshot, leniencies: Leniency[], vacated
         const edit = applyChunks(op.copyFrom, src.file, op.chunks ?? [], leniencies, format);
         if (edit.looksApplied) throw edit.looksApplied;
         const bytes = encodeEdit(src.file, src.bytes, edit.pieces);
-        const out: PlannedFile = { op: 'add', path: op.path, from: op.copyFrom, bytes, mode: op.mode ?? src.mode, added: edit.pieces.reduce((sum, p) => sum + pieceLength(p), 0), removed: 0, chunks: edit.placements, noop: false };
+        const out: PlannedFile = {
+          op: 'add',
+          path: op.path,
+          from: op.copyFrom,
+          bytes,
+          mode: op.mode ?? src.mode,
+          added: edit.pieces.reduce((sum, p) => sum + pieceLength(p), 0),
+          removed: 0,
+          chunks: edit.placements,
+          noop: false,
+        };
         if (edit.level) out.level = edit.level;
         return { file: out };
       }
@@ -335,22 +436,66 @@ function planOp(op: PatchOp, snapshot: Snapshot, leniencies: Leniency[], vacated
       const target = stateOf(snapshot, op.path);
       if (target.kind === 'file' && sameBytes(target.bytes, bytes)) {
         // The file holds exactly what the Add would write: applied before, unless the rest disagrees.
-        return { file: { op: 'add', path: op.path, bytes, mode: target.mode, added: 0, removed: 0, chunks: [], noop: true }, looksApplied: catchError(() => requireAbsent(op.path, target, 'cannot add', vacated)) };
+        return {
+          file: {
+            op: 'add',
+            path: op.path,
+            bytes,
+            mode: target.mode,
+            added: 0,
+            removed: 0,
+            chunks: [],
+            noop: true,
+          },
+          looksApplied: catchError(() => requireAbsent(op.path, target, 'cannot add', vacated)),
+        };
       }
       requireAbsent(op.path, target, 'cannot add', vacated);
-      return { file: { op: 'add', path: op.path, bytes, mode, added: count, removed: 0, chunks: [], noop: false } };
+      return {
+        file: {
+          op: 'add',
+          path: op.path,
+          bytes,
+          mode,
+          added: count,
+          removed: 0,
+          chunks: [],
+          noop: false,
+        },
+      };
     }
     case 'delete': {
       const state = stateOf(snapshot, op.path);
       if (state.kind === 'missing') {
-        return { file: { op: 'delete', path: op.path, mode: '100644', added: 0, removed: 0, chunks: [], noop: true }, looksApplied: catchError(() => requireTextFile(op.path, state, 'delete')) };
+        return {
+          file: {
+            op: 'delete',
+            path: op.path,
+            mode: '100644',
+            added: 0,
+            removed: 0,
+            chunks: [],
+            noop: true,
+          },
+          looksApplied: catchError(() => requireTextFile(op.path, state, 'delete')),
+        };
       }
       if (state.kind !== 'file') {
         requireTextFile(op.path, state, 'delete'); // throws FILE_NOT_FOUND / UNSUPPORTED_FILE
         throw new Error('unreachable');
       }
       if (op.removedLines !== undefined) checkDeletedContent(op.path, state.bytes, op.removedLines);
-      return { file: { op: 'delete', path: op.path, mode: state.mode, added: 0, removed: countLines(state.bytes), chunks: [], noop: false } };
+      return {
+        file: {
+          op: 'delete',
+          path: op.path,
+          mode: state.mode,
+          added: 0,
+          removed: countLines(state.bytes),
+          chunks: [],
+          noop: false,
+        },
+      };
     }
     case 'update': {
       const moveTo = op.moveTo !== undefined && op.moveTo !== op.path ? op.moveTo : undefined;
@@ -358,7 +503,9 @@ function planOp(op: PatchOp, snapshot: Snapshot, leniencies: Leniency[], vacated
       if (moveTo !== undefined && sourceState.kind === 'missing') {
         // A move done already: the source is gone and the destination holds the edited file.
         const dest = stateOf(snapshot, moveTo);
-        const refusal = catchError(() => requireTextFile(op.path, sourceState, 'move')) as HagentError;
+        const refusal = catchError(() =>
+          requireTextFile(op.path, sourceState, 'move'),
+        ) as HagentError;
         if (dest.kind !== 'file') throw refusal;
         const decoded = decodeTextFile(dest.bytes);
         if (decoded.kind !== 'text') throw refusal;
@@ -371,16 +518,48 @@ function planOp(op: PatchOp, snapshot: Snapshot, leniencies: Leniency[], vacated
           }
           if (!edit.looksApplied || edit.placements.length > 0) throw refusal;
         }
-        return { file: { op: 'move', path: moveTo, from: op.path, bytes: dest.bytes, mode: dest.mode, added: 0, removed: 0, chunks: [], noop: true }, looksApplied: refusal };
+        return {
+          file: {
+            op: 'move',
+            path: moveTo,
+            from: op.path,
+            bytes: dest.bytes,
+            mode: dest.mode,
+            added: 0,
+            removed: 0,
+            chunks: [],
+            noop: true,
+          },
+          looksApplied: refusal,
+        };
       }
       const src = requireTextFile(op.path, sourceState, moveTo !== undefined ? 'move' : 'update');
-      if (moveTo !== undefined) requireAbsent(moveTo, stateOf(snapshot, moveTo), `cannot move ${op.path} to`, vacated);
+      if (moveTo !== undefined)
+        requireAbsent(moveTo, stateOf(snapshot, moveTo), `cannot move ${op.path} to`, vacated);
       const edit = applyChunks(op.path, src.file, op.chunks, leniencies, format);
-      if (edit.looksApplied && edit.placements.length === 0 && moveTo === undefined && (op.newMode === undefined || op.newMode === src.mode)) {
-        return { file: { op: 'update', path: op.path, bytes: src.bytes, mode: src.mode, added: 0, removed: 0, chunks: [], noop: true }, looksApplied: edit.looksApplied };
+      if (
+        edit.looksApplied &&
+        edit.placements.length === 0 &&
+        moveTo === undefined &&
+        (op.newMode === undefined || op.newMode === src.mode)
+      ) {
+        return {
+          file: {
+            op: 'update',
+            path: op.path,
+            bytes: src.bytes,
+            mode: src.mode,
+            added: 0,
+            removed: 0,
+            chunks: [],
+            noop: true,
+          },
+          looksApplied: edit.looksApplied,
+        };
       }
       if (edit.looksApplied) throw edit.looksApplied;
-      const bytes = edit.placements.length === 0 ? src.bytes : encodeEdit(src.file, src.bytes, edit.pieces);
+      const bytes =
+        edit.placements.length === 0 ? src.bytes : encodeEdit(src.file, src.bytes, edit.pieces);
       const mode = op.newMode ?? src.mode;
       const noop = moveTo === undefined && mode === src.mode && sameBytes(bytes, src.bytes);
       const out: PlannedFile = {
@@ -409,7 +588,12 @@ function catchError(fn: () => unknown): HagentError {
     if (e instanceof HagentError) return e;
     throw e;
   }
-  return new HagentError('INTERNAL', 'internal error: a refusal was expected', {}, 'this is a bug in hagent');
+  return new HagentError(
+    'INTERNAL',
+    'internal error: a refusal was expected',
+    {},
+    'this is a bug in hagent',
+  );
 }
 
 /**
@@ -427,7 +611,11 @@ function checkDeletedContent(path: string, bytes: Uint8Array, removed: readonly 
     throw new HagentError(
       'CONTEXT_NOT_FOUND',
       `${path}: the deletion's removed lines are not the file's lines (first difference at line ${k + 1})`,
-      { path, line: k + 1, firstDifference: { line: k + 1, file: lines[k] ?? null, patch: removed[k] ?? null } },
+      {
+        path,
+        line: k + 1,
+        firstDifference: { line: k + 1, file: lines[k] ?? null, patch: removed[k] ?? null },
+      },
       `re-read ${path}: a deletion's "-" lines must be the whole file as it is now; nothing was deleted`,
     );
   }
@@ -473,18 +661,29 @@ function deriveKinds(chunk: Chunk): string {
   while (p < a.length && p < b.length && a[p] === b[p]) p++;
   let s = 0;
   while (s < a.length - p && s < b.length - p && a[a.length - 1 - s] === b[b.length - 1 - s]) s++;
-  return ' '.repeat(p) + '-'.repeat(a.length - p - s) + '+'.repeat(b.length - p - s) + ' '.repeat(s);
+  return (
+    ' '.repeat(p) + '-'.repeat(a.length - p - s) + '+'.repeat(b.length - p - s) + ' '.repeat(s)
+  );
 }
 
 /** The chunk without its last old line (an empty one): for the retry of §3.6. */
-function dropTrailingEmptyOld(oldLines: readonly string[], newLines: readonly string[], kinds: string, marks?: string): { oldLines: string[]; newLines: string[]; kinds: string; marks?: string } {
+function dropTrailingEmptyOld(
+  oldLines: readonly string[],
+  newLines: readonly string[],
+  kinds: string,
+  marks?: string,
+): { oldLines: string[]; newLines: string[]; kinds: string; marks?: string } {
   let p = kinds.length - 1;
   while (p >= 0 && kinds[p] === '+') p--;
   let newIdx = 0;
   for (let q = 0; q < p; q++) if (kinds[q] !== '-') newIdx++;
   const nl = [...newLines];
   if (kinds[p] === ' ') nl.splice(newIdx, 1);
-  const out: { oldLines: string[]; newLines: string[]; kinds: string; marks?: string } = { oldLines: oldLines.slice(0, -1), newLines: nl, kinds: kinds.slice(0, p) + kinds.slice(p + 1) };
+  const out: { oldLines: string[]; newLines: string[]; kinds: string; marks?: string } = {
+    oldLines: oldLines.slice(0, -1),
+    newLines: nl,
+    kinds: kinds.slice(0, p) + kinds.slice(p + 1),
+  };
   if (marks !== undefined) out.marks = marks.slice(0, p) + marks.slice(p + 1);
   return out;
 }
@@ -493,11 +692,21 @@ function dropTrailingEmptyOld(oldLines: readonly string[], newLines: readonly st
  * Locates every chunk in order with a cursor and rebuilds the file's lines.
  * Rule: patch-language.md §3.1–3.8 (location), §4 (fidelity).
  */
-function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], leniencies: Leniency[], format: ParsedPatch['format'] = 'codex'): Edit {
+function applyChunks(
+  path: string,
+  file: TextFile,
+  chunks: readonly Chunk[],
+  leniencies: Leniency[],
+  format: ParsedPatch['format'] = 'codex',
+): Edit {
   const index = new LineIndex(file.texts);
   const n = index.length;
   // One scan of the file for the pivot line of every chunk, not one scan per chunk.
-  index.preparePivots(chunks.filter((c) => c.oldLines.length > 0).map((c) => c.oldLines[pivotOf(c.oldLines)] as string));
+  index.preparePivots(
+    chunks
+      .filter((c) => c.oldLines.length > 0)
+      .map((c) => c.oldLines[pivotOf(c.oldLines)] as string),
+  );
   let cursor = 0;
   let lastEnd = 0;
   const reps: Replacement[] = [];
@@ -507,7 +716,12 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
   chunks.forEach((chunk, i) => {
     if (failure) {
       // After a chunk that fails, the rest is only looked at to say which chunks look applied.
-      if (chunk.newLines.length === 0 || (chunk.oldLines.length > 0 && seekSequence(index, chunk.oldLines, 0, { endOfFile: chunk.endOfFile }).kind !== 'none')) return;
+      if (
+        chunk.newLines.length === 0 ||
+        (chunk.oldLines.length > 0 &&
+          seekSequence(index, chunk.oldLines, 0, { endOfFile: chunk.endOfFile }).kind !== 'none')
+      )
+        return;
       const rest = seekSequence(index, chunk.newLines, 0, { endOfFile: chunk.endOfFile });
       if (rest.kind === 'unique') applied.push({ chunkNo: i + 1, at: rest.index });
       return;
@@ -534,7 +748,13 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
         throw new HagentError(
           'CONTEXT_NOT_FOUND',
           `${path}: chunk ${chunkNo}: the anchor "@@ ${anchor}" matches no line${cursor > 0 ? ` after line ${cursor}` : ''}`,
-          { path, chunk: chunkNo, chunkFirstLine: chunkFirstLine(chunk), anchor, line: earlier.kind === 'found' ? earlier.index + 1 : cursor + 1 },
+          {
+            path,
+            chunk: chunkNo,
+            chunkFirstLine: chunkFirstLine(chunk),
+            anchor,
+            line: earlier.kind === 'found' ? earlier.index + 1 : cursor + 1,
+          },
           where,
         );
       }
@@ -543,7 +763,18 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
         throw new HagentError(
           'AMBIGUOUS_MATCH',
           `${path}: chunk ${chunkNo}: the anchor "@@ ${anchor}" is the start of ${candidates.length} lines (${listLines(candidates)})`,
-          { path, chunk: chunkNo, chunkFirstLine: chunkFirstLine(chunk), anchor, line: candidates[0], candidates, suggestedAnchors: r.candidates.map((c) => ({ line: c + 1, text: index.lines[c] as string })) },
+          {
+            path,
+            chunk: chunkNo,
+            chunkFirstLine: chunkFirstLine(chunk),
+            anchor,
+            line: candidates[0],
+            candidates,
+            suggestedAnchors: r.candidates.map((c) => ({
+              line: c + 1,
+              text: index.lines[c] as string,
+            })),
+          },
           `write the whole line in the @@ anchor so it names exactly one line, e.g. "@@ ${index.lines[r.candidates[0] as number] as string}"`,
         );
       }
@@ -557,7 +788,8 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
     if (oldLines.length === 0) {
       // Pure insertion (§3.5): after the last anchor, else at the end (a udiff hunk gives its line).
       let at: number;
-      if (chunk.insertAfterLine !== undefined && !anchored && !chunk.endOfFile) at = Math.min(Math.max(chunk.insertAfterLine, 0), n);
+      if (chunk.insertAfterLine !== undefined && !anchored && !chunk.endOfFile)
+        at = Math.min(Math.max(chunk.insertAfterLine, 0), n);
       else if (anchored && !chunk.endOfFile) at = cursor;
       else at = n;
       // A Codex insertion carries no line number: its lines already standing where it goes is a
@@ -568,13 +800,25 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
         cursor = already + newLines.length;
         return;
       }
-      reps.push({ chunkNo, chunk, start: at, oldLen: 0, kinds, newLines, level: 'exact', addsFinalNewline: false });
+      reps.push({
+        chunkNo,
+        chunk,
+        start: at,
+        oldLen: 0,
+        kinds,
+        newLines,
+        level: 'exact',
+        addsFinalNewline: false,
+      });
       return;
     }
     let found = seekSequence(index, oldLines, cursor, { endOfFile: chunk.endOfFile });
     if (found.kind === 'none' && oldLines[oldLines.length - 1] === '') {
       const retry = dropTrailingEmptyOld(oldLines, newLines, kinds, marks);
-      const again = retry.oldLines.length === 0 ? ({ kind: 'none' } as const) : seekSequence(index, retry.oldLines, cursor, { endOfFile: chunk.endOfFile });
+      const again =
+        retry.oldLines.length === 0
+          ? ({ kind: 'none' } as const)
+          : seekSequence(index, retry.oldLines, cursor, { endOfFile: chunk.endOfFile });
       if (again.kind !== 'none') {
         found = again;
         oldLines = retry.oldLines;
@@ -586,7 +830,10 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
     }
     if (found.kind === 'none') {
       // Already applied (§4): the old side is not in the file, the new side is, once, from the cursor.
-      const done = chunk.newLines.length > 0 ? seekSequence(index, chunk.newLines, cursor, { endOfFile: chunk.endOfFile }) : ({ kind: 'none' } as const);
+      const done =
+        chunk.newLines.length > 0
+          ? seekSequence(index, chunk.newLines, cursor, { endOfFile: chunk.endOfFile })
+          : ({ kind: 'none' } as const);
       if (done.kind === 'unique') {
         applied.push({ chunkNo, at: done.index });
         cursor = done.index + chunk.newLines.length;
@@ -597,7 +844,8 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
     }
     if (found.kind === 'ambiguous') {
       const hinted = lineNumberTiebreak(chunk, found.candidates);
-      if (hinted === undefined) throw ambiguous(path, chunkNo, chunk, index, oldLines, found.candidates, found.level);
+      if (hinted === undefined)
+        throw ambiguous(path, chunkNo, chunk, index, oldLines, found.candidates, found.level);
       found = { kind: 'unique', index: hinted, level: found.level };
       if (!leniencies.includes('line-number-tiebreak')) leniencies.push('line-number-tiebreak');
     }
@@ -605,13 +853,21 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
     if (start < cursor) {
       // Only an End-of-File chunk can land before the cursor.
       if (start < lastEnd) {
-        const other = reps.find((r) => r.oldLen > 0 && start < r.start + r.oldLen && r.start < start + oldLines.length);
+        const other = reps.find(
+          (r) => r.oldLen > 0 && start < r.start + r.oldLen && r.start < start + oldLines.length,
+        );
         throw overlap(path, chunkNo, start, other?.chunkNo);
       }
       throw new HagentError(
         'CONTEXT_NOT_FOUND',
         `${path}: chunk ${chunkNo}: the End of File chunk starts at line ${start + 1}, before its @@ anchor`,
-        { path, chunk: chunkNo, chunkFirstLine: chunkFirstLine(chunk), line: start + 1, closest: { startLine: start + 1, endLine: start + oldLines.length } },
+        {
+          path,
+          chunk: chunkNo,
+          chunkFirstLine: chunkFirstLine(chunk),
+          line: start + 1,
+          closest: { startLine: start + 1, endLine: start + oldLines.length },
+        },
         'an @@ anchor must name a line above the chunk; drop the anchor or fix it',
       );
     }
@@ -631,8 +887,24 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
         return;
       }
     }
-    const addsFinalNewline = putsBackFinalNewline(file, chunk, start + oldLines.length === n, kinds, oldLines, newLines);
-    const rep: Replacement = { chunkNo, chunk, start, oldLen: oldLines.length, kinds, newLines, level: found.level, addsFinalNewline };
+    const addsFinalNewline = putsBackFinalNewline(
+      file,
+      chunk,
+      start + oldLines.length === n,
+      kinds,
+      oldLines,
+      newLines,
+    );
+    const rep: Replacement = {
+      chunkNo,
+      chunk,
+      start,
+      oldLen: oldLines.length,
+      kinds,
+      newLines,
+      level: found.level,
+      addsFinalNewline,
+    };
     if (marks !== undefined) rep.marks = marks;
     reps.push(rep);
     cursor = start + oldLines.length;
@@ -655,8 +927,16 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
     looksApplied = new HagentError(
       'CONTEXT_NOT_FOUND',
       `${path}: chunk ${first.chunkNo} looks applied already: its new lines stand at line ${first.at + 1}${some ? `, while chunk${reps.length === 1 ? '' : 's'} ${reps.map((r) => r.chunkNo).join(', ')} still appl${reps.length === 1 ? 'ies' : 'y'}` : ''}`,
-      { path, chunk: first.chunkNo, line: first.at + 1, appliedChunks: list, alreadyApplied: !some },
-      some ? `re-read ${path}: chunk${list.length === 1 ? '' : 's'} ${list.join(', ')} look${list.length === 1 ? 's' : ''} applied already; send only the chunks still to do` : `re-read ${path}: its change is in the file already`,
+      {
+        path,
+        chunk: first.chunkNo,
+        line: first.at + 1,
+        appliedChunks: list,
+        alreadyApplied: !some,
+      },
+      some
+        ? `re-read ${path}: chunk${list.length === 1 ? '' : 's'} ${list.join(', ')} look${list.length === 1 ? 's' : ''} applied already; send only the chunks still to do`
+        : `re-read ${path}: its change is in the file already`,
     );
   }
 
@@ -664,7 +944,8 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
   for (let k = 1; k < sorted.length; k++) {
     const a = sorted[k - 1] as Replacement;
     const b = sorted[k] as Replacement;
-    if (b.start < a.start + a.oldLen) throw overlap(path, Math.max(a.chunkNo, b.chunkNo), b.start, Math.min(a.chunkNo, b.chunkNo));
+    if (b.start < a.start + a.oldLen)
+      throw overlap(path, Math.max(a.chunkNo, b.chunkNo), b.start, Math.min(a.chunkNo, b.chunkNo));
   }
 
   // Rebuild as pieces: runs of untouched lines (kept as ranges: a large file is never copied line by
@@ -681,7 +962,13 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
     if (pos < r.start) pieces.push({ from: pos, to: r.start });
     const { texts, eols } = chunkLines(file, r);
     pieces.push({ texts, eols });
-    const counts = countChanges(withEols(file.texts.slice(r.start, r.start + r.oldLen), file.eols.slice(r.start, r.start + r.oldLen)), withEols(texts, eols));
+    const counts = countChanges(
+      withEols(
+        file.texts.slice(r.start, r.start + r.oldLen),
+        file.eols.slice(r.start, r.start + r.oldLen),
+      ),
+      withEols(texts, eols),
+    );
     added += counts.added;
     removed += counts.removed;
     pos = r.start + r.oldLen;
@@ -693,8 +980,15 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
         finalNewlineAdded = true;
       }
     }
-    if (r.oldLen > 0 && (loosest === undefined || levelRank(r.level) > levelRank(loosest))) loosest = r.level;
-    placements.push({ chunk: r.chunkNo, level: r.level, startLine: r.start + 1, oldCount: r.oldLen, newCount: texts.length });
+    if (r.oldLen > 0 && (loosest === undefined || levelRank(r.level) > levelRank(loosest)))
+      loosest = r.level;
+    placements.push({
+      chunk: r.chunkNo,
+      level: r.level,
+      startLine: r.start + 1,
+      oldCount: r.oldLen,
+      newCount: texts.length,
+    });
   }
   if (pos < n) pieces.push({ from: pos, to: n });
   fixLineEnds(file, pieces, wantFinalNewline);
@@ -709,7 +1003,10 @@ function applyChunks(path: string, file: TextFile, chunks: readonly Chunk[], len
 
 /** Lines with their terminators, for counting changes that touch only a line ending. */
 function withEols(texts: readonly string[], eols: readonly string[]): string[] {
-  return texts.map((t, k) => t + ((eols[k] as string) === '' ? '' : '\n') + ((eols[k] as string) === '\r\n' ? '\r' : ''));
+  return texts.map(
+    (t, k) =>
+      t + ((eols[k] as string) === '' ? '' : '\n') + ((eols[k] as string) === '\r\n' ? '\r' : ''),
+  );
 }
 
 /**
@@ -739,8 +1036,10 @@ function chunkLines(file: TextFile, r: Replacement): { texts: string[]; eols: Eo
     let e = q;
     while (e < kinds.length && kinds[e] !== ' ') e++;
     const removedEols: Eol[] = [];
-    for (let k = q, oo = o; k < e; k++) if (kinds[k] === '-') removedEols.push(file.eols[r.start + oo++] as Eol);
-    const before: Eol | undefined = r.start + o > 0 ? file.eols[r.start + o - 1] : file.eols[r.start + o];
+    for (let k = q, oo = o; k < e; k++)
+      if (kinds[k] === '-') removedEols.push(file.eols[r.start + oo++] as Eol);
+    const before: Eol | undefined =
+      r.start + o > 0 ? file.eols[r.start + o - 1] : file.eols[r.start + o];
     let ai = 0;
     for (let k = q; k < e; k++) {
       if (kinds[k] === '-') {
@@ -751,9 +1050,15 @@ function chunkLines(file: TextFile, r: Replacement): { texts: string[]; eols: Eo
       if (r.marks !== undefined) {
         eol = r.marks[k] === '1' ? '\r\n' : '\n';
         // The file's last line, without newline, ending in CR (`+abc\r` then `\ No newline`).
-        if (eol === '\r\n' && r.chunk.newNoFinalNewline && w === r.newLines.length - 1 && r.start + r.oldLen === file.texts.length) eol = '\r';
-      }
-      else if (removedEols.length > 0) eol = removedEols[Math.min(ai, removedEols.length - 1)] as Eol;
+        if (
+          eol === '\r\n' &&
+          r.chunk.newNoFinalNewline &&
+          w === r.newLines.length - 1 &&
+          r.start + r.oldLen === file.texts.length
+        )
+          eol = '\r';
+      } else if (removedEols.length > 0)
+        eol = removedEols[Math.min(ai, removedEols.length - 1)] as Eol;
       else eol = before ?? '';
       texts.push(r.newLines[w] as string);
       eols.push(eol);
@@ -770,8 +1075,16 @@ function chunkLines(file: TextFile, r: Replacement): { texts: string[]; eols: Eo
  * §4): a chunk at the end of a file without a final newline, marked `*** End of File`, that
  * removes the last line and adds it back unchanged (`-last` / `+last`).
  */
-function putsBackFinalNewline(file: TextFile, chunk: Chunk, atEnd: boolean, kinds: string, oldLines: readonly string[], newLines: readonly string[]): boolean {
-  if (!chunk.endOfFile || !atEnd || file.finalNewline || chunk.oldStartHint !== undefined) return false;
+function putsBackFinalNewline(
+  file: TextFile,
+  chunk: Chunk,
+  atEnd: boolean,
+  kinds: string,
+  oldLines: readonly string[],
+  newLines: readonly string[],
+): boolean {
+  if (!chunk.endOfFile || !atEnd || file.finalNewline || chunk.oldStartHint !== undefined)
+    return false;
   const tail = kinds.replace(/ +$/, '');
   if (tail.length !== kinds.length) return false;
   return /-\+$/.test(kinds) && oldLines[oldLines.length - 1] === newLines[newLines.length - 1];
@@ -804,7 +1117,8 @@ function fixLineEnds(file: TextFile, pieces: Piece[], wantFinalNewline: boolean)
     const last = piece.eols.length - 1;
     for (let q = 0; q < piece.eols.length; q++) {
       if (k === lastPiece && q === last) {
-        if (!wantFinalNewline && piece.texts[q] !== '' && piece.eols[q] !== '\r') piece.eols[q] = '';
+        if (!wantFinalNewline && piece.texts[q] !== '' && piece.eols[q] !== '\r')
+          piece.eols[q] = '';
         else if (piece.eols[q] === '') piece.eols[q] = file.dominant;
       } else if (piece.eols[q] === '') {
         piece.eols[q] = file.dominant;
@@ -836,7 +1150,8 @@ function encodeEdit(file: TextFile, bytes: Uint8Array, pieces: readonly Piece[])
   let offset = bom;
   const seek = (to: number): number => {
     if (to === n) return bytes.length;
-    for (; line < to; line++) offset += (file.texts[line] as string).length + (file.eols[line] as string).length;
+    for (; line < to; line++)
+      offset += (file.texts[line] as string).length + (file.eols[line] as string).length;
     return offset;
   };
   for (const piece of pieces) {
@@ -847,7 +1162,8 @@ function encodeEdit(file: TextFile, bytes: Uint8Array, pieces: readonly Piece[])
       parts.push(bytes.subarray(a, b));
     } else if (piece.texts.length > 0) {
       let text = '';
-      for (let q = 0; q < piece.texts.length; q++) text += (piece.texts[q] as string) + (piece.eols[q] as string);
+      for (let q = 0; q < piece.texts.length; q++)
+        text += (piece.texts[q] as string) + (piece.eols[q] as string);
       parts.push(encodeUtf8(text));
     }
   }
@@ -904,7 +1220,12 @@ function listLines(lines: readonly number[]): string {
   return lines.length > 10 ? `${shown}, … ${lines.length} in all` : shown;
 }
 
-function overlap(path: string, chunkNo: number, start: number, other: number | undefined): HagentError {
+function overlap(
+  path: string,
+  chunkNo: number,
+  start: number,
+  other: number | undefined,
+): HagentError {
   const details: Record<string, unknown> = { path, chunk: chunkNo, line: start + 1 };
   if (other !== undefined) details['chunks'] = [other, chunkNo];
   return new HagentError(
@@ -916,13 +1237,18 @@ function overlap(path: string, chunkNo: number, start: number, other: number | u
 }
 
 /** True when the file's lines from 0-based `at` equal `lines` at `level`. */
-function holdsAt(index: LineIndex, lines: readonly string[], at: number, level: MatchLevel): boolean {
+function holdsAt(
+  index: LineIndex,
+  lines: readonly string[],
+  at: number,
+  level: MatchLevel,
+): boolean {
   if (lines.length === 0 || at < 0 || at + lines.length > index.length) return false;
   const norm = index.normalized(level);
-  for (let k = 0; k < lines.length; k++) if (norm[at + k] !== normalizeLine(lines[k] as string, level)) return false;
+  for (let k = 0; k < lines.length; k++)
+    if (norm[at + k] !== normalizeLine(lines[k] as string, level)) return false;
   return true;
 }
-
 
 /** The chunk's first old line (context or removed), or its first added line when it has no old side. */
 function chunkFirstLine(chunk: Chunk): string {
@@ -937,13 +1263,28 @@ function chunkFirstLine(chunk: Chunk): string {
  * that region differs from the chunk, `firstDifference: {line, file, patch}` — the 1-based file line
  * and both texts (`file` is null past the end of the file). The hint shows them side by side.
  */
-function notFound(path: string, chunkNo: number, chunk: Chunk, index: LineIndex, oldLines: readonly string[], cursor: number): HagentError {
+function notFound(
+  path: string,
+  chunkNo: number,
+  chunk: Chunk,
+  index: LineIndex,
+  oldLines: readonly string[],
+  cursor: number,
+): HagentError {
   const region = closestRegion(index, oldLines);
   const parts: string[] = [];
-  const details: Record<string, unknown> = { path, chunk: chunkNo, chunkFirstLine: chunkFirstLine(chunk) };
+  const details: Record<string, unknown> = {
+    path,
+    chunk: chunkNo,
+    chunkFirstLine: chunkFirstLine(chunk),
+  };
   let line: number;
-  if (chunk.endOfFile) parts.push(`the chunk is marked "*** End of File" but its lines are not the last ${oldLines.length} line(s) of the file`);
-  if (chunk.endOfFile && index.length > 0 && index.lines[index.length - 1] === '') parts.push('the file ends with a blank line: include it as an empty context line');
+  if (chunk.endOfFile)
+    parts.push(
+      `the chunk is marked "*** End of File" but its lines are not the last ${oldLines.length} line(s) of the file`,
+    );
+  if (chunk.endOfFile && index.length > 0 && index.lines[index.length - 1] === '')
+    parts.push('the file ends with a blank line: include it as an empty context line');
   if (region) {
     const end = Math.max(region.start + 1, Math.min(region.start + oldLines.length, index.length));
     details['closest'] = { startLine: region.start + 1, endLine: end };
@@ -953,23 +1294,37 @@ function notFound(path: string, chunkNo: number, chunk: Chunk, index: LineIndex,
     if (differs) {
       const fileText = index.lines[region.firstDiff];
       const patchText = oldLines[region.firstDiffInPattern] as string;
-      details['firstDifference'] = { line: region.firstDiff + 1, file: fileText ?? null, patch: patchText };
+      details['firstDifference'] = {
+        line: region.firstDiff + 1,
+        file: fileText ?? null,
+        patch: patchText,
+      };
       where += `; first difference at line ${region.firstDiff + 1}: file ${show(fileText)} | patch ${show(patchText)}`;
     } else {
       line = region.start + 1;
     }
     parts.push(where);
-    if (region.start < cursor) parts.push(`that region lies before ${cursor > 0 ? `line ${cursor + 1}, where the search starts (after the previous chunk or anchor)` : 'the search start'}: chunks must follow file order`);
+    if (region.start < cursor)
+      parts.push(
+        `that region lies before ${cursor > 0 ? `line ${cursor + 1}, where the search starts (after the previous chunk or anchor)` : 'the search start'}: chunks must follow file order`,
+      );
   } else {
     line = Math.min(cursor + 1, Math.max(index.length, 1));
     parts.push('no line of the chunk occurs in the file, even ignoring whitespace');
   }
   details['line'] = line;
   const lastAnchor = chunk.anchors[chunk.anchors.length - 1];
-  if (lastAnchor !== undefined && oldLines[0] !== undefined && lastAnchor.trim() === oldLines[0].trim()) {
-    parts.push('the chunk repeats its @@ anchor line as its first context line, but the chunk is searched after the anchor line: drop one of the two');
+  if (
+    lastAnchor !== undefined &&
+    oldLines[0] !== undefined &&
+    lastAnchor.trim() === oldLines[0].trim()
+  ) {
+    parts.push(
+      'the chunk repeats its @@ anchor line as its first context line, but the chunk is searched after the anchor line: drop one of the two',
+    );
   }
-  if (chunk.oldStartHint !== undefined) parts.push(`the hunk header says line ${chunk.oldStartHint}`);
+  if (chunk.oldStartHint !== undefined)
+    parts.push(`the hunk header says line ${chunk.oldStartHint}`);
   parts.push(`re-read ${path} and copy the context lines exactly`);
   return new HagentError(
     'CONTEXT_NOT_FOUND',
@@ -991,7 +1346,13 @@ function anchorFor(lines: readonly string[], at: number): number | undefined {
  * How many file lines right after the match at `at` (0-based, `m` lines long) must join the chunk
  * so that no other candidate has the same lines (compared at `level`); undefined beyond 5 lines.
  */
-function extraContextFor(index: LineIndex, at: number, m: number, others: readonly number[], level: MatchLevel): number | undefined {
+function extraContextFor(
+  index: LineIndex,
+  at: number,
+  m: number,
+  others: readonly number[],
+  level: MatchLevel,
+): number | undefined {
   const norm = index.normalized(level);
   let alive = others.filter((o) => o !== at);
   for (let k = 1; k <= 5 && at + m + k - 1 < index.length; k++) {
@@ -1011,19 +1372,30 @@ function extraContextFor(index: LineIndex, at: number, m: number, others: readon
  * no other candidate follows the anchor line (matches are counted after the cursor), so for an
  * earlier candidate it also names the following lines to add as context.
  */
-function ambiguous(path: string, chunkNo: number, chunk: Chunk, index: LineIndex, oldLines: readonly string[], candidates0: readonly number[], level: MatchLevel): HagentError {
+function ambiguous(
+  path: string,
+  chunkNo: number,
+  chunk: Chunk,
+  index: LineIndex,
+  oldLines: readonly string[],
+  candidates0: readonly number[],
+  level: MatchLevel,
+): HagentError {
   const candidates = candidates0.map((c) => c + 1);
   const suggestedAnchors: { candidate: number; line: number; text: string }[] = [];
   for (const c of candidates0) {
     const a = anchorFor(index.lines, c);
-    if (a !== undefined) suggestedAnchors.push({ candidate: c + 1, line: a + 1, text: index.lines[a] as string });
+    if (a !== undefined)
+      suggestedAnchors.push({ candidate: c + 1, line: a + 1, text: index.lines[a] as string });
   }
   const first = candidates0[0] as number;
   const firstAnchor = suggestedAnchors.find((s) => s.candidate === first + 1);
   const advice: string[] = [];
   if (firstAnchor) {
     const laterAfterAnchor = candidates0.some((c) => c !== first && c >= firstAnchor.line);
-    advice.push(`for the match at line ${first + 1}, add the anchor "@@ ${firstAnchor.text}" (line ${firstAnchor.line})`);
+    advice.push(
+      `for the match at line ${first + 1}, add the anchor "@@ ${firstAnchor.text}" (line ${firstAnchor.line})`,
+    );
     if (laterAfterAnchor) {
       const k = extraContextFor(index, first, oldLines.length, candidates0, level);
       advice.push(
@@ -1034,14 +1406,29 @@ function ambiguous(path: string, chunkNo: number, chunk: Chunk, index: LineIndex
     }
   } else {
     const k = extraContextFor(index, first, oldLines.length, candidates0, level);
-    advice.push(k !== undefined ? `for the match at line ${first + 1}, extend the chunk with the next ${k} line(s) of the file as context` : 'add context lines until the chunk matches once');
+    advice.push(
+      k !== undefined
+        ? `for the match at line ${first + 1}, extend the chunk with the next ${k} line(s) of the file as context`
+        : 'add context lines until the chunk matches once',
+    );
   }
   const others = suggestedAnchors.filter((s) => s.candidate !== first + 1).slice(0, 2);
-  if (others.length > 0) advice.push(`(for the others: ${others.map((s) => `"@@ ${s.text}" for line ${s.candidate}`).join(', ')})`);
+  if (others.length > 0)
+    advice.push(
+      `(for the others: ${others.map((s) => `"@@ ${s.text}" for line ${s.candidate}`).join(', ')})`,
+    );
   return new HagentError(
     'AMBIGUOUS_MATCH',
     `${path}: chunk ${chunkNo} (first line ${show(chunkFirstLine(chunk))}) matches ${candidates.length} places (lines ${listLines(candidates)}, comparison ${level})`,
-    { path, chunk: chunkNo, chunkFirstLine: chunkFirstLine(chunk), line: candidates[0], candidates, level, suggestedAnchors },
+    {
+      path,
+      chunk: chunkNo,
+      chunkFirstLine: chunkFirstLine(chunk),
+      line: candidates[0],
+      candidates,
+      level,
+      suggestedAnchors,
+    },
     advice.join(' '),
   );
 }

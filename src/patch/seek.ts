@@ -32,7 +32,12 @@ const NON_ASCII = /[^\x00-\x7F]/;
  */
 export function foldUnicode(text: string): string {
   if (!NON_ASCII.test(text)) return text.trim();
-  return text.replace(DASHES, '-').replace(SINGLE_QUOTES, "'").replace(DOUBLE_QUOTES, '"').replace(SPACES, ' ').trim();
+  return text
+    .replace(DASHES, '-')
+    .replace(SINGLE_QUOTES, "'")
+    .replace(DOUBLE_QUOTES, '"')
+    .replace(SPACES, ' ')
+    .trim();
 }
 
 /** A line as compared at `level`. Rule: patch-language.md §3.2. */
@@ -88,7 +93,10 @@ export class LineIndex {
   normalized(level: MatchLevel): readonly string[] {
     let out = this.normalizedByLevel.get(level);
     if (!out) {
-      out = level === 'exact' ? (this.lines as string[]) : this.lines.map((l) => normalizeLine(l, level));
+      out =
+        level === 'exact'
+          ? (this.lines as string[])
+          : this.lines.map((l) => normalizeLine(l, level));
       this.normalizedByLevel.set(level, out);
     }
     return out;
@@ -193,7 +201,12 @@ function matchesAt(norm: readonly string[], pattern: readonly string[], start: n
  * Finds every match of `pattern` at one level starting at or after `from` (0-based).
  * Returns the 0-based start indices, in file order.
  */
-export function findAllAtLevel(index: LineIndex, pattern: readonly string[], from: number, level: MatchLevel): number[] {
+export function findAllAtLevel(
+  index: LineIndex,
+  pattern: readonly string[],
+  from: number,
+  level: MatchLevel,
+): number[] {
   const m = pattern.length;
   const n = index.length;
   if (m === 0 || m > n - from) return [];
@@ -223,7 +236,8 @@ export function findAllAtLevel(index: LineIndex, pattern: readonly string[], fro
   const len = want.length;
   for (let i = from + pivot; i <= last; i++) {
     const line = norm[i] as string;
-    if (line.length === len && line === want && matchesAt(norm, pat, i - pivot)) out.push(i - pivot);
+    if (line.length === len && line === want && matchesAt(norm, pat, i - pivot))
+      out.push(i - pivot);
   }
   return out;
 }
@@ -234,7 +248,8 @@ export function findAllAtLevel(index: LineIndex, pattern: readonly string[], fro
  */
 export function pivotOf(pattern: readonly string[]): number {
   let pivot = 0;
-  for (let k = 1; k < pattern.length; k++) if ((pattern[k] as string).length > (pattern[pivot] as string).length) pivot = k;
+  for (let k = 1; k < pattern.length; k++)
+    if ((pattern[k] as string).length > (pattern[pivot] as string).length) pivot = k;
   return pivot;
 }
 
@@ -260,7 +275,8 @@ export function seekSequence(
   for (const level of LEVELS) {
     if (options.endOfFile) {
       const pat = pattern.map((l) => normalizeLine(l, level));
-      if (matchesAt(index.normalized(level), pat, n - m)) return { kind: 'unique', index: n - m, level };
+      if (matchesAt(index.normalized(level), pat, n - m))
+        return { kind: 'unique', index: n - m, level };
       continue;
     }
     const found = findAllAtLevel(index, pattern, from, level);
@@ -287,7 +303,9 @@ export function seekAnchor(index: LineIndex, text: string, from: number): Anchor
     const want = normalizeLine(text, level);
     const norm = index.normalized(level);
     const len = want.length;
-    for (let i = from; i < norm.length; i++) if ((norm[i] as string).length === len && norm[i] === want) return { kind: 'found', index: i, level, prefix: false };
+    for (let i = from; i < norm.length; i++)
+      if ((norm[i] as string).length === len && norm[i] === want)
+        return { kind: 'found', index: i, level, prefix: false };
   }
   for (const level of ['trim', 'unicode'] as const) {
     const want = normalizeLine(text, level);

@@ -21,7 +21,8 @@ export interface TextFile {
 }
 
 /** Outcome of {@link decodeTextFile}: a text file, or why the bytes are not one. */
-export type DecodeResult = { kind: 'text'; file: TextFile } | { kind: 'unsupported'; reason: string };
+export type DecodeResult =
+  { kind: 'text'; file: TextFile } | { kind: 'unsupported'; reason: string };
 
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const encoder = new TextEncoder();
@@ -33,7 +34,8 @@ const encoder = new TextEncoder();
  * planner turns it into `UNSUPPORTED_FILE`). Rule: patch-language.md §4.
  */
 export function decodeTextFile(bytes: Uint8Array): DecodeResult {
-  if (bytes.indexOf(0) !== -1) return { kind: 'unsupported', reason: 'contains NUL bytes (binary file)' };
+  if (bytes.indexOf(0) !== -1)
+    return { kind: 'unsupported', reason: 'contains NUL bytes (binary file)' };
   let text: string;
   try {
     text = decoder.decode(bytes);
@@ -103,18 +105,26 @@ function splitLf(text: string, bom: boolean): TextFile {
 }
 
 /** Joins lines and their terminators back into UTF-8 bytes, BOM first when `bom` is set. */
-export function encodeTextFile(file: { bom: boolean; texts: readonly string[]; eols: readonly Eol[] }): Uint8Array {
+export function encodeTextFile(file: {
+  bom: boolean;
+  texts: readonly string[];
+  eols: readonly Eol[];
+}): Uint8Array {
   const n = file.texts.length;
   if (n > 1000) {
     // A large file whose lines (but the last) share one terminator: one native join, no deep rope.
     const eol = file.eols[0] ?? '\n';
     let uniform = eol !== '';
     for (let i = 1; i < n - 1 && uniform; i++) uniform = file.eols[i] === eol;
-    if (uniform) return encoder.encode((file.bom ? '\uFEFF' : '') + file.texts.join(eol) + (file.eols[n - 1] ?? ''));
+    if (uniform)
+      return encoder.encode(
+        (file.bom ? '\uFEFF' : '') + file.texts.join(eol) + (file.eols[n - 1] ?? ''),
+      );
   }
   // String concatenation (ropes) beats Array.join on many small slices.
   let out = file.bom ? '\uFEFF' : '';
-  for (let i = 0; i < file.texts.length; i++) out += (file.texts[i] as string) + (file.eols[i] ?? '');
+  for (let i = 0; i < file.texts.length; i++)
+    out += (file.texts[i] as string) + (file.eols[i] ?? '');
   return encoder.encode(out);
 }
 

@@ -12,27 +12,65 @@ const count = z.number().int().min(0);
 /** Schema of `.hagent/config.json`. Unknown keys are errors (a typo must not be ignored). */
 export const ConfigSchema: z.ZodType<ConfigFile> = z.strictObject({
   $schema: z.string().optional(),
-  deniedPaths: z.array(z.string().min(1)).optional().describe('extra globs never written (added to the built-in list)'),
-  suffixes: z.strictObject({
-    mode: z.enum(['deny', 'allow']),
-    list: z.array(z.string().min(1)),
-  }).optional().describe('suffix policy: a deny-list (default) or an allow-list of file endings'),
+  deniedPaths: z
+    .array(z.string().min(1))
+    .optional()
+    .describe('extra globs never written (added to the built-in list)'),
+  suffixes: z
+    .strictObject({
+      mode: z.enum(['deny', 'allow']),
+      list: z.array(z.string().min(1)),
+    })
+    .optional()
+    .describe('suffix policy: a deny-list (default) or an allow-list of file endings'),
   maxFiles: count.optional().describe('most files one patch may touch (default 10)'),
   maxChangedLines: count.optional().describe('most changed lines one patch may have (default 800)'),
   confirmFiles: count.optional().describe('files from which a patch needs a human yes (default 6)'),
-  confirmChangedLines: count.optional().describe('changed lines from which a patch needs a human yes (default 400)'),
-  confirmDeletes: z.boolean().optional().describe('a patch that deletes a file needs a human yes (default true)'),
-  lockTimeoutMs: count.optional().describe('how long a writing command waits for the session lock (default 10000)'),
+  confirmChangedLines: count
+    .optional()
+    .describe('changed lines from which a patch needs a human yes (default 400)'),
+  confirmDeletes: z
+    .boolean()
+    .optional()
+    .describe('a patch that deletes a file needs a human yes (default true)'),
+  lockTimeoutMs: count
+    .optional()
+    .describe('how long a writing command waits for the session lock (default 10000)'),
   hookTimeoutMs: count.optional().describe('how long a user hook may run (default 30000)'),
-  watch: z.boolean().optional().describe('watch the targets for outside writes during an apply (default true)'),
-  worktreeRoot: z.string().min(1).optional().describe('folder for session worktrees, one sub-folder per repository ("~/" and paths relative to the main checkout allowed; "git-dir": inside the git folder); default: the user cache folder, hagent/worktrees'),
-  pool: count.optional().describe('clean worktrees of ended sessions kept for the next session start (default 2; 0 disables)'),
-  recycleIgnored: z.array(z.string().min(1)).optional().describe('ignored files a pooled worktree keeps, as gitignore patterns (default: what .worktreeinclude names, plus node_modules/, .venv/, venv/, target/, vendor/)'),
-  guard: z.strictObject({
-    allow: z.array(z.enum(GUARD_RULE_NAMES as [string, ...string[]])).optional().describe('shell-guard rules relaxed for this repository, e.g. ["git-push"] (hagent guard --help lists them)'),
-  }).optional().describe('the shell guard of hagent exec and the agent hooks'),
+  watch: z
+    .boolean()
+    .optional()
+    .describe('watch the targets for outside writes during an apply (default true)'),
+  worktreeRoot: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      'folder for session worktrees, one sub-folder per repository ("~/" and paths relative to the main checkout allowed; "git-dir": inside the git folder); default: the user cache folder, hagent/worktrees',
+    ),
+  pool: count
+    .optional()
+    .describe(
+      'clean worktrees of ended sessions kept for the next session start (default 2; 0 disables)',
+    ),
+  recycleIgnored: z
+    .array(z.string().min(1))
+    .optional()
+    .describe(
+      'ignored files a pooled worktree keeps, as gitignore patterns (default: what .worktreeinclude names, plus node_modules/, .venv/, venv/, target/, vendor/)',
+    ),
+  guard: z
+    .strictObject({
+      allow: z
+        .array(z.enum(GUARD_RULE_NAMES as [string, ...string[]]))
+        .optional()
+        .describe(
+          'shell-guard rules relaxed for this repository, e.g. ["git-push"] (hagent guard --help lists them)',
+        ),
+    })
+    .optional()
+    .describe('the shell guard of hagent exec and the agent hooks'),
 });
-
 
 /**
  * Validates the text of a config file.
@@ -45,17 +83,32 @@ export function parseConfigText(text: string, file: string): ConfigFile {
   } catch (e) {
     const at = /position (\d+)/.exec((e as Error).message);
     const line = at ? text.slice(0, Number(at[1])).split('\n').length : undefined;
-    throw new HagentError('CONFIG_INVALID', `${file}${line ? `:${line}` : ''} is not valid JSON: ${(e as Error).message}`, { path: file, ...(line ? { line } : {}) }, `fix the JSON${line ? ` at line ${line}` : ''} of ${file} (commands that read it refuse until then); hagent config schema prints what the file may hold`);
+    throw new HagentError(
+      'CONFIG_INVALID',
+      `${file}${line ? `:${line}` : ''} is not valid JSON: ${(e as Error).message}`,
+      { path: file, ...(line ? { line } : {}) },
+      `fix the JSON${line ? ` at line ${line}` : ''} of ${file} (commands that read it refuse until then); hagent config schema prints what the file may hold`,
+    );
   }
   const parsed = ConfigSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    const key = issue.path.length ? issue.path.join('.') : (issue as { keys?: string[] }).keys?.join(', ') ?? '(top level)';
+    const key = issue.path.length
+      ? issue.path.join('.')
+      : ((issue as { keys?: string[] }).keys?.join(', ') ?? '(top level)');
     // The line of the key's first mention: where the editor should go (a JSON parser keeps no positions).
-    const name = [...issue.path].reverse().find((k) => typeof k === 'string') ?? (issue as { keys?: string[] }).keys?.[0] ?? null;
+    const name =
+      [...issue.path].reverse().find((k) => typeof k === 'string') ??
+      (issue as { keys?: string[] }).keys?.[0] ??
+      null;
     const offset = name ? text.indexOf(JSON.stringify(name)) : -1;
     const line = offset >= 0 ? text.slice(0, offset).split('\n').length : undefined;
-    throw new HagentError('CONFIG_INVALID', `${file}${line ? `:${line}` : ''}: invalid value at "${key}": ${issue.message}`, { path: file, key, ...(line ? { line } : {}) }, `fix "${key}"${line ? ` at line ${line}` : ''} of ${file} (commands that read it refuse until then); hagent config schema prints what each key takes`);
+    throw new HagentError(
+      'CONFIG_INVALID',
+      `${file}${line ? `:${line}` : ''}: invalid value at "${key}": ${issue.message}`,
+      { path: file, key, ...(line ? { line } : {}) },
+      `fix "${key}"${line ? ` at line ${line}` : ''} of ${file} (commands that read it refuse until then); hagent config schema prints what each key takes`,
+    );
   }
   return parsed.data;
 }

@@ -44,7 +44,14 @@ export interface Runtime {
   recycleIgnored: string[] | null;
 }
 
-export const DEFAULT_RUNTIME: Runtime = { lockTimeoutMs: 10_000, hookTimeoutMs: 30_000, watch: true, worktreeRoot: null, pool: 2, recycleIgnored: null };
+export const DEFAULT_RUNTIME: Runtime = {
+  lockTimeoutMs: 10_000,
+  hookTimeoutMs: 30_000,
+  watch: true,
+  worktreeRoot: null,
+  pool: 2,
+  recycleIgnored: null,
+};
 
 /** Where a setting's value came from. */
 export type Source = 'default' | 'config' | 'env';
@@ -70,39 +77,105 @@ const RUNTIME_ENV = {
  * Built-in denied paths always stay; `deniedPaths` adds to them.
  * @throws HagentError USAGE for a malformed environment value.
  */
-export function effectiveConfig(file: ConfigFile | null, fileName: string | null, env: Readonly<Record<string, string | undefined>>): EffectiveConfig {
+export function effectiveConfig(
+  file: ConfigFile | null,
+  fileName: string | null,
+  env: Readonly<Record<string, string | undefined>>,
+): EffectiveConfig {
   const sources: Record<string, Source> = {};
   const policy: Policy = { ...DEFAULT_POLICY, deniedPaths: [...DEFAULT_POLICY.deniedPaths] };
   const runtime: Runtime = { ...DEFAULT_RUNTIME };
-  for (const key of ['deniedPaths', 'suffixes', 'maxFiles', 'maxChangedLines', 'confirmFiles', 'confirmChangedLines', 'confirmDeletes', 'lockTimeoutMs', 'hookTimeoutMs', 'watch', 'worktreeRoot', 'pool', 'recycleIgnored', 'guard']) sources[key] = 'default';
+  for (const key of [
+    'deniedPaths',
+    'suffixes',
+    'maxFiles',
+    'maxChangedLines',
+    'confirmFiles',
+    'confirmChangedLines',
+    'confirmDeletes',
+    'lockTimeoutMs',
+    'hookTimeoutMs',
+    'watch',
+    'worktreeRoot',
+    'pool',
+    'recycleIgnored',
+    'guard',
+  ])
+    sources[key] = 'default';
   const guard = { allow: [] as string[] };
   if (file) {
-    if (file.deniedPaths) { policy.deniedPaths.push(...file.deniedPaths); sources.deniedPaths = 'config'; }
-    if (file.suffixes) { policy.suffixes = file.suffixes; sources.suffixes = 'config'; }
-    for (const key of ['maxFiles', 'maxChangedLines', 'confirmFiles', 'confirmChangedLines', 'confirmDeletes'] as const) {
-      if (file[key] !== undefined) { (policy as unknown as Record<string, unknown>)[key] = file[key]; sources[key] = 'config'; }
+    if (file.deniedPaths) {
+      policy.deniedPaths.push(...file.deniedPaths);
+      sources.deniedPaths = 'config';
     }
-    for (const key of ['lockTimeoutMs', 'hookTimeoutMs', 'watch', 'worktreeRoot', 'pool', 'recycleIgnored'] as const) {
-      if (file[key] !== undefined) { (runtime as unknown as Record<string, unknown>)[key] = file[key]; sources[key] = 'config'; }
+    if (file.suffixes) {
+      policy.suffixes = file.suffixes;
+      sources.suffixes = 'config';
     }
-    if (file.guard?.allow) { guard.allow = [...file.guard.allow]; sources.guard = 'config'; }
+    for (const key of [
+      'maxFiles',
+      'maxChangedLines',
+      'confirmFiles',
+      'confirmChangedLines',
+      'confirmDeletes',
+    ] as const) {
+      if (file[key] !== undefined) {
+        (policy as unknown as Record<string, unknown>)[key] = file[key];
+        sources[key] = 'config';
+      }
+    }
+    for (const key of [
+      'lockTimeoutMs',
+      'hookTimeoutMs',
+      'watch',
+      'worktreeRoot',
+      'pool',
+      'recycleIgnored',
+    ] as const) {
+      if (file[key] !== undefined) {
+        (runtime as unknown as Record<string, unknown>)[key] = file[key];
+        sources[key] = 'config';
+      }
+    }
+    if (file.guard?.allow) {
+      guard.allow = [...file.guard.allow];
+      sources.guard = 'config';
+    }
   }
   const readCount = (name: string): number | null => {
     const raw = env[name];
     if (raw === undefined || raw === '') return null;
     const n = Number(raw);
-    if (!Number.isInteger(n) || n < 0) throw new HagentError('USAGE', `${name} must be a whole number, not ${JSON.stringify(raw)}`, { variable: name }, `unset it, or set e.g. ${name}=20`);
+    if (!Number.isInteger(n) || n < 0)
+      throw new HagentError(
+        'USAGE',
+        `${name} must be a whole number, not ${JSON.stringify(raw)}`,
+        { variable: name },
+        `unset it, or set e.g. ${name}=20`,
+      );
     return n;
   };
   for (const [name, key] of Object.entries(POLICY_ENV)) {
     const n = readCount(name);
-    if (n !== null) { policy[key] = n; sources[key] = 'env'; }
+    if (n !== null) {
+      policy[key] = n;
+      sources[key] = 'env';
+    }
   }
   for (const [name, key] of Object.entries(RUNTIME_ENV)) {
     const n = readCount(name);
-    if (n !== null) { runtime[key] = n; sources[key] = 'env'; }
+    if (n !== null) {
+      runtime[key] = n;
+      sources[key] = 'env';
+    }
   }
-  if (env.HAGENT_NO_WATCH === '1') { runtime.watch = false; sources.watch = 'env'; }
-  if (env.HAGENT_WORKTREE_ROOT) { runtime.worktreeRoot = env.HAGENT_WORKTREE_ROOT; sources.worktreeRoot = 'env'; }
+  if (env.HAGENT_NO_WATCH === '1') {
+    runtime.watch = false;
+    sources.watch = 'env';
+  }
+  if (env.HAGENT_WORKTREE_ROOT) {
+    runtime.worktreeRoot = env.HAGENT_WORKTREE_ROOT;
+    sources.worktreeRoot = 'env';
+  }
   return { policy, runtime, guard, sources, file: fileName };
 }

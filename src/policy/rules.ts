@@ -31,19 +31,59 @@ export interface Policy {
  * folders around them (`.claude/commands/`, `.github/workflows/`) stay the project's.
  */
 export const AGENT_CONFIG_PATHS: readonly string[] = [
-  '**/.claude/settings.json', '**/.claude/settings.local.json', '**/.mcp.json',
+  '**/.claude/settings.json',
+  '**/.claude/settings.local.json',
+  '**/.mcp.json',
   '**/.codex/**',
   '**/.gemini/settings.json',
-  '**/.cursor/hooks.json', '**/.cursor/mcp.json', '**/.cursor/cli.json',
-  '.github/hooks/**', '.github/mcp.json',
+  '**/.cursor/hooks.json',
+  '**/.cursor/mcp.json',
+  '**/.cursor/cli.json',
+  '.github/hooks/**',
+  '.github/mcp.json',
 ];
 
 /** Defaults of patch-language.md §5b, and the agents' own configuration. */
 export const DEFAULT_POLICY: Policy = {
-  deniedPaths: ['.git', '.git/**', '**/.git', '**/.git/**', '.hagent/**', '.hagent', '**/.env', '**/.env.*', '**/*.pem', '**/*.key', '**/id_rsa*', '**/id_ed25519*', '**/.npmrc', '**/.netrc', ...AGENT_CONFIG_PATHS],
+  deniedPaths: [
+    '.git',
+    '.git/**',
+    '**/.git',
+    '**/.git/**',
+    '.hagent/**',
+    '.hagent',
+    '**/.env',
+    '**/.env.*',
+    '**/*.pem',
+    '**/*.key',
+    '**/id_rsa*',
+    '**/id_ed25519*',
+    '**/.npmrc',
+    '**/.netrc',
+    ...AGENT_CONFIG_PATHS,
+  ],
   suffixes: {
     mode: 'deny',
-    list: ['.exe', '.dll', '.so', '.dylib', '.bin', '.o', '.a', '.class', '.jar', '.pyc', '.p12', '.pfx', '.keystore', '.jks', '.der', '.crt', '.sqlite', '.db'],
+    list: [
+      '.exe',
+      '.dll',
+      '.so',
+      '.dylib',
+      '.bin',
+      '.o',
+      '.a',
+      '.class',
+      '.jar',
+      '.pyc',
+      '.p12',
+      '.pfx',
+      '.keystore',
+      '.jks',
+      '.der',
+      '.crt',
+      '.sqlite',
+      '.db',
+    ],
   },
   maxFiles: 10,
   maxChangedLines: 800,
@@ -65,21 +105,27 @@ const INVISIBLE = /[\u0000-\u001f\u007f]/;
  */
 export function normalizePatchPath(raw: string, cwd = ''): NormalizedPath {
   if (raw.length === 0) return { kind: 'denied', reason: 'the path is empty' };
-  if (raw.length > 4096) return { kind: 'denied', reason: 'the path is longer than 4096 characters' };
+  if (raw.length > 4096)
+    return { kind: 'denied', reason: 'the path is longer than 4096 characters' };
   if (INVISIBLE.test(raw)) return { kind: 'denied', reason: 'the path holds a control character' };
-  if (raw.includes('\\')) return { kind: 'denied', reason: 'the path holds a backslash; use / between folders' };
+  if (raw.includes('\\'))
+    return { kind: 'denied', reason: 'the path holds a backslash; use / between folders' };
   if (raw.startsWith('/')) return { kind: 'denied', reason: 'absolute paths are not allowed' };
-  if (raw.startsWith('~')) return { kind: 'denied', reason: 'paths starting with ~ are not allowed' };
-  if (/^[A-Za-z]:/.test(raw)) return { kind: 'denied', reason: 'drive-letter paths are not allowed' };
+  if (raw.startsWith('~'))
+    return { kind: 'denied', reason: 'paths starting with ~ are not allowed' };
+  if (/^[A-Za-z]:/.test(raw))
+    return { kind: 'denied', reason: 'drive-letter paths are not allowed' };
   const out: string[] = [];
   for (const part of [...cwd.split('/'), ...raw.split('/')]) {
     if (part === '' || part === '.') continue;
     if (part === '..') {
-      if (out.length === 0) return { kind: 'denied', reason: 'the path leads outside the worktree' };
+      if (out.length === 0)
+        return { kind: 'denied', reason: 'the path leads outside the worktree' };
       out.pop();
       continue;
     }
-    if (Buffer.byteLength(part) > 255) return { kind: 'denied', reason: 'a path component is longer than 255 bytes' };
+    if (Buffer.byteLength(part) > 255)
+      return { kind: 'denied', reason: 'a path component is longer than 255 bytes' };
     out.push(part);
   }
   if (out.length === 0) return { kind: 'denied', reason: 'the path names the worktree root' };
@@ -95,7 +141,9 @@ export interface AbsoluteRoots {
 }
 
 /** Result of {@link relativizeAbsolute}: the path relative to the worktree, and how it was found. */
-export type Relativized = { kind: 'relative'; path: string } | { kind: 'worktree' | 'main-checkout'; path: string; root: string };
+export type Relativized =
+  | { kind: 'relative'; path: string }
+  | { kind: 'worktree' | 'main-checkout'; path: string; root: string };
 
 /**
  * An absolute path inside the session worktree is made relative to it (leniency `absolute-path`:
@@ -158,11 +206,13 @@ export function deniedReason(path: string, policy: Policy): string | null {
   const parts = path.split('/');
   // `.git` in any case, with trailing dots or spaces, and its 8.3 short name `git~1` all name the
   // git folder on some file systems (git's own is_ntfs_dotgit rule).
-  if (parts.some((p) => /^\.git[. ]*$/i.test(p) || /^git~\d+$/i.test(p))) return 'hagent never writes inside .git';
+  if (parts.some((p) => /^\.git[. ]*$/i.test(p) || /^git~\d+$/i.test(p)))
+    return 'hagent never writes inside .git';
   if (parts[0]?.toLowerCase() === '.hagent') return ".hagent/ holds hagent's own policy and hooks";
   for (const glob of policy.deniedPaths) {
     if (!globToRegExp(glob).test(path)) continue;
-    if (AGENT_CONFIG_PATHS.includes(glob)) return `an agent's own configuration (hooks, MCP servers, permissions; denied pattern ${glob}): the human changes it, with hagent integrate`;
+    if (AGENT_CONFIG_PATHS.includes(glob))
+      return `an agent's own configuration (hooks, MCP servers, permissions; denied pattern ${glob}): the human changes it, with hagent integrate`;
     return `the path matches the denied pattern ${glob}`;
   }
   const lower = path.toLowerCase();
@@ -170,7 +220,9 @@ export function deniedReason(path: string, policy: Policy): string | null {
   if (policy.suffixes.mode === 'deny') {
     const hit = policy.suffixes.list.find((s) => lower.endsWith(s.toLowerCase()));
     if (hit) return `files ending in ${hit} are denied by the suffix policy`;
-  } else if (!policy.suffixes.list.some((s) => lower.endsWith(s.toLowerCase()) || base === s.toLowerCase())) {
+  } else if (
+    !policy.suffixes.list.some((s) => lower.endsWith(s.toLowerCase()) || base === s.toLowerCase())
+  ) {
     return `only files ending in ${policy.suffixes.list.join(', ')} may be written (suffix allow-list)`;
   }
   return null;
@@ -183,10 +235,23 @@ export function deniedReason(path: string, policy: Policy): string | null {
 export function checkPath(raw: string, policy: Policy, cwd = ''): string {
   const n = normalizePatchPath(raw, cwd);
   if (n.kind === 'denied') {
-    throw new HagentError('PATH_DENIED', `${JSON.stringify(raw)}: ${n.reason}`, { path: raw }, raw.startsWith('/') ? 'use a path relative to the worktree root; an absolute path is accepted only inside the session worktree or the main checkout of this repository' : 'use a path relative to the worktree root, inside it, with / between folders');
+    throw new HagentError(
+      'PATH_DENIED',
+      `${JSON.stringify(raw)}: ${n.reason}`,
+      { path: raw },
+      raw.startsWith('/')
+        ? 'use a path relative to the worktree root; an absolute path is accepted only inside the session worktree or the main checkout of this repository'
+        : 'use a path relative to the worktree root, inside it, with / between folders',
+    );
   }
   const reason = deniedReason(n.path, policy);
-  if (reason) throw new HagentError('PATH_DENIED', `${n.path}: ${reason}`, { path: n.path }, 'this path is protected by policy; leave it to the human (.hagent/config.json sets the policy)');
+  if (reason)
+    throw new HagentError(
+      'PATH_DENIED',
+      `${n.path}: ${reason}`,
+      { path: n.path },
+      'this path is protected by policy; leave it to the human (.hagent/config.json sets the policy)',
+    );
   return n.path;
 }
 
@@ -202,10 +267,20 @@ export interface ChangeSize {
  */
 export function checkLimits(size: ChangeSize, policy: Policy): void {
   if (size.files > policy.maxFiles) {
-    throw new HagentError('LIMIT_EXCEEDED', `the patch touches ${size.files} files; the limit is ${policy.maxFiles}`, { count: size.files, limit: policy.maxFiles }, 'split the patch into smaller ones');
+    throw new HagentError(
+      'LIMIT_EXCEEDED',
+      `the patch touches ${size.files} files; the limit is ${policy.maxFiles}`,
+      { count: size.files, limit: policy.maxFiles },
+      'split the patch into smaller ones',
+    );
   }
   if (size.changedLines > policy.maxChangedLines) {
-    throw new HagentError('LIMIT_EXCEEDED', `the patch changes ${size.changedLines} lines; the limit is ${policy.maxChangedLines}`, { count: size.changedLines, limit: policy.maxChangedLines }, 'split the patch into smaller ones');
+    throw new HagentError(
+      'LIMIT_EXCEEDED',
+      `the patch changes ${size.changedLines} lines; the limit is ${policy.maxChangedLines}`,
+      { count: size.changedLines, limit: policy.maxChangedLines },
+      'split the patch into smaller ones',
+    );
   }
 }
 
@@ -214,9 +289,12 @@ export function checkLimits(size: ChangeSize, policy: Policy): void {
  */
 export function confirmationReasons(size: ChangeSize, policy: Policy): string[] {
   const reasons: string[] = [];
-  if (policy.confirmDeletes && size.deletes > 0) reasons.push(`deletes ${size.deletes} file${size.deletes === 1 ? '' : 's'}`);
-  if (size.files >= policy.confirmFiles) reasons.push(`touches ${size.files} files (≥ ${policy.confirmFiles})`);
-  if (size.changedLines >= policy.confirmChangedLines) reasons.push(`changes ${size.changedLines} lines (≥ ${policy.confirmChangedLines})`);
+  if (policy.confirmDeletes && size.deletes > 0)
+    reasons.push(`deletes ${size.deletes} file${size.deletes === 1 ? '' : 's'}`);
+  if (size.files >= policy.confirmFiles)
+    reasons.push(`touches ${size.files} files (≥ ${policy.confirmFiles})`);
+  if (size.changedLines >= policy.confirmChangedLines)
+    reasons.push(`changes ${size.changedLines} lines (≥ ${policy.confirmChangedLines})`);
   return reasons;
 }
 
@@ -227,4 +305,3 @@ export const POLICY_ENV = {
   HAGENT_CONFIRM_FILES: 'confirmFiles',
   HAGENT_CONFIRM_CHANGED_LINES: 'confirmChangedLines',
 } as const;
-

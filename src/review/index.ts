@@ -4,7 +4,18 @@
  */
 import { HagentError } from '../errors.js';
 import { diffTrees, readNote, readRef, runGit } from '../git/index.js';
-import { patchesFrom, readDrift, readLandBase, sessionHead, writeSession, type Approval, type Drift, type LandBase, type RepoContext, type Session } from '../session/index.js';
+import {
+  patchesFrom,
+  readDrift,
+  readLandBase,
+  sessionHead,
+  writeSession,
+  type Approval,
+  type Drift,
+  type LandBase,
+  type RepoContext,
+  type Session,
+} from '../session/index.js';
 
 /** One file of a review stat. `added`/`removed` are line counts; null for binary files. */
 export interface ReviewFile {
@@ -52,12 +63,17 @@ export interface ReviewOptions {
 }
 
 /** Parses `git diff --numstat -z` (no renames). Pure. */
-export function parseNumstat(out: Buffer): Map<string, { added: number | null; removed: number | null }> {
+export function parseNumstat(
+  out: Buffer,
+): Map<string, { added: number | null; removed: number | null }> {
   const map = new Map<string, { added: number | null; removed: number | null }>();
   for (const rec of out.toString('utf8').split('\0')) {
     if (!rec) continue;
     const [a = '-', r = '-', ...rest] = rec.split('\t');
-    map.set(rest.join('\t'), { added: a === '-' ? null : Number(a), removed: r === '-' ? null : Number(r) });
+    map.set(rest.join('\t'), {
+      added: a === '-' ? null : Number(a),
+      removed: r === '-' ? null : Number(r),
+    });
   }
   return map;
 }
@@ -72,10 +88,19 @@ export function parseLogNameStatus(out: Buffer): ReviewPatch[] {
     const files: { path: string; status: string }[] = [];
     for (let i = 0; i + 1 < rest.length; i += 2) {
       const status = rest[i]!.trim();
-      if (!status) { i -= 1; continue; }
+      if (!status) {
+        i -= 1;
+        continue;
+      }
       files.push({ status: status.charAt(0), path: rest[i + 1]! });
     }
-    patches.push({ commit, time, subject, files, outside: op.trim() === '' || op.trim() === 'sync' });
+    patches.push({
+      commit,
+      time,
+      subject,
+      files,
+      outside: op.trim() === '' || op.trim() === 'sync',
+    });
   }
   return patches;
 }
@@ -85,8 +110,15 @@ export function parseLogNameStatus(out: Buffer): ReviewPatch[] {
  * target holds (commits the agent brought in from the target by merge or rebase are the user's).
  * A revision range for `git log`.
  */
-export async function sessionPatchRange(ctx: RepoContext, session: Session, head: string): Promise<string[]> {
-  const [from, target] = await Promise.all([patchesFrom(ctx, session, head), session.target ? readRef(ctx.cwd, session.target) : null]);
+export async function sessionPatchRange(
+  ctx: RepoContext,
+  session: Session,
+  head: string,
+): Promise<string[]> {
+  const [from, target] = await Promise.all([
+    patchesFrom(ctx, session, head),
+    session.target ? readRef(ctx.cwd, session.target) : null,
+  ]);
   return [`${from}..${head}`, ...(target ? [`^${target}`] : [])];
 }
 
@@ -98,40 +130,94 @@ export async function sessionPatchRange(ctx: RepoContext, session: Session, head
  * @throws HagentError USAGE when an approved path is not among the changes to land;
  *   NOTHING_TO_LAND when approving a session with nothing to land.
  */
-export async function reviewSession(ctx: RepoContext, session: Session, options: ReviewOptions = {}): Promise<ReviewResult> {
+export async function reviewSession(
+  ctx: RepoContext,
+  session: Session,
+  options: ReviewOptions = {},
+): Promise<ReviewResult> {
   const head = await sessionHead(ctx, session);
   const cwd = ctx.cwd;
-  const [landBase, range, drift] = await Promise.all([readLandBase(ctx, session, head), sessionPatchRange(ctx, session, head), readDrift(ctx, session, head)]);
+  const [landBase, range, drift] = await Promise.all([
+    readLandBase(ctx, session, head),
+    sessionPatchRange(ctx, session, head),
+    readDrift(ctx, session, head),
+  ]);
   const from = landBase.treeish;
   const [changes, numstat, log, diff] = await Promise.all([
     diffTrees(cwd, from, head),
     runGit(['diff', '--numstat', '-z', '--no-renames', '--no-ext-diff', from, head], { cwd }),
-    runGit(['log', '-z', '--first-parent', '--format=%x01%H%x00%cI%x00%s%x00%(trailers:key=Hagent-Op,valueonly,separator=%x02)', '--name-status', '--no-renames', ...range], { cwd }),
-    options.diff ? runGit(['diff', '--no-ext-diff', '--no-textconv', '--no-renames', `--color=${options.color ? 'always' : 'never'}`, from, head], { cwd }) : Promise.resolve(null),
+    runGit(
+      [
+        'log',
+        '-z',
+        '--first-parent',
+        '--format=%x01%H%x00%cI%x00%s%x00%(trailers:key=Hagent-Op,valueonly,separator=%x02)',
+        '--name-status',
+        '--no-renames',
+        ...range,
+      ],
+      { cwd },
+    ),
+    options.diff
+      ? runGit(
+          [
+            'diff',
+            '--no-ext-diff',
+            '--no-textconv',
+            '--no-renames',
+            `--color=${options.color ? 'always' : 'never'}`,
+            from,
+            head,
+          ],
+          { cwd },
+        )
+      : Promise.resolve(null),
   ]);
   const stats = parseNumstat(numstat.stdout);
-  const files = changes.map((c) => ({ path: c.path, status: c.status, ...(stats.get(c.path) ?? { added: null, removed: null }) }));
+  const files = changes.map((c) => ({
+    path: c.path,
+    status: c.status,
+    ...(stats.get(c.path) ?? { added: null, removed: null }),
+  }));
   const patches = parseLogNameStatus(log.stdout);
   if (options.withPatchText) {
-    await Promise.all(patches.map(async (p) => {
-      const note = await readNote(cwd, p.commit);
-      if (note !== null) p.patch = note;
-    }));
+    await Promise.all(
+      patches.map(async (p) => {
+        const note = await readNote(cwd, p.commit);
+        if (note !== null) p.patch = note;
+      }),
+    );
   }
   let approval = session.approval;
   let approvedNow = false;
   if (options.approve !== undefined) {
     if (files.length === 0) {
-      throw new HagentError('NOTHING_TO_LAND', `session ${session.id} has no changes to approve${landBase.since === 'base' ? '' : ' (everything it changed has landed)'}`, { session: session.id }, landBase.since === 'base' ? 'apply a patch first' : `nothing to do; end the session with hagent session end ${session.id}`);
+      throw new HagentError(
+        'NOTHING_TO_LAND',
+        `session ${session.id} has no changes to approve${landBase.since === 'base' ? '' : ' (everything it changed has landed)'}`,
+        { session: session.id },
+        landBase.since === 'base'
+          ? 'apply a patch first'
+          : `nothing to do; end the session with hagent session end ${session.id}`,
+      );
     }
     let paths: string[] | null = null;
     if (options.approve !== true) {
       const known = new Set(files.map((f) => f.path));
       const unknown = options.approve.filter((p) => !known.has(p));
       if (unknown.length) {
-        const landed = new Set((await diffTrees(cwd, session.base, head, unknown)).map((c) => c.path));
-        const what = unknown.map((p) => `${p} (${landed.has(p) ? 'landed already' : 'not changed by this session'})`);
-        throw new HagentError('USAGE', `not among the changes to land: ${what.join(', ')}`, { files: unknown }, `approve paths among: ${[...known].join(', ')}`);
+        const landed = new Set(
+          (await diffTrees(cwd, session.base, head, unknown)).map((c) => c.path),
+        );
+        const what = unknown.map(
+          (p) => `${p} (${landed.has(p) ? 'landed already' : 'not changed by this session'})`,
+        );
+        throw new HagentError(
+          'USAGE',
+          `not among the changes to land: ${what.join(', ')}`,
+          { files: unknown },
+          `approve paths among: ${[...known].join(', ')}`,
+        );
       }
       paths = [...new Set(options.approve)].sort();
     }
@@ -139,7 +225,19 @@ export async function reviewSession(ctx: RepoContext, session: Session, options:
     await writeSession(ctx.commonDir, { ...session, approval });
     approvedNow = true;
   }
-  const result: ReviewResult = { ok: true, session: session.id, base: session.base, since: landBase.since, head, target: session.target, files, patches, drift, approval, approvedNow };
+  const result: ReviewResult = {
+    ok: true,
+    session: session.id,
+    base: session.base,
+    since: landBase.since,
+    head,
+    target: session.target,
+    files,
+    patches,
+    drift,
+    approval,
+    approvedNow,
+  };
   if (diff) result.diff = diff.stdout.toString('utf8');
   return result;
 }

@@ -24,7 +24,12 @@ export async function openRepo(cwd: string): Promise<RepoContext> {
   try {
     location = await locateRepo(cwd);
   } catch (error) {
-    if (!(isHagentError(error) && error.code === 'NOT_A_GIT_REPO' && (await repairMovedSessionWorktree(cwd)))) throw error;
+    if (!(
+      isHagentError(error) &&
+      error.code === 'NOT_A_GIT_REPO' &&
+      (await repairMovedSessionWorktree(cwd))
+    ))
+      throw error;
     location = await locateRepo(cwd);
   }
   return { cwd, location, commonDir: location.commonDir };
@@ -42,14 +47,24 @@ async function repairMovedSessionWorktree(cwd: string): Promise<boolean> {
     if (statSync(dotGit, { throwIfNoEntry: false })?.isFile()) {
       const target = /^gitdir: (.+?)\r?\n?$/.exec(readFileSync(dotGit, 'utf8'))?.[1];
       const common = path.dirname(path.dirname(path.dirname(dir)));
-      const layout = path.basename(path.dirname(dir)) === 'worktrees' && path.basename(path.dirname(path.dirname(dir))) === 'hagent';
-      if (!target || existsSync(path.resolve(dir, target)) || !layout || !existsSync(path.join(common, 'HEAD'))) return false;
-      return (await runGit(['worktree', 'repair', dir], { cwd: common, allowFailure: true })).exitCode === 0;
+      const layout =
+        path.basename(path.dirname(dir)) === 'worktrees' &&
+        path.basename(path.dirname(path.dirname(dir))) === 'hagent';
+      if (
+        !target ||
+        existsSync(path.resolve(dir, target)) ||
+        !layout ||
+        !existsSync(path.join(common, 'HEAD'))
+      )
+        return false;
+      return (
+        (await runGit(['worktree', 'repair', dir], { cwd: common, allowFailure: true }))
+          .exitCode === 0
+      );
     }
     if (statSync(dotGit, { throwIfNoEntry: false }) || path.dirname(dir) === dir) return false;
   }
 }
-
 
 /**
  * The session a command acts on: `explicitId` if given; else the session whose worktree holds
@@ -67,9 +82,19 @@ export async function resolveSession(ctx: RepoContext, explicitId?: string): Pro
   }
   if (sessions.length === 1) return sessions[0]!;
   if (sessions.length === 0) {
-    throw new HagentError('NOT_IN_SESSION', 'no hagent session in this repository', {}, 'start one with: hagent session start');
+    throw new HagentError(
+      'NOT_IN_SESSION',
+      'no hagent session in this repository',
+      {},
+      'start one with: hagent session start',
+    );
   }
-  throw new HagentError('SESSION_AMBIGUOUS', `${sessions.length} sessions exist and none holds this directory`, { sessions: sessions.map((s) => s.id) }, `name one with --session (${sessions.map((s) => s.id).join(', ')}), or run inside its worktree`);
+  throw new HagentError(
+    'SESSION_AMBIGUOUS',
+    `${sessions.length} sessions exist and none holds this directory`,
+    { sessions: sessions.map((s) => s.id) },
+    `name one with --session (${sessions.map((s) => s.id).join(', ')}), or run inside its worktree`,
+  );
 }
 
 /**
@@ -78,6 +103,10 @@ export async function resolveSession(ctx: RepoContext, explicitId?: string): Pro
  * worktreeRootFor, when the caller has the configuration at hand).
  */
 export function isSessionWorktree(ctx: RepoContext, dir: string, root?: string): boolean {
-  const roots = [gitDirWorktreeRoot(ctx.commonDir), worktreeRootFor(ctx.commonDir, null, null, {}), ...(root ? [root] : [])];
+  const roots = [
+    gitDirWorktreeRoot(ctx.commonDir),
+    worktreeRootFor(ctx.commonDir, null, null, {}),
+    ...(root ? [root] : []),
+  ];
   return roots.some((r) => isInside(r, dir));
 }

@@ -28,7 +28,14 @@ export type Drift =
    * no longer on it, kept as `keptAs`; `pastBase` when the branch no longer holds the session's
    * base (a land would then take back the target's own commits: refused).
    */
-  | { kind: 'rewound'; lastHead: string; dropped: number; keptAs: string; pastBase: boolean; hint: string };
+  | {
+      kind: 'rewound';
+      lastHead: string;
+      dropped: number;
+      keptAs: string;
+      pastBase: boolean;
+      hint: string;
+    };
 
 /**
  * The newest head of the session branch that hagent made, from the branch's reflog; null when
@@ -37,7 +44,10 @@ export type Drift =
 export function lastHagentHead(ctx: RepoContext, session: Pick<Session, 'id'>): string | null {
   let log: string;
   try {
-    log = readFileSync(path.join(ctx.commonDir, 'logs', 'refs', 'heads', 'hagent', ...session.id.split('/')), 'utf8');
+    log = readFileSync(
+      path.join(ctx.commonDir, 'logs', 'refs', 'heads', 'hagent', ...session.id.split('/')),
+      'utf8',
+    );
   } catch {
     return null;
   }
@@ -47,7 +57,8 @@ export function lastHagentHead(ctx: RepoContext, session: Pick<Session, 'id'>): 
     const tab = line.indexOf('\t');
     if (tab < 0) continue;
     const message = line.slice(tab + 1);
-    if (message.startsWith('hagent') || message.startsWith('branch: Created from')) return line.split(' ')[1] ?? null;
+    if (message.startsWith('hagent') || message.startsWith('branch: Created from'))
+      return line.split(' ')[1] ?? null;
   }
   return null;
 }
@@ -58,7 +69,9 @@ export function lastHagentHead(ctx: RepoContext, session: Pick<Session, 'id'>): 
  * git's HEAD file only: cheap enough for every pre-tool hook, which refuses native edits while
  * it is off (they would land on another branch, where hagent cannot record them).
  */
-export function worktreeHeadDrift(session: Pick<Session, 'id' | 'worktree'>): Extract<Drift, { kind: 'detached' | 'other-branch' }> | null {
+export function worktreeHeadDrift(
+  session: Pick<Session, 'id' | 'worktree'>,
+): Extract<Drift, { kind: 'detached' | 'other-branch' }> | null {
   const branch = `refs/heads/hagent/${session.id}`;
   const gitDir = worktreeGitDirSync(session.worktree);
   if (gitDir) {
@@ -71,9 +84,15 @@ export function worktreeHeadDrift(session: Pick<Session, 'id' | 'worktree'>): Ex
     if (text && text !== `ref: ${branch}`) {
       if (text.startsWith('ref: ')) {
         const other = text.slice(5).replace('refs/heads/', '');
-        return { kind: 'other-branch', branch: text.slice(5), hint: `git -C ${session.worktree} switch hagent/${session.id}, then bring what was committed on ${other} with git -C ${session.worktree} merge ${other} (hagent adopts those commits as patches)` };
+        return {
+          kind: 'other-branch',
+          branch: text.slice(5),
+          hint: `git -C ${session.worktree} switch hagent/${session.id}, then bring what was committed on ${other} with git -C ${session.worktree} merge ${other} (hagent adopts those commits as patches)`,
+        };
       }
-      const rebasing = ['rebase-merge', 'rebase-apply'].some((d) => existsSync(path.join(gitDir, d)));
+      const rebasing = ['rebase-merge', 'rebase-apply'].some((d) =>
+        existsSync(path.join(gitDir, d)),
+      );
       const hint = rebasing
         ? `a git rebase is in progress in ${session.worktree}: finish it (git rebase --continue) or abort it (git rebase --abort)`
         : `in ${session.worktree}: git switch hagent/${session.id} (to keep commits made on the detached HEAD first: git branch keep-me, then git merge keep-me after the switch)`;
@@ -88,14 +107,26 @@ export function worktreeHeadDrift(session: Pick<Session, 'id' | 'worktree'>): Ex
  * are made reachable here (`refs/hagent/<id>/dropped/<commit>`), before anything else can happen.
  * @throws HagentError GIT_FAILED.
  */
-export async function readDrift(ctx: RepoContext, session: Session, head: string): Promise<Drift | null> {
+export async function readDrift(
+  ctx: RepoContext,
+  session: Session,
+  head: string,
+): Promise<Drift | null> {
   const off = worktreeHeadDrift(session);
   if (off) return off;
   const last = lastHagentHead(ctx, session);
   if (!last || last === head) return null;
   if (await isAncestor(ctx.cwd, last, head)) {
-    const commits = (await gitText(['rev-list', '--first-parent', `${last}..${head}`], { cwd: ctx.cwd })).split('\n').filter(Boolean);
-    return { kind: 'outside-commits', commits, hint: 'they are patches of the session now: hagent review shows them, and land checks their paths against the policy' };
+    const commits = (
+      await gitText(['rev-list', '--first-parent', `${last}..${head}`], { cwd: ctx.cwd })
+    )
+      .split('\n')
+      .filter(Boolean);
+    return {
+      kind: 'outside-commits',
+      commits,
+      hint: 'they are patches of the session now: hagent review shows them, and land checks their paths against the policy',
+    };
   }
   const keptAs = `refs/hagent/${session.id}/dropped/${last}`;
   const [dropped, pastBase, kept] = await Promise.all([
@@ -103,10 +134,28 @@ export async function readDrift(ctx: RepoContext, session: Session, head: string
     isAncestor(ctx.cwd, session.base, head).then((v) => !v),
     readRef(ctx.cwd, keptAs),
   ]);
-  if (!kept) await runGit(['update-ref', '--create-reflog', '-m', 'hagent: commits dropped by a move outside hagent', keptAs, last, ''], { cwd: ctx.cwd, allowFailure: true });
+  if (!kept)
+    await runGit(
+      [
+        'update-ref',
+        '--create-reflog',
+        '-m',
+        'hagent: commits dropped by a move outside hagent',
+        keptAs,
+        last,
+        '',
+      ],
+      { cwd: ctx.cwd, allowFailure: true },
+    );
   const restore = `in ${session.worktree}: git reset --hard ${last.slice(0, 12)} brings hagent's commits back (kept as ${keptAs})`;
   return {
-    kind: 'rewound', lastHead: last, dropped, keptAs, pastBase,
-    hint: pastBase ? `the session branch no longer holds its base, so a land would take back the target's own commits; ${restore}` : `the session goes on from here (hagent adopts it); ${restore}`,
+    kind: 'rewound',
+    lastHead: last,
+    dropped,
+    keptAs,
+    pastBase,
+    hint: pastBase
+      ? `the session branch no longer holds its base, so a land would take back the target's own commits; ${restore}`
+      : `the session goes on from here (hagent adopts it); ${restore}`,
   };
 }

@@ -8,4 +8,12 @@ export * from './lifecycle.js';
 export * from './landed.js';
 export * from './drift.js';
 export * from './where.js';
-export { discardPoolEntry, inspectPool, listPool, orphanPools, trimPool, type Discarded, type PoolEntry } from './pool.js';
+export {
+  discardPoolEntry,
+  inspectPool,
+  listPool,
+  orphanPools,
+  trimPool,
+  type Discarded,
+  type PoolEntry,
+} from './pool.js';

@@ -8,7 +8,17 @@
  * It lives in a ref (`refs/hagent/<id>/land-base`, a commit whose tree is the land base), moved in
  * the same ref transaction as the target, so a land that moved the target always moved it too.
  */
-import { diffTrees, gitText, lsTree, mergeTrees, readRef, runGit, writeTreeWithChanges, type LooseObjectStore, type TreeChange } from '../git/index.js';
+import {
+  diffTrees,
+  gitText,
+  lsTree,
+  mergeTrees,
+  readRef,
+  runGit,
+  writeTreeWithChanges,
+  type LooseObjectStore,
+  type TreeChange,
+} from '../git/index.js';
 import type { RepoContext } from './context.js';
 import type { Session } from './store.js';
 
@@ -40,30 +50,55 @@ export interface LandBase {
  * tree then holds everything the session has in common with the target.
  * @throws HagentError GIT_FAILED.
  */
-export async function readLandBase(ctx: RepoContext, session: Session, head?: string): Promise<LandBase> {
+export async function readLandBase(
+  ctx: RepoContext,
+  session: Session,
+  head?: string,
+): Promise<LandBase> {
   const cwd = ctx.cwd;
-  const [ref, target] = await Promise.all([readRef(cwd, landBaseRef(session)), session.target ? readRef(cwd, session.target) : Promise.resolve(null)]);
+  const [ref, target] = await Promise.all([
+    readRef(cwd, landBaseRef(session)),
+    session.target ? readRef(cwd, session.target) : Promise.resolve(null),
+  ]);
   // What has landed and is still on the target: a land the user took off the target (reset past
   // its commit) no longer counts, nor what was recorded on top of it.
   const landed = ref ? await landedStillOnTarget(cwd, session, ref, target) : null;
   if (head && target) {
-    const mb = (await runGit(['merge-base', head, target], { cwd, allowFailure: true })).stdout.toString('utf8').trim();
+    const mb = (await runGit(['merge-base', head, target], { cwd, allowFailure: true })).stdout
+      .toString('utf8')
+      .trim();
     if (mb && mb !== session.base && (await isAncestor(cwd, session.base, mb))) {
       const lastLand = ref ? landed?.landCommit : session.lands[session.lands.length - 1]?.commit;
-      if (!lastLand || (await isAncestor(cwd, lastLand, mb))) return { treeish: mb, ref, since: 'target', parent: landed?.commit ?? session.base };
+      if (!lastLand || (await isAncestor(cwd, lastLand, mb)))
+        return { treeish: mb, ref, since: 'target', parent: landed?.commit ?? session.base };
     }
   }
-  if (ref) return landed ? { treeish: landed.commit, ref, since: 'landed', parent: landed.commit } : { treeish: session.base, ref, since: 'base', parent: session.base };
-  if (session.lands.length === 0) return { treeish: session.base, ref: null, since: 'base', parent: session.base };
+  if (ref)
+    return landed
+      ? { treeish: landed.commit, ref, since: 'landed', parent: landed.commit }
+      : { treeish: session.base, ref, since: 'base', parent: session.base };
+  if (session.lands.length === 0)
+    return { treeish: session.base, ref: null, since: 'base', parent: session.base };
   let treeish = session.base;
   for (const land of session.lands) {
     const changed = await diffTrees(cwd, treeish, land.head);
     if (changed.length === 0) continue;
     const paths = changed.map((c) => c.path);
-    const [inHead, inLand] = await Promise.all([lsTree(cwd, land.head, paths), lsTree(cwd, land.commit, paths)]);
-    const landed = changed.filter((c) => inHead.get(c.path)?.oid === inLand.get(c.path)?.oid && inHead.get(c.path)?.mode === inLand.get(c.path)?.mode);
+    const [inHead, inLand] = await Promise.all([
+      lsTree(cwd, land.head, paths),
+      lsTree(cwd, land.commit, paths),
+    ]);
+    const landed = changed.filter(
+      (c) =>
+        inHead.get(c.path)?.oid === inLand.get(c.path)?.oid &&
+        inHead.get(c.path)?.mode === inLand.get(c.path)?.mode,
+    );
     if (landed.length === 0) continue;
-    treeish = await writeTreeWithChanges(cwd, treeish, landed.map((c) => headChange(c)));
+    treeish = await writeTreeWithChanges(
+      cwd,
+      treeish,
+      landed.map((c) => headChange(c)),
+    );
   }
   return { treeish, ref: null, since: 'landed', parent: session.base };
 }
@@ -74,13 +109,24 @@ export async function readLandBase(ctx: RepoContext, session: Session, head?: st
  * parent is the one before it, its second parent the land commit that landed it (none for a
  * record of changes the target held already).
  */
-async function landedStillOnTarget(cwd: string, session: Session, ref: string, target: string | null): Promise<{ commit: string; landCommit: string | undefined } | null> {
-  const chain = (await gitText(['rev-list', '--first-parent', '--parents', ref, `^${session.base}`], { cwd })).split('\n').filter(Boolean).map((l) => l.split(' '));
+async function landedStillOnTarget(
+  cwd: string,
+  session: Session,
+  ref: string,
+  target: string | null,
+): Promise<{ commit: string; landCommit: string | undefined } | null> {
+  const chain = (
+    await gitText(['rev-list', '--first-parent', '--parents', ref, `^${session.base}`], { cwd })
+  )
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => l.split(' '));
   let from = 0;
   for (let i = 0; i < chain.length; i++) {
     const landCommit = chain[i]![2];
     if (!landCommit) continue;
-    if (target && (await isAncestor(cwd, landCommit, target))) return { commit: chain[from]![0]!, landCommit };
+    if (target && (await isAncestor(cwd, landCommit, target)))
+      return { commit: chain[from]![0]!, landCommit };
     from = i + 1;
   }
   return from < chain.length ? { commit: chain[from]![0]!, landCommit: undefined } : null;
@@ -88,7 +134,9 @@ async function landedStillOnTarget(cwd: string, session: Session, ref: string, t
 
 /** The change that takes a path to its `to` side of a diff. Pure. */
 export function headChange(c: TreeChange): { path: string; mode: string; oid: string | null } {
-  return c.status === 'D' ? { path: c.path, mode: '0', oid: null } : { path: c.path, mode: c.newMode, oid: c.newOid };
+  return c.status === 'D'
+    ? { path: c.path, mode: '0', oid: null }
+    : { path: c.path, mode: c.newMode, oid: c.newOid };
 }
 
 /** Tree ids of several revisions or tree-ish values, in one git call. */
@@ -105,15 +153,26 @@ export async function treeIds(cwd: string, revs: readonly string[]): Promise<str
  * target or the target is gone.
  * @returns repository-relative paths, in git's order; empty when everything has landed.
  */
-export async function unlandedPaths(ctx: RepoContext, session: Session, head: string, store: LooseObjectStore | null = null): Promise<string[]> {
+export async function unlandedPaths(
+  ctx: RepoContext,
+  session: Session,
+  head: string,
+  store: LooseObjectStore | null = null,
+): Promise<string[]> {
   const base = await readLandBase(ctx, session, head);
   const pending = await diffTrees(ctx.cwd, base.treeish, head);
   if (pending.length === 0) return [];
   const paths = pending.map((c) => c.path);
   const target = session.target ? await readRef(ctx.cwd, session.target) : null;
   if (!target) return paths;
-  const [inHead, inTarget] = await Promise.all([lsTree(ctx.cwd, head, paths), lsTree(ctx.cwd, target, paths)]);
-  const differing = paths.filter((p) => inHead.get(p)?.oid !== inTarget.get(p)?.oid || inHead.get(p)?.mode !== inTarget.get(p)?.mode);
+  const [inHead, inTarget] = await Promise.all([
+    lsTree(ctx.cwd, head, paths),
+    lsTree(ctx.cwd, target, paths),
+  ]);
+  const differing = paths.filter(
+    (p) =>
+      inHead.get(p)?.oid !== inTarget.get(p)?.oid || inHead.get(p)?.mode !== inTarget.get(p)?.mode,
+  );
   if (differing.length === 0) return [];
   const [baseTree, targetTree, headTree] = await treeIds(ctx.cwd, [base.treeish, target, head]);
   const merged = await mergeTrees(ctx.cwd, store, baseTree!, targetTree!, headTree!);
@@ -122,22 +181,35 @@ export async function unlandedPaths(ctx: RepoContext, session: Session, head: st
 
 /** True when `ancestor` is `commit` or one of its ancestors. */
 export async function isAncestor(cwd: string, ancestor: string, commit: string): Promise<boolean> {
-  return (await runGit(['merge-base', '--is-ancestor', ancestor, commit], { cwd, allowFailure: true })).exitCode === 0;
+  return (
+    (await runGit(['merge-base', '--is-ancestor', ancestor, commit], { cwd, allowFailure: true }))
+      .exitCode === 0
+  );
 }
 
 /**
  * The next free `refs/hagent/<id>/landed/<n>`: the ref that keeps a landed head reachable. Counted
  * from the refs themselves, not from the session record, which is written after them.
  */
-export async function nextLandedRef(ctx: RepoContext, session: Pick<Session, 'id'>): Promise<string> {
+export async function nextLandedRef(
+  ctx: RepoContext,
+  session: Pick<Session, 'id'>,
+): Promise<string> {
   const prefix = `refs/hagent/${session.id}/landed/`;
   const out = await gitText(['for-each-ref', '--format=%(refname)', prefix], { cwd: ctx.cwd });
-  const taken = out.split('\n').map((r) => Number(r.slice(prefix.length))).filter((n) => Number.isInteger(n));
+  const taken = out
+    .split('\n')
+    .map((r) => Number(r.slice(prefix.length)))
+    .filter((n) => Number.isInteger(n));
   return `${prefix}${Math.max(0, ...taken) + 1}`;
 }
 
 /** Where a session's patches since its last land start: that land's head when it is still in the session's history, else the base. */
-export async function patchesFrom(ctx: RepoContext, session: Session, head: string): Promise<string> {
+export async function patchesFrom(
+  ctx: RepoContext,
+  session: Session,
+  head: string,
+): Promise<string> {
   const last = session.lands[session.lands.length - 1]?.head;
   return last && last !== head && (await isAncestor(ctx.cwd, last, head)) ? last : session.base;
 }

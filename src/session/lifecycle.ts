@@ -5,7 +5,19 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { HagentError } from '../errors.js';
-import { assertGitVersion, diffTrees, firstParentChain, readHeadDirectSync, readRef, readRefPreferDirect, readRefsDirect, readRefsDirectSync, resolveCommit, runGit, symbolicHead } from '../git/index.js';
+import {
+  assertGitVersion,
+  diffTrees,
+  firstParentChain,
+  readHeadDirectSync,
+  readRef,
+  readRefPreferDirect,
+  readRefsDirect,
+  readRefsDirectSync,
+  resolveCommit,
+  runGit,
+  symbolicHead,
+} from '../git/index.js';
 import { copyFileNoClobber, readEntry } from '../fsx/index.js';
 import { type RepoContext, resolveSession } from './context.js';
 import { isInside, worktreeRootFor } from './where.js';
@@ -29,8 +41,17 @@ export function sessionRef(session: Pick<Session, 'id'>): string {
 }
 
 /** What the writing envelope (lock, recovery, journal) needs to know of a session. */
-export function guardTarget(ctx: RepoContext, session: Session): { commonDir: string; session: string; worktree: string; ref: string; base: string } {
-  return { commonDir: ctx.commonDir, session: session.id, worktree: session.worktree, ref: sessionRef(session), base: session.base };
+export function guardTarget(
+  ctx: RepoContext,
+  session: Session,
+): { commonDir: string; session: string; worktree: string; ref: string; base: string } {
+  return {
+    commonDir: ctx.commonDir,
+    session: session.id,
+    worktree: session.worktree,
+    ref: sessionRef(session),
+    base: session.base,
+  };
 }
 
 /** Ref holding the furthest undone head, for `hagent undo --redo`. */
@@ -42,10 +63,24 @@ export function redoRef(session: Pick<Session, 'id'>): string {
  * After a new commit on a session whose patches were undone, the undone commits can no longer
  * be redone in place: they are kept reachable under `refs/hagent/<id>/undone/<sha>`.
  */
-export async function retireRedo(cwd: string, session: Pick<Session, 'id'>, knownRedo?: string | null): Promise<void> {
+export async function retireRedo(
+  cwd: string,
+  session: Pick<Session, 'id'>,
+  knownRedo?: string | null,
+): Promise<void> {
   const redo = knownRedo === undefined ? await readRef(cwd, redoRef(session)) : knownRedo;
   if (!redo) return;
-  await runGit(['update-ref', '--create-reflog', '-m', 'hagent: undone commits kept', `refs/hagent/${session.id}/undone/${redo.slice(0, 12)}`, redo], { cwd });
+  await runGit(
+    [
+      'update-ref',
+      '--create-reflog',
+      '-m',
+      'hagent: undone commits kept',
+      `refs/hagent/${session.id}/undone/${redo.slice(0, 12)}`,
+      redo,
+    ],
+    { cwd },
+  );
   await runGit(['update-ref', '-d', redoRef(session), redo], { cwd, allowFailure: true });
 }
 
@@ -54,21 +89,48 @@ export async function retireRedo(cwd: string, session: Pick<Session, 'id'>, know
  * there (no spawn), else with one `git for-each-ref`.
  * @throws HagentError SESSION_NOT_FOUND when the branch is gone.
  */
-export async function readSessionRefs(ctx: RepoContext, session: Session): Promise<{ head: string; redo: string | null }> {
-  let refs: Map<string, string | null> | null = await readRefsDirect(ctx.commonDir, [sessionRef(session), redoRef(session)]);
+export async function readSessionRefs(
+  ctx: RepoContext,
+  session: Session,
+): Promise<{ head: string; redo: string | null }> {
+  let refs: Map<string, string | null> | null = await readRefsDirect(ctx.commonDir, [
+    sessionRef(session),
+    redoRef(session),
+  ]);
   if (!refs) {
-    const out = await runGit(['for-each-ref', '--format=%(refname) %(objectname)', sessionRef(session), redoRef(session)], { cwd: ctx.cwd });
-    refs = new Map(out.stdout.toString('utf8').split('\n').filter(Boolean).map((l) => l.split(' ') as [string, string]));
+    const out = await runGit(
+      ['for-each-ref', '--format=%(refname) %(objectname)', sessionRef(session), redoRef(session)],
+      { cwd: ctx.cwd },
+    );
+    refs = new Map(
+      out.stdout
+        .toString('utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.split(' ') as [string, string]),
+    );
   }
   const head = refs.get(sessionRef(session));
-  if (!head) throw new HagentError('SESSION_NOT_FOUND', `session ${session.id}: its branch ${sessionBranch(session.id)} is gone`, { session: session.id }, `end it with: hagent session end ${session.id} --force`);
+  if (!head)
+    throw new HagentError(
+      'SESSION_NOT_FOUND',
+      `session ${session.id}: its branch ${sessionBranch(session.id)} is gone`,
+      { session: session.id },
+      `end it with: hagent session end ${session.id} --force`,
+    );
   return { head, redo: refs.get(redoRef(session)) ?? null };
 }
 
 /** Current head commit of a session. @throws HagentError SESSION_NOT_FOUND when its branch is gone. */
 export async function sessionHead(ctx: RepoContext, session: Session): Promise<string> {
   const head = await readRefPreferDirect(ctx.cwd, ctx.commonDir, sessionRef(session));
-  if (!head) throw new HagentError('SESSION_NOT_FOUND', `session ${session.id}: its branch ${sessionBranch(session.id)} is gone`, { session: session.id }, `end it with: hagent session end ${session.id} --force`);
+  if (!head)
+    throw new HagentError(
+      'SESSION_NOT_FOUND',
+      `session ${session.id}: its branch ${sessionBranch(session.id)} is gone`,
+      { session: session.id },
+      `end it with: hagent session end ${session.id} --force`,
+    );
   return head;
 }
 
@@ -109,38 +171,79 @@ export interface StartResult {
  */
 export async function startSession(ctx: RepoContext, options: StartOptions): Promise<StartResult> {
   if (ctx.location.bare || !ctx.location.topLevel) {
-    throw new HagentError('BARE_REPO', 'this is a bare repository: a session needs a checked-out branch to land on', {}, 'run hagent in a repository with a working tree');
+    throw new HagentError(
+      'BARE_REPO',
+      'this is a bare repository: a session needs a checked-out branch to land on',
+      {},
+      'run hagent in a repository with a working tree',
+    );
   }
   const top = ctx.location.topLevel;
   const id = options.name ?? newSessionId();
   if (!SESSION_ID.test(id)) {
-    throw new HagentError('USAGE', `invalid session name ${JSON.stringify(id)}`, {}, 'use 1-64 letters, digits, ".", "_" or "-", not starting with "." or "-"');
+    throw new HagentError(
+      'USAGE',
+      `invalid session name ${JSON.stringify(id)}`,
+      {},
+      'use 1-64 letters, digits, ".", "_" or "-", not starting with "." or "-"',
+    );
   }
   const branch = sessionBranch(id);
   // git's version is checked while the checkout runs: the check's spawn would otherwise wait in
   // front of it (~15-30 ms). A git too old for hagent still makes worktrees; that one is removed.
-  const checkVersion = () => assertGitVersion(ctx.cwd).then(() => null, (e: unknown) => e);
+  const checkVersion = () =>
+    assertGitVersion(ctx.cwd).then(
+      () => null,
+      (e: unknown) => e,
+    );
   const env = options.env ?? {};
   let base: string;
   let target: string | null;
   let root: string;
   let pool: number;
   try {
-    const [existing, refs, config] = await Promise.all([listSessions(ctx.commonDir), readStartRefs(ctx, top, options.base, `refs/heads/${branch}`), loadConfig(ctx, env)]);
+    const [existing, refs, config] = await Promise.all([
+      listSessions(ctx.commonDir),
+      readStartRefs(ctx, top, options.base, `refs/heads/${branch}`),
+      loadConfig(ctx, env),
+    ]);
     const inside = existing.find((s) => isInside(s.worktree, top));
     if (inside) {
-      throw new HagentError('USAGE', `you are inside session ${inside.id}'s worktree`, { session: inside.id }, 'start new sessions from your own checkout');
+      throw new HagentError(
+        'USAGE',
+        `you are inside session ${inside.id}'s worktree`,
+        { session: inside.id },
+        'start new sessions from your own checkout',
+      );
     }
     if (existing.some((s) => s.id === id)) {
-      throw new HagentError('SESSION_EXISTS', `a session named ${id} already exists`, { session: id }, 'pick another --name, or end the old one with hagent session end');
+      throw new HagentError(
+        'SESSION_EXISTS',
+        `a session named ${id} already exists`,
+        { session: id },
+        'pick another --name, or end the old one with hagent session end',
+      );
     }
     if (!refs.base) {
       const baseRev = options.base ?? 'HEAD';
-      const hint = options.base === undefined ? 'the repository has no commit yet: make a first commit' : 'name a branch, tag or commit that exists (git log shows them)';
-      throw new HagentError('UNKNOWN_REV', `unknown revision ${JSON.stringify(baseRev)}`, { rev: baseRev }, hint);
+      const hint =
+        options.base === undefined
+          ? 'the repository has no commit yet: make a first commit'
+          : 'name a branch, tag or commit that exists (git log shows them)';
+      throw new HagentError(
+        'UNKNOWN_REV',
+        `unknown revision ${JSON.stringify(baseRev)}`,
+        { rev: baseRev },
+        hint,
+      );
     }
     if (refs.branchExists) {
-      throw new HagentError('SESSION_EXISTS', `branch ${branch} already exists`, { branch }, 'pick another --name, or delete that branch');
+      throw new HagentError(
+        'SESSION_EXISTS',
+        `branch ${branch} already exists`,
+        { branch },
+        'pick another --name, or delete that branch',
+      );
     }
     base = refs.base;
     target = refs.target;
@@ -150,17 +253,40 @@ export async function startSession(ctx: RepoContext, options: StartOptions): Pro
     throw (await checkVersion()) ?? e; // a git too old for hagent is the first thing to fix
   }
   const worktree = path.join(root, id);
-  if (await fs.lstat(worktree).then(() => true, () => false)) {
-    throw new HagentError('SESSION_EXISTS', `the session folder ${worktree} already exists (left by an earlier session named ${id}?)`, { session: id, path: worktree }, `pick another --name, or look inside it and remove it (rm -r ${JSON.stringify(worktree)}) if nothing there is needed; nothing was created`);
+  if (
+    await fs.lstat(worktree).then(
+      () => true,
+      () => false,
+    )
+  ) {
+    throw new HagentError(
+      'SESSION_EXISTS',
+      `the session folder ${worktree} already exists (left by an earlier session named ${id}?)`,
+      { session: id, path: worktree },
+      `pick another --name, or look inside it and remove it (rm -r ${JSON.stringify(worktree)}) if nothing there is needed; nothing was created`,
+    );
   }
   if (pool > 0) {
-    const [{ taken }, tooOld] = await Promise.all([takeFromPool(ctx.commonDir, top, root, worktree, branch, base), checkVersion()]);
+    const [{ taken }, tooOld] = await Promise.all([
+      takeFromPool(ctx.commonDir, top, root, worktree, branch, base),
+      checkVersion(),
+    ]);
     if (tooOld) {
       if (taken) await removeStartedWorktree(top, worktree, `refs/heads/${branch}`);
       throw tooOld;
     }
     if (taken) {
-      const session: Session = { version: 1, id, worktree, branch, base, target, createdAt: new Date().toISOString(), approval: null, lands: [] };
+      const session: Session = {
+        version: 1,
+        id,
+        worktree,
+        branch,
+        base,
+        target,
+        createdAt: new Date().toISOString(),
+        approval: null,
+        lands: [],
+      };
       await writeSession(ctx.commonDir, session, { durable: false });
       const included = await copyWorktreeIncludes(top, worktree, { replace: true });
       return { id, worktree, branch, base, target, included, recycled: true };
@@ -168,7 +294,13 @@ export async function startSession(ctx: RepoContext, options: StartOptions): Pro
   }
   await fs.mkdir(path.dirname(worktree), { recursive: true });
   // The checkout's spawn first: a spawn holds Node's thread for the fork (~10 ms here).
-  const adding = runGit(['worktree', 'add', '--quiet', '--no-track', '-b', branch, worktree, base], { cwd: top }).then(() => null, (e: unknown) => e);
+  const adding = runGit(
+    ['worktree', 'add', '--quiet', '--no-track', '-b', branch, worktree, base],
+    { cwd: top },
+  ).then(
+    () => null,
+    (e: unknown) => e,
+  );
   const [added, tooOld] = await Promise.all([adding, checkVersion()]);
   if (tooOld) {
     if (!added) await removeStartedWorktree(top, worktree, `refs/heads/${branch}`);
@@ -177,17 +309,34 @@ export async function startSession(ctx: RepoContext, options: StartOptions): Pro
   if (added) {
     // git makes the branch before the checkout: a checkout that failed leaves it, still at base
     // (it did not exist before), which a retry would take for an existing session.
-    await runGit(['update-ref', '-d', `refs/heads/${branch}`, base], { cwd: top, allowFailure: true });
+    await runGit(['update-ref', '-d', `refs/heads/${branch}`, base], {
+      cwd: top,
+      allowFailure: true,
+    });
     throw added;
   }
-  const session: Session = { version: 1, id, worktree, branch, base, target, createdAt: new Date().toISOString(), approval: null, lands: [] };
+  const session: Session = {
+    version: 1,
+    id,
+    worktree,
+    branch,
+    base,
+    target,
+    createdAt: new Date().toISOString(),
+    approval: null,
+    lands: [],
+  };
   await writeSession(ctx.commonDir, session, { durable: false });
   const included = await copyWorktreeIncludes(top, worktree);
   return { id, worktree, branch, base, target, included, recycled: false };
 }
 
 /** Takes back a worktree and branch session start made, when it refuses after the checkout. */
-async function removeStartedWorktree(top: string, worktree: string, branchRef: string): Promise<void> {
+async function removeStartedWorktree(
+  top: string,
+  worktree: string,
+  branchRef: string,
+): Promise<void> {
   await runGit(['worktree', 'remove', '--force', worktree], { cwd: top, allowFailure: true });
   await runGit(['update-ref', '-d', branchRef], { cwd: top, allowFailure: true });
 }
@@ -199,13 +348,18 @@ async function removeStartedWorktree(top: string, worktree: string, branchRef: s
  * keeps them there (no spawn: each costs ~10-20 ms before the checkout), else asked of git.
  * @throws HagentError GIT_FAILED (git path only).
  */
-async function readStartRefs(ctx: RepoContext, top: string, base: string | undefined, branchRef: string): Promise<{ base: string | null; target: string | null; branchExists: boolean }> {
+async function readStartRefs(
+  ctx: RepoContext,
+  top: string,
+  base: string | undefined,
+  branchRef: string,
+): Promise<{ base: string | null; target: string | null; branchExists: boolean }> {
   const head = readHeadDirectSync(ctx.location.gitDir, ctx.commonDir);
   const taken = readRefsDirectSync(ctx.commonDir, [branchRef]);
   const [baseOid, target, branchOid] = await Promise.all([
     base === undefined && head ? head.oid : resolveCommit(ctx.cwd, base ?? 'HEAD'),
     head ? head.branch : symbolicHead(top),
-    taken ? taken.get(branchRef) ?? null : readRef(ctx.cwd, branchRef),
+    taken ? (taken.get(branchRef) ?? null) : readRef(ctx.cwd, branchRef),
   ]);
   return { base: baseOid, target, branchExists: branchOid !== null };
 }
@@ -217,17 +371,28 @@ async function readStartRefs(ctx: RepoContext, top: string, base: string | undef
  * gives way to the checkout's current one. Skips symlinks.
  * @returns the copied paths (relative, `/`-separated).
  */
-export async function copyWorktreeIncludes(top: string, worktree: string, options: { replace?: boolean } = {}): Promise<string[]> {
+export async function copyWorktreeIncludes(
+  top: string,
+  worktree: string,
+  options: { replace?: boolean } = {},
+): Promise<string[]> {
   const includeFile = path.join(top, '.worktreeinclude');
   try {
     await fs.access(includeFile);
   } catch {
     return [];
   }
-  const listed = await runGit(['ls-files', '-z', '--others', '--ignored', `--exclude-from=${includeFile}`], { cwd: top });
+  const listed = await runGit(
+    ['ls-files', '-z', '--others', '--ignored', `--exclude-from=${includeFile}`],
+    { cwd: top },
+  );
   const candidates = listed.stdout.toString('utf8').split('\0').filter(Boolean);
   if (candidates.length === 0) return [];
-  const ignored = await runGit(['check-ignore', '-z', '--stdin'], { cwd: top, input: candidates.join('\0') + '\0', allowFailure: true });
+  const ignored = await runGit(['check-ignore', '-z', '--stdin'], {
+    cwd: top,
+    input: candidates.join('\0') + '\0',
+    allowFailure: true,
+  });
   const copied: string[] = [];
   const present: string[] = [];
   for (const rel of ignored.stdout.toString('utf8').split('\0').filter(Boolean)) {
@@ -241,7 +406,11 @@ export async function copyWorktreeIncludes(top: string, worktree: string, option
   }
   if (options.replace && present.length) {
     // Only files git ignores in the worktree (check-ignore never names a tracked file).
-    const there = await runGit(['check-ignore', '-z', '--stdin'], { cwd: worktree, input: present.join('\0') + '\0', allowFailure: true });
+    const there = await runGit(['check-ignore', '-z', '--stdin'], {
+      cwd: worktree,
+      input: present.join('\0') + '\0',
+      allowFailure: true,
+    });
     for (const rel of there.stdout.toString('utf8').split('\0').filter(Boolean)) {
       await fs.rm(path.join(worktree, rel), { force: true });
       if (await copyFileNoClobber(path.join(top, rel), path.join(worktree, rel))) copied.push(rel);
@@ -282,13 +451,20 @@ export type SessionState = 'empty' | 'open' | 'approved' | 'landed' | 'drifted';
  * `drifted` while its worktree is off the session branch.
  * @throws HagentError GIT_FAILED.
  */
-export async function sessionState(ctx: RepoContext, s: Session, head: string | null): Promise<SessionState> {
+export async function sessionState(
+  ctx: RepoContext,
+  s: Session,
+  head: string | null,
+): Promise<SessionState> {
   if (!head) return 'open';
   // Commits and edits on another branch are not on the session branch: what it holds says nothing.
   if (worktreeHeadDrift(s)) return 'drifted';
   if (head === s.base && s.lands.length === 0) return 'empty';
   const unlanded = await unlandedPaths(ctx, s, head);
-  if (unlanded.length === 0) return s.lands.length === 0 && (await diffTrees(ctx.cwd, s.base, head)).length === 0 ? 'empty' : 'landed';
+  if (unlanded.length === 0)
+    return s.lands.length === 0 && (await diffTrees(ctx.cwd, s.base, head)).length === 0
+      ? 'empty'
+      : 'landed';
   // Approved: the approval of this head covers work that has not landed yet.
   const paths = s.approval?.head === head ? s.approval.paths : undefined;
   return paths === null || (paths && unlanded.some((p) => paths.includes(p))) ? 'approved' : 'open';
@@ -297,21 +473,30 @@ export async function sessionState(ctx: RepoContext, s: Session, head: string | 
 /** Summaries of every session, oldest first. */
 export async function listSessionSummaries(ctx: RepoContext): Promise<SessionSummary[]> {
   const sessions = await listSessions(ctx.commonDir);
-  return Promise.all(sessions.map(async (s) => {
-    const head = await readRef(ctx.cwd, sessionRef(s));
-    const [commits, state, drift] = await Promise.all([
-      head ? firstParentChain(ctx.cwd, s.base, head).then((c) => c.length) : 0,
-      sessionState(ctx, s, head),
-      head ? readDrift(ctx, s, head) : null,
-    ]);
-    return {
-      id: s.id, worktree: s.worktree, branch: s.branch, base: s.base, head, target: s.target, commits, createdAt: s.createdAt,
-      approved: !!head && s.approval?.head === head,
-      landed: state === 'landed',
-      state,
-      drift,
-    };
-  }));
+  return Promise.all(
+    sessions.map(async (s) => {
+      const head = await readRef(ctx.cwd, sessionRef(s));
+      const [commits, state, drift] = await Promise.all([
+        head ? firstParentChain(ctx.cwd, s.base, head).then((c) => c.length) : 0,
+        sessionState(ctx, s, head),
+        head ? readDrift(ctx, s, head) : null,
+      ]);
+      return {
+        id: s.id,
+        worktree: s.worktree,
+        branch: s.branch,
+        base: s.base,
+        head,
+        target: s.target,
+        commits,
+        createdAt: s.createdAt,
+        approved: !!head && s.approval?.head === head,
+        landed: state === 'landed',
+        state,
+        drift,
+      };
+    }),
+  );
 }
 
 /** A changed file of a session against its base. `status` is git's letter (A, M, D, T). */
@@ -346,7 +531,10 @@ export interface StatusResult extends SessionSummary {
 export async function sessionStatus(ctx: RepoContext, id?: string): Promise<StatusResult> {
   const s = await resolveSession(ctx, id);
   const head = await sessionHead(ctx, s);
-  const worktreeExists = await fs.stat(s.worktree).then(() => true, () => false);
+  const worktreeExists = await fs.stat(s.worktree).then(
+    () => true,
+    () => false,
+  );
   const [chain, changes, outside, intent, state, drift, journal] = await Promise.all([
     firstParentChain(ctx.cwd, s.base, head),
     diffTrees(ctx.cwd, s.base, head),
@@ -356,21 +544,51 @@ export async function sessionStatus(ctx: RepoContext, id?: string): Promise<Stat
     readDrift(ctx, s, head),
     readJournal(ctx.commonDir, { session: s.id, failed: true }),
   ]);
-  const interrupted = intent === null ? null : intent === 'damaged'
-    ? { command: '?', txid: '?', startedAt: '?', files: [] }
-    : { command: intent.command, txid: intent.txid, startedAt: intent.startedAt, files: intent.targets.map((t) => t.rel) };
+  const interrupted =
+    intent === null
+      ? null
+      : intent === 'damaged'
+        ? { command: '?', txid: '?', startedAt: '?', files: [] }
+        : {
+            command: intent.command,
+            txid: intent.txid,
+            startedAt: intent.startedAt,
+            files: intent.targets.map((t) => t.rel),
+          };
   return {
-    id: s.id, worktree: s.worktree, branch: s.branch, base: s.base, head, target: s.target, commits: chain.length,
-    createdAt: s.createdAt, approved: s.approval?.head === head, landed: state === 'landed', state, drift,
+    id: s.id,
+    worktree: s.worktree,
+    branch: s.branch,
+    base: s.base,
+    head,
+    target: s.target,
+    commits: chain.length,
+    createdAt: s.createdAt,
+    approved: s.approval?.head === head,
+    landed: state === 'landed',
+    state,
+    drift,
     changed: changes.map((c) => ({ path: c.path, status: c.status })),
-    outsideEdits: outside, worktreeExists, interrupted,
-    outsideChanged: journal.entries.filter((e) => e.code === 'OUTSIDE_CHANGED').map((e) => ({ time: e.time, command: e.command, message: e.message ?? '', hint: e.hint ?? '' })),
+    outsideEdits: outside,
+    worktreeExists,
+    interrupted,
+    outsideChanged: journal.entries
+      .filter((e) => e.code === 'OUTSIDE_CHANGED')
+      .map((e) => ({
+        time: e.time,
+        command: e.command,
+        message: e.message ?? '',
+        hint: e.hint ?? '',
+      })),
   };
 }
 
 /** Files of a session worktree that differ from its HEAD commit (git status, no optional locks). */
 export async function outsideEdits(worktree: string): Promise<ChangedFile[]> {
-  const r = await runGit(['status', '--porcelain=v1', '-z', '--untracked-files=all', '--no-renames'], { cwd: worktree, noOptionalLocks: true });
+  const r = await runGit(
+    ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--no-renames'],
+    { cwd: worktree, noOptionalLocks: true },
+  );
   const out: ChangedFile[] = [];
   for (const rec of r.stdout.toString('utf8').split('\0')) {
     if (rec.length < 4) continue;
@@ -414,7 +632,9 @@ export interface EndOptions {
  */
 function keepHint(s: Session): string {
   const off = worktreeHeadDrift(s);
-  const back = off ? `git -C ${s.worktree} switch hagent/${s.id}${off.kind === 'other-branch' ? ` (then git -C ${s.worktree} merge ${off.branch.replace('refs/heads/', '')} for what was committed there)` : ''}, then ` : '';
+  const back = off
+    ? `git -C ${s.worktree} switch hagent/${s.id}${off.kind === 'other-branch' ? ` (then git -C ${s.worktree} merge ${off.branch.replace('refs/heads/', '')} for what was committed there)` : ''}, then `
+    : '';
   return `keep them with ${back}hagent sync --session ${s.id} (then review and land), or pass --force to drop them`;
 }
 
@@ -425,13 +645,25 @@ function keepHint(s: Session): string {
  * @throws HagentError UNLANDED_WORK listing what would be lost; CONFIRMATION_REQUIRED (forced,
  *   not confirmed); USAGE (run inside the worktree); SESSION_NOT_FOUND and friends.
  */
-export async function endSession(ctx: RepoContext, id: string | undefined, options: EndOptions = {}): Promise<EndResult> {
+export async function endSession(
+  ctx: RepoContext,
+  id: string | undefined,
+  options: EndOptions = {},
+): Promise<EndResult> {
   const s = await resolveSession(ctx, id);
   if (isInside(s.worktree, ctx.cwd)) {
-    throw new HagentError('USAGE', `you are inside session ${s.id}'s worktree, which ending it removes`, { session: s.id }, `cd to your own checkout first, then: hagent session end ${s.id}`);
+    throw new HagentError(
+      'USAGE',
+      `you are inside session ${s.id}'s worktree, which ending it removes`,
+      { session: s.id },
+      `cd to your own checkout first, then: hagent session end ${s.id}`,
+    );
   }
   const head = await readRef(ctx.cwd, sessionRef(s));
-  const worktreeExists = await fs.stat(s.worktree).then(() => true, () => false);
+  const worktreeExists = await fs.stat(s.worktree).then(
+    () => true,
+    () => false,
+  );
   const [pending, unlanded] = await Promise.all([
     worktreeExists ? outsideEdits(s.worktree) : Promise.resolve([]),
     head ? unlandedPaths(ctx, s, head) : Promise.resolve([]),
@@ -439,30 +671,52 @@ export async function endSession(ctx: RepoContext, id: string | undefined, optio
   const uncommitted = pending.map((p) => p.path);
   if (!options.force) {
     if (uncommitted.length) {
-      throw new HagentError('UNLANDED_WORK', `session ${s.id} has ${uncommitted.length} uncommitted file${uncommitted.length === 1 ? '' : 's'} in its worktree`, { session: s.id, files: uncommitted }, keepHint(s));
+      throw new HagentError(
+        'UNLANDED_WORK',
+        `session ${s.id} has ${uncommitted.length} uncommitted file${uncommitted.length === 1 ? '' : 's'} in its worktree`,
+        { session: s.id, files: uncommitted },
+        keepHint(s),
+      );
     }
     if (unlanded.length) {
       const drift = head ? await readDrift(ctx, s, head) : null;
       // A path the policy protects makes a plain land refuse (LAND_DENIED): the hint says how past it.
       const policy = (await loadConfig(ctx, options.env ?? {})).policy;
       const denied = unlanded.filter((p) => deniedReason(p, policy) !== null);
-      const hint = drift?.kind === 'rewound' && drift.pastBase
-        ? `its branch was reset past its base, so these changes are not the session's work; ${drift.hint}; or pass --force to end it anyway`
-        : denied.length
-          ? `${denied.join(', ')} ${denied.length === 1 ? 'is a path' : 'are paths'} the policy protects, so a plain land refuses it: land it with hagent land --session ${s.id} --allow-denied, or take ${denied.length === 1 ? 'that path' : 'those paths'} out first (hagent undo --session ${s.id}, or a patch that reverts ${denied.length === 1 ? 'it' : 'them'}), or pass --force to end it anyway (the head stays reachable as refs/hagent/${s.id}/ended)`
-          : `land it with hagent land --session ${s.id}, or pass --force to end it anyway (the head stays reachable as refs/hagent/${s.id}/ended)`;
-      throw new HagentError('UNLANDED_WORK', `session ${s.id} has work that has not landed: ${unlanded.join(', ')}`, { session: s.id, files: unlanded }, hint);
+      const hint =
+        drift?.kind === 'rewound' && drift.pastBase
+          ? `its branch was reset past its base, so these changes are not the session's work; ${drift.hint}; or pass --force to end it anyway`
+          : denied.length
+            ? `${denied.join(', ')} ${denied.length === 1 ? 'is a path' : 'are paths'} the policy protects, so a plain land refuses it: land it with hagent land --session ${s.id} --allow-denied, or take ${denied.length === 1 ? 'that path' : 'those paths'} out first (hagent undo --session ${s.id}, or a patch that reverts ${denied.length === 1 ? 'it' : 'them'}), or pass --force to end it anyway (the head stays reachable as refs/hagent/${s.id}/ended)`
+            : `land it with hagent land --session ${s.id}, or pass --force to end it anyway (the head stays reachable as refs/hagent/${s.id}/ended)`;
+      throw new HagentError(
+        'UNLANDED_WORK',
+        `session ${s.id} has work that has not landed: ${unlanded.join(', ')}`,
+        { session: s.id, files: unlanded },
+        hint,
+      );
     }
-  } else if ((unlanded.length || uncommitted.length) && !(await (options.confirm ?? (async () => false))(unlanded, uncommitted))) {
-    throw new HagentError('CONFIRMATION_REQUIRED', `ending session ${s.id} drops ${[unlanded.length ? `work that has not landed (${unlanded.join(', ')})` : '', uncommitted.length ? `uncommitted files (${uncommitted.join(', ')})` : ''].filter(Boolean).join(' and ')}`, { session: s.id, files: [...unlanded, ...uncommitted] }, `pass --yes to end it anyway (the head stays reachable as refs/hagent/${s.id}/ended), or land it first`);
+  } else if (
+    (unlanded.length || uncommitted.length) &&
+    !(await (options.confirm ?? (async () => false))(unlanded, uncommitted))
+  ) {
+    throw new HagentError(
+      'CONFIRMATION_REQUIRED',
+      `ending session ${s.id} drops ${[unlanded.length ? `work that has not landed (${unlanded.join(', ')})` : '', uncommitted.length ? `uncommitted files (${uncommitted.join(', ')})` : ''].filter(Boolean).join(' and ')}`,
+      { session: s.id, files: [...unlanded, ...uncommitted] },
+      `pass --yes to end it anyway (the head stays reachable as refs/hagent/${s.id}/ended), or land it first`,
+    );
   }
   const checked = unlanded.length === 0 && uncommitted.length === 0;
   const keptAs = head && unlanded.length ? `refs/hagent/${s.id}/ended` : null;
-  if (keptAs) await runGit(['update-ref', '--create-reflog', '-m', 'hagent: session end', keptAs, head!], { cwd: ctx.cwd });
+  if (keptAs)
+    await runGit(['update-ref', '--create-reflog', '-m', 'hagent: session end', keptAs, head!], {
+      cwd: ctx.cwd,
+    });
   let removedWorktree = false;
   let pooled = false;
   if (worktreeExists) {
-    pooled = !!head && await poolOnEnd(ctx, s, head, checked, options.env ?? {});
+    pooled = !!head && (await poolOnEnd(ctx, s, head, checked, options.env ?? {}));
     if (!pooled) {
       await runGit(['worktree', 'remove', '--force', s.worktree], { cwd: ctx.cwd });
       removedWorktree = true;
@@ -490,16 +744,29 @@ export async function endSession(ctx: RepoContext, id: string | undefined, optio
  * Ignored files stay only where `recycleIgnored` allows. Any failure leaves the removal to the
  * caller, as before pools existed.
  */
-async function poolOnEnd(ctx: RepoContext, s: Session, head: string, checked: boolean, env: Readonly<Record<string, string | undefined>>): Promise<boolean> {
+async function poolOnEnd(
+  ctx: RepoContext,
+  s: Session,
+  head: string,
+  checked: boolean,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<boolean> {
   try {
     const config = await loadConfig(ctx, env);
     if (config.runtime.pool === 0) return false;
     const root = worktreeRootFor(ctx.commonDir, config.root, config.runtime.worktreeRoot, env);
     if (path.resolve(path.dirname(s.worktree)) !== path.resolve(root)) return false; // only worktrees made where sessions go now
     if ((await readIntent(ctx.commonDir, s.id)) !== null) return false;
-    if (!checked && ((await unlandedPaths(ctx, s, head)).length || (await outsideEdits(s.worktree)).length)) return false;
+    if (
+      !checked &&
+      ((await unlandedPaths(ctx, s, head)).length || (await outsideEdits(s.worktree)).length)
+    )
+      return false;
     const top = config.root ?? ctx.location.topLevel;
-    const keep = config.runtime.recycleIgnored ?? [...(top ? await worktreeIncludePatterns(top) : []), ...DEPENDENCY_FOLDERS];
+    const keep = config.runtime.recycleIgnored ?? [
+      ...(top ? await worktreeIncludePatterns(top) : []),
+      ...DEPENDENCY_FOLDERS,
+    ];
     return await enterPool(ctx.commonDir, ctx.cwd, s.worktree, root, config.runtime.pool, keep);
   } catch {
     return false;

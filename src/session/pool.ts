@@ -16,7 +16,13 @@ import path from 'node:path';
 import { runGit } from '../git/index.js';
 
 /** Ignored folders a pooled worktree keeps by default (with what `.worktreeinclude` names). */
-export const DEPENDENCY_FOLDERS: readonly string[] = ['node_modules/', '.venv/', 'venv/', 'target/', 'vendor/'];
+export const DEPENDENCY_FOLDERS: readonly string[] = [
+  'node_modules/',
+  '.venv/',
+  'venv/',
+  'target/',
+  'vendor/',
+];
 
 /** One worktree of the pool. `admin` is its folder in `<common-dir>/worktrees/` (null: git does not know it). */
 export interface PoolEntry {
@@ -40,7 +46,8 @@ export async function orphanPools(root: string): Promise<{ pool: string; reposit
   for (const name of await fs.readdir(shared).catch(() => [] as string[])) {
     const dir = poolDir(path.join(shared, name));
     const owner = (await readText(path.join(dir, OWNER_FILE)))?.trim();
-    if (owner && !(await exists(path.join(owner, 'HEAD')))) out.push({ pool: dir, repository: owner });
+    if (owner && !(await exists(path.join(owner, 'HEAD'))))
+      out.push({ pool: dir, repository: owner });
   }
   return out;
 }
@@ -71,7 +78,11 @@ function gitDirArgs(entry: PoolEntry): string[] {
   return entry.admin ? [`--git-dir=${entry.admin}`, `--work-tree=${entry.path}`] : [];
 }
 
-const exists = (p: string): Promise<boolean> => fs.lstat(p).then(() => true, () => false);
+const exists = (p: string): Promise<boolean> =>
+  fs.lstat(p).then(
+    () => true,
+    () => false,
+  );
 
 /**
  * The pool of one repository, oldest first: the folders in `<root>/.pool` and the worktrees git
@@ -112,7 +123,8 @@ async function moveEntry(entry: PoolEntry, to: string): Promise<boolean> {
     throw e;
   }
   const dest = path.join(real(path.dirname(to)), path.basename(to));
-  if (entry.admin) await fs.writeFile(path.join(entry.admin, 'gitdir'), `${path.join(dest, '.git')}\n`);
+  if (entry.admin)
+    await fs.writeFile(path.join(entry.admin, 'gitdir'), `${path.join(dest, '.git')}\n`);
   entry.path = dest;
   return true;
 }
@@ -122,7 +134,11 @@ async function unexpected(entry: PoolEntry): Promise<string | null> {
   if (!entry.exists) return 'its folder is missing';
   if (!entry.admin) return 'git does not know it as a worktree';
   const pointer = (await readText(path.join(entry.path, '.git')))?.trim();
-  if (pointer !== `gitdir: ${entry.admin}` && real(pointer?.replace(/^gitdir: /, '') ?? '') !== real(entry.admin)) return 'its .git file points elsewhere';
+  if (
+    pointer !== `gitdir: ${entry.admin}` &&
+    real(pointer?.replace(/^gitdir: /, '') ?? '') !== real(entry.admin)
+  )
+    return 'its .git file points elsewhere';
   if (await exists(path.join(entry.admin, 'locked'))) return 'it is locked (git worktree lock)';
   if (await exists(path.join(entry.admin, 'index.lock'))) return 'its index is locked (index.lock)';
   if (await exists(path.join(entry.admin, 'modules'))) return 'it has submodules';
@@ -136,23 +152,46 @@ async function unexpected(entry: PoolEntry): Promise<string | null> {
  * worktree, `[]` when clean; asked with its own git dir named, whatever its `.git` file says.
  */
 async function uncommitted(entry: PoolEntry, untracked: 'normal' | 'all'): Promise<string[]> {
-  const r = await runGit([...gitDirArgs(entry), 'status', '--porcelain=v1', '-z', `--untracked-files=${untracked}`, '--ignore-submodules=none', '--no-renames'], { cwd: entry.path });
-  return r.stdout.toString('utf8').split('\0').filter((rec) => rec.length > 3).map((rec) => rec.slice(3));
+  const r = await runGit(
+    [
+      ...gitDirArgs(entry),
+      'status',
+      '--porcelain=v1',
+      '-z',
+      `--untracked-files=${untracked}`,
+      '--ignore-submodules=none',
+      '--no-renames',
+    ],
+    { cwd: entry.path },
+  );
+  return r.stdout
+    .toString('utf8')
+    .split('\0')
+    .filter((rec) => rec.length > 3)
+    .map((rec) => rec.slice(3));
 }
 
 /**
  * Every pool entry with what session start would find wrong with it (`problem`, null when it
  * would reuse it) and the commit it is detached at. Changes nothing.
  */
-export async function inspectPool(commonDir: string, root: string): Promise<{ entry: PoolEntry; problem: string | null; commit: string | null }[]> {
+export async function inspectPool(
+  commonDir: string,
+  root: string,
+): Promise<{ entry: PoolEntry; problem: string | null; commit: string | null }[]> {
   const out: { entry: PoolEntry; problem: string | null; commit: string | null }[] = [];
   for (const entry of await listPool(commonDir, root)) {
-    let problem = entry.name.startsWith('.') ? 'an earlier removal did not finish' : await unexpected(entry);
+    let problem = entry.name.startsWith('.')
+      ? 'an earlier removal did not finish'
+      : await unexpected(entry);
     if (!problem) {
       const dirty = await uncommitted(entry, 'normal');
-      if (dirty.length) problem = `it has changes git does not ignore (${dirty.slice(0, 3).join(', ')}${dirty.length > 3 ? ', …' : ''})`;
+      if (dirty.length)
+        problem = `it has changes git does not ignore (${dirty.slice(0, 3).join(', ')}${dirty.length > 3 ? ', …' : ''})`;
     }
-    const commit = entry.admin ? (await readText(path.join(entry.admin, 'HEAD')))?.trim() ?? null : null;
+    const commit = entry.admin
+      ? ((await readText(path.join(entry.admin, 'HEAD')))?.trim() ?? null)
+      : null;
     out.push({ entry, problem, commit });
   }
   return out;
@@ -182,7 +221,14 @@ export interface Discarded {
  * @returns null when the pool has nothing usable (the caller then checks out afresh).
  * @throws HagentError GIT_FAILED only when keeping a broken entry's bytes failed.
  */
-export async function takeFromPool(commonDir: string, cwd: string, root: string, worktree: string, branch: string, base: string): Promise<{ taken: Taken | null; discarded: Discarded[] }> {
+export async function takeFromPool(
+  commonDir: string,
+  cwd: string,
+  root: string,
+  worktree: string,
+  branch: string,
+  base: string,
+): Promise<{ taken: Taken | null; discarded: Discarded[] }> {
   const discarded: Discarded[] = [];
   for (const entry of (await listPool(commonDir, root)).reverse()) {
     if (entry.name.startsWith('.')) continue; // being removed (see discardPoolEntry)
@@ -193,16 +239,32 @@ export async function takeFromPool(commonDir: string, cwd: string, root: string,
       // An unforeseen failure (a file system refusing the rename, …) must not fail the start:
       // the entry goes back beside the pool, and the start checks out afresh.
       if (entry.path === path.join(real(path.dirname(worktree)), path.basename(worktree))) {
-        await moveEntry(entry, path.join(poolDir(root), `.discard-${entry.name}`)).catch(() => false);
+        await moveEntry(entry, path.join(poolDir(root), `.discard-${entry.name}`)).catch(
+          () => false,
+        );
       }
-      discarded.push({ name: entry.name, reason: `unexpected failure: ${(e as Error).message}`, kept: null, removed: false });
+      discarded.push({
+        name: entry.name,
+        reason: `unexpected failure: ${(e as Error).message}`,
+        kept: null,
+        removed: false,
+      });
     }
   }
   return { taken: null, discarded };
 }
 
 /** One entry's turn in {@link takeFromPool}: the entry taken, or null (it was discarded, or another start took it). */
-async function takeEntry(commonDir: string, cwd: string, root: string, entry: PoolEntry, worktree: string, branch: string, base: string, discarded: Discarded[]): Promise<Taken | null> {
+async function takeEntry(
+  commonDir: string,
+  cwd: string,
+  root: string,
+  entry: PoolEntry,
+  worktree: string,
+  branch: string,
+  base: string,
+  discarded: Discarded[],
+): Promise<Taken | null> {
   if (!entry.exists) {
     discarded.push(await discardPoolEntry(commonDir, cwd, root, entry, 'its folder is missing'));
     return null;
@@ -211,11 +273,15 @@ async function takeEntry(commonDir: string, cwd: string, root: string, entry: Po
   let reason = await unexpected(entry);
   if (!reason) {
     const dirty = await uncommitted(entry, 'normal');
-    if (dirty.length) reason = `it has changes git does not ignore (${dirty.slice(0, 3).join(', ')}${dirty.length > 3 ? ', …' : ''})`;
+    if (dirty.length)
+      reason = `it has changes git does not ignore (${dirty.slice(0, 3).join(', ')}${dirty.length > 3 ? ', …' : ''})`;
   }
   if (!reason) {
     const from = (await readText(path.join(entry.admin!, 'HEAD')))!.trim();
-    const switched = await runGit([...gitDirArgs(entry), 'switch', '--quiet', '--no-track', '-c', branch, base], { cwd: entry.path, allowFailure: true });
+    const switched = await runGit(
+      [...gitDirArgs(entry), 'switch', '--quiet', '--no-track', '-c', branch, base],
+      { cwd: entry.path, allowFailure: true },
+    );
     if (switched.exitCode === 0) return { name: entry.name, from };
     reason = `git switch failed: ${String(switched.stderr).trim().split('\n')[0] ?? ''}`;
     await runGit(['update-ref', '-d', `refs/heads/${branch}`, base], { cwd, allowFailure: true });
@@ -232,30 +298,56 @@ async function takeEntry(commonDir: string, cwd: string, root: string, entry: Po
  * @returns false (nothing changed) when it is locked, has submodules or a locked index.
  * @throws HagentError GIT_FAILED (the caller then removes the worktree as before).
  */
-export async function enterPool(commonDir: string, cwd: string, worktree: string, root: string, limit: number, keep: readonly string[]): Promise<boolean> {
+export async function enterPool(
+  commonDir: string,
+  cwd: string,
+  worktree: string,
+  root: string,
+  limit: number,
+  keep: readonly string[],
+): Promise<boolean> {
   const pointer = (await readText(path.join(worktree, '.git')))?.trim();
   if (!pointer?.startsWith('gitdir: ')) return false;
   const admin = pointer.slice('gitdir: '.length);
-  for (const f of ['locked', 'index.lock', 'modules']) if (await exists(path.join(admin, f))) return false;
+  for (const f of ['locked', 'index.lock', 'modules'])
+    if (await exists(path.join(admin, f))) return false;
   // Its own git dir named: were the `.git` file to vanish meanwhile, git must not find another
   // repository above the folder (a home folder kept in git) and clean that.
   const dirs = [`--git-dir=${admin}`, `--work-tree=${worktree}`];
   await runGit([...dirs, 'checkout', '--quiet', '--detach'], { cwd: worktree });
   // -X with negated patterns: git removes only ignored files, and what `keep` names counts as
   // not ignored (patterns given with -e take precedence over .gitignore, in gitignore syntax).
-  await runGit([...dirs, 'clean', '-ffdqX', ...keep.flatMap((p) => ['-e', p.startsWith('!') ? p.slice(1) : `!${p}`])], { cwd: worktree });
+  await runGit(
+    [
+      ...dirs,
+      'clean',
+      '-ffdqX',
+      ...keep.flatMap((p) => ['-e', p.startsWith('!') ? p.slice(1) : `!${p}`]),
+    ],
+    { cwd: worktree },
+  );
   const name = `${String(Date.now()).padStart(13, '0')}-${randomBytes(3).toString('hex')}`;
   await moveEntry({ name, path: worktree, admin, exists: true }, path.join(poolDir(root), name));
-  await fs.writeFile(path.join(poolDir(root), OWNER_FILE), `${real(commonDir)}\n`, { flag: 'wx' }).catch(() => undefined);
+  await fs
+    .writeFile(path.join(poolDir(root), OWNER_FILE), `${real(commonDir)}\n`, { flag: 'wx' })
+    .catch(() => undefined);
   await trimPool(commonDir, cwd, root, limit).catch(() => undefined); // doctor trims what is left
   return true;
 }
 
 /** Removes the oldest pool entries past `limit` (each as {@link discardPoolEntry} does). */
-export async function trimPool(commonDir: string, cwd: string, root: string, limit: number): Promise<Discarded[]> {
+export async function trimPool(
+  commonDir: string,
+  cwd: string,
+  root: string,
+  limit: number,
+): Promise<Discarded[]> {
   const entries = await listPool(commonDir, root);
   const out: Discarded[] = [];
-  for (const entry of entries.slice(0, Math.max(0, entries.length - limit))) out.push(await discardPoolEntry(commonDir, cwd, root, entry, `the pool holds at most ${limit}`));
+  for (const entry of entries.slice(0, Math.max(0, entries.length - limit)))
+    out.push(
+      await discardPoolEntry(commonDir, cwd, root, entry, `the pool holds at most ${limit}`),
+    );
   return out;
 }
 
@@ -267,14 +359,21 @@ export async function trimPool(commonDir: string, cwd: string, root: string, lim
  * (renamed to `.discard-<name>`), so that a session start cannot take it meanwhile.
  * When keeping fails, nothing is removed (`removed: false`).
  */
-export async function discardPoolEntry(commonDir: string, cwd: string, root: string, entry: PoolEntry, reason: string): Promise<Discarded> {
+export async function discardPoolEntry(
+  commonDir: string,
+  cwd: string,
+  root: string,
+  entry: PoolEntry,
+  reason: string,
+): Promise<Discarded> {
   const name = entry.name.replace(/^\.discard-/, '');
   if (!entry.exists) {
     if (entry.admin) await fs.rm(entry.admin, { recursive: true, force: true });
     return { name, reason, kept: null, removed: true };
   }
   const claimed = path.join(poolDir(root), `.discard-${name}`);
-  if (entry.path !== claimed && !(await moveEntry(entry, claimed))) return { name, reason, kept: null, removed: false };
+  if (entry.path !== claimed && !(await moveEntry(entry, claimed)))
+    return { name, reason, kept: null, removed: false };
   let kept: string | null;
   try {
     kept = await keepBytes(commonDir, cwd, entry);
@@ -282,7 +381,10 @@ export async function discardPoolEntry(commonDir: string, cwd: string, root: str
     return { name, reason, kept: null, removed: false };
   }
   if (entry.admin) {
-    const r = await runGit(['worktree', 'remove', '--force', '--force', entry.path], { cwd, allowFailure: true });
+    const r = await runGit(['worktree', 'remove', '--force', '--force', entry.path], {
+      cwd,
+      allowFailure: true,
+    });
     if (r.exitCode !== 0) {
       await fs.rm(entry.path, { recursive: true, force: true });
       await fs.rm(entry.admin, { recursive: true, force: true });
@@ -300,7 +402,7 @@ export async function discardPoolEntry(commonDir: string, cwd: string, root: str
  * @throws HagentError GIT_FAILED.
  */
 async function keepBytes(commonDir: string, cwd: string, entry: PoolEntry): Promise<string | null> {
-  const head = entry.admin ? (await readText(path.join(entry.admin, 'HEAD')))?.trim() ?? '' : '';
+  const head = entry.admin ? ((await readText(path.join(entry.admin, 'HEAD')))?.trim() ?? '') : '';
   const known = entry.admin !== null && /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(head);
   if (known && (await uncommitted(entry, 'all')).length === 0) return null;
   const index = path.join(commonDir, 'hagent', `pool-keep-${entry.name}-${process.pid}.index`);
@@ -311,9 +413,34 @@ async function keepBytes(commonDir: string, cwd: string, entry: PoolEntry): Prom
     const pre = known ? gitDirArgs(entry) : [`--git-dir=${commonDir}`, `--work-tree=${entry.path}`];
     const env = { GIT_INDEX_FILE: index };
     await runGit([...pre, 'add', '-A', '--', '.'], { cwd: entry.path, env });
-    const tree = (await runGit([...pre, 'write-tree'], { cwd: entry.path, env })).stdout.toString('utf8').trim();
-    const commit = (await runGit(['commit-tree', tree, ...(known ? ['-p', head] : []), '-m', `hagent: what a pooled worktree held when it was removed (${entry.name})`], { cwd })).stdout.toString('utf8').trim();
-    await runGit(['update-ref', '--create-reflog', '-m', 'hagent: pooled worktree kept', `refs/hagent/pool-kept/${entry.name}`, commit], { cwd });
+    const tree = (await runGit([...pre, 'write-tree'], { cwd: entry.path, env })).stdout
+      .toString('utf8')
+      .trim();
+    const commit = (
+      await runGit(
+        [
+          'commit-tree',
+          tree,
+          ...(known ? ['-p', head] : []),
+          '-m',
+          `hagent: what a pooled worktree held when it was removed (${entry.name})`,
+        ],
+        { cwd },
+      )
+    ).stdout
+      .toString('utf8')
+      .trim();
+    await runGit(
+      [
+        'update-ref',
+        '--create-reflog',
+        '-m',
+        'hagent: pooled worktree kept',
+        `refs/hagent/pool-kept/${entry.name}`,
+        commit,
+      ],
+      { cwd },
+    );
     return commit;
   } finally {
     await fs.rm(index, { force: true });

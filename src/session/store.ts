@@ -77,9 +77,21 @@ export async function readSession(commonDir: string, id: string): Promise<Sessio
  * rename, so a new inode). @throws HagentError SESSION_NOT_FOUND.
  */
 export async function readSessionRecord(commonDir: string, id: string): Promise<Session> {
-  if (!SESSION_ID.test(id)) throw new HagentError('SESSION_NOT_FOUND', `no session named ${JSON.stringify(id)}`, { session: id }, 'hagent session list shows the sessions of this repository');
+  if (!SESSION_ID.test(id))
+    throw new HagentError(
+      'SESSION_NOT_FOUND',
+      `no session named ${JSON.stringify(id)}`,
+      { session: id },
+      'hagent session list shows the sessions of this repository',
+    );
   const parsed = await parseSessionFile(commonDir, id);
-  if (parsed === null) throw new HagentError('SESSION_NOT_FOUND', `no session named ${JSON.stringify(id)}`, { session: id }, 'hagent session list shows the sessions of this repository');
+  if (parsed === null)
+    throw new HagentError(
+      'SESSION_NOT_FOUND',
+      `no session named ${JSON.stringify(id)}`,
+      { session: id },
+      'hagent session list shows the sessions of this repository',
+    );
   if ('problem' in parsed) throw corruptError(parsed);
   return followMove(commonDir, parsed.session);
 }
@@ -93,7 +105,12 @@ export interface BrokenSession {
 
 /** The SESSION_CORRUPT refusal of a broken record; its hint is what to do (doctor, or move it away). */
 export function corruptError(b: BrokenSession): HagentError {
-  return new HagentError('SESSION_CORRUPT', `session ${b.id}: its record ${b.file} is damaged (${b.problem})`, { session: b.id, file: b.file, problem: b.problem }, corruptHint(b));
+  return new HagentError(
+    'SESSION_CORRUPT',
+    `session ${b.id}: its record ${b.file} is damaged (${b.problem})`,
+    { session: b.id, file: b.file, problem: b.problem },
+    corruptHint(b),
+  );
 }
 
 /** What to do about a broken record: doctor rebuilds it when the branch and worktree are there; else move the file away. */
@@ -102,7 +119,10 @@ export function corruptHint(b: BrokenSession): string {
 }
 
 /** Reads and validates one session file: null when it does not exist, else the session or what is wrong. */
-async function parseSessionFile(commonDir: string, id: string): Promise<{ session: Session } | BrokenSession | null> {
+async function parseSessionFile(
+  commonDir: string,
+  id: string,
+): Promise<{ session: Session } | BrokenSession | null> {
   const file = sessionFile(commonDir, id);
   let text: string;
   try {
@@ -123,7 +143,12 @@ async function parseSessionFile(commonDir: string, id: string): Promise<{ sessio
     const where = issue?.path.length ? `field ${issue.path.join('.')}: ` : '';
     return { id, file, problem: `not a session record: ${where}${issue?.message ?? 'invalid'}` };
   }
-  if (parsed.data.id !== id) return { id, file, problem: `not a session record: field id is ${JSON.stringify(parsed.data.id)}, not ${JSON.stringify(id)}` };
+  if (parsed.data.id !== id)
+    return {
+      id,
+      file,
+      problem: `not a session record: field id is ${JSON.stringify(parsed.data.id)}, not ${JSON.stringify(id)}`,
+    };
   return { session: parsed.data };
 }
 
@@ -159,7 +184,10 @@ async function followMove(commonDir: string, session: Session): Promise<Session>
     // `.git` file still names the old git dir: git's repair mends that link.
     const linked = worktreeGitDirSync(session.worktree);
     if (!linked || existsSync(linked)) return session;
-    const repaired = await runGit(['worktree', 'repair', session.worktree], { cwd: commonDir, allowFailure: true });
+    const repaired = await runGit(['worktree', 'repair', session.worktree], {
+      cwd: commonDir,
+      allowFailure: true,
+    });
     if (repaired.exitCode === 0) {
       if (!moved.has(commonDir)) moved.set(commonDir, new Set());
       moved.get(commonDir)!.add(session.id);
@@ -167,8 +195,15 @@ async function followMove(commonDir: string, session: Session): Promise<Session>
     return session;
   }
   const here = defaultWorktreePath(commonDir, session.id);
-  if (path.resolve(here) === path.resolve(session.worktree) || !statSync(path.join(here, '.git'), { throwIfNoEntry: false })?.isFile()) return session;
-  const repaired = await runGit(['worktree', 'repair', here], { cwd: commonDir, allowFailure: true });
+  if (
+    path.resolve(here) === path.resolve(session.worktree) ||
+    !statSync(path.join(here, '.git'), { throwIfNoEntry: false })?.isFile()
+  )
+    return session;
+  const repaired = await runGit(['worktree', 'repair', here], {
+    cwd: commonDir,
+    allowFailure: true,
+  });
   if (repaired.exitCode !== 0) return session;
   const relocated = { ...session, worktree: here };
   await writeSession(commonDir, relocated);
@@ -183,7 +218,11 @@ async function followMove(commonDir: string, session: Session): Promise<Session>
  * session is on disk yet (git does not fsync the checkout), and an fsync right after a checkout
  * waits for the journal to take in every file git made (1-27 ms measured at 20k files).
  */
-export async function writeSession(commonDir: string, session: Session, options: { durable?: boolean } = {}): Promise<void> {
+export async function writeSession(
+  commonDir: string,
+  session: Session,
+  options: { durable?: boolean } = {},
+): Promise<void> {
   await writeJsonFile(sessionFile(commonDir, session.id), session, options);
 }
 
@@ -202,7 +241,9 @@ export async function listBrokenSessions(commonDir: string): Promise<BrokenSessi
   return (await scanSessions(commonDir)).broken;
 }
 
-async function scanSessions(commonDir: string): Promise<{ sessions: Session[]; broken: BrokenSession[] }> {
+async function scanSessions(
+  commonDir: string,
+): Promise<{ sessions: Session[]; broken: BrokenSession[] }> {
   let names: string[];
   try {
     names = await fs.readdir(path.join(hagentDir(commonDir), 'sessions'));

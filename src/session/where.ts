@@ -36,8 +36,15 @@ export function isInside(parent: string, child: string): boolean {
  */
 export function repoKey(commonDir: string): string {
   const common = real(commonDir);
-  const named = path.basename(common) === '.git' ? path.basename(path.dirname(common)) : path.basename(common).replace(/\.git$/, '');
-  const name = named.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^[.-]+/, '').slice(0, 40) || 'repo';
+  const named =
+    path.basename(common) === '.git'
+      ? path.basename(path.dirname(common))
+      : path.basename(common).replace(/\.git$/, '');
+  const name =
+    named
+      .replace(/[^A-Za-z0-9._-]/g, '_')
+      .replace(/^[.-]+/, '')
+      .slice(0, 40) || 'repo';
   return `${name}-${createHash('sha256').update(common).digest('hex').slice(0, 12)}`;
 }
 
@@ -58,15 +65,29 @@ export function userCacheDir(env: Readonly<Record<string, string | undefined>>):
  * except inside its git folder.
  * @throws HagentError CONFIG_INVALID for a folder inside the main checkout.
  */
-export function worktreeRootFor(commonDir: string, mainRoot: string | null, configured: string | null, env: Readonly<Record<string, string | undefined>>): string {
+export function worktreeRootFor(
+  commonDir: string,
+  mainRoot: string | null,
+  configured: string | null,
+  env: Readonly<Record<string, string | undefined>>,
+): string {
   if (configured === 'git-dir') return gitDirWorktreeRoot(commonDir);
   let base: string;
   if (configured === null) base = path.join(userCacheDir(env), 'hagent', 'worktrees');
-  else if (configured === '~' || configured.startsWith('~/')) base = path.join(env.HOME && path.isAbsolute(env.HOME) ? env.HOME : os.homedir(), configured.slice(1));
+  else if (configured === '~' || configured.startsWith('~/'))
+    base = path.join(
+      env.HOME && path.isAbsolute(env.HOME) ? env.HOME : os.homedir(),
+      configured.slice(1),
+    );
   else base = path.resolve(mainRoot ?? path.dirname(commonDir), configured);
   const root = path.join(base, repoKey(commonDir));
   if (mainRoot && isInside(mainRoot, root) && !isInside(commonDir, root)) {
-    throw new HagentError('CONFIG_INVALID', `worktreeRoot ${JSON.stringify(configured)} is inside your checkout ${mainRoot}`, { key: 'worktreeRoot', path: root }, 'pick a folder outside the checkout (e.g. "../worktrees"), or remove the key for the default');
+    throw new HagentError(
+      'CONFIG_INVALID',
+      `worktreeRoot ${JSON.stringify(configured)} is inside your checkout ${mainRoot}`,
+      { key: 'worktreeRoot', path: root },
+      'pick a folder outside the checkout (e.g. "../worktrees"), or remove the key for the default',
+    );
   }
   return root;
 }

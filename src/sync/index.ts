@@ -5,16 +5,57 @@
  * and trailers, records what an agent's native tool wrote (agents/: one commit per tool call).
  */
 import { HagentError } from '../errors.js';
-import { changesHeldBy, diffTrees, literalPathspec, parseRawDiff, runGit, treeOf, updateRefCas, writeTree } from '../git/index.js';
+import {
+  changesHeldBy,
+  diffTrees,
+  literalPathspec,
+  parseRawDiff,
+  runGit,
+  treeOf,
+  updateRefCas,
+  writeTree,
+} from '../git/index.js';
 import { checkPath, type Policy } from '../policy/index.js';
 import { loadConfig } from '../config/index.js';
-import { guardTarget, outsideEdits, readSessionRefs, retireRedo, sessionRef, type ChangedFile, type RepoContext, type Session } from '../session/index.js';
+import {
+  guardTarget,
+  outsideEdits,
+  readSessionRefs,
+  retireRedo,
+  sessionRef,
+  type ChangedFile,
+  type RepoContext,
+  type Session,
+} from '../session/index.js';
 import { guardedWrite, storeNote, type Recovery } from '../transaction/index.js';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { entriesAt, looseObjectStore, readCommitTrees, updateIndex, updateRefDirect, worktreeGitDirSync, writeBlobsFromPaths, writeCommit, writeLooseObject, writeTreeWithChanges, type PathChange } from '../git/index.js';
+import {
+  entriesAt,
+  looseObjectStore,
+  readCommitTrees,
+  updateIndex,
+  updateRefDirect,
+  worktreeGitDirSync,
+  writeBlobsFromPaths,
+  writeCommit,
+  writeLooseObject,
+  writeTreeWithChanges,
+  type PathChange,
+} from '../git/index.js';
 import { readEntry } from '../fsx/index.js';
-import { concludeMerge, markersLeft, mergedTreeWith, moveConflictRecord, readConflictRecord, readMergeHead, readMergeState, unresolvedAfter, writtenInWorktree, type ConflictRecord } from '../update/index.js';
+import {
+  concludeMerge,
+  markersLeft,
+  mergedTreeWith,
+  moveConflictRecord,
+  readConflictRecord,
+  readMergeHead,
+  readMergeState,
+  unresolvedAfter,
+  writtenInWorktree,
+  type ConflictRecord,
+} from '../update/index.js';
 
 /** JSON of `hagent sync`. `commit` is null when there was nothing to adopt. */
 export interface SyncResult {
@@ -63,7 +104,9 @@ export interface AdoptAs {
    * trailers and note text added to the commit's (agents/hook.ts names the native edits of
    * parallel tool calls that the commit takes in, so they keep their tool). Null adds nothing.
    */
-  attribute?: (files: readonly ChangedFile[]) => Promise<{ trailers: string[]; note: string } | null>;
+  attribute?: (
+    files: readonly ChangedFile[],
+  ) => Promise<{ trailers: string[]; note: string } | null>;
 }
 
 /** What `hagent sync` records: outside edits, marked as such. */
@@ -90,7 +133,9 @@ async function ownedExcludes(commonDir: string, sessionId: string): Promise<stri
   if (raw === null) return [];
   try {
     const list = JSON.parse(raw) as unknown;
-    return Array.isArray(list) ? list.filter((p): p is string => typeof p === 'string').map((p) => `:(exclude,literal)${p}`) : [];
+    return Array.isArray(list)
+      ? list.filter((p): p is string => typeof p === 'string').map((p) => `:(exclude,literal)${p}`)
+      : [];
   } catch {
     return [];
   }
@@ -102,22 +147,47 @@ async function ownedExcludes(commonDir: string, sessionId: string): Promise<stri
  * the session lock; journaled.
  * @throws HagentError LOCKED, TARGET_MOVED, SESSION_NOT_FOUND.
  */
-export async function syncSession(ctx: RepoContext, session: Session, env: Readonly<Record<string, string | undefined>> = {}, as: AdoptAs = ADOPT_OUTSIDE): Promise<SyncResult> {
+export async function syncSession(
+  ctx: RepoContext,
+  session: Session,
+  env: Readonly<Record<string, string | undefined>> = {},
+  as: AdoptAs = ADOPT_OUTSIDE,
+): Promise<SyncResult> {
   const config = await loadConfig(ctx, env, session.target);
   const journalText = as.journalText ?? as.note;
-  const options = { timeoutMs: as.lockTimeoutMs ?? config.runtime.lockTimeoutMs, ...(journalText !== undefined ? { patch: journalText } : {}) };
-  const { value, recovery } = await guardedWrite(guardTarget(ctx, session), as.op, options, async () => {
-    const r = await syncLocked(ctx, session, config.policy, as);
-    return { value: r, files: r.files.map((f) => f.path), head: r.commit ?? r.parent };
-  });
+  const options = {
+    timeoutMs: as.lockTimeoutMs ?? config.runtime.lockTimeoutMs,
+    ...(journalText !== undefined ? { patch: journalText } : {}),
+  };
+  const { value, recovery } = await guardedWrite(
+    guardTarget(ctx, session),
+    as.op,
+    options,
+    async () => {
+      const r = await syncLocked(ctx, session, config.policy, as);
+      return { value: r, files: r.files.map((f) => f.path), head: r.commit ?? r.parent };
+    },
+  );
   if (recovery) value.recovery = recovery;
   return value;
 }
 
-async function syncLocked(ctx: RepoContext, session: Session, policy: Policy, as: AdoptAs): Promise<SyncResult> {
+async function syncLocked(
+  ctx: RepoContext,
+  session: Session,
+  policy: Policy,
+  as: AdoptAs,
+): Promise<SyncResult> {
   const worktree = session.worktree;
   const { head, redo } = await readSessionRefs(ctx, session);
-  const none = { ok: true as const, session: session.id, commit: null, parent: head, files: [], skipped: [] };
+  const none = {
+    ok: true as const,
+    session: session.id,
+    commit: null,
+    parent: head,
+    files: [],
+    skipped: [],
+  };
   if (as.paths) return syncPaths(ctx, session, policy, { ...as, redo }, head, as.paths);
   const pending = await outsideEdits(worktree);
   // A merge left by `hagent session update` (or the agent's git merge) is concluded here.
@@ -128,15 +198,23 @@ async function syncLocked(ctx: RepoContext, session: Session, policy: Policy, as
     await assertConflictsResolved(worktree);
     if (record) await assertNoMarkersLeft(worktree, record);
   }
-  await runGit(['add', '-A', '--', '.', EXCLUDE_TEMPS, ...(await ownedExcludes(ctx.commonDir, session.id))], { cwd: worktree });
+  await runGit(
+    ['add', '-A', '--', '.', EXCLUDE_TEMPS, ...(await ownedExcludes(ctx.commonDir, session.id))],
+    { cwd: worktree },
+  );
   // The same path policy as a patch (patch-language.md §5b): denied names and symlinks stay out.
-  const staged = parseRawDiff((await runGit(['diff-index', '--cached', '-z', '--no-renames', 'HEAD'], { cwd: worktree })).stdout);
+  const staged = parseRawDiff(
+    (await runGit(['diff-index', '--cached', '-z', '--no-renames', 'HEAD'], { cwd: worktree }))
+      .stdout,
+  );
   let skipped = policySkips(staged, policy);
   if (mergeHead && skipped.length) skipped = await targetsOwn(worktree, mergeHead, staged, skipped);
   if (skipped.length) await resetSkipped(worktree, skipped, record);
   const tree = await writeTree(worktree);
   if (!mergeHead && tree === (await treeOf(worktree, head))) return { ...none, skipped };
-  return commitSynced(ctx, session, { ...as, redo, mergeHead }, head, tree, skipped, () => runGit(['read-tree', head], { cwd: worktree }).then(() => undefined));
+  return commitSynced(ctx, session, { ...as, redo, mergeHead }, head, tree, skipped, () =>
+    runGit(['read-tree', head], { cwd: worktree }).then(() => undefined),
+  );
 }
 
 /**
@@ -146,9 +224,23 @@ async function syncLocked(ctx: RepoContext, session: Session, policy: Policy, as
  * index is read or written; the index then takes the same entries. Denied paths, symlinks and
  * folders stay out.
  */
-async function syncPaths(ctx: RepoContext, session: Session, policy: Policy, as: AdoptAs & { redo?: string | null }, head: string, paths: readonly string[]): Promise<SyncResult> {
+async function syncPaths(
+  ctx: RepoContext,
+  session: Session,
+  policy: Policy,
+  as: AdoptAs & { redo?: string | null },
+  head: string,
+  paths: readonly string[],
+): Promise<SyncResult> {
   const worktree = session.worktree;
-  const none = { ok: true as const, session: session.id, commit: null, parent: head, files: [], skipped: [] };
+  const none = {
+    ok: true as const,
+    session: session.id,
+    commit: null,
+    parent: head,
+    files: [],
+    skipped: [],
+  };
   const rels = [...new Set(paths)];
   if (rels.length === 0) return none;
   // While a merge is in progress, a tool's write of a conflicted file is its resolution, as `git
@@ -164,7 +256,10 @@ async function syncPaths(ctx: RepoContext, session: Session, policy: Policy, as:
     const unresolved = await unresolvedAfter(worktree, merge, written);
     if (unresolved.length === 0) {
       mergeHead = merge.mergeHead;
-      for (const p of written.keys()) { staged.add(p); if (!rels.includes(p)) rels.push(p); }
+      for (const p of written.keys()) {
+        staged.add(p);
+        if (!rels.includes(p)) rels.push(p);
+      }
     } else {
       const why = `conflicted by the merge in progress, which still has conflicts: ${unresolved.map((u) => u.path).join(', ')}`;
       for (const p of rels) if (merge.conflicted.has(p)) leftOut.set(p, why);
@@ -177,7 +272,10 @@ async function syncPaths(ctx: RepoContext, session: Session, policy: Policy, as:
   const files: ChangedFile[] = [];
   const skipped: { path: string; reason: string }[] = [];
   for (const rel of rels) {
-    if (leftOut.has(rel)) { skipped.push({ path: rel, reason: leftOut.get(rel)! }); continue; }
+    if (leftOut.has(rel)) {
+      skipped.push({ path: rel, reason: leftOut.get(rel)! });
+      continue;
+    }
     try {
       checkPath(rel, policy);
     } catch (e) {
@@ -189,7 +287,9 @@ async function syncPaths(ctx: RepoContext, session: Session, policy: Policy, as:
     if (entry.kind === 'symlink') skipped.push({ path: rel, reason: 'a symbolic link' });
     else if (entry.kind === 'file') {
       const mode = entry.executable ? '100755' : '100644';
-      const oid = store ? await writeLooseObject(store, 'blob', entry.bytes) : (await writeBlobsFromPaths(worktree, [rel]))[0]!;
+      const oid = store
+        ? await writeLooseObject(store, 'blob', entry.bytes)
+        : (await writeBlobsFromPaths(worktree, [rel]))[0]!;
       if (before?.oid === oid && before.mode === mode && !staged.has(rel)) continue;
       changes.push({ path: rel, mode, oid });
       files.push({ path: rel, status: before ? 'M' : 'A' });
@@ -199,21 +299,41 @@ async function syncPaths(ctx: RepoContext, session: Session, policy: Policy, as:
     }
   }
   if (changes.length === 0) return { ...none, skipped };
-  const entries = changes.map((c) => (c.oid ? { path: c.path, mode: c.mode, oid: c.oid } : { path: c.path, mode: '0', oid: null }));
+  const entries = changes.map((c) =>
+    c.oid ? { path: c.path, mode: c.mode, oid: c.oid } : { path: c.path, mode: '0', oid: null },
+  );
   // A merge is concluded with the merged index and these files, over both parents.
-  const tree = mergeHead ? await mergedTreeWith(worktree, entries, `sync-${process.pid}`) : await writeTreeWithChanges(worktree, head, changes, trees, store);
-  const r = await commitSynced(ctx, session, { ...as, mergeHead }, head, tree, skipped, async () => undefined, mergeHead ? undefined : files);
+  const tree = mergeHead
+    ? await mergedTreeWith(worktree, entries, `sync-${process.pid}`)
+    : await writeTreeWithChanges(worktree, head, changes, trees, store);
+  const r = await commitSynced(
+    ctx,
+    session,
+    { ...as, mergeHead },
+    head,
+    tree,
+    skipped,
+    async () => undefined,
+    mergeHead ? undefined : files,
+  );
   // The index follows the commit on these paths only (git status stays clean there).
   await updateIndex(worktree, entries).catch(() => undefined);
-  if (merge && !mergeHead && r.commit) await moveConflictRecord(worktree, merge, r.commit).catch(() => undefined);
+  if (merge && !mergeHead && r.commit)
+    await moveConflictRecord(worktree, merge, r.commit).catch(() => undefined);
   return r;
 }
 
 /** Staged changes the path policy refuses (patch-language.md §5b), and symlinks. */
-function policySkips(staged: ReturnType<typeof parseRawDiff>, policy: Policy): { path: string; reason: string }[] {
+function policySkips(
+  staged: ReturnType<typeof parseRawDiff>,
+  policy: Policy,
+): { path: string; reason: string }[] {
   const skipped: { path: string; reason: string }[] = [];
   for (const c of staged) {
-    if (c.newMode === '120000' && c.status !== 'D') { skipped.push({ path: c.path, reason: 'a symbolic link' }); continue; }
+    if (c.newMode === '120000' && c.status !== 'D') {
+      skipped.push({ path: c.path, reason: 'a symbolic link' });
+      continue;
+    }
     try {
       checkPath(c.path, policy);
     } catch (e) {
@@ -229,9 +349,18 @@ function policySkips(staged: ReturnType<typeof parseRawDiff>, policy: Policy): {
  * their branch, not an edit of the agent, so it goes into the merge commit; one the agent changed
  * stays out.
  */
-async function targetsOwn(worktree: string, mergeHead: string, staged: ReturnType<typeof parseRawDiff>, skipped: { path: string; reason: string }[]): Promise<{ path: string; reason: string }[]> {
+async function targetsOwn(
+  worktree: string,
+  mergeHead: string,
+  staged: ReturnType<typeof parseRawDiff>,
+  skipped: { path: string; reason: string }[],
+): Promise<{ path: string; reason: string }[]> {
   const paths = new Set(skipped.map((k) => k.path));
-  const held = await changesHeldBy(worktree, mergeHead, staged.filter((c) => paths.has(c.path)));
+  const held = await changesHeldBy(
+    worktree,
+    mergeHead,
+    staged.filter((c) => paths.has(c.path)),
+  );
   return skipped.filter((k) => !held.has(k.path));
 }
 
@@ -240,22 +369,45 @@ async function targetsOwn(worktree: string, mergeHead: string, staged: ReturnTyp
  * that `hagent session update` left is concluded, to what that merge made of them (the target's
  * version of a path only the target changed), unless the path was itself conflicted.
  */
-async function resetSkipped(worktree: string, skipped: readonly { path: string; reason: string }[], record: ConflictRecord | null): Promise<void> {
+async function resetSkipped(
+  worktree: string,
+  skipped: readonly { path: string; reason: string }[],
+  record: ConflictRecord | null,
+): Promise<void> {
   const conflicted = new Set(record?.files ?? []);
   const toMerged = record ? skipped.filter((k) => !conflicted.has(k.path)) : [];
   const toHead = skipped.filter((k) => !toMerged.includes(k));
-  if (toMerged.length) await runGit(['reset', '-q', record!.tree, '--', ...toMerged.map((k) => literalPathspec(k.path))], { cwd: worktree });
-  if (toHead.length) await runGit(['reset', '-q', 'HEAD', '--', ...toHead.map((k) => literalPathspec(k.path))], { cwd: worktree });
+  if (toMerged.length)
+    await runGit(
+      ['reset', '-q', record!.tree, '--', ...toMerged.map((k) => literalPathspec(k.path))],
+      { cwd: worktree },
+    );
+  if (toHead.length)
+    await runGit(['reset', '-q', 'HEAD', '--', ...toHead.map((k) => literalPathspec(k.path))], {
+      cwd: worktree,
+    });
 }
 
 const oneLine = (v: string) => v.replace(/[\r\n]+/g, ' ').slice(0, 500);
 
 /** Writes the commit of `tree` on the session branch (compare-and-swap) with its message and note. */
-async function commitSynced(ctx: RepoContext, session: Session, as: AdoptAs & { redo?: string | null; mergeHead?: string | null }, head: string, tree: string, skipped: { path: string; reason: string }[], undoIndex: () => Promise<void>, known?: ChangedFile[]): Promise<SyncResult> {
+async function commitSynced(
+  ctx: RepoContext,
+  session: Session,
+  as: AdoptAs & { redo?: string | null; mergeHead?: string | null },
+  head: string,
+  tree: string,
+  skipped: { path: string; reason: string }[],
+  undoIndex: () => Promise<void>,
+  known?: ChangedFile[],
+): Promise<SyncResult> {
   const worktree = session.worktree;
-  const files = known ?? (await diffTrees(worktree, head, tree)).map((c) => ({ path: c.path, status: c.status }));
+  const files =
+    known ??
+    (await diffTrees(worktree, head, tree)).map((c) => ({ path: c.path, status: c.status }));
   const mergeHead = as.mergeHead ?? null;
-  if (files.length === 0 && !mergeHead) throw new HagentError('INTERNAL', 'sync made an empty commit');
+  if (files.length === 0 && !mergeHead)
+    throw new HagentError('INTERNAL', 'sync made an empty commit');
   const list = files.map((f) => `${f.status} ${f.path}`);
   let message: string;
   const extra = !mergeHead && as.attribute ? await as.attribute(files) : null;
@@ -263,21 +415,49 @@ async function commitSynced(ctx: RepoContext, session: Session, as: AdoptAs & { 
     message = mergeCommitMessage(session.id, mergeHead, as.op, files);
   } else {
     let subject = as.subject ?? `hagent: ${as.title} (${list.join(', ')})`;
-    if (as.subject === undefined && subject.length > 72) subject = `hagent: ${as.title} (${files.length} file${files.length === 1 ? '' : 's'})`;
+    if (as.subject === undefined && subject.length > 72)
+      subject = `hagent: ${as.title} (${files.length} file${files.length === 1 ? '' : 's'})`;
     if (subject.length > 72) subject = `${subject.slice(0, 71)}…`;
-    const trailers = [`Hagent-Session: ${session.id}`, `Hagent-Op: ${as.op}`, ...[...(as.trailers ?? []), ...(extra?.trailers ?? [])].map(oneLine)];
+    const trailers = [
+      `Hagent-Session: ${session.id}`,
+      `Hagent-Op: ${as.op}`,
+      ...[...(as.trailers ?? []), ...(extra?.trailers ?? [])].map(oneLine),
+    ];
     message = `${subject}\n\n${as.intro}\n${list.map((l) => `- ${l}`).join('\n')}\n\n${as.detail ? `${as.detail}\n\n` : ''}${trailers.join('\n')}\n`;
   }
   // In-process where the repository allows (as apply does: git/commit-direct.ts,
   // ref-update-direct.ts, notes-direct.ts), else with git: each spawn is ~10-40 ms per hook.
   const store = await looseObjectStore(ctx.commonDir, head);
   const gitDir = store ? worktreeGitDirSync(worktree) : null;
-  const made = await writeCommit(worktree, ctx.commonDir, gitDir, store, tree, mergeHead ? [head, mergeHead] : [head], message);
+  const made = await writeCommit(
+    worktree,
+    ctx.commonDir,
+    gitDir,
+    store,
+    tree,
+    mergeHead ? [head, mergeHead] : [head],
+    message,
+  );
   const commit = made.oid;
-  const direct = store && gitDir && made.author && made.committer ? { store, gitDir, author: made.author, committer: made.committer } : null;
-  const reflog = mergeHead ? 'hagent sync: merge concluded' : `hagent ${as.op}: ${as.subject ?? as.title}`.slice(0, 200);
+  const direct =
+    store && gitDir && made.author && made.committer
+      ? { store, gitDir, author: made.author, committer: made.committer }
+      : null;
+  const reflog = mergeHead
+    ? 'hagent sync: merge concluded'
+    : `hagent ${as.op}: ${as.subject ?? as.title}`.slice(0, 200);
   try {
-    const moved = direct && await updateRefDirect({ commonDir: ctx.commonDir, gitDir: direct.gitDir, ref: sessionRef(session), newOid: commit, oldOid: head, committer: direct.committer, message: reflog });
+    const moved =
+      direct &&
+      (await updateRefDirect({
+        commonDir: ctx.commonDir,
+        gitDir: direct.gitDir,
+        ref: sessionRef(session),
+        newOid: commit,
+        oldOid: head,
+        committer: direct.committer,
+        message: reflog,
+      }));
     if (!moved) await updateRefCas(worktree, sessionRef(session), commit, head, reflog);
   } catch (error) {
     await undoIndex().catch(() => undefined);
@@ -286,8 +466,19 @@ async function commitSynced(ctx: RepoContext, session: Session, as: AdoptAs & { 
   if (mergeHead) await concludeMerge(worktree);
   await retireRedo(worktree, session, as.redo);
   const note = as.note !== undefined || extra ? `${as.note ?? ''}${extra?.note ?? ''}` : undefined;
-  if (note !== undefined) await storeNote(ctx.commonDir, worktree, commit, note, direct ?? undefined).catch(() => undefined);
-  return { ok: true, session: session.id, commit, parent: head, files, skipped, ...(mergeHead ? { merged: mergeHead } : {}) };
+  if (note !== undefined)
+    await storeNote(ctx.commonDir, worktree, commit, note, direct ?? undefined).catch(
+      () => undefined,
+    );
+  return {
+    ok: true,
+    session: session.id,
+    commit,
+    parent: head,
+    files,
+    skipped,
+    ...(mergeHead ? { merged: mergeHead } : {}),
+  };
 }
 
 /**
@@ -296,11 +487,16 @@ async function commitSynced(ctx: RepoContext, session: Session, as: AdoptAs & { 
  * command (`sync`, `apply`); `files` are the changes against the session head; `trailers` come
  * after `Hagent-Session` and `Hagent-Op: update` (an apply's `Hagent-Patch-Sha256`). Pure.
  */
-export function mergeCommitMessage(sessionId: string, mergeHead: string, op: string, files: readonly { status: string; path: string }[], trailers: readonly string[] = []): string {
+export function mergeCommitMessage(
+  sessionId: string,
+  mergeHead: string,
+  op: string,
+  files: readonly { status: string; path: string }[],
+  trailers: readonly string[] = [],
+): string {
   const list = files.map((f) => `- ${f.status} ${f.path}`).join('\n');
   return `hagent: merge ${mergeHead.slice(0, 12)} into session ${sessionId}, conflicts resolved\n\nConcluded by hagent ${op}:\n${list}\n\n${[`Hagent-Session: ${sessionId}`, 'Hagent-Op: update', ...trailers].join('\n')}\n`;
 }
-
 
 /**
  * Refuses to conclude a merge while a file the update left conflicted still holds a conflict
@@ -313,7 +509,12 @@ async function assertNoMarkersLeft(worktree: string, record: ConflictRecord): Pr
   const left = await markersLeft(worktree, record.files);
   if (left.length === 0) return;
   const where = left.map((l) => `${l.path}:${l.line}`);
-  throw new HagentError('CONFLICT_MARKERS', `${left.length} file${left.length === 1 ? '' : 's'} conflicted by the update still hold${left.length === 1 ? 's' : ''} conflict markers: ${where.join(', ')}`, { files: left.map((l) => l.path), path: left[0]!.path, line: left[0]!.line, markers: left }, `in ${worktree}: resolve the <<<<<<< ======= >>>>>>> blocks at those lines, mark each file resolved with git add FILE, then run hagent sync again`);
+  throw new HagentError(
+    'CONFLICT_MARKERS',
+    `${left.length} file${left.length === 1 ? '' : 's'} conflicted by the update still hold${left.length === 1 ? 's' : ''} conflict markers: ${where.join(', ')}`,
+    { files: left.map((l) => l.path), path: left[0]!.path, line: left[0]!.line, markers: left },
+    `in ${worktree}: resolve the <<<<<<< ======= >>>>>>> blocks at those lines, mark each file resolved with git add FILE, then run hagent sync again`,
+  );
 }
 
 /**
@@ -324,8 +525,18 @@ async function assertNoMarkersLeft(worktree: string, record: ConflictRecord): Pr
  * @throws HagentError MERGE_UNRESOLVED naming the files.
  */
 async function assertConflictsResolved(worktree: string): Promise<void> {
-  const unmerged = (await runGit(['diff', '--name-only', '-z', '--diff-filter=U'], { cwd: worktree })).stdout.toString('utf8').split('\0').filter(Boolean);
+  const unmerged = (
+    await runGit(['diff', '--name-only', '-z', '--diff-filter=U'], { cwd: worktree })
+  ).stdout
+    .toString('utf8')
+    .split('\0')
+    .filter(Boolean);
   if (unmerged.length) {
-    throw new HagentError('MERGE_UNRESOLVED', `${unmerged.length} conflicted file${unmerged.length === 1 ? ' is' : 's are'} not resolved yet: ${unmerged.join(', ')}`, { files: unmerged, path: unmerged[0]! }, `in ${worktree}: edit each file to what it should be (remove the <<<<<<< ======= >>>>>>> markers), mark it resolved with git add FILE (git rm FILE to delete it), then run hagent sync again`);
+    throw new HagentError(
+      'MERGE_UNRESOLVED',
+      `${unmerged.length} conflicted file${unmerged.length === 1 ? ' is' : 's are'} not resolved yet: ${unmerged.join(', ')}`,
+      { files: unmerged, path: unmerged[0]! },
+      `in ${worktree}: edit each file to what it should be (remove the <<<<<<< ======= >>>>>>> markers), mark it resolved with git add FILE (git rm FILE to delete it), then run hagent sync again`,
+    );
   }
 }

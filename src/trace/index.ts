@@ -7,7 +7,8 @@ const enabled = !!process.env.HAGENT_TRACE;
 
 /** Writes `label` with the time since process start (ms) to stderr when HAGENT_TRACE is set. */
 export function trace(label: string): void {
-  if (enabled) process.stderr.write(`hagent-trace ${performance.now().toFixed(1).padStart(7)} ms  ${label}\n`);
+  if (enabled)
+    process.stderr.write(`hagent-trace ${performance.now().toFixed(1).padStart(7)} ms  ${label}\n`);
 }
 
 /** True when HAGENT_TRACE is set (to skip building a costly label). */

@@ -43,25 +43,66 @@ export async function guardedWrite<T>(
   body: (recovery: Recovery | null) => Promise<GuardedOutcome<T>>,
 ): Promise<{ value: T; recovery: Recovery | null }> {
   const started = performance.now();
-  const base: JournalInput = { session: target.session, command, ok: true, base: target.base, ...(options.patch !== undefined ? { patch: options.patch } : {}) };
+  const base: JournalInput = {
+    session: target.session,
+    command,
+    ok: true,
+    base: target.base,
+    ...(options.patch !== undefined ? { patch: options.patch } : {}),
+  };
   try {
-    const out = await withSessionLock(target.commonDir, target.session, { command }, { timeoutMs: options.timeoutMs }, async () => {
-      await assertWorktreeIntact(target);
-      const recovery = await recoverTransaction(target.commonDir, target.session, target.worktree, target.ref);
-      if (recovery) {
-        await appendJournal(target.commonDir, { session: target.session, command: `recover ${recovery.command}`, ok: true, files: recovery.files, message: `${recovery.action}${recovery.outside.length ? `; left alone: ${recovery.outside.join(', ')}` : ''}` }).catch(() => undefined);
-      }
-      return { ...(await body(recovery)), recovery };
-    });
+    const out = await withSessionLock(
+      target.commonDir,
+      target.session,
+      { command },
+      { timeoutMs: options.timeoutMs },
+      async () => {
+        await assertWorktreeIntact(target);
+        const recovery = await recoverTransaction(
+          target.commonDir,
+          target.session,
+          target.worktree,
+          target.ref,
+        );
+        if (recovery) {
+          await appendJournal(target.commonDir, {
+            session: target.session,
+            command: `recover ${recovery.command}`,
+            ok: true,
+            files: recovery.files,
+            message: `${recovery.action}${recovery.outside.length ? `; left alone: ${recovery.outside.join(', ')}` : ''}`,
+          }).catch(() => undefined);
+        }
+        return { ...(await body(recovery)), recovery };
+      },
+    );
     trace('guard: unlocked');
     if (options.journal !== false) {
-      await appendJournal(target.commonDir, { ...base, ...(out.files ? { files: out.files } : {}), ...(out.head ? { head: out.head } : {}), ...(out.patch !== undefined ? { patch: out.patch } : {}), durationMs: performance.now() - started }).catch(() => undefined);
+      await appendJournal(target.commonDir, {
+        ...base,
+        ...(out.files ? { files: out.files } : {}),
+        ...(out.head ? { head: out.head } : {}),
+        ...(out.patch !== undefined ? { patch: out.patch } : {}),
+        durationMs: performance.now() - started,
+      }).catch(() => undefined);
     }
     trace('guard: journaled');
     return { value: out.value, recovery: out.recovery };
   } catch (error) {
     const e = toHagentError(error);
-    await appendJournal(target.commonDir, { ...base, ok: false, code: e.code, message: e.message, ...(e.hint ? { hint: e.hint } : {}), ...(Array.isArray(e.details.files) ? { files: e.details.files } : e.details.path ? { files: [String(e.details.path)] } : {}), durationMs: performance.now() - started }).catch(() => undefined);
+    await appendJournal(target.commonDir, {
+      ...base,
+      ok: false,
+      code: e.code,
+      message: e.message,
+      ...(e.hint ? { hint: e.hint } : {}),
+      ...(Array.isArray(e.details.files)
+        ? { files: e.details.files }
+        : e.details.path
+          ? { files: [String(e.details.path)] }
+          : {}),
+      durationMs: performance.now() - started,
+    }).catch(() => undefined);
     throw error;
   }
 }
@@ -82,9 +123,14 @@ const real = (p: string) => {
  */
 async function worktreeLinksIntact(target: GuardTarget): Promise<boolean> {
   try {
-    const gitDir = parseGitFile(target.worktree, await fs.readFile(path.join(target.worktree, '.git'), 'utf8'));
+    const gitDir = parseGitFile(
+      target.worktree,
+      await fs.readFile(path.join(target.worktree, '.git'), 'utf8'),
+    );
     if (!gitDir) return false;
-    const [head, commonDir, back] = await Promise.all(['HEAD', 'commondir', 'gitdir'].map((f) => fs.readFile(path.join(gitDir, f), 'utf8')));
+    const [head, commonDir, back] = await Promise.all(
+      ['HEAD', 'commondir', 'gitdir'].map((f) => fs.readFile(path.join(gitDir, f), 'utf8')),
+    );
     if (head!.trim() !== `ref: ${target.ref}`) return false;
     if (real(path.resolve(gitDir, commonDir!.trim())) !== real(target.commonDir)) return false;
     return real(path.dirname(path.resolve(gitDir, back!.trim()))) === real(target.worktree);
@@ -101,16 +147,46 @@ async function worktreeLinksIntact(target: GuardTarget): Promise<boolean> {
  * @throws HagentError WORKTREE_BROKEN naming what is wrong, with a hint.
  */
 export async function assertWorktreeIntact(target: GuardTarget): Promise<void> {
-  const broken = (what: string, hint: string) => new HagentError('WORKTREE_BROKEN', `session ${target.session}: ${what}`, { session: target.session, worktree: target.worktree }, hint);
+  const broken = (what: string, hint: string) =>
+    new HagentError(
+      'WORKTREE_BROKEN',
+      `session ${target.session}: ${what}`,
+      { session: target.session, worktree: target.worktree },
+      hint,
+    );
   const st = await fs.stat(target.worktree).catch(() => null);
-  if (!st?.isDirectory()) throw broken(`its worktree ${target.worktree} is missing`, `end the session with: hagent session end ${target.session} --force (its branch stays reachable)`);
+  if (!st?.isDirectory())
+    throw broken(
+      `its worktree ${target.worktree} is missing`,
+      `end the session with: hagent session end ${target.session} --force (its branch stays reachable)`,
+    );
   if (await worktreeLinksIntact(target)) return;
-  const r = await runGit(['rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir', '--symbolic-full-name', 'HEAD'], { cwd: target.worktree, allowFailure: true });
+  const r = await runGit(
+    [
+      'rev-parse',
+      '--path-format=absolute',
+      '--show-toplevel',
+      '--git-common-dir',
+      '--symbolic-full-name',
+      'HEAD',
+    ],
+    { cwd: target.worktree, allowFailure: true },
+  );
   const [top = '', common = '', head = ''] = r.stdout.toString('utf8').split('\n');
-  if (r.exitCode !== 0 || real(top) !== real(target.worktree) || real(common) !== real(target.commonDir)) {
-    throw broken(`${target.worktree} is no longer a git worktree of this repository (its .git file is missing or points elsewhere)`, `nothing was written; run hagent doctor, or end the session with: hagent session end ${target.session} --force`);
+  if (
+    r.exitCode !== 0 ||
+    real(top) !== real(target.worktree) ||
+    real(common) !== real(target.commonDir)
+  ) {
+    throw broken(
+      `${target.worktree} is no longer a git worktree of this repository (its .git file is missing or points elsewhere)`,
+      `nothing was written; run hagent doctor, or end the session with: hagent session end ${target.session} --force`,
+    );
   }
   if (head !== target.ref) {
-    throw broken(`its worktree has ${head === 'HEAD' ? 'a detached HEAD' : head} checked out instead of ${target.ref}`, `nothing was written; in ${target.worktree}: git switch ${target.ref.replace('refs/heads/', '')} (keep any work made there first)`);
+    throw broken(
+      `its worktree has ${head === 'HEAD' ? 'a detached HEAD' : head} checked out instead of ${target.ref}`,
+      `nothing was written; in ${target.worktree}: git switch ${target.ref.replace('refs/heads/', '')} (keep any work made there first)`,
+    );
   }
 }

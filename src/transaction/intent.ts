@@ -23,7 +23,9 @@ export const IntentSchema = z.object({
   commit: z.nullable(z.string()),
   message: z.string(),
   note: z.nullable(z.string()),
-  targets: z.array(z.object({ rel: z.string(), prior: Side, next: Side, tmp: z.nullable(z.string()) })),
+  targets: z.array(
+    z.object({ rel: z.string(), prior: Side, next: Side, tmp: z.nullable(z.string()) }),
+  ),
 });
 
 export type Intent = z.infer<typeof IntentSchema>;
@@ -38,12 +40,19 @@ export function intentPath(commonDir: string, session: string): string {
  * `durable` is false: the caller then fsyncs {@link intentPath} and its folder before the first
  * file is published.
  */
-export async function writeIntent(commonDir: string, intent: Intent, options: { durable?: boolean } = {}): Promise<void> {
+export async function writeIntent(
+  commonDir: string,
+  intent: Intent,
+  options: { durable?: boolean } = {},
+): Promise<void> {
   await writeJsonFile(intentPath(commonDir, intent.session), intent, options);
 }
 
 /** Reads the pending intent of a session; null when none. A damaged record is returned as 'damaged'. */
-export async function readIntent(commonDir: string, session: string): Promise<Intent | 'damaged' | null> {
+export async function readIntent(
+  commonDir: string,
+  session: string,
+): Promise<Intent | 'damaged' | null> {
   let raw: unknown;
   try {
     raw = await readJsonFile(intentPath(commonDir, session));

@@ -20,14 +20,30 @@ export const NOTES_LOCK_ID = 'notes.lock';
  * @param direct the object store, the worktree's git dir and the identity for an in-process note.
  * @throws HagentError LOCKED after 10 s of waiting; TARGET_MOVED, GIT_FAILED from the update.
  */
-export async function storeNote(commonDir: string, cwd: string, commit: string, text: string, direct?: Omit<DirectNote, 'commonDir' | 'commit' | 'text'>): Promise<void> {
-  await withSessionLock(commonDir, NOTES_LOCK_ID, { command: 'note' }, { timeoutMs: 10_000 }, async () => {
-    await clearDeadNotesRefLock(commonDir);
-    // Any failure of the in-process note (a concurrent gc, a ref moved by someone else) leaves
-    // at most unreferenced objects: git then adds the note.
-    if (direct && await addNoteDirect({ ...direct, commonDir, commit, text }).catch(() => false)) return;
-    await addNote(cwd, commit, text);
-  });
+export async function storeNote(
+  commonDir: string,
+  cwd: string,
+  commit: string,
+  text: string,
+  direct?: Omit<DirectNote, 'commonDir' | 'commit' | 'text'>,
+): Promise<void> {
+  await withSessionLock(
+    commonDir,
+    NOTES_LOCK_ID,
+    { command: 'note' },
+    { timeoutMs: 10_000 },
+    async () => {
+      await clearDeadNotesRefLock(commonDir);
+      // Any failure of the in-process note (a concurrent gc, a ref moved by someone else) leaves
+      // at most unreferenced objects: git then adds the note.
+      if (
+        direct &&
+        (await addNoteDirect({ ...direct, commonDir, commit, text }).catch(() => false))
+      )
+        return;
+      await addNote(cwd, commit, text);
+    },
+  );
 }
 
 /** How old git's `refs/notes/hagent.lock` must be before hagent takes it for a dead writer's (ms). */

@@ -6,7 +6,20 @@
 import { promises as fs, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
-import { objectFormat, readBlobCheckedOut, storedBlobIdsOf, type ObjectFormat, commitTree, lsTree, parseGitFile, readRef, updateIndex, updateRefCas, writeTree, type IndexEntryUpdate } from '../git/index.js';
+import {
+  objectFormat,
+  readBlobCheckedOut,
+  storedBlobIdsOf,
+  type ObjectFormat,
+  commitTree,
+  lsTree,
+  parseGitFile,
+  readRef,
+  updateIndex,
+  updateRefCas,
+  writeTree,
+  type IndexEntryUpdate,
+} from '../git/index.js';
 import { backupNameFor, readEntry, replaceIfHolds, tempNameFor } from '../fsx/index.js';
 import { intentPath, readIntent, removeIntent, writeIntent, type Intent } from './intent.js';
 import { storeNote } from './note.js';
@@ -25,9 +38,20 @@ export interface Recovery {
 type DiskSide = { oid: string; mode: string; bytes: Uint8Array } | null;
 
 /** What each of `rels` holds on disk, its blob id the one git would store (git/filters.ts). */
-async function diskSides(worktree: string, rels: readonly string[], format: ObjectFormat): Promise<(DiskSide | 'other')[]> {
+async function diskSides(
+  worktree: string,
+  rels: readonly string[],
+  format: ObjectFormat,
+): Promise<(DiskSide | 'other')[]> {
   const entries = await Promise.all(rels.map((rel) => readEntry(worktree, rel)));
-  const ids = await storedBlobIdsOf(worktree, rels.flatMap((rel, i) => { const e = entries[i]!; return e.kind === 'file' ? [{ path: rel, bytes: e.bytes }] : []; }), format);
+  const ids = await storedBlobIdsOf(
+    worktree,
+    rels.flatMap((rel, i) => {
+      const e = entries[i]!;
+      return e.kind === 'file' ? [{ path: rel, bytes: e.bytes }] : [];
+    }),
+    format,
+  );
   return entries.map((e, i) => {
     if (e.kind === 'missing') return null;
     if (e.kind !== 'file') return 'other';
@@ -47,13 +71,22 @@ function indexEntries(intent: Intent, side: 'prior' | 'next'): IndexEntryUpdate[
 
 /** The names a transaction's rollback (fsx/stage.ts restoreIfOurs) uses for target `rel`. */
 function rollbackNames(rel: string, intent: Intent): { tmp: string; aside: string } {
-  return { tmp: tempNameFor(rel, `restore-${intent.pid}`), aside: tempNameFor(rel, `restore-${intent.pid}-aside`) };
+  return {
+    tmp: tempNameFor(rel, `restore-${intent.pid}`),
+    aside: tempNameFor(rel, `restore-${intent.pid}-aside`),
+  };
 }
 
 async function removeTemps(worktree: string, intent: Intent): Promise<void> {
   for (const [i, t] of intent.targets.entries()) {
-    const names = [t.tmp, backupNameFor(t.rel, intent.txid, i), rollbackNames(t.rel, intent).tmp, rollbackNames(t.rel, intent).aside];
-    for (const name of names) if (name) await fs.rm(path.join(worktree, name), { force: true }).catch(() => undefined);
+    const names = [
+      t.tmp,
+      backupNameFor(t.rel, intent.txid, i),
+      rollbackNames(t.rel, intent).tmp,
+      rollbackNames(t.rel, intent).aside,
+    ];
+    for (const name of names)
+      if (name) await fs.rm(path.join(worktree, name), { force: true }).catch(() => undefined);
   }
 }
 
@@ -66,8 +99,16 @@ async function removeTemps(worktree: string, intent: Intent): Promise<void> {
  * old (an orphaned git child still finishing removes it itself), then remove it. An older lock
  * file is not ours and is left for git to report.
  */
-async function clearLocksLeftBy(commonDir: string, worktree: string, ref: string, intent: Intent): Promise<void> {
-  const locks = [path.join(commonDir, ...ref.split('/')) + '.lock', path.join(commonDir, 'refs', 'notes', 'hagent.lock')];
+async function clearLocksLeftBy(
+  commonDir: string,
+  worktree: string,
+  ref: string,
+  intent: Intent,
+): Promise<void> {
+  const locks = [
+    path.join(commonDir, ...ref.split('/')) + '.lock',
+    path.join(commonDir, 'refs', 'notes', 'hagent.lock'),
+  ];
   try {
     const gitDir = parseGitFile(worktree, await fs.readFile(path.join(worktree, '.git'), 'utf8'));
     if (gitDir) {
@@ -77,18 +118,20 @@ async function clearLocksLeftBy(commonDir: string, worktree: string, ref: string
     // no worktree link: only the shared locks
   }
   const started = Date.parse(intent.startedAt);
-  await Promise.all(locks.map(async (lock) => {
-    for (;;) {
-      const st = await fs.stat(lock).catch(() => null);
-      if (!st || !(st.mtimeMs >= started - 1000)) return;
-      const age = Date.now() - st.mtimeMs;
-      if (age >= 2000) {
-        await fs.rm(lock, { force: true });
-        return;
+  await Promise.all(
+    locks.map(async (lock) => {
+      for (;;) {
+        const st = await fs.stat(lock).catch(() => null);
+        if (!st || !(st.mtimeMs >= started - 1000)) return;
+        const age = Date.now() - st.mtimeMs;
+        if (age >= 2000) {
+          await fs.rm(lock, { force: true });
+          return;
+        }
+        await new Promise((r) => setTimeout(r, Math.min(100, 2000 - age)));
       }
-      await new Promise((r) => setTimeout(r, Math.min(100, 2000 - age)));
-    }
-  }));
+    }),
+  );
 }
 
 /**
@@ -101,10 +144,19 @@ async function clearLocksLeftBy(commonDir: string, worktree: string, ref: string
 async function putBackAsides(worktree: string, intent: Intent): Promise<void> {
   for (const [i, t] of intent.targets.entries()) {
     const abs = path.join(worktree, t.rel);
-    if (await fs.lstat(abs).then(() => true, () => false)) continue;
+    if (
+      await fs.lstat(abs).then(
+        () => true,
+        () => false,
+      )
+    )
+      continue;
     for (const name of [backupNameFor(t.rel, intent.txid, i), rollbackNames(t.rel, intent).aside]) {
       const aside = path.join(worktree, name);
-      const back = await fs.link(aside, abs).then(() => true, () => false);
+      const back = await fs.link(aside, abs).then(
+        () => true,
+        () => false,
+      );
       if (back) {
         await fs.rm(aside, { force: true });
         break;
@@ -117,10 +169,16 @@ async function putBackAsides(worktree: string, intent: Intent): Promise<void> {
 async function publishedFrom(worktree: string, intent: Intent, commit: string): Promise<boolean> {
   const parent = await readRef(worktree, `${commit}^`).catch(() => null);
   if (parent !== intent.head) return false;
-  const entries = await lsTree(worktree, commit, intent.targets.map((t) => t.rel));
+  const entries = await lsTree(
+    worktree,
+    commit,
+    intent.targets.map((t) => t.rel),
+  );
   return intent.targets.every((t) => {
     const e = entries.get(t.rel);
-    return t.next === null ? e === undefined : e !== undefined && e.oid === t.next.oid && e.mode === t.next.mode;
+    return t.next === null
+      ? e === undefined
+      : e !== undefined && e.oid === t.next.oid && e.mode === t.next.mode;
   });
 }
 
@@ -139,7 +197,8 @@ function removeDeadIntentTemps(commonDir: string, sessionId: string): void {
   }
   for (const name of names) {
     const m = /^(.+)\.json\.(\d+)-[0-9a-z]+\.tmp$/.exec(name);
-    if (!m || m[1] !== sessionId || Number(m[2]) === process.pid || pidAlive(Number(m[2]))) continue;
+    if (!m || m[1] !== sessionId || Number(m[2]) === process.pid || pidAlive(Number(m[2])))
+      continue;
     try {
       rmSync(path.join(dir, name), { force: true });
     } catch {
@@ -154,7 +213,12 @@ function removeDeadIntentTemps(commonDir: string, sessionId: string): void {
  * @returns what it did, or null when nothing was pending.
  * @throws HagentError INTERNAL-free: GIT_FAILED when git itself fails.
  */
-export async function recoverTransaction(commonDir: string, sessionId: string, worktree: string, ref: string): Promise<Recovery | null> {
+export async function recoverTransaction(
+  commonDir: string,
+  sessionId: string,
+  worktree: string,
+  ref: string,
+): Promise<Recovery | null> {
   removeDeadIntentTemps(commonDir, sessionId);
   const intent = await readIntent(commonDir, sessionId);
   if (intent === null) return null;
@@ -170,27 +234,74 @@ export async function recoverTransaction(commonDir: string, sessionId: string, w
   if (intent.commit !== null && headNow === intent.commit) {
     // Killed after the ref moved: the commit is published; bring the index in line.
     await updateIndex(worktree, indexEntries(intent, 'next'));
-    if (intent.note) await storeNote(commonDir, worktree, intent.commit, intent.note).catch(() => undefined);
-    result = { txid: intent.txid, command: intent.command, action: 'completed', commit: intent.commit, files, outside: [] };
-  } else if (headNow !== null && headNow !== intent.head && (await publishedFrom(worktree, intent, headNow))) {
+    if (intent.note)
+      await storeNote(commonDir, worktree, intent.commit, intent.note).catch(() => undefined);
+    result = {
+      txid: intent.txid,
+      command: intent.command,
+      action: 'completed',
+      commit: intent.commit,
+      files,
+      outside: [],
+    };
+  } else if (
+    headNow !== null &&
+    headNow !== intent.head &&
+    (await publishedFrom(worktree, intent, headNow))
+  ) {
     // The ref moved to a commit made from this very intent (its parent is the intent's head and
     // it holds every target's new state), but the record never learned its id.
     await updateIndex(worktree, indexEntries(intent, 'next'));
-    result = { txid: intent.txid, command: intent.command, action: 'completed', commit: headNow, files, outside: [] };
+    result = {
+      txid: intent.txid,
+      command: intent.command,
+      action: 'completed',
+      commit: headNow,
+      files,
+      outside: [],
+    };
   } else if (headNow !== intent.head) {
-    throw new HagentError('STALE_FILE', `session ${sessionId}: an interrupted ${intent.command} started at ${intent.head.slice(0, 12)}, but the head is now ${headNow?.slice(0, 12) ?? 'gone'}`, { session: sessionId, record: intentPath(commonDir, sessionId), files: intent.targets.map((t) => t.rel) }, `the files were left as they are; check ${intent.targets.map((t) => t.rel).join(', ')} (hagent session status ${sessionId}), then remove the stale record ${intentPath(commonDir, sessionId)} and run the command again`);
+    throw new HagentError(
+      'STALE_FILE',
+      `session ${sessionId}: an interrupted ${intent.command} started at ${intent.head.slice(0, 12)}, but the head is now ${headNow?.slice(0, 12) ?? 'gone'}`,
+      {
+        session: sessionId,
+        record: intentPath(commonDir, sessionId),
+        files: intent.targets.map((t) => t.rel),
+      },
+      `the files were left as they are; check ${intent.targets.map((t) => t.rel).join(', ')} (hagent session status ${sessionId}), then remove the stale record ${intentPath(commonDir, sessionId)} and run the command again`,
+    );
   } else {
-    const sides = await diskSides(worktree, intent.targets.map((t) => t.rel), objectFormat(commonDir));
+    const sides = await diskSides(
+      worktree,
+      intent.targets.map((t) => t.rel),
+      objectFormat(commonDir),
+    );
     const allWritten = intent.targets.every((t, i) => same(sides[i]!, t.next));
     if (allWritten) {
       await updateIndex(worktree, indexEntries(intent, 'next'));
       const tree = await writeTree(worktree);
-      const commit = intent.commit ?? (await commitTree(worktree, tree, [intent.head], intent.message));
+      const commit =
+        intent.commit ?? (await commitTree(worktree, tree, [intent.head], intent.message));
       // Recorded before the ref moves, so a recovery killed here is finished by the next one.
       if (intent.commit === null) await writeIntent(commonDir, { ...intent, commit });
-      await updateRefCas(worktree, ref, commit, intent.head, `hagent recover: completed ${intent.command}`);
-      if (intent.note) await storeNote(commonDir, worktree, commit, intent.note).catch(() => undefined);
-      result = { txid: intent.txid, command: intent.command, action: 'completed', commit, files, outside: [] };
+      await updateRefCas(
+        worktree,
+        ref,
+        commit,
+        intent.head,
+        `hagent recover: completed ${intent.command}`,
+      );
+      if (intent.note)
+        await storeNote(commonDir, worktree, commit, intent.note).catch(() => undefined);
+      result = {
+        txid: intent.txid,
+        command: intent.command,
+        action: 'completed',
+        commit,
+        files,
+        outside: [],
+      };
     } else {
       const outside: string[] = [];
       for (const [i, t] of intent.targets.entries()) {
@@ -214,14 +325,26 @@ export async function recoverTransaction(commonDir: string, sessionId: string, w
             await fs.writeFile(tmp, bytes, { mode, flag: 'w' });
             await fs.chmod(tmp, mode);
           }
-          const outcome = await replaceIfHolds(abs, aside, side === 'other' || side === null ? null : side.bytes, tmp);
+          const outcome = await replaceIfHolds(
+            abs,
+            aside,
+            side === 'other' || side === null ? null : side.bytes,
+            tmp,
+          );
           if (outcome !== 'done') outside.push(t.rel);
         } finally {
           if (tmp) await fs.rm(tmp, { force: true }).catch(() => undefined);
         }
       }
       await updateIndex(worktree, indexEntries(intent, 'prior'));
-      result = { txid: intent.txid, command: intent.command, action: 'restored', commit: null, files, outside };
+      result = {
+        txid: intent.txid,
+        command: intent.command,
+        action: 'restored',
+        commit: null,
+        files,
+        outside,
+      };
     }
   }
   await removeTemps(worktree, intent);

@@ -48,12 +48,14 @@ async function watchedFolderOf(root: string, rel: string): Promise<string> {
 export async function watchTargets(root: string, targets: readonly string[]): Promise<TargetWatch> {
   if (targets.length === 0) return { events: [], assertHealthy() {}, close: async () => {} };
   const folders = new Map<string, string[]>();
-  await Promise.all(targets.map(async (t) => {
-    const dir = await watchedFolderOf(root, t);
-    const list = folders.get(dir) ?? [];
-    list.push(t);
-    folders.set(dir, list);
-  }));
+  await Promise.all(
+    targets.map(async (t) => {
+      const dir = await watchedFolderOf(root, t);
+      const list = folders.get(dir) ?? [];
+      list.push(t);
+      folders.set(dir, list);
+    }),
+  );
   const events: string[] = [];
   let failure: Error | null = null;
   const watchers: FSWatcher[] = [];
@@ -93,7 +95,12 @@ export async function watchTargets(root: string, targets: readonly string[]): Pr
 
 function watchFailed(e: unknown): HagentError {
   const message = e instanceof Error ? e.message : String(e);
-  return new HagentError('WATCH_FAILED', `cannot watch the patch's files for outside writes: ${message}`, {}, /ENOSPC|inotify/i.test(message)
-    ? 'the inotify watch limit is reached (raise fs.inotify.max_user_watches), or pass --no-watch to apply without watching (recorded in the result)'
-    : 'pass --no-watch to apply without watching (recorded in the result)');
+  return new HagentError(
+    'WATCH_FAILED',
+    `cannot watch the patch's files for outside writes: ${message}`,
+    {},
+    /ENOSPC|inotify/i.test(message)
+      ? 'the inotify watch limit is reached (raise fs.inotify.max_user_watches), or pass --no-watch to apply without watching (recorded in the result)'
+      : 'pass --no-watch to apply without watching (recorded in the result)',
+  );
 }

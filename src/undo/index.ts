@@ -6,9 +6,28 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
-import { blobId, formatOfOid, objectFormatAt, storedBlobIdsOf, checkoutTreeDelta, diffTrees, firstParentChain, lsTree, readRef, runGit, updateRefCas } from '../git/index.js';
+import {
+  blobId,
+  formatOfOid,
+  objectFormatAt,
+  storedBlobIdsOf,
+  checkoutTreeDelta,
+  diffTrees,
+  firstParentChain,
+  lsTree,
+  readRef,
+  runGit,
+  updateRefCas,
+} from '../git/index.js';
 import { readEntry } from '../fsx/index.js';
-import { guardTarget, redoRef, sessionHead, sessionRef, type RepoContext, type Session } from '../session/index.js';
+import {
+  guardTarget,
+  redoRef,
+  sessionHead,
+  sessionRef,
+  type RepoContext,
+  type Session,
+} from '../session/index.js';
 import { guardedWrite, removeIntent, writeIntent, type Recovery } from '../transaction/index.js';
 import { loadConfig } from '../config/index.js';
 
@@ -34,10 +53,17 @@ export interface UndoResult {
  * under it (they are checked themselves); git's checkout keeps untracked files in it.
  * @throws HagentError STALE_FILE naming the first such path.
  */
-async function assertPathsFresh(worktree: string, head: string, paths: readonly string[]): Promise<void> {
+async function assertPathsFresh(
+  worktree: string,
+  head: string,
+  paths: readonly string[],
+): Promise<void> {
   const inHead = await lsTree(worktree, head, paths);
   const entries = await Promise.all(paths.map((p) => readEntry(worktree, p)));
-  const files = paths.flatMap((p, i) => { const e = entries[i]!; return e.kind === 'file' ? [{ path: p, bytes: e.bytes }] : []; });
+  const files = paths.flatMap((p, i) => {
+    const e = entries[i]!;
+    return e.kind === 'file' ? [{ path: p, bytes: e.bytes }] : [];
+  });
   const ids = await storedBlobIdsOf(worktree, files, await objectFormatAt(worktree));
   for (const [i, p] of paths.entries()) {
     const e = entries[i]!;
@@ -45,29 +71,63 @@ async function assertPathsFresh(worktree: string, head: string, paths: readonly 
     let fresh: boolean;
     // A folder where `from` has a folder (a file of the move turns it into a file or back): its
     // files are checked one by one as paths of the move themselves.
-    if (want === undefined && e.kind === 'directory') fresh = paths.some((q) => q.startsWith(`${p}/`));
+    if (want === undefined && e.kind === 'directory')
+      fresh = paths.some((q) => q.startsWith(`${p}/`));
     else if (want === undefined) fresh = e.kind === 'missing';
     else if (want.mode === '120000') {
       // A symlink in the head: fresh only if the link is still there with the same target.
       const target = await fs.readlink(path.join(worktree, p)).catch(() => null);
       fresh = target !== null && blobId(Buffer.from(target), formatOfOid(want.oid)) === want.oid;
-    } else fresh = e.kind === 'file' && ids.get(p) === want.oid && (e.executable ? '100755' : '100644') === want.mode;
+    } else
+      fresh =
+        e.kind === 'file' &&
+        ids.get(p) === want.oid &&
+        (e.executable ? '100755' : '100644') === want.mode;
     if (!fresh) {
-      throw new HagentError('STALE_FILE', `${p} has outside edits that the move would overwrite`, { path: p }, 'run hagent session status; commit or drop the outside edits first');
+      throw new HagentError(
+        'STALE_FILE',
+        `${p} has outside edits that the move would overwrite`,
+        { path: p },
+        'run hagent session status; commit or drop the outside edits first',
+      );
     }
   }
 }
 
-async function move(ctx: RepoContext, session: Session, from: string, to: string, direction: 'undo' | 'redo', steps: number): Promise<{ files: { path: string; status: string }[] }> {
+async function move(
+  ctx: RepoContext,
+  session: Session,
+  from: string,
+  to: string,
+  direction: 'undo' | 'redo',
+  steps: number,
+): Promise<{ files: { path: string; status: string }[] }> {
   const changes = await diffTrees(ctx.cwd, from, to);
-  await assertPathsFresh(session.worktree, from, changes.map((c) => c.path));
+  await assertPathsFresh(
+    session.worktree,
+    from,
+    changes.map((c) => c.path),
+  );
   // An intent record first, so a kill between the files and the ref is finished or undone by
   // the next command (the same recovery as an apply: issue "safety envelope" §3).
   const side = (mode: string, oid: string) => (/^0+$/.test(mode) ? null : { oid, mode });
   await writeIntent(ctx.commonDir, {
-    version: 1, txid: `${direction}-${process.pid.toString(36)}`, session: session.id, command: direction, pid: process.pid, startedAt: new Date().toISOString(),
-    head: from, commit: to, message: '', note: null,
-    targets: changes.map((c) => ({ rel: c.path, prior: side(c.oldMode, c.oldOid), next: side(c.newMode, c.newOid), tmp: null })),
+    version: 1,
+    txid: `${direction}-${process.pid.toString(36)}`,
+    session: session.id,
+    command: direction,
+    pid: process.pid,
+    startedAt: new Date().toISOString(),
+    head: from,
+    commit: to,
+    message: '',
+    note: null,
+    targets: changes.map((c) => ({
+      rel: c.path,
+      prior: side(c.oldMode, c.oldOid),
+      next: side(c.newMode, c.newOid),
+      tmp: null,
+    })),
   });
   try {
     await checkoutTreeDelta(session.worktree, from, to, true);
@@ -93,55 +153,132 @@ async function isAncestor(cwd: string, a: string, b: string): Promise<boolean> {
  * recovering an interrupted transaction; journaled.
  * @throws HagentError UNDO_PAST_BASE (fewer patches than asked), STALE_FILE, TARGET_MOVED.
  */
-export async function undo(ctx: RepoContext, session: Session, steps = 1, env: Readonly<Record<string, string | undefined>> = {}): Promise<UndoResult> {
+export async function undo(
+  ctx: RepoContext,
+  session: Session,
+  steps = 1,
+  env: Readonly<Record<string, string | undefined>> = {},
+): Promise<UndoResult> {
   return guarded(ctx, session, 'undo', env, () => undoLocked(ctx, session, steps));
 }
 
 /** Runs an undo or redo inside the writing envelope (lock, recovery, journal). */
-async function guarded(ctx: RepoContext, session: Session, command: string, env: Readonly<Record<string, string | undefined>>, body: () => Promise<UndoResult>): Promise<UndoResult> {
+async function guarded(
+  ctx: RepoContext,
+  session: Session,
+  command: string,
+  env: Readonly<Record<string, string | undefined>>,
+  body: () => Promise<UndoResult>,
+): Promise<UndoResult> {
   const config = await loadConfig(ctx, env);
-  const { value, recovery } = await guardedWrite(guardTarget(ctx, session), command, { timeoutMs: config.runtime.lockTimeoutMs }, async () => {
-    const r = await body();
-    return { value: r, files: r.files.map((f) => f.path), head: r.to };
-  });
+  const { value, recovery } = await guardedWrite(
+    guardTarget(ctx, session),
+    command,
+    { timeoutMs: config.runtime.lockTimeoutMs },
+    async () => {
+      const r = await body();
+      return { value: r, files: r.files.map((f) => f.path), head: r.to };
+    },
+  );
   if (recovery) value.recovery = recovery;
   return value;
 }
 
 async function undoLocked(ctx: RepoContext, session: Session, steps: number): Promise<UndoResult> {
-  if (!Number.isInteger(steps) || steps < 1) throw new HagentError('USAGE', 'undo takes a positive whole number of steps', { steps: String(steps) }, 'e.g. hagent undo 2');
+  if (!Number.isInteger(steps) || steps < 1)
+    throw new HagentError(
+      'USAGE',
+      'undo takes a positive whole number of steps',
+      { steps: String(steps) },
+      'e.g. hagent undo 2',
+    );
   const head = await sessionHead(ctx, session);
   const chain = await firstParentChain(ctx.cwd, session.base, head);
   if (steps > chain.length) {
-    throw new HagentError('UNDO_PAST_BASE', `session ${session.id} has ${chain.length} applied patch${chain.length === 1 ? '' : 'es'}; cannot undo ${steps}`, { session: session.id, available: chain.length }, chain.length ? `undo at most ${chain.length}` : 'nothing to undo: the session is at its base');
+    throw new HagentError(
+      'UNDO_PAST_BASE',
+      `session ${session.id} has ${chain.length} applied patch${chain.length === 1 ? '' : 'es'}; cannot undo ${steps}`,
+      { session: session.id, available: chain.length },
+      chain.length ? `undo at most ${chain.length}` : 'nothing to undo: the session is at its base',
+    );
   }
   const to = steps === chain.length ? session.base : chain[steps]!;
   const { files } = await move(ctx, session, head, to, 'undo', steps);
   const redo = await readRef(ctx.cwd, redoRef(session));
   const keep = redo !== null && (await isAncestor(ctx.cwd, head, redo));
   const furthest = keep ? redo! : head;
-  if (!keep) await runGit(['update-ref', '--create-reflog', '-m', 'hagent undo', redoRef(session), head], { cwd: ctx.cwd });
+  if (!keep)
+    await runGit(['update-ref', '--create-reflog', '-m', 'hagent undo', redoRef(session), head], {
+      cwd: ctx.cwd,
+    });
   const redoable = (await firstParentChain(ctx.cwd, to, furthest)).length;
-  return { ok: true, session: session.id, direction: 'undo', from: head, to, steps, commits: chain.slice(0, steps), files, redoable };
+  return {
+    ok: true,
+    session: session.id,
+    direction: 'undo',
+    from: head,
+    to,
+    steps,
+    commits: chain.slice(0, steps),
+    files,
+    redoable,
+  };
 }
 
 /**
  * Brings back `steps` undone patches (default 1).
  * @throws HagentError NOTHING_TO_REDO (no undone patch, or a new apply came since), STALE_FILE.
  */
-export async function redo(ctx: RepoContext, session: Session, steps = 1, env: Readonly<Record<string, string | undefined>> = {}): Promise<UndoResult> {
+export async function redo(
+  ctx: RepoContext,
+  session: Session,
+  steps = 1,
+  env: Readonly<Record<string, string | undefined>> = {},
+): Promise<UndoResult> {
   return guarded(ctx, session, 'undo --redo', env, () => redoLocked(ctx, session, steps));
 }
 
 async function redoLocked(ctx: RepoContext, session: Session, steps: number): Promise<UndoResult> {
-  if (!Number.isInteger(steps) || steps < 1) throw new HagentError('USAGE', 'redo takes a positive whole number of steps', { steps: String(steps) }, 'e.g. hagent undo --redo 2');
+  if (!Number.isInteger(steps) || steps < 1)
+    throw new HagentError(
+      'USAGE',
+      'redo takes a positive whole number of steps',
+      { steps: String(steps) },
+      'e.g. hagent undo --redo 2',
+    );
   const head = await sessionHead(ctx, session);
   const furthest = await readRef(ctx.cwd, redoRef(session));
-  const forward = furthest && (await isAncestor(ctx.cwd, head, furthest)) ? (await firstParentChain(ctx.cwd, head, furthest)).reverse() : [];
-  if (forward.length === 0) throw new HagentError('NOTHING_TO_REDO', `session ${session.id} has nothing to redo`, { session: session.id }, 'redo brings back patches removed by hagent undo, until the next apply');
-  if (steps > forward.length) throw new HagentError('NOTHING_TO_REDO', `only ${forward.length} undone patch${forward.length === 1 ? '' : 'es'} can be redone`, { session: session.id, available: forward.length }, `redo at most ${forward.length}`);
+  const forward =
+    furthest && (await isAncestor(ctx.cwd, head, furthest))
+      ? (await firstParentChain(ctx.cwd, head, furthest)).reverse()
+      : [];
+  if (forward.length === 0)
+    throw new HagentError(
+      'NOTHING_TO_REDO',
+      `session ${session.id} has nothing to redo`,
+      { session: session.id },
+      'redo brings back patches removed by hagent undo, until the next apply',
+    );
+  if (steps > forward.length)
+    throw new HagentError(
+      'NOTHING_TO_REDO',
+      `only ${forward.length} undone patch${forward.length === 1 ? '' : 'es'} can be redone`,
+      { session: session.id, available: forward.length },
+      `redo at most ${forward.length}`,
+    );
   const to = forward[steps - 1]!;
   const { files } = await move(ctx, session, head, to, 'redo', steps);
-  if (to === furthest) await runGit(['update-ref', '-d', redoRef(session), furthest], { cwd: ctx.cwd });
-  return { ok: true, session: session.id, direction: 'redo', from: head, to, steps, commits: forward.slice(0, steps).reverse(), files, redoable: forward.length - steps };
+  if (to === furthest)
+    await runGit(['update-ref', '-d', redoRef(session), furthest], { cwd: ctx.cwd });
+  return {
+    ok: true,
+    session: session.id,
+    direction: 'redo',
+    from: head,
+    to,
+    steps,
+    commits: forward.slice(0, steps).reverse(),
+    files,
+    redoable: forward.length - steps,
+  };
 }

@@ -30,20 +30,40 @@ export interface ConflictRecord {
 }
 
 /** Writes the record of the merge the update leaves in `gitDir` (the worktree's git dir). */
-export async function writeConflictRecord(gitDir: string, record: Omit<ConflictRecord, 'version'>): Promise<void> {
+export async function writeConflictRecord(
+  gitDir: string,
+  record: Omit<ConflictRecord, 'version'>,
+): Promise<void> {
   await fs.writeFile(path.join(gitDir, RECORD), `${JSON.stringify({ version: 1, ...record })}\n`);
 }
 
 /** The record of the merge in progress in `worktree`, or null when none names `mergeHead` over `head`. */
-export async function readConflictRecord(worktree: string, mergeHead: string, head: string): Promise<ConflictRecord | null> {
+export async function readConflictRecord(
+  worktree: string,
+  mergeHead: string,
+  head: string,
+): Promise<ConflictRecord | null> {
   const gitDir = worktreeGitDirSync(worktree);
   if (!gitDir) return null;
   const raw = await fs.readFile(path.join(gitDir, RECORD), 'utf8').catch(() => null);
   if (raw === null) return null;
   try {
     const r = JSON.parse(raw) as Partial<ConflictRecord>;
-    if (r.version !== 1 || r.mergeHead !== mergeHead || r.head !== head || typeof r.tree !== 'string' || !Array.isArray(r.files)) return null;
-    return { version: 1, mergeHead, head, tree: r.tree, files: r.files.filter((f): f is string => typeof f === 'string') };
+    if (
+      r.version !== 1 ||
+      r.mergeHead !== mergeHead ||
+      r.head !== head ||
+      typeof r.tree !== 'string' ||
+      !Array.isArray(r.files)
+    )
+      return null;
+    return {
+      version: 1,
+      mergeHead,
+      head,
+      tree: r.tree,
+      files: r.files.filter((f): f is string => typeof f === 'string'),
+    };
   } catch {
     return null;
   }
@@ -76,7 +96,10 @@ export function conflictBlockLine(text: Buffer): number | null {
 }
 
 /** The recorded conflicted files of `worktree` that still hold a conflict block, with its line; deleted files are resolved. */
-export async function markersLeft(worktree: string, files: readonly string[]): Promise<{ path: string; line: number }[]> {
+export async function markersLeft(
+  worktree: string,
+  files: readonly string[],
+): Promise<{ path: string; line: number }[]> {
   const out: { path: string; line: number }[] = [];
   for (const rel of files) {
     const bytes = await fs.readFile(path.join(worktree, rel)).catch(() => null);

@@ -14,14 +14,65 @@
 import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
-import { addNote, checkoutTreeDelta, commitTree, diffTrees, gitText, looseObjectStore, lsTree, mergeTrees, mergeTreesForWorktree, pathsInTheWay, readNote, readRef, runGit, treeOf, updateRefCas, worktreeGitDirSync, writeTreeWithChanges, type ConflictStage, type TreeChange } from '../git/index.js';
+import {
+  addNote,
+  checkoutTreeDelta,
+  commitTree,
+  diffTrees,
+  gitText,
+  looseObjectStore,
+  lsTree,
+  mergeTrees,
+  mergeTreesForWorktree,
+  pathsInTheWay,
+  readNote,
+  readRef,
+  runGit,
+  treeOf,
+  updateRefCas,
+  worktreeGitDirSync,
+  writeTreeWithChanges,
+  type ConflictStage,
+  type TreeChange,
+} from '../git/index.js';
 import { loadConfig } from '../config/index.js';
-import { guardTarget, headChange, isAncestor, outsideEdits, readLandBase, retireRedo, sessionHead, sessionRef, treeIds, type ChangedFile, type RepoContext, type Session } from '../session/index.js';
+import {
+  guardTarget,
+  headChange,
+  isAncestor,
+  outsideEdits,
+  readLandBase,
+  retireRedo,
+  sessionHead,
+  sessionRef,
+  treeIds,
+  type ChangedFile,
+  type RepoContext,
+  type Session,
+} from '../session/index.js';
 import { guardedWrite, type Recovery } from '../transaction/index.js';
 import { writeConflictRecord } from './conflicts.js';
 
-export { conflictBlockLine, markersLeft, readConflictRecord, removeConflictRecord, type ConflictRecord } from './conflicts.js';
-export { assertResolvedBy, concludeMerge, mergedTreeWith, moveConflictRecord, readMergeHead, readMergeState, restoreUnmerged, unresolvedAfter, writtenInWorktree, type MergeState, type Unresolved } from './resolve.js';
+export {
+  conflictBlockLine,
+  markersLeft,
+  readConflictRecord,
+  removeConflictRecord,
+  type ConflictRecord,
+} from './conflicts.js';
+export {
+  assertResolvedBy,
+  concludeMerge,
+  mergedTreeWith,
+  moveConflictRecord,
+  readMergeHead,
+  readMergeState,
+  restoreUnmerged,
+  unresolvedAfter,
+  writtenInWorktree,
+  type MergeState,
+  type Unresolved,
+} from './resolve.js';
 import { writeUnmerged } from './resolve.js';
 
 /** JSON of `hagent session update`. */
@@ -62,31 +113,74 @@ export interface UpdateOptions {
  *   meanwhile), STALE_FILE (outside edits pending: sync them first), MERGE_IN_PROGRESS,
  *   LAND_CONFLICT (rebase only: a patch does not replay cleanly; nothing was written).
  */
-export async function updateSession(ctx: RepoContext, session: Session, options: UpdateOptions = {}): Promise<UpdateResult> {
+export async function updateSession(
+  ctx: RepoContext,
+  session: Session,
+  options: UpdateOptions = {},
+): Promise<UpdateResult> {
   const config = await loadConfig(ctx, options.env ?? {});
-  const { value, recovery } = await guardedWrite(guardTarget(ctx, session), options.rebase ? 'update --rebase' : 'update', { timeoutMs: config.runtime.lockTimeoutMs }, async () => {
-    const r = await updateLocked(ctx, session, !!options.rebase);
-    return { value: r, files: r.files.map((f) => f.path), head: r.commit ?? r.parent };
-  });
+  const { value, recovery } = await guardedWrite(
+    guardTarget(ctx, session),
+    options.rebase ? 'update --rebase' : 'update',
+    { timeoutMs: config.runtime.lockTimeoutMs },
+    async () => {
+      const r = await updateLocked(ctx, session, !!options.rebase);
+      return { value: r, files: r.files.map((f) => f.path), head: r.commit ?? r.parent };
+    },
+  );
   if (recovery) value.recovery = recovery;
   return value;
 }
 
-async function updateLocked(ctx: RepoContext, session: Session, rebase: boolean): Promise<UpdateResult> {
+async function updateLocked(
+  ctx: RepoContext,
+  session: Session,
+  rebase: boolean,
+): Promise<UpdateResult> {
   const worktree = session.worktree;
-  if (!session.target) throw new HagentError('DETACHED_TARGET', `session ${session.id} has no target branch (it was started on a detached HEAD)`, { session: session.id }, 'there is nothing to update it with; merge the branch you want yourself');
+  if (!session.target)
+    throw new HagentError(
+      'DETACHED_TARGET',
+      `session ${session.id} has no target branch (it was started on a detached HEAD)`,
+      { session: session.id },
+      'there is nothing to update it with; merge the branch you want yourself',
+    );
   const target = session.target;
   const branch = target.replace('refs/heads/', '');
   const [head, merged] = await Promise.all([sessionHead(ctx, session), readRef(ctx.cwd, target)]);
-  if (!merged) throw new HagentError('TARGET_MOVED', `target branch ${target} no longer exists`, { target }, 'recreate the branch, then update again');
-  const base = { ok: true as const, session: session.id, target, merged, parent: head, files: [], conflicts: [] };
+  if (!merged)
+    throw new HagentError(
+      'TARGET_MOVED',
+      `target branch ${target} no longer exists`,
+      { target },
+      'recreate the branch, then update again',
+    );
+  const base = {
+    ok: true as const,
+    session: session.id,
+    target,
+    merged,
+    parent: head,
+    files: [],
+    conflicts: [],
+  };
   if (mergeInProgress(worktree)) {
-    throw new HagentError('MERGE_IN_PROGRESS', `a merge is in progress in ${worktree}`, { session: session.id, worktree }, `resolve the conflicts in the files git lists (git -C ${worktree} status) and git add them, then run hagent sync --session ${session.id} to conclude it; or apply one patch that resolves them all`);
+    throw new HagentError(
+      'MERGE_IN_PROGRESS',
+      `a merge is in progress in ${worktree}`,
+      { session: session.id, worktree },
+      `resolve the conflicts in the files git lists (git -C ${worktree} status) and git add them, then run hagent sync --session ${session.id} to conclude it; or apply one patch that resolves them all`,
+    );
   }
   if (await isAncestor(ctx.cwd, merged, head)) return { ...base, commit: null, upToDate: true };
   const pending = await outsideEdits(worktree);
   if (pending.length) {
-    throw new HagentError('STALE_FILE', `session ${session.id} has ${pending.length} outside edit${pending.length === 1 ? '' : 's'} pending (${pending.map((p) => p.path).join(', ')})`, { session: session.id, path: pending[0]!.path, files: pending.map((p) => p.path) }, `keep them first with hagent sync --session ${session.id} (or drop them), then update again`);
+    throw new HagentError(
+      'STALE_FILE',
+      `session ${session.id} has ${pending.length} outside edit${pending.length === 1 ? '' : 's'} pending (${pending.map((p) => p.path).join(', ')})`,
+      { session: session.id, path: pending[0]!.path, files: pending.map((p) => p.path) },
+      `keep them first with hagent sync --session ${session.id} (or drop them), then update again`,
+    );
   }
   if (rebase) return rebaseLocked(ctx, session, head, merged, base);
   // The merge base is what the session and the target agree on: their common ancestor with what
@@ -96,35 +190,69 @@ async function updateLocked(ctx: RepoContext, session: Session, rebase: boolean)
   const [landBase, store, common] = await Promise.all([
     readLandBase(ctx, session, head),
     looseObjectStore(ctx.commonDir, head),
-    runGit(['merge-base', head, merged], { cwd: ctx.cwd, allowFailure: true }).then((r) => r.stdout.toString('utf8').trim() || session.base),
+    runGit(['merge-base', head, merged], { cwd: ctx.cwd, allowFailure: true }).then(
+      (r) => r.stdout.toString('utf8').trim() || session.base,
+    ),
   ]);
   let agreed = landBase.since === 'target' ? landBase.treeish : common;
   if (landBase.since === 'landed') {
     const landedChanges = await diffTrees(ctx.cwd, session.base, landBase.treeish);
-    if (landedChanges.length) agreed = await writeTreeWithChanges(ctx.cwd, common, landedChanges.map(headChange));
+    if (landedChanges.length)
+      agreed = await writeTreeWithChanges(ctx.cwd, common, landedChanges.map(headChange));
   }
   const [baseTree, headTree, targetTree] = await treeIds(ctx.cwd, [agreed, head, merged]);
   // Conflict markers are labelled as `git merge <branch>` in the worktree labels them.
   const baseLabel = await gitText(['rev-parse', '--short', agreed], { cwd: ctx.cwd });
-  const m = await mergeTreesForWorktree(ctx.cwd, store, baseTree!, headTree!, targetTree!, { ours: 'HEAD', theirs: branch, base: baseLabel });
+  const m = await mergeTreesForWorktree(ctx.cwd, store, baseTree!, headTree!, targetTree!, {
+    ours: 'HEAD',
+    theirs: branch,
+    base: baseLabel,
+  });
   const tree = m.tree;
   const changes = await diffTrees(worktree, headTree!, tree);
   await assertNothingInTheWay(session, changes);
   if (!m.clean) {
-    await leaveMergeInProgress(ctx, worktree, { head, merged }, branch, headTree!, tree, m.conflicts, m.stages, { base: baseTree!, ours: headTree!, theirs: targetTree! });
-    return { ...base, commit: null, upToDate: false, files: changes.map((c) => ({ path: c.path, status: c.status })), conflicts: m.conflicts };
+    await leaveMergeInProgress(
+      ctx,
+      worktree,
+      { head, merged },
+      branch,
+      headTree!,
+      tree,
+      m.conflicts,
+      m.stages,
+      { base: baseTree!, ours: headTree!, theirs: targetTree! },
+    );
+    return {
+      ...base,
+      commit: null,
+      upToDate: false,
+      files: changes.map((c) => ({ path: c.path, status: c.status })),
+      conflicts: m.conflicts,
+    };
   }
   const message = `hagent: merge ${branch} into session ${session.id}\n\nBrings ${branch} at ${merged.slice(0, 12)} into the session (hagent session update).\n\nHagent-Session: ${session.id}\nHagent-Op: update\n`;
   const commit = await commitTree(worktree, tree, [head, merged], message);
   await checkoutTreeDelta(worktree, headTree!, tree);
   try {
-    await updateRefCas(worktree, sessionRef(session), commit, head, `hagent update: merged ${branch}`);
+    await updateRefCas(
+      worktree,
+      sessionRef(session),
+      commit,
+      head,
+      `hagent update: merged ${branch}`,
+    );
   } catch (error) {
     await checkoutTreeDelta(worktree, tree, headTree!).catch(() => undefined);
     throw error;
   }
   await retireRedo(worktree, session);
-  return { ...base, commit, upToDate: false, files: changes.map((c) => ({ path: c.path, status: c.status })) };
+  return {
+    ...base,
+    commit,
+    upToDate: false,
+    files: changes.map((c) => ({ path: c.path, status: c.status })),
+  };
 }
 
 /**
@@ -133,11 +261,19 @@ async function updateLocked(ctx: RepoContext, session: Session, rebase: boolean)
  * settings file) at a path the target now tracks. git's own merge overwrites an ignored one.
  * @throws HagentError DIRTY_TARGET naming the paths.
  */
-async function assertNothingInTheWay(session: Session, changes: readonly TreeChange[]): Promise<void> {
+async function assertNothingInTheWay(
+  session: Session,
+  changes: readonly TreeChange[],
+): Promise<void> {
   const inTheWay = await pathsInTheWay(session.worktree, changes);
   if (inTheWay.length === 0) return;
   const n = inTheWay.length;
-  throw new HagentError('DIRTY_TARGET', `the update would overwrite ${n} untracked or ignored file${n === 1 ? '' : 's'} in the worktree of session ${session.id}: ${inTheWay.join(', ')}`, { session: session.id, files: inTheWay, path: inTheWay[0]!, worktree: session.worktree }, `nothing was written; in ${session.worktree}, move ${n === 1 ? 'it' : 'them'} out of the worktree (or delete ${n === 1 ? 'it' : 'them'}), then run hagent session update --session ${session.id} again: the target's version${n === 1 ? '' : 's'} then take${n === 1 ? 's' : ''} ${n === 1 ? 'its' : 'their'} place`);
+  throw new HagentError(
+    'DIRTY_TARGET',
+    `the update would overwrite ${n} untracked or ignored file${n === 1 ? '' : 's'} in the worktree of session ${session.id}: ${inTheWay.join(', ')}`,
+    { session: session.id, files: inTheWay, path: inTheWay[0]!, worktree: session.worktree },
+    `nothing was written; in ${session.worktree}, move ${n === 1 ? 'it' : 'them'} out of the worktree (or delete ${n === 1 ? 'it' : 'them'}), then run hagent session update --session ${session.id} again: the target's version${n === 1 ? '' : 's'} then take${n === 1 ? 's' : ''} ${n === 1 ? 'its' : 'their'} place`,
+  );
 }
 
 /**
@@ -150,22 +286,45 @@ async function assertNothingInTheWay(session: Session, changes: readonly TreeCha
  * @throws HagentError DIRTY_TARGET (git refused to update the worktree), LAND_CONFLICT (a file
  *   where the other side has a folder), GIT_FAILED.
  */
-async function leaveMergeInProgress(ctx: RepoContext, worktree: string, { head, merged }: { head: string; merged: string }, branch: string, headTree: string, tree: string, conflicts: readonly string[], stages: readonly ConflictStage[], trees: { base: string; ours: string; theirs: string }): Promise<void> {
-  const [base, ours, theirs] = await Promise.all([trees.base, trees.ours, trees.theirs].map((t) => lsTree(ctx.cwd, t, conflicts)));
+async function leaveMergeInProgress(
+  ctx: RepoContext,
+  worktree: string,
+  { head, merged }: { head: string; merged: string },
+  branch: string,
+  headTree: string,
+  tree: string,
+  conflicts: readonly string[],
+  stages: readonly ConflictStage[],
+  trees: { base: string; ours: string; theirs: string },
+): Promise<void> {
+  const [base, ours, theirs] = await Promise.all(
+    [trees.base, trees.ours, trees.theirs].map((t) => lsTree(ctx.cwd, t, conflicts)),
+  );
   // A path no side has is one git made up to keep both sides (a file where the other side has a
   // folder: `dir~<commit>`): git's stages cannot say that conflict, so it is refused, not half-left.
   const madeUp = conflicts.filter((p) => ![base, ours, theirs].some((m) => m!.has(p)));
   if (madeUp.length) {
-    throw new HagentError('LAND_CONFLICT', `merging ${branch} into the session meets a file where the other side has a folder: ${madeUp.join(', ')}`, { files: [...madeUp] }, `nothing was written; in ${worktree}, move or remove the file or folder in the way (then hagent sync), and update again`);
+    throw new HagentError(
+      'LAND_CONFLICT',
+      `merging ${branch} into the session meets a file where the other side has a folder: ${madeUp.join(', ')}`,
+      { files: [...madeUp] },
+      `nothing was written; in ${worktree}, move or remove the file or folder in the way (then hagent sync), and update again`,
+    );
   }
   const gitDir = worktreeGitDirSync(worktree);
-  if (!gitDir) throw new HagentError('GIT_FAILED', `${worktree} has no .git file naming its git dir`, { worktree });
+  if (!gitDir)
+    throw new HagentError('GIT_FAILED', `${worktree} has no .git file naming its git dir`, {
+      worktree,
+    });
   await checkoutTreeDelta(worktree, headTree, tree);
   await writeUnmerged(worktree, stages, conflicts);
   await writeConflictRecord(gitDir, { mergeHead: merged, head, tree, files: [...conflicts] });
   await fs.writeFile(path.join(gitDir, 'MERGE_HEAD'), `${merged}\n`);
   await fs.writeFile(path.join(gitDir, 'MERGE_MODE'), 'no-ff');
-  await fs.writeFile(path.join(gitDir, 'MERGE_MSG'), `Merge branch '${branch}' into the session\n\n# Conflicts:\n${conflicts.map((c) => `#\t${c}\n`).join('')}`);
+  await fs.writeFile(
+    path.join(gitDir, 'MERGE_MSG'),
+    `Merge branch '${branch}' into the session\n\n# Conflicts:\n${conflicts.map((c) => `#\t${c}\n`).join('')}`,
+  );
 }
 
 /**
@@ -177,19 +336,40 @@ async function leaveMergeInProgress(ctx: RepoContext, worktree: string, { head, 
  * (and so its trailers); its note is copied.
  * @throws HagentError LAND_CONFLICT naming the commit and files; nothing was written.
  */
-async function rebaseLocked(ctx: RepoContext, session: Session, head: string, onto: string, result: Omit<UpdateResult, 'commit' | 'upToDate'>): Promise<UpdateResult> {
+async function rebaseLocked(
+  ctx: RepoContext,
+  session: Session,
+  head: string,
+  onto: string,
+  result: Omit<UpdateResult, 'commit' | 'upToDate'>,
+): Promise<UpdateResult> {
   const worktree = session.worktree;
   const branch = result.target.replace('refs/heads/', '');
   // Replaying commits is right only for plain history that never landed: a commit replayed on a
   // target that changed its landed lines since (a revert, an edit) or a merge commit replayed as
   // its first-parent diff would bring back what the user took out. The merge knows better.
-  const [landBase, merges] = await Promise.all([readLandBase(ctx, session, head), gitText(['rev-list', '--merges', '-n1', `${session.base}..${head}`], { cwd: ctx.cwd })]);
+  const [landBase, merges] = await Promise.all([
+    readLandBase(ctx, session, head),
+    gitText(['rev-list', '--merges', '-n1', `${session.base}..${head}`], { cwd: ctx.cwd }),
+  ]);
   if (landBase.since !== 'base' || merges) {
-    throw new HagentError('LAND_CONFLICT', `session ${session.id} ${merges ? 'has merge commits' : 'has landed work'}, which a rebase would replay wrongly`, { session: session.id }, `merge instead: hagent session update --session ${session.id}`);
+    throw new HagentError(
+      'LAND_CONFLICT',
+      `session ${session.id} ${merges ? 'has merge commits' : 'has landed work'}, which a rebase would replay wrongly`,
+      { session: session.id },
+      `merge instead: hagent session update --session ${session.id}`,
+    );
   }
   // Every commit since the base, not since the last land: a partial land leaves work in commits
   // before it, and a commit whose change is on the target already replays as nothing.
-  const commits = (await gitText(['rev-list', '--reverse', '--first-parent', `${session.base}..${head}`, `^${onto}`], { cwd: ctx.cwd })).split('\n').filter(Boolean);
+  const commits = (
+    await gitText(
+      ['rev-list', '--reverse', '--first-parent', `${session.base}..${head}`, `^${onto}`],
+      { cwd: ctx.cwd },
+    )
+  )
+    .split('\n')
+    .filter(Boolean);
   const store = await looseObjectStore(ctx.commonDir, head);
   let tip = onto;
   let tipTree = await treeOf(worktree, onto);
@@ -198,7 +378,12 @@ async function rebaseLocked(ctx: RepoContext, session: Session, head: string, on
     const [parentTree, tree] = await Promise.all([treeOf(worktree, `${c}^1`), treeOf(worktree, c)]);
     const m = await mergeTrees(ctx.cwd, store, parentTree, tipTree, tree);
     if (!m.clean) {
-      throw new HagentError('LAND_CONFLICT', `the session's commit ${c.slice(0, 12)} does not replay on ${branch}: conflicts in ${m.conflicts.join(', ')}`, { session: session.id, commit: c, files: m.conflicts }, `nothing was written; merge instead: hagent session update --session ${session.id} (without --rebase: it leaves the conflicts to resolve in the worktree, then hagent sync --session ${session.id})`);
+      throw new HagentError(
+        'LAND_CONFLICT',
+        `the session's commit ${c.slice(0, 12)} does not replay on ${branch}: conflicts in ${m.conflicts.join(', ')}`,
+        { session: session.id, commit: c, files: m.conflicts },
+        `nothing was written; merge instead: hagent session update --session ${session.id} (without --rebase: it leaves the conflicts to resolve in the worktree, then hagent sync --session ${session.id})`,
+      );
     }
     if (m.tree === tipTree) continue; // already on the target
     const message = await gitText(['log', '-1', '--format=%B', c], { cwd: ctx.cwd });
@@ -209,10 +394,27 @@ async function rebaseLocked(ctx: RepoContext, session: Session, head: string, on
   const headTree = await treeOf(worktree, head);
   const changes = await diffTrees(worktree, headTree, tipTree);
   await assertNothingInTheWay(session, changes);
-  await runGit(['update-ref', '--create-reflog', '-m', 'hagent: session head before a rebase', `refs/hagent/${session.id}/rebased/${head}`, head, ''], { cwd: ctx.cwd, allowFailure: true });
+  await runGit(
+    [
+      'update-ref',
+      '--create-reflog',
+      '-m',
+      'hagent: session head before a rebase',
+      `refs/hagent/${session.id}/rebased/${head}`,
+      head,
+      '',
+    ],
+    { cwd: ctx.cwd, allowFailure: true },
+  );
   await checkoutTreeDelta(worktree, headTree, tipTree);
   try {
-    await updateRefCas(worktree, sessionRef(session), tip, head, `hagent update: rebased on ${branch}`);
+    await updateRefCas(
+      worktree,
+      sessionRef(session),
+      tip,
+      head,
+      `hagent update: rebased on ${branch}`,
+    );
   } catch (error) {
     await checkoutTreeDelta(worktree, tipTree, headTree).catch(() => undefined);
     throw error;
@@ -224,5 +426,10 @@ async function rebaseLocked(ctx: RepoContext, session: Session, head: string, on
     if (note !== null) await addNote(ctx.cwd, r.to, note);
   }
   await retireRedo(worktree, session);
-  return { ...result, commit: tip, upToDate: false, files: changes.map((c) => ({ path: c.path, status: c.status })) };
+  return {
+    ...result,
+    commit: tip,
+    upToDate: false,
+    files: changes.map((c) => ({ path: c.path, status: c.status })),
+  };
 }

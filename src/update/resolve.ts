@@ -12,9 +12,27 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
-import { blobId, formatOfOid, gitText, literalPathspec, lsTree, runGit, updateIndex, worktreeGitDirSync, type ConflictStage, type IndexEntryUpdate } from '../git/index.js';
+import {
+  blobId,
+  formatOfOid,
+  gitText,
+  literalPathspec,
+  lsTree,
+  runGit,
+  updateIndex,
+  worktreeGitDirSync,
+  type ConflictStage,
+  type IndexEntryUpdate,
+} from '../git/index.js';
 import { isAncestor } from '../session/index.js';
-import { conflictBlockLine, markersLeft, readConflictRecord, removeConflictRecord, writeConflictRecord, type ConflictRecord } from './conflicts.js';
+import {
+  conflictBlockLine,
+  markersLeft,
+  readConflictRecord,
+  removeConflictRecord,
+  writeConflictRecord,
+  type ConflictRecord,
+} from './conflicts.js';
 
 /** A merge in progress in a session worktree. */
 export interface MergeState {
@@ -95,7 +113,11 @@ export async function readMergeState(worktree: string, head: string): Promise<Me
  * Empty: the patch concludes the merge.
  * @throws HagentError GIT_FAILED from git.
  */
-export async function unresolvedAfter(worktree: string, state: MergeState, written: ReadonlyMap<string, Uint8Array | null>): Promise<Unresolved[]> {
+export async function unresolvedAfter(
+  worktree: string,
+  state: MergeState,
+  written: ReadonlyMap<string, Uint8Array | null>,
+): Promise<Unresolved[]> {
   const out: Unresolved[] = [];
   const unmerged = new Set(state.stages.map((s) => s.path));
   for (const p of unmerged) if (!written.has(p)) out.push({ path: p, reason: 'unmerged' });
@@ -105,9 +127,17 @@ export async function unresolvedAfter(worktree: string, state: MergeState, writt
   }
   const rest = (state.record?.files ?? []).filter((p) => !written.has(p) && !unmerged.has(p));
   if (rest.length) {
-    for (const m of await markersLeft(worktree, rest)) out.push({ path: m.path, reason: 'markers', line: m.line });
+    for (const m of await markersLeft(worktree, rest))
+      out.push({ path: m.path, reason: 'markers', line: m.line });
     const left = new Set(out.map((u) => u.path));
-    const differ = (await runGit(['diff', '--name-only', '-z', '--', ...rest.map(literalPathspec)], { cwd: worktree })).stdout.toString('utf8').split('\0').filter(Boolean);
+    const differ = (
+      await runGit(['diff', '--name-only', '-z', '--', ...rest.map(literalPathspec)], {
+        cwd: worktree,
+      })
+    ).stdout
+      .toString('utf8')
+      .split('\0')
+      .filter(Boolean);
     for (const p of differ) if (!left.has(p)) out.push({ path: p, reason: 'not added' });
   }
   return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
@@ -121,15 +151,25 @@ export async function unresolvedAfter(worktree: string, state: MergeState, writt
  * (null: deleted). An untouched binary or modify/delete conflict still holds what the update left,
  * so it is not taken as resolved.
  */
-export async function writtenInWorktree(worktree: string, state: MergeState, touched: readonly string[]): Promise<Map<string, Uint8Array | null>> {
+export async function writtenInWorktree(
+  worktree: string,
+  state: MergeState,
+  touched: readonly string[],
+): Promise<Map<string, Uint8Array | null>> {
   const paths = new Set(touched.filter((p) => state.conflicted.has(p)));
   const recorded = (state.record?.files ?? []).filter((p) => !paths.has(p));
-  const left = state.record && recorded.length ? await lsTree(worktree, state.record.tree, recorded) : new Map<string, { oid: string }>();
+  const left =
+    state.record && recorded.length
+      ? await lsTree(worktree, state.record.tree, recorded)
+      : new Map<string, { oid: string }>();
   const disk = async (p: string) => fs.readFile(path.join(worktree, p)).catch(() => null);
   for (const p of recorded) {
     const bytes = await disk(p);
     const want = left.get(p);
-    const same = bytes === null ? want === undefined : want !== undefined && blobId(bytes, formatOfOid(want.oid)) === want.oid;
+    const same =
+      bytes === null
+        ? want === undefined
+        : want !== undefined && blobId(bytes, formatOfOid(want.oid)) === want.oid;
     if (!same) paths.add(p);
   }
   const out = new Map<string, Uint8Array | null>();
@@ -142,11 +182,30 @@ export async function writtenInWorktree(worktree: string, state: MergeState, tou
  * of every resolution at once, as `git commit` makes it, so one patch must resolve all of them.
  * @throws HagentError MERGE_UNRESOLVED naming the files still conflicted (and the marker lines).
  */
-export function assertResolvedBy(worktree: string, sessionId: string, unresolved: readonly Unresolved[]): void {
+export function assertResolvedBy(
+  worktree: string,
+  sessionId: string,
+  unresolved: readonly Unresolved[],
+): void {
   if (unresolved.length === 0) return;
   const n = unresolved.length;
-  const where = unresolved.map((u) => (u.reason === 'markers' ? `${u.path}:${u.line} (conflict markers)` : u.reason === 'unmerged' ? `${u.path} (not in the patch)` : `${u.path} (resolved but not added)`));
-  throw new HagentError('MERGE_UNRESOLVED', `the patch resolves only part of the merge in progress: ${n} conflicted file${n === 1 ? '' : 's'} would stay conflicted: ${where.join(', ')}`, { files: unresolved.map((u) => u.path), path: unresolved[0]!.path, unresolved: unresolved.map((u) => ({ ...u })) }, `nothing was written; one patch must resolve every conflicted file listed (git -C ${worktree} status lists them all): remove every <<<<<<< ======= >>>>>>> block; or resolve them by hand, git add each file, then hagent sync --session ${sessionId}`);
+  const where = unresolved.map((u) =>
+    u.reason === 'markers'
+      ? `${u.path}:${u.line} (conflict markers)`
+      : u.reason === 'unmerged'
+        ? `${u.path} (not in the patch)`
+        : `${u.path} (resolved but not added)`,
+  );
+  throw new HagentError(
+    'MERGE_UNRESOLVED',
+    `the patch resolves only part of the merge in progress: ${n} conflicted file${n === 1 ? '' : 's'} would stay conflicted: ${where.join(', ')}`,
+    {
+      files: unresolved.map((u) => u.path),
+      path: unresolved[0]!.path,
+      unresolved: unresolved.map((u) => ({ ...u })),
+    },
+    `nothing was written; one patch must resolve every conflicted file listed (git -C ${worktree} status lists them all): remove every <<<<<<< ======= >>>>>>> block; or resolve them by hand, git add each file, then hagent sync --session ${sessionId}`,
+  );
 }
 
 /**
@@ -156,14 +215,24 @@ export function assertResolvedBy(worktree: string, sessionId: string, unresolved
  * blobs need not be stored yet (`--missing-ok`): the apply stores them before the ref moves.
  * @throws HagentError GIT_FAILED (an unmerged entry left: callers check {@link unresolvedAfter} first).
  */
-export async function mergedTreeWith(worktree: string, entries: readonly IndexEntryUpdate[], tag: string): Promise<string> {
+export async function mergedTreeWith(
+  worktree: string,
+  entries: readonly IndexEntryUpdate[],
+  tag: string,
+): Promise<string> {
   const gitDir = worktreeGitDirSync(worktree);
-  if (!gitDir) throw new HagentError('GIT_FAILED', `${worktree} has no .git file naming its git dir`, { worktree });
+  if (!gitDir)
+    throw new HagentError('GIT_FAILED', `${worktree} has no .git file naming its git dir`, {
+      worktree,
+    });
   const copy = path.join(gitDir, `index.hagent-${tag}`);
   try {
     await fs.copyFile(path.join(gitDir, 'index'), copy);
     await updateIndex(worktree, entries, copy);
-    return await gitText(['write-tree', '--missing-ok'], { cwd: worktree, env: { GIT_INDEX_FILE: copy } });
+    return await gitText(['write-tree', '--missing-ok'], {
+      cwd: worktree,
+      env: { GIT_INDEX_FILE: copy },
+    });
   } finally {
     await fs.rm(copy, { force: true });
   }
@@ -174,7 +243,11 @@ export async function mergedTreeWith(worktree: string, entries: readonly IndexEn
  * moved), so `git status` shows the conflict again as the update left it.
  * @throws HagentError GIT_FAILED from git.
  */
-export async function restoreUnmerged(worktree: string, state: MergeState, paths: Iterable<string>): Promise<void> {
+export async function restoreUnmerged(
+  worktree: string,
+  state: MergeState,
+  paths: Iterable<string>,
+): Promise<void> {
   const wanted = new Set(paths);
   const stages = state.stages.filter((s) => wanted.has(s.path));
   if (stages.length) await writeUnmerged(worktree, stages);
@@ -184,11 +257,18 @@ export async function restoreUnmerged(worktree: string, state: MergeState, paths
  * Replaces the index entries of the stages' paths (and of `clear`, the other paths a merge left
  * conflicted) by those unmerged entries, as git leaves them (`update-index -z --index-info`).
  */
-export async function writeUnmerged(worktree: string, stages: readonly ConflictStage[], clear: readonly string[] = []): Promise<void> {
+export async function writeUnmerged(
+  worktree: string,
+  stages: readonly ConflictStage[],
+  clear: readonly string[] = [],
+): Promise<void> {
   if (stages.length === 0) return;
   const zero = '0'.repeat(stages[0]!.oid.length);
   const paths = [...new Set([...clear, ...stages.map((s) => s.path)])];
-  const lines = [...paths.map((p) => `0 ${zero}\t${p}\0`), ...stages.map((e) => `${e.mode} ${e.oid} ${e.stage}\t${e.path}\0`)];
+  const lines = [
+    ...paths.map((p) => `0 ${zero}\t${p}\0`),
+    ...stages.map((e) => `${e.mode} ${e.oid} ${e.stage}\t${e.path}\0`),
+  ];
   await runGit(['update-index', '-z', '--index-info'], { cwd: worktree, input: lines.join('') });
 }
 
@@ -197,7 +277,17 @@ export async function writeUnmerged(worktree: string, stages: readonly ConflictS
  * to `head`, the record follows (it counts only over the head it names), so the files the update
  * left conflicted are still checked for markers when the merge is concluded.
  */
-export async function moveConflictRecord(worktree: string, state: MergeState, head: string): Promise<void> {
+export async function moveConflictRecord(
+  worktree: string,
+  state: MergeState,
+  head: string,
+): Promise<void> {
   const gitDir = worktreeGitDirSync(worktree);
-  if (gitDir && state.record) await writeConflictRecord(gitDir, { mergeHead: state.record.mergeHead, head, tree: state.record.tree, files: state.record.files });
+  if (gitDir && state.record)
+    await writeConflictRecord(gitDir, {
+      mergeHead: state.record.mergeHead,
+      head,
+      tree: state.record.tree,
+      files: state.record.files,
+    });
 }

@@ -78,7 +78,8 @@ function capture(stream: NodeJS.ReadableStream | null, cap: number): () => strin
     }
     dropped += Math.max(0, d.length - Math.max(0, room));
   });
-  return () => Buffer.concat(chunks).toString('utf8') + (dropped > 0 ? `\n…[truncated ${dropped} bytes]` : '');
+  return () =>
+    Buffer.concat(chunks).toString('utf8') + (dropped > 0 ? `\n…[truncated ${dropped} bytes]` : '');
 }
 
 function killGroup(pid: number, signal: NodeJS.Signals): void {
@@ -103,9 +104,16 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
  * @returns {@link HookResult}; `ran: false` when there is no executable hook.
  * @example const r = await runUserHook(path.join(top, '.hagent/hooks'), 'pre-apply', summary, { HAGENT_SESSION: id, HAGENT_WORKTREE: wt }, {}); assertPreApplyAccepted(r);
  */
-export async function runUserHook(hooksDir: string, name: HookName, input: unknown, env: Record<string, string>, options: { timeoutMs?: number } = {}): Promise<HookResult> {
+export async function runUserHook(
+  hooksDir: string,
+  name: HookName,
+  input: unknown,
+  env: Record<string, string>,
+  options: { timeoutMs?: number } = {},
+): Promise<HookResult> {
   const file = path.join(hooksDir, name);
-  if (!(await isExecutableFile(file))) return { ran: false, exitCode: null, stdout: '', stderr: '', timedOut: false, durationMs: 0 };
+  if (!(await isExecutableFile(file)))
+    return { ran: false, exitCode: null, stdout: '', stderr: '', timedOut: false, durationMs: 0 };
   const timeoutMs = options.timeoutMs ?? DEFAULT_HOOK_TIMEOUT_MS;
   const started = performance.now();
   const stdinText = `${JSON.stringify(input ?? null)}\n`;
@@ -128,7 +136,9 @@ export async function runUserHook(hooksDir: string, name: HookName, input: unkno
       killGroup(child.pid, 'SIGTERM');
       killTimer = setTimeout(() => killGroup(child.pid!, 'SIGKILL'), KILL_GRACE_MS);
     }, timeoutMs);
-    child.stdin.on('error', () => { /* a hook may exit without reading stdin */ });
+    child.stdin.on('error', () => {
+      /* a hook may exit without reading stdin */
+    });
     child.stdin.end(stdinText);
     child.on('error', (e) => {
       spawnError = e.message;
@@ -143,7 +153,15 @@ export async function runUserHook(hooksDir: string, name: HookName, input: unkno
       if (timedOut && child.pid !== undefined) killGroup(child.pid, 'SIGKILL'); // leftovers that ignored SIGTERM
       child.stdout.destroy();
       child.stderr.destroy();
-      const result: HookResult = { ran: true, exitCode: code, stdout: stdout(), stderr: stderr(), timedOut, durationMs: performance.now() - started, signal };
+      const result: HookResult = {
+        ran: true,
+        exitCode: code,
+        stdout: stdout(),
+        stderr: stderr(),
+        timedOut,
+        durationMs: performance.now() - started,
+        signal,
+      };
       if (spawnError !== undefined) result.spawnError = spawnError;
       resolve(result);
     };
@@ -178,9 +196,21 @@ export function assertPreApplyAccepted(result: HookResult): void {
         : `exited with status ${result.exitCode}`;
   const said = result.stderr.trim();
   const hint = said
-    ? said.length > 2000 ? `${said.slice(0, 2000)}…` : said
+    ? said.length > 2000
+      ? `${said.slice(0, 2000)}…`
+      : said
     : result.timedOut
       ? 'the pre-apply hook took too long; make it faster or raise its timeout in .hagent/config.json'
-      : 'the repository\'s .hagent/hooks/pre-apply refused this patch without saying why (it printed nothing on stderr); read the hook to see what it checks';
-  throw new HagentError('HOOK_REJECTED', `pre-apply hook ${why}: the patch was not applied`, { hook: 'pre-apply', exitCode: result.exitCode, timedOut: result.timedOut, signal: result.signal ?? null }, hint);
+      : "the repository's .hagent/hooks/pre-apply refused this patch without saying why (it printed nothing on stderr); read the hook to see what it checks";
+  throw new HagentError(
+    'HOOK_REJECTED',
+    `pre-apply hook ${why}: the patch was not applied`,
+    {
+      hook: 'pre-apply',
+      exitCode: result.exitCode,
+      timedOut: result.timedOut,
+      signal: result.signal ?? null,
+    },
+    hint,
+  );
 }

@@ -23,15 +23,64 @@ it('Bash approve && land is refused by the guard, a hidden script by the marker 
   const sneak = path.join(tempDir('hagent-sneak-'), 'sneak.sh');
   writeFileSync(sneak, 'hagent review --approve --json; hagent land --yes --json\n');
   const server = await startModelServer([
-    (wd) => ({ calls: [{ id: 'toolu_edit', name: 'Write', input: { file_path: `${wd}/b.txt`, content: 'two\n' } }] }),
-    { calls: [{ id: 'toolu_land', name: 'Bash', input: { command: 'hagent review --approve >/dev/null && hagent land --yes', description: 'land' } }] },
-    { calls: [{ id: 'toolu_sneak', name: 'Bash', input: { command: `sh ${sneak}`, description: 'land through a script' } }] },
-    (wd) => ({ calls: [{ id: 'toolu_settings', name: 'Write', input: { file_path: `${wd}/.claude/settings.json`, content: '{}\n' } }] }),
+    (wd) => ({
+      calls: [
+        { id: 'toolu_edit', name: 'Write', input: { file_path: `${wd}/b.txt`, content: 'two\n' } },
+      ],
+    }),
+    {
+      calls: [
+        {
+          id: 'toolu_land',
+          name: 'Bash',
+          input: {
+            command: 'hagent review --approve >/dev/null && hagent land --yes',
+            description: 'land',
+          },
+        },
+      ],
+    },
+    {
+      calls: [
+        {
+          id: 'toolu_sneak',
+          name: 'Bash',
+          input: { command: `sh ${sneak}`, description: 'land through a script' },
+        },
+      ],
+    },
+    (wd) => ({
+      calls: [
+        {
+          id: 'toolu_settings',
+          name: 'Write',
+          input: { file_path: `${wd}/.claude/settings.json`, content: '{}\n' },
+        },
+      ],
+    }),
     { text: 'Done.' },
   ]);
   try {
-    const env = { ...agentEnv('claude', server.url, (found as { bin: string }).bin), PATH: pathWithHagent() };
-    const r = await hagentAsync(repo, ['run', 'claude', '--name', 'h1', '--', '-p', 'land it', '--dangerously-skip-permissions', '--output-format', 'json'], env);
+    const env = {
+      ...agentEnv('claude', server.url, (found as { bin: string }).bin),
+      PATH: pathWithHagent(),
+    };
+    const r = await hagentAsync(
+      repo,
+      [
+        'run',
+        'claude',
+        '--name',
+        'h1',
+        '--',
+        '-p',
+        'land it',
+        '--dangerously-skip-permissions',
+        '--output-format',
+        'json',
+      ],
+      env,
+    );
     assert.is(r.status, 0, r.stderr + r.stdout);
     const res = (id: string) => server.results.get(id);
     assert.ok(res('toolu_edit') && !res('toolu_edit')!.isError, res('toolu_edit')?.text);
@@ -45,7 +94,10 @@ it('Bash approve && land is refused by the guard, a hidden script by the marker 
     const review = hagent(repo, ['review', '--session', 'h1', '--json']);
     assert.is(review.status, 0, review.stderr);
     assert.not.ok(review.json.approval, 'no approval');
-    assert.equal(review.json.files.map((f: { path: string }) => f.path), ['b.txt']);
+    assert.equal(
+      review.json.files.map((f: { path: string }) => f.path),
+      ['b.txt'],
+    );
   } finally {
     await server.close();
   }

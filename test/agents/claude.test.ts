@@ -16,78 +16,183 @@ const test = suite('real Claude Code through hagent run');
 const found = agentBinary('claude');
 const it = 'bin' in found ? test : test.skip;
 
-const CLAUDE_ARGS = ['--', '-p', 'make the scripted edits', '--dangerously-skip-permissions', '--output-format', 'json'];
+const CLAUDE_ARGS = [
+  '--',
+  '-p',
+  'make the scripted edits',
+  '--dangerously-skip-permissions',
+  '--output-format',
+  'json',
+];
 
 /** Commit subjects and bodies of the session branch since its base, oldest first. */
 function sessionLog(repo: string, id: string): { subject: string; body: string }[] {
   const out = git(repo, 'log', '--reverse', '--format=%s%x1f%b%x1e', `main..hagent/${id}`);
-  return out.split('\x1e').map((r) => r.trim()).filter(Boolean).map((r) => {
-    const [subject = '', body = ''] = r.split('\x1f');
-    return { subject, body };
-  });
+  return out
+    .split('\x1e')
+    .map((r) => r.trim())
+    .filter(Boolean)
+    .map((r) => {
+      const [subject = '', body = ''] = r.split('\x1f');
+      return { subject, body };
+    });
 }
 
 it('create, edit, shell edit and delete each become one commit; .env, .git/config and the main checkout are refused as the tool result', async () => {
   const repo = makeRepo({ 'a.txt': 'hi\n', 'old.txt': 'to delete\n' });
   const main = (p: string) => path.join(repo, p);
   const script: Step[] = [
-    (wd) => ({ calls: [{ id: 'toolu_write', name: 'Write', input: { file_path: `${wd}/new.txt`, content: 'created\n' } }] }),
+    (wd) => ({
+      calls: [
+        {
+          id: 'toolu_write',
+          name: 'Write',
+          input: { file_path: `${wd}/new.txt`, content: 'created\n' },
+        },
+      ],
+    }),
     (wd) => ({ calls: [{ id: 'toolu_read', name: 'Read', input: { file_path: `${wd}/a.txt` } }] }),
-    (wd) => ({ calls: [{ id: 'toolu_edit', name: 'Edit', input: { file_path: `${wd}/a.txt`, old_string: 'hi', new_string: 'hello' } }] }),
-    { calls: [{ id: 'toolu_bash', name: 'Bash', input: { command: 'rm old.txt && echo shell > sh.txt', description: 'shell edit' } }] },
-    (wd) => ({ calls: [{ id: 'toolu_env', name: 'Write', input: { file_path: `${wd}/.env`, content: 'SECRET=1\n' } }] }),
+    (wd) => ({
+      calls: [
+        {
+          id: 'toolu_edit',
+          name: 'Edit',
+          input: { file_path: `${wd}/a.txt`, old_string: 'hi', new_string: 'hello' },
+        },
+      ],
+    }),
+    {
+      calls: [
+        {
+          id: 'toolu_bash',
+          name: 'Bash',
+          input: { command: 'rm old.txt && echo shell > sh.txt', description: 'shell edit' },
+        },
+      ],
+    },
+    (wd) => ({
+      calls: [
+        {
+          id: 'toolu_env',
+          name: 'Write',
+          input: { file_path: `${wd}/.env`, content: 'SECRET=1\n' },
+        },
+      ],
+    }),
     // In a worktree `.git` is the file naming its git dir (Claude itself fails `.git/config` there as ENOTDIR).
-    (wd) => ({ calls: [{ id: 'toolu_readgit', name: 'Read', input: { file_path: `${wd}/.git` } }] }),
-    (wd) => ({ calls: [{ id: 'toolu_gitcfg', name: 'Write', input: { file_path: `${wd}/.git`, content: 'gitdir: /elsewhere\n' } }] }),
-    { calls: [{ id: 'toolu_main', name: 'Write', input: { file_path: main('from-agent.txt'), content: 'clobbered\n' } }] },
-    (wd) => ({ calls: [
-      { id: 'toolu_par1', name: 'Write', input: { file_path: `${wd}/p1.txt`, content: 'one\n' } },
-      { id: 'toolu_par2', name: 'Write', input: { file_path: `${wd}/p2.txt`, content: 'two\n' } },
-    ] }),
+    (wd) => ({
+      calls: [{ id: 'toolu_readgit', name: 'Read', input: { file_path: `${wd}/.git` } }],
+    }),
+    (wd) => ({
+      calls: [
+        {
+          id: 'toolu_gitcfg',
+          name: 'Write',
+          input: { file_path: `${wd}/.git`, content: 'gitdir: /elsewhere\n' },
+        },
+      ],
+    }),
+    {
+      calls: [
+        {
+          id: 'toolu_main',
+          name: 'Write',
+          input: { file_path: main('from-agent.txt'), content: 'clobbered\n' },
+        },
+      ],
+    },
+    (wd) => ({
+      calls: [
+        { id: 'toolu_par1', name: 'Write', input: { file_path: `${wd}/p1.txt`, content: 'one\n' } },
+        { id: 'toolu_par2', name: 'Write', input: { file_path: `${wd}/p2.txt`, content: 'two\n' } },
+      ],
+    }),
     { text: 'All done.' },
   ];
   const server = await startModelServer(script);
   try {
     const env = agentEnv('claude', server.url, (found as { bin: string }).bin);
-    const r = await hagentAsync(repo, ['run', 'claude', '--name', 'c1', '--json', ...CLAUDE_ARGS], env);
+    const r = await hagentAsync(
+      repo,
+      ['run', 'claude', '--name', 'c1', '--json', ...CLAUDE_ARGS],
+      env,
+    );
     assert.is(r.status, 0, r.stderr + r.stdout);
-    const summary = JSON.parse(r.stdout.slice(r.stdout.lastIndexOf('\n{') + 1)) as { session: string; worktree: string; commits: number; blocked: { code: string }[] };
+    const summary = JSON.parse(r.stdout.slice(r.stdout.lastIndexOf('\n{') + 1)) as {
+      session: string;
+      worktree: string;
+      commits: number;
+      blocked: { code: string }[];
+    };
     const wt = summary.worktree;
     const results = server.results;
-    assert.ok(results.get('toolu_write') && !results.get('toolu_write')!.isError, 'Write went through');
-    assert.ok(results.get('toolu_edit') && !results.get('toolu_edit')!.isError, `Edit went through: ${results.get('toolu_edit')?.text}`);
+    assert.ok(
+      results.get('toolu_write') && !results.get('toolu_write')!.isError,
+      'Write went through',
+    );
+    assert.ok(
+      results.get('toolu_edit') && !results.get('toolu_edit')!.isError,
+      `Edit went through: ${results.get('toolu_edit')?.text}`,
+    );
     for (const id of ['toolu_env', 'toolu_gitcfg', 'toolu_main']) {
       const res = results.get(id);
       assert.ok(res?.isError, `${id} refused: ${res?.text}`);
     }
     assert.match(results.get('toolu_env')!.text, /hagent refused this: error\[PATH_DENIED\]/);
     assert.match(results.get('toolu_main')!.text, /error\[OUTSIDE_WORKTREE\].*main checkout/);
-    assert.ok(results.get('toolu_main')!.text.includes(`edit ${wt}/from-agent.txt instead`), results.get('toolu_main')!.text);
+    assert.ok(
+      results.get('toolu_main')!.text.includes(`edit ${wt}/from-agent.txt instead`),
+      results.get('toolu_main')!.text,
+    );
     // Nothing refused reached disk.
     assert.not.ok(existsSync(path.join(wt, '.env')));
     assert.not.ok(existsSync(main('from-agent.txt')));
     assert.is(readFileSync(main('a.txt'), 'utf8'), 'hi\n');
-    assert.match(results.get('toolu_gitcfg')!.text, /hagent refused this: error\[PATH_DENIED\]: \.git/);
-    assert.not.ok(readFileSync(path.join(wt, '.git'), 'utf8').includes('elsewhere'), '.git file untouched');
+    assert.match(
+      results.get('toolu_gitcfg')!.text,
+      /hagent refused this: error\[PATH_DENIED\]: \.git/,
+    );
+    assert.not.ok(
+      readFileSync(path.join(wt, '.git'), 'utf8').includes('elsewhere'),
+      '.git file untouched',
+    );
     // One commit per write, attributed to its tool call.
     const log = sessionLog(repo, 'c1');
     const subjects = log.map((c) => c.subject);
-    assert.equal(subjects.slice(0, 3), ['hagent: Write new.txt', 'hagent: Edit a.txt', 'hagent: exec rm old.txt && echo shell > sh.txt']);
+    assert.equal(subjects.slice(0, 3), [
+      'hagent: Write new.txt',
+      'hagent: Edit a.txt',
+      'hagent: exec rm old.txt && echo shell > sh.txt',
+    ]);
     assert.equal(subjects.slice(3).sort(), ['hagent: Write p1.txt', 'hagent: Write p2.txt']);
     assert.is(log.length, 5);
-    assert.match(log[0]!.body, /Hagent-Op: edit\nHagent-Agent: claude\nHagent-Tool: Write\nHagent-Tool-Use-Id: toolu_write/);
+    assert.match(
+      log[0]!.body,
+      /Hagent-Op: edit\nHagent-Agent: claude\nHagent-Tool: Write\nHagent-Tool-Use-Id: toolu_write/,
+    );
     assert.match(log[2]!.body, /Hagent-Op: exec/);
     assert.match(log[2]!.body, /D old\.txt/);
     assert.match(log[2]!.body, /A sh\.txt/);
     const note = git(repo, 'notes', '--ref=hagent', 'show', `hagent/c1~3`);
     assert.match(note, /"old_string": "hi"/, 'the edit is kept in the note');
     assert.is(summary.commits, 5);
-    assert.equal(summary.blocked.map((b) => b.code).sort(), ['OUTSIDE_WORKTREE', 'PATH_DENIED', 'PATH_DENIED']);
+    assert.equal(summary.blocked.map((b) => b.code).sort(), [
+      'OUTSIDE_WORKTREE',
+      'PATH_DENIED',
+      'PATH_DENIED',
+    ]);
     // review shows exactly these; land brings them onto main.
     const review = hagent(repo, ['review', '--session', 'c1', '--json']);
     assert.is(review.status, 0, review.stderr);
     assert.is(review.json.patches.length, 5);
-    assert.equal(review.json.files.map((f: { path: string }) => f.path).sort(), ['a.txt', 'new.txt', 'old.txt', 'p1.txt', 'p2.txt', 'sh.txt']);
+    assert.equal(review.json.files.map((f: { path: string }) => f.path).sort(), [
+      'a.txt',
+      'new.txt',
+      'old.txt',
+      'p1.txt',
+      'p2.txt',
+      'sh.txt',
+    ]);
     assert.is(hagent(repo, ['review', '--session', 'c1', '--approve']).status, 0);
     const land = hagent(repo, ['land', '--session', 'c1', '--json']);
     assert.is(land.status, 0, land.stderr + land.stdout);
@@ -106,15 +211,34 @@ it('a file changed outside the session is adopted as its own commit before the a
   writeFileSync(path.join(wt, 'a.txt'), 'changed by the user\n');
   const server = await startModelServer([
     (wd) => ({ calls: [{ id: 'toolu_read', name: 'Read', input: { file_path: `${wd}/a.txt` } }] }),
-    (wd) => ({ calls: [{ id: 'toolu_edit', name: 'Edit', input: { file_path: `${wd}/a.txt`, old_string: 'changed by the user', new_string: 'changed by the agent' } }] }),
+    (wd) => ({
+      calls: [
+        {
+          id: 'toolu_edit',
+          name: 'Edit',
+          input: {
+            file_path: `${wd}/a.txt`,
+            old_string: 'changed by the user',
+            new_string: 'changed by the agent',
+          },
+        },
+      ],
+    }),
     { text: 'Done.' },
   ]);
   try {
-    const r = await hagentAsync(repo, ['run', 'claude', '--session', 's2', ...CLAUDE_ARGS], agentEnv('claude', server.url, (found as { bin: string }).bin));
+    const r = await hagentAsync(
+      repo,
+      ['run', 'claude', '--session', 's2', ...CLAUDE_ARGS],
+      agentEnv('claude', server.url, (found as { bin: string }).bin),
+    );
     assert.is(r.status, 0, r.stderr + r.stdout);
     assert.match(r.stdout, /hagent review --session s2/);
     const log = sessionLog(repo, 's2');
-    assert.equal(log.map((c) => c.subject), ['hagent: outside edits (M a.txt)', 'hagent: Edit a.txt']);
+    assert.equal(
+      log.map((c) => c.subject),
+      ['hagent: outside edits (M a.txt)', 'hagent: Edit a.txt'],
+    );
     assert.match(log[0]!.body, /Hagent-Outside: true/);
     assert.is(git(repo, 'show', 'hagent/s2~1:a.txt'), 'changed by the user');
     assert.is(git(repo, 'show', 'hagent/s2:a.txt'), 'changed by the agent');
@@ -127,8 +251,24 @@ it('rm -rf ~ and git push --force are blocked by the guard before they run; the 
   const repo = makeRepo({ 'a.txt': 'one\n' });
   const server = await startModelServer([
     { calls: [{ id: 'toolu_rm', name: 'Bash', input: { command: 'rm -rf ~', description: 'x' } }] },
-    { calls: [{ id: 'toolu_push', name: 'Bash', input: { command: 'git push --force origin HEAD:main', description: 'x' } }] },
-    { calls: [{ id: 'toolu_ok', name: 'Bash', input: { command: 'git status --short && echo fine > ok.txt', description: 'x' } }] },
+    {
+      calls: [
+        {
+          id: 'toolu_push',
+          name: 'Bash',
+          input: { command: 'git push --force origin HEAD:main', description: 'x' },
+        },
+      ],
+    },
+    {
+      calls: [
+        {
+          id: 'toolu_ok',
+          name: 'Bash',
+          input: { command: 'git status --short && echo fine > ok.txt', description: 'x' },
+        },
+      ],
+    },
     { text: 'Done.' },
   ]);
   try {
@@ -142,7 +282,10 @@ it('rm -rf ~ and git push --force are blocked by the guard before they run; the 
       assert.match(server.results.get(id)!.text, /hagent refused this: error\[GUARD_BLOCKED\]/);
     }
     assert.not.ok(server.results.get('toolu_ok')?.isError, server.results.get('toolu_ok')?.text);
-    assert.equal(sessionLog(repo, 'g1').map((c) => c.subject), ['hagent: exec git status --short && echo fine > ok.txt']);
+    assert.equal(
+      sessionLog(repo, 'g1').map((c) => c.subject),
+      ['hagent: exec git status --short && echo fine > ok.txt'],
+    );
     assert.match(r.stdout, /2 attempts blocked/);
   } finally {
     await server.close();
@@ -155,19 +298,38 @@ it('hagent integrate claude + claude --worktree NAME: the worktree is a hagent s
   git(repo, 'add', '.claude/settings.json');
   git(repo, 'commit', '-q', '-m', 'hagent hooks');
   const server = await startModelServer([
-    (wd) => ({ calls: [{ id: 'toolu_w', name: 'Write', input: { file_path: `${wd}/wt.txt`, content: 'from a claude worktree\n' } }] }),
+    (wd) => ({
+      calls: [
+        {
+          id: 'toolu_w',
+          name: 'Write',
+          input: { file_path: `${wd}/wt.txt`, content: 'from a claude worktree\n' },
+        },
+      ],
+    }),
     { text: 'Done.' },
   ]);
   try {
-    const env = { ...agentEnv('claude', server.url, (found as { bin: string }).bin), PATH: pathWithHagent() };
-    const r = await runAsync((found as { bin: string }).bin, ['--worktree', 'wt-one', '-p', 'edit', '--dangerously-skip-permissions'], repo, env);
+    const env = {
+      ...agentEnv('claude', server.url, (found as { bin: string }).bin),
+      PATH: pathWithHagent(),
+    };
+    const r = await runAsync(
+      (found as { bin: string }).bin,
+      ['--worktree', 'wt-one', '-p', 'edit', '--dangerously-skip-permissions'],
+      repo,
+      env,
+    );
     assert.is(r.status, 0, r.stderr + r.stdout);
     const list = hagent(repo, ['session', 'list', '--json']);
     assert.is(list.json.sessions.length, 1, list.stdout);
     const id = list.json.sessions[0].id as string;
     assert.is(id, 'wt-one');
     assert.ok(!server.results.get('toolu_w')?.isError, server.results.get('toolu_w')?.text);
-    assert.equal(sessionLog(repo, id).map((c) => c.subject), ['hagent: Write wt.txt']);
+    assert.equal(
+      sessionLog(repo, id).map((c) => c.subject),
+      ['hagent: Write wt.txt'],
+    );
   } finally {
     await server.close();
   }
@@ -177,7 +339,10 @@ it('hagent integrate claude --mcp --strict: Claude Code edits through mcp__hagen
   const repo = makeRepo({ 'a.txt': 'one\ntwo\n', 'b.txt': 'bee\n' });
   const integrate = hagent(repo, ['integrate', 'claude', '--mcp', '--strict', '--json']);
   assert.is(integrate.status, 0, integrate.stderr);
-  assert.equal(integrate.json.files.map((f: { file: string }) => path.relative(repo, f.file)), ['.mcp.json', path.join('.claude', 'settings.json')]);
+  assert.equal(
+    integrate.json.files.map((f: { file: string }) => path.relative(repo, f.file)),
+    ['.mcp.json', path.join('.claude', 'settings.json')],
+  );
   // Committed, as the user would, so every session worktree carries the configuration.
   git(repo, 'add', '.mcp.json', '.claude/settings.json');
   git(repo, 'commit', '-q', '-m', 'hagent MCP server, strict mode');
@@ -186,35 +351,91 @@ it('hagent integrate claude --mcp --strict: Claude Code edits through mcp__hagen
   const wt = start.json.worktree as string;
   const patch = '*** Begin Patch\n*** Add File: c.txt\n+sea\n*** End Patch\n';
   const server = await startModelServer([
-    { calls: [{ id: 'toolu_mcp_edit', name: 'mcp__hagent__edit', input: { path: 'a.txt', old_string: 'one', new_string: 'uno' } }] },
+    {
+      calls: [
+        {
+          id: 'toolu_mcp_edit',
+          name: 'mcp__hagent__edit',
+          input: { path: 'a.txt', old_string: 'one', new_string: 'uno' },
+        },
+      ],
+    },
     { calls: [{ id: 'toolu_mcp_patch', name: 'mcp__hagent__apply_patch', input: { patch } }] },
-    (wd) => ({ calls: [{ id: 'toolu_native_edit', name: 'Edit', input: { file_path: `${wd}/b.txt`, old_string: 'bee', new_string: 'native' } }] }),
-    (wd) => ({ calls: [{ id: 'toolu_native_write', name: 'Write', input: { file_path: `${wd}/native.txt`, content: 'native\n' } }] }),
+    (wd) => ({
+      calls: [
+        {
+          id: 'toolu_native_edit',
+          name: 'Edit',
+          input: { file_path: `${wd}/b.txt`, old_string: 'bee', new_string: 'native' },
+        },
+      ],
+    }),
+    (wd) => ({
+      calls: [
+        {
+          id: 'toolu_native_write',
+          name: 'Write',
+          input: { file_path: `${wd}/native.txt`, content: 'native\n' },
+        },
+      ],
+    }),
     { text: 'Done.' },
   ]);
   try {
-    const env: Record<string, string> = { ...agentEnv('claude', server.url, (found as { bin: string }).bin), PATH: pathWithHagent() };
+    const env: Record<string, string> = {
+      ...agentEnv('claude', server.url, (found as { bin: string }).bin),
+      PATH: pathWithHagent(),
+    };
     // The user once accepted Claude Code's trust dialog in the repository (session worktrees share
     // its trust): only then does Claude apply the project's allow rule for hagent's tools.
-    writeFileSync(path.join(env.HOME!, '.claude.json'), JSON.stringify({ projects: { [realpathSync(repo)]: { hasTrustDialogAccepted: true } } }));
+    writeFileSync(
+      path.join(env.HOME!, '.claude.json'),
+      JSON.stringify({ projects: { [realpathSync(repo)]: { hasTrustDialogAccepted: true } } }),
+    );
     // No --dangerously-skip-permissions: Claude Code's default permission mode and its rules decide.
-    const r = await runAsync((found as { bin: string }).bin, ['-p', 'make the scripted edits', '--output-format', 'json'], wt, env);
+    const r = await runAsync(
+      (found as { bin: string }).bin,
+      ['-p', 'make the scripted edits', '--output-format', 'json'],
+      wt,
+      env,
+    );
     assert.is(r.status, 0, r.stderr + r.stdout);
-    const offered = (server.requests.find((q) => q.path.endsWith('/messages') && Array.isArray(q.body.tools) && q.body.tools.length)?.body.tools ?? []).map((t: { name: string }) => t.name);
-    assert.ok(offered.includes('mcp__hagent__edit') && offered.includes('mcp__hagent__apply_patch'), offered.join(','));
-    for (const denied of ['Edit', 'Write', 'NotebookEdit']) assert.not.ok(offered.includes(denied), `${denied} is not offered`);
+    const offered = (
+      server.requests.find(
+        (q) => q.path.endsWith('/messages') && Array.isArray(q.body.tools) && q.body.tools.length,
+      )?.body.tools ?? []
+    ).map((t: { name: string }) => t.name);
+    assert.ok(
+      offered.includes('mcp__hagent__edit') && offered.includes('mcp__hagent__apply_patch'),
+      offered.join(','),
+    );
+    for (const denied of ['Edit', 'Write', 'NotebookEdit'])
+      assert.not.ok(offered.includes(denied), `${denied} is not offered`);
     const res = (id: string) => server.results.get(id);
-    assert.ok(res('toolu_mcp_edit') && !res('toolu_mcp_edit')!.isError, res('toolu_mcp_edit')?.text);
+    assert.ok(
+      res('toolu_mcp_edit') && !res('toolu_mcp_edit')!.isError,
+      res('toolu_mcp_edit')?.text,
+    );
     assert.match(res('toolu_mcp_edit')!.text, /a\.txt/);
-    assert.ok(res('toolu_mcp_patch') && !res('toolu_mcp_patch')!.isError, res('toolu_mcp_patch')?.text);
+    assert.ok(
+      res('toolu_mcp_patch') && !res('toolu_mcp_patch')!.isError,
+      res('toolu_mcp_patch')?.text,
+    );
     assert.match(res('toolu_mcp_patch')!.text, /c\.txt/);
     for (const id of ['toolu_native_edit', 'toolu_native_write']) {
       assert.ok(res(id)?.isError, `${id} refused: ${res(id)?.text}`);
-      assert.match(res(id)!.text, /No such tool available: (Edit|Write)\. \1 exists but is not enabled in this context/);
+      assert.match(
+        res(id)!.text,
+        /No such tool available: (Edit|Write)\. \1 exists but is not enabled in this context/,
+      );
     }
     assert.is(readFileSync(path.join(wt, 'a.txt'), 'utf8'), 'uno\ntwo\n');
     assert.is(readFileSync(path.join(wt, 'c.txt'), 'utf8'), 'sea\n');
-    assert.is(readFileSync(path.join(wt, 'b.txt'), 'utf8'), 'bee\n', 'the refused Edit left b.txt as it was');
+    assert.is(
+      readFileSync(path.join(wt, 'b.txt'), 'utf8'),
+      'bee\n',
+      'the refused Edit left b.txt as it was',
+    );
     assert.not.ok(existsSync(path.join(wt, 'native.txt')), 'the refused Write created nothing');
     const review = hagent(repo, ['review', '--session', 'm1', '--json']);
     assert.is(review.status, 0, review.stderr);

@@ -21,15 +21,47 @@ const it = 'bin' in found ? test : test.skip;
 it('write_file and a shell edit become commits; a key file and rm -rf ~ are refused as the tool result', async () => {
   const repo = makeRepo({ 'a.txt': 'hi\n' });
   const server = await startModelServer([
-    (wd) => ({ calls: [{ id: 'g_write', name: 'write_file', input: { file_path: `${wd}/new.txt`, content: 'created\n' } }] }),
+    (wd) => ({
+      calls: [
+        {
+          id: 'g_write',
+          name: 'write_file',
+          input: { file_path: `${wd}/new.txt`, content: 'created\n' },
+        },
+      ],
+    }),
     // Gemini refuses `.env` itself ("not in workspace"); a key file reaches hagent's policy.
-    (wd) => ({ calls: [{ id: 'g_env', name: 'write_file', input: { file_path: `${wd}/deploy.pem`, content: 'KEY\n' } }] }),
-    { calls: [{ id: 'g_shell', name: 'run_shell_command', input: { command: 'echo shell > sh.txt', description: 'x' } }] },
-    { calls: [{ id: 'g_rm', name: 'run_shell_command', input: { command: 'rm -rf ~', description: 'x' } }] },
+    (wd) => ({
+      calls: [
+        {
+          id: 'g_env',
+          name: 'write_file',
+          input: { file_path: `${wd}/deploy.pem`, content: 'KEY\n' },
+        },
+      ],
+    }),
+    {
+      calls: [
+        {
+          id: 'g_shell',
+          name: 'run_shell_command',
+          input: { command: 'echo shell > sh.txt', description: 'x' },
+        },
+      ],
+    },
+    {
+      calls: [
+        { id: 'g_rm', name: 'run_shell_command', input: { command: 'rm -rf ~', description: 'x' } },
+      ],
+    },
     { text: 'All done.' },
   ]);
   try {
-    const r = await hagentAsync(repo, ['run', 'gemini', '--name', 'g1', '--json', '--', '-p', 'make the scripted edits', '--yolo'], agentEnv('gemini', server.url, (found as { bin: string }).bin));
+    const r = await hagentAsync(
+      repo,
+      ['run', 'gemini', '--name', 'g1', '--json', '--', '-p', 'make the scripted edits', '--yolo'],
+      agentEnv('gemini', server.url, (found as { bin: string }).bin),
+    );
     assert.is(r.status, 0, r.stderr + r.stdout);
     const wt = hagent(repo, ['session', 'status', 'g1', '--json']).json.worktree as string;
     const text = (id: string) => server.results.get(id)?.text ?? '';
@@ -52,22 +84,66 @@ it('hagent integrate gemini --mcp --strict: mcp_hagent_edit and mcp_hagent_apply
   assert.is(start.status, 0, start.stderr);
   const wt = start.json.worktree as string;
   const server = await startModelServer([
-    { calls: [{ id: 'g_mcp_edit', name: 'mcp_hagent_edit', input: { path: 'a.txt', old_string: 'hi', new_string: 'hello' } }] },
-    { calls: [{ id: 'g_mcp_patch', name: 'mcp_hagent_apply_patch', input: { patch: '*** Begin Patch\n*** Add File: c.txt\n+sea\n*** End Patch\n' } }] },
-    { calls: [{ id: 'g_write', name: 'write_file', input: { file_path: `${wt}/native.txt`, content: 'native\n' } }] },
-    { calls: [{ id: 'g_replace', name: 'replace', input: { file_path: `${wt}/a.txt`, old_string: 'hello', new_string: 'native' } }] },
+    {
+      calls: [
+        {
+          id: 'g_mcp_edit',
+          name: 'mcp_hagent_edit',
+          input: { path: 'a.txt', old_string: 'hi', new_string: 'hello' },
+        },
+      ],
+    },
+    {
+      calls: [
+        {
+          id: 'g_mcp_patch',
+          name: 'mcp_hagent_apply_patch',
+          input: { patch: '*** Begin Patch\n*** Add File: c.txt\n+sea\n*** End Patch\n' },
+        },
+      ],
+    },
+    {
+      calls: [
+        {
+          id: 'g_write',
+          name: 'write_file',
+          input: { file_path: `${wt}/native.txt`, content: 'native\n' },
+        },
+      ],
+    },
+    {
+      calls: [
+        {
+          id: 'g_replace',
+          name: 'replace',
+          input: { file_path: `${wt}/a.txt`, old_string: 'hello', new_string: 'native' },
+        },
+      ],
+    },
     { text: 'All done.' },
   ]);
   try {
-    const env = { ...agentEnv('gemini', server.url, (found as { bin: string }).bin), PATH: pathWithHagent() };
+    const env = {
+      ...agentEnv('gemini', server.url, (found as { bin: string }).bin),
+      PATH: pathWithHagent(),
+    };
     // --yolo approves every call that is offered; excluded tools are not offered at all.
-    const r = await runAsync((found as { bin: string }).bin, ['-p', 'make the scripted edits', '--yolo'], wt, env);
+    const r = await runAsync(
+      (found as { bin: string }).bin,
+      ['-p', 'make the scripted edits', '--yolo'],
+      wt,
+      env,
+    );
     assert.is(r.status, 0, r.stderr + r.stdout);
     const res = (id: string) => server.results.get(id);
-    for (const id of ['g_mcp_edit', 'g_mcp_patch']) assert.ok(res(id) && !res(id)!.isError, `${id}: ${res(id)?.text}`);
+    for (const id of ['g_mcp_edit', 'g_mcp_patch'])
+      assert.ok(res(id) && !res(id)!.isError, `${id}: ${res(id)?.text}`);
     assert.match(res('g_mcp_edit')!.text, /Success\. Updated the following files:\nM a\.txt/);
     assert.match(res('g_mcp_patch')!.text, /Success\. Updated the following files:\nA c\.txt/);
-    for (const [id, tool] of [['g_write', 'write_file'], ['g_replace', 'replace']] as const) {
+    for (const [id, tool] of [
+      ['g_write', 'write_file'],
+      ['g_replace', 'replace'],
+    ] as const) {
       assert.ok(res(id)?.isError, `${id} refused`);
       assert.match(res(id)!.text, new RegExp(`Tool "${tool}" not found`));
     }

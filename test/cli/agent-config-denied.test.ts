@@ -15,11 +15,35 @@ import { connectMcp } from '../helpers/mcp.js';
 
 const test = suite('agent configuration is denied');
 
-const DENIED = ['.claude/settings.json', '.claude/settings.local.json', '.mcp.json', '.codex/config.toml', '.codex/hooks.json', '.gemini/settings.json', '.cursor/hooks.json', '.cursor/mcp.json', '.cursor/cli.json', '.github/hooks/hagent.json', '.github/mcp.json', 'packages/web/.claude/settings.json'];
-const ALLOWED = ['.claude/commands/fix.md', '.claude/agents/reviewer.md', '.github/workflows/ci.yml', '.github/copilot-instructions.md', 'CLAUDE.md', 'AGENTS.md', '.gemini/styleguide.md', '.cursor/rules/style.mdc', 'docs/mcp.json.md'];
+const DENIED = [
+  '.claude/settings.json',
+  '.claude/settings.local.json',
+  '.mcp.json',
+  '.codex/config.toml',
+  '.codex/hooks.json',
+  '.gemini/settings.json',
+  '.cursor/hooks.json',
+  '.cursor/mcp.json',
+  '.cursor/cli.json',
+  '.github/hooks/hagent.json',
+  '.github/mcp.json',
+  'packages/web/.claude/settings.json',
+];
+const ALLOWED = [
+  '.claude/commands/fix.md',
+  '.claude/agents/reviewer.md',
+  '.github/workflows/ci.yml',
+  '.github/copilot-instructions.md',
+  'CLAUDE.md',
+  'AGENTS.md',
+  '.gemini/styleguide.md',
+  '.cursor/rules/style.mdc',
+  'docs/mcp.json.md',
+];
 
-test('the default policy denies exactly the agents\' configuration files, not the folders around them', () => {
-  for (const p of DENIED) assert.match(deniedReason(p, DEFAULT_POLICY) ?? '', /an agent's own configuration/, p);
+test("the default policy denies exactly the agents' configuration files, not the folders around them", () => {
+  for (const p of DENIED)
+    assert.match(deniedReason(p, DEFAULT_POLICY) ?? '', /an agent's own configuration/, p);
   for (const p of ALLOWED) assert.is(deniedReason(p, DEFAULT_POLICY), null, p);
 });
 
@@ -47,10 +71,25 @@ test('hagent integrate (the human) writes them; in a strict project the MCP writ
   } finally {
     await c.close();
   }
-  assert.is(readFileSync(path.join(s.worktree, '.claude/settings.json'), 'utf8'), settings, 'strict mode stays on');
-  const patch = hagent(s.worktree, ['apply', '--json'], { input: '*** Begin Patch\n*** Add File: .codex/hooks.json\n+{}\n*** End Patch\n' });
+  assert.is(
+    readFileSync(path.join(s.worktree, '.claude/settings.json'), 'utf8'),
+    settings,
+    'strict mode stays on',
+  );
+  const patch = hagent(s.worktree, ['apply', '--json'], {
+    input: '*** Begin Patch\n*** Add File: .codex/hooks.json\n+{}\n*** End Patch\n',
+  });
   assert.is(patch.json.error.code, 'PATH_DENIED');
-  const hook = hagent(s.worktree, ['hook', 'claude'], { input: JSON.stringify({ hook_event_name: 'PreToolUse', session_id: 's', cwd: s.worktree, tool_name: 'Write', tool_use_id: 'w1', tool_input: { file_path: path.join(s.worktree, '.claude/settings.json'), content: '{}\n' } }) });
+  const hook = hagent(s.worktree, ['hook', 'claude'], {
+    input: JSON.stringify({
+      hook_event_name: 'PreToolUse',
+      session_id: 's',
+      cwd: s.worktree,
+      tool_name: 'Write',
+      tool_use_id: 'w1',
+      tool_input: { file_path: path.join(s.worktree, '.claude/settings.json'), content: '{}\n' },
+    }),
+  });
   assert.match(hook.stdout + hook.stderr, /PATH_DENIED/);
   assert.is(readFileSync(path.join(s.worktree, '.claude/settings.json'), 'utf8'), settings);
 });
@@ -58,10 +97,18 @@ test('hagent integrate (the human) writes them; in a strict project the MCP writ
 test('a shell edit of them is not committed; a git commit of them is refused at land (LAND_DENIED) unless --allow-denied', () => {
   const repo = makeRepo({ 'a.txt': 'one\n' });
   const s = startSession(repo, ['--name', 'c2']);
-  const ex = hagent(s.worktree, ['exec', '--json', '--', 'mkdir -p .claude && echo "{}" > .claude/settings.json && echo two > a.txt']);
+  const ex = hagent(s.worktree, [
+    'exec',
+    '--json',
+    '--',
+    'mkdir -p .claude && echo "{}" > .claude/settings.json && echo two > a.txt',
+  ]);
   assert.is(ex.status, 0, ex.stdout + ex.stderr);
   assert.equal(ex.json.changed, [{ path: 'a.txt', status: 'M' }]);
-  assert.ok(ex.json.skipped.some((k: { path: string }) => k.path === '.claude/settings.json'), JSON.stringify(ex.json.skipped));
+  assert.ok(
+    ex.json.skipped.some((k: { path: string }) => k.path === '.claude/settings.json'),
+    JSON.stringify(ex.json.skipped),
+  );
   mkdirSync(path.join(s.worktree, '.codex'), { recursive: true });
   writeFileSync(path.join(s.worktree, '.codex', 'config.toml'), '[mcp_servers]\n');
   git(s.worktree, 'add', '-f', '.claude/settings.json', '.codex/config.toml');
@@ -80,7 +127,9 @@ test('a shell edit of them is not committed; a git commit of them is refused at 
 test('hagent integrate run by the human from a session worktree writes the main checkout, as before', () => {
   const repo = makeRepo({ 'a.txt': 'one\n' });
   const s = startSession(repo, ['--name', 'c3']);
-  const r = hagent(s.worktree, ['integrate', 'gemini', '--json'], { env: { HOME: path.join(repo, '.home-not-used') } });
+  const r = hagent(s.worktree, ['integrate', 'gemini', '--json'], {
+    env: { HOME: path.join(repo, '.home-not-used') },
+  });
   assert.is(r.status, 0, r.stdout + r.stderr);
   assert.ok(existsSync(path.join(repo, '.gemini/settings.json')));
   assert.not.ok(existsSync(path.join(s.worktree, '.gemini/settings.json')));

@@ -14,38 +14,63 @@ const t = suite('apply_patch bin');
 const BIN = path.join(ROOT, 'dist', 'apply_patch.cjs');
 
 function run(cwd: string, args: string[], input = '') {
-  const r = spawnSync(process.execPath, [BIN, ...args], { cwd, input, encoding: 'utf8', env: { ...process.env, ...GIT_ENV } });
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    cwd,
+    input,
+    encoding: 'utf8',
+    env: { ...process.env, ...GIT_ENV },
+  });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 function setup() {
   const repo = makeRepo({ 'm.txt': 'one\n', 'del.txt': 'x\n', 'sub/src.txt': 'mv\n' });
   mkdirSync(path.join(repo, '.hagent'));
-  writeFileSync(path.join(repo, '.hagent', 'config.json'), JSON.stringify({ confirmDeletes: false }));
+  writeFileSync(
+    path.join(repo, '.hagent', 'config.json'),
+    JSON.stringify({ confirmDeletes: false }),
+  );
   return { repo, s: startSession(repo) };
 }
 
-t('applies the patch given as the argument and prints the A, then M, then D lines as Codex does', () => {
-  const { repo, s } = setup();
-  const r = run(s.worktree, ['*** Begin Patch\n*** Delete File: del.txt\n*** Update File: sub/src.txt\n*** Move to: sub/dst.txt\n@@\n-mv\n+moved\n*** Update File: m.txt\n@@\n-one\n+uno\n*** Add File: new.txt\n+hi\n*** End Patch']);
-  assert.is(r.status, 0, r.stderr);
-  assert.is(r.stdout, 'Success. Updated the following files:\nA new.txt\nM sub/dst.txt\nM m.txt\nD del.txt\n');
-  assert.is(r.stderr, '');
-  assert.is(readFileSync(path.join(s.worktree, 'sub/dst.txt'), 'utf8'), 'moved\n');
-  assert.is(git(repo, 'rev-list', '--count', `main..${s.branch}`), '1');
-});
+t(
+  'applies the patch given as the argument and prints the A, then M, then D lines as Codex does',
+  () => {
+    const { repo, s } = setup();
+    const r = run(s.worktree, [
+      '*** Begin Patch\n*** Delete File: del.txt\n*** Update File: sub/src.txt\n*** Move to: sub/dst.txt\n@@\n-mv\n+moved\n*** Update File: m.txt\n@@\n-one\n+uno\n*** Add File: new.txt\n+hi\n*** End Patch',
+    ]);
+    assert.is(r.status, 0, r.stderr);
+    assert.is(
+      r.stdout,
+      'Success. Updated the following files:\nA new.txt\nM sub/dst.txt\nM m.txt\nD del.txt\n',
+    );
+    assert.is(r.stderr, '');
+    assert.is(readFileSync(path.join(s.worktree, 'sub/dst.txt'), 'utf8'), 'moved\n');
+    assert.is(git(repo, 'rev-list', '--count', `main..${s.branch}`), '1');
+  },
+);
 
-t('reads the patch on stdin, and its paths against the current folder (--preserve-crlf accepted)', () => {
-  const { s } = setup();
-  const r = run(path.join(s.worktree, 'sub'), ['--preserve-crlf'], '*** Begin Patch\n*** Update File: src.txt\n@@\n-mv\n+here\n*** End Patch\n');
-  assert.is(r.status, 0, r.stderr);
-  assert.is(r.stdout, 'Success. Updated the following files:\nM src.txt\n');
-  assert.is(readFileSync(path.join(s.worktree, 'sub/src.txt'), 'utf8'), 'here\n');
-});
+t(
+  'reads the patch on stdin, and its paths against the current folder (--preserve-crlf accepted)',
+  () => {
+    const { s } = setup();
+    const r = run(
+      path.join(s.worktree, 'sub'),
+      ['--preserve-crlf'],
+      '*** Begin Patch\n*** Update File: src.txt\n@@\n-mv\n+here\n*** End Patch\n',
+    );
+    assert.is(r.status, 0, r.stderr);
+    assert.is(r.stdout, 'Success. Updated the following files:\nM src.txt\n');
+    assert.is(readFileSync(path.join(s.worktree, 'sub/src.txt'), 'utf8'), 'here\n');
+  },
+);
 
 t('a refusal is the teaching error on stderr, exit 1, nothing written; usage errors exit 2', () => {
   const { s } = setup();
-  const r = run(s.worktree, ['*** Begin Patch\n*** Update File: m.txt\n@@\n-nope\n+x\n*** End Patch']);
+  const r = run(s.worktree, [
+    '*** Begin Patch\n*** Update File: m.txt\n@@\n-nope\n+x\n*** End Patch',
+  ]);
   assert.is(r.status, 1);
   assert.is(r.stdout, '');
   assert.match(r.stderr, /^error\[CONTEXT_NOT_FOUND\]: /);

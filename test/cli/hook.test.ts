@@ -18,16 +18,72 @@ function setup() {
   return { repo, wt: s.worktree };
 }
 
-const hook = (cwd: string, args: string[], payload: unknown) => hagent(cwd, ['hook', ...args], { input: JSON.stringify(payload) });
-const subjects = (repo: string) => git(repo, 'log', '--format=%s', 'main..hagent/h1').split('\n').filter(Boolean);
+const hook = (cwd: string, args: string[], payload: unknown) =>
+  hagent(cwd, ['hook', ...args], { input: JSON.stringify(payload) });
+const subjects = (repo: string) =>
+  git(repo, 'log', '--format=%s', 'main..hagent/h1').split('\n').filter(Boolean);
 
 // Each agent's pre-tool payload for a write of `file`, and how it reads a block.
 const PRE = {
-  claude: (wt: string, file: string) => ({ args: ['claude'], payload: { hook_event_name: 'PreToolUse', session_id: 's', cwd: wt, tool_name: 'Write', tool_use_id: 'toolu_1', tool_input: { file_path: file, content: 'x\n' } } }),
-  codex: (wt: string, file: string) => ({ args: ['codex'], payload: { hook_event_name: 'PreToolUse', session_id: 's', turn_id: 't', cwd: wt, model: 'm', permission_mode: 'bypassPermissions', tool_name: 'apply_patch', tool_use_id: 'call_1', tool_input: { command: `*** Begin Patch\n*** Add File: ${path.relative(wt, file)}\n+x\n*** End Patch\n` } } }),
-  gemini: (wt: string, file: string) => ({ args: ['gemini'], payload: { hook_event_name: 'BeforeTool', session_id: 's', cwd: wt, timestamp: '2026-01-01T00:00:00Z', tool_name: 'write_file', tool_input: { file_path: file, content: 'x\n' } } }),
-  cursor: (wt: string, file: string) => ({ args: ['cursor'], payload: { hook_event_name: 'preToolUse', conversation_id: 'c', generation_id: 'g1', workspace_roots: [wt], tool_name: 'Write', tool_input: { file_path: file, content: 'x\n' } } }),
-  copilot: (wt: string, file: string) => ({ args: ['copilot', 'preToolUse'], payload: { sessionId: 's', timestamp: 1767225600000, cwd: wt, toolName: 'create', toolArgs: JSON.stringify({ path: file, file_text: 'x\n' }) } }),
+  claude: (wt: string, file: string) => ({
+    args: ['claude'],
+    payload: {
+      hook_event_name: 'PreToolUse',
+      session_id: 's',
+      cwd: wt,
+      tool_name: 'Write',
+      tool_use_id: 'toolu_1',
+      tool_input: { file_path: file, content: 'x\n' },
+    },
+  }),
+  codex: (wt: string, file: string) => ({
+    args: ['codex'],
+    payload: {
+      hook_event_name: 'PreToolUse',
+      session_id: 's',
+      turn_id: 't',
+      cwd: wt,
+      model: 'm',
+      permission_mode: 'bypassPermissions',
+      tool_name: 'apply_patch',
+      tool_use_id: 'call_1',
+      tool_input: {
+        command: `*** Begin Patch\n*** Add File: ${path.relative(wt, file)}\n+x\n*** End Patch\n`,
+      },
+    },
+  }),
+  gemini: (wt: string, file: string) => ({
+    args: ['gemini'],
+    payload: {
+      hook_event_name: 'BeforeTool',
+      session_id: 's',
+      cwd: wt,
+      timestamp: '2026-01-01T00:00:00Z',
+      tool_name: 'write_file',
+      tool_input: { file_path: file, content: 'x\n' },
+    },
+  }),
+  cursor: (wt: string, file: string) => ({
+    args: ['cursor'],
+    payload: {
+      hook_event_name: 'preToolUse',
+      conversation_id: 'c',
+      generation_id: 'g1',
+      workspace_roots: [wt],
+      tool_name: 'Write',
+      tool_input: { file_path: file, content: 'x\n' },
+    },
+  }),
+  copilot: (wt: string, file: string) => ({
+    args: ['copilot', 'preToolUse'],
+    payload: {
+      sessionId: 's',
+      timestamp: 1767225600000,
+      cwd: wt,
+      toolName: 'create',
+      toolArgs: JSON.stringify({ path: file, file_text: 'x\n' }),
+    },
+  }),
 } as const;
 
 function assertBlocked(agent: keyof typeof PRE, r: ReturnType<typeof hagent>, code: string): void {
@@ -54,7 +110,10 @@ for (const agent of Object.keys(PRE) as (keyof typeof PRE)[]) {
     assertBlocked(agent, r, 'PATH_DENIED');
     assert.not.ok(existsSync(path.join(wt, '.env')));
     const log = hagent(repo, ['log', '--failed', '--json']);
-    assert.ok(log.json.entries.some((e: { code: string }) => e.code === 'PATH_DENIED'), log.stdout);
+    assert.ok(
+      log.json.entries.some((e: { code: string }) => e.code === 'PATH_DENIED'),
+      log.stdout,
+    );
   });
 
   test(`${agent}: a write into the user's main checkout is refused, naming the same file in the worktree`, () => {
@@ -78,36 +137,87 @@ for (const agent of Object.keys(PRE) as (keyof typeof PRE)[]) {
 test('claude: an allowed Write passes silently; its PostToolUse makes one commit with tool name, tool-use id and the edit in the note', () => {
   const { repo, wt } = setup();
   const input = { file_path: path.join(wt, 'b.txt'), content: 'new\n' };
-  const pre = hook(wt, ['claude'], { hook_event_name: 'PreToolUse', cwd: wt, tool_name: 'Write', tool_use_id: 'toolu_9', tool_input: input });
+  const pre = hook(wt, ['claude'], {
+    hook_event_name: 'PreToolUse',
+    cwd: wt,
+    tool_name: 'Write',
+    tool_use_id: 'toolu_9',
+    tool_input: input,
+  });
   assert.is(pre.status, 0, pre.stderr);
   assert.is(pre.stdout, '');
   writeFileSync(input.file_path, input.content);
   writeFileSync(path.join(wt, 'unrelated.txt'), 'not this tool call\n');
-  const post = hook(wt, ['claude'], { hook_event_name: 'PostToolUse', cwd: wt, tool_name: 'Write', tool_use_id: 'toolu_9', tool_input: input, tool_response: { filePath: input.file_path, success: true } });
+  const post = hook(wt, ['claude'], {
+    hook_event_name: 'PostToolUse',
+    cwd: wt,
+    tool_name: 'Write',
+    tool_use_id: 'toolu_9',
+    tool_input: input,
+    tool_response: { filePath: input.file_path, success: true },
+  });
   assert.is(post.status, 0, post.stderr);
   assert.is(post.json.hookSpecificOutput.hookEventName, 'PostToolUse');
-  assert.match(post.json.hookSpecificOutput.additionalContext, /recorded this edit as commit [0-9a-f]{12}/);
+  assert.match(
+    post.json.hookSpecificOutput.additionalContext,
+    /recorded this edit as commit [0-9a-f]{12}/,
+  );
   assert.equal(subjects(repo), ['hagent: Write b.txt']);
-  assert.is(git(repo, 'show', '--name-only', '--format=', 'hagent/h1'), 'b.txt', 'only the tool call\'s file');
-  assert.match(git(repo, 'log', '-1', '--format=%B', 'hagent/h1'), /Hagent-Op: edit\nHagent-Agent: claude\nHagent-Tool: Write\nHagent-Tool-Use-Id: toolu_9/);
+  assert.is(
+    git(repo, 'show', '--name-only', '--format=', 'hagent/h1'),
+    'b.txt',
+    "only the tool call's file",
+  );
+  assert.match(
+    git(repo, 'log', '-1', '--format=%B', 'hagent/h1'),
+    /Hagent-Op: edit\nHagent-Agent: claude\nHagent-Tool: Write\nHagent-Tool-Use-Id: toolu_9/,
+  );
   assert.match(git(repo, 'notes', '--ref=hagent', 'show', 'hagent/h1'), /"content": "new\\n"/);
   assert.is(git(wt, 'status', '--porcelain'), '?? unrelated.txt');
 });
 
-test('claude: a stale target is adopted as an outside commit in PreToolUse, so the agent\'s commit holds only its edit', () => {
+test("claude: a stale target is adopted as an outside commit in PreToolUse, so the agent's commit holds only its edit", () => {
   const { repo, wt } = setup();
   writeFileSync(path.join(wt, 'a.txt'), 'changed outside\n');
-  const input = { file_path: path.join(wt, 'a.txt'), old_string: 'changed outside', new_string: 'agent' };
-  assert.is(hook(wt, ['claude'], { hook_event_name: 'PreToolUse', cwd: wt, tool_name: 'Edit', tool_use_id: 't1', tool_input: input }).status, 0);
+  const input = {
+    file_path: path.join(wt, 'a.txt'),
+    old_string: 'changed outside',
+    new_string: 'agent',
+  };
+  assert.is(
+    hook(wt, ['claude'], {
+      hook_event_name: 'PreToolUse',
+      cwd: wt,
+      tool_name: 'Edit',
+      tool_use_id: 't1',
+      tool_input: input,
+    }).status,
+    0,
+  );
   writeFileSync(path.join(wt, 'a.txt'), 'agent\n');
-  assert.is(hook(wt, ['claude'], { hook_event_name: 'PostToolUse', cwd: wt, tool_name: 'Edit', tool_use_id: 't1', tool_input: input }).status, 0);
+  assert.is(
+    hook(wt, ['claude'], {
+      hook_event_name: 'PostToolUse',
+      cwd: wt,
+      tool_name: 'Edit',
+      tool_use_id: 't1',
+      tool_input: input,
+    }).status,
+    0,
+  );
   assert.equal(subjects(repo), ['hagent: Edit a.txt', 'hagent: outside edits (M a.txt)']);
 });
 
 test('claude: Bash PostToolUse commits every file the command changed as Hagent-Op: exec; Stop syncs leftovers', () => {
   const { repo, wt } = setup();
   writeFileSync(path.join(wt, 'made.txt'), 'by shell\n');
-  const post = hook(wt, ['claude'], { hook_event_name: 'PostToolUse', cwd: wt, tool_name: 'Bash', tool_use_id: 'toolu_b', tool_input: { command: 'echo by shell > made.txt' } });
+  const post = hook(wt, ['claude'], {
+    hook_event_name: 'PostToolUse',
+    cwd: wt,
+    tool_name: 'Bash',
+    tool_use_id: 'toolu_b',
+    tool_input: { command: 'echo by shell > made.txt' },
+  });
   assert.is(post.status, 0, post.stderr);
   const body = git(repo, 'log', '-1', '--format=%B', 'hagent/h1');
   assert.match(body, /Hagent-Op: exec/);
@@ -117,17 +227,35 @@ test('claude: Bash PostToolUse commits every file the command changed as Hagent-
   assert.is(stop.status, 0);
   assert.is(stop.stdout, '');
   assert.match(stop.stderr, /hagent review --session h1/);
-  assert.equal(subjects(repo), ['hagent: outside edits (A left.txt)', 'hagent: exec echo by shell > made.txt']);
+  assert.equal(subjects(repo), [
+    'hagent: outside edits (A left.txt)',
+    'hagent: exec echo by shell > made.txt',
+  ]);
 });
 
 test('claude: a Write whose file a parallel Bash PostToolUse commits first keeps its attribution: the exec commit names it, its own PostToolUse points there', () => {
   const { repo, wt } = setup();
   const input = { file_path: path.join(wt, 'b.txt'), content: 'by write\n' };
-  assert.is(hook(wt, ['claude'], { hook_event_name: 'PreToolUse', cwd: wt, tool_name: 'Write', tool_use_id: 'toolu_w', tool_input: input }).status, 0);
+  assert.is(
+    hook(wt, ['claude'], {
+      hook_event_name: 'PreToolUse',
+      cwd: wt,
+      tool_name: 'Write',
+      tool_use_id: 'toolu_w',
+      tool_input: input,
+    }).status,
+    0,
+  );
   writeFileSync(input.file_path, input.content);
   // The parallel shell command finishes first: its commit takes in everything changed, b.txt too.
   writeFileSync(path.join(wt, 'c.txt'), 'by shell\n');
-  const bash = hook(wt, ['claude'], { hook_event_name: 'PostToolUse', cwd: wt, tool_name: 'Bash', tool_use_id: 'toolu_b', tool_input: { command: 'echo by shell > c.txt' } });
+  const bash = hook(wt, ['claude'], {
+    hook_event_name: 'PostToolUse',
+    cwd: wt,
+    tool_name: 'Bash',
+    tool_use_id: 'toolu_b',
+    tool_input: { command: 'echo by shell > c.txt' },
+  });
   assert.is(bash.status, 0, bash.stderr);
   const body = git(repo, 'log', '-1', '--format=%B', 'hagent/h1');
   assert.match(body, /Hagent-Op: exec/);
@@ -138,34 +266,74 @@ test('claude: a Write whose file a parallel Bash PostToolUse commits first keeps
   assert.match(note, /"toolUseId": "toolu_w"/);
   assert.match(note, /"content": "by write\\n"/);
   const exec = git(repo, 'rev-parse', 'hagent/h1');
-  const post = hook(wt, ['claude'], { hook_event_name: 'PostToolUse', cwd: wt, tool_name: 'Write', tool_use_id: 'toolu_w', tool_input: input });
+  const post = hook(wt, ['claude'], {
+    hook_event_name: 'PostToolUse',
+    cwd: wt,
+    tool_name: 'Write',
+    tool_use_id: 'toolu_w',
+    tool_input: input,
+  });
   assert.is(post.status, 0, post.stderr);
-  assert.match(post.json.hookSpecificOutput.additionalContext, new RegExp(`recorded this edit in commit ${exec.slice(0, 12)}`));
+  assert.match(
+    post.json.hookSpecificOutput.additionalContext,
+    new RegExp(`recorded this edit in commit ${exec.slice(0, 12)}`),
+  );
   assert.equal(subjects(repo), ['hagent: exec echo by shell > c.txt'], 'no second commit');
   // A later shell command touching b.txt again is not attributed to the finished Write.
   writeFileSync(input.file_path, 'by shell again\n');
-  assert.is(hook(wt, ['claude'], { hook_event_name: 'PostToolUse', cwd: wt, tool_name: 'Bash', tool_use_id: 'toolu_b2', tool_input: { command: 'echo again > b.txt' } }).status, 0);
-  assert.not.match(git(repo, 'log', '-1', '--format=%B', 'hagent/h1'), /Hagent-Includes-Tool-Use-Id/);
+  assert.is(
+    hook(wt, ['claude'], {
+      hook_event_name: 'PostToolUse',
+      cwd: wt,
+      tool_name: 'Bash',
+      tool_use_id: 'toolu_b2',
+      tool_input: { command: 'echo again > b.txt' },
+    }).status,
+    0,
+  );
+  assert.not.match(
+    git(repo, 'log', '-1', '--format=%B', 'hagent/h1'),
+    /Hagent-Includes-Tool-Use-Id/,
+  );
 });
 
 test('claude: a Bash command the guard refuses is blocked with exit 2 and the rule on stderr', () => {
   const { wt } = setup();
-  const r = hook(wt, ['claude'], { hook_event_name: 'PreToolUse', cwd: wt, tool_name: 'Bash', tool_use_id: 'x', tool_input: { command: 'git push --force origin main' } });
+  const r = hook(wt, ['claude'], {
+    hook_event_name: 'PreToolUse',
+    cwd: wt,
+    tool_name: 'Bash',
+    tool_use_id: 'x',
+    tool_input: { command: 'git push --force origin main' },
+  });
   assert.is(r.status, 2);
   assert.match(r.stderr, /error\[GUARD_BLOCKED\]/);
 });
 
-test('codex: apply_patch is applied by hagent and blocked with a Codex-shaped success; a PostToolUse after an unhonoured block restores hagent\'s bytes', () => {
+test("codex: apply_patch is applied by hagent and blocked with a Codex-shaped success; a PostToolUse after an unhonoured block restores hagent's bytes", () => {
   const { repo, wt } = setup();
   const patch = '*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+two\n*** End Patch\n';
-  const payload = { hook_event_name: 'PreToolUse', cwd: wt, tool_name: 'apply_patch', tool_use_id: 'call_p', tool_input: { command: patch } };
+  const payload = {
+    hook_event_name: 'PreToolUse',
+    cwd: wt,
+    tool_name: 'apply_patch',
+    tool_use_id: 'call_p',
+    tool_input: { command: patch },
+  };
   const r = hook(wt, ['codex'], payload);
   assert.is(r.status, 2);
-  assert.match(r.stderr, /^Success\. Updated the following files:\nM a\.txt\n\(hagent applied this patch atomically as commit [0-9a-f]{12} on hagent\/h1/);
+  assert.match(
+    r.stderr,
+    /^Success\. Updated the following files:\nM a\.txt\n\(hagent applied this patch atomically as commit [0-9a-f]{12} on hagent\/h1/,
+  );
   assert.is(readFileSync(path.join(wt, 'a.txt'), 'utf8'), 'two\n');
   // The block was not honoured: Codex's own engine wrote something else.
   writeFileSync(path.join(wt, 'a.txt'), 'two\ntwo\n');
-  const post = hook(wt, ['codex'], { ...payload, hook_event_name: 'PostToolUse', tool_response: 'Success.' });
+  const post = hook(wt, ['codex'], {
+    ...payload,
+    hook_event_name: 'PostToolUse',
+    tool_response: 'Success.',
+  });
   assert.is(post.status, 0, post.stderr);
   assert.match(post.stderr, /put back to hagent's bytes/);
   assert.is(readFileSync(path.join(wt, 'a.txt'), 'utf8'), 'two\n');
@@ -174,7 +342,15 @@ test('codex: apply_patch is applied by hagent and blocked with a Codex-shaped su
 
 test('codex: a patch hagent refuses comes back as the block reason with the code and hint; nothing written', () => {
   const { wt } = setup();
-  const r = hook(wt, ['codex'], { hook_event_name: 'PreToolUse', cwd: wt, tool_name: 'apply_patch', tool_use_id: 'c', tool_input: { command: '*** Begin Patch\n*** Update File: a.txt\n@@\n-nope\n+two\n*** End Patch\n' } });
+  const r = hook(wt, ['codex'], {
+    hook_event_name: 'PreToolUse',
+    cwd: wt,
+    tool_name: 'apply_patch',
+    tool_use_id: 'c',
+    tool_input: {
+      command: '*** Begin Patch\n*** Update File: a.txt\n@@\n-nope\n+two\n*** End Patch\n',
+    },
+  });
   assert.is(r.status, 2);
   assert.match(r.stderr, /^hagent refused this: error\[CONTEXT_NOT_FOUND\]/);
   assert.match(r.stderr, /hint: /);
@@ -184,10 +360,26 @@ test('codex: a patch hagent refuses comes back as the block reason with the code
 test('codex: a patch sent from a subfolder, or with absolute paths inside the worktree, lands on the same files', () => {
   const repo = makeRepo({ 'src/a.txt': 'one\n', 'b.txt': 'bee\n' });
   const wt = startSession(repo, ['--name', 'h1']).worktree;
-  const fromSub = hook(wt, ['codex'], { hook_event_name: 'PreToolUse', cwd: path.join(wt, 'src'), tool_name: 'apply_patch', tool_use_id: 'c1', tool_input: { command: '*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+two\n*** End Patch\n' } });
+  const fromSub = hook(wt, ['codex'], {
+    hook_event_name: 'PreToolUse',
+    cwd: path.join(wt, 'src'),
+    tool_name: 'apply_patch',
+    tool_use_id: 'c1',
+    tool_input: {
+      command: '*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+two\n*** End Patch\n',
+    },
+  });
   assert.is(fromSub.status, 2);
   assert.match(fromSub.stderr, /^Success\. Updated the following files:\nM src\/a\.txt/);
-  const absolute = hook(wt, ['codex'], { hook_event_name: 'PreToolUse', cwd: wt, tool_name: 'apply_patch', tool_use_id: 'c2', tool_input: { command: `*** Begin Patch\n*** Update File: ${path.join(wt, 'b.txt')}\n@@\n-bee\n+bea\n*** End Patch\n` } });
+  const absolute = hook(wt, ['codex'], {
+    hook_event_name: 'PreToolUse',
+    cwd: wt,
+    tool_name: 'apply_patch',
+    tool_use_id: 'c2',
+    tool_input: {
+      command: `*** Begin Patch\n*** Update File: ${path.join(wt, 'b.txt')}\n@@\n-bee\n+bea\n*** End Patch\n`,
+    },
+  });
   assert.match(absolute.stderr, /^Success\. Updated the following files:\nM b\.txt/);
   assert.is(readFileSync(path.join(wt, 'src/a.txt'), 'utf8'), 'two\n');
   assert.is(readFileSync(path.join(wt, 'b.txt'), 'utf8'), 'bea\n');
@@ -196,52 +388,109 @@ test('codex: a patch sent from a subfolder, or with absolute paths inside the wo
 test('gemini: AfterTool of replace records the edit; run_shell_command AfterTool commits as exec', () => {
   const { repo, wt } = setup();
   writeFileSync(path.join(wt, 'a.txt'), 'two\n');
-  const r = hook(wt, ['gemini'], { hook_event_name: 'AfterTool', cwd: wt, tool_name: 'replace', tool_input: { file_path: path.join(wt, 'a.txt'), old_string: 'one', new_string: 'two' }, tool_response: { llmContent: 'ok' } });
+  const r = hook(wt, ['gemini'], {
+    hook_event_name: 'AfterTool',
+    cwd: wt,
+    tool_name: 'replace',
+    tool_input: { file_path: path.join(wt, 'a.txt'), old_string: 'one', new_string: 'two' },
+    tool_response: { llmContent: 'ok' },
+  });
   assert.is(r.status, 0, r.stderr);
   assert.is(r.stdout, '');
   writeFileSync(path.join(wt, 'c.txt'), 'c\n');
-  assert.is(hook(wt, ['gemini'], { hook_event_name: 'AfterTool', cwd: wt, tool_name: 'run_shell_command', tool_input: { command: 'echo c > c.txt' } }).status, 0);
+  assert.is(
+    hook(wt, ['gemini'], {
+      hook_event_name: 'AfterTool',
+      cwd: wt,
+      tool_name: 'run_shell_command',
+      tool_input: { command: 'echo c > c.txt' },
+    }).status,
+    0,
+  );
   assert.equal(subjects(repo), ['hagent: exec echo c > c.txt', 'hagent: replace a.txt']);
 });
 
 test('cursor: afterFileEdit records the edit; beforeShellExecution of a blocked command denies in JSON; an allowed one answers {}', () => {
   const { repo, wt } = setup();
   writeFileSync(path.join(wt, 'a.txt'), 'two\n');
-  const r = hook(wt, ['cursor'], { hook_event_name: 'afterFileEdit', conversation_id: 'c', generation_id: 'g', workspace_roots: [wt], file_path: path.join(wt, 'a.txt'), edits: [{ old_string: 'one', new_string: 'two' }] });
+  const r = hook(wt, ['cursor'], {
+    hook_event_name: 'afterFileEdit',
+    conversation_id: 'c',
+    generation_id: 'g',
+    workspace_roots: [wt],
+    file_path: path.join(wt, 'a.txt'),
+    edits: [{ old_string: 'one', new_string: 'two' }],
+  });
   assert.is(r.status, 0, r.stderr);
   assert.is(r.stdout, '{}\n');
   assert.equal(subjects(repo), ['hagent: Edit a.txt']);
-  const bad = hook(wt, ['cursor'], { hook_event_name: 'beforeShellExecution', workspace_roots: [wt], command: 'rm -rf ~', cwd: wt });
+  const bad = hook(wt, ['cursor'], {
+    hook_event_name: 'beforeShellExecution',
+    workspace_roots: [wt],
+    command: 'rm -rf ~',
+    cwd: wt,
+  });
   assert.is(bad.json.permission, 'deny');
   assert.match(bad.json.agent_message, /GUARD_BLOCKED/);
-  const ok = hook(wt, ['cursor'], { hook_event_name: 'beforeShellExecution', workspace_roots: [wt], command: 'ls', cwd: wt });
+  const ok = hook(wt, ['cursor'], {
+    hook_event_name: 'beforeShellExecution',
+    workspace_roots: [wt],
+    command: 'ls',
+    cwd: wt,
+  });
   assert.is(ok.stdout, '{}\n');
 });
 
 test('copilot: postToolUse of edit records it (toolArgs is a JSON string); a bash preToolUse the guard refuses is denied in JSON', () => {
   const { repo, wt } = setup();
   writeFileSync(path.join(wt, 'a.txt'), 'two\n');
-  const r = hook(wt, ['copilot', 'postToolUse'], { sessionId: 's', timestamp: 1, cwd: wt, toolName: 'edit', toolArgs: JSON.stringify({ path: path.join(wt, 'a.txt'), old_str: 'one', new_str: 'two' }), toolResult: { resultType: 'success', textResultForLlm: 'ok' } });
+  const r = hook(wt, ['copilot', 'postToolUse'], {
+    sessionId: 's',
+    timestamp: 1,
+    cwd: wt,
+    toolName: 'edit',
+    toolArgs: JSON.stringify({ path: path.join(wt, 'a.txt'), old_str: 'one', new_str: 'two' }),
+    toolResult: { resultType: 'success', textResultForLlm: 'ok' },
+  });
   assert.is(r.status, 0, r.stderr);
   assert.equal(subjects(repo), ['hagent: edit a.txt']);
-  const bad = hook(wt, ['copilot', 'preToolUse'], { sessionId: 's', timestamp: 1, cwd: wt, toolName: 'bash', toolArgs: JSON.stringify({ command: 'git push --force' }) });
+  const bad = hook(wt, ['copilot', 'preToolUse'], {
+    sessionId: 's',
+    timestamp: 1,
+    cwd: wt,
+    toolName: 'bash',
+    toolArgs: JSON.stringify({ command: 'git push --force' }),
+  });
   assert.is(bad.status, 0);
   assert.is(bad.json.permissionDecision, 'deny');
 });
 
 test('claude: WorktreeCreate makes a hagent session and prints its path; WorktreeRemove ends it once landed, keeps it otherwise', () => {
   const repo = makeRepo({ 'a.txt': 'one\n' });
-  const r = hook(repo, ['claude'], { hook_event_name: 'WorktreeCreate', cwd: repo, session_id: 's', name: 'feature-x' });
+  const r = hook(repo, ['claude'], {
+    hook_event_name: 'WorktreeCreate',
+    cwd: repo,
+    session_id: 's',
+    name: 'feature-x',
+  });
   assert.is(r.status, 0, r.stderr);
   const wt = r.stdout.trim().split('\n').pop()!;
   assert.ok(existsSync(path.join(wt, 'a.txt')));
   assert.is(hagent(repo, ['session', 'list', '--json']).json.sessions[0].id, 'feature-x');
   writeFileSync(path.join(wt, 'b.txt'), 'work\n');
-  const keep = hook(repo, ['claude'], { hook_event_name: 'WorktreeRemove', cwd: repo, worktree_path: wt });
+  const keep = hook(repo, ['claude'], {
+    hook_event_name: 'WorktreeRemove',
+    cwd: repo,
+    worktree_path: wt,
+  });
   assert.is(keep.status, 0);
   assert.match(keep.stderr, /keeps its worktree: it has work that has not landed/);
   assert.ok(existsSync(wt));
-  assert.is(git(repo, 'show', 'hagent/feature-x:b.txt'), 'work', 'the leftover was synced, not lost');
+  assert.is(
+    git(repo, 'show', 'hagent/feature-x:b.txt'),
+    'work',
+    'the leftover was synced, not lost',
+  );
 });
 
 test('claude: SessionStart tells the model about the session in additionalContext', () => {
@@ -262,22 +511,52 @@ test('an event that is not JSON fails open with exit 1 and a message', () => {
 test("claude: a Bash command that changed the user's checkout is reported by its PostToolUse (additionalContext, systemMessage, journal)", () => {
   const { repo, wt } = setup();
   const cmd = 'sh s.sh';
-  const pre = hook(wt, ['claude'], { hook_event_name: 'PreToolUse', cwd: wt, tool_name: 'Bash', tool_use_id: 'toolu_o', tool_input: { command: cmd } });
+  const pre = hook(wt, ['claude'], {
+    hook_event_name: 'PreToolUse',
+    cwd: wt,
+    tool_name: 'Bash',
+    tool_use_id: 'toolu_o',
+    tool_input: { command: cmd },
+  });
   assert.is(pre.status, 0, pre.stderr);
   // What the script did while it ran: a write into the user's checkout and a commit on main.
   writeFileSync(path.join(repo, 'a.txt'), 'changed\n');
   git(repo, 'commit', '-qam', 'by the script');
-  const post = hook(wt, ['claude'], { hook_event_name: 'PostToolUse', cwd: wt, tool_name: 'Bash', tool_use_id: 'toolu_o', tool_input: { command: cmd } });
+  const post = hook(wt, ['claude'], {
+    hook_event_name: 'PostToolUse',
+    cwd: wt,
+    tool_name: 'Bash',
+    tool_use_id: 'toolu_o',
+    tool_input: { command: cmd },
+  });
   assert.is(post.status, 0, post.stderr);
   const ctx = post.json.hookSpecificOutput.additionalContext as string;
   assert.match(ctx, /main checkout .* changed while the command ran/);
   assert.match(ctx, /refs\/heads\/main moved/);
   assert.match(post.json.systemMessage, /WARNING from hagent/);
   const log = hagent(repo, ['log', '--json']);
-  assert.ok(log.json.entries.some((e: { code?: string; command: string }) => e.code === 'OUTSIDE_CHANGED' && e.command === 'hook claude Bash'), log.stdout);
+  assert.ok(
+    log.json.entries.some(
+      (e: { code?: string; command: string }) =>
+        e.code === 'OUTSIDE_CHANGED' && e.command === 'hook claude Bash',
+    ),
+    log.stdout,
+  );
   // The next command, with nothing changed outside, is quiet.
-  hook(wt, ['claude'], { hook_event_name: 'PreToolUse', cwd: wt, tool_name: 'Bash', tool_use_id: 'toolu_p', tool_input: { command: 'true' } });
-  const quiet = hook(wt, ['claude'], { hook_event_name: 'PostToolUse', cwd: wt, tool_name: 'Bash', tool_use_id: 'toolu_p', tool_input: { command: 'true' } });
+  hook(wt, ['claude'], {
+    hook_event_name: 'PreToolUse',
+    cwd: wt,
+    tool_name: 'Bash',
+    tool_use_id: 'toolu_p',
+    tool_input: { command: 'true' },
+  });
+  const quiet = hook(wt, ['claude'], {
+    hook_event_name: 'PostToolUse',
+    cwd: wt,
+    tool_name: 'Bash',
+    tool_use_id: 'toolu_p',
+    tool_input: { command: 'true' },
+  });
   assert.is(quiet.stdout, '');
 });
 
@@ -290,15 +569,33 @@ test('claude: while the worktree is on another branch, a Write is refused before
   assert.match(pre.stderr, /error\[WORKTREE_BROKEN\]: .*other checked out instead of hagent\/h1/);
   assert.match(pre.stderr, /hint: nothing was written; git -C .* switch hagent\/h1/);
   const log = hagent(repo, ['log', '--json', '--failed']);
-  assert.ok(log.json.entries.some((e: { code?: string; command: string }) => e.code === 'WORKTREE_BROKEN' && e.command === 'hook claude Write'), log.stdout);
+  assert.ok(
+    log.json.entries.some(
+      (e: { code?: string; command: string }) =>
+        e.code === 'WORKTREE_BROKEN' && e.command === 'hook claude Write',
+    ),
+    log.stdout,
+  );
   // A block not honoured (the write happened anyway): the PostToolUse says so, exit 0, no hook failure.
   writeFileSync(file, 'x\n');
-  const post = hook(wt, ['claude'], { hook_event_name: 'PostToolUse', cwd: wt, tool_name: 'Write', tool_use_id: 'toolu_1', tool_input: { file_path: file, content: 'x\n' } });
+  const post = hook(wt, ['claude'], {
+    hook_event_name: 'PostToolUse',
+    cwd: wt,
+    tool_name: 'Write',
+    tool_use_id: 'toolu_1',
+    tool_input: { file_path: file, content: 'x\n' },
+  });
   assert.is(post.status, 0, post.stderr);
-  assert.match(post.json.hookSpecificOutput.additionalContext, /NOT recorded: the session worktree has other checked out/);
+  assert.match(
+    post.json.hookSpecificOutput.additionalContext,
+    /NOT recorded: the session worktree has other checked out/,
+  );
   const end = hook(wt, ['claude'], { hook_event_name: 'SessionEnd', cwd: wt, reason: 'exit' });
   assert.is(end.status, 0, end.stderr);
-  assert.match(end.stderr, /^hagent: session h1's worktree is off its branch .*git -C .* switch hagent\/h1.*then hagent sync --session h1/);
+  assert.match(
+    end.stderr,
+    /^hagent: session h1's worktree is off its branch .*git -C .* switch hagent\/h1.*then hagent sync --session h1/,
+  );
   // Work committed on the other branch: never landed, never empty.
   git(wt, 'add', 'after.txt');
   git(wt, 'commit', '-qm', 'on other');
@@ -309,7 +606,10 @@ test('claude: while the worktree is on another branch, a Write is refused before
   assert.is(status.drift.kind, 'other-branch');
   const refused = hagent(repo, ['session', 'end', 'h1', '--json']);
   assert.is(refused.json.error.code, 'UNLANDED_WORK');
-  assert.match(refused.json.error.hint, /^keep them with git -C .* switch hagent\/h1 \(then git -C .* merge other for what was committed there\), then hagent sync --session h1/);
+  assert.match(
+    refused.json.error.hint,
+    /^keep them with git -C .* switch hagent\/h1 \(then git -C .* merge other for what was committed there\), then hagent sync --session h1/,
+  );
   // Following the hint works.
   git(wt, 'switch', '-q', 'hagent/h1');
   git(wt, 'merge', '-q', 'other');
@@ -321,14 +621,33 @@ test('claude: while the worktree is on another branch, a Write is refused before
 
 test("gemini and codex: a shell command that changed the user's checkout is reported by the post-tool hook in each agent's form", () => {
   const { repo, wt } = setup();
-  const gem = (name: string) => hook(wt, ['gemini'], { hook_event_name: name, session_id: 's', cwd: wt, timestamp: '2026-01-01T00:00:00Z', tool_name: 'run_shell_command', tool_input: { command: 'sh s.sh' } });
+  const gem = (name: string) =>
+    hook(wt, ['gemini'], {
+      hook_event_name: name,
+      session_id: 's',
+      cwd: wt,
+      timestamp: '2026-01-01T00:00:00Z',
+      tool_name: 'run_shell_command',
+      tool_input: { command: 'sh s.sh' },
+    });
   assert.is(gem('BeforeTool').status, 0);
   writeFileSync(path.join(repo, 'a.txt'), 'by gemini\n');
   const g = gem('AfterTool');
   assert.is(g.status, 0, g.stderr);
   assert.match(g.json.hookSpecificOutput.additionalContext, /tracked files changed: a\.txt/);
   assert.match(g.json.systemMessage, /WARNING from hagent/);
-  const cx = (name: string) => hook(wt, ['codex'], { hook_event_name: name, session_id: 's', turn_id: 't', cwd: wt, model: 'm', permission_mode: 'bypassPermissions', tool_name: 'Bash', tool_use_id: 'call_s', tool_input: { command: 'sh s.sh' } });
+  const cx = (name: string) =>
+    hook(wt, ['codex'], {
+      hook_event_name: name,
+      session_id: 's',
+      turn_id: 't',
+      cwd: wt,
+      model: 'm',
+      permission_mode: 'bypassPermissions',
+      tool_name: 'Bash',
+      tool_use_id: 'call_s',
+      tool_input: { command: 'sh s.sh' },
+    });
   assert.is(cx('PreToolUse').status, 0);
   writeFileSync(path.join(repo, 'a.txt'), 'by codex\n');
   const c = cx('PostToolUse');

@@ -19,17 +19,27 @@ const REAL_GIT = spawnSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' })
  * (the land's update of the checkout), or right before it (`before`); `halfway` instead leaves the state of a read-tree killed
  * while writing: the first landed file written, the index untouched and its index.lock left.
  */
-function killingGit(mode: 'before' | 'after' | 'halfway', firstFile?: { path: string; text: string }): Record<string, string> {
+function killingGit(
+  mode: 'before' | 'after' | 'halfway',
+  firstFile?: { path: string; text: string },
+): Record<string, string> {
   const bin = tempDir('hagent-killgit-');
-  const body = mode === 'before' ? 'kill -9 $PPID; exit 0' : mode === 'after'
-    ? `"${REAL_GIT}" "$@"; kill -9 $PPID; exit 0`
-    : `printf '%s' '${firstFile!.text}' > '${firstFile!.path}'; : > "$(${JSON.stringify(REAL_GIT)} rev-parse --git-dir)/index.lock"; kill -9 $PPID; exit 0`;
-  writeFileSync(path.join(bin, 'git'), `#!/bin/sh
+  const body =
+    mode === 'before'
+      ? 'kill -9 $PPID; exit 0'
+      : mode === 'after'
+        ? `"${REAL_GIT}" "$@"; kill -9 $PPID; exit 0`
+        : `printf '%s' '${firstFile!.text}' > '${firstFile!.path}'; : > "$(${JSON.stringify(REAL_GIT)} rev-parse --git-dir)/index.lock"; kill -9 $PPID; exit 0`;
+  writeFileSync(
+    path.join(bin, 'git'),
+    `#!/bin/sh
 case " $* " in
   *" read-tree -m -u "*) ${body} ;;
 esac
 exec "${REAL_GIT}" "$@"
-`, { mode: 0o755 });
+`,
+    { mode: 0o755 },
+  );
   return { PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}` };
 }
 
@@ -37,7 +47,8 @@ exec "${REAL_GIT}" "$@"
 function approvedSession(): { repo: string; worktree: string; main: string } {
   const repo = makeRepo({ 'a.txt': 'one\ntwo\n', 'gone.txt': 'bye\n', 'keep.txt': 'k\n' });
   const s = startSession(repo, ['--name', 's1']);
-  const patch = '*** Begin Patch\n*** Update File: a.txt\n one\n-two\n+TWO\n*** Add File: dir/new.txt\n+new\n*** Delete File: gone.txt\n*** End Patch\n';
+  const patch =
+    '*** Begin Patch\n*** Update File: a.txt\n one\n-two\n+TWO\n*** Add File: dir/new.txt\n+new\n*** Delete File: gone.txt\n*** End Patch\n';
   const applied = hagent(s.worktree, ['apply', '-', '--yes', '--json'], { input: patch });
   assert.is(applied.status, 0, applied.stdout + applied.stderr);
   assert.is(hagent(repo, ['review', '--approve', '--json']).status, 0);
@@ -53,7 +64,11 @@ t('a land killed after the checkout changed: the next land puts it back, then la
   const { repo, main } = approvedSession();
   killedLand(repo, killingGit('after'));
   assert.is(git(repo, 'rev-parse', 'main'), main, 'the target did not move');
-  assert.is(readFileSync(path.join(repo, 'a.txt'), 'utf8'), 'one\nTWO\n', 'the checkout holds the landed files');
+  assert.is(
+    readFileSync(path.join(repo, 'a.txt'), 'utf8'),
+    'one\nTWO\n',
+    'the checkout holds the landed files',
+  );
   assert.ok(git(repo, 'status', '--porcelain').length > 0);
   const r = hagent(repo, ['land', '--json']);
   assert.is(r.status, 0, r.stdout + r.stderr);
@@ -78,12 +93,26 @@ t('doctor puts the checkout back; a file changed since the kill is left alone an
   assert.equal([...f.paths].sort(), ['dir/new.txt', 'gone.txt']);
   assert.match(f.hint, /a\.txt/);
   assert.is(git(repo, 'rev-parse', 'main'), main);
-  assert.is(readFileSync(path.join(repo, 'a.txt'), 'utf8'), 'the user typed this after the crash\n', "the user's bytes are kept");
-  assert.is(readFileSync(path.join(repo, 'gone.txt'), 'utf8'), 'bye\n', 'a file the land deleted is back');
-  assert.not.ok(existsSync(path.join(repo, 'dir')), 'a file the land added is gone, with its folder');
+  assert.is(
+    readFileSync(path.join(repo, 'a.txt'), 'utf8'),
+    'the user typed this after the crash\n',
+    "the user's bytes are kept",
+  );
+  assert.is(
+    readFileSync(path.join(repo, 'gone.txt'), 'utf8'),
+    'bye\n',
+    'a file the land deleted is back',
+  );
+  assert.not.ok(
+    existsSync(path.join(repo, 'dir')),
+    'a file the land added is gone, with its folder',
+  );
   assert.is(git(repo, 'status', '--porcelain'), ' M a.txt', 'only the user edit remains, unstaged');
   const again = hagent(repo, ['doctor', '--json']);
-  assert.not.ok(again.json.findings.some((x: { kind: string }) => x.kind === 'interrupted-land'), 'the record is gone');
+  assert.not.ok(
+    again.json.findings.some((x: { kind: string }) => x.kind === 'interrupted-land'),
+    'the record is gone',
+  );
 });
 
 t('after a kill, a target the user moved is left as it is', () => {
@@ -100,24 +129,31 @@ t('after a kill, a target the user moved is left as it is', () => {
   assert.is(readFileSync(path.join(repo, 'a.txt'), 'utf8'), 'one\nTWO\n');
 });
 
-t('a land killed inside read-tree (index.lock left): refused with the lock named, then put back and landed', () => {
-  const { repo, main } = approvedSession();
-  const lock = path.join(repo, '.git', 'index.lock');
-  killedLand(repo, killingGit('halfway', { path: 'a.txt', text: 'one\nTWO\n' }));
-  assert.ok(existsSync(lock));
-  const blocked = hagent(repo, ['land', '--json']);
-  assert.is(blocked.status, 1);
-  assert.is(blocked.json.error.code, 'DIRTY_TARGET');
-  assert.ok(blocked.json.error.hint.includes(lock), blocked.json.error.hint);
-  assert.is(git(repo, 'rev-parse', 'main'), main);
-  assert.is(readFileSync(path.join(repo, 'a.txt'), 'utf8'), 'one\nTWO\n', 'nothing touched while locked');
-  spawnSync('rm', ['-f', lock]);
-  const r = hagent(repo, ['land', '--json']);
-  assert.is(r.status, 0, r.stdout + r.stderr);
-  assert.is(r.json.recovered.action, 'restored');
-  assert.is(git(repo, 'status', '--porcelain'), '');
-  assert.is(git(repo, 'rev-parse', 'main'), r.json.commit);
-});
+t(
+  'a land killed inside read-tree (index.lock left): refused with the lock named, then put back and landed',
+  () => {
+    const { repo, main } = approvedSession();
+    const lock = path.join(repo, '.git', 'index.lock');
+    killedLand(repo, killingGit('halfway', { path: 'a.txt', text: 'one\nTWO\n' }));
+    assert.ok(existsSync(lock));
+    const blocked = hagent(repo, ['land', '--json']);
+    assert.is(blocked.status, 1);
+    assert.is(blocked.json.error.code, 'DIRTY_TARGET');
+    assert.ok(blocked.json.error.hint.includes(lock), blocked.json.error.hint);
+    assert.is(git(repo, 'rev-parse', 'main'), main);
+    assert.is(
+      readFileSync(path.join(repo, 'a.txt'), 'utf8'),
+      'one\nTWO\n',
+      'nothing touched while locked',
+    );
+    spawnSync('rm', ['-f', lock]);
+    const r = hagent(repo, ['land', '--json']);
+    assert.is(r.status, 0, r.stdout + r.stderr);
+    assert.is(r.json.recovered.action, 'restored');
+    assert.is(git(repo, 'status', '--porcelain'), '');
+    assert.is(git(repo, 'rev-parse', 'main'), r.json.commit);
+  },
+);
 
 t('a land refused for a dirty file leaves no record behind', () => {
   const { repo } = approvedSession();
@@ -131,28 +167,35 @@ t('the land record has a folder of its own: a session named s1.land keeps its ap
   const { repo } = approvedSession();
   killedLand(repo, killingGit('after'));
   assert.ok(existsSync(path.join(repo, '.git', 'hagent', 'land', 's1.json')));
-  assert.not.ok(existsSync(path.join(repo, '.git', 'hagent', 'tx', 's1.land.json')), 'not where session s1.land keeps its apply record');
+  assert.not.ok(
+    existsSync(path.join(repo, '.git', 'hagent', 'tx', 's1.land.json')),
+    'not where session s1.land keeps its apply record',
+  );
 });
 
-t('a land killed before read-tree leaves the index as the user had it (staged-only and removed entries)', () => {
-  const { repo, main } = approvedSession();
-  writeFileSync(path.join(repo, 'staged.txt'), 'only in the index\n');
-  git(repo, 'add', 'staged.txt');
-  spawnSync('rm', [path.join(repo, 'staged.txt')]);
-  git(repo, 'rm', '-q', '--cached', 'keep.txt');
-  const before = git(repo, 'status', '--porcelain');
-  killedLand(repo, killingGit('before'));
-  const d = hagent(repo, ['doctor', '--json']);
-  assert.is(d.status, 0, d.stdout + d.stderr);
-  assert.is(git(repo, 'rev-parse', 'main'), main);
-  assert.is(git(repo, 'status', '--porcelain'), before, 'nothing of the user changed');
-  assert.match(git(repo, 'ls-files', '-s', 'staged.txt'), /staged\.txt/);
-});
+t(
+  'a land killed before read-tree leaves the index as the user had it (staged-only and removed entries)',
+  () => {
+    const { repo, main } = approvedSession();
+    writeFileSync(path.join(repo, 'staged.txt'), 'only in the index\n');
+    git(repo, 'add', 'staged.txt');
+    spawnSync('rm', [path.join(repo, 'staged.txt')]);
+    git(repo, 'rm', '-q', '--cached', 'keep.txt');
+    const before = git(repo, 'status', '--porcelain');
+    killedLand(repo, killingGit('before'));
+    const d = hagent(repo, ['doctor', '--json']);
+    assert.is(d.status, 0, d.stdout + d.stderr);
+    assert.is(git(repo, 'rev-parse', 'main'), main);
+    assert.is(git(repo, 'status', '--porcelain'), before, 'nothing of the user changed');
+    assert.match(git(repo, 'ls-files', '-s', 'staged.txt'), /staged\.txt/);
+  },
+);
 
 t('a file the land turned into a folder comes back as the file', () => {
-  const repo = makeRepo({ 'x': 'a file\n', 'keep.txt': 'k\n' });
+  const repo = makeRepo({ x: 'a file\n', 'keep.txt': 'k\n' });
   const s = startSession(repo, ['--name', 's1']);
-  const patch = '*** Begin Patch\n*** Delete File: x\n*** Add File: x/inside.txt\n+inside\n*** End Patch\n';
+  const patch =
+    '*** Begin Patch\n*** Delete File: x\n*** Add File: x/inside.txt\n+inside\n*** End Patch\n';
   const applied = hagent(s.worktree, ['apply', '-', '--yes', '--json'], { input: patch });
   assert.is(applied.status, 0, applied.stdout + applied.stderr);
   assert.is(hagent(repo, ['review', '--approve', '--json']).status, 0);

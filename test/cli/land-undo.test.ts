@@ -23,7 +23,8 @@ function landed(files: Record<string, string>, patch: string, name = 'u') {
   return { repo, s, land: l.json };
 }
 
-const PATCH = '*** Begin Patch\n*** Update File: a.txt\n-a\n+A\n*** Add File: n.txt\n+new\n*** Delete File: d.txt\n*** End Patch\n';
+const PATCH =
+  '*** Begin Patch\n*** Update File: a.txt\n-a\n+A\n*** Add File: n.txt\n+new\n*** Delete File: d.txt\n*** End Patch\n';
 
 t('takes the land back, puts back the checkout, and land lands it again', () => {
   const { repo, land } = landed({ 'a.txt': 'a\n', 'd.txt': 'd\n' }, PATCH);
@@ -39,7 +40,11 @@ t('takes the land back, puts back the checkout, and land lands it again', () => 
   assert.is(hagent(repo, ['session', 'list', '--json']).json.sessions[0].state, 'approved');
   const again = hagent(repo, ['land', '--json']);
   assert.is(again.status, 0, again.stdout);
-  assert.is(git(repo, 'rev-parse', 'main^{tree}'), git(repo, 'rev-parse', `${land.commit}^{tree}`), 'the same tree lands again');
+  assert.is(
+    git(repo, 'rev-parse', 'main^{tree}'),
+    git(repo, 'rev-parse', `${land.commit}^{tree}`),
+    'the same tree lands again',
+  );
 });
 
 t('a file changed since the land keeps its bytes and is listed', () => {
@@ -75,15 +80,27 @@ t('refused when the land was pushed', () => {
   assert.is(r.json.error.code, 'LAND_PUSHED');
   git(repo, 'branch', '--unset-upstream');
   const unset = hagent(repo, ['land', '--undo', '--json']);
-  assert.is(unset.json.error.code, 'LAND_PUSHED', 'any remote-tracking branch that holds it counts');
+  assert.is(
+    unset.json.error.code,
+    'LAND_PUSHED',
+    'any remote-tracking branch that holds it counts',
+  );
   assert.equal(unset.json.error.remotes, ['refs/remotes/origin/main']);
 });
 
 t('the last land is found past a later land that only recorded changes the target held', () => {
-  const { repo, s, land } = landed({ 'a.txt': '1\n2\n3\n4\n5\n' }, '*** Begin Patch\n*** Update File: a.txt\n-1\n+S1\n*** End Patch\n');
+  const { repo, s, land } = landed(
+    { 'a.txt': '1\n2\n3\n4\n5\n' },
+    '*** Begin Patch\n*** Update File: a.txt\n-1\n+S1\n*** End Patch\n',
+  );
   writeFileSync(path.join(repo, 'a.txt'), 'S1\n2\n3\n4\nU5\n');
   git(repo, 'commit', '-qam', 'user');
-  assert.is(hagent(s.worktree, ['apply', '-', '--json'], { input: '*** Begin Patch\n*** Update File: a.txt\n-5\n+U5\n*** End Patch\n' }).status, 0);
+  assert.is(
+    hagent(s.worktree, ['apply', '-', '--json'], {
+      input: '*** Begin Patch\n*** Update File: a.txt\n-5\n+U5\n*** End Patch\n',
+    }).status,
+    0,
+  );
   const recorded = hagent(repo, ['land', '--yes', '--json']);
   assert.is(recorded.json.error.code, 'NOTHING_TO_LAND');
   git(repo, 'reset', '-q', '--hard', land.commit);
@@ -94,16 +111,27 @@ t('the last land is found past a later land that only recorded changes the targe
 });
 
 t('undoing a second land goes back to what the first one landed', () => {
-  const { repo, s } = landed({ 'c.txt': 'l1\nl2\nl3\nl4\nl5\n' }, '*** Begin Patch\n*** Update File: c.txt\n-l5\n+S5\n*** End Patch\n');
+  const { repo, s } = landed(
+    { 'c.txt': 'l1\nl2\nl3\nl4\nl5\n' },
+    '*** Begin Patch\n*** Update File: c.txt\n-l5\n+S5\n*** End Patch\n',
+  );
   writeFileSync(path.join(repo, 'c.txt'), 'U1\nl2\nl3\nl4\nS5\n');
   git(repo, 'commit', '-qam', 'user');
-  assert.is(hagent(s.worktree, ['apply', '-', '--json'], { input: '*** Begin Patch\n*** Update File: c.txt\n-l3\n+S3\n*** End Patch\n' }).status, 0);
+  assert.is(
+    hagent(s.worktree, ['apply', '-', '--json'], {
+      input: '*** Begin Patch\n*** Update File: c.txt\n-l3\n+S3\n*** End Patch\n',
+    }).status,
+    0,
+  );
   assert.is(hagent(repo, ['land', '--yes', '--json']).status, 0);
   assert.is(readFileSync(path.join(repo, 'c.txt'), 'utf8'), 'U1\nl2\nS3\nl4\nS5\n');
   assert.is(hagent(repo, ['land', '--undo', '--json']).status, 0);
   assert.is(readFileSync(path.join(repo, 'c.txt'), 'utf8'), 'U1\nl2\nl3\nl4\nS5\n');
   const review = hagent(repo, ['review', '--json']).json;
-  assert.equal(review.files.map((f: any) => f.path), ['c.txt']);
+  assert.equal(
+    review.files.map((f: any) => f.path),
+    ['c.txt'],
+  );
   assert.match(review.diff, /\+S3/);
   assert.not.match(review.diff, /^\+S5/m, 'the first land is still landed');
   assert.is(hagent(repo, ['land', '--yes', '--json']).status, 0);

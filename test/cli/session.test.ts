@@ -6,11 +6,21 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { git, hagent, makeRepo, startSession, tempDir, TEST_CACHE, writeFiles, writeIntentRecord } from '../helpers/index.js';
+import {
+  git,
+  hagent,
+  makeRepo,
+  startSession,
+  tempDir,
+  TEST_CACHE,
+  writeFiles,
+  writeIntentRecord,
+} from '../helpers/index.js';
 
 const t = suite('session');
 
-const PATCH = '*** Begin Patch\n*** Update File: README.md\n-# demo\n+# demo, edited\n*** End Patch\n';
+const PATCH =
+  '*** Begin Patch\n*** Update File: README.md\n-# demo\n+# demo, edited\n*** End Patch\n';
 
 t('start creates a worktree in the user cache folder on branch hagent/<id> from HEAD', () => {
   const repo = makeRepo();
@@ -20,7 +30,10 @@ t('start creates a worktree in the user cache folder on branch hagent/<id> from 
   assert.is(r.json.branch, 'hagent/one');
   assert.is(r.json.base, git(repo, 'rev-parse', 'HEAD'));
   assert.is(r.json.target, 'refs/heads/main');
-  assert.ok(r.json.worktree.startsWith(path.join(TEST_CACHE, 'hagent', 'worktrees') + path.sep), r.json.worktree);
+  assert.ok(
+    r.json.worktree.startsWith(path.join(TEST_CACHE, 'hagent', 'worktrees') + path.sep),
+    r.json.worktree,
+  );
   assert.is(readFileSync(path.join(r.json.worktree, 'README.md'), 'utf8'), '# demo\n');
   assert.is(git(r.json.worktree, 'symbolic-ref', 'HEAD'), 'refs/heads/hagent/one');
   assert.is(git(repo, 'status', '--porcelain'), '', "the user's checkout sees nothing");
@@ -42,15 +55,27 @@ t('start honours --base and refuses an unknown one with UNKNOWN_REV', () => {
 });
 
 t('start copies ignored files named by .worktreeinclude, never tracked ones', () => {
-  const repo = makeRepo({ '.gitignore': '.env\nlocal/\nbig.log\n', '.worktreeinclude': '.env\nlocal/\nconfig.json\n', 'config.json': '{"tracked":true}\n' });
-  writeFiles(repo, { '.env': 'SECRET=1\n', 'local/settings.json': '{}\n', 'big.log': 'not listed\n' });
+  const repo = makeRepo({
+    '.gitignore': '.env\nlocal/\nbig.log\n',
+    '.worktreeinclude': '.env\nlocal/\nconfig.json\n',
+    'config.json': '{"tracked":true}\n',
+  });
+  writeFiles(repo, {
+    '.env': 'SECRET=1\n',
+    'local/settings.json': '{}\n',
+    'big.log': 'not listed\n',
+  });
   writeFileSync(path.join(repo, 'config.json'), '{"tracked":false}\n');
   const r = hagent(repo, ['session', 'start', '--json']);
   assert.is(r.status, 0, r.stderr);
   assert.equal([...r.json.included].sort(), ['.env', 'local/settings.json']);
   assert.is(readFileSync(path.join(r.json.worktree, '.env'), 'utf8'), 'SECRET=1\n');
   assert.not.ok(existsSync(path.join(r.json.worktree, 'big.log')));
-  assert.is(readFileSync(path.join(r.json.worktree, 'config.json'), 'utf8'), '{"tracked":true}\n', 'tracked files come from the commit');
+  assert.is(
+    readFileSync(path.join(r.json.worktree, 'config.json'), 'utf8'),
+    '{"tracked":true}\n',
+    'tracked files come from the commit',
+  );
 });
 
 t('start refuses outside a git repository, in a bare repository, and on a duplicate name', () => {
@@ -72,29 +97,45 @@ t('start refuses outside a git repository, in a bare repository, and on a duplic
   assert.is(r4.json.error.code, 'USAGE');
 });
 
-t('start refuses a git older than 2.38 with GIT_TOO_OLD and leaves no worktree, branch or session', () => {
-  const repo = makeRepo();
-  const realGit = spawnSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).stdout.trim();
-  const bin = tempDir();
-  // git as an older release would answer: its own version, and every other command as usual.
-  writeFileSync(path.join(bin, 'git'), `#!/bin/sh\nfor a; do last=$a; done\nif [ "$last" = version ]; then echo 'git version 2.37.9'; exit 0; fi\nexec ${JSON.stringify(realGit)} "$@"\n`, { mode: 0o755 });
-  const env = { PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}` };
-  const r = hagent(repo, ['session', 'start', '--json', '--name', 'old'], { env });
-  assert.is(r.status, 1, r.stderr);
-  assert.is(r.json.error.code, 'GIT_TOO_OLD');
-  assert.match(r.json.error.message, /2\.38/);
-  assert.is(git(repo, 'branch', '--list', 'hagent/*'), '', 'the branch it made is gone');
-  assert.is(git(repo, 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length, 1, 'only the main worktree');
-  assert.is(hagent(repo, ['session', 'list', '--json']).json.sessions.length, 0);
-  const bad = hagent(repo, ['session', 'start', '--json', '--base', 'no-such-rev'], { env });
-  assert.is(bad.json.error.code, 'GIT_TOO_OLD', 'the old git is named before any other refusal');
-});
+t(
+  'start refuses a git older than 2.38 with GIT_TOO_OLD and leaves no worktree, branch or session',
+  () => {
+    const repo = makeRepo();
+    const realGit = spawnSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).stdout.trim();
+    const bin = tempDir();
+    // git as an older release would answer: its own version, and every other command as usual.
+    writeFileSync(
+      path.join(bin, 'git'),
+      `#!/bin/sh\nfor a; do last=$a; done\nif [ "$last" = version ]; then echo 'git version 2.37.9'; exit 0; fi\nexec ${JSON.stringify(realGit)} "$@"\n`,
+      { mode: 0o755 },
+    );
+    const env = { PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}` };
+    const r = hagent(repo, ['session', 'start', '--json', '--name', 'old'], { env });
+    assert.is(r.status, 1, r.stderr);
+    assert.is(r.json.error.code, 'GIT_TOO_OLD');
+    assert.match(r.json.error.message, /2\.38/);
+    assert.is(git(repo, 'branch', '--list', 'hagent/*'), '', 'the branch it made is gone');
+    assert.is(
+      git(repo, 'worktree', 'list', '--porcelain')
+        .split('\n')
+        .filter((l) => l.startsWith('worktree ')).length,
+      1,
+      'only the main worktree',
+    );
+    assert.is(hagent(repo, ['session', 'list', '--json']).json.sessions.length, 0);
+    const bad = hagent(repo, ['session', 'start', '--json', '--base', 'no-such-rev'], { env });
+    assert.is(bad.json.error.code, 'GIT_TOO_OLD', 'the old git is named before any other refusal');
+  },
+);
 
 t('start reads HEAD from packed refs, on a detached HEAD and in a linked worktree', () => {
   const repo = makeRepo();
   const head = git(repo, 'rev-parse', 'HEAD');
   git(repo, 'pack-refs', '--all');
-  assert.not.ok(existsSync(path.join(repo, '.git', 'refs', 'heads', 'main')), 'main is only in packed-refs');
+  assert.not.ok(
+    existsSync(path.join(repo, '.git', 'refs', 'heads', 'main')),
+    'main is only in packed-refs',
+  );
   const packed = startSession(repo, ['--name', 'packed']);
   assert.is(packed.base, head);
   assert.is(packed.target, 'refs/heads/main');
@@ -164,7 +205,11 @@ t('end refuses to drop work that has not landed, and --force keeps the head reac
   assert.equal(r.json.error.files, ['README.md']);
   assert.ok(existsSync(s.worktree));
   const unconfirmed = hagent(repo, ['session', 'end', 'e', '--force', '--json']);
-  assert.is(unconfirmed.json.error.code, 'CONFIRMATION_REQUIRED', 'off a TTY, --force alone drops nothing');
+  assert.is(
+    unconfirmed.json.error.code,
+    'CONFIRMATION_REQUIRED',
+    'off a TTY, --force alone drops nothing',
+  );
   assert.ok(existsSync(s.worktree));
   const f = hagent(repo, ['session', 'end', 'e', '--force', '--yes', '--json']);
   assert.is(f.status, 0, f.stdout);
@@ -185,7 +230,11 @@ t('end of a session without work removes worktree and branch', () => {
 
 t('an option given without its value is a usage error, and nothing is created', () => {
   const repo = makeRepo({ 'a.txt': 'a\n' });
-  for (const args of [['session', 'start', '--name'], ['session', 'start', '--name', '--', '--json'], ['session', 'start', '--base']]) {
+  for (const args of [
+    ['session', 'start', '--name'],
+    ['session', 'start', '--name', '--', '--json'],
+    ['session', 'start', '--base'],
+  ]) {
     const r = hagent(repo, args);
     assert.is(r.status, 2, `${args.join(' ')}: ${r.stdout}${r.stderr}`);
     assert.match(r.stdout + r.stderr, /needs a value/);
@@ -200,7 +249,10 @@ t('session status shows an interrupted transaction until a writing command finis
   const head = git(repo, 'rev-parse', s.branch);
   writeFileSync(path.join(s.worktree, 'a.txt'), 'A\n');
   const next = git(s.worktree, 'hash-object', '-w', 'a.txt');
-  writeIntentRecord(repo, 'it', { txid: 'k', targets: [{ rel: 'a.txt', prior: git(repo, 'rev-parse', `${head}:a.txt`), next }] });
+  writeIntentRecord(repo, 'it', {
+    txid: 'k',
+    targets: [{ rel: 'a.txt', prior: git(repo, 'rev-parse', `${head}:a.txt`), next }],
+  });
   const st = hagent(s.worktree, ['session', 'status', '--json']);
   assert.equal(st.json.interrupted.files, ['a.txt']);
   assert.is(st.json.interrupted.command, 'apply');

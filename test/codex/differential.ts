@@ -22,16 +22,45 @@
  * into `$TMPDIR/hagent-codex-cache` (never a repo dependency); `CODEX_BIN` overrides the binary.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isHagentError } from '../../src/errors.js';
-import { parsePatch, pathsToRead, planPatch, type FileState, type MatchLevel, type Plan } from '../../src/patch/index.js';
+import {
+  parsePatch,
+  pathsToRead,
+  planPatch,
+  type FileState,
+  type MatchLevel,
+  type Plan,
+} from '../../src/patch/index.js';
 import { normalizeLine } from '../../src/patch/seek.js';
 import { AGENTS_CACHE, PACKAGES } from '../helpers/agents.js';
 import { CASES_DIR, git, GIT_ENV } from '../helpers/index.js';
-import { applyEdits, chunksFor, degradations, encodeLike, linesOf, loadPool, prng, putsBackFinalNewline, Rand, randomEdits, type PoolFile } from './edits.js';
+import {
+  applyEdits,
+  chunksFor,
+  degradations,
+  encodeLike,
+  linesOf,
+  loadPool,
+  prng,
+  putsBackFinalNewline,
+  Rand,
+  randomEdits,
+  type PoolFile,
+} from './edits.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -74,7 +103,11 @@ function codexBinary(): string {
   let bin = findBinary(cache);
   if (!bin) {
     process.stderr.write(`installing ${PACKAGES.codex} into ${cache} …\n`);
-    const r = spawnSync('npm', ['install', '--prefix', cache, '--no-save', '--no-audit', '--no-fund', PACKAGES.codex], { stdio: 'inherit' });
+    const r = spawnSync(
+      'npm',
+      ['install', '--prefix', cache, '--no-save', '--no-audit', '--no-fund', PACKAGES.codex],
+      { stdio: 'inherit' },
+    );
     if (r.status !== 0) throw new Error('npm install @openai/codex failed');
     bin = findBinary(cache);
   }
@@ -111,7 +144,10 @@ function runCodex(bin: string, scratch: string, tree: Tree, patch: string): Prom
   const dir = mkdtempSync(path.join(scratch, 'c-'));
   writeTree(dir, tree);
   return new Promise((resolve, reject) => {
-    const child = spawn(bin, ['--codex-run-as-apply-patch', patch], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(bin, ['--codex-run-as-apply-patch', patch], {
+      cwd: dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
@@ -126,7 +162,9 @@ function runCodex(bin: string, scratch: string, tree: Tree, patch: string): Prom
 
 // ── hagent ─────────────────────────────────────────────────────────────────────────────────────
 
-type HagentOutcome = { ok: true; tree: Tree; plan: Plan } | { ok: false; code: string; message: string; alreadyApplied: boolean };
+type HagentOutcome =
+  | { ok: true; tree: Tree; plan: Plan }
+  | { ok: false; code: string; message: string; alreadyApplied: boolean };
 
 function runHagent(tree: Tree, patch: string): HagentOutcome {
   try {
@@ -135,7 +173,14 @@ function runHagent(tree: Tree, patch: string): HagentOutcome {
     for (const p of pathsToRead(parsed)) {
       const bytes = tree.get(p);
       const isDir = [...tree.keys()].some((k) => k.startsWith(`${p}/`));
-      snapshot.set(p, bytes ? { kind: 'file', bytes, mode: '100644' } : isDir ? { kind: 'directory' } : { kind: 'missing' });
+      snapshot.set(
+        p,
+        bytes
+          ? { kind: 'file', bytes, mode: '100644' }
+          : isDir
+            ? { kind: 'directory' }
+            : { kind: 'missing' },
+      );
     }
     const plan = planPatch(parsed, snapshot);
     const out: Tree = new Map(tree);
@@ -146,7 +191,13 @@ function runHagent(tree: Tree, patch: string): HagentOutcome {
     }
     return { ok: true, tree: out, plan };
   } catch (e) {
-    if (isHagentError(e)) return { ok: false, code: e.code, message: `${e.message} (${e.hint ?? ''})`, alreadyApplied: e.details['alreadyApplied'] === true };
+    if (isHagentError(e))
+      return {
+        ok: false,
+        code: e.code,
+        message: `${e.message} (${e.hint ?? ''})`,
+        alreadyApplied: e.details['alreadyApplied'] === true,
+      };
     throw e;
   }
 }
@@ -195,8 +246,18 @@ function mixedEndings(bytes: Uint8Array, flags: Set<string>): Uint8Array {
   return enc.encode(dec.decode(bytes).replace(/\r?\n/g, () => (k++ % 3 === 0 ? '\r\n' : '\n')));
 }
 
-function makeUpdate(r: Rand, file: PoolFile, donor: readonly string[], tree: Tree, intended: Tree, flags: Set<string>, kind: string, target: string): string[] {
-  const bytes = kind === 'mixed-endings' ? mixedEndings(file.bytes, flags) : variant(r, file.bytes, flags);
+function makeUpdate(
+  r: Rand,
+  file: PoolFile,
+  donor: readonly string[],
+  tree: Tree,
+  intended: Tree,
+  flags: Set<string>,
+  kind: string,
+  target: string,
+): string[] {
+  const bytes =
+    kind === 'mixed-endings' ? mixedEndings(file.bytes, flags) : variant(r, file.bytes, flags);
   tree.set(target, bytes);
   const tf = linesOf(bytes);
   if (kind === 'eof-edit') {
@@ -204,24 +265,45 @@ function makeUpdate(r: Rand, file: PoolFile, donor: readonly string[], tree: Tre
     // marked *** End of File half the time; the file may lack its final newline (variant).
     const n = tf.texts.length;
     const del = Math.min(n, r.int(0, 2));
-    const ins = r.chance(0.2) && del > 0 ? [] : [r.pick(donor), ...(r.chance(0.5) ? [r.pick(donor)] : [])];
+    const ins =
+      r.chance(0.2) && del > 0 ? [] : [r.pick(donor), ...(r.chance(0.5) ? [r.pick(donor)] : [])];
     const edits = [{ at: n - del, del, ins }];
-    const options = { context: r.pick([1, 2, 3]), anchors: false, bareFirst: r.chance(0.3), eofMarker: r.chance(0.5) };
-    intended.set(target, encodeLike(tf, edits, { addFinalNewline: putsBackFinalNewline(tf, edits, options) }));
+    const options = {
+      context: r.pick([1, 2, 3]),
+      anchors: false,
+      bareFirst: r.chance(0.3),
+      eofMarker: r.chance(0.5),
+    };
+    intended.set(
+      target,
+      encodeLike(tf, edits, { addFinalNewline: putsBackFinalNewline(tf, edits, options) }),
+    );
     return chunksFor(tf.texts, edits, options);
   }
   if (kind === 'noop') {
     const at = r.int(0, Math.max(0, tf.texts.length - 1));
     const line = tf.texts[at] ?? '';
     intended.set(target, bytes);
-    return chunksFor(tf.texts, [{ at, del: 1, ins: [line] }], { context: r.int(1, 3), bareFirst: r.chance(0.3) });
+    return chunksFor(tf.texts, [{ at, del: 1, ins: [line] }], {
+      context: r.int(1, 3),
+      bareFirst: r.chance(0.3),
+    });
   }
   if (kind === 'anchored-insertion') {
     // A pure insertion right after a unique, non-blank line named by @@ (Codex appends at the end).
-    const uniques = tf.texts.map((l, i) => [l, i] as const).filter(([l]) => l.trim().length > 3 && !l.startsWith('*** ') && tf.texts.filter((x) => x.trim() === l.trim()).length === 1);
-    if (uniques.length === 0 || tf.texts.length < 4) return makeUpdate(r, file, donor, tree, intended, flags, 'update', target);
+    const uniques = tf.texts
+      .map((l, i) => [l, i] as const)
+      .filter(
+        ([l]) =>
+          l.trim().length > 3 &&
+          !l.startsWith('*** ') &&
+          tf.texts.filter((x) => x.trim() === l.trim()).length === 1,
+      );
+    if (uniques.length === 0 || tf.texts.length < 4)
+      return makeUpdate(r, file, donor, tree, intended, flags, 'update', target);
     const [anchorLine, i] = r.pick(uniques);
-    if (i === tf.texts.length - 1) return makeUpdate(r, file, donor, tree, intended, flags, 'update', target);
+    if (i === tf.texts.length - 1)
+      return makeUpdate(r, file, donor, tree, intended, flags, 'update', target);
     const ins = [r.pick(donor), r.pick(donor)];
     const edits = [{ at: i + 1, del: 0, ins }];
     intended.set(target, encodeLike(tf, edits));
@@ -234,7 +316,9 @@ function makeUpdate(r: Rand, file: PoolFile, donor: readonly string[], tree: Tre
   // A degradation that really changes some context or removed line (else the case is a plain update).
   let degrade: ((l: string) => string) | undefined;
   if (kind === 'degraded') {
-    const touched = new Set(edits.flatMap((e) => tf.texts.slice(Math.max(0, e.at - 3), e.at + e.del + 3)));
+    const touched = new Set(
+      edits.flatMap((e) => tf.texts.slice(Math.max(0, e.at - 3), e.at + e.del + 3)),
+    );
     const all = [...Object.values(degradations), (l: string) => (l.trim() === '' ? l : `${l}  `)];
     for (let k = all.length - 1; k > 0; k--) {
       const j = r.int(0, k);
@@ -249,7 +333,8 @@ function makeUpdate(r: Rand, file: PoolFile, donor: readonly string[], tree: Tre
     eofMarker: r.chance(0.5),
     ...(degrade ? { degrade } : {}),
   };
-  if (putsBackFinalNewline(tf, edits, chunkOptions)) intended.set(target, encodeLike(tf, edits, { addFinalNewline: true }));
+  if (putsBackFinalNewline(tf, edits, chunkOptions))
+    intended.set(target, encodeLike(tf, edits, { addFinalNewline: true }));
   return chunksFor(tf.texts, edits, chunkOptions);
 }
 
@@ -274,7 +359,16 @@ const KINDS: [string, number][] = [
 ];
 
 /** Kinds a retried patch is made of: applied once to make the case's tree, then sent again. */
-const RETRIED = ['update', 'multi-chunk', 'anchored-insertion', 'eof-edit', 'add', 'delete', 'move', 'multi-op'];
+const RETRIED = [
+  'update',
+  'multi-chunk',
+  'anchored-insertion',
+  'eof-edit',
+  'add',
+  'delete',
+  'move',
+  'multi-op',
+];
 
 function pickKind(r: Rand): string {
   const total = KINDS.reduce((s, [, w]) => s + w, 0);
@@ -283,13 +377,25 @@ function pickKind(r: Rand): string {
   return 'update';
 }
 
-function makeCase(id: number, r: Rand, pool: readonly PoolFile[], donor: readonly string[], forced?: string): Case {
+function makeCase(
+  id: number,
+  r: Rand,
+  pool: readonly PoolFile[],
+  donor: readonly string[],
+  forced?: string,
+): Case {
   const kind = forced ?? pickKind(r);
   if (kind === 'retry') {
     // An agent retrying its last patch: the files already hold what the patch made of them.
     const first = makeCase(id, r, pool, donor, r.pick(RETRIED));
     if (!first.intended) return first;
-    return { id, kind: `retry of ${first.kind}`, tree: first.intended, patch: first.patch, flags: new Set([...first.flags, 'retry']) };
+    return {
+      id,
+      kind: `retry of ${first.kind}`,
+      tree: first.intended,
+      patch: first.patch,
+      flags: new Set([...first.flags, 'retry']),
+    };
   }
   const tree: Tree = new Map();
   const intended: Tree = new Map();
@@ -341,14 +447,17 @@ function makeCase(id: number, r: Rand, pool: readonly PoolFile[], donor: readonl
       case 'pure-move':
       case 'move-existing': {
         const f = pickFile();
-        let dest = r.chance(0.5) ? `moved/${id}/deep/${path.posix.basename(f.path)}` : `${f.path}.moved`;
+        let dest = r.chance(0.5)
+          ? `moved/${id}/deep/${path.posix.basename(f.path)}`
+          : `${f.path}.moved`;
         if (k === 'move-existing') {
           const other = pickFile();
           tree.set(other.path, other.bytes);
           dest = other.path;
           flags.add('overwrite');
         }
-        const chunkLines = k === 'pure-move' ? [] : makeUpdate(r, f, donor, tree, intended, flags, 'update', f.path);
+        const chunkLines =
+          k === 'pure-move' ? [] : makeUpdate(r, f, donor, tree, intended, flags, 'update', f.path);
         if (k === 'pure-move') {
           tree.set(f.path, f.bytes);
           intended.set(f.path, f.bytes);
@@ -363,13 +472,17 @@ function makeCase(id: number, r: Rand, pool: readonly PoolFile[], donor: readonl
       }
       default: {
         const f = pickFile();
-        ops.push(`*** Update File: ${f.path}`, ...makeUpdate(r, f, donor, tree, intended, flags, k, f.path));
+        ops.push(
+          `*** Update File: ${f.path}`,
+          ...makeUpdate(r, f, donor, tree, intended, flags, k, f.path),
+        );
       }
     }
   };
   if (kind === 'multi-op') {
     const n = r.int(2, 4);
-    for (let q = 0; q < n; q++) one(r.pick(['update', 'multi-chunk', 'add', 'delete', 'move', 'anchored']));
+    for (let q = 0; q < n; q++)
+      one(r.pick(['update', 'multi-chunk', 'add', 'delete', 'move', 'anchored']));
   } else one(kind);
   // Intended tree = original tree with the intended files replaced / deleted.
   const full: Tree = new Map(tree);
@@ -377,8 +490,10 @@ function makeCase(id: number, r: Rand, pool: readonly PoolFile[], donor: readonl
     if (flags.has(`deleted:${p}`)) full.delete(p);
     else full.set(p, b);
   }
-  for (const fl of flags) if (fl.startsWith('deleted:') && !intended.has(fl.slice(8))) full.delete(fl.slice(8));
-  const patch = ['*** Begin Patch', ...ops, '*** End Patch'].join('\n') + (r.chance(0.5) ? '\n' : '');
+  for (const fl of flags)
+    if (fl.startsWith('deleted:') && !intended.has(fl.slice(8))) full.delete(fl.slice(8));
+  const patch =
+    ['*** Begin Patch', ...ops, '*** End Patch'].join('\n') + (r.chance(0.5) ? '\n' : '');
   const c: Case = { id, kind, tree, patch, flags };
   if (!flags.has('overwrite')) c.intended = full;
   return c;
@@ -413,46 +528,84 @@ function codexFinalNewline(text: string): string {
  * Why hagent's file differs from Codex's, if the difference is a documented deviation; undefined
  * otherwise. Rules: patch-language.md §4 (fidelity), prior-art.md §2 (Codex's failures).
  */
-function explainFile(c: Case, p: string, h: Uint8Array, x: Uint8Array, plan: Plan): string | undefined {
-  const orig = c.tree.get(p) ?? [...c.tree.entries()].find(([src]) => plan.files.some((f) => f.op === 'move' && f.from === src && f.path === p))?.[1];
+function explainFile(
+  c: Case,
+  p: string,
+  h: Uint8Array,
+  x: Uint8Array,
+  plan: Plan,
+): string | undefined {
+  const orig =
+    c.tree.get(p) ??
+    [...c.tree.entries()].find(([src]) =>
+      plan.files.some((f) => f.op === 'move' && f.from === src && f.path === p),
+    )?.[1];
   if (!orig) return undefined;
   const ht = dec.decode(h);
   const xt = dec.decode(x);
   const ot = dec.decode(orig);
   // Final-newline state: hagent keeps a missing final newline; Codex adds one.
   const noFinalNewline = !/\n$/.test(ot);
-  if (noFinalNewline && codexFinalNewline(ht) === xt) return 'final-newline state kept (no final newline)';
+  if (noFinalNewline && codexFinalNewline(ht) === xt)
+    return 'final-newline state kept (no final newline)';
   // A result ending in a blank line: Codex joins the lines and adds one break, losing the blank line.
   const blank = /(\r?\n)(\r?\n)$/.exec(ht);
-  if (blank && ht.slice(0, ht.length - (blank[2] as string).length) === xt) return 'final-newline state kept (final blank line; Codex drops it)';
+  if (blank && ht.slice(0, ht.length - (blank[2] as string).length) === xt)
+    return 'final-newline state kept (final blank line; Codex drops it)';
   // Mixed endings (§4): a replaced line keeps the ending of the line it replaces, an inserted one
   // the ending of the line before it (hagent's result equals the intended edit, checked first).
   const lf = (t: string): string => t.replace(/\r\n/g, '\n');
-  if (c.flags.has('mixed') && (lf(ht) === lf(xt) || lf(codexFinalNewline(ht)) === lf(xt))) return 'mixed endings: each new line takes the ending of the line it replaces';
+  if (c.flags.has('mixed') && (lf(ht) === lf(xt) || lf(codexFinalNewline(ht)) === lf(xt)))
+    return 'mixed endings: each new line takes the ending of the line it replaces';
   // Fuzzy match: hagent keeps the file's bytes on context lines; Codex writes the patch's spelling.
   const file = plan.files.find((f) => f.path === p);
   const level: MatchLevel | undefined = file?.level;
   if (level && level !== 'exact') {
     const hl = (noFinalNewline ? codexFinalNewline(ht) : ht).split('\n');
     const cl = xt.split('\n');
-    if (hl.length === cl.length && hl.every((l, i) => l === cl[i] || normalizeLine(l, level) === normalizeLine(cl[i] as string, level))) {
+    if (
+      hl.length === cl.length &&
+      hl.every(
+        (l, i) => l === cl[i] || normalizeLine(l, level) === normalizeLine(cl[i] as string, level),
+      )
+    ) {
       return `context bytes kept (matched at level ${level})${noFinalNewline && ht !== codexFinalNewline(ht) ? ' + final-newline state kept' : ''}`;
     }
   }
   return undefined;
 }
 
-function classify(c: Case, h: HagentOutcome, x: CodexOutcome): { category: string; explained: boolean; detail?: string } {
+function classify(
+  c: Case,
+  h: HagentOutcome,
+  x: CodexOutcome,
+): { category: string; explained: boolean; detail?: string } {
   if (h.ok && c.intended && !sameTree(h.tree, c.intended)) {
-    return { category: 'hagent differs from the intended edit', explained: false, detail: differingPaths(h.tree, c.intended).join(', ') };
+    return {
+      category: 'hagent differs from the intended edit',
+      explained: false,
+      detail: differingPaths(h.tree, c.intended).join(', '),
+    };
   }
   if (h.ok && x.ok) {
     if (sameTree(h.tree, x.tree)) {
-      if (c.flags.has('retry')) return { category: sameTree(h.tree, c.tree) ? 'retried patch: both rewrote the same bytes' : 'retried patch applied again by both (its old side is still in the file)', explained: true };
-      const loosest = h.plan.files.map((f) => f.level).filter((l) => l !== undefined && l !== 'exact');
-      return { category: loosest.length > 0 ? `identical (fuzzy match, level ${loosest[0]})` : 'identical', explained: true };
+      if (c.flags.has('retry'))
+        return {
+          category: sameTree(h.tree, c.tree)
+            ? 'retried patch: both rewrote the same bytes'
+            : 'retried patch applied again by both (its old side is still in the file)',
+          explained: true,
+        };
+      const loosest = h.plan.files
+        .map((f) => f.level)
+        .filter((l) => l !== undefined && l !== 'exact');
+      return {
+        category: loosest.length > 0 ? `identical (fuzzy match, level ${loosest[0]})` : 'identical',
+        explained: true,
+      };
     }
-    if (h.plan.files.some((f) => f.noop) && differingPaths(h.tree, x.tree).length === 0) return { category: 'identical', explained: true };
+    if (h.plan.files.some((f) => f.noop) && differingPaths(h.tree, x.tree).length === 0)
+      return { category: 'identical', explained: true };
     const reasons = new Set<string>();
     for (const p of differingPaths(h.tree, x.tree)) {
       const hb = h.tree.get(p);
@@ -467,55 +620,125 @@ function classify(c: Case, h: HagentOutcome, x: CodexOutcome): { category: strin
     const codexIntended = c.intended && sameTree(x.tree, c.intended);
     switch (h.code) {
       case 'AMBIGUOUS_MATCH':
-        return { category: `deviation: AMBIGUOUS_MATCH refused (Codex edits the first match${codexIntended ? ', here the intended one' : ', here the WRONG one'})`, explained: true };
+        return {
+          category: `deviation: AMBIGUOUS_MATCH refused (Codex edits the first match${codexIntended ? ', here the intended one' : ', here the WRONG one'})`,
+          explained: true,
+        };
       case 'FILE_EXISTS':
-        if (c.flags.has('overwrite')) return { category: 'deviation: FILE_EXISTS refused (Codex overwrites)', explained: true };
+        if (c.flags.has('overwrite'))
+          return { category: 'deviation: FILE_EXISTS refused (Codex overwrites)', explained: true };
         // A retried patch whose Add already happened, beside a change that would apply twice.
-        if (c.flags.has('retry')) return { category: 'deviation: retried patch refused FILE_EXISTS on its own Add (Codex overwrites it)', explained: true };
+        if (c.flags.has('retry'))
+          return {
+            category:
+              'deviation: retried patch refused FILE_EXISTS on its own Add (Codex overwrites it)',
+            explained: true,
+          };
         break;
       case 'NO_CHANGES':
         // patch-language.md §4 "Already applied": a retried patch, whose every change is in the files.
-        if (h.alreadyApplied && c.flags.has('retry')) return { category: `deviation: retried patch refused NO_CHANGES, looks applied already (Codex ${sameTree(x.tree, c.tree) ? 'rewrote the same bytes' : 'applied it again'})`, explained: true };
-        if (h.alreadyApplied) return { category: 'deviation: NO_CHANGES refused (the added lines are already in place)', explained: true };
-        if (differingPaths(x.tree, c.tree).every((p) => !/\n$/.test(dec.decode(c.tree.get(p) ?? new Uint8Array())) && dec.decode(x.tree.get(p) ?? new Uint8Array()) === codexFinalNewline(dec.decode(c.tree.get(p) ?? new Uint8Array()))))
+        if (h.alreadyApplied && c.flags.has('retry'))
+          return {
+            category: `deviation: retried patch refused NO_CHANGES, looks applied already (Codex ${sameTree(x.tree, c.tree) ? 'rewrote the same bytes' : 'applied it again'})`,
+            explained: true,
+          };
+        if (h.alreadyApplied)
+          return {
+            category: 'deviation: NO_CHANGES refused (the added lines are already in place)',
+            explained: true,
+          };
+        if (
+          differingPaths(x.tree, c.tree).every(
+            (p) =>
+              !/\n$/.test(dec.decode(c.tree.get(p) ?? new Uint8Array())) &&
+              dec.decode(x.tree.get(p) ?? new Uint8Array()) ===
+                codexFinalNewline(dec.decode(c.tree.get(p) ?? new Uint8Array())),
+          )
+        )
           return { category: 'deviation: NO_CHANGES refused (Codex reports M)', explained: true };
         // patch-language.md §4: a replaced line keeps its own ending. A patch whose - and + lines
         // are the same text changes nothing there; Codex rewrites such a CRLF line as LF.
-        if (differingPaths(x.tree, c.tree).every((p) => dec.decode(x.tree.get(p) ?? new Uint8Array()).replace(/\r\n/g, '\n') === dec.decode(c.tree.get(p) ?? new Uint8Array()).replace(/\r\n/g, '\n')))
-          return { category: 'deviation: NO_CHANGES refused (only line endings would change: Codex rewrites the replaced CRLF line as LF)', explained: true };
+        if (
+          differingPaths(x.tree, c.tree).every(
+            (p) =>
+              dec.decode(x.tree.get(p) ?? new Uint8Array()).replace(/\r\n/g, '\n') ===
+              dec.decode(c.tree.get(p) ?? new Uint8Array()).replace(/\r\n/g, '\n'),
+          )
+        )
+          return {
+            category:
+              'deviation: NO_CHANGES refused (only line endings would change: Codex rewrites the replaced CRLF line as LF)',
+            explained: true,
+          };
         break;
     }
-    return { category: `hagent refused ${h.code}, Codex applied`, explained: false, detail: h.message };
+    return {
+      category: `hagent refused ${h.code}, Codex applied`,
+      explained: false,
+      detail: h.message,
+    };
   }
   if (h.ok && !x.ok) {
     // patch-language.md §1: "An update with a Move and no chunks is a pure rename."
-    if (/hunk for path .* is empty/.test(x.output) && /\*\*\* Move to: .*\n(\*\*\* |$)/.test(c.patch)) return { category: 'deviation: pure rename (Codex requires a chunk)', explained: true };
+    if (
+      /hunk for path .* is empty/.test(x.output) &&
+      /\*\*\* Move to: .*\n(\*\*\* |$)/.test(c.patch)
+    )
+      return { category: 'deviation: pure rename (Codex requires a chunk)', explained: true };
     // §4 "A BOM stays": Codex reads the BOM as part of the first line, so context naming it is not found.
-    if (c.flags.has('bom') && /Failed to find (expected lines|context)/.test(x.output)) return { category: 'deviation: BOM file (Codex cannot match its first line)', explained: true };
-    return { category: 'hagent applied, Codex refused', explained: false, detail: x.output.trim().split('\n')[0] };
+    if (c.flags.has('bom') && /Failed to find (expected lines|context)/.test(x.output))
+      return {
+        category: 'deviation: BOM file (Codex cannot match its first line)',
+        explained: true,
+      };
+    return {
+      category: 'hagent applied, Codex refused',
+      explained: false,
+      detail: x.output.trim().split('\n')[0],
+    };
   }
   // Both refused.
   if (!h.ok && !x.ok) {
-    if (h.alreadyApplied && c.flags.has('retry')) return { category: 'retried patch: hagent NO_CHANGES (looks applied already), Codex refused', explained: true };
-    if (!sameTree(x.tree, c.tree)) return { category: `both refused (${h.code}); Codex left a partial write (not atomic)`, explained: true };
+    if (h.alreadyApplied && c.flags.has('retry'))
+      return {
+        category: 'retried patch: hagent NO_CHANGES (looks applied already), Codex refused',
+        explained: true,
+      };
+    if (!sameTree(x.tree, c.tree))
+      return {
+        category: `both refused (${h.code}); Codex left a partial write (not atomic)`,
+        explained: true,
+      };
     return { category: `both refused (${h.code})`, explained: true };
   }
   return { category: 'unreachable', explained: false };
 }
 
 /** Codex puts a pure insertion with an @@ anchor at the end of the file; hagent after the anchor. */
-function classifyAnchoredInsertion(c: Case, h: HagentOutcome, x: CodexOutcome): { category: string; explained: boolean } | undefined {
-  if (c.kind !== 'anchored-insertion' || !h.ok || !x.ok || sameTree(h.tree, x.tree)) return undefined;
+function classifyAnchoredInsertion(
+  c: Case,
+  h: HagentOutcome,
+  x: CodexOutcome,
+): { category: string; explained: boolean } | undefined {
+  if (c.kind !== 'anchored-insertion' || !h.ok || !x.ok || sameTree(h.tree, x.tree))
+    return undefined;
   for (const p of differingPaths(h.tree, x.tree)) {
     const orig = c.tree.get(p);
     const xb = x.tree.get(p);
     if (!orig || !xb) return undefined;
-    const body = c.patch.split('\n').filter((l) => l.startsWith('+')).map((l) => l.slice(1));
+    const body = c.patch
+      .split('\n')
+      .filter((l) => l.startsWith('+'))
+      .map((l) => l.slice(1));
     const plain = (t: string): string => t.replace(/^\uFEFF/, '').replace(/\r\n/g, '\n');
-    const appended = plain(codexFinalNewline(dec.decode(orig))) + body.map((l) => `${l}\n`).join('');
+    const appended =
+      plain(codexFinalNewline(dec.decode(orig))) + body.map((l) => `${l}\n`).join('');
     if (plain(dec.decode(xb)) !== appended) return undefined;
   }
-  return { category: 'deviation: anchored insertion (Codex appends at the end of the file)', explained: true };
+  return {
+    category: 'deviation: anchored insertion (Codex appends at the end of the file)',
+    explained: true,
+  };
 }
 
 // ── the apply_patch bin on the shared cases ─────────────────────────────────────────────────────
@@ -526,7 +749,12 @@ interface BinOutcome {
   stderr: string;
 }
 
-function runProgram(bin: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = process.env): BinOutcome {
+function runProgram(
+  bin: string,
+  args: readonly string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv = process.env,
+): BinOutcome {
   const r = spawnSync(bin, args, { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
@@ -537,11 +765,20 @@ function runProgram(bin: string, args: readonly string[], cwd: string, env: Node
  * repository (`.hagent/config.json`): Codex has none, and the bin has no `--yes`.
  * @returns the counts of the table and the cases whose texts differ.
  */
-function compareBinOnSharedCases(codex: string): { table: Map<string, number>; failures: string[]; compared: number } {
+function compareBinOnSharedCases(codex: string): {
+  table: Map<string, number>;
+  failures: string[];
+  compared: number;
+} {
   const applyPatchBin = path.join(root, 'dist', 'apply_patch.cjs');
   const hagentBin = path.join(root, 'dist', 'hagent.cjs');
-  if (!existsSync(applyPatchBin)) throw new Error(`${applyPatchBin} is missing: run npm run build first`);
-  const names = existsSync(CASES_DIR) ? readdirSync(CASES_DIR).filter((n) => /^\d{3}_/.test(n)).sort() : [];
+  if (!existsSync(applyPatchBin))
+    throw new Error(`${applyPatchBin} is missing: run npm run build first`);
+  const names = existsSync(CASES_DIR)
+    ? readdirSync(CASES_DIR)
+        .filter((n) => /^\d{3}_/.test(n))
+        .sort()
+    : [];
   if (names.length === 0) throw new Error(`no shared cases at ${CASES_DIR}`);
   const table = new Map<string, number>();
   const failures: string[] = [];
@@ -562,8 +799,20 @@ function compareBinOnSharedCases(codex: string): { table: Map<string, number>; f
       git(repo, 'add', '-A');
       git(repo, 'commit', '-q', '--allow-empty', '-m', 'input');
       mkdirSync(path.join(repo, '.hagent'));
-      writeFileSync(path.join(repo, '.hagent', 'config.json'), JSON.stringify({ confirmDeletes: false, confirmFiles: 1000, confirmChangedLines: 1_000_000 }));
-      const started = runProgram(hagentBin, ['session', 'start', '--name', 'diff', '--json'], repo, env);
+      writeFileSync(
+        path.join(repo, '.hagent', 'config.json'),
+        JSON.stringify({
+          confirmDeletes: false,
+          confirmFiles: 1000,
+          confirmChangedLines: 1_000_000,
+        }),
+      );
+      const started = runProgram(
+        hagentBin,
+        ['session', 'start', '--name', 'diff', '--json'],
+        repo,
+        env,
+      );
       if (started.status !== 0) throw new Error(`${name}: session start failed: ${started.stderr}`);
       const worktree = (JSON.parse(started.stdout) as { worktree: string }).worktree;
       const x = runProgram(codex, ['--codex-run-as-apply-patch', patch], codexDir);
@@ -573,13 +822,22 @@ function compareBinOnSharedCases(codex: string): { table: Map<string, number>; f
         if (h.stdout === x.stdout) count('both applied, same text');
         else {
           count('both applied, texts differ');
-          failures.push(`${name}: apply_patch printed ${JSON.stringify(h.stdout)}, codex ${JSON.stringify(x.stdout)}`);
+          failures.push(
+            `${name}: apply_patch printed ${JSON.stringify(h.stdout)}, codex ${JSON.stringify(x.stdout)}`,
+          );
         }
       } else if (h.status === 0) count('only hagent applied (documented deviations)');
-      else if (x.status === 0) count(`only codex applied (hagent refused: ${/error\[(\w+)\]/.exec(h.stderr)?.[1] ?? h.status})`);
+      else if (x.status === 0)
+        count(
+          `only codex applied (hagent refused: ${/error\[(\w+)\]/.exec(h.stderr)?.[1] ?? h.status})`,
+        );
       else count('both refused');
-      if (h.status !== 0 && !/^error\[[A-Z_]+\]: .+\n(.*\n)*  hint: /.test(h.stderr)) failures.push(`${name}: apply_patch exited ${h.status} without hagent's teaching error: ${JSON.stringify(h.stderr)}`);
-      if (h.status !== 0 && h.status !== 1) failures.push(`${name}: apply_patch exited ${h.status} (expected 0 or 1)`);
+      if (h.status !== 0 && !/^error\[[A-Z_]+\]: .+\n(.*\n)*  hint: /.test(h.stderr))
+        failures.push(
+          `${name}: apply_patch exited ${h.status} without hagent's teaching error: ${JSON.stringify(h.stderr)}`,
+        );
+      if (h.status !== 0 && h.status !== 1)
+        failures.push(`${name}: apply_patch exited ${h.status} (expected 0 or 1)`);
     }
   } finally {
     rmSync(scratch, { recursive: true, force: true });
@@ -589,7 +847,8 @@ function compareBinOnSharedCases(codex: string): { table: Map<string, number>; f
 
 function printTable(table: ReadonlyMap<string, number>): void {
   const width = Math.max(...[...table.keys()].map((k) => k.length));
-  for (const [k, n] of [...table].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))) process.stdout.write(`${k.padEnd(width)}  ${String(n).padStart(5)}\n`);
+  for (const [k, n] of [...table].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])))
+    process.stdout.write(`${k.padEnd(width)}  ${String(n).padStart(5)}\n`);
 }
 
 // ── main ───────────────────────────────────────────────────────────────────────────────────────
@@ -600,7 +859,9 @@ async function main(): Promise<void> {
   const codexVersion = spawnSync(bin, ['--version'], { encoding: 'utf8' }).stdout.trim();
   const binPart = (): number => {
     const b = compareBinOnSharedCases(bin);
-    process.stdout.write(`\napply_patch bin vs ${codexVersion || 'codex'} on the shared cases (${b.compared} where both applied):\n`);
+    process.stdout.write(
+      `\napply_patch bin vs ${codexVersion || 'codex'} on the shared cases (${b.compared} where both applied):\n`,
+    );
     printTable(b.table);
     for (const f of b.failures) process.stdout.write(`  ${f}\n`);
     return b.failures.length;
@@ -612,7 +873,9 @@ async function main(): Promise<void> {
   }
   const pool = loadPool(root);
   if (pool.length < 10) throw new Error(`only ${pool.length} files to edit`);
-  const donor = pool.flatMap((f) => linesOf(f.bytes).texts.slice(0, 200)).filter((l) => !l.startsWith('*** ') && !l.includes('\r'));
+  const donor = pool
+    .flatMap((f) => linesOf(f.bytes).texts.slice(0, 200))
+    .filter((l) => !l.startsWith('*** ') && !l.includes('\r'));
   const r = new Rand(prng(SEED));
   const cases: Case[] = [];
   for (let id = 1; cases.length < COUNT; id++) {
@@ -636,7 +899,10 @@ async function main(): Promise<void> {
       else {
         const detail = 'detail' in verdict && verdict.detail ? `: ${verdict.detail}` : '';
         failures.push(`case ${c.id} (${c.kind}): ${verdict.category}${detail}`);
-        if (VERBOSE) process.stderr.write(`\n--- case ${c.id} ${verdict.category}${detail} [${[...c.flags].join(' ')}]\n${c.patch}\n--- codex: ${x.output}\n--- hagent: ${h.ok ? 'ok' : `${h.code} ${h.message}`}\n`);
+        if (VERBOSE)
+          process.stderr.write(
+            `\n--- case ${c.id} ${verdict.category}${detail} [${[...c.flags].join(' ')}]\n${c.patch}\n--- codex: ${x.output}\n--- hagent: ${h.ok ? 'ok' : `${h.code} ${h.message}`}\n`,
+          );
       }
     }
   };
@@ -645,8 +911,15 @@ async function main(): Promise<void> {
 
   const kinds = new Map<string, number>();
   for (const c of cases) kinds.set(c.kind, (kinds.get(c.kind) ?? 0) + 1);
-  process.stdout.write(`differential: ${cases.length} patches from ${pool.length} real files, seed ${SEED}, ${codexVersion || 'codex'}\n`);
-  process.stdout.write(`patch kinds: ${[...kinds].sort().map(([k, n]) => `${k} ${n}`).join(', ')}\n\n`);
+  process.stdout.write(
+    `differential: ${cases.length} patches from ${pool.length} real files, seed ${SEED}, ${codexVersion || 'codex'}\n`,
+  );
+  process.stdout.write(
+    `patch kinds: ${[...kinds]
+      .sort()
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ')}\n\n`,
+  );
   printTable(table);
   if (failures.length > 0) {
     process.stdout.write(`\nunexplained differences:\n`);
@@ -654,7 +927,9 @@ async function main(): Promise<void> {
   }
   const binFailed = binPart();
   process.stdout.write(`\ntime: ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
-  process.stdout.write(`${passed + (binFailed === 0 ? 1 : 0)} passed, ${failures.length + binFailed} failed\n`);
+  process.stdout.write(
+    `${passed + (binFailed === 0 ? 1 : 0)} passed, ${failures.length + binFailed} failed\n`,
+  );
   process.exit(failures.length + binFailed > 0 ? 1 : 0);
 }
 

@@ -83,7 +83,10 @@ function walk(dir: string, out: string[], depth = 0): void {
  * without that cache, `node_modules/*\/{README.md,package.json,*.js}` of this repo.
  * Only UTF-8 text files of 1 to `maxBytes` bytes, in a stable order.
  */
-export function loadPool(repoRoot: string, options: { maxBytes?: number; packages?: boolean } = {}): PoolFile[] {
+export function loadPool(
+  repoRoot: string,
+  options: { maxBytes?: number; packages?: boolean } = {},
+): PoolFile[] {
   const maxBytes = options.maxBytes ?? 64 * 1024;
   const out: PoolFile[] = [];
   const add = (full: string, label: string): void => {
@@ -94,11 +97,16 @@ export function loadPool(repoRoot: string, options: { maxBytes?: number; package
   };
   const src: string[] = [];
   walk(path.join(repoRoot, 'src'), src);
-  for (const f of src) if (f.endsWith('.ts')) add(f, path.relative(repoRoot, f).split(path.sep).join('/'));
+  for (const f of src)
+    if (f.endsWith('.ts')) add(f, path.relative(repoRoot, f).split(path.sep).join('/'));
   if (options.packages === false) return out;
 
   const cache = path.join(os.tmpdir(), 'hagent-e2e-cache');
-  const tgzs = existsSync(cache) ? readdirSync(cache).filter((n) => n.endsWith('.tgz')).sort() : [];
+  const tgzs = existsSync(cache)
+    ? readdirSync(cache)
+        .filter((n) => n.endsWith('.tgz'))
+        .sort()
+    : [];
   if (tgzs.length > 0) {
     const pool = path.join(os.tmpdir(), 'hagent-codex-pool');
     for (const tgz of tgzs) {
@@ -113,7 +121,9 @@ export function loadPool(repoRoot: string, options: { maxBytes?: number; package
       }
       const files: string[] = [];
       walk(dest, files);
-      for (const f of files) if (/\.(js|cjs|mjs|ts|md|json|txt)$/.test(f) || !path.basename(f).includes('.')) add(f, `pkg/${path.relative(pool, f).split(path.sep).join('/')}`);
+      for (const f of files)
+        if (/\.(js|cjs|mjs|ts|md|json|txt)$/.test(f) || !path.basename(f).includes('.'))
+          add(f, `pkg/${path.relative(pool, f).split(path.sep).join('/')}`);
     }
   } else {
     const nm = path.join(repoRoot, 'node_modules');
@@ -150,7 +160,11 @@ export function applyEdits(lines: readonly string[], edits: readonly Edit[]): st
  * line's, extra ones the last deleted line's); an inserted line that replaces none takes the ending
  * of the line before it (at the top of the file, the line after it). Rule: patch-language.md §4.
  */
-export function encodeLike(file: TextFile, edits: readonly Edit[], options: { addFinalNewline?: boolean } = {}): Uint8Array {
+export function encodeLike(
+  file: TextFile,
+  edits: readonly Edit[],
+  options: { addFinalNewline?: boolean } = {},
+): Uint8Array {
   const texts: string[] = [];
   const eols: string[] = [];
   let pos = 0;
@@ -166,14 +180,20 @@ export function encodeLike(file: TextFile, edits: readonly Edit[], options: { ad
     const before = e.at > 0 ? file.eols[e.at - 1] : file.eols[e.at];
     e.ins.forEach((l, i) => {
       texts.push(l);
-      eols.push(removed.length > 0 ? (removed[Math.min(i, removed.length - 1)] as string) : (before ?? file.dominant));
+      eols.push(
+        removed.length > 0
+          ? (removed[Math.min(i, removed.length - 1)] as string)
+          : (before ?? file.dominant),
+      );
     });
     pos = e.at + e.del;
   }
   keep(file.texts.length);
   for (let i = 0; i < eols.length - 1; i++) if (eols[i] === '') eols[i] = file.dominant;
   const finalNewline = file.finalNewline || options.addFinalNewline === true;
-  if (eols.length > 0) eols[eols.length - 1] = finalNewline || texts[texts.length - 1] === '' ? eols[eols.length - 1] || file.dominant : '';
+  if (eols.length > 0)
+    eols[eols.length - 1] =
+      finalNewline || texts[texts.length - 1] === '' ? eols[eols.length - 1] || file.dominant : '';
   let s = file.bom ? '\uFEFF' : '';
   for (let i = 0; i < texts.length; i++) s += (texts[i] as string) + (eols[i] as string);
   return new TextEncoder().encode(s);
@@ -187,10 +207,22 @@ export function encodeLike(file: TextFile, edits: readonly Edit[], options: { ad
  * spelling by chance (a donor `}` replacing a last `}`); the intended result then has the final
  * newline, as the rule says.
  */
-export function putsBackFinalNewline(file: TextFile, edits: readonly Edit[], options: ChunkOptions): boolean {
+export function putsBackFinalNewline(
+  file: TextFile,
+  edits: readonly Edit[],
+  options: ChunkOptions,
+): boolean {
   const n = file.texts.length;
   const last = edits[edits.length - 1];
-  if (file.finalNewline || !options.eofMarker || !last || last.at + last.del !== n || last.del === 0 || last.ins.length !== 1) return false;
+  if (
+    file.finalNewline ||
+    !options.eofMarker ||
+    !last ||
+    last.at + last.del !== n ||
+    last.del === 0 ||
+    last.ins.length !== 1
+  )
+    return false;
   const degrade = options.degrade ?? ((l: string) => l);
   return last.ins[0] === degrade(file.texts[n - 1] as string);
 }
@@ -200,7 +232,14 @@ export function putsBackFinalNewline(file: TextFile, edits: readonly Edit[], opt
  * replacement of up to `maxSpan` lines; inserted lines are drawn from `donor` lines (real code).
  * Edits are separated by at least `gap` unchanged lines.
  */
-export function randomEdits(r: Rand, lines: readonly string[], donor: readonly string[], count: number, maxSpan = 4, gap = 1): Edit[] {
+export function randomEdits(
+  r: Rand,
+  lines: readonly string[],
+  donor: readonly string[],
+  count: number,
+  maxSpan = 4,
+  gap = 1,
+): Edit[] {
   const n = lines.length;
   const edits: Edit[] = [];
   const starts = new Set<number>();
@@ -213,7 +252,8 @@ export function randomEdits(r: Rand, lines: readonly string[], donor: readonly s
     const insCount = kind === 'delete' ? 0 : r.int(1, maxSpan);
     if (del === 0 && insCount === 0) continue;
     const ins: string[] = [];
-    for (let q = 0; q < insCount; q++) ins.push(donor.length > 0 ? r.pick(donor) : `line ${r.int(0, 9999)}`);
+    for (let q = 0; q < insCount; q++)
+      ins.push(donor.length > 0 ? r.pick(donor) : `line ${r.int(0, 9999)}`);
     edits.push({ at, del, ins });
     last = at + del + gap - 1;
     if (del === 0) last = at + gap; // an insertion claims no line, but keep the next edit apart
@@ -240,7 +280,11 @@ function indentOf(line: string): number {
 }
 
 /** The chunk lines (after the `*** Update File:` header) that turn `lines` into `applyEdits(lines, edits)`. */
-export function chunksFor(lines: readonly string[], edits: readonly Edit[], options: ChunkOptions): string[] {
+export function chunksFor(
+  lines: readonly string[],
+  edits: readonly Edit[],
+  options: ChunkOptions,
+): string[] {
   const n = lines.length;
   const c = options.context;
   const degrade = options.degrade ?? ((l: string) => l);
@@ -265,7 +309,12 @@ export function chunksFor(lines: readonly string[], edits: readonly Edit[], opti
         for (let a = h.from - 1; a >= cursor; a--) {
           const l = lines[a] as string;
           if (l.trim() !== '' && indentOf(l) < indentOf(first)) {
-            if (l.trim() !== '' && lines.filter((x) => x.trim() === l.trim()).length === 1 && !l.startsWith('*** ')) header = `@@ ${l}`;
+            if (
+              l.trim() !== '' &&
+              lines.filter((x) => x.trim() === l.trim()).length === 1 &&
+              !l.startsWith('*** ')
+            )
+              header = `@@ ${l}`;
             break;
           }
         }
@@ -290,6 +339,7 @@ export function chunksFor(lines: readonly string[], edits: readonly Edit[], opti
 export const degradations = {
   trailingWhitespace: (l: string) => l.trimEnd(),
   tabsToSpaces: (l: string) => l.replace(/\t/g, '    '),
-  straightQuotes: (l: string) => l.replace(/[\u2018-\u201B]/g, "'").replace(/[\u201C-\u201F]/g, '"'),
+  straightQuotes: (l: string) =>
+    l.replace(/[\u2018-\u201B]/g, "'").replace(/[\u201C-\u201F]/g, '"'),
   curlyQuotes: (l: string) => l.replace(/'/g, '\u2019').replace(/"/g, '\u201D'),
 };

@@ -26,7 +26,10 @@ const CACHE = process.env.HAGENT_E2E_CACHE ?? path.join(os.tmpdir(), 'hagent-e2e
 
 function run(cmd: string, args: string[], cwd: string): string {
   const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', maxBuffer: 1 << 28 });
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (exit ${r.status}): ${r.stderr || r.error?.message}`);
+  if (r.status !== 0)
+    throw new Error(
+      `${cmd} ${args.join(' ')} failed (exit ${r.status}): ${r.stderr || r.error?.message}`,
+    );
   return r.stdout;
 }
 
@@ -34,13 +37,17 @@ function run(cmd: string, args: string[], cwd: string): string {
 function tarball(name: string, version: string): string {
   mkdirSync(CACHE, { recursive: true });
   const file = path.join(CACHE, `${name.replace(/^@/, '').replace('/', '-')}-${version}.tgz`);
-  if (!existsSync(file)) run('npm', ['pack', `${name}@${version}`, '--silent', '--pack-destination', CACHE], CACHE);
+  if (!existsSync(file))
+    run('npm', ['pack', `${name}@${version}`, '--silent', '--pack-destination', CACHE], CACHE);
   if (!existsSync(file)) throw new Error(`npm pack ${name}@${version} did not produce ${file}`);
   return file;
 }
 
 /** A temp repository whose first-parent history is the package's versions, oldest first. */
-function packageHistory(name: string, versions: readonly string[]): { repo: string; pairs: Pair[] } {
+function packageHistory(
+  name: string,
+  versions: readonly string[],
+): { repo: string; pairs: Pair[] } {
   const repo = tempDir(`hagent-e2e-${name}-`);
   git(repo, 'init', '-q', '--initial-branch=main');
   git(repo, 'config', 'core.autocrlf', 'false');
@@ -49,7 +56,8 @@ function packageHistory(name: string, versions: readonly string[]): { repo: stri
     const dir = tempDir(`hagent-e2e-${name}-${v}-`);
     run('tar', ['-xzf', tarball(name, v), '-C', dir], dir);
     const root = path.join(dir, 'package');
-    if (!existsSync(root) || readdirSync(root).length === 0) throw new Error(`${name}@${v}: the tarball holds no package/ folder`);
+    if (!existsSync(root) || readdirSync(root).length === 0)
+      throw new Error(`${name}@${v}: the tarball holds no package/ folder`);
     // The index tracks exactly the extracted tree: clear it, then add everything (ignored files too).
     git(repo, 'rm', '-rq', '--cached', '--ignore-unmatch', '.');
     git(repo, `--work-tree=${root}`, 'add', '-A', '-f', '.');
@@ -58,7 +66,11 @@ function packageHistory(name: string, versions: readonly string[]): { repo: stri
   }
   const pairs: Pair[] = [];
   for (let k = 0; k + 1 < commits.length; k++) {
-    pairs.push({ older: commits[k]!, newer: commits[k + 1]!, label: `${name} ${versions[k]}→${versions[k + 1]}` });
+    pairs.push({
+      older: commits[k]!,
+      newer: commits[k + 1]!,
+      label: `${name} ${versions[k]}→${versions[k + 1]}`,
+    });
   }
   return { repo, pairs };
 }
@@ -76,8 +88,11 @@ for (const p of PACKAGES) {
   }
   replayAll(history.repo, history.pairs, (r) => {
     all.push(r);
-    const mark = r.outcome === 'passed' ? 'ok  ' : r.outcome === 'failed' ? 'FAIL' : r.outcome.toUpperCase();
-    process.stdout.write(`${mark} [${r.form}] ${r.pair.label} (${r.files} files, ${r.hunks} hunks)${r.outcome === 'passed' ? '' : `: ${r.reason}`}${r.patchFile ? `\n     patch saved at ${r.patchFile}` : ''}\n`);
+    const mark =
+      r.outcome === 'passed' ? 'ok  ' : r.outcome === 'failed' ? 'FAIL' : r.outcome.toUpperCase();
+    process.stdout.write(
+      `${mark} [${r.form}] ${r.pair.label} (${r.files} files, ${r.hunks} hunks)${r.outcome === 'passed' ? '' : `: ${r.reason}`}${r.patchFile ? `\n     patch saved at ${r.patchFile}` : ''}\n`,
+    );
   });
 }
 

@@ -3,7 +3,17 @@
  * and whole-tree snapshots. Identities and dates are pinned so commit ids are deterministic.
  */
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { mkdtempSync, promises as fs, readdirSync, lstatSync, readFileSync, readlinkSync, writeFileSync, mkdirSync, rmSync } from 'node:fs';
+import {
+  mkdtempSync,
+  promises as fs,
+  readdirSync,
+  lstatSync,
+  readFileSync,
+  readlinkSync,
+  writeFileSync,
+  mkdirSync,
+  rmSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -64,7 +74,9 @@ export function writeFiles(dir: string, files: Record<string, string | Buffer>):
 }
 
 /** A git repository on branch main with `files` committed in one commit. */
-export function makeRepo(files: Record<string, string | Buffer> = { 'README.md': '# demo\n' }): string {
+export function makeRepo(
+  files: Record<string, string | Buffer> = { 'README.md': '# demo\n' },
+): string {
   const dir = tempDir('hagent-repo-');
   git(dir, 'init', '-q', '--initial-branch=main');
   writeFiles(dir, files);
@@ -82,7 +94,16 @@ export interface CliResult {
 }
 
 /** Spawns the built hagent CLI with no TTY; `unsetEnv` names variables of GIT_ENV (or the process) to leave out. */
-export function hagent(cwd: string, args: string[], options: { input?: string | Buffer; env?: Record<string, string>; unsetEnv?: readonly string[]; timeoutMs?: number } = {}): CliResult {
+export function hagent(
+  cwd: string,
+  args: string[],
+  options: {
+    input?: string | Buffer;
+    env?: Record<string, string>;
+    unsetEnv?: readonly string[];
+    timeoutMs?: number;
+  } = {},
+): CliResult {
   const env: NodeJS.ProcessEnv = { ...process.env, ...GIT_ENV, ...options.env };
   for (const k of options.unsetEnv ?? []) delete env[k];
   const r: SpawnSyncReturns<string> = spawnSync(process.execPath, [BIN, ...args], {
@@ -103,17 +124,24 @@ export function hagent(cwd: string, args: string[], options: { input?: string | 
 }
 
 /** Starts a session in `repo` and returns its JSON (id, worktree, branch, base, target). */
-export function startSession(repo: string, extra: string[] = []): { id: string; worktree: string; branch: string; base: string; target: string | null } {
+export function startSession(
+  repo: string,
+  extra: string[] = [],
+): { id: string; worktree: string; branch: string; base: string; target: string | null } {
   const r = hagent(repo, ['session', 'start', '--json', ...extra]);
   if (r.status !== 0) throw new Error(`session start failed: ${r.stdout}${r.stderr}`);
   return r.json;
 }
 
 /** One entry of a tree snapshot: file bytes + executable bit, or a symlink target. */
-export type SnapEntry = { kind: 'file'; bytes: Buffer; exec: boolean } | { kind: 'link'; target: string };
+export type SnapEntry =
+  { kind: 'file'; bytes: Buffer; exec: boolean } | { kind: 'link'; target: string };
 
 /** Every file and symlink below `dir` (ignoring `.git` and `ignore` names), by relative path. */
-export function snapshotTree(dir: string, ignore: string[] = ['.git', '.keep']): Map<string, SnapEntry> {
+export function snapshotTree(
+  dir: string,
+  ignore: string[] = ['.git', '.keep'],
+): Map<string, SnapEntry> {
   const out = new Map<string, SnapEntry>();
   const walk = (d: string, rel: string) => {
     for (const name of readdirSync(d).sort()) {
@@ -131,16 +159,21 @@ export function snapshotTree(dir: string, ignore: string[] = ['.git', '.keep']):
 }
 
 /** Describes the first difference between two snapshots, or null when equal. */
-export function diffSnapshots(actual: Map<string, SnapEntry>, expected: Map<string, SnapEntry>): string | null {
+export function diffSnapshots(
+  actual: Map<string, SnapEntry>,
+  expected: Map<string, SnapEntry>,
+): string | null {
   for (const [p, e] of expected) {
     const a = actual.get(p);
     if (!a) return `missing ${p}`;
     if (a.kind !== e.kind) return `${p}: ${a.kind} instead of ${e.kind}`;
     if (a.kind === 'file' && e.kind === 'file') {
-      if (!a.bytes.equals(e.bytes)) return `${p}: bytes differ\n--- expected\n${JSON.stringify(e.bytes.toString('utf8'))}\n--- actual\n${JSON.stringify(a.bytes.toString('utf8'))}`;
+      if (!a.bytes.equals(e.bytes))
+        return `${p}: bytes differ\n--- expected\n${JSON.stringify(e.bytes.toString('utf8'))}\n--- actual\n${JSON.stringify(a.bytes.toString('utf8'))}`;
       if (a.exec !== e.exec) return `${p}: executable bit ${a.exec} instead of ${e.exec}`;
     }
-    if (a.kind === 'link' && e.kind === 'link' && a.target !== e.target) return `${p}: link target differs`;
+    if (a.kind === 'link' && e.kind === 'link' && a.target !== e.target)
+      return `${p}: link target differs`;
   }
   for (const p of actual.keys()) if (!expected.has(p)) return `unexpected ${p}`;
   return null;
@@ -155,15 +188,37 @@ export async function copyTree(from: string, to: string): Promise<void> {
  * Writes the intent record an apply killed mid-transaction leaves for `session` (at the session
  * head), as src/transaction/intent.ts stores it. Targets give blob ids (null: absent), mode 100644.
  */
-export function writeIntentRecord(repo: string, session: string, o: { txid: string; pid?: number; startedAt?: Date; targets: { rel: string; prior: string | null; next: string | null }[] }): void {
+export function writeIntentRecord(
+  repo: string,
+  session: string,
+  o: {
+    txid: string;
+    pid?: number;
+    startedAt?: Date;
+    targets: { rel: string; prior: string | null; next: string | null }[];
+  },
+): void {
   const head = git(repo, 'rev-parse', `hagent/${session}`);
   const common = git(repo, 'rev-parse', '--path-format=absolute', '--git-common-dir');
   const side = (oid: string | null) => (oid === null ? null : { oid, mode: '100644' });
   writeFiles(common, {
     [`hagent/tx/${session}.json`]: JSON.stringify({
-      version: 1, txid: o.txid, session, command: 'apply', pid: o.pid ?? 1, startedAt: (o.startedAt ?? new Date()).toISOString(), head, commit: null,
-      message: `hagent: ${o.targets.map((t) => `M ${t.rel}`).join(', ')}\n`, note: null,
-      targets: o.targets.map((t) => ({ rel: t.rel, prior: side(t.prior), next: side(t.next), tmp: null })),
+      version: 1,
+      txid: o.txid,
+      session,
+      command: 'apply',
+      pid: o.pid ?? 1,
+      startedAt: (o.startedAt ?? new Date()).toISOString(),
+      head,
+      commit: null,
+      message: `hagent: ${o.targets.map((t) => `M ${t.rel}`).join(', ')}\n`,
+      note: null,
+      targets: o.targets.map((t) => ({
+        rel: t.rel,
+        prior: side(t.prior),
+        next: side(t.next),
+        tmp: null,
+      })),
     }),
   });
 }

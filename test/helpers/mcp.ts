@@ -26,10 +26,22 @@ export interface ToolCall {
 }
 
 /** Spawns `hagent mcp ARGS` in `cwd` and connects the SDK client to it over stdio. */
-export async function connectMcp(cwd: string, args: string[] = [], env: Record<string, string> = {}): Promise<McpConnection> {
-  const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp', ...args], cwd, env: { ...process.env, ...GIT_ENV, ...env } as Record<string, string>, stderr: 'pipe' });
+export async function connectMcp(
+  cwd: string,
+  args: string[] = [],
+  env: Record<string, string> = {},
+): Promise<McpConnection> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, 'mcp', ...args],
+    cwd,
+    env: { ...process.env, ...GIT_ENV, ...env } as Record<string, string>,
+    stderr: 'pipe',
+  });
   let err = '';
-  transport.stderr?.on('data', (d: Buffer) => { err += d.toString(); });
+  transport.stderr?.on('data', (d: Buffer) => {
+    err += d.toString();
+  });
   const client = new Client({ name: 'hagent-test', version: '1.0.0' });
   await client.connect(transport);
   return {
@@ -38,7 +50,9 @@ export async function connectMcp(cwd: string, args: string[] = [], env: Record<s
     stderr: () => err,
     async call(name, callArgs = {}) {
       const r = await client.callTool({ name, arguments: callArgs });
-      const text = (r.content as { type: string; text?: string }[]).map((c) => c.text ?? '').join('\n');
+      const text = (r.content as { type: string; text?: string }[])
+        .map((c) => c.text ?? '')
+        .join('\n');
       return { isError: r.isError === true, text, data: r.structuredContent };
     },
     close: () => client.close(),

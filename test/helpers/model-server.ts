@@ -49,7 +49,12 @@ export interface ModelServer {
 
 const flat = (content: unknown): string => {
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.map((c) => (typeof c === 'string' ? c : typeof c?.text === 'string' ? c.text : flat(c?.content))).join('');
+  if (Array.isArray(content))
+    return content
+      .map((c) =>
+        typeof c === 'string' ? c : typeof c?.text === 'string' ? c.text : flat(c?.content),
+      )
+      .join('');
   return '';
 };
 
@@ -67,12 +72,19 @@ function stepFor(script: readonly Step[], seen: number, cwd: string): ScriptStep
 /** The working folder a request names (see {@link Step}); '' when it names none. */
 function requestCwd(body: any): string {
   const text = JSON.stringify(body);
-  const m = /Primary working directory: ([^\n\\"]+)/.exec(text) ?? /<cwd>([^<]+)<\/cwd>/.exec(text) ?? /Workspace Directories:\*\*\\n +- ([^\n\\"]+)/.exec(text);
+  const m =
+    /Primary working directory: ([^\n\\"]+)/.exec(text) ??
+    /<cwd>([^<]+)<\/cwd>/.exec(text) ??
+    /Workspace Directories:\*\*\\n +- ([^\n\\"]+)/.exec(text);
   return m ? m[1]!.trim() : '';
 }
 
 function sse(res: http.ServerResponse, events: { event: string; data: unknown }[]): void {
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'close' });
+  res.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    connection: 'close',
+  });
   for (const e of events) res.write(`event: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`);
   res.end();
 }
@@ -82,51 +94,178 @@ let counter = 0;
 function anthropicAnswer(res: http.ServerResponse, body: any, step: ScriptStep): void {
   const id = `msg_${++counter}`;
   const model = body.model ?? 'claude-test';
-  const usage = { input_tokens: 10, output_tokens: 10, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
-  type Block = { type: 'tool_use'; id: string; name: string; input: unknown } | { type: 'text'; text: string };
-  const blocks: Block[] = 'calls' in step ? step.calls.map((c) => ({ type: 'tool_use' as const, id: c.id, name: c.name, input: c.input })) : [{ type: 'text', text: step.text }];
+  const usage = {
+    input_tokens: 10,
+    output_tokens: 10,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: 0,
+  };
+  type Block =
+    { type: 'tool_use'; id: string; name: string; input: unknown } | { type: 'text'; text: string };
+  const blocks: Block[] =
+    'calls' in step
+      ? step.calls.map((c) => ({
+          type: 'tool_use' as const,
+          id: c.id,
+          name: c.name,
+          input: c.input,
+        }))
+      : [{ type: 'text', text: step.text }];
   const stop = 'calls' in step ? 'tool_use' : 'end_turn';
   if (!body.stream) {
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ id, type: 'message', role: 'assistant', model, content: blocks, stop_reason: stop, stop_sequence: null, usage }));
+    res.end(
+      JSON.stringify({
+        id,
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: blocks,
+        stop_reason: stop,
+        stop_sequence: null,
+        usage,
+      }),
+    );
     return;
   }
-  const events: { event: string; data: unknown }[] = [{ event: 'message_start', data: { type: 'message_start', message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage } } }];
+  const events: { event: string; data: unknown }[] = [
+    {
+      event: 'message_start',
+      data: {
+        type: 'message_start',
+        message: {
+          id,
+          type: 'message',
+          role: 'assistant',
+          model,
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage,
+        },
+      },
+    },
+  ];
   blocks.forEach((b, index) => {
     if (b.type === 'tool_use') {
-      events.push({ event: 'content_block_start', data: { type: 'content_block_start', index, content_block: { type: 'tool_use', id: b.id, name: b.name, input: {} } } });
-      events.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(b.input) } } });
+      events.push({
+        event: 'content_block_start',
+        data: {
+          type: 'content_block_start',
+          index,
+          content_block: { type: 'tool_use', id: b.id, name: b.name, input: {} },
+        },
+      });
+      events.push({
+        event: 'content_block_delta',
+        data: {
+          type: 'content_block_delta',
+          index,
+          delta: { type: 'input_json_delta', partial_json: JSON.stringify(b.input) },
+        },
+      });
     } else {
-      events.push({ event: 'content_block_start', data: { type: 'content_block_start', index, content_block: { type: 'text', text: '' } } });
-      events.push({ event: 'content_block_delta', data: { type: 'content_block_delta', index, delta: { type: 'text_delta', text: b.text } } });
+      events.push({
+        event: 'content_block_start',
+        data: { type: 'content_block_start', index, content_block: { type: 'text', text: '' } },
+      });
+      events.push({
+        event: 'content_block_delta',
+        data: { type: 'content_block_delta', index, delta: { type: 'text_delta', text: b.text } },
+      });
     }
     events.push({ event: 'content_block_stop', data: { type: 'content_block_stop', index } });
   });
-  events.push({ event: 'message_delta', data: { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 10 } } });
+  events.push({
+    event: 'message_delta',
+    data: {
+      type: 'message_delta',
+      delta: { stop_reason: stop, stop_sequence: null },
+      usage: { output_tokens: 10 },
+    },
+  });
   events.push({ event: 'message_stop', data: { type: 'message_stop' } });
   sse(res, events);
 }
 
 function responsesAnswer(res: http.ServerResponse, step: ScriptStep): void {
   const id = `resp_${++counter}`;
-  const items = 'calls' in step
-    ? step.calls.map((c) => (typeof c.input === 'string'
-      ? { type: 'custom_tool_call', id: `ctc_${c.id}`, call_id: c.id, name: c.name, input: c.input, status: 'completed' }
-      : { type: 'function_call', id: `fc_${c.id}`, call_id: c.id, ...(c.namespace ? { namespace: c.namespace } : {}), name: c.name, arguments: JSON.stringify(c.input), status: 'completed' }))
-    : [{ type: 'message', id: `m_${id}`, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: step.text, annotations: [] }] }];
-  const usage = { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 10, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 20 };
-  const events: { event: string; data: unknown }[] = [{ event: 'response.created', data: { type: 'response.created', response: { id, object: 'response', status: 'in_progress', output: [] } } }];
+  const items =
+    'calls' in step
+      ? step.calls.map((c) =>
+          typeof c.input === 'string'
+            ? {
+                type: 'custom_tool_call',
+                id: `ctc_${c.id}`,
+                call_id: c.id,
+                name: c.name,
+                input: c.input,
+                status: 'completed',
+              }
+            : {
+                type: 'function_call',
+                id: `fc_${c.id}`,
+                call_id: c.id,
+                ...(c.namespace ? { namespace: c.namespace } : {}),
+                name: c.name,
+                arguments: JSON.stringify(c.input),
+                status: 'completed',
+              },
+        )
+      : [
+          {
+            type: 'message',
+            id: `m_${id}`,
+            role: 'assistant',
+            status: 'completed',
+            content: [{ type: 'output_text', text: step.text, annotations: [] }],
+          },
+        ];
+  const usage = {
+    input_tokens: 10,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: 10,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: 20,
+  };
+  const events: { event: string; data: unknown }[] = [
+    {
+      event: 'response.created',
+      data: {
+        type: 'response.created',
+        response: { id, object: 'response', status: 'in_progress', output: [] },
+      },
+    },
+  ];
   items.forEach((item, output_index) => {
-    events.push({ event: 'response.output_item.added', data: { type: 'response.output_item.added', output_index, item } });
-    events.push({ event: 'response.output_item.done', data: { type: 'response.output_item.done', output_index, item } });
+    events.push({
+      event: 'response.output_item.added',
+      data: { type: 'response.output_item.added', output_index, item },
+    });
+    events.push({
+      event: 'response.output_item.done',
+      data: { type: 'response.output_item.done', output_index, item },
+    });
   });
-  events.push({ event: 'response.completed', data: { type: 'response.completed', response: { id, object: 'response', status: 'completed', output: items, usage } } });
+  events.push({
+    event: 'response.completed',
+    data: {
+      type: 'response.completed',
+      response: { id, object: 'response', status: 'completed', output: items, usage },
+    },
+  });
   sse(res, events);
 }
 
 function geminiAnswer(res: http.ServerResponse, stream: boolean, step: ScriptStep): void {
-  const parts = 'calls' in step ? step.calls.map((c) => ({ functionCall: { id: c.id, name: c.name, args: c.input } })) : [{ text: step.text }];
-  const chunk = { candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }], usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 10, totalTokenCount: 20 } };
+  const parts =
+    'calls' in step
+      ? step.calls.map((c) => ({ functionCall: { id: c.id, name: c.name, args: c.input } }))
+      : [{ text: step.text }];
+  const chunk = {
+    candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }],
+    usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 10, totalTokenCount: 20 },
+  };
   if (!stream) {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(JSON.stringify(chunk));
@@ -162,7 +301,12 @@ export async function startModelServer(script: readonly Step[]): Promise<ModelSe
           if (!Array.isArray(m.content)) continue;
           for (const b of m.content) {
             if (b?.type === 'tool_use' && m.role === 'assistant') seen++;
-            if (b?.type === 'tool_result') results.set(b.tool_use_id, { id: b.tool_use_id, text: flat(b.content), isError: !!b.is_error });
+            if (b?.type === 'tool_result')
+              results.set(b.tool_use_id, {
+                id: b.tool_use_id,
+                text: flat(b.content),
+                isError: !!b.is_error,
+              });
           }
         }
         const main = Array.isArray(body.tools) && body.tools.length > 0;
@@ -178,9 +322,17 @@ export async function startModelServer(script: readonly Step[]): Promise<ModelSe
         const input: any[] = Array.isArray(body.input) ? body.input : [];
         let seen = 0;
         for (const item of input) {
-          if (item?.type === 'function_call' || item?.type === 'custom_tool_call' || item?.type === 'local_shell_call') seen++;
+          if (
+            item?.type === 'function_call' ||
+            item?.type === 'custom_tool_call' ||
+            item?.type === 'local_shell_call'
+          )
+            seen++;
           if (item?.type === 'function_call_output' || item?.type === 'custom_tool_call_output') {
-            const out = typeof item.output === 'string' ? item.output : flat(item.output?.content ?? item.output);
+            const out =
+              typeof item.output === 'string'
+                ? item.output
+                : flat(item.output?.content ?? item.output);
             results.set(item.call_id, { id: item.call_id, text: out, isError: false });
           }
         }
@@ -196,13 +348,25 @@ export async function startModelServer(script: readonly Step[]): Promise<ModelSe
             const fr = part?.functionResponse;
             if (fr) {
               const out = fr.response?.output ?? fr.response?.error ?? fr.response;
-              results.set(fr.id ?? fr.name, { id: fr.id ?? fr.name, text: typeof out === 'string' ? out : JSON.stringify(out), isError: fr.response?.error !== undefined });
+              results.set(fr.id ?? fr.name, {
+                id: fr.id ?? fr.name,
+                text: typeof out === 'string' ? out : JSON.stringify(out),
+                isError: fr.response?.error !== undefined,
+              });
             }
           }
         }
-        const main = Array.isArray(body.tools) && body.tools.some((t: any) => Array.isArray(t.functionDeclarations));
+        const main =
+          Array.isArray(body.tools) &&
+          body.tools.some((t: any) => Array.isArray(t.functionDeclarations));
         // Side requests (the model router) expect a JSON verdict.
-        geminiAnswer(res, url.includes(':stream'), main ? stepFor(script, seen, requestCwd(body)) : { text: '{"complexity_reasoning":"scripted","complexity_score":1}' });
+        geminiAnswer(
+          res,
+          url.includes(':stream'),
+          main
+            ? stepFor(script, seen, requestCwd(body))
+            : { text: '{"complexity_reasoning":"scripted","complexity_score":1}' },
+        );
         return;
       }
       if (url.endsWith('/models')) {
@@ -221,6 +385,10 @@ export async function startModelServer(script: readonly Step[]): Promise<ModelSe
     port,
     requests,
     results,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections?.(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections?.();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -7,10 +7,32 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statfsSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statfsSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { BIN, GIT_ENV, ROOT, diffSnapshots, git, makeRepo, snapshotTree, startSession, tempDir, type SnapEntry } from './index.js';
+import {
+  BIN,
+  GIT_ENV,
+  ROOT,
+  diffSnapshots,
+  git,
+  makeRepo,
+  snapshotTree,
+  startSession,
+  tempDir,
+  type SnapEntry,
+} from './index.js';
 import { prng } from './random.js';
 
 // ---------------------------------------------------------------- common
@@ -48,17 +70,33 @@ export interface Run {
  * Spawns the built CLI (no TTY), without GIT_ENV's fixed dates. `killAfterMs` SIGKILLs the whole process group (hagent and the
  * git processes it started: a crash of the apply) after that delay.
  */
-export function cli(cwd: string, args: string[], options: { input?: string | Buffer; env?: Record<string, string>; killAfterMs?: number; argv0?: string[] } = {}): Promise<Run> {
+export function cli(
+  cwd: string,
+  args: string[],
+  options: {
+    input?: string | Buffer;
+    env?: Record<string, string>;
+    killAfterMs?: number;
+    argv0?: string[];
+  } = {},
+): Promise<Run> {
   return new Promise((resolve) => {
     const startedAt = Date.now();
     const cmd = options.argv0 ? options.argv0[0]! : process.execPath;
-    const argv = options.argv0 ? [...options.argv0.slice(1), process.execPath, BIN, ...args] : [BIN, ...args];
+    const argv = options.argv0
+      ? [...options.argv0.slice(1), process.execPath, BIN, ...args]
+      : [BIN, ...args];
     // No fixed commit dates, as on a user's machine: apply then writes its commits in-process
     // (git/commit-direct.ts), the path the faults must hit.
     const env: NodeJS.ProcessEnv = { ...process.env, ...GIT_ENV, ...options.env };
     delete env.GIT_AUTHOR_DATE;
     delete env.GIT_COMMITTER_DATE;
-    const child: ChildProcess = spawn(cmd, argv, { cwd, env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child: ChildProcess = spawn(cmd, argv, {
+      cwd,
+      env,
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     let killed = false;
@@ -86,14 +124,33 @@ export function cli(cwd: string, args: string[], options: { input?: string | Buf
       } catch {
         json = null;
       }
-      resolve({ status, signal, stdout, stderr, json, killed: killed && signal === 'SIGKILL', startedAt, endedAt: Date.now() });
+      resolve({
+        status,
+        signal,
+        stdout,
+        stderr,
+        json,
+        killed: killed && signal === 'SIGKILL',
+        startedAt,
+        endedAt: Date.now(),
+      });
     });
   });
 }
 
 /** Runs git; returns status and output (never throws). */
-export function gitRaw(cwd: string, args: string[], input?: string): { status: number; stdout: string; stderr: string } {
-  const r = spawnSync('git', args, { cwd, env: { ...process.env, ...GIT_ENV }, encoding: 'utf8', input: input ?? '', maxBuffer: 1 << 28 });
+export function gitRaw(
+  cwd: string,
+  args: string[],
+  input?: string,
+): { status: number; stdout: string; stderr: string } {
+  const r = spawnSync('git', args, {
+    cwd,
+    env: { ...process.env, ...GIT_ENV },
+    encoding: 'utf8',
+    input: input ?? '',
+    maxBuffer: 1 << 28,
+  });
   return { status: r.status ?? -1, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
 }
 
@@ -152,12 +209,16 @@ export function tempFilesUnder(dir: string): string[] {
  * `git hash-object --no-filters`) and mode, and no extra files (nor symlinks). Empty folders
  * (git does not track them) are returned apart, not as problems.
  */
-export function compareWorktreeWithCommit(worktree: string, commit: string): { problems: string[]; emptyDirs: string[] } {
+export function compareWorktreeWithCommit(
+  worktree: string,
+  commit: string,
+): { problems: string[]; emptyDirs: string[] } {
   const problems: string[] = [];
   const emptyDirs: string[] = [];
   const want = new Map<string, { mode: string; oid: string }>();
   const ls = gitRaw(worktree, ['ls-tree', '-r', '-z', '--full-tree', commit]);
-  if (ls.status !== 0) return { problems: [`git ls-tree ${commit} failed: ${ls.stderr}`], emptyDirs };
+  if (ls.status !== 0)
+    return { problems: [`git ls-tree ${commit} failed: ${ls.stderr}`], emptyDirs };
   for (const rec of ls.stdout.split('\0')) {
     if (!rec) continue;
     const tab = rec.indexOf('\t');
@@ -180,14 +241,23 @@ export function compareWorktreeWithCommit(worktree: string, commit: string): { p
   };
   walk(worktree, '');
   const files = [...disk.keys()].filter((p) => disk.get(p)!.mode !== '120000');
-  const hashed = files.length ? gitRaw(worktree, ['hash-object', '--no-filters', '--stdin-paths'], files.join('\n') + '\n').stdout.split('\n') : [];
+  const hashed = files.length
+    ? gitRaw(
+        worktree,
+        ['hash-object', '--no-filters', '--stdin-paths'],
+        files.join('\n') + '\n',
+      ).stdout.split('\n')
+    : [];
   files.forEach((p, i) => {
     const w = want.get(p);
     if (!w) problems.push(`extra file on disk: ${p}`);
-    else if (w.oid !== hashed[i]) problems.push(`${p}: disk blob ${hashed[i]} ≠ head blob ${w.oid}`);
-    else if (w.mode !== disk.get(p)!.mode) problems.push(`${p}: disk mode ${disk.get(p)!.mode} ≠ head mode ${w.mode}`);
+    else if (w.oid !== hashed[i])
+      problems.push(`${p}: disk blob ${hashed[i]} ≠ head blob ${w.oid}`);
+    else if (w.mode !== disk.get(p)!.mode)
+      problems.push(`${p}: disk mode ${disk.get(p)!.mode} ≠ head mode ${w.mode}`);
   });
-  for (const p of disk.keys()) if (disk.get(p)!.mode === '120000') problems.push(`unexpected symlink on disk: ${p}`);
+  for (const p of disk.keys())
+    if (disk.get(p)!.mode === '120000') problems.push(`unexpected symlink on disk: ${p}`);
   for (const p of want.keys()) if (!disk.has(p)) problems.push(`missing on disk: ${p}`);
   return { problems, emptyDirs };
 }
@@ -196,7 +266,9 @@ export function compareWorktreeWithCommit(worktree: string, commit: string): { p
 export function fsckProblem(repo: string): string | null {
   const r = gitRaw(repo, ['fsck', '--no-dangling', '--no-progress']);
   const noise = (r.stdout + r.stderr).split('\n').filter((l) => l.trim() && !/^Checking /.test(l));
-  return r.status === 0 && noise.length === 0 ? null : `git fsck: status ${r.status}: ${noise.slice(0, 5).join(' | ')}`;
+  return r.status === 0 && noise.length === 0
+    ? null
+    : `git fsck: status ${r.status}: ${noise.slice(0, 5).join(' | ')}`;
 }
 
 /** Whether the CLI has a command (doctor, sync), read from `hagent --help`. Cached. */
@@ -210,7 +282,8 @@ export function cliHas(command: string): boolean {
 }
 
 /** A patch that parses but never applies (its context is nowhere): the "next command" that recovers. */
-export const PROBE_PATCH = '*** Begin Patch\n*** Update File: probe.txt\n-this line is not in the file\n+x\n*** End Patch\n';
+export const PROBE_PATCH =
+  '*** Begin Patch\n*** Update File: probe.txt\n-this line is not in the file\n+x\n*** End Patch\n';
 
 /**
  * The next command on the session after a crash, which must recover it: `hagent doctor
@@ -218,12 +291,18 @@ export const PROBE_PATCH = '*** Begin Patch\n*** Update File: probe.txt\n-this l
  * (refused with CONTEXT_NOT_FOUND after recovering). Returns the run and what ran.
  */
 let recoverCalls = 0;
-export async function recoverSession(repo: string, s: Session): Promise<{ run: Run; via: 'doctor' | 'apply' }> {
+export async function recoverSession(
+  repo: string,
+  s: Session,
+): Promise<{ run: Run; via: 'doctor' | 'apply' }> {
   recoverCalls++;
   if (cliHas('doctor') && recoverCalls % 2 === 1) {
     return { run: await cli(repo, ['doctor', '--session', s.id, '--json']), via: 'doctor' };
   }
-  return { run: await cli(s.worktree, ['apply', '-', '--json'], { input: PROBE_PATCH }), via: 'apply' };
+  return {
+    run: await cli(s.worktree, ['apply', '-', '--json'], { input: PROBE_PATCH }),
+    via: 'apply',
+  };
 }
 
 /** The error code of a refused run, or a description of what else happened. */
@@ -238,7 +317,10 @@ function tally(map: Record<string, number>, key: string): void {
 }
 
 function fmtTally(map: Record<string, number>): string {
-  return Object.entries(map).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(', ');
+  return Object.entries(map)
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
 }
 
 const sha1 = (b: Buffer | string) => createHash('sha1').update(b).digest('hex');
@@ -246,12 +328,14 @@ const sha1 = (b: Buffer | string) => createHash('sha1').update(b).digest('hex');
 /** Lines `anchor-0 … anchor-(n-1)` separated by filler: a file every scenario can insert into by context. */
 function anchoredFile(tag: string, anchors: number): string {
   const lines: string[] = [];
-  for (let i = 0; i < anchors; i++) lines.push(`${tag} filler ${i}`, `anchor-${i}`, `${tag} tail ${i}`);
+  for (let i = 0; i < anchors; i++)
+    lines.push(`${tag} filler ${i}`, `anchor-${i}`, `${tag} tail ${i}`);
   return lines.join('\n') + '\n';
 }
 
 /** An update chunk inserting `line` after `anchor-k`. One context line: unique in its file. */
-const insertAfter = (file: string, k: number, line: string) => `*** Update File: ${file}\n@@\n anchor-${k}\n+${line}\n`;
+const insertAfter = (file: string, k: number, line: string) =>
+  `*** Update File: ${file}\n@@\n anchor-${k}\n+${line}\n`;
 
 function lineCount(text: string, line: string): number {
   let n = 0;
@@ -261,7 +345,11 @@ function lineCount(text: string, line: string): number {
 
 // ---------------------------------------------------------------- R1 kill -9
 
-export interface R1Options { applies: number; seed?: number; fsckEvery?: number }
+export interface R1Options {
+  applies: number;
+  seed?: number;
+  fsckEvery?: number;
+}
 
 /**
  * R1: N applies, each SIGKILLed (with the git processes it started) after a random delay; then
@@ -280,14 +368,34 @@ export async function runR1(o: R1Options): Promise<Figure> {
   const common = commonDirOf(repo);
   const intentFile = path.join(common, 'hagent', 'tx', `${s.id}.json`);
   const failures: string[] = [];
-  const counts = { applies: 0, finishedBeforeKill: 0, killedMidTransaction: 0, killedBefore: 0, recoveries: 0, applied: 0, absent: 0, halfApplied: 0, tempFilesLeft: 0, fsckRuns: 0, fsckProblems: 0, exit3: 0, emptyDirsLeft: 0 };
+  const counts = {
+    applies: 0,
+    finishedBeforeKill: 0,
+    killedMidTransaction: 0,
+    killedBefore: 0,
+    recoveries: 0,
+    applied: 0,
+    absent: 0,
+    halfApplied: 0,
+    tempFilesLeft: 0,
+    fsckRuns: 0,
+    fsckProblems: 0,
+    exit3: 0,
+    emptyDirsLeft: 0,
+  };
   // Calibrate: how long an unkilled apply takes here (the kill window covers it).
   const t0 = Date.now();
   await cli(s.worktree, ['apply', '-', '--json'], { input: PROBE_PATCH });
   const calib = Date.now() - t0;
   const windowMs = Math.max(400, Math.round(calib * 1.2));
 
-  interface P { i: number; parts: { file: string; line: string }[]; added: string | null; deleted: string | null; checked: boolean }
+  interface P {
+    i: number;
+    parts: { file: string; line: string }[];
+    added: string | null;
+    deleted: string | null;
+    checked: boolean;
+  }
   const patches: P[] = [];
   const liveAdded = new Set<string>(); // added files known to be in the head
   let stateKnown = true;
@@ -297,25 +405,31 @@ export async function runR1(o: R1Options): Promise<Figure> {
     counts.recoveries++;
     if (run.status === 3 || (via === 'apply' && codeOf(run) !== 'CONTEXT_NOT_FOUND')) {
       if (run.status === 3) counts.exit3++;
-      failures.push(`${label}: recovery via ${via} gave ${codeOf(run)}: ${(run.json?.error?.message ?? run.stdout + run.stderr).slice(0, 300)}`);
+      failures.push(
+        `${label}: recovery via ${via} gave ${codeOf(run)}: ${(run.json?.error?.message ?? run.stdout + run.stderr).slice(0, 300)}`,
+      );
     }
-    if (existsSync(intentFile)) failures.push(`${label}: the intent record is still there after recovery`);
+    if (existsSync(intentFile))
+      failures.push(`${label}: the intent record is still there after recovery`);
     const head = headOf(repo, s);
     const cmp = compareWorktreeWithCommit(s.worktree, head);
-    for (const p of cmp.problems) failures.push(`${label}: worktree ≠ head ${head.slice(0, 10)}: ${p}`);
+    for (const p of cmp.problems)
+      failures.push(`${label}: worktree ≠ head ${head.slice(0, 10)}: ${p}`);
     counts.emptyDirsLeft = cmp.emptyDirs.length;
     const temps = tempFilesUnder(s.worktree);
     counts.tempFilesLeft += temps.length;
     for (const t of temps) failures.push(`${label}: temp file left: ${t}`);
     // All-or-none for every patch not yet judged (read from disk: it equals the head, checked above).
-    const read = (f: string) => (existsSync(path.join(s.worktree, f)) ? readFileSync(path.join(s.worktree, f), 'utf8') : null);
+    const read = (f: string) =>
+      existsSync(path.join(s.worktree, f)) ? readFileSync(path.join(s.worktree, f), 'utf8') : null;
     for (const p of patches) {
       if (p.checked) continue;
       p.checked = true;
       const present: boolean[] = [];
       for (const part of p.parts) {
         const n = lineCount(read(part.file) ?? '', part.line);
-        if (n > 1) failures.push(`${label}: patch ${p.i}: ${part.line} is in ${part.file} ${n} times`);
+        if (n > 1)
+          failures.push(`${label}: patch ${p.i}: ${part.line} is in ${part.file} ${n} times`);
         present.push(n >= 1);
       }
       if (p.added) present.push(read(p.added) === `added by ${p.i}\n`);
@@ -329,7 +443,9 @@ export async function runR1(o: R1Options): Promise<Figure> {
       } else if (none) counts.absent++;
       else {
         counts.halfApplied++;
-        failures.push(`${label}: patch ${p.i} is half-applied in head ${head.slice(0, 10)}: parts present ${JSON.stringify(present)}`);
+        failures.push(
+          `${label}: patch ${p.i} is half-applied in head ${head.slice(0, 10)}: parts present ${JSON.stringify(present)}`,
+        );
       }
     }
     stateKnown = true;
@@ -357,7 +473,10 @@ export async function runR1(o: R1Options): Promise<Figure> {
     text += '*** End Patch\n';
     patches.push({ i, parts, added, deleted, checked: false });
     const delay = Math.floor(r() * windowMs);
-    const run = await cli(s.worktree, ['apply', '-', '--json', '--yes'], { input: text, killAfterMs: delay });
+    const run = await cli(s.worktree, ['apply', '-', '--json', '--yes'], {
+      input: text,
+      killAfterMs: delay,
+    });
     counts.applies++;
     if (!run.killed) {
       counts.finishedBeforeKill++;
@@ -368,7 +487,8 @@ export async function runR1(o: R1Options): Promise<Figure> {
     } else if (existsSync(intentFile)) counts.killedMidTransaction++;
     else counts.killedBefore++;
     stateKnown = false;
-    if (i === o.applies - 1 || r() < 0.75) await verify(`after apply ${i} (killed at ${delay} ms${run.killed ? '' : ', had finished'})`);
+    if (i === o.applies - 1 || r() < 0.75)
+      await verify(`after apply ${i} (killed at ${delay} ms${run.killed ? '' : ', had finished'})`);
     if (o.fsckEvery && (i + 1) % o.fsckEvery === 0) {
       counts.fsckRuns++;
       const f = fsckProblem(repo);
@@ -385,13 +505,27 @@ export async function runR1(o: R1Options): Promise<Figure> {
     failures.push(`at the end: ${f}`);
   }
   const line = `R1 kill -9: ${counts.applies} applies (${counts.killedMidTransaction} killed mid-transaction, ${counts.killedBefore} before it, ${counts.finishedBeforeKill} finished first; ${counts.recoveries} recoveries), ${counts.halfApplied} half-applied (${counts.applied} fully in, ${counts.absent} fully absent), ${counts.tempFilesLeft} temp files left, fsck ${counts.fsckProblems ? `${counts.fsckProblems} problems` : 'clean'} (${counts.fsckRuns} runs), ${counts.exit3} exit 3`;
-  const notes = counts.emptyDirsLeft ? [`R1: ${counts.emptyDirsLeft} empty folder(s) left in the worktree by killed adds (git does not track them; not counted as a failure)`] : [];
-  return { id: 'R1', line, counts, failures, notes: [...notes, `R1: kill window 0–${windowMs} ms (an unkilled apply took ${calib} ms)`] };
+  const notes = counts.emptyDirsLeft
+    ? [
+        `R1: ${counts.emptyDirsLeft} empty folder(s) left in the worktree by killed adds (git does not track them; not counted as a failure)`,
+      ]
+    : [];
+  return {
+    id: 'R1',
+    line,
+    counts,
+    failures,
+    notes: [...notes, `R1: kill window 0–${windowMs} ms (an unkilled apply took ${calib} ms)`],
+  };
 }
 
 // ---------------------------------------------------------------- R2 concurrent writers
 
-export interface R2Options { processes: number; patchesEach: number; seed?: number }
+export interface R2Options {
+  processes: number;
+  patchesEach: number;
+  seed?: number;
+}
 
 /**
  * R2: P processes each applying K patches to one session at once. Worker w's patches insert
@@ -402,7 +536,10 @@ export interface R2Options { processes: number; patchesEach: number; seed?: numb
  */
 export async function runR2(o: R2Options): Promise<Figure> {
   const r = rng(o.seed ?? 2);
-  const init: Record<string, string> = { 'probe.txt': 'probe\n', 'r2/shared.txt': anchoredFile('shared', o.processes) };
+  const init: Record<string, string> = {
+    'probe.txt': 'probe\n',
+    'r2/shared.txt': anchoredFile('shared', o.processes),
+  };
   for (let w = 0; w < o.processes; w++) init[`r2/own-${w}.txt`] = anchoredFile(`own ${w}`, 3);
   const repo = makeRepo(init);
   const s = startSession(repo);
@@ -410,22 +547,26 @@ export async function runR2(o: R2Options): Promise<Figure> {
   const codes: Record<string, number> = {};
   const counts = { applies: 0, ok: 0, locked: 0, stale: 0, other: 0, silent: 0, exit3: 0, lost: 0 };
   const results: { w: number; k: number; lines: { file: string; line: string }[]; run: Run }[] = [];
-  const plans = Array.from({ length: o.processes }, (_, w) => Array.from({ length: o.patchesEach }, (_, k) => {
-    const line = `r2-${w}-${k}`;
-    const lines = [{ file: `r2/own-${w}.txt`, line }];
-    let text = `*** Begin Patch\n${insertAfter(`r2/own-${w}.txt`, int(r, 0, 2), line)}`;
-    if (r() < 0.33) {
-      lines.push({ file: 'r2/shared.txt', line: `${line}-shared` });
-      text += insertAfter('r2/shared.txt', w, `${line}-shared`);
-    }
-    return { text: `${text}*** End Patch\n`, lines };
-  }));
-  await Promise.all(plans.map(async (patches, w) => {
-    for (const [k, p] of patches.entries()) {
-      const run = await cli(s.worktree, ['apply', '-', '--json'], { input: p.text });
-      results.push({ w, k, lines: p.lines, run });
-    }
-  }));
+  const plans = Array.from({ length: o.processes }, (_, w) =>
+    Array.from({ length: o.patchesEach }, (_, k) => {
+      const line = `r2-${w}-${k}`;
+      const lines = [{ file: `r2/own-${w}.txt`, line }];
+      let text = `*** Begin Patch\n${insertAfter(`r2/own-${w}.txt`, int(r, 0, 2), line)}`;
+      if (r() < 0.33) {
+        lines.push({ file: 'r2/shared.txt', line: `${line}-shared` });
+        text += insertAfter('r2/shared.txt', w, `${line}-shared`);
+      }
+      return { text: `${text}*** End Patch\n`, lines };
+    }),
+  );
+  await Promise.all(
+    plans.map(async (patches, w) => {
+      for (const [k, p] of patches.entries()) {
+        const run = await cli(s.worktree, ['apply', '-', '--json'], { input: p.text });
+        results.push({ w, k, lines: p.lines, run });
+      }
+    }),
+  );
   const head = headOf(repo, s);
   const contents = new Map<string, string>();
   for (const f of Object.keys(init)) contents.set(f, git(repo, 'show', `${head}:${f}`) + '\n');
@@ -437,17 +578,23 @@ export async function runR2(o: R2Options): Promise<Figure> {
     if (run.status === 0) {
       if (run.json?.ok !== true || typeof run.json.commit !== 'string') {
         counts.silent++;
-        failures.push(`worker ${w} patch ${k}: exit 0 without an ok JSON result: ${run.stdout.slice(0, 200)}`);
+        failures.push(
+          `worker ${w} patch ${k}: exit 0 without an ok JSON result: ${run.stdout.slice(0, 200)}`,
+        );
         continue;
       }
       counts.ok++;
       if (inHead.some((n) => n !== 1)) {
         counts.lost++;
-        failures.push(`worker ${w} patch ${k}: applied as ${run.json.commit.slice(0, 10)} but its lines are in the final head ${JSON.stringify(inHead)} times`);
+        failures.push(
+          `worker ${w} patch ${k}: applied as ${run.json.commit.slice(0, 10)} but its lines are in the final head ${JSON.stringify(inHead)} times`,
+        );
       }
       if (gitRaw(repo, ['merge-base', '--is-ancestor', run.json.commit, head]).status !== 0) {
         counts.lost++;
-        failures.push(`worker ${w} patch ${k}: its commit ${run.json.commit.slice(0, 10)} is not in the final head's history`);
+        failures.push(
+          `worker ${w} patch ${k}: its commit ${run.json.commit.slice(0, 10)} is not in the final head's history`,
+        );
       }
     } else {
       if (run.status === 3) counts.exit3++;
@@ -456,9 +603,14 @@ export async function runR2(o: R2Options): Promise<Figure> {
       else {
         counts.other++;
         if (!run.json?.error?.code) counts.silent++;
-        failures.push(`worker ${w} patch ${k}: refused with ${code} (only LOCKED or STALE_FILE expected): ${(run.json?.error?.message ?? run.stderr).slice(0, 300)}`);
+        failures.push(
+          `worker ${w} patch ${k}: refused with ${code} (only LOCKED or STALE_FILE expected): ${(run.json?.error?.message ?? run.stderr).slice(0, 300)}`,
+        );
       }
-      if (inHead.some((n) => n !== 0)) failures.push(`worker ${w} patch ${k}: refused with ${code} but its lines are in the final head`);
+      if (inHead.some((n) => n !== 0))
+        failures.push(
+          `worker ${w} patch ${k}: refused with ${code} but its lines are in the final head`,
+        );
     }
   }
   const cmp = compareWorktreeWithCommit(s.worktree, head);
@@ -466,7 +618,8 @@ export async function runR2(o: R2Options): Promise<Figure> {
   const temps = tempFilesUnder(s.worktree);
   for (const t of temps) failures.push(`temp file left: ${t}`);
   const commits = Number(git(repo, 'rev-list', '--count', `${s.base}..${head}`));
-  if (commits !== counts.ok) failures.push(`${counts.ok} applies succeeded but the session has ${commits} commits`);
+  if (commits !== counts.ok)
+    failures.push(`${counts.ok} applies succeeded but the session has ${commits} commits`);
   const f = fsckProblem(repo);
   if (f) failures.push(f);
   const line = `R2 concurrent writers: ${o.processes} processes × ${o.patchesEach} patches, ${counts.ok} applied (${commits} commits, all in the final head: ${counts.lost === 0 ? 'yes' : `no, ${counts.lost} lost`}), ${counts.locked} LOCKED, ${counts.stale} STALE_FILE, ${counts.other} other refusals, ${counts.silent} silent, ${counts.exit3} exit 3`;
@@ -475,7 +628,10 @@ export async function runR2(o: R2Options): Promise<Figure> {
 
 // ---------------------------------------------------------------- R3 outside writer
 
-export interface R3Options { applies: number; seed?: number }
+export interface R3Options {
+  applies: number;
+  seed?: number;
+}
 
 /** The outside writer: a separate node process; per round it gets `{round, writes:[{file, delay}]}`, appends a line to each file at its time (reading again while the file is absent for a moment) and logs what it wrote. */
 const WRITER_SRC = `
@@ -521,8 +677,22 @@ export async function runR3(o: R3Options): Promise<Figure> {
   const failures: string[] = [];
   const notes: string[] = [];
   const codes: Record<string, number> = {};
-  const counts = { applies: 0, outsideWrites: 0, overlaps: 0, detected: 0, appliedBeforeOutsideWrite: 0, externalEdit: 0, stale: 0, outsideLost: 0, hagentLost: 0, exit3: 0, other: 0 };
-  const writer = spawn(process.execPath, ['-e', WRITER_SRC], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const counts = {
+    applies: 0,
+    outsideWrites: 0,
+    overlaps: 0,
+    detected: 0,
+    appliedBeforeOutsideWrite: 0,
+    externalEdit: 0,
+    stale: 0,
+    outsideLost: 0,
+    hagentLost: 0,
+    exit3: 0,
+    other: 0,
+  };
+  const writer = spawn(process.execPath, ['-e', WRITER_SRC], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const pending: string[] = [];
   let wake: (() => void) | null = null;
   let buf = '';
@@ -573,7 +743,9 @@ export async function runR3(o: R3Options): Promise<Figure> {
       const code = codeOf(run);
       tally(codes, code);
       const label = `round ${i} (${code}; writer: ${logs.map((l) => `${l.file} at +${l.t - run.startedAt} ms`).join(', ') || 'none'}; apply took ${run.endedAt - run.startedAt} ms)`;
-      const overlap = logs.some((l) => targets.includes(l.file) && l.t >= run.startedAt && l.t <= run.endedAt);
+      const overlap = logs.some(
+        (l) => targets.includes(l.file) && l.t >= run.startedAt && l.t <= run.endedAt,
+      );
       if (overlap) counts.overlaps++;
       // The outside bytes survive: each written file holds the writer's last bytes.
       const last = new Map<string, Buffer>();
@@ -582,7 +754,9 @@ export async function runR3(o: R3Options): Promise<Figure> {
         const disk = readFileSync(path.join(s.worktree, f));
         if (!disk.equals(bytes)) {
           counts.outsideLost++;
-          failures.push(`${label}: the outside write to ${f} was lost (disk holds ${sha1(disk).slice(0, 10)}, the writer wrote ${sha1(bytes).slice(0, 10)}${disk.includes(`r3-${i}-${f}`) ? '; the disk holds hagent\'s change instead' : ''})`);
+          failures.push(
+            `${label}: the outside write to ${f} was lost (disk holds ${sha1(disk).slice(0, 10)}, the writer wrote ${sha1(bytes).slice(0, 10)}${disk.includes(`r3-${i}-${f}`) ? "; the disk holds hagent's change instead" : ''})`,
+          );
         }
       }
       if (run.status === 0 && run.json?.ok) {
@@ -590,10 +764,15 @@ export async function runR3(o: R3Options): Promise<Figure> {
           const inCommit = gitRaw(repo, ['show', `${run.json.commit}:${l.file}`]).stdout;
           if (lineCount(inCommit, l.line) !== 1) {
             counts.hagentLost++;
-            failures.push(`${label}: the commit ${run.json.commit.slice(0, 10)} does not hold ${l.line}`);
+            failures.push(
+              `${label}: the commit ${run.json.commit.slice(0, 10)} does not hold ${l.line}`,
+            );
           }
         }
-        if (headOf(repo, s) !== run.json.commit) failures.push(`${label}: applied as ${run.json.commit.slice(0, 10)} but the session head is ${headOf(repo, s).slice(0, 10)}`);
+        if (headOf(repo, s) !== run.json.commit)
+          failures.push(
+            `${label}: applied as ${run.json.commit.slice(0, 10)} but the session head is ${headOf(repo, s).slice(0, 10)}`,
+          );
         if (overlap) counts.appliedBeforeOutsideWrite++;
       } else {
         if (run.status === 3) counts.exit3++;
@@ -601,25 +780,38 @@ export async function runR3(o: R3Options): Promise<Figure> {
         else if (code === 'STALE_FILE') counts.stale++;
         else {
           counts.other++;
-          failures.push(`${label}: refused with ${code}, expected EXTERNAL_EDIT or STALE_FILE: ${(run.json?.error?.message ?? run.stdout + run.stderr).slice(0, 300)}`);
+          failures.push(
+            `${label}: refused with ${code}, expected EXTERNAL_EDIT or STALE_FILE: ${(run.json?.error?.message ?? run.stdout + run.stderr).slice(0, 300)}`,
+          );
         }
         if (overlap) counts.detected++;
-        if (headOf(repo, s) !== headBefore) failures.push(`${label}: refused but the session head moved`);
+        if (headOf(repo, s) !== headBefore)
+          failures.push(`${label}: refused but the session head moved`);
         for (const l of lines) {
           if (last.has(l.file)) continue;
           const disk = readFileSync(path.join(s.worktree, l.file));
           const inHead = Buffer.from(gitRaw(repo, ['show', `${headBefore}:${l.file}`]).stdout);
-          if (!disk.equals(inHead)) failures.push(`${label}: refused but ${l.file} (not written from outside) differs from the head`);
+          if (!disk.equals(inHead))
+            failures.push(
+              `${label}: refused but ${l.file} (not written from outside) differs from the head`,
+            );
         }
       }
       const temps = tempFilesUnder(s.worktree);
       for (const t of temps) failures.push(`${label}: temp file left: ${t}`);
       // Adopt the outside edits so the next round starts clean.
-      const dirty = gitRaw(s.worktree, ['status', '--porcelain', '--untracked-files=all']).stdout.trim();
+      const dirty = gitRaw(s.worktree, [
+        'status',
+        '--porcelain',
+        '--untracked-files=all',
+      ]).stdout.trim();
       if (dirty) {
         if (useSync) {
           const sync = await cli(s.worktree, ['sync', '--json']);
-          if (sync.status !== 0) failures.push(`${label}: hagent sync failed: ${sync.stdout}${sync.stderr}`.slice(0, 300));
+          if (sync.status !== 0)
+            failures.push(
+              `${label}: hagent sync failed: ${sync.stdout}${sync.stderr}`.slice(0, 300),
+            );
         } else {
           git(s.worktree, 'add', '--', ...files);
           git(s.worktree, 'commit', '-q', '-m', `outside edits of round ${i}`);
@@ -632,7 +824,9 @@ export async function runR3(o: R3Options): Promise<Figure> {
   }
   const f = fsckProblem(repo);
   if (f) failures.push(f);
-  notes.push(`R3 codes: ${fmtTally(codes)}; outside edits adopted with ${useSync ? 'hagent sync' : 'git commit in the worktree (hagent sync not available)'}; writer window 0–${windowMs} ms`);
+  notes.push(
+    `R3 codes: ${fmtTally(codes)}; outside edits adopted with ${useSync ? 'hagent sync' : 'git commit in the worktree (hagent sync not available)'}; writer window 0–${windowMs} ms`,
+  );
   const line = `R3 outside writer: ${counts.applies} applies, ${counts.outsideWrites} outside writes, ${counts.overlaps} overlapping an apply (${counts.detected} refused: EXTERNAL_EDIT ${counts.externalEdit}, STALE_FILE ${counts.stale} in all; ${counts.appliedBeforeOutsideWrite} applied before the outside write landed), ${counts.outsideLost} outside writes lost, ${counts.hagentLost} hagent writes lost, ${counts.other} other refusals, ${counts.exit3} exit 3`;
   return { id: 'R3', line, counts, failures, notes };
 }
@@ -648,7 +842,32 @@ export interface R4Options {
   watchShare?: number;
 }
 
-const SOUP = ['*** Begin Patch', '*** End Patch', '*** Add File: ', '*** Delete File: ', '*** Update File: ', '*** Move to: ', '*** End of File', '@@', '@@ anchor-1', '@@ -1,3 +1,4 @@', '--- a/x', '+++ b/x', 'diff --git a/x b/x', '\\ No newline at end of file', '', ' ', '+', '-', '<<<<<<< HEAD', "cat <<'EOF'", 'EOF', 'apply_patch <<"EOF"', '```', '```diff'];
+const SOUP = [
+  '*** Begin Patch',
+  '*** End Patch',
+  '*** Add File: ',
+  '*** Delete File: ',
+  '*** Update File: ',
+  '*** Move to: ',
+  '*** End of File',
+  '@@',
+  '@@ anchor-1',
+  '@@ -1,3 +1,4 @@',
+  '--- a/x',
+  '+++ b/x',
+  'diff --git a/x b/x',
+  '\\ No newline at end of file',
+  '',
+  ' ',
+  '+',
+  '-',
+  '<<<<<<< HEAD',
+  "cat <<'EOF'",
+  'EOF',
+  'apply_patch <<"EOF"',
+  '```',
+  '```diff',
+];
 
 /** One valid patch against the current worktree state (the seed a hostile patch is fuzzed from). */
 function seedPatch(r: () => number, state: Map<string, string>, n: number): string {
@@ -702,18 +921,57 @@ function mutate(r: () => number, text: string): string {
     const at = Math.floor(r() * Math.max(1, lines.length));
     const kind = Math.floor(r() * 12);
     switch (kind) {
-      case 0: lines.splice(at, 1); break; // drop a line
-      case 1: lines.splice(at, 0, lines[at] ?? ''); break; // duplicate
-      case 2: { const b = Math.floor(r() * lines.length); [lines[at], lines[b]] = [lines[b] ?? '', lines[at] ?? '']; break; } // swap
-      case 3: { const s = lines.join('\n'); lines = s.slice(0, Math.floor(r() * s.length)).split('\n'); break; } // truncate
-      case 4: lines.splice(at, 0, randomBytes(int(r, 1, 64)).toString('latin1')); break; // random bytes
-      case 5: lines.splice(at, 0, pick(r, ['+', ' ', '-', '']) + pick(r, ['x', 'ab=', 'é', ' ']).repeat(int(r, 1_000, r() < 0.2 ? 20_000 : 5_000))); break; // huge line (kept ≤ 80 KB: see hugeLineSeconds)
-      case 6: for (let k = int(r, 1, 8); k > 0; k--) lines.splice(Math.floor(r() * lines.length), 0, pick(r, SOUP)); break; // marker soup
-      case 7: lines[at] = (lines[at] ?? '').replace(/^./, pick(r, ['+', '-', ' ', '@', '*', '\\', '\t'])); break; // flip the prefix
-      case 8: lines[at] = (lines[at] ?? '').replace(/(File|to): .*/, `$1: ${pick(r, ['f0.txt', 'gone.txt', 'new', 'a/../f1.txt', './f2.txt', 'dir/', '', ' f0.txt', 'f0.txt ', 'F0.TXT', 'probe.txt/x', 'f0.txt/sub'])}`); break; // path swap
-      case 9: lines = lines.map((l) => (r() < 0.3 ? l.replace(/\n?$/, '\r') : l)); break; // CRLF soup
-      case 10: lines.splice(at, 0, ...lines.slice(0, int(r, 1, lines.length))); break; // repeated block (double patches)
-      default: lines[at] = Buffer.from(Buffer.from(lines[at] ?? '').map((c) => (r() < 0.1 ? Math.floor(r() * 256) : c))).toString('latin1'); break; // bit flips
+      case 0:
+        lines.splice(at, 1);
+        break; // drop a line
+      case 1:
+        lines.splice(at, 0, lines[at] ?? '');
+        break; // duplicate
+      case 2: {
+        const b = Math.floor(r() * lines.length);
+        [lines[at], lines[b]] = [lines[b] ?? '', lines[at] ?? ''];
+        break;
+      } // swap
+      case 3: {
+        const s = lines.join('\n');
+        lines = s.slice(0, Math.floor(r() * s.length)).split('\n');
+        break;
+      } // truncate
+      case 4:
+        lines.splice(at, 0, randomBytes(int(r, 1, 64)).toString('latin1'));
+        break; // random bytes
+      case 5:
+        lines.splice(
+          at,
+          0,
+          pick(r, ['+', ' ', '-', '']) +
+            pick(r, ['x', 'ab=', 'é', ' ']).repeat(int(r, 1_000, r() < 0.2 ? 20_000 : 5_000)),
+        );
+        break; // huge line (kept ≤ 80 KB: see hugeLineSeconds)
+      case 6:
+        for (let k = int(r, 1, 8); k > 0; k--)
+          lines.splice(Math.floor(r() * lines.length), 0, pick(r, SOUP));
+        break; // marker soup
+      case 7:
+        lines[at] = (lines[at] ?? '').replace(/^./, pick(r, ['+', '-', ' ', '@', '*', '\\', '\t']));
+        break; // flip the prefix
+      case 8:
+        lines[at] = (lines[at] ?? '').replace(
+          /(File|to): .*/,
+          `$1: ${pick(r, ['f0.txt', 'gone.txt', 'new', 'a/../f1.txt', './f2.txt', 'dir/', '', ' f0.txt', 'f0.txt ', 'F0.TXT', 'probe.txt/x', 'f0.txt/sub'])}`,
+        );
+        break; // path swap
+      case 9:
+        lines = lines.map((l) => (r() < 0.3 ? l.replace(/\n?$/, '\r') : l));
+        break; // CRLF soup
+      case 10:
+        lines.splice(at, 0, ...lines.slice(0, int(r, 1, lines.length)));
+        break; // repeated block (double patches)
+      default:
+        lines[at] = Buffer.from(
+          Buffer.from(lines[at] ?? '').map((c) => (r() < 0.1 ? Math.floor(r() * 256) : c)),
+        ).toString('latin1');
+        break; // bit flips
     }
   }
   return lines.join('\n');
@@ -721,7 +979,8 @@ function mutate(r: () => number, text: string): string {
 
 function readState(worktree: string): Map<string, string> {
   const state = new Map<string, string>();
-  for (const [p, e] of snapshotTree(worktree)) if (e.kind === 'file') state.set(p, e.bytes.toString('utf8'));
+  for (const [p, e] of snapshotTree(worktree))
+    if (e.kind === 'file') state.set(p, e.bytes.toString('utf8'));
   return state;
 }
 
@@ -740,14 +999,25 @@ export async function runR4(o: R4Options): Promise<Figure> {
   const common = commonDirOf(repo);
   const failures: string[] = [];
   const codes: Record<string, number> = {};
-  const counts = { patches: 0, viaCli: 0, applied: 0, refused: 0, internal: 0, writesOnRefusal: 0, slow: 0 };
+  const counts = {
+    patches: 0,
+    viaCli: 0,
+    applied: 0,
+    refused: 0,
+    internal: 0,
+    writesOnRefusal: 0,
+    slow: 0,
+  };
   const slow: string[] = [];
   const every = o.cliEvery ?? 50;
   const loops = Math.max(1, o.parallel ?? 1);
   const sessions = Array.from({ length: loops }, () => startSession(repo));
   const inFlight = new Map<number, { n: number; text: string; watch: boolean }>();
   const onExit = () => {
-    if (inFlight.size) process.stderr.write(`R4: the process is exiting with applies still pending (a promise that never settles): ${JSON.stringify([...inFlight.values()])}\n`);
+    if (inFlight.size)
+      process.stderr.write(
+        `R4: the process is exiting with applies still pending (a promise that never settles): ${JSON.stringify([...inFlight.values()])}\n`,
+      );
   };
   process.on('exit', onExit);
   const loop = async (s: Session, k: number, count: number) => {
@@ -762,8 +1032,14 @@ export async function runR4(o: R4Options): Promise<Figure> {
       const extra = [...state.keys()].filter((p) => !(p in init));
       if (extra.length > 30 || [...state.values()].some((v) => v.length > 200_000)) {
         // Keep the worktree small: delete what the fuzz added, up to 9 files a commit.
-        const reset = `*** Begin Patch\n${extra.slice(0, 9).map((p) => `*** Delete File: ${p}\n`).join('')}*** End Patch\n`;
-        if (extra.length) await lib.applyPatch(ctx, session, { patchText: reset, yes: true, noWatch: true }).catch(() => undefined);
+        const reset = `*** Begin Patch\n${extra
+          .slice(0, 9)
+          .map((p) => `*** Delete File: ${p}\n`)
+          .join('')}*** End Patch\n`;
+        if (extra.length)
+          await lib
+            .applyPatch(ctx, session, { patchText: reset, yes: true, noWatch: true })
+            .catch(() => undefined);
         snap = snapshotTree(s.worktree);
         head = headFast(repo, common, s);
         state = readState(s.worktree);
@@ -778,9 +1054,16 @@ export async function runR4(o: R4Options): Promise<Figure> {
       inFlight.set(k, { n, text, watch: false });
       if (n % every === every - 1) {
         counts.viaCli++;
-        const run = await cli(s.worktree, ['apply', '-', '--json', ...(yes ? ['--yes'] : [])], { input: Buffer.from(text, 'latin1') });
+        const run = await cli(s.worktree, ['apply', '-', '--json', ...(yes ? ['--yes'] : [])], {
+          input: Buffer.from(text, 'latin1'),
+        });
         ok = run.status === 0 && run.json?.ok === true;
-        code = run.status === 3 ? 'INTERNAL' : run.status === 0 && !ok ? 'exit 0 without a result' : codeOf(run);
+        code =
+          run.status === 3
+            ? 'INTERNAL'
+            : run.status === 0 && !ok
+              ? 'exit 0 without a result'
+              : codeOf(run);
         if (run.status !== 0 && run.status !== 1) code = `exit ${run.status}: ${code}`;
         detail = run.stdout + run.stderr;
       } else {
@@ -790,10 +1073,17 @@ export async function runR4(o: R4Options): Promise<Figure> {
           // A promise that never settles must not end this process silently (exit 13).
           let timer: NodeJS.Timeout | undefined;
           const hung = new Promise<never>((_, reject) => {
-            timer = setTimeout(() => reject(Object.assign(new Error('applyPatch never settled (20 s)'), { hung: true })), 20_000);
+            timer = setTimeout(
+              () =>
+                reject(Object.assign(new Error('applyPatch never settled (20 s)'), { hung: true })),
+              20_000,
+            );
           });
           try {
-            await Promise.race([lib.applyPatch(ctx, session, { patchText: text, yes, noWatch }), hung]);
+            await Promise.race([
+              lib.applyPatch(ctx, session, { patchText: text, yes, noWatch }),
+              hung,
+            ]);
           } finally {
             clearTimeout(timer);
           }
@@ -813,10 +1103,12 @@ export async function runR4(o: R4Options): Promise<Figure> {
       if (ok) {
         counts.applied++;
         const newHead = headFast(repo, common, s);
-        if (gitRaw(repo, ['rev-parse', `${newHead}^`]).stdout.trim() !== head) failures.push(`patch ${n}: applied but the head did not move by one commit`);
+        if (gitRaw(repo, ['rev-parse', `${newHead}^`]).stdout.trim() !== head)
+          failures.push(`patch ${n}: applied but the head did not move by one commit`);
         head = newHead;
         const cmp = compareWorktreeWithCommit(s.worktree, head);
-        for (const p of cmp.problems) failures.push(`patch ${n}: applied but worktree ≠ head: ${p}`);
+        for (const p of cmp.problems)
+          failures.push(`patch ${n}: applied but worktree ≠ head: ${p}`);
         snap = snapshotTree(s.worktree);
         state = readState(s.worktree);
         continue;
@@ -824,14 +1116,19 @@ export async function runR4(o: R4Options): Promise<Figure> {
       counts.refused++;
       if (code === 'INTERNAL' || code === 'NEVER_SETTLED' || code.startsWith('exit')) {
         counts.internal++;
-        if (failures.length < 50) failures.push(`patch ${n}: ${code}: ${detail.slice(0, 500)}\n--- patch (JSON) ---\n${JSON.stringify(text.length > 2000 ? text.slice(0, 2000) + '…' : text)}`);
+        if (failures.length < 50)
+          failures.push(
+            `patch ${n}: ${code}: ${detail.slice(0, 500)}\n--- patch (JSON) ---\n${JSON.stringify(text.length > 2000 ? text.slice(0, 2000) + '…' : text)}`,
+          );
       }
       const now = snapshotTree(s.worktree);
       const d = diffSnapshots(now, snap);
       const h = headFast(repo, common, s);
       if (d || h !== head) {
         counts.writesOnRefusal++;
-        failures.push(`patch ${n}: refused with ${code} but ${d ? `the worktree changed (${d.split('\n')[0]})` : 'the head moved'}\n${JSON.stringify(text.slice(0, 1000))}`);
+        failures.push(
+          `patch ${n}: refused with ${code} but ${d ? `the worktree changed (${d.split('\n')[0]})` : 'the head moved'}\n${JSON.stringify(text.slice(0, 1000))}`,
+        );
         snap = now;
         head = h;
         state = readState(s.worktree);
@@ -839,15 +1136,23 @@ export async function runR4(o: R4Options): Promise<Figure> {
     }
   };
   const t0 = Date.now();
-  await Promise.all(sessions.map((s, k) => loop(s, k, Math.floor(o.patches / loops) + (k < o.patches % loops ? 1 : 0))));
+  await Promise.all(
+    sessions.map((s, k) =>
+      loop(s, k, Math.floor(o.patches / loops) + (k < o.patches % loops ? 1 : 0)),
+    ),
+  );
   const secs = (Date.now() - t0) / 1000;
   process.off('exit', onExit);
-  for (const s of sessions) for (const t of tempFilesUnder(s.worktree)) failures.push(`temp file left: ${t}`);
+  for (const s of sessions)
+    for (const t of tempFilesUnder(s.worktree)) failures.push(`temp file left: ${t}`);
   const f = fsckProblem(repo);
   if (f) failures.push(f);
   const line = `R4 hostile patches: ${counts.patches} fuzzed patches (${counts.viaCli} through the CLI), ${counts.applied} applied, ${counts.refused} refused, ${counts.internal} internal errors, ${counts.writesOnRefusal} writes on refusal`;
-  const notes = [`R4 codes: ${fmtTally(codes)}; ${loops} sessions fuzzed at once; ${secs.toFixed(0)} s (${((secs * 1000) / Math.max(1, counts.patches)).toFixed(1)} ms a patch)`];
-  if (slow.length) notes.push(`R4: ${slow.length} patches took over 5 s: ${slow.slice(0, 5).join('; ')}`);
+  const notes = [
+    `R4 codes: ${fmtTally(codes)}; ${loops} sessions fuzzed at once; ${secs.toFixed(0)} s (${((secs * 1000) / Math.max(1, counts.patches)).toFixed(1)} ms a patch)`,
+  ];
+  if (slow.length)
+    notes.push(`R4: ${slow.length} patches took over 5 s: ${slow.slice(0, 5).join('; ')}`);
   return { id: 'R4', line, counts, failures, notes };
 }
 
@@ -858,21 +1163,78 @@ export function hostilePaths(outside: string): string[] {
   const long = 'd'.repeat(200);
   return [
     // `..` in every position
-    '../x.txt', '../../x.txt', '..', 'a/..', 'a/../../x.txt', 'a/b/../../../x.txt', 'dir/../../x.txt', './../x.txt', 'a/./../../x.txt', 'a//../../x.txt', 'dir/..', '../dir/x.txt',
+    '../x.txt',
+    '../../x.txt',
+    '..',
+    'a/..',
+    'a/../../x.txt',
+    'a/b/../../../x.txt',
+    'dir/../../x.txt',
+    './../x.txt',
+    'a/./../../x.txt',
+    'a//../../x.txt',
+    'dir/..',
+    '../dir/x.txt',
     // absolute, home, drive letters, UNC, backslashes
-    `${outside}/abs.txt`, '/x.txt', '//server/share/x.txt', '~/x.txt', '~', '~root/x.txt', 'C:/x.txt', 'C:\\x.txt', 'c:x.txt', 'D:\\a\\b.txt', '\\\\server\\share\\x.txt', '..\\x.txt', 'a\\..\\..\\x.txt', '\\x.txt',
+    `${outside}/abs.txt`,
+    '/x.txt',
+    '//server/share/x.txt',
+    '~/x.txt',
+    '~',
+    '~root/x.txt',
+    'C:/x.txt',
+    'C:\\x.txt',
+    'c:x.txt',
+    'D:\\a\\b.txt',
+    '\\\\server\\share\\x.txt',
+    '..\\x.txt',
+    'a\\..\\..\\x.txt',
+    '\\x.txt',
     // .git in any case and component, .hagent
-    '.git/config', '.GIT/config', '.Git/HEAD', '.git', 'a/.git/x', 'dir/.GiT/hooks/pre-commit', 'a/.git', '.hagent/config.json', '.hagent/hooks/pre-apply', '.HAGENT/hooks/post-apply',
+    '.git/config',
+    '.GIT/config',
+    '.Git/HEAD',
+    '.git',
+    'a/.git/x',
+    'dir/.GiT/hooks/pre-commit',
+    'a/.git',
+    '.hagent/config.json',
+    '.hagent/hooks/pre-apply',
+    '.HAGENT/hooks/post-apply',
     // secret names
-    '.env', '.env.local', 'dir/.env', '.ENV.production', 'id_rsa', 'keys/id_rsa.pub', 'id_ed25519', 'x.pem', 'certs/server.key', '.npmrc', 'dir/.netrc',
+    '.env',
+    '.env.local',
+    'dir/.env',
+    '.ENV.production',
+    'id_rsa',
+    'keys/id_rsa.pub',
+    'id_ed25519',
+    'x.pem',
+    'certs/server.key',
+    '.npmrc',
+    'dir/.netrc',
     // NUL bytes, over-long
-    'a\0b.txt', 'dir/\0', `${'n'.repeat(300)}.txt`, `${`${long}/`.repeat(25)}x.txt`,
+    'a\0b.txt',
+    'dir/\0',
+    `${'n'.repeat(300)}.txt`,
+    `${`${long}/`.repeat(25)}x.txt`,
     // symlinked folders and files at every depth (created by runR5)
-    'lnkdir/x.txt', 'lnkdir/new.txt', 'dir/lnkdir2/x.txt', 'dir/sub/lnkdir3/deep/x.txt', 'outlnk/abs.txt', 'lnkfile.txt', 'dir/lnkfile2.txt', 'dir/sub/outfile.txt', 'lnkdir',
+    'lnkdir/x.txt',
+    'lnkdir/new.txt',
+    'dir/lnkdir2/x.txt',
+    'dir/sub/lnkdir3/deep/x.txt',
+    'outlnk/abs.txt',
+    'lnkfile.txt',
+    'dir/lnkfile2.txt',
+    'dir/sub/outfile.txt',
+    'lnkdir',
   ];
 }
 
-export interface R5Options { moveAndDeleteAll?: boolean; concurrency?: number }
+export interface R5Options {
+  moveAndDeleteAll?: boolean;
+  concurrency?: number;
+}
 
 /**
  * R5: every hostile path as Add File, and as Delete File and Move to (all of them, or every
@@ -881,7 +1243,12 @@ export interface R5Options { moveAndDeleteAll?: boolean; concurrency?: number }
  * the head are as before.
  */
 export async function runR5(o: R5Options = {}): Promise<Figure> {
-  const repo = makeRepo({ 'probe.txt': 'probe\n', 'f1.txt': 'one\n', 'dir/x.txt': 'x\n', 'dir/sub/y.txt': 'y\n' });
+  const repo = makeRepo({
+    'probe.txt': 'probe\n',
+    'f1.txt': 'one\n',
+    'dir/x.txt': 'x\n',
+    'dir/sub/y.txt': 'y\n',
+  });
   const s = startSession(repo);
   const outside = tempDir('hagent-outside-');
   const home = tempDir('hagent-home-');
@@ -899,35 +1266,67 @@ export async function runR5(o: R5Options = {}): Promise<Figure> {
   symlinkSync('../f1.txt', path.join(s.worktree, 'dir', 'lnkfile2.txt'));
   symlinkSync(path.join(outside, 'x.txt'), path.join(s.worktree, 'dir', 'sub', 'outfile.txt'));
   const paths = hostilePaths(outside);
-  const before = { wt: snapshotTree(s.worktree), main: snapshotTree(repo), out: snapshotTree(outside), home: snapshotTree(home), head: headOf(repo, s) };
+  const before = {
+    wt: snapshotTree(s.worktree),
+    main: snapshotTree(repo),
+    out: snapshotTree(outside),
+    home: snapshotTree(home),
+    head: headOf(repo, s),
+  };
   const failures: string[] = [];
   const codes: Record<string, number> = {};
   const counts = { paths: paths.length, attempts: 0, denied: 0, other: 0, written: 0 };
   const jobs: { what: string; text: string }[] = [];
   paths.forEach((p, i) => {
-    jobs.push({ what: `Add ${JSON.stringify(p)}`, text: `*** Begin Patch\n*** Add File: ${p}\n+hostile\n*** End Patch\n` });
+    jobs.push({
+      what: `Add ${JSON.stringify(p)}`,
+      text: `*** Begin Patch\n*** Add File: ${p}\n+hostile\n*** End Patch\n`,
+    });
     if (o.moveAndDeleteAll !== false || i % 3 === 0) {
-      jobs.push({ what: `Delete ${JSON.stringify(p)}`, text: `*** Begin Patch\n*** Delete File: ${p}\n*** End Patch\n` });
-      jobs.push({ what: `Move f1.txt to ${JSON.stringify(p)}`, text: `*** Begin Patch\n*** Update File: f1.txt\n*** Move to: ${p}\n-one\n+moved\n*** End Patch\n` });
+      jobs.push({
+        what: `Delete ${JSON.stringify(p)}`,
+        text: `*** Begin Patch\n*** Delete File: ${p}\n*** End Patch\n`,
+      });
+      jobs.push({
+        what: `Move f1.txt to ${JSON.stringify(p)}`,
+        text: `*** Begin Patch\n*** Update File: f1.txt\n*** Move to: ${p}\n-one\n+moved\n*** End Patch\n`,
+      });
     }
-    if (/lnk|outfile/.test(p) && !p.endsWith('new.txt')) jobs.push({ what: `Update ${JSON.stringify(p)}`, text: `*** Begin Patch\n*** Update File: ${p}\n@@\n+hostile\n*** End Patch\n` });
+    if (/lnk|outfile/.test(p) && !p.endsWith('new.txt'))
+      jobs.push({
+        what: `Update ${JSON.stringify(p)}`,
+        text: `*** Begin Patch\n*** Update File: ${p}\n@@\n+hostile\n*** End Patch\n`,
+      });
   });
   let next = 0;
-  await Promise.all(Array.from({ length: o.concurrency ?? 3 }, async () => {
-    while (next < jobs.length) {
-      const job = jobs[next++]!;
-      const run = await cli(s.worktree, ['apply', '-', '--json', '--yes'], { input: job.text, env: { HOME: home } });
-      counts.attempts++;
-      const code = codeOf(run);
-      tally(codes, code);
-      if (code === 'PATH_DENIED') counts.denied++;
-      else {
-        counts.other++;
-        failures.push(`${job.what}: ${code} instead of PATH_DENIED: ${(run.json?.error?.message ?? run.stdout + run.stderr).slice(0, 200)}`);
+  await Promise.all(
+    Array.from({ length: o.concurrency ?? 3 }, async () => {
+      while (next < jobs.length) {
+        const job = jobs[next++]!;
+        const run = await cli(s.worktree, ['apply', '-', '--json', '--yes'], {
+          input: job.text,
+          env: { HOME: home },
+        });
+        counts.attempts++;
+        const code = codeOf(run);
+        tally(codes, code);
+        if (code === 'PATH_DENIED') counts.denied++;
+        else {
+          counts.other++;
+          failures.push(
+            `${job.what}: ${code} instead of PATH_DENIED: ${(run.json?.error?.message ?? run.stdout + run.stderr).slice(0, 200)}`,
+          );
+        }
       }
-    }
-  }));
-  const after = { wt: snapshotTree(s.worktree), main: snapshotTree(repo), out: snapshotTree(outside), home: snapshotTree(home), head: headOf(repo, s) };
+    }),
+  );
+  const after = {
+    wt: snapshotTree(s.worktree),
+    main: snapshotTree(repo),
+    out: snapshotTree(outside),
+    home: snapshotTree(home),
+    head: headOf(repo, s),
+  };
   for (const k of ['wt', 'main', 'out', 'home'] as const) {
     const d = diffSnapshots(after[k], before[k]);
     if (d) {
@@ -966,7 +1365,13 @@ function stateOf(repo: string, s: Session) {
   return { snap: snapshotTree(s.worktree), head: headOf(repo, s) };
 }
 
-function checkUnchanged(label: string, repo: string, s: Session, before: ReturnType<typeof stateOf>, failures: string[]): boolean {
+function checkUnchanged(
+  label: string,
+  repo: string,
+  s: Session,
+  before: ReturnType<typeof stateOf>,
+  failures: string[],
+): boolean {
   const now = stateOf(repo, s);
   const d = diffSnapshots(now.snap, before.snap);
   let ok = true;
@@ -996,16 +1401,44 @@ export async function runReadOnly(): Promise<Figure> {
   const failures: string[] = [];
   const codes: Record<string, number> = {};
   const counts = { cases: 0, refused: 0, restored: 0, exit3: 0 };
-  const repo = makeRepo({ 'probe.txt': 'probe\n', 'a.txt': anchoredFile('a', 2), 'ro/b.txt': anchoredFile('b', 2), 'ro/c.txt': anchoredFile('c', 2), 'z.txt': anchoredFile('z', 2) });
+  const repo = makeRepo({
+    'probe.txt': 'probe\n',
+    'a.txt': anchoredFile('a', 2),
+    'ro/b.txt': anchoredFile('b', 2),
+    'ro/c.txt': anchoredFile('c', 2),
+    'z.txt': anchoredFile('z', 2),
+  });
   if (!immutableWorks(path.dirname(repo))) {
-    return { id: 'IO-readonly', line: 'I/O read-only: skipped (chattr +i cannot stop writes here)', counts, failures, notes: ['chattr +i is not available or does not stop root on this filesystem'] };
+    return {
+      id: 'IO-readonly',
+      line: 'I/O read-only: skipped (chattr +i cannot stop writes here)',
+      counts,
+      failures,
+      notes: ['chattr +i is not available or does not stop root on this filesystem'],
+    };
   }
   const s = startSession(repo);
   const cases: { name: string; lock: string; text: string }[] = [
-    { name: 'target folder immutable (staging fails)', lock: 'ro', text: `*** Begin Patch\n${insertAfter('a.txt', 0, 'ro-1')}${insertAfter('ro/b.txt', 1, 'ro-1')}*** Add File: ro/new.txt\n+n\n*** End Patch\n` },
-    { name: 'one target file immutable (its rename fails after the others were published)', lock: 'z.txt', text: `*** Begin Patch\n*** Add File: fresh/new.txt\n+n\n${insertAfter('a.txt', 0, 'ro-2')}${insertAfter('ro/b.txt', 0, 'ro-2')}${insertAfter('z.txt', 1, 'ro-2')}*** End Patch\n` },
-    { name: 'file to delete immutable', lock: 'ro/c.txt', text: `*** Begin Patch\n${insertAfter('a.txt', 1, 'ro-3')}*** Delete File: ro/c.txt\n*** End Patch\n` },
-    { name: 'target folder immutable, move into it', lock: 'ro', text: `*** Begin Patch\n*** Update File: z.txt\n*** Move to: ro/z.txt\n@@\n anchor-0\n+ro-4\n*** End Patch\n` },
+    {
+      name: 'target folder immutable (staging fails)',
+      lock: 'ro',
+      text: `*** Begin Patch\n${insertAfter('a.txt', 0, 'ro-1')}${insertAfter('ro/b.txt', 1, 'ro-1')}*** Add File: ro/new.txt\n+n\n*** End Patch\n`,
+    },
+    {
+      name: 'one target file immutable (its rename fails after the others were published)',
+      lock: 'z.txt',
+      text: `*** Begin Patch\n*** Add File: fresh/new.txt\n+n\n${insertAfter('a.txt', 0, 'ro-2')}${insertAfter('ro/b.txt', 0, 'ro-2')}${insertAfter('z.txt', 1, 'ro-2')}*** End Patch\n`,
+    },
+    {
+      name: 'file to delete immutable',
+      lock: 'ro/c.txt',
+      text: `*** Begin Patch\n${insertAfter('a.txt', 1, 'ro-3')}*** Delete File: ro/c.txt\n*** End Patch\n`,
+    },
+    {
+      name: 'target folder immutable, move into it',
+      lock: 'ro',
+      text: `*** Begin Patch\n*** Update File: z.txt\n*** Move to: ro/z.txt\n@@\n anchor-0\n+ro-4\n*** End Patch\n`,
+    },
   ];
   for (const c of cases) {
     counts.cases++;
@@ -1022,8 +1455,11 @@ export async function runReadOnly(): Promise<Figure> {
     tally(codes, code);
     if (run.status === 3) {
       counts.exit3++;
-      failures.push(`${c.name}: exit 3 (INTERNAL) instead of a refusal: ${(run.json?.error?.message ?? run.stderr).slice(0, 300)}`);
-    } else if (run.status !== 1) failures.push(`${c.name}: exit ${run.status} (${code}) instead of a refusal`);
+      failures.push(
+        `${c.name}: exit 3 (INTERNAL) instead of a refusal: ${(run.json?.error?.message ?? run.stderr).slice(0, 300)}`,
+      );
+    } else if (run.status !== 1)
+      failures.push(`${c.name}: exit ${run.status} (${code}) instead of a refusal`);
     else counts.refused++;
     if (checkUnchanged(c.name, repo, s, before, failures)) counts.restored++;
     const chattrLeft = spawnSync('lsattr', ['-d', lockPath], { encoding: 'utf8' }).stdout;
@@ -1040,21 +1476,35 @@ export async function runReadOnly(): Promise<Figure> {
  * (worktree = head, one commit) or be refused with everything restored and no temp files.
  * Needs root and mount; returns a note instead when tmpfs cannot be mounted.
  */
-export async function runDiskFull(o: { steps: number; stepBytes?: number } = { steps: 24 }): Promise<Figure> {
+export async function runDiskFull(
+  o: { steps: number; stepBytes?: number } = { steps: 24 },
+): Promise<Figure> {
   const failures: string[] = [];
   const notes: string[] = [];
   const codes: Record<string, number> = {};
   const counts = { applies: 0, applied: 0, refused: 0, restored: 0, exit3: 0 };
   const mnt = tempDir('hagent-tmpfs-');
-  const m = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', mnt], { encoding: 'utf8' });
+  const m = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', mnt], {
+    encoding: 'utf8',
+  });
   if (m.status !== 0) {
-    return { id: 'IO-diskfull', line: 'I/O disk full: skipped (cannot mount a tmpfs here)', counts, failures, notes: [`mount failed: ${m.stderr.trim()}`] };
+    return {
+      id: 'IO-diskfull',
+      line: 'I/O disk full: skipped (cannot mount a tmpfs here)',
+      counts,
+      failures,
+      notes: [`mount failed: ${m.stderr.trim()}`],
+    };
   }
   try {
     const repo = path.join(mnt, 'repo');
     mkdirSync(repo);
     git(repo, 'init', '-q', '--template=', '--initial-branch=main');
-    const files: Record<string, string> = { 'probe.txt': 'probe\n', 'a.txt': anchoredFile('a', 2), 'b.txt': anchoredFile('b', 2) };
+    const files: Record<string, string> = {
+      'probe.txt': 'probe\n',
+      'a.txt': anchoredFile('a', 2),
+      'b.txt': anchoredFile('b', 2),
+    };
     for (const [p, t] of Object.entries(files)) writeFileSync(path.join(repo, p), t);
     git(repo, 'add', '--', ...Object.keys(files));
     git(repo, 'commit', '-q', '-m', 'initial');
@@ -1067,7 +1517,8 @@ export async function runDiskFull(o: { steps: number; stepBytes?: number } = { s
     };
     for (let k = 0; k < o.steps; k++) {
       // ~24 KB of incompressible text over three files (zlib cannot shrink random base64 much).
-      const rnd = (n: number) => Array.from({ length: n }, () => `+${randomBytes(60).toString('base64')}`).join('\n') + '\n';
+      const rnd = (n: number) =>
+        Array.from({ length: n }, () => `+${randomBytes(60).toString('base64')}`).join('\n') + '\n';
       const text = `*** Begin Patch\n*** Update File: a.txt\n@@\n anchor-0\n+df-${k}\n${rnd(100)}*** Update File: b.txt\n@@\n anchor-1\n+df-${k}\n${rnd(100)}*** Add File: new/df-${k}.txt\n${rnd(100)}*** End Patch\n`;
       const before = stateOf(repo, s);
       rmSync(filler, { force: true });
@@ -1076,7 +1527,9 @@ export async function runDiskFull(o: { steps: number; stepBytes?: number } = { s
       if (room > 0) writeFileSync(filler, Buffer.alloc(room));
       let run: Run;
       try {
-        run = await cli(s.worktree, ['apply', '-', '--json', '--yes', '--no-watch'], { input: text });
+        run = await cli(s.worktree, ['apply', '-', '--json', '--yes', '--no-watch'], {
+          input: text,
+        });
       } finally {
         rmSync(filler, { force: true });
       }
@@ -1087,14 +1540,18 @@ export async function runDiskFull(o: { steps: number; stepBytes?: number } = { s
       if (run.status === 0) {
         counts.applied++;
         const head = headOf(repo, s);
-        if (head !== run.json?.commit) failures.push(`${label}: applied as ${run.json?.commit} but the head is ${head}`);
-        for (const p of compareWorktreeWithCommit(s.worktree, head).problems) failures.push(`${label}: applied but worktree ≠ head: ${p}`);
+        if (head !== run.json?.commit)
+          failures.push(`${label}: applied as ${run.json?.commit} but the head is ${head}`);
+        for (const p of compareWorktreeWithCommit(s.worktree, head).problems)
+          failures.push(`${label}: applied but worktree ≠ head: ${p}`);
         for (const t of tempFilesUnder(s.worktree)) failures.push(`${label}: temp file left: ${t}`);
       } else {
         counts.refused++;
         if (run.status === 3) {
           counts.exit3++;
-          failures.push(`${label}: exit 3 (INTERNAL) instead of a refusal: ${(run.json?.error?.message ?? run.stderr).slice(0, 300)}`);
+          failures.push(
+            `${label}: exit 3 (INTERNAL) instead of a refusal: ${(run.json?.error?.message ?? run.stderr).slice(0, 300)}`,
+          );
         } else if (run.status !== 1) failures.push(`${label}: exit ${run.status} (${code})`);
         if (checkUnchanged(label, repo, s, before, failures)) counts.restored++;
         // A later command must not find anything to recover either.

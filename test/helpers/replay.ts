@@ -12,14 +12,33 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { GIT_ENV, diffSnapshots, git, hagent, snapshotTree, startSession, tempDir, type CliResult } from './index.js';
-import { countHunks, disambiguate, parseGitDiff, splitLines, toCodex, type DiffFile } from './udiff-to-codex.js';
+import {
+  GIT_ENV,
+  diffSnapshots,
+  git,
+  hagent,
+  snapshotTree,
+  startSession,
+  tempDir,
+  type CliResult,
+} from './index.js';
+import {
+  countHunks,
+  disambiguate,
+  parseGitDiff,
+  splitLines,
+  toCodex,
+  type DiffFile,
+} from './udiff-to-codex.js';
 
 /** git's empty tree: the "older" side of a root commit. */
 export const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
 
 /** Policy overrides so that large real diffs fit (the limits are not what is tested here). */
-export const REPLAY_ENV: Record<string, string> = { HAGENT_MAX_FILES: '100000', HAGENT_MAX_CHANGED_LINES: '100000000' };
+export const REPLAY_ENV: Record<string, string> = {
+  HAGENT_MAX_FILES: '100000',
+  HAGENT_MAX_CHANGED_LINES: '100000000',
+};
 
 /** Two commits (or the empty tree and a commit) of a source repository. */
 export interface Pair {
@@ -42,7 +61,8 @@ export type Form = 'udiff' | 'udiff-M' | 'codex' | 'format-patch';
  * hunk whose old side occurs more than once by content (the contract locates hunks by content
  * only, patch-language.md §2 "A unified diff", §3.3).
  */
-export type Outcome = 'passed' | 'failed' | 'skipped' | 'policy-refused' | 'unsupported' | 'ambiguous';
+export type Outcome =
+  'passed' | 'failed' | 'skipped' | 'policy-refused' | 'unsupported' | 'ambiguous';
 
 export interface FormResult {
   pair: Pair;
@@ -57,9 +77,19 @@ export interface FormResult {
 }
 
 /** Runs git and returns raw stdout; throws with stderr on failure. */
-export function gitBytes(cwd: string, args: string[], options: { input?: string | Buffer; env?: Record<string, string> } = {}): Buffer {
-  const r = spawnSync('git', args, { cwd, env: { ...process.env, ...GIT_ENV, ...options.env }, input: options.input ?? '', maxBuffer: 1 << 30 });
-  if (r.status !== 0) throw new Error(`git ${args.join(' ')} failed in ${cwd}: ${r.stderr?.toString('utf8')}`);
+export function gitBytes(
+  cwd: string,
+  args: string[],
+  options: { input?: string | Buffer; env?: Record<string, string> } = {},
+): Buffer {
+  const r = spawnSync('git', args, {
+    cwd,
+    env: { ...process.env, ...GIT_ENV, ...options.env },
+    input: options.input ?? '',
+    maxBuffer: 1 << 30,
+  });
+  if (r.status !== 0)
+    throw new Error(`git ${args.join(' ')} failed in ${cwd}: ${r.stderr?.toString('utf8')}`);
   return r.stdout;
 }
 
@@ -75,7 +105,10 @@ export function treeOf(repo: string, rev: string): string {
 export function historyPairs(repo: string, count = 30): { pairs: Pair[]; note: string } {
   let shas: string[];
   try {
-    shas = git(repo, 'rev-list', '--first-parent', `--max-count=${count + 1}`, 'HEAD').split('\n').filter(Boolean).reverse();
+    shas = git(repo, 'rev-list', '--first-parent', `--max-count=${count + 1}`, 'HEAD')
+      .split('\n')
+      .filter(Boolean)
+      .reverse();
   } catch {
     return { pairs: [], note: `${repo} has no commits yet: nothing to replay` };
   }
@@ -84,10 +117,18 @@ export function historyPairs(repo: string, count = 30): { pairs: Pair[]; note: s
   let note = `the last ${count} first-parent pairs of ${repo}`;
   if (shas.length < count + 1 && shas.length > 0) {
     note = `${repo} has only ${shas.length} commit${shas.length === 1 ? '' : 's'} on its first-parent line: replaying all ${shas.length - 1} pair${shas.length === 2 ? '' : 's'} plus the root commit against the empty tree`;
-    pairs.push({ older: EMPTY_TREE, newer: shas[0]!, label: `∅→${shas[0]!.slice(0, 7)} ${subject(shas[0]!)}` });
+    pairs.push({
+      older: EMPTY_TREE,
+      newer: shas[0]!,
+      label: `∅→${shas[0]!.slice(0, 7)} ${subject(shas[0]!)}`,
+    });
   }
   for (let k = 0; k + 1 < shas.length; k++) {
-    pairs.push({ older: shas[k]!, newer: shas[k + 1]!, label: `${shas[k]!.slice(0, 7)}→${shas[k + 1]!.slice(0, 7)} ${subject(shas[k + 1]!)}` });
+    pairs.push({
+      older: shas[k]!,
+      newer: shas[k + 1]!,
+      label: `${shas[k]!.slice(0, 7)}→${shas[k + 1]!.slice(0, 7)} ${subject(shas[k + 1]!)}`,
+    });
   }
   return { pairs, note };
 }
@@ -104,12 +145,20 @@ interface RawEntry {
 }
 
 function rawDiff(repo: string, older: string, newer: string): RawEntry[] {
-  const parts = gitBytes(repo, ['diff', '--raw', '-z', '--no-abbrev', '-M', older, newer]).toString('utf8').split('\0');
+  const parts = gitBytes(repo, ['diff', '--raw', '-z', '--no-abbrev', '-M', older, newer])
+    .toString('utf8')
+    .split('\0');
   const out: RawEntry[] = [];
   for (let k = 0; k < parts.length - 1;) {
     const head = parts[k++]!;
     if (!head.startsWith(':')) continue;
-    const [oldMode, newMode, oldId, newId, status] = head.slice(1).split(' ') as [string, string, string, string, string];
+    const [oldMode, newMode, oldId, newId, status] = head.slice(1).split(' ') as [
+      string,
+      string,
+      string,
+      string,
+      string,
+    ];
     const p1 = parts[k++]!;
     const p2 = /^[RC]/.test(status) ? parts[k++]! : p1;
     out.push({ oldMode, newMode, oldId, newId, status, oldPath: p1, newPath: p2 });
@@ -137,7 +186,28 @@ function readBlobs(repo: string, ids: string[]): Map<string, Buffer> {
   return map;
 }
 
-const DENIED_SUFFIXES = ['.exe', '.dll', '.so', '.dylib', '.bin', '.o', '.a', '.class', '.jar', '.pyc', '.p12', '.pfx', '.keystore', '.jks', '.der', '.crt', '.sqlite', '.db', '.pem', '.key'];
+const DENIED_SUFFIXES = [
+  '.exe',
+  '.dll',
+  '.so',
+  '.dylib',
+  '.bin',
+  '.o',
+  '.a',
+  '.class',
+  '.jar',
+  '.pyc',
+  '.p12',
+  '.pfx',
+  '.keystore',
+  '.jks',
+  '.der',
+  '.crt',
+  '.sqlite',
+  '.db',
+  '.pem',
+  '.key',
+];
 
 /**
  * Why hagent's default policy must refuse to write `p` (patch-language.md §5b), or null.
@@ -170,20 +240,46 @@ export interface PairPlan {
   /** True when some path of the pair is a symlink (hagent may answer PATH_DENIED for it). */
   symlinks: boolean;
   /** `patch`: the exact bytes sent on stdin. `ambiguous`: hunks whose old side is not unique by content. */
-  forms: { form: Form; patch: Buffer | null; skip?: string; files: number; hunks: number; ambiguous: string[] }[];
+  forms: {
+    form: Form;
+    patch: Buffer | null;
+    skip?: string;
+    files: number;
+    hunks: number;
+    ambiguous: string[];
+  }[];
 }
 
 /** Computes the diffs, their Codex form and the expected refusals of a pair. */
 export function planPair(source: string, pair: Pair): PairPlan {
   const olderTree = treeOf(source, pair.older);
   const newerTree = treeOf(source, pair.newer);
-  const diffArgs = ['-c', 'diff.noprefix=false', '-c', 'diff.mnemonicPrefix=false', '-c', 'core.quotePath=true', 'diff', '--no-color', '--no-ext-diff', '--no-textconv', '--binary', '--full-index'];
+  const diffArgs = [
+    '-c',
+    'diff.noprefix=false',
+    '-c',
+    'diff.mnemonicPrefix=false',
+    '-c',
+    'core.quotePath=true',
+    'diff',
+    '--no-color',
+    '--no-ext-diff',
+    '--no-textconv',
+    '--binary',
+    '--full-index',
+  ];
   const plain = gitBytes(source, [...diffArgs, '--no-renames', pair.older, pair.newer]);
   const renamed = gitBytes(source, [...diffArgs, '-M', pair.older, pair.newer]);
   const plainFiles = parseGitDiff(plain.toString('utf8'));
   const renamedFiles = parseGitDiff(renamed.toString('utf8'));
   const raw = rawDiff(source, pair.older, pair.newer);
-  const blobs = readBlobs(source, raw.flatMap((e) => [e.oldMode === '160000' ? '0' : e.oldId, e.newMode === '160000' ? '0' : e.newId]));
+  const blobs = readBlobs(
+    source,
+    raw.flatMap((e) => [
+      e.oldMode === '160000' ? '0' : e.oldId,
+      e.newMode === '160000' ? '0' : e.newId,
+    ]),
+  );
 
   const denied: string[] = [];
   const unsupported: string[] = [];
@@ -204,8 +300,7 @@ export function planPair(source: string, pair: Pair): PairPlan {
       if (b.includes(0)) {
         unsupported.push(`binary (NUL bytes) ${e.newPath}`);
         codexExtra.push(`binary (${e.newPath})`);
-      }
-      else {
+      } else {
         try {
           decoder.decode(b);
         } catch {
@@ -220,25 +315,86 @@ export function planPair(source: string, pair: Pair): PairPlan {
     const b = e ? blobs.get(e.oldId) : undefined;
     return b ? b.toString('utf8') : undefined;
   };
-  const ambiguous = (files: DiffFile[]): string[] => files.flatMap((f) => {
-    if (f.status === 'add' || f.status === 'delete' || f.binary || f.oldPath === null) return [];
-    const text = oldText(f.oldPath);
-    return text !== undefined && disambiguate(f.hunks, splitLines(text)).widened > 0 ? [f.oldPath] : [];
-  });
-  const forms: PairPlan['forms'] = [{ form: 'udiff', patch: plain, files: plainFiles.length, hunks: countHunks(plainFiles), ambiguous: ambiguous(plainFiles) }];
+  const ambiguous = (files: DiffFile[]): string[] =>
+    files.flatMap((f) => {
+      if (f.status === 'add' || f.status === 'delete' || f.binary || f.oldPath === null) return [];
+      const text = oldText(f.oldPath);
+      return text !== undefined && disambiguate(f.hunks, splitLines(text)).widened > 0
+        ? [f.oldPath]
+        : [];
+    });
+  const forms: PairPlan['forms'] = [
+    {
+      form: 'udiff',
+      patch: plain,
+      files: plainFiles.length,
+      hunks: countHunks(plainFiles),
+      ambiguous: ambiguous(plainFiles),
+    },
+  ];
   if (renamedFiles.some((f) => f.status === 'rename' || f.status === 'copy')) {
-    forms.push({ form: 'udiff-M', patch: renamed, files: renamedFiles.length, hunks: countHunks(renamedFiles), ambiguous: ambiguous(renamedFiles) });
+    forms.push({
+      form: 'udiff-M',
+      patch: renamed,
+      files: renamedFiles.length,
+      hunks: countHunks(renamedFiles),
+      ambiguous: ambiguous(renamedFiles),
+    });
   }
-  const parents = pair.older === EMPTY_TREE ? [] : git(source, 'rev-list', '--parents', '-n1', pair.newer).split(' ');
+  const parents =
+    pair.older === EMPTY_TREE
+      ? []
+      : git(source, 'rev-list', '--parents', '-n1', pair.newer).split(' ');
   if (parents.length === 2 && parents[1] === pair.older) {
     const signature = parseInt(pair.newer.slice(-1), 16) % 2 === 0 ? [] : ['--no-signature'];
-    const mbox = gitBytes(source, ['-c', 'diff.noprefix=false', '-c', 'diff.mnemonicPrefix=false', '-c', 'core.quotePath=true', 'format-patch', '-1', '-M', '--stdout', '--no-color', '--binary', '--full-index', ...signature, pair.newer]);
-    forms.push({ form: 'format-patch', patch: mbox, files: renamedFiles.length, hunks: countHunks(renamedFiles), ambiguous: ambiguous(renamedFiles) });
+    const mbox = gitBytes(source, [
+      '-c',
+      'diff.noprefix=false',
+      '-c',
+      'diff.mnemonicPrefix=false',
+      '-c',
+      'core.quotePath=true',
+      'format-patch',
+      '-1',
+      '-M',
+      '--stdout',
+      '--no-color',
+      '--binary',
+      '--full-index',
+      ...signature,
+      pair.newer,
+    ]);
+    forms.push({
+      form: 'format-patch',
+      patch: mbox,
+      files: renamedFiles.length,
+      hunks: countHunks(renamedFiles),
+      ambiguous: ambiguous(renamedFiles),
+    });
   }
   const codex = toCodex(renamedFiles, oldText);
   const reasons = [...codex.inexpressible, ...codexExtra];
-  forms.push({ form: 'codex', patch: reasons.length || codex.patch === null ? null : Buffer.from(codex.patch, 'utf8'), ambiguous: [], files: renamedFiles.length, hunks: countHunks(renamedFiles), ...(reasons.length ? { skip: `inexpressible in Codex: ${[...new Set(reasons)].join('; ')}` } : {}) });
-  return { pair, olderTree, newerTree, files: plainFiles.length, hunks: countHunks(plainFiles), denied: [...new Set(denied)], unsupported: [...new Set(unsupported)], symlinks: raw.some((e) => e.oldMode === '120000' || e.newMode === '120000'), forms };
+  forms.push({
+    form: 'codex',
+    patch: reasons.length || codex.patch === null ? null : Buffer.from(codex.patch, 'utf8'),
+    ambiguous: [],
+    files: renamedFiles.length,
+    hunks: countHunks(renamedFiles),
+    ...(reasons.length
+      ? { skip: `inexpressible in Codex: ${[...new Set(reasons)].join('; ')}` }
+      : {}),
+  });
+  return {
+    pair,
+    olderTree,
+    newerTree,
+    files: plainFiles.length,
+    hunks: countHunks(plainFiles),
+    denied: [...new Set(denied)],
+    unsupported: [...new Set(unsupported)],
+    symlinks: raw.some((e) => e.oldMode === '120000' || e.newMode === '120000'),
+    forms,
+  };
 }
 
 /** A fresh repository on `main` whose only commit holds `tree` of `source` (objects shared by alternates). */
@@ -246,7 +402,10 @@ export function repoWithTree(source: string, tree: string): string {
   const repo = tempDir('hagent-replay-');
   git(repo, 'init', '-q', '--initial-branch=main');
   git(repo, 'config', 'core.autocrlf', 'false');
-  const objects = path.join(git(source, 'rev-parse', '--path-format=absolute', '--git-common-dir'), 'objects');
+  const objects = path.join(
+    git(source, 'rev-parse', '--path-format=absolute', '--git-common-dir'),
+    'objects',
+  );
   writeFileSync(path.join(repo, '.git', 'objects', 'info', 'alternates'), `${objects}\n`);
   git(repo, 'read-tree', '--reset', '-u', tree);
   git(repo, 'commit', '-q', '--allow-empty', '--no-verify', '-m', 'older tree');
@@ -259,7 +418,9 @@ export function repoWithTree(source: string, tree: string): string {
 function materialize(repo: string, tree: string): string {
   const dir = tempDir('hagent-replay-expected-');
   const index = path.join(tempDir('hagent-replay-index-'), 'index');
-  gitBytes(repo, [`--work-tree=${dir}`, 'read-tree', '--reset', '-u', tree], { env: { GIT_INDEX_FILE: index } });
+  gitBytes(repo, [`--work-tree=${dir}`, 'read-tree', '--reset', '-u', tree], {
+    env: { GIT_INDEX_FILE: index },
+  });
   return dir;
 }
 
@@ -281,11 +442,21 @@ export function applyBytes(cwd: string, patch: Buffer): CliResult {
 }
 
 /** Applies one form of a planned pair in a fresh repository, lands it, and checks every tree. */
-export function replayForm(source: string, plan: PairPlan, f: PairPlan['forms'][number]): FormResult {
+export function replayForm(
+  source: string,
+  plan: PairPlan,
+  f: PairPlan['forms'][number],
+): FormResult {
   const base = { pair: plan.pair, form: f.form, files: f.files, hunks: f.hunks };
-  if (plan.olderTree === plan.newerTree) return { ...base, outcome: 'skipped', reason: 'the two trees are identical (empty diff)' };
+  if (plan.olderTree === plan.newerTree)
+    return { ...base, outcome: 'skipped', reason: 'the two trees are identical (empty diff)' };
   if (f.patch === null) return { ...base, outcome: 'skipped', reason: f.skip ?? 'no patch' };
-  const fail = (reason: string): FormResult => ({ ...base, outcome: 'failed', reason, patchFile: savePatch(plan.pair.label, f.form, f.patch!) });
+  const fail = (reason: string): FormResult => ({
+    ...base,
+    outcome: 'failed',
+    reason,
+    patchFile: savePatch(plan.pair.label, f.form, f.patch!),
+  });
 
   const repo = repoWithTree(source, plan.olderTree);
   const s = startSession(repo);
@@ -300,36 +471,66 @@ export function replayForm(source: string, plan: PairPlan, f: PairPlan['forms'][
   if (expectCodes.length) {
     const code = r.json?.error?.code as string | undefined;
     if (r.status !== 1 || r.json?.ok !== false || !code || !expectCodes.includes(code)) {
-      return fail(`expected a refusal ${expectCodes.join(' or ')} (denied: ${plan.denied.join(', ') || '-'}; unsupported: ${plan.unsupported.join(', ') || '-'}), got ${brief(r)}`);
+      return fail(
+        `expected a refusal ${expectCodes.join(' or ')} (denied: ${plan.denied.join(', ') || '-'}; unsupported: ${plan.unsupported.join(', ') || '-'}), got ${brief(r)}`,
+      );
     }
     if (after !== before) return fail(`refused with ${code} but the session branch moved`);
     return code === 'PATH_DENIED' && plan.denied.length
       ? { ...base, outcome: 'policy-refused', reason: `PATH_DENIED: ${plan.denied.join(', ')}` }
-      : { ...base, outcome: 'unsupported', reason: `UNSUPPORTED_FILE: ${plan.unsupported.join(', ')}` };
+      : {
+          ...base,
+          outcome: 'unsupported',
+          reason: `UNSUPPORTED_FILE: ${plan.unsupported.join(', ')}`,
+        };
   }
-  if (f.ambiguous.length && r.status === 1 && r.json?.error?.code === 'AMBIGUOUS_MATCH' && after === before) {
-    return { ...base, outcome: 'ambiguous', reason: `AMBIGUOUS_MATCH: a hunk's old side occurs more than once in ${f.ambiguous.join(', ')} (line numbers are only hints)` };
+  if (
+    f.ambiguous.length &&
+    r.status === 1 &&
+    r.json?.error?.code === 'AMBIGUOUS_MATCH' &&
+    after === before
+  ) {
+    return {
+      ...base,
+      outcome: 'ambiguous',
+      reason: `AMBIGUOUS_MATCH: a hunk's old side occurs more than once in ${f.ambiguous.join(', ')} (line numbers are only hints)`,
+    };
   }
   if (r.status !== 0 || r.json?.ok !== true) return fail(`apply refused: ${brief(r)}`);
   const headTree = git(repo, 'rev-parse', `${s.branch}^{tree}`);
   if (headTree !== plan.newerTree) {
     const diff = git(repo, 'diff', '--stat', '--no-renames', plan.newerTree, headTree);
-    const full = gitBytes(repo, ['diff', '--no-renames', plan.newerTree, headTree]).toString('utf8').slice(0, 3000);
-    return fail(`session head tree ${headTree} is not the newer tree ${plan.newerTree}:\n${diff}\n${full}`);
+    const full = gitBytes(repo, ['diff', '--no-renames', plan.newerTree, headTree])
+      .toString('utf8')
+      .slice(0, 3000);
+    return fail(
+      `session head tree ${headTree} is not the newer tree ${plan.newerTree}:\n${diff}\n${full}`,
+    );
   }
   const count = git(repo, 'rev-list', '--count', `${before}..${after}`);
-  if (count !== '1' || git(repo, 'rev-parse', `${after}^`) !== before) return fail(`expected exactly one new commit on ${s.branch}, got ${count}`);
+  if (count !== '1' || git(repo, 'rev-parse', `${after}^`) !== before)
+    return fail(`expected exactly one new commit on ${s.branch}, got ${count}`);
 
   const rv = hagent(repo, ['review', '--stat', '--json', '--approve']);
   if (rv.status !== 0 || rv.json?.ok !== true) return fail(`review --approve failed: ${brief(rv)}`);
   const land = hagent(repo, ['land', '--json']);
   if (land.status !== 0 || land.json?.ok !== true) return fail(`land failed: ${brief(land)}`);
   const mainTree = git(repo, 'rev-parse', 'main^{tree}');
-  if (mainTree !== plan.newerTree) return fail(`after land, main holds tree ${mainTree}, not the newer tree ${plan.newerTree}`);
-  const snapDiff = diffSnapshots(snapshotTree(repo, ['.git']), snapshotTree(materialize(repo, plan.newerTree), ['.git']));
-  if (snapDiff) return fail(`after land, the main checkout's files differ from the newer tree: ${snapDiff.slice(0, 1500)}`);
+  if (mainTree !== plan.newerTree)
+    return fail(`after land, main holds tree ${mainTree}, not the newer tree ${plan.newerTree}`);
+  const snapDiff = diffSnapshots(
+    snapshotTree(repo, ['.git']),
+    snapshotTree(materialize(repo, plan.newerTree), ['.git']),
+  );
+  if (snapDiff)
+    return fail(
+      `after land, the main checkout's files differ from the newer tree: ${snapDiff.slice(0, 1500)}`,
+    );
   const status = git(repo, 'status', '--porcelain', '--untracked-files=all');
-  if (status !== '') return fail(`after land, git status of the main checkout is not clean:\n${status.slice(0, 1500)}`);
+  if (status !== '')
+    return fail(
+      `after land, git status of the main checkout is not clean:\n${status.slice(0, 1500)}`,
+    );
   return { ...base, outcome: 'passed' };
 }
 
@@ -383,20 +584,35 @@ export function summarize(results: readonly FormResult[], title: string): Replay
   );
   for (const r of results) {
     if (r.outcome === 'passed') continue;
-    sum.lines.push(`  ${r.outcome.toUpperCase()} [${r.form}] ${r.pair.label}: ${(r.reason ?? '').split('\n')[0]}${r.patchFile ? ` (patch: ${r.patchFile})` : ''}`);
+    sum.lines.push(
+      `  ${r.outcome.toUpperCase()} [${r.form}] ${r.pair.label}: ${(r.reason ?? '').split('\n')[0]}${r.patchFile ? ` (patch: ${r.patchFile})` : ''}`,
+    );
   }
   return sum;
 }
 
 /** The replay loop: every form of every pair, with a callback per result. */
-export function replayAll(source: string, pairs: readonly Pair[], onResult?: (r: FormResult) => void): FormResult[] {
+export function replayAll(
+  source: string,
+  pairs: readonly Pair[],
+  onResult?: (r: FormResult) => void,
+): FormResult[] {
   const results: FormResult[] = [];
   for (const pair of pairs) {
     let rs: FormResult[];
     try {
       rs = replayPair(source, pair);
     } catch (e) {
-      rs = [{ pair, form: 'udiff', outcome: 'failed', reason: `setup error: ${(e as Error).message}`, files: 0, hunks: 0 }];
+      rs = [
+        {
+          pair,
+          form: 'udiff',
+          outcome: 'failed',
+          reason: `setup error: ${(e as Error).message}`,
+          files: 0,
+          hunks: 0,
+        },
+      ];
     }
     for (const r of rs) {
       results.push(r);

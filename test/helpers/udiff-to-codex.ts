@@ -45,7 +45,17 @@ export interface DiffFile {
 export function unquoteGitPath(raw: string): string {
   if (!raw.startsWith('"')) return raw;
   const bytes: number[] = [];
-  const esc: Record<string, number> = { a: 7, b: 8, t: 9, n: 10, v: 11, f: 12, r: 13, '"': 34, '\\': 92 };
+  const esc: Record<string, number> = {
+    a: 7,
+    b: 8,
+    t: 9,
+    n: 10,
+    v: 11,
+    f: 12,
+    r: 13,
+    '"': 34,
+    '\\': 92,
+  };
   for (let i = 1; i < raw.length; i++) {
     const c = raw[i]!;
     if (c === '"') break;
@@ -110,7 +120,13 @@ export function parseGitDiff(text: string): DiffFile[] {
       continue;
     }
     const gl = gitLinePaths(line.slice('diff --git '.length));
-    const f: DiffFile = { oldPath: gl?.[0] ?? null, newPath: gl?.[1] ?? null, status: 'modify', binary: false, hunks: [] };
+    const f: DiffFile = {
+      oldPath: gl?.[0] ?? null,
+      newPath: gl?.[1] ?? null,
+      status: 'modify',
+      binary: false,
+      hunks: [],
+    };
     i++;
     let m: RegExpExecArray | null;
     for (; i < lines.length; i++) {
@@ -129,7 +145,8 @@ export function parseGitDiff(text: string): DiffFile[] {
       } else if (h.startsWith('rename from ')) {
         f.status = 'rename';
         f.oldPath = unquoteGitPath(h.slice('rename from '.length));
-      } else if (h.startsWith('rename to ')) f.newPath = unquoteGitPath(h.slice('rename to '.length));
+      } else if (h.startsWith('rename to '))
+        f.newPath = unquoteGitPath(h.slice('rename to '.length));
       else if (h.startsWith('copy from ')) {
         f.status = 'copy';
         f.oldPath = unquoteGitPath(h.slice('copy from '.length));
@@ -152,7 +169,13 @@ export function parseGitDiff(text: string): DiffFile[] {
       }
     }
     while (i < lines.length && (m = HUNK_HEADER.exec(lines[i]!))) {
-      const hunk: Hunk = { oldStart: Number(m[1]), oldCount: m[2] === undefined ? 1 : Number(m[2]), newStart: Number(m[3]), newCount: m[4] === undefined ? 1 : Number(m[4]), lines: [] };
+      const hunk: Hunk = {
+        oldStart: Number(m[1]),
+        oldCount: m[2] === undefined ? 1 : Number(m[2]),
+        newStart: Number(m[3]),
+        newCount: m[4] === undefined ? 1 : Number(m[4]),
+        lines: [],
+      };
       i++;
       let oldLeft = hunk.oldCount;
       let newLeft = hunk.newCount;
@@ -163,7 +186,8 @@ export function parseGitDiff(text: string): DiffFile[] {
           if (last) last.noEol = true;
         } else {
           const kind = l[0] as ' ' | '-' | '+';
-          if (kind !== ' ' && kind !== '-' && kind !== '+') throw new Error(`unexpected hunk line ${JSON.stringify(l)}`);
+          if (kind !== ' ' && kind !== '-' && kind !== '+')
+            throw new Error(`unexpected hunk line ${JSON.stringify(l)}`);
           if (kind !== '+') oldLeft--;
           if (kind !== '-') newLeft--;
           hunk.lines.push({ kind, text: l.slice(1), noEol: false });
@@ -186,18 +210,28 @@ export function countHunks(files: readonly DiffFile[]): number {
 export function codexLimits(f: DiffFile): string[] {
   const name = f.newPath ?? f.oldPath ?? '?';
   const out: string[] = [];
-  const special = (m?: string) => m === '120000' ? 'symlink' : m === '160000' ? 'submodule' : null;
+  const special = (m?: string) =>
+    m === '120000' ? 'symlink' : m === '160000' ? 'submodule' : null;
   const sp = special(f.oldMode) ?? special(f.newMode);
   if (sp) out.push(`${sp} (${name})`);
   if (f.binary) out.push(`binary file (${name})`);
   if (f.status === 'copy') out.push(`copy (${name})`);
   if (f.status === 'add' && f.newMode === '100755') out.push(`executable new file (${name})`);
-  if (f.status !== 'add' && f.status !== 'delete' && f.oldMode && f.newMode && f.oldMode !== f.newMode) out.push(`mode change ${f.oldMode}→${f.newMode} (${name})`);
+  if (
+    f.status !== 'add' &&
+    f.status !== 'delete' &&
+    f.oldMode &&
+    f.newMode &&
+    f.oldMode !== f.newMode
+  )
+    out.push(`mode change ${f.oldMode}→${f.newMode} (${name})`);
   for (const p of [f.oldPath, f.newPath]) {
-    if (p !== null && (p !== p.trim() || /[\u0000-\u001f\u007f]/.test(p))) out.push(`path a header line cannot carry (${JSON.stringify(p)})`);
+    if (p !== null && (p !== p.trim() || /[\u0000-\u001f\u007f]/.test(p)))
+      out.push(`path a header line cannot carry (${JSON.stringify(p)})`);
   }
   if (sp) return out;
-  const marker = /^\*\*\* (begin patch|end patch|end of file|add file:|delete file:|update file:|move to:)/i;
+  const marker =
+    /^\*\*\* (begin patch|end patch|end of file|add file:|delete file:|update file:|move to:)/i;
   if (f.hunks.some((h) => h.lines.some((l) => l.kind === ' ' && marker.test(l.text.trim())))) {
     out.push(`context line that reads as a patch marker (${name})`);
   }
@@ -214,14 +248,17 @@ export function codexLimits(f: DiffFile): string[] {
         }
       }
     }
-    if (cr && (f.status === 'add' || !crFollowsEndingRule(f))) out.push(`CR/CRLF line endings (${name})`);
+    if (cr && (f.status === 'add' || !crFollowsEndingRule(f)))
+      out.push(`CR/CRLF line endings (${name})`);
     if (f.status === 'add' && newNoEol) out.push(`new file without a final newline (${name})`);
-    else if (oldNoEol !== newNoEol) out.push(`final newline ${oldNoEol ? 'added' : 'removed'} (${name})`);
+    else if (oldNoEol !== newNoEol)
+      out.push(`final newline ${oldNoEol ? 'added' : 'removed'} (${name})`);
     else if (f.status !== 'add' && newNoEol) {
       // kept-without-final-newline and changed: an Update keeps the state, so it is expressible
       // unless one side is empty (the empty file's state is not defined by the language).
       const h = f.hunks;
-      if (h.some((x) => x.oldCount === 0 || x.newCount === 0)) out.push(`empty side of a file without a final newline (${name})`);
+      if (h.some((x) => x.oldCount === 0 || x.newCount === 0))
+        out.push(`empty side of a file without a final newline (${name})`);
     }
   }
   return out;
@@ -235,10 +272,12 @@ export function codexLimits(f: DiffFile): string[] {
  * at a line's end, or on a line without newline, is not expressible.
  */
 function crFollowsEndingRule(f: DiffFile): boolean {
-  const cr = (l: HunkLine | undefined): boolean | undefined => (l === undefined ? undefined : l.text.endsWith('\r'));
+  const cr = (l: HunkLine | undefined): boolean | undefined =>
+    l === undefined ? undefined : l.text.endsWith('\r');
   for (const h of f.hunks) {
     const ls = h.lines;
-    if (ls.some((l) => l.text.slice(0, -1).includes('\r') || (l.noEol && l.text.endsWith('\r')))) return false;
+    if (ls.some((l) => l.text.slice(0, -1).includes('\r') || (l.noEol && l.text.endsWith('\r'))))
+      return false;
     let q = 0;
     while (q < ls.length) {
       if (ls[q]!.kind === ' ') {
@@ -308,8 +347,14 @@ function mergeChunks(a: Chunk, b: Chunk, file: readonly string[]): Chunk {
  * Widens chunks until each old side matches exactly once at or after the cursor (exact level).
  * Returns the chunks and how many were widened.
  */
-export function disambiguate(hunks: readonly Hunk[], file: readonly string[]): { chunks: Chunk[]; widened: number } {
-  const chunks: Chunk[] = hunks.map((h) => ({ start: h.oldCount === 0 ? h.oldStart : h.oldStart - 1, lines: h.lines.map((l) => ({ ...l })) }));
+export function disambiguate(
+  hunks: readonly Hunk[],
+  file: readonly string[],
+): { chunks: Chunk[]; widened: number } {
+  const chunks: Chunk[] = hunks.map((h) => ({
+    start: h.oldCount === 0 ? h.oldStart : h.oldStart - 1,
+    lines: h.lines.map((l) => ({ ...l })),
+  }));
   const cursors: number[] = [];
   let widened = 0;
   let i = 0;
@@ -360,7 +405,10 @@ export interface CodexConversion {
  * Converts parsed git-diff files to one Codex patch. `oldText(path)` gives the old content of an
  * updated file (for the uniqueness of chunks); without it chunks are emitted as the diff has them.
  */
-export function toCodex(files: readonly DiffFile[], oldText?: (path: string) => string | undefined): CodexConversion {
+export function toCodex(
+  files: readonly DiffFile[],
+  oldText?: (path: string) => string | undefined,
+): CodexConversion {
   const inexpressible = files.flatMap(codexLimits);
   if (inexpressible.length) return { patch: null, inexpressible, widened: 0 };
   const out: string[] = ['*** Begin Patch'];
@@ -375,17 +423,19 @@ export function toCodex(files: readonly DiffFile[], oldText?: (path: string) => 
       out.push(`*** Update File: ${f.oldPath}`);
       if (f.status === 'rename' && f.newPath !== f.oldPath) out.push(`*** Move to: ${f.newPath}`);
       const text = oldText?.(f.oldPath!);
-      const chunks = text === undefined
-        ? f.hunks.map((h) => ({ start: h.oldStart - 1, lines: h.lines }))
-        : (() => {
-            const d = disambiguate(f.hunks, splitLines(text));
-            widened += d.widened;
-            return d.chunks;
-          })();
+      const chunks =
+        text === undefined
+          ? f.hunks.map((h) => ({ start: h.oldStart - 1, lines: h.lines }))
+          : (() => {
+              const d = disambiguate(f.hunks, splitLines(text));
+              widened += d.widened;
+              return d.chunks;
+            })();
       for (const c of chunks) {
         out.push('@@');
         // A CR at a line's end is left to hagent's ending rule (checked by codexLimits).
-        for (const l of c.lines) out.push(`${l.kind}${l.text.endsWith('\r') ? l.text.slice(0, -1) : l.text}`);
+        for (const l of c.lines)
+          out.push(`${l.kind}${l.text.endsWith('\r') ? l.text.slice(0, -1) : l.text}`);
       }
     }
   }
@@ -394,6 +444,9 @@ export function toCodex(files: readonly DiffFile[], oldText?: (path: string) => 
 }
 
 /** Parses a git diff and converts it: {@link parseGitDiff} then {@link toCodex}. */
-export function udiffToCodex(diffText: string, oldText?: (path: string) => string | undefined): CodexConversion {
+export function udiffToCodex(
+  diffText: string,
+  oldText?: (path: string) => string | undefined,
+): CodexConversion {
   return toCodex(parseGitDiff(diffText), oldText);
 }

@@ -10,7 +10,14 @@ import { connectMcp } from '../helpers/mcp.js';
 
 const test = suite('hagent mcp: results match their output schemas');
 
-type Schema = { type?: string | string[]; properties?: Record<string, Schema>; additionalProperties?: boolean | Schema; items?: Schema; anyOf?: Schema[]; oneOf?: Schema[] };
+type Schema = {
+  type?: string | string[];
+  properties?: Record<string, Schema>;
+  additionalProperties?: boolean | Schema;
+  items?: Schema;
+  anyOf?: Schema[];
+  oneOf?: Schema[];
+};
 
 /** Paths in `data` that `schema` forbids (properties not declared in a closed object), recursively. */
 function extra(schema: Schema | undefined, data: unknown, at = '$'): string[] {
@@ -24,7 +31,13 @@ function extra(schema: Schema | undefined, data: unknown, at = '$'): string[] {
   const props = schema.properties ?? {};
   return Object.entries(data as Record<string, unknown>).flatMap(([k, v]) => {
     if (k in props) return extra(props[k], v, `${at}.${k}`);
-    return schema.additionalProperties === false ? [`${at}.${k}`] : extra(typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined, v, `${at}.${k}`);
+    return schema.additionalProperties === false
+      ? [`${at}.${k}`]
+      : extra(
+          typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined,
+          v,
+          `${at}.${k}`,
+        );
   });
 }
 
@@ -42,7 +55,10 @@ test('each tool, called for success, returns only declared properties', async ()
       ['apply_patch', { patch: '*** Begin Patch\n*** Add File: b.txt\n+bee\n*** End Patch\n' }],
       ['apply_patch', { patch: '--- a/b.txt\n+++ b/b.txt\n@@ -1 +1 @@\n-bee\n+be\n' }],
       ['write', { path: 'c.txt', content: 'sea\n' }],
-      ['check', { patch: '*** Begin Patch\n*** Update File: a.txt\n@@\n-uno\n+one\n*** End Patch\n' }],
+      [
+        'check',
+        { patch: '*** Begin Patch\n*** Update File: a.txt\n@@\n-uno\n+one\n*** End Patch\n' },
+      ],
       ['exec', { command: 'echo shell > d.txt' }],
       ['undo', {}],
       ['redo', {}],
@@ -52,10 +68,16 @@ test('each tool, called for success, returns only declared properties', async ()
     ];
     for (const [name, args] of calls) {
       // The SDK client checks the result against the schema itself, and throws.
-      const r = await c.call(name, args).catch((e: Error) => assert.unreachable(`${name}: ${e.message}`) as never);
+      const r = await c
+        .call(name, args)
+        .catch((e: Error) => assert.unreachable(`${name}: ${e.message}`) as never);
       assert.not.ok(r.isError, `${name}: ${r.text}`);
       assert.ok(schemas.get(name), `${name} declares an output schema`);
-      assert.equal(extra(schemas.get(name), r.data), [], `${name} returns only what its schema declares`);
+      assert.equal(
+        extra(schemas.get(name), r.data),
+        [],
+        `${name} returns only what its schema declares`,
+      );
     }
   } finally {
     await c.close();

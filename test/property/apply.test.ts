@@ -8,7 +8,20 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { isHagentError } from '../../src/errors.js';
 import { guarded } from '../unit/patch/helpers.js';
-import { bytesOf, editArb, fold, makeCase, occurrences, oldSides, planOne, pool, refusalIsAlreadyApplied, runs, sameBytes, type DegradeName } from './support.js';
+import {
+  bytesOf,
+  editArb,
+  fold,
+  makeCase,
+  occurrences,
+  oldSides,
+  planOne,
+  pool,
+  refusalIsAlreadyApplied,
+  runs,
+  sameBytes,
+  type DegradeName,
+} from './support.js';
 
 const test = guarded(suite('property: apply'));
 const dec = new TextDecoder();
@@ -23,17 +36,28 @@ test('a patch made from any edit of a real file applies to exactly the edited fi
     fc.property(editArb, (p) => {
       const c = makeCase(p);
       // Oracle: every chunk's old side occurs exactly once in the whole file → the patch must apply.
-      const unique = oldSides(c.patch).every((old) => occurrences(c.file.texts, old, (a, b) => a === b) === 1);
+      const unique = oldSides(c.patch).every(
+        (old) => occurrences(c.file.texts, old, (a, b) => a === b) === 1,
+      );
       try {
         const plan = planOne(c.patch, c.path, c.original);
         const out = bytesOf(plan, c.path);
-        if (!sameBytes(out, c.expected)) throw new Error(`wrong result:\n${dec.decode(out)}\n--- expected:\n${dec.decode(c.expected)}\n--- patch:\n${c.patch}`);
+        if (!sameBytes(out, c.expected))
+          throw new Error(
+            `wrong result:\n${dec.decode(out)}\n--- expected:\n${dec.decode(c.expected)}\n--- patch:\n${c.patch}`,
+          );
         applied++;
       } catch (e) {
         if (!isHagentError(e)) throw e;
-        if (e.code === 'NO_CHANGES' && (sameBytes(c.expected, c.original) || refusalIsAlreadyApplied(e, c))) return;
+        if (
+          e.code === 'NO_CHANGES' &&
+          (sameBytes(c.expected, c.original) || refusalIsAlreadyApplied(e, c))
+        )
+          return;
         if (e.code === 'AMBIGUOUS_MATCH' && !unique) return;
-        throw new Error(`refused ${e.code}: ${e.message} (${e.hint}); unique=${unique}\n${c.patch}`);
+        throw new Error(
+          `refused ${e.code}: ${e.message} (${e.hint}); unique=${unique}\n${c.patch}`,
+        );
       }
     }),
     runs(3000),
@@ -41,7 +65,12 @@ test('a patch made from any edit of a real file applies to exactly the edited fi
   assert.ok(applied > 2400, `only ${applied} of 3000 patches applied`);
 });
 
-const DEGRADATIONS: DegradeName[] = ['trailingWhitespace', 'tabsToSpaces', 'straightQuotes', 'curlyQuotes'];
+const DEGRADATIONS: DegradeName[] = [
+  'trailingWhitespace',
+  'tabsToSpaces',
+  'straightQuotes',
+  'curlyQuotes',
+];
 
 test('with degraded context (trailing whitespace stripped, tabs to spaces, quotes changed) the patch still gives exactly the edited file', () => {
   let meaningful = 0;
@@ -49,14 +78,26 @@ test('with degraded context (trailing whitespace stripped, tabs to spaces, quote
     fc.property(editArb, fc.constantFrom(...DEGRADATIONS), (p, how) => {
       const c = makeCase(p, how);
       // Precondition: each degraded old side is unique in the file even at the loosest comparison.
-      if (!oldSides(c.patch).every((old) => occurrences(c.file.texts, old, (a, b) => fold(a) === fold(b)) === 1)) return;
+      if (
+        !oldSides(c.patch).every(
+          (old) => occurrences(c.file.texts, old, (a, b) => fold(a) === fold(b)) === 1,
+        )
+      )
+        return;
       meaningful++;
       try {
         const out = bytesOf(planOne(c.patch, c.path, c.original), c.path);
-        if (!sameBytes(out, c.expected)) throw new Error(`wrong result (${how}):\n${dec.decode(out)}\n--- expected:\n${dec.decode(c.expected)}\n--- patch:\n${c.patch}`);
+        if (!sameBytes(out, c.expected))
+          throw new Error(
+            `wrong result (${how}):\n${dec.decode(out)}\n--- expected:\n${dec.decode(c.expected)}\n--- patch:\n${c.patch}`,
+          );
       } catch (e) {
         if (!isHagentError(e)) throw e;
-        if (e.code === 'NO_CHANGES' && (sameBytes(c.expected, c.original) || refusalIsAlreadyApplied(e, c))) return;
+        if (
+          e.code === 'NO_CHANGES' &&
+          (sameBytes(c.expected, c.original) || refusalIsAlreadyApplied(e, c))
+        )
+          return;
         throw new Error(`refused ${e.code} (${how}): ${e.message} (${e.hint})\n${c.patch}`);
       }
     }),

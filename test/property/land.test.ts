@@ -15,7 +15,14 @@ import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { isHagentError } from '../../src/errors.js';
-import { applyPatch, landSession, openRepo, readSession, reviewSession, startSession } from '../../src/index.js';
+import {
+  applyPatch,
+  landSession,
+  openRepo,
+  readSession,
+  reviewSession,
+  startSession,
+} from '../../src/index.js';
 import { git, hagent, makeRepo, TEST_CACHE } from '../helpers/index.js';
 import { runs } from './support.js';
 
@@ -26,21 +33,50 @@ process.env.XDG_CACHE_HOME = TEST_CACHE;
 const FILES = ['a.txt', 'b.txt', 'c.txt'] as const;
 const LINES = 16;
 /** Line indexes owned by an actor (0 = the user, 1–3 = sessions): 2·actor mod 8, so odd lines never change. */
-const slotsOf = (actor: number) => Array.from({ length: LINES }, (_, i) => i).filter((i) => i % 8 === 2 * actor);
+const slotsOf = (actor: number) =>
+  Array.from({ length: LINES }, (_, i) => i).filter((i) => i % 8 === 2 * actor);
 
 type Op =
   | { kind: 'user'; file: number; line: number }
   | { kind: 'apply'; s: number; file: number; slot: number }
   | { kind: 'land'; s: number; files: number[] | null };
 
-const opArb = (sessions: number): fc.Arbitrary<Op> => fc.oneof(
-  fc.record({ kind: fc.constant('user' as const), file: fc.integer({ min: 0, max: 2 }), line: fc.oneof(fc.constantFrom(0, 8), fc.integer({ min: 0, max: 7 }).map((i) => 2 * i)) }),
-  fc.record({ kind: fc.constant('apply' as const), s: fc.integer({ min: 1, max: sessions }), file: fc.integer({ min: 0, max: 2 }), slot: fc.integer({ min: 0, max: 1 }) }),
-  fc.record({ kind: fc.constant('apply' as const), s: fc.integer({ min: 1, max: sessions }), file: fc.integer({ min: 0, max: 2 }), slot: fc.integer({ min: 0, max: 1 }) }),
-  fc.record({ kind: fc.constant('land' as const), s: fc.integer({ min: 1, max: sessions }), files: fc.option(fc.subarray([0, 1, 2], { minLength: 1 }), { nil: null }) }),
-  fc.record({ kind: fc.constant('land' as const), s: fc.integer({ min: 1, max: sessions }), files: fc.option(fc.subarray([0, 1, 2], { minLength: 1 }), { nil: null }) }),
-);
-const programArb = fc.integer({ min: 1, max: 3 }).chain((n) => fc.array(opArb(n), { minLength: 4, maxLength: 10 }));
+const opArb = (sessions: number): fc.Arbitrary<Op> =>
+  fc.oneof(
+    fc.record({
+      kind: fc.constant('user' as const),
+      file: fc.integer({ min: 0, max: 2 }),
+      line: fc.oneof(
+        fc.constantFrom(0, 8),
+        fc.integer({ min: 0, max: 7 }).map((i) => 2 * i),
+      ),
+    }),
+    fc.record({
+      kind: fc.constant('apply' as const),
+      s: fc.integer({ min: 1, max: sessions }),
+      file: fc.integer({ min: 0, max: 2 }),
+      slot: fc.integer({ min: 0, max: 1 }),
+    }),
+    fc.record({
+      kind: fc.constant('apply' as const),
+      s: fc.integer({ min: 1, max: sessions }),
+      file: fc.integer({ min: 0, max: 2 }),
+      slot: fc.integer({ min: 0, max: 1 }),
+    }),
+    fc.record({
+      kind: fc.constant('land' as const),
+      s: fc.integer({ min: 1, max: sessions }),
+      files: fc.option(fc.subarray([0, 1, 2], { minLength: 1 }), { nil: null }),
+    }),
+    fc.record({
+      kind: fc.constant('land' as const),
+      s: fc.integer({ min: 1, max: sessions }),
+      files: fc.option(fc.subarray([0, 1, 2], { minLength: 1 }), { nil: null }),
+    }),
+  );
+const programArb = fc
+  .integer({ min: 1, max: 3 })
+  .chain((n) => fc.array(opArb(n), { minLength: 4, maxLength: 10 }));
 
 /** What a driver answers for approve and land: ok, or the refusal's code. */
 type Outcome = 'ok' | string;
@@ -64,11 +100,17 @@ const library: Driver = {
   },
   async apply(repo, name, _worktree, patch) {
     const ctx = await openRepo(repo);
-    await applyPatch(ctx, await readSession(ctx.commonDir, name), { patchText: patch, yes: true, noWatch: true });
+    await applyPatch(ctx, await readSession(ctx.commonDir, name), {
+      patchText: patch,
+      yes: true,
+      noWatch: true,
+    });
   },
   async approve(repo, name, files) {
     const ctx = await openRepo(repo);
-    return reviewSession(ctx, await readSession(ctx.commonDir, name), { approve: files ?? true }).then(() => 'ok', codeOf);
+    return reviewSession(ctx, await readSession(ctx.commonDir, name), {
+      approve: files ?? true,
+    }).then(() => 'ok', codeOf);
   },
   async land(repo, name) {
     const ctx = await openRepo(repo);
@@ -100,10 +142,16 @@ const initial = (file: string) => Array.from({ length: LINES }, (_, i) => `${fil
 const text = (lines: readonly string[]) => `${lines.join('\n')}\n`;
 
 /** Runs one interleaving; throws (through assert) on the first land that loses or misplaces a line. */
-async function runProgram(driver: Driver, ops: readonly Op[]): Promise<{ lands: number; conflicts: number }> {
+async function runProgram(
+  driver: Driver,
+  ops: readonly Op[],
+): Promise<{ lands: number; conflicts: number }> {
   const repo = makeRepo(Object.fromEntries(FILES.map((f) => [f, text(initial(f))])));
   const target = new Map<string, string[]>(FILES.map((f) => [f, initial(f)]));
-  const sessions = new Map<number, { worktree: string; landBase: Map<string, string[]>; files: Map<string, string[]> }>();
+  const sessions = new Map<
+    number,
+    { worktree: string; landBase: Map<string, string[]>; files: Map<string, string[]> }
+  >();
   const copy = (m: ReadonlyMap<string, string[]>) => new Map([...m].map(([f, l]) => [f, [...l]]));
   let counter = 0;
   let lands = 0;
@@ -128,12 +176,20 @@ async function runProgram(driver: Driver, ops: readonly Op[]): Promise<{ lands: 
       const lines = s.files.get(file)!;
       const at = slotsOf(op.s)[op.slot]!;
       const value = `s${op.s}-${++counter}`;
-      await driver.apply(repo, `s${op.s}`, s.worktree, `*** Begin Patch\n*** Update File: ${file}\n-${lines[at]}\n+${value}\n*** End Patch\n`);
+      await driver.apply(
+        repo,
+        `s${op.s}`,
+        s.worktree,
+        `*** Begin Patch\n*** Update File: ${file}\n-${lines[at]}\n+${value}\n*** End Patch\n`,
+      );
       lines[at] = value;
     } else {
       const s = await session(op.s);
       const pending = FILES.filter((f) => s.files.get(f)!.join() !== s.landBase.get(f)!.join());
-      const approved = op.files === null ? null : op.files.map((i) => FILES[i]!).filter((f) => pending.includes(f));
+      const approved =
+        op.files === null
+          ? null
+          : op.files.map((i) => FILES[i]!).filter((f) => pending.includes(f));
       if (approved !== null && approved.length === 0) continue; // review approves only files left to land
       const approval = await driver.approve(repo, `s${op.s}`, approved);
       if (pending.length === 0) {
@@ -161,8 +217,16 @@ async function runProgram(driver: Driver, ops: readonly Op[]): Promise<{ lands: 
         continue;
       }
       for (const f of FILES) {
-        assert.is(git(repo, 'show', `main:${f}`), expected.get(f)!.join('\n'), `${f} on main after ${context}`);
-        assert.is(readFileSync(path.join(repo, f), 'utf8'), text(expected.get(f)!), `${f} in the checkout`);
+        assert.is(
+          git(repo, 'show', `main:${f}`),
+          expected.get(f)!.join('\n'),
+          `${f} on main after ${context}`,
+        );
+        assert.is(
+          readFileSync(path.join(repo, f), 'utf8'),
+          text(expected.get(f)!),
+          `${f} in the checkout`,
+        );
       }
       for (const f of approved ?? FILES) s.landBase.set(f, [...s.files.get(f)!]);
       for (const [f, l] of expected) target.set(f, l);
@@ -175,19 +239,28 @@ async function runProgram(driver: Driver, ops: readonly Op[]): Promise<{ lands: 
 }
 
 /** Runs `count` interleavings through `driver`; at least `minLands` lands and `minConflicts` refused conflicts must have run. */
-async function check(driver: Driver, count: number, minLands: number, minConflicts: number): Promise<void> {
+async function check(
+  driver: Driver,
+  count: number,
+  minLands: number,
+  minConflicts: number,
+): Promise<void> {
   let lands = 0;
   let conflicts = 0;
-  await fc.assert(fc.asyncProperty(programArb, async (ops) => {
-    const r = await runProgram(driver, ops);
-    lands += r.lands;
-    conflicts += r.conflicts;
-  }), runs(count));
+  await fc.assert(
+    fc.asyncProperty(programArb, async (ops) => {
+      const r = await runProgram(driver, ops);
+      lands += r.lands;
+      conflicts += r.conflicts;
+    }),
+    runs(count),
+  );
   assert.ok(lands >= minLands, `only ${lands} lands ran`);
   assert.ok(conflicts >= minConflicts, `only ${conflicts} conflicting lands were tried`);
 }
 
-test('through the library: 300 interleavings, no land loses a line', () => check(library, 300, 200, 1));
+test('through the library: 300 interleavings, no land loses a line', () =>
+  check(library, 300, 200, 1));
 
 test('through the CLI: 30 interleavings, no land loses a line', () => check(cli, 30, 12, 0));
 

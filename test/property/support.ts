@@ -6,15 +6,36 @@ import fc from 'fast-check';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isHagentError } from '../../src/errors.js';
-import { parsePatch, pathsToRead, planPatch, type Plan, type Snapshot } from '../../src/patch/index.js';
-import { chunksFor, degradations, encodeLike, linesOf, loadPool, prng, Rand, randomEdits, type Edit, type PoolFile } from '../codex/edits.js';
+import {
+  parsePatch,
+  pathsToRead,
+  planPatch,
+  type Plan,
+  type Snapshot,
+} from '../../src/patch/index.js';
+import {
+  chunksFor,
+  degradations,
+  encodeLike,
+  linesOf,
+  loadPool,
+  prng,
+  Rand,
+  randomEdits,
+  type Edit,
+  type PoolFile,
+} from '../codex/edits.js';
 import type { TextFile } from '../../src/patch/text-file.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** Real files (≤ 16 KiB, so 10,000 cases stay well under a minute) and donor lines for insertions. */
-export const pool: PoolFile[] = loadPool(root, { maxBytes: 16 * 1024 }).filter((f) => linesOf(f.bytes).texts.length >= 3);
-export const donor: string[] = pool.flatMap((f) => linesOf(f.bytes).texts.slice(0, 80)).filter((l) => !l.startsWith('*** '));
+export const pool: PoolFile[] = loadPool(root, { maxBytes: 16 * 1024 }).filter(
+  (f) => linesOf(f.bytes).texts.length >= 3,
+);
+export const donor: string[] = pool
+  .flatMap((f) => linesOf(f.bytes).texts.slice(0, 80))
+  .filter((l) => !l.startsWith('*** '));
 
 /** fast-check settings: a fixed seed (override with FC_SEED) so CI runs are reproducible. */
 export function runs(numRuns: number): fc.Parameters<unknown> {
@@ -62,14 +83,27 @@ export function makeCase(p: EditParams, degrade?: DegradeName): EditCase {
     eofMarker: p.eof,
     ...(degrade ? { degrade: degradations[degrade] } : {}),
   });
-  const patch = ['*** Begin Patch', `*** Update File: ${f.path}`, ...lines, '*** End Patch', ''].join('\n');
+  const patch = [
+    '*** Begin Patch',
+    `*** Update File: ${f.path}`,
+    ...lines,
+    '*** End Patch',
+    '',
+  ].join('\n');
   return { path: f.path, original: f.bytes, file, edits, patch, expected: encodeLike(file, edits) };
 }
 
 /** Parses and plans `patch` against one file. Throws what the engine throws. */
 export function planOne(patch: string, filePath: string, bytes: Uint8Array): Plan {
   const parsed = parsePatch(patch);
-  const snapshot = new Map(pathsToRead(parsed).map((p) => [p, p === filePath ? { kind: 'file' as const, bytes, mode: '100644' as const } : { kind: 'missing' as const }]));
+  const snapshot = new Map(
+    pathsToRead(parsed).map((p) => [
+      p,
+      p === filePath
+        ? { kind: 'file' as const, bytes, mode: '100644' as const }
+        : { kind: 'missing' as const },
+    ]),
+  );
   return planPatch(parsed, snapshot as Snapshot);
 }
 
@@ -94,11 +128,16 @@ export function fold(line: string): string {
 }
 
 /** How many times `pattern` occurs in `lines` (a naive scan) under `eq`. */
-export function occurrences(lines: readonly string[], pattern: readonly string[], eq: (a: string, b: string) => boolean): number {
+export function occurrences(
+  lines: readonly string[],
+  pattern: readonly string[],
+  eq: (a: string, b: string) => boolean,
+): number {
   let count = 0;
   for (let s = 0; s + pattern.length <= lines.length; s++) {
     let ok = true;
-    for (let k = 0; k < pattern.length && ok; k++) ok = eq(lines[s + k] as string, pattern[k] as string);
+    for (let k = 0; k < pattern.length && ok; k++)
+      ok = eq(lines[s + k] as string, pattern[k] as string);
     if (ok) count++;
   }
   return count;
@@ -121,8 +160,16 @@ export function newSide(patch: string, chunk: number): string[] {
  * that chunk's new lines at the line it names: checked here by a naive comparison.
  */
 export function refusalIsAlreadyApplied(e: unknown, c: { patch: string; file: TextFile }): boolean {
-  if (!isHagentError(e) || e.code !== 'NO_CHANGES' || typeof e.details.chunk !== 'number' || typeof e.details.line !== 'number') return false;
+  if (
+    !isHagentError(e) ||
+    e.code !== 'NO_CHANGES' ||
+    typeof e.details.chunk !== 'number' ||
+    typeof e.details.line !== 'number'
+  )
+    return false;
   const lines = newSide(c.patch, e.details.chunk);
   const at = e.details.line - 1;
-  return lines.length > 0 && lines.every((l, k) => fold(c.file.texts[at + k] ?? '\u0000') === fold(l));
+  return (
+    lines.length > 0 && lines.every((l, k) => fold(c.file.texts[at + k] ?? '\u0000') === fold(l))
+  );
 }

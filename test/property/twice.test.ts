@@ -16,7 +16,13 @@ import { bytesOf, editArb, makeCase, planOne, runs } from './support.js';
 
 /** Every chunk of the patch only inserts lines (its old side stays inside its new side). */
 function insertionsOnly(patch: string): boolean {
-  return parsePatch(patch).ops.every((op) => op.kind === 'update' && op.chunks.every((c) => c.oldLines.length > 0 && countChanges(c.oldLines, c.newLines).removed === 0));
+  return parsePatch(patch).ops.every(
+    (op) =>
+      op.kind === 'update' &&
+      op.chunks.every(
+        (c) => c.oldLines.length > 0 && countChanges(c.oldLines, c.newLines).removed === 0,
+      ),
+  );
 }
 
 const test = guarded(suite('property: twice'));
@@ -52,9 +58,18 @@ test('a patch applied to its own result is refused, never applied a second time 
     runs(2500),
   );
   assert.ok(firstApplied > 2000, `only ${firstApplied} of 2500 patches applied the first time`);
-  assert.ok(insertedAgain < firstApplied / 5, `${insertedAgain} insertion-only patches applied again`);
-  process.stdout.write(`\n${insertedAgain} of ${firstApplied} patches were insertion-only and applied again by §4; the rest refused: ${[...codes].map(([k, n]) => `${k} ${n}`).join(', ')}\n`);
-  for (const code of codes.keys()) assert.ok(['CONTEXT_NOT_FOUND', 'NO_CHANGES', 'AMBIGUOUS_MATCH', 'OVERLAPPING_CHUNKS'].includes(code), code);
+  assert.ok(
+    insertedAgain < firstApplied / 5,
+    `${insertedAgain} insertion-only patches applied again`,
+  );
+  process.stdout.write(
+    `\n${insertedAgain} of ${firstApplied} patches were insertion-only and applied again by §4; the rest refused: ${[...codes].map(([k, n]) => `${k} ${n}`).join(', ')}\n`,
+  );
+  for (const code of codes.keys())
+    assert.ok(
+      ['CONTEXT_NOT_FOUND', 'NO_CHANGES', 'AMBIGUOUS_MATCH', 'OVERLAPPING_CHUNKS'].includes(code),
+      code,
+    );
 });
 
 test.run();

@@ -14,7 +14,9 @@ const t = suite('reliability bugs (repros)');
 t('an empty `*** Begin Patch` `*** End Patch` is refused (NO_CHANGES), not a silent exit 0', () => {
   const repo = makeRepo({ 'a.txt': 'a\n' });
   const s = startSession(repo);
-  const r = hagent(s.worktree, ['apply', '-', '--json'], { input: '*** Begin Patch\n*** End Patch\n' });
+  const r = hagent(s.worktree, ['apply', '-', '--json'], {
+    input: '*** Begin Patch\n*** End Patch\n',
+  });
   assert.is(r.status, 1, `exit ${r.status}, stdout ${JSON.stringify(r.stdout)}`);
   assert.is(r.json?.error?.code, 'NO_CHANGES');
 });
@@ -26,7 +28,9 @@ t('a patch with a 300,000-character line is answered in seconds, not minutes', (
   const repo = makeRepo({ 'a.txt': 'a\n' });
   const s = startSession(repo);
   const t0 = Date.now();
-  const r = hagent(s.worktree, ['apply', '-', '--json'], { input: `*** Begin Patch\n*** Update File: a.txt\n${'x'.repeat(300_000)}\n*** End Patch\n` });
+  const r = hagent(s.worktree, ['apply', '-', '--json'], {
+    input: `*** Begin Patch\n*** Update File: a.txt\n${'x'.repeat(300_000)}\n*** End Patch\n`,
+  });
   assert.is(r.json?.error?.code, 'PATCH_SYNTAX');
   assert.ok(Date.now() - t0 < 20_000, `took ${Date.now() - t0} ms`);
 });

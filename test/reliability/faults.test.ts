@@ -5,7 +5,16 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { runDiskFull, runR1, runR2, runR3, runR4, runR5, runReadOnly, type Figure } from '../helpers/reliability.js';
+import {
+  runDiskFull,
+  runR1,
+  runR2,
+  runR3,
+  runR4,
+  runR5,
+  runReadOnly,
+  type Figure,
+} from '../helpers/reliability.js';
 
 const t = suite('reliability under faults');
 
@@ -19,28 +28,37 @@ function expectClean(f: Figure, setAside: RegExp | null = null): void {
   assert.equal(failures.slice(0, 5), [], `${f.line}\n${failures.slice(0, 5).join('\n')}`);
 }
 
-t('R1: applies killed with SIGKILL at random moments are finished or undone, never half-applied', async () => {
-  const f = await runR1({ applies: 20, seed: SEED, fsckEvery: 10 });
-  expectClean(f);
-  assert.is(f.counts.applies, 20);
-  assert.is(f.counts.halfApplied, 0);
-  assert.is(f.counts.tempFilesLeft, 0);
-});
+t(
+  'R1: applies killed with SIGKILL at random moments are finished or undone, never half-applied',
+  async () => {
+    const f = await runR1({ applies: 20, seed: SEED, fsckEvery: 10 });
+    expectClean(f);
+    assert.is(f.counts.applies, 20);
+    assert.is(f.counts.halfApplied, 0);
+    assert.is(f.counts.tempFilesLeft, 0);
+  },
+);
 
-t('R2: concurrent writers on one session: every success is in the head, every failure LOCKED or STALE_FILE', async () => {
-  const f = await runR2({ processes: 4, patchesEach: 4, seed: SEED });
-  expectClean(f);
-  assert.is(f.counts.silent, 0);
-  assert.is(f.counts.exit3, 0);
-  assert.ok((f.counts.ok ?? 0) > 0, f.line);
-});
+t(
+  'R2: concurrent writers on one session: every success is in the head, every failure LOCKED or STALE_FILE',
+  async () => {
+    const f = await runR2({ processes: 4, patchesEach: 4, seed: SEED });
+    expectClean(f);
+    assert.is(f.counts.silent, 0);
+    assert.is(f.counts.exit3, 0);
+    assert.ok((f.counts.ok ?? 0) > 0, f.line);
+  },
+);
 
-t('R3: an outside writer during applies: overlaps refused, outside bytes kept, hagent writes kept', async () => {
-  const f = await runR3({ applies: 15, seed: SEED });
-  expectClean(f);
-  assert.is(f.counts.outsideLost, 0);
-  assert.is(f.counts.hagentLost, 0);
-});
+t(
+  'R3: an outside writer during applies: overlaps refused, outside bytes kept, hagent writes kept',
+  async () => {
+    const f = await runR3({ applies: 15, seed: SEED });
+    expectClean(f);
+    assert.is(f.counts.outsideLost, 0);
+    assert.is(f.counts.hagentLost, 0);
+  },
+);
 
 t('R4: hostile patches: no internal error, nothing written on refusal', async () => {
   // watchShare 0: with the watcher on, an empty patch never settles (bugs.test.ts, BUG 1).
@@ -59,14 +77,16 @@ t('R5: hostile paths are PATH_DENIED through the CLI and nothing is written', as
 
 t('I/O: a read-only (immutable) target folder or file: refused, everything restored', async () => {
   const f = await runReadOnly();
-  if (f.notes.length && f.counts.cases === 0) return console.log(`  skipped: ${f.notes.join('; ')}`);
+  if (f.notes.length && f.counts.cases === 0)
+    return console.log(`  skipped: ${f.notes.join('; ')}`);
   expectClean(f, EXIT3);
   assert.is(f.counts.restored, f.counts.cases, f.line);
 });
 
 t('I/O: disk full mid-transaction: applied whole or refused with everything restored', async () => {
   const f = await runDiskFull({ steps: 8, stepBytes: 24_576 });
-  if (f.notes.length && f.counts.applies === 0) return console.log(`  skipped: ${f.notes.join('; ')}`);
+  if (f.notes.length && f.counts.applies === 0)
+    return console.log(`  skipped: ${f.notes.join('; ')}`);
   expectClean(f, EXIT3);
   assert.is(f.counts.restored, f.counts.refused, f.line);
 });

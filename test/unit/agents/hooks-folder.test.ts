@@ -5,7 +5,12 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { AGENTS, HOOK_FILES, agentHookFile, installedHookCommand } from '../../../src/agents/index.js';
+import {
+  AGENTS,
+  HOOK_FILES,
+  agentHookFile,
+  installedHookCommand,
+} from '../../../src/agents/index.js';
 import { ROOT } from '../../helpers/index.js';
 
 const test = suite('hooks/ folder');
@@ -13,12 +18,19 @@ const test = suite('hooks/ folder');
 for (const agent of AGENTS) {
   test(`hooks/${agent} is the configuration hagent integrate ${agent} writes`, () => {
     const file = path.join(ROOT, 'hooks', agent, path.basename(HOOK_FILES[agent].project));
-    assert.equal(JSON.parse(readFileSync(file, 'utf8')), agentHookFile(agent, installedHookCommand(agent), { worktrees: true }));
+    assert.equal(
+      JSON.parse(readFileSync(file, 'utf8')),
+      agentHookFile(agent, installedHookCommand(agent), { worktrees: true }),
+    );
   });
 }
 
 test('package.json ships hooks/', () => {
-  assert.ok((JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { files: string[] }).files.includes('hooks'));
+  assert.ok(
+    (
+      JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { files: string[] }
+    ).files.includes('hooks'),
+  );
 });
 
 test.run();

@@ -22,16 +22,23 @@ t('replaces a file that holds what it must, and leaves no aside or temp behind',
   const { dir, p } = setup({ 'a.txt': 'old\n', 'new.tmp': 'new\n' });
   assert.is(await replaceIfHolds(p('a.txt'), p('aside'), b('old\n'), p('new.tmp')), 'done');
   assert.is(readFileSync(p('a.txt'), 'utf8'), 'new\n');
-  assert.equal(readdirSync(dir).sort(), ['a.txt', 'new.tmp'], 'the caller removes its temp; no aside');
+  assert.equal(
+    readdirSync(dir).sort(),
+    ['a.txt', 'new.tmp'],
+    'the caller removes its temp; no aside',
+  );
 });
 
-t('a file that holds other bytes (written after the check) is put back, nothing replaced', async () => {
-  const { dir, p } = setup({ 'a.txt': 'outside\n', 'new.tmp': 'new\n' });
-  assert.is(await replaceIfHolds(p('a.txt'), p('aside'), b('old\n'), p('new.tmp')), 'changed');
-  assert.is(readFileSync(p('a.txt'), 'utf8'), 'outside\n');
-  assert.not.ok(existsSync(p('aside')));
-  assert.equal(readdirSync(dir).sort(), ['a.txt', 'new.tmp']);
-});
+t(
+  'a file that holds other bytes (written after the check) is put back, nothing replaced',
+  async () => {
+    const { dir, p } = setup({ 'a.txt': 'outside\n', 'new.tmp': 'new\n' });
+    assert.is(await replaceIfHolds(p('a.txt'), p('aside'), b('old\n'), p('new.tmp')), 'changed');
+    assert.is(readFileSync(p('a.txt'), 'utf8'), 'outside\n');
+    assert.not.ok(existsSync(p('aside')));
+    assert.equal(readdirSync(dir).sort(), ['a.txt', 'new.tmp']);
+  },
+);
 
 t('a file deleted after the check stays deleted: changed, nothing created', async () => {
   const { p } = setup({ 'new.tmp': 'new\n' });

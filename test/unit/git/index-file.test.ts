@@ -7,20 +7,45 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, lutimesSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  lutimesSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { updateIndexFile } from '../../../src/git/index-file.js';
-import { SPLIT_INDEX_MIN_BYTES, splitLargeIndex, type IndexEntryUpdate } from '../../../src/git/objects.js';
+import {
+  SPLIT_INDEX_MIN_BYTES,
+  splitLargeIndex,
+  type IndexEntryUpdate,
+} from '../../../src/git/objects.js';
 import { GIT_ENV, git, makeRepo, tempDir, writeFiles } from '../../helpers/index.js';
 import { prng } from '../../helpers/random.js';
 
 const test = suite('updateIndexFile');
 
 /** Runs git with the pinned test environment; `input` goes to stdin. */
-function run(cwd: string, args: string[], input = '', env: Record<string, string> = {}): { status: number; stdout: Buffer; stderr: string } {
-  const r = spawnSync('git', args, { cwd, env: { ...process.env, ...GIT_ENV, ...env }, input, maxBuffer: 1 << 28 });
+function run(
+  cwd: string,
+  args: string[],
+  input = '',
+  env: Record<string, string> = {},
+): { status: number; stdout: Buffer; stderr: string } {
+  const r = spawnSync('git', args, {
+    cwd,
+    env: { ...process.env, ...GIT_ENV, ...env },
+    input,
+    maxBuffer: 1 << 28,
+  });
   return { status: r.status ?? -1, stdout: r.stdout, stderr: r.stderr.toString('utf8') };
 }
 
@@ -43,7 +68,11 @@ const indexOf = (repo: string) => path.join(repo, '.git', 'index');
 
 /** The same input objects.ts updateIndex gives `git update-index -z --index-info`. */
 function gitUpdateIndex(repo: string, updates: readonly IndexEntryUpdate[]): void {
-  const input = updates.map((u) => (u.oid === null ? `0 ${'0'.repeat(40)}\t${u.path}\0` : `${u.mode} ${u.oid}\t${u.path}\0`)).join('');
+  const input = updates
+    .map((u) =>
+      u.oid === null ? `0 ${'0'.repeat(40)}\t${u.path}\0` : `${u.mode} ${u.oid}\t${u.path}\0`,
+    )
+    .join('');
   const r = run(repo, ['update-index', '-z', '--index-info'], input);
   if (r.status !== 0) throw new Error(`update-index failed: ${r.stderr}`);
 }
@@ -71,8 +100,12 @@ function settle(repo: string): void {
 
 /** Two copies of `repo` (timestamps kept): the first for git, the second for updateIndexFile. */
 function twins(repo: string): [string, string] {
-  const copies = [path.join(tempDir('hagent-index-'), 'git'), path.join(tempDir('hagent-index-'), 'ours')] as const;
-  for (const c of copies) cpSync(repo, c, { recursive: true, preserveTimestamps: true, verbatimSymlinks: true });
+  const copies = [
+    path.join(tempDir('hagent-index-'), 'git'),
+    path.join(tempDir('hagent-index-'), 'ours'),
+  ] as const;
+  for (const c of copies)
+    cpSync(repo, c, { recursive: true, preserveTimestamps: true, verbatimSymlinks: true });
   return [copies[0], copies[1]];
 }
 
@@ -119,7 +152,10 @@ function cacheTree(data: Buffer): [string, number][] {
     const nul = data.indexOf(0, k);
     const name = data.toString('utf8', k, nul);
     const lf = data.indexOf(0x0a, nul);
-    const [count, subtrees] = data.toString('latin1', nul + 1, lf).split(' ').map(Number) as [number, number];
+    const [count, subtrees] = data
+      .toString('latin1', nul + 1, lf)
+      .split(' ')
+      .map(Number) as [number, number];
     const at = prefix === '' && name === '' ? '' : prefix === '' ? name : `${prefix}/${name}`;
     out.push([at, count]);
     k = lf + 1 + (count >= 0 ? 20 : 0);
@@ -131,7 +167,12 @@ function cacheTree(data: Buffer): [string, number][] {
 }
 
 /** Writes an index file from parts, with its SHA-1 trailer. */
-function writeIndexFile(repo: string, version: number, entries: Buffer[], extensions: Buffer[]): void {
+function writeIndexFile(
+  repo: string,
+  version: number,
+  entries: Buffer[],
+  extensions: Buffer[],
+): void {
   const header = Buffer.alloc(12);
   header.write('DIRC', 0, 'latin1');
   header.writeUInt32BE(version, 4);
@@ -154,8 +195,15 @@ function readsCleanly(repo: string): void {
  */
 function sameForGit(theirs: string, ours: string, warnings = true): void {
   readsCleanly(ours);
-  for (const args of [['ls-files', '-s', '-z'], ['ls-files', '--debug'], ['status', '--porcelain=v1', '-z', '--untracked-files=all'], ['diff', '--cached', '--no-color'], ['write-tree']]) {
-    const say = (repo: string) => (warnings ? report(repo, ...args) : report(repo, ...args).split('\n--- stderr\n')[0]);
+  for (const args of [
+    ['ls-files', '-s', '-z'],
+    ['ls-files', '--debug'],
+    ['status', '--porcelain=v1', '-z', '--untracked-files=all'],
+    ['diff', '--cached', '--no-color'],
+    ['write-tree'],
+  ]) {
+    const say = (repo: string) =>
+      warnings ? report(repo, ...args) : report(repo, ...args).split('\n--- stderr\n')[0];
     assert.is(say(ours), say(theirs), `git ${args.join(' ')}`);
   }
 }
@@ -165,7 +213,11 @@ function sameForGit(theirs: string, ours: string, warnings = true): void {
  * git agrees on both, and returns the two index files (read before any other git command).
  * `exact`: the files must be equal byte for byte.
  */
-async function compare(repo: string, updates: IndexEntryUpdate[], exact = true): Promise<{ theirs: ParsedIndex; ours: ParsedIndex; oursDir: string }> {
+async function compare(
+  repo: string,
+  updates: IndexEntryUpdate[],
+  exact = true,
+): Promise<{ theirs: ParsedIndex; ours: ParsedIndex; oursDir: string }> {
   const [theirs, ours] = twins(repo);
   gitUpdateIndex(theirs, updates);
   assert.ok(await updateIndexFile(indexOf(ours), updates), 'updated in-process');
@@ -175,8 +227,15 @@ async function compare(repo: string, updates: IndexEntryUpdate[], exact = true):
   if (exact) assert.ok(a.equals(b), 'byte for byte what git writes');
   const parsed = { theirs: parseIndex(a), ours: parseIndex(b), oursDir: ours };
   assert.equal(parsed.ours.names, parsed.theirs.names, 'same paths');
-  assert.ok(parsed.ours.entries.every((e, i) => e.equals(parsed.theirs.entries[i]!)), 'same entries, byte for byte');
-  assert.equal(parsed.ours.extensions.get('TREE'), parsed.theirs.extensions.get('TREE'), 'same cache-tree');
+  assert.ok(
+    parsed.ours.entries.every((e, i) => e.equals(parsed.theirs.entries[i]!)),
+    'same entries, byte for byte',
+  );
+  assert.equal(
+    parsed.ours.extensions.get('TREE'),
+    parsed.theirs.extensions.get('TREE'),
+    'same cache-tree',
+  );
   sameForGit(theirs, ours, exact);
   return parsed;
 }
@@ -219,10 +278,16 @@ test('a changed file in a plain repository: byte for byte what git writes', asyn
 test('a change deep in one subtree invalidates its ancestors only; sibling subtrees stay valid', async () => {
   const repo = nestedRepo();
   const before = cacheTree(parseIndex(readFileSync(indexOf(repo))).extensions.get('TREE')!);
-  assert.ok(before.every(([, n]) => n >= 0), 'the cache-tree starts valid');
-  const { ours, oursDir } = await compare(repo, [{ path: 'src/deep/x/y/z.ts', mode: '100644', oid: blob(repo, 'changed\n') }]);
+  assert.ok(
+    before.every(([, n]) => n >= 0),
+    'the cache-tree starts valid',
+  );
+  const { ours, oursDir } = await compare(repo, [
+    { path: 'src/deep/x/y/z.ts', mode: '100644', oid: blob(repo, 'changed\n') },
+  ]);
   const after = new Map(cacheTree(ours.extensions.get('TREE')!));
-  for (const p of ['', 'src', 'src/deep', 'src/deep/x', 'src/deep/x/y']) assert.is(after.get(p), -1, `${p || 'root'} invalidated`);
+  for (const p of ['', 'src', 'src/deep', 'src/deep/x', 'src/deep/x/y'])
+    assert.is(after.get(p), -1, `${p || 'root'} invalidated`);
   for (const p of ['src/other', 'lib', 'bin']) assert.ok(after.get(p)! >= 0, `${p} still valid`);
   // git rebuilds exactly the tree it would have written without any cache
   const fresh = out(oursDir, 'write-tree').trim();
@@ -252,7 +317,9 @@ test('removing a whole folder drops its subtree from the cache-tree as git does'
 
 test('mode 100755 and a symlink (120000)', async () => {
   const repo = nestedRepo();
-  await compare(repo, [{ path: 'src/a.ts', mode: '100755', oid: blob(repo, 'export const a = 1;\n') }]);
+  await compare(repo, [
+    { path: 'src/a.ts', mode: '100755', oid: blob(repo, 'export const a = 1;\n') },
+  ]);
   symlinkSync('a.ts', path.join(repo, 'src', 'link.ts'));
   await compare(repo, [{ path: 'src/link.ts', mode: '120000', oid: blob(repo, 'a.ts') }]);
 });
@@ -262,16 +329,34 @@ test('paths sort by bytes: a-b, a.b, a/b, ab, a0, and a UTF-8 name', async () =>
   settle(repo);
   const o = blob(repo, 'x\n');
   const names = ['ab', 'a/b', 'a.b', 'a-b', 'a0', 'a/b-c', 'é.txt', 'z/é', 'A'];
-  const { ours } = await compare(repo, names.map((p) => ({ path: p, mode: '100644', oid: o })));
-  assert.equal(ours.names, ['A', 'a-b', 'a.b', 'a/b', 'a/b-c', 'a0', 'ab', 'm.txt', 'z/é', 'é.txt']);
+  const { ours } = await compare(
+    repo,
+    names.map((p) => ({ path: p, mode: '100644', oid: o })),
+  );
+  assert.equal(ours.names, [
+    'A',
+    'a-b',
+    'a.b',
+    'a/b',
+    'a/b-c',
+    'a0',
+    'ab',
+    'm.txt',
+    'z/é',
+    'é.txt',
+  ]);
 });
 
 test('a name longer than 0xFFF bytes: length field saturated, name read to its NUL', async () => {
   const repo = makeRepo({ 'm.txt': 'm\n' });
   settle(repo);
-  const long = Array.from({ length: 25 }, (_, i) => `${i}`.padStart(3, '0') + 'd'.repeat(197)).join('/');
+  const long = Array.from({ length: 25 }, (_, i) => `${i}`.padStart(3, '0') + 'd'.repeat(197)).join(
+    '/',
+  );
   assert.ok(long.length > 0xfff);
-  const { ours, oursDir } = await compare(repo, [{ path: long, mode: '100644', oid: blob(repo, 'long\n') }]);
+  const { ours, oursDir } = await compare(repo, [
+    { path: long, mode: '100644', oid: blob(repo, 'long\n') },
+  ]);
   assert.ok(ours.names.includes(long));
   // and updated again, now that the index holds a saturated entry to copy
   const [theirs2, ours2] = twins(oursDir);
@@ -289,7 +374,9 @@ test('an intent-to-add entry (v3 extended flags): kept as is, and replaced (back
   assert.is(parseIndex(readFileSync(indexOf(repo))).version, 3);
   const kept = await compare(repo, [{ path: 'lib/l.ts', mode: '100644', oid: blob(repo, 'l2\n') }]);
   assert.is(kept.ours.version, 3);
-  const replaced = await compare(repo, [{ path: 'ita.txt', mode: '100644', oid: blob(repo, 'ita\n') }]);
+  const replaced = await compare(repo, [
+    { path: 'ita.txt', mode: '100644', oid: blob(repo, 'ita\n') },
+  ]);
   assert.is(replaced.ours.version, 2);
   assert.is(replaced.theirs.version, 2);
 });
@@ -299,14 +386,23 @@ test('a skip-worktree entry (v3): kept as is, and replaced', async () => {
   git(repo, 'update-index', '--skip-worktree', 'lib/l.ts');
   settle(repo);
   assert.is(parseIndex(readFileSync(indexOf(repo))).version, 3);
-  assert.is((await compare(repo, [{ path: 'src/a.ts', mode: '100644', oid: blob(repo, 'a8\n') }])).ours.version, 3);
-  assert.is((await compare(repo, [{ path: 'lib/l.ts', mode: '100644', oid: blob(repo, 'l8\n') }])).ours.version, 2);
+  assert.is(
+    (await compare(repo, [{ path: 'src/a.ts', mode: '100644', oid: blob(repo, 'a8\n') }])).ours
+      .version,
+    3,
+  );
+  assert.is(
+    (await compare(repo, [{ path: 'lib/l.ts', mode: '100644', oid: blob(repo, 'l8\n') }])).ours
+      .version,
+    2,
+  );
 });
 
 test('seeded random batches of adds, changes and removals: what git writes, every time', async () => {
   const files: Record<string, string> = {};
   const dirs = ['', 'a/', 'a/b/', 'a/b-c/', 'a.d/', 'ab/', 'z/y/x/'];
-  for (let i = 0; i < 120; i++) files[`${dirs[i % dirs.length]}f${i % 17}-${i}.txt`] = `file ${i}\n`;
+  for (let i = 0; i < 120; i++)
+    files[`${dirs[i % dirs.length]}f${i % 17}-${i}.txt`] = `file ${i}\n`;
   const repo = makeRepo(files);
   settle(repo);
   git(repo, 'write-tree');
@@ -334,8 +430,13 @@ function largeRepo(): { repo: string; paths: string[] } {
   settle(repo);
   const o = blob(repo, 'same\n');
   const paths: string[] = [];
-  for (let i = 0; i < 10000; i++) paths.push(`dir${String(i % 40).padStart(2, '0')}/sub${i % 7}/file-${i}.txt`);
-  const r = run(repo, ['update-index', '--add', '-z', '--index-info'], paths.map((p) => `100644 ${o}\t${p}\0`).join(''));
+  for (let i = 0; i < 10000; i++)
+    paths.push(`dir${String(i % 40).padStart(2, '0')}/sub${i % 7}/file-${i}.txt`);
+  const r = run(
+    repo,
+    ['update-index', '--add', '-z', '--index-info'],
+    paths.map((p) => `100644 ${o}\t${p}\0`).join(''),
+  );
   assert.is(r.status, 0, r.stderr);
   git(repo, 'write-tree');
   assert.ok(readFileSync(indexOf(repo)).length > 3 * 256 * 1024);
@@ -347,8 +448,15 @@ test('a large index read in several buffers: changes, folder swaps and clashes a
   const random = prng(7);
   const updates = new Map<string, IndexEntryUpdate>();
   for (let i = 0; i < 40; i++) {
-    const p = random() < 0.7 ? paths[Math.floor(random() * paths.length)]! : `dir${String(Math.floor(random() * 40)).padStart(2, '0')}/new-${i}.txt`;
-    updates.set(p, { path: p, mode: '100644', oid: random() < 0.3 ? null : blob(repo, `large ${i}\n`) });
+    const p =
+      random() < 0.7
+        ? paths[Math.floor(random() * paths.length)]!
+        : `dir${String(Math.floor(random() * 40)).padStart(2, '0')}/new-${i}.txt`;
+    updates.set(p, {
+      path: p,
+      mode: '100644',
+      oid: random() < 0.3 ? null : blob(repo, `large ${i}\n`),
+    });
   }
   await compare(repo, [...updates.values()]);
   // a whole folder becomes a file: the folders whose entries lie across the first buffer ends
@@ -356,17 +464,31 @@ test('a large index read in several buffers: changes, folder swaps and clashes a
   const bytes = readFileSync(indexOf(repo));
   const folders = new Set<string>();
   for (const at of [256 * 1024, 512 * 1024, 768 * 1024]) {
-    const name = bytes.toString('latin1', bytes.indexOf('dir', at - 200, 'latin1'), bytes.indexOf('dir', at - 200, 'latin1') + 5);
+    const name = bytes.toString(
+      'latin1',
+      bytes.indexOf('dir', at - 200, 'latin1'),
+      bytes.indexOf('dir', at - 200, 'latin1') + 5,
+    );
     folders.add(name.slice(3));
   }
   assert.is(folders.size, 3);
   for (const k of folders) {
     const under = paths.filter((p) => p.startsWith(`dir${k}/`));
-    const swap: IndexEntryUpdate[] = [...under.map((p) => ({ path: p, mode: '100644', oid: null })), { path: `dir${k}`, mode: '100644', oid: blob(repo, `dir${k}\n`) }];
+    const swap: IndexEntryUpdate[] = [
+      ...under.map((p) => ({ path: p, mode: '100644', oid: null })),
+      { path: `dir${k}`, mode: '100644', oid: blob(repo, `dir${k}\n`) },
+    ];
     await compare(repo, swap);
     const before = readFileSync(indexOf(repo));
     for (const keep of [under[0]!, under[under.length - 1]!]) {
-      assert.is(await updateIndexFile(indexOf(repo), swap.filter((u) => u.path !== keep)), false, `${keep} is kept below the new file dir${k}`);
+      assert.is(
+        await updateIndexFile(
+          indexOf(repo),
+          swap.filter((u) => u.path !== keep),
+        ),
+        false,
+        `${keep} is kept below the new file dir${k}`,
+      );
       assert.ok(readFileSync(indexOf(repo)).equals(before));
     }
   }
@@ -374,7 +496,10 @@ test('a large index read in several buffers: changes, folder swaps and clashes a
 
 test('untracked cache (UNTR) and fsmonitor (FSMN) are dropped; git agrees on everything else', async () => {
   const repo = nestedRepo();
-  writeFiles(repo, { 'untracked.txt': 'u\n', '.git/fsmonitor.sh': '#!/bin/sh\nprintf "token\\0/\\0"\n' });
+  writeFiles(repo, {
+    'untracked.txt': 'u\n',
+    '.git/fsmonitor.sh': '#!/bin/sh\nprintf "token\\0/\\0"\n',
+  });
   run(repo, ['update-index', '--untracked-cache']);
   git(repo, 'config', 'core.fsmonitor', '.git/fsmonitor.sh');
   git(repo, 'config', 'core.fsmonitorHookVersion', '2');
@@ -382,7 +507,11 @@ test('untracked cache (UNTR) and fsmonitor (FSMN) are dropped; git agrees on eve
   git(repo, 'status', '--porcelain');
   const exts = [...parseIndex(readFileSync(indexOf(repo))).extensions.keys()];
   assert.ok(exts.includes('UNTR') && exts.includes('FSMN'), `extensions: ${exts.join(' ')}`);
-  const { ours } = await compare(repo, [{ path: 'src/a.ts', mode: '100644', oid: blob(repo, 'a2\n') }], false);
+  const { ours } = await compare(
+    repo,
+    [{ path: 'src/a.ts', mode: '100644', oid: blob(repo, 'a2\n') }],
+    false,
+  );
   assert.equal([...ours.extensions.keys()], ['TREE']);
 });
 
@@ -392,7 +521,9 @@ test('resolve-undo (REUC) is kept: byte for byte what git writes', async () => {
   git(repo, 'add', 'c.txt');
   settle(repo);
   assert.ok(parseIndex(readFileSync(indexOf(repo))).extensions.has('REUC'));
-  const { ours } = await compare(repo, [{ path: 'other.txt', mode: '100644', oid: blob(repo, 'o\n') }]);
+  const { ours } = await compare(repo, [
+    { path: 'other.txt', mode: '100644', oid: blob(repo, 'o\n') },
+  ]);
   assert.ok(ours.extensions.has('REUC'));
 });
 
@@ -403,7 +534,11 @@ test('racy entries are smudged: a same-size change in the same second is still s
   utimesSync(path.join(repo, 'racy.txt'), t + 0.25, t + 0.25);
   git(repo, 'add', 'racy.txt');
   utimesSync(indexOf(repo), t + 0.75, t + 0.75); // the index written in the same second, later
-  assert.ok(await updateIndexFile(indexOf(repo), [{ path: 'other.txt', mode: '100644', oid: blob(repo, 'o\n') }]));
+  assert.ok(
+    await updateIndexFile(indexOf(repo), [
+      { path: 'other.txt', mode: '100644', oid: blob(repo, 'o\n') },
+    ]),
+  );
   assert.match(out(repo, 'ls-files', '--debug', 'racy.txt'), /size: 0\b/);
   writeFiles(repo, { 'racy.txt': 'bbbb\n' }); // same size
   utimesSync(path.join(repo, 'racy.txt'), t + 0.25, t + 0.25); // same mtime
@@ -413,7 +548,9 @@ test('racy entries are smudged: a same-size change in the same second is still s
 
 test('entries older than the index are not smudged', async () => {
   const repo = nestedRepo();
-  const { ours } = await compare(repo, [{ path: 'lib/l.ts', mode: '100644', oid: blob(repo, 'l2\n') }]);
+  const { ours } = await compare(repo, [
+    { path: 'lib/l.ts', mode: '100644', oid: blob(repo, 'l2\n') },
+  ]);
   const readme = ours.entries[ours.names.indexOf('README.md')]!;
   assert.is(readme.readUInt32BE(36), '# demo\n'.length);
 });
@@ -431,8 +568,14 @@ test('an all-zero trailer (index.skipHash) is written as zeros', async () => {
   assert.ok(await updateIndexFile(indexOf(ours), updates));
   const a = readFileSync(indexOf(theirs));
   const b = readFileSync(indexOf(ours));
-  assert.ok(b.subarray(b.length - 20).every((x) => x === 0), 'zeros written');
-  assert.ok(a.subarray(0, a.length - 20).equals(b.subarray(0, b.length - 20)), 'the rest as git writes it');
+  assert.ok(
+    b.subarray(b.length - 20).every((x) => x === 0),
+    'zeros written',
+  );
+  assert.ok(
+    a.subarray(0, a.length - 20).equals(b.subarray(0, b.length - 20)),
+    'the rest as git writes it',
+  );
   out(ours, 'ls-files', '-s');
 });
 
@@ -442,7 +585,9 @@ test('removing a path that is not there, without a cache-tree: nothing to write,
   assert.equal([...extensions.keys()], ['TREE']);
   writeIndexFile(repo, 2, entries, []); // without it
   const before = readFileSync(indexOf(repo));
-  assert.ok(await updateIndexFile(indexOf(repo), [{ path: 'missing.txt', mode: '100644', oid: null }]));
+  assert.ok(
+    await updateIndexFile(indexOf(repo), [{ path: 'missing.txt', mode: '100644', oid: null }]),
+  );
   assert.ok(readFileSync(indexOf(repo)).equals(before));
   assert.not.ok(existsSync(`${indexOf(repo)}.lock`));
 });
@@ -479,7 +624,12 @@ test('a wrong old trailer checksum is not looked at, as git does not; an unknown
   bytes[bytes.length - 1]! ^= 1;
   writeFileSync(indexOf(repo), bytes);
   out(repo, 'ls-files'); // git reads it without a word
-  assert.is(await updateIndexFile(indexOf(repo), [{ path: 'src/a.ts', mode: '100644', oid: blob(repo, 'a5\n') }]), true);
+  assert.is(
+    await updateIndexFile(indexOf(repo), [
+      { path: 'src/a.ts', mode: '100644', oid: blob(repo, 'a5\n') },
+    ]),
+    true,
+  );
   assert.is(out(repo, 'ls-files', '-s', 'src/a.ts').split(' ')[1], blob(repo, 'a5\n'));
   out(repo, 'fsck', '--no-dangling'); // the new index carries a right checksum
 
@@ -490,7 +640,12 @@ test('a wrong old trailer checksum is not looked at, as git does not; an unknown
   treeExt.writeUInt32BE(tree.length, 4);
   writeIndexFile(other, version, entries, [treeExt, Buffer.from('abcd\0\0\0\x01\x07', 'latin1')]);
   const before = readFileSync(indexOf(other));
-  assert.is(await updateIndexFile(indexOf(other), [{ path: 'src/a.ts', mode: '100644', oid: blob(other, 'a6\n') }]), false);
+  assert.is(
+    await updateIndexFile(indexOf(other), [
+      { path: 'src/a.ts', mode: '100644', oid: blob(other, 'a6\n') },
+    ]),
+    false,
+  );
   assert.ok(readFileSync(indexOf(other)).equals(before));
 });
 
@@ -498,7 +653,12 @@ test('left to git: index.lock held (and kept as it is), a symlinked index, no in
   const repo = nestedRepo();
   writeFileSync(`${indexOf(repo)}.lock`, 'someone else\n');
   const before = readFileSync(indexOf(repo));
-  assert.is(await updateIndexFile(indexOf(repo), [{ path: 'src/a.ts', mode: '100644', oid: blob(repo, 'a7\n') }]), false);
+  assert.is(
+    await updateIndexFile(indexOf(repo), [
+      { path: 'src/a.ts', mode: '100644', oid: blob(repo, 'a7\n') },
+    ]),
+    false,
+  );
   assert.is(readFileSync(`${indexOf(repo)}.lock`, 'utf8'), 'someone else\n');
   assert.ok(readFileSync(indexOf(repo)).equals(before));
 
@@ -507,10 +667,21 @@ test('left to git: index.lock held (and kept as it is), a symlinked index, no in
   cpSync(indexOf(linked), elsewhere);
   rmSync(indexOf(linked));
   symlinkSync(elsewhere, indexOf(linked));
-  assert.is(await updateIndexFile(indexOf(linked), [{ path: 'src/a.ts', mode: '100644', oid: blob(linked, 'a9\n') }]), false, 'a symbolic link: git locks its target');
+  assert.is(
+    await updateIndexFile(indexOf(linked), [
+      { path: 'src/a.ts', mode: '100644', oid: blob(linked, 'a9\n') },
+    ]),
+    false,
+    'a symbolic link: git locks its target',
+  );
 
   const bare = tempDir();
-  assert.is(await updateIndexFile(path.join(bare, 'index'), [{ path: 'a', mode: '100644', oid: 'a'.repeat(40) }]), false);
+  assert.is(
+    await updateIndexFile(path.join(bare, 'index'), [
+      { path: 'a', mode: '100644', oid: 'a'.repeat(40) },
+    ]),
+    false,
+  );
   assert.not.ok(existsSync(path.join(bare, 'index.lock')));
 });
 
@@ -526,11 +697,17 @@ test('left to git: a path both a file and a leading folder, duplicate paths, odd
   repo = nestedRepo();
   await compare(repo, [{ path: 'lib/l.ts', mode: '100644', oid: null }, file(repo, 'lib')]);
   repo = nestedRepo();
-  await compare(repo, [{ path: 'README.md', mode: '100644', oid: null }, file(repo, 'README.md/inner.txt')]);
+  await compare(repo, [
+    { path: 'README.md', mode: '100644', oid: null },
+    file(repo, 'README.md/inner.txt'),
+  ]);
   const plain = nestedRepo();
   const o = blob(plain, 'x\n');
   for (const updates of [
-    [{ path: 'a.txt', mode: '100644', oid: o }, { path: 'a.txt', mode: '100644', oid: null }],
+    [
+      { path: 'a.txt', mode: '100644', oid: o },
+      { path: 'a.txt', mode: '100644', oid: null },
+    ],
     [{ path: '.git/config', mode: '100644', oid: o }],
     [{ path: 'x/.GIT/y', mode: '100644', oid: o }],
     [{ path: 'x/../y', mode: '100644', oid: o }],
@@ -548,7 +725,11 @@ test('left to git: a path both a file and a leading folder, duplicate paths, odd
 /** The sharedindex.* files of a repository's git dir, with their bytes. */
 function sharedFiles(repo: string): Map<string, Buffer> {
   const dir = path.join(repo, '.git');
-  return new Map(readdirSync(dir).filter((f) => f.startsWith('sharedindex.')).map((f) => [f, readFileSync(path.join(dir, f))]));
+  return new Map(
+    readdirSync(dir)
+      .filter((f) => f.startsWith('sharedindex.'))
+      .map((f) => [f, readFileSync(path.join(dir, f))]),
+  );
 }
 
 /**
@@ -584,11 +765,23 @@ test('split index: a change, an addition and a removal, then changes of those ag
   const repo = nestedRepo();
   // enough entries that two added ones stay below git's 20 % (past it git writes a new shared index)
   const filler = blob(repo, 'filler\n');
-  gitUpdateIndex(repo, Array.from({ length: 30 }, (_, i) => ({ path: `fill/f${i}`, mode: '100644', oid: filler })));
+  gitUpdateIndex(
+    repo,
+    Array.from({ length: 30 }, (_, i) => ({ path: `fill/f${i}`, mode: '100644', oid: filler })),
+  );
   run(repo, ['update-index', '--split-index']);
-  await compareSplit(repo, [{ path: 'src/a.ts', mode: '100644', oid: blob(repo, 'a2\n') }, { path: 'src/new/n.ts', mode: '100755', oid: blob(repo, 'n\n') }, { path: 'lib/l.ts', mode: '0', oid: null }]);
+  await compareSplit(repo, [
+    { path: 'src/a.ts', mode: '100644', oid: blob(repo, 'a2\n') },
+    { path: 'src/new/n.ts', mode: '100755', oid: blob(repo, 'n\n') },
+    { path: 'lib/l.ts', mode: '0', oid: null },
+  ]);
   // the replacement replaced again, the added entry changed, a deleted path added back, another removal
-  await compareSplit(repo, [{ path: 'src/a.ts', mode: '100644', oid: blob(repo, 'a3\n') }, { path: 'src/new/n.ts', mode: '100644', oid: blob(repo, 'n2\n') }, { path: 'lib/l.ts', mode: '100644', oid: blob(repo, 'l2\n') }, { path: 'bin/run.sh', mode: '0', oid: null }]);
+  await compareSplit(repo, [
+    { path: 'src/a.ts', mode: '100644', oid: blob(repo, 'a3\n') },
+    { path: 'src/new/n.ts', mode: '100644', oid: blob(repo, 'n2\n') },
+    { path: 'lib/l.ts', mode: '100644', oid: blob(repo, 'l2\n') },
+    { path: 'bin/run.sh', mode: '0', oid: null },
+  ]);
   // git's own refresh writes the split file too (stat data of the touched files): read and kept
   writeFileSync(path.join(repo, 'src/other/o.ts'), 'export const o = 2;\n');
   run(repo, ['status', '--porcelain']);
@@ -596,7 +789,12 @@ test('split index: a change, an addition and a removal, then changes of those ag
   settle(repo); // no racy entry left: git smudges only the racy ones whose file changed, hagent all
   assert.ok(parseIndex(readFileSync(indexOf(repo))).extensions.has('link'), 'git kept it split');
   // the replacement, the added entry and the re-added path removed; a path that is not there
-  await compareSplit(repo, [{ path: 'src/a.ts', mode: '0', oid: null }, { path: 'src/new/n.ts', mode: '0', oid: null }, { path: 'lib/l.ts', mode: '0', oid: null }, { path: 'nope', mode: '0', oid: null }]);
+  await compareSplit(repo, [
+    { path: 'src/a.ts', mode: '0', oid: null },
+    { path: 'src/new/n.ts', mode: '0', oid: null },
+    { path: 'lib/l.ts', mode: '0', oid: null },
+    { path: 'nope', mode: '0', oid: null },
+  ]);
 });
 
 test('split index: seeded random rounds of adds, changes and removals on one index, every round what git writes', async () => {
@@ -609,7 +807,11 @@ test('split index: seeded random rounds of adds, changes and removals on one ind
     for (let i = 0, n = 1 + Math.floor(random() * 12); i < n; i++) {
       const roll = random();
       const p = roll < 0.7 ? pick(paths) : `${pick(dirs)}n${seed}-${i}`;
-      updates.set(p, { path: p, mode: pick(['100644', '100644', '100755']), oid: roll < 0.25 ? null : blob(repo, `seed ${seed} ${i}\n`) });
+      updates.set(p, {
+        path: p,
+        mode: pick(['100644', '100644', '100755']),
+        oid: roll < 0.25 ? null : blob(repo, `seed ${seed} ${i}\n`),
+      });
     }
     await compareSplit(repo, [...updates.values()]);
   }
@@ -624,7 +826,12 @@ test('split index: a folder of 200 entries removed (runs of ones in the delete b
   git(repo, 'write-tree');
   run(repo, ['update-index', '--split-index']);
   // deletions never count toward git's 20 % of added entries; the one re-added entry stays below it
-  await compareSplit(repo, Object.keys(files).filter((p) => p.startsWith('d/')).map((p) => ({ path: p, mode: '0', oid: null })));
+  await compareSplit(
+    repo,
+    Object.keys(files)
+      .filter((p) => p.startsWith('d/'))
+      .map((p) => ({ path: p, mode: '0', oid: null })),
+  );
   await compareSplit(repo, [{ path: 'd/f100', mode: '100644', oid: blob(repo, 'back\n') }]);
 });
 
@@ -635,33 +842,54 @@ test('split index: racy entries of the shared index join the split file smudged;
   const now = statSync(indexOf(repo)).mtime;
   writeFileSync(path.join(repo, 'src/a.ts'), 'export const a = 2;\n'); // same size, other bytes
   utimesSync(path.join(repo, 'src/a.ts'), now, now);
-  assert.ok(await updateIndexFile(indexOf(repo), [{ path: 'lib/l.ts', mode: '100644', oid: blob(repo, 'l9\n') }]));
+  assert.ok(
+    await updateIndexFile(indexOf(repo), [
+      { path: 'lib/l.ts', mode: '100644', oid: blob(repo, 'l9\n') },
+    ]),
+  );
   readsCleanly(repo);
   assert.match(out(repo, 'status', '--porcelain'), / M src\/a\.ts/);
 });
 
 test('split index: left to git past 20 % added entries, and with a missing shared index', async () => {
   const { repo } = splitRepo(20);
-  const many = Array.from({ length: 6 }, (_, i) => ({ path: `more/m${i}`, mode: '100644', oid: blob(repo, `${i}\n`) }));
+  const many = Array.from({ length: 6 }, (_, i) => ({
+    path: `more/m${i}`,
+    mode: '100644',
+    oid: blob(repo, `${i}\n`),
+  }));
   await leftToGit(repo, many);
   const { repo: lost } = splitRepo(20);
   for (const f of sharedFiles(lost).keys()) rmSync(path.join(lost, '.git', f));
   const before = readFileSync(indexOf(lost));
-  assert.is(await updateIndexFile(indexOf(lost), [{ path: 'x', mode: '100644', oid: blob(lost, 'x\n') }]), false);
+  assert.is(
+    await updateIndexFile(indexOf(lost), [{ path: 'x', mode: '100644', oid: blob(lost, 'x\n') }]),
+    false,
+  );
   assert.ok(readFileSync(indexOf(lost)).equals(before), 'index untouched');
 });
 
 test('splitLargeIndex: a large index is split once (git reads the same entries), a small one and core.splitIndex=false are left alone', async () => {
   const repo = makeRepo({ 'README.md': '# large\n' });
   const o = blob(repo, 'same\n');
-  gitUpdateIndex(repo, Array.from({ length: 30000 }, (_, i) => ({ path: `d${i % 50}/f-${i}.txt`, mode: '100644', oid: o })));
+  gitUpdateIndex(
+    repo,
+    Array.from({ length: 30000 }, (_, i) => ({
+      path: `d${i % 50}/f-${i}.txt`,
+      mode: '100644',
+      oid: o,
+    })),
+  );
   assert.ok(statSync(indexOf(repo)).size >= SPLIT_INDEX_MIN_BYTES);
   const entries = out(repo, 'ls-files', '-s');
   const small = makeRepo({ 'a.txt': 'a\n' });
   assert.not.ok(await splitLargeIndex(small), 'a small index stays as it is');
   const refused = makeRepo({ 'a.txt': 'a\n' });
   git(refused, 'config', 'core.splitIndex', 'false');
-  gitUpdateIndex(refused, Array.from({ length: 30000 }, (_, i) => ({ path: `d/f-${i}`, mode: '100644', oid: o })));
+  gitUpdateIndex(
+    refused,
+    Array.from({ length: 30000 }, (_, i) => ({ path: `d/f-${i}`, mode: '100644', oid: o })),
+  );
   assert.not.ok(await splitLargeIndex(refused), 'core.splitIndex=false is kept');
   assert.ok(await splitLargeIndex(repo));
   assert.ok(parseIndex(readFileSync(indexOf(repo))).extensions.has('link'), 'split');

@@ -9,7 +9,12 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { objectFormat, hashObject } from '../../../src/git/object-format.js';
 import { looseObjectStore, writeLooseObject } from '../../../src/git/loose.js';
-import { parseRawTree, readCommitTrees, serializeTree, writeTreeWithChanges } from '../../../src/git/tree.js';
+import {
+  parseRawTree,
+  readCommitTrees,
+  serializeTree,
+  writeTreeWithChanges,
+} from '../../../src/git/tree.js';
 import { updateIndex } from '../../../src/git/objects.js';
 import { updateIndexFile } from '../../../src/git/index-file.js';
 import { locateWorktreeDirect } from '../../../src/git/plumbing.js';
@@ -34,7 +39,7 @@ t('the format comes from extensions.objectFormat; SHA-1 without it', () => {
   assert.is(objectFormat(path.join(makeRepo(), '.git')), 'sha1');
 });
 
-t('a SHA-256 tree parses into 64-digit ids and serialises back to git\'s bytes and id', () => {
+t("a SHA-256 tree parses into 64-digit ids and serialises back to git's bytes and id", () => {
   const repo = sha256Repo();
   const id = git(repo, 'rev-parse', 'HEAD:d');
   const raw = spawnSync('git', ['cat-file', 'tree', id], { cwd: repo }).stdout;
@@ -48,7 +53,9 @@ t('a SHA-256 tree parses into 64-digit ids and serialises back to git\'s bytes a
 
 t('a tree read with the wrong id length is refused, not looped over', () => {
   const repo = sha256Repo();
-  const raw = spawnSync('git', ['cat-file', 'tree', git(repo, 'rev-parse', 'HEAD:d')], { cwd: repo }).stdout;
+  const raw = spawnSync('git', ['cat-file', 'tree', git(repo, 'rev-parse', 'HEAD:d')], {
+    cwd: repo,
+  }).stdout;
   try {
     parseRawTree(raw.subarray(0, raw.length - 5), 'sha256');
     assert.unreachable('a truncated tree parsed');
@@ -57,46 +64,92 @@ t('a tree read with the wrong id length is refused, not looped over', () => {
   }
 });
 
-t('loose objects, trees and the index are written as git writes them in a SHA-256 repository', async () => {
-  const repo = sha256Repo();
-  const head = git(repo, 'rev-parse', 'HEAD');
-  const store = await looseObjectStore(path.join(repo, '.git'), head);
-  assert.ok(store);
-  assert.is(store!.format, 'sha256');
-  const blob = await writeLooseObject(store!, 'blob', Buffer.from('new\n'));
-  writeFiles(repo, { 'd/e/n.txt': 'new\n' });
-  assert.is(blob, git(repo, 'hash-object', 'd/e/n.txt'));
-  const changes = [{ path: 'd/e/n.txt', mode: '100644', oid: blob }, { path: 'a.txt', mode: '0', oid: null }];
-  const viaStore = await writeTreeWithChanges(repo, head, changes, await readCommitTrees(repo, head, changes.map((c) => c.path), store), store);
-  const viaGit = await writeTreeWithChanges(repo, head, changes);
-  assert.is(viaStore, viaGit);
-  await updateIndex(repo, changes);
-  assert.is(git(repo, 'write-tree'), viaGit, 'the index holds the same tree');
-  git(repo, 'fsck', '--strict', '--no-dangling');
-});
+t(
+  'loose objects, trees and the index are written as git writes them in a SHA-256 repository',
+  async () => {
+    const repo = sha256Repo();
+    const head = git(repo, 'rev-parse', 'HEAD');
+    const store = await looseObjectStore(path.join(repo, '.git'), head);
+    assert.ok(store);
+    assert.is(store!.format, 'sha256');
+    const blob = await writeLooseObject(store!, 'blob', Buffer.from('new\n'));
+    writeFiles(repo, { 'd/e/n.txt': 'new\n' });
+    assert.is(blob, git(repo, 'hash-object', 'd/e/n.txt'));
+    const changes = [
+      { path: 'd/e/n.txt', mode: '100644', oid: blob },
+      { path: 'a.txt', mode: '0', oid: null },
+    ];
+    const viaStore = await writeTreeWithChanges(
+      repo,
+      head,
+      changes,
+      await readCommitTrees(
+        repo,
+        head,
+        changes.map((c) => c.path),
+        store,
+      ),
+      store,
+    );
+    const viaGit = await writeTreeWithChanges(repo, head, changes);
+    assert.is(viaStore, viaGit);
+    await updateIndex(repo, changes);
+    assert.is(git(repo, 'write-tree'), viaGit, 'the index holds the same tree');
+    git(repo, 'fsck', '--strict', '--no-dangling');
+  },
+);
 
-t('the in-process index writer updates a SHA-256 index as git does: entries, cache-tree, trailer', async () => {
-  const repo = sha256Repo();
-  git(repo, 'write-tree'); // a full cache-tree
-  assert.ok(locateWorktreeDirect(repo), 'a SHA-256 repository is found without asking git');
-  const theirs = path.join(tempDir('hagent-sha256-'), 'git');
-  cpSync(repo, theirs, { recursive: true, preserveTimestamps: true });
-  writeFiles(repo, { 'd/e/n.txt': 'new\n' });
-  const blob = git(repo, 'hash-object', '-w', 'd/e/n.txt');
-  writeFiles(theirs, { 'd/e/n.txt': 'new\n' });
-  git(theirs, 'hash-object', '-w', 'd/e/n.txt');
-  const updates = [{ path: 'd/e/n.txt', mode: '100644', oid: blob }, { path: 'a.txt', mode: '0', oid: null }];
-  assert.ok(await updateIndexFile(path.join(repo, '.git', 'index'), updates, 'sha256'), 'written in-process');
-  const input = `100644 ${blob}\td/e/n.txt\0` + `0 ${'0'.repeat(64)}\ta.txt\0`;
-  spawnSync('git', ['update-index', '-z', '--index-info'], { cwd: theirs, input });
-  assert.is(git(repo, 'ls-files', '-s'), git(theirs, 'ls-files', '-s'));
-  const index = readFileSync(path.join(repo, '.git', 'index'));
-  assert.ok(createHash('sha256').update(index.subarray(0, index.length - 32)).digest().equals(index.subarray(index.length - 32)), 'a SHA-256 trailer');
-  git(repo, 'cat-file', 'blob', blob);
-  assert.is(git(repo, 'write-tree'), git(theirs, 'write-tree'));
-  git(repo, 'fsck', '--strict', '--no-dangling', '--cache');
-  assert.not.ok(await updateIndexFile(path.join(repo, '.git', 'index'), updates.map((u) => (u.oid ? { ...u, oid: u.oid.slice(0, 40) } : u)), 'sha256'), 'a 40-digit id in a SHA-256 index is left to git');
-  assert.not.ok(await updateIndexFile(path.join(repo, '.git', 'index'), [{ path: 'x', mode: '0', oid: null }], 'sha1'), 'read as SHA-1, the SHA-256 index does not parse: left to git');
-});
+t(
+  'the in-process index writer updates a SHA-256 index as git does: entries, cache-tree, trailer',
+  async () => {
+    const repo = sha256Repo();
+    git(repo, 'write-tree'); // a full cache-tree
+    assert.ok(locateWorktreeDirect(repo), 'a SHA-256 repository is found without asking git');
+    const theirs = path.join(tempDir('hagent-sha256-'), 'git');
+    cpSync(repo, theirs, { recursive: true, preserveTimestamps: true });
+    writeFiles(repo, { 'd/e/n.txt': 'new\n' });
+    const blob = git(repo, 'hash-object', '-w', 'd/e/n.txt');
+    writeFiles(theirs, { 'd/e/n.txt': 'new\n' });
+    git(theirs, 'hash-object', '-w', 'd/e/n.txt');
+    const updates = [
+      { path: 'd/e/n.txt', mode: '100644', oid: blob },
+      { path: 'a.txt', mode: '0', oid: null },
+    ];
+    assert.ok(
+      await updateIndexFile(path.join(repo, '.git', 'index'), updates, 'sha256'),
+      'written in-process',
+    );
+    const input = `100644 ${blob}\td/e/n.txt\0` + `0 ${'0'.repeat(64)}\ta.txt\0`;
+    spawnSync('git', ['update-index', '-z', '--index-info'], { cwd: theirs, input });
+    assert.is(git(repo, 'ls-files', '-s'), git(theirs, 'ls-files', '-s'));
+    const index = readFileSync(path.join(repo, '.git', 'index'));
+    assert.ok(
+      createHash('sha256')
+        .update(index.subarray(0, index.length - 32))
+        .digest()
+        .equals(index.subarray(index.length - 32)),
+      'a SHA-256 trailer',
+    );
+    git(repo, 'cat-file', 'blob', blob);
+    assert.is(git(repo, 'write-tree'), git(theirs, 'write-tree'));
+    git(repo, 'fsck', '--strict', '--no-dangling', '--cache');
+    assert.not.ok(
+      await updateIndexFile(
+        path.join(repo, '.git', 'index'),
+        updates.map((u) => (u.oid ? { ...u, oid: u.oid.slice(0, 40) } : u)),
+        'sha256',
+      ),
+      'a 40-digit id in a SHA-256 index is left to git',
+    );
+    assert.not.ok(
+      await updateIndexFile(
+        path.join(repo, '.git', 'index'),
+        [{ path: 'x', mode: '0', oid: null }],
+        'sha1',
+      ),
+      'read as SHA-1, the SHA-256 index does not parse: left to git',
+    );
+  },
+);
 
 t.run();

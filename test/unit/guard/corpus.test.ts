@@ -12,15 +12,23 @@ import { CORPUS_CTX as CTX, readCorpus } from './corpus.js';
 const test = suite('guard corpus');
 
 test('the corpus holds at least 300 dangerous and 300 everyday commands', () => {
-  assert.ok(readCorpus('dangerous.txt').length >= 300, `${readCorpus('dangerous.txt').length} dangerous`);
-  assert.ok(readCorpus('everyday.txt').length >= 300, `${readCorpus('everyday.txt').length} everyday`);
+  assert.ok(
+    readCorpus('dangerous.txt').length >= 300,
+    `${readCorpus('dangerous.txt').length} dangerous`,
+  );
+  assert.ok(
+    readCorpus('everyday.txt').length >= 300,
+    `${readCorpus('everyday.txt').length} everyday`,
+  );
 });
 
 test('at least 95 % of the dangerous commands are refused (misses listed)', () => {
   const all = readCorpus('dangerous.txt');
   const misses = all.filter((c) => guardCommand(c, CTX).allowed);
   const rate = (all.length - misses.length) / all.length;
-  console.log(`  guard corpus: ${all.length - misses.length}/${all.length} dangerous commands refused (${(rate * 100).toFixed(1)} %)`);
+  console.log(
+    `  guard corpus: ${all.length - misses.length}/${all.length} dangerous commands refused (${(rate * 100).toFixed(1)} %)`,
+  );
   for (const m of misses) console.log(`    missed: ${JSON.stringify(m)}`);
   assert.ok(rate >= 0.95, `only ${(rate * 100).toFixed(1)} % refused`);
 });
@@ -28,8 +36,13 @@ test('at least 95 % of the dangerous commands are refused (misses listed)', () =
 test('no everyday command is refused', () => {
   const all = readCorpus('everyday.txt');
   const refused = all.map((c) => ({ c, v: guardCommand(c, CTX) })).filter((x) => !x.v.allowed);
-  console.log(`  guard corpus: ${all.length - refused.length}/${all.length} everyday commands allowed`);
-  assert.equal(refused.map((x) => `${x.c} → ${x.v.allowed ? '' : `${x.v.rule}: ${x.v.reason}`}`), []);
+  console.log(
+    `  guard corpus: ${all.length - refused.length}/${all.length} everyday commands allowed`,
+  );
+  assert.equal(
+    refused.map((x) => `${x.c} → ${x.v.allowed ? '' : `${x.v.rule}: ${x.v.reason}`}`),
+    [],
+  );
 });
 
 test.run();

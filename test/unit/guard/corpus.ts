@@ -7,7 +7,11 @@ import type { GuardContext } from '../../../src/guard/index.js';
 const DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'corpus');
 
 /** The context the corpus is written for. */
-export const CORPUS_CTX: GuardContext = { worktree: '/home/dev/shop/.git/hagent/worktrees/s1', home: '/home/dev', protectedBranches: ['main'] };
+export const CORPUS_CTX: GuardContext = {
+  worktree: '/home/dev/shop/.git/hagent/worktrees/s1',
+  home: '/home/dev',
+  protectedBranches: ['main'],
+};
 
 export function readCorpus(file: 'dangerous.txt' | 'everyday.txt'): string[] {
   const out: string[] = [];

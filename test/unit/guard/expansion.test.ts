@@ -36,7 +36,11 @@ const LINES = [
 
 /** The fields bash gives the last command of `line` (printf's arguments after the format). */
 function bashFields(line: string, cwd: string): string[] {
-  const r = spawnSync('bash', ['--norc', '--noprofile', '-c', `set -f; ${line}`], { cwd, env: { PATH: process.env.PATH, HOME }, encoding: 'utf8' });
+  const r = spawnSync('bash', ['--norc', '--noprofile', '-c', `set -f; ${line}`], {
+    cwd,
+    env: { PATH: process.env.PATH, HOME },
+    encoding: 'utf8',
+  });
   assert.is(r.status, 0, r.stderr);
   return r.stdout.split('\0').slice(0, -1);
 }
@@ -46,7 +50,8 @@ function guardFields(line: string, cwd: string): string[] {
   const w = new Walker({ frame: makeFrame(cwd, HOME), protectedBranches: [], allow: new Set() });
   let last: string[] = [];
   w.observe = (r) => {
-    if (r.argv[0]?.value === 'printf') last = r.argv.slice(2).map((f) => (f.dynamic ? `<dynamic ${f.value}>` : f.value));
+    if (r.argv[0]?.value === 'printf')
+      last = r.argv.slice(2).map((f) => (f.dynamic ? `<dynamic ${f.value}>` : f.value));
   };
   w.source(line, { cwd, vars: new Map() }, 0);
   return last;

@@ -29,17 +29,48 @@ test('allow relaxes exactly the rules it names', () => {
   assert.equal(guardCommand('git push origin HEAD', ctx), { allowed: true });
   const force = guardCommand('git push --force origin HEAD', ctx);
   assert.is(force.allowed ? '' : force.rule, 'git-push-force');
-  assert.is((guardCommand('git push && rm -rf ~', ctx) as { rule: string }).rule, 'rm-outside', 'later commands are still checked');
+  assert.is(
+    (guardCommand('git push && rm -rf ~', ctx) as { rule: string }).rule,
+    'rm-outside',
+    'later commands are still checked',
+  );
 });
 
 test('reset --hard passes at HEAD (a discard of uncommitted edits) and is refused at any other revision', () => {
-  for (const ok of ['git reset --hard', 'git reset --hard HEAD', 'git reset --hard @', 'git reset -q --hard HEAD', 'git reset HEAD~1', 'git reset --soft HEAD~2']) assert.equal(guardCommand(ok, CTX), { allowed: true }, ok);
-  for (const no of ['git reset --hard HEAD~1', 'git reset --hard main', 'git reset --keep HEAD^', 'git reset --hard "$R"']) assert.is(guardCommand(no, CTX).allowed, false, no);
+  for (const ok of [
+    'git reset --hard',
+    'git reset --hard HEAD',
+    'git reset --hard @',
+    'git reset -q --hard HEAD',
+    'git reset HEAD~1',
+    'git reset --soft HEAD~2',
+  ])
+    assert.equal(guardCommand(ok, CTX), { allowed: true }, ok);
+  for (const no of [
+    'git reset --hard HEAD~1',
+    'git reset --hard main',
+    'git reset --keep HEAD^',
+    'git reset --hard "$R"',
+  ])
+    assert.is(guardCommand(no, CTX).allowed, false, no);
 });
 
 test('discards inside the worktree pass; the same discards pointed at the user checkout do not', () => {
-  for (const ok of ['git restore .', 'git checkout -- .', 'git clean -fdx', 'rm -rf src', 'git stash', 'git stash pop']) assert.equal(guardCommand(ok, CTX), { allowed: true }, ok);
-  for (const no of ['git -C /home/dev/shop restore .', 'cd /home/dev/shop && git checkout -- .', 'GIT_WORK_TREE=/home/dev/shop git clean -fdx']) assert.is(guardCommand(no, CTX).allowed, false, no);
+  for (const ok of [
+    'git restore .',
+    'git checkout -- .',
+    'git clean -fdx',
+    'rm -rf src',
+    'git stash',
+    'git stash pop',
+  ])
+    assert.equal(guardCommand(ok, CTX), { allowed: true }, ok);
+  for (const no of [
+    'git -C /home/dev/shop restore .',
+    'cd /home/dev/shop && git checkout -- .',
+    'GIT_WORK_TREE=/home/dev/shop git clean -fdx',
+  ])
+    assert.is(guardCommand(no, CTX).allowed, false, no);
 });
 
 test('the target branch given in protectedBranches is protected; other branches are not', () => {
@@ -67,27 +98,47 @@ test('scratch writes in the temp folder pass, unless the folder is inside a git 
   const repo = tempDir();
   git(repo, 'init', '-q');
   const ctx: GuardContext = { worktree: tempDir(), home: '/home/dev' };
-  assert.equal(guardCommand(`echo x > ${scratch}/out.log && rm -f ${scratch}/out.log`, ctx), { allowed: true });
+  assert.equal(guardCommand(`echo x > ${scratch}/out.log && rm -f ${scratch}/out.log`, ctx), {
+    allowed: true,
+  });
   assert.is(guardCommand(`echo x > ${repo}/README.md`, ctx).allowed, false);
   assert.is(guardCommand(`rm -rf ${repo}`, ctx).allowed, false);
   // A glob in the temp folder is judged by what it matches: here the checkout.
-  assert.is(guardCommand(`rm -rf ${path.dirname(repo)}/${path.basename(repo).slice(0, -2)}*`, ctx).allowed, false);
-  assert.is(guardCommand(`rm -rf ${path.dirname(repo)}/*`, ctx).allowed, false, 'everything in the temp folder');
+  assert.is(
+    guardCommand(`rm -rf ${path.dirname(repo)}/${path.basename(repo).slice(0, -2)}*`, ctx).allowed,
+    false,
+  );
+  assert.is(
+    guardCommand(`rm -rf ${path.dirname(repo)}/*`, ctx).allowed,
+    false,
+    'everything in the temp folder',
+  );
   assert.equal(guardCommand(`rm -rf ${scratch}/build-*`, ctx), { allowed: true });
 });
 
 test('it never throws, whatever the input', () => {
-  fc.assert(fc.property(fc.string({ maxLength: 200 }), (s) => {
-    const v = guardCommand(s, CTX);
-    return v.allowed === true || v.code === 'GUARD_BLOCKED';
-  }), { numRuns: 2000 });
+  fc.assert(
+    fc.property(fc.string({ maxLength: 200 }), (s) => {
+      const v = guardCommand(s, CTX);
+      return v.allowed === true || v.code === 'GUARD_BLOCKED';
+    }),
+    { numRuns: 2000 },
+  );
   const deep = `${'$(echo '.repeat(300)}x${')'.repeat(300)}`;
   assert.is(typeof guardCommand(deep, CTX).allowed, 'boolean');
-  assert.is(guardCommand(`${'bash -c "'.repeat(1)}${'eval '.repeat(40)}rm -rf ~"`, CTX).allowed, false);
+  assert.is(
+    guardCommand(`${'bash -c "'.repeat(1)}${'eval '.repeat(40)}rm -rf ~"`, CTX).allowed,
+    false,
+  );
 });
 
 test('an interpreter one-liner that writes outside the worktree is refused as a write, one that deletes as a deletion', () => {
-  for (const cmd of [`awk 'BEGIN{print "x" > "/home/dev/shop/README.md"}'`, `python3 -c 'open("/etc/hosts","w").write("")'`, `node -e "require('fs').writeFileSync('/home/dev/x', '')"`, `perl -e 'open(F, ">/home/dev/.bashrc")'`]) {
+  for (const cmd of [
+    `awk 'BEGIN{print "x" > "/home/dev/shop/README.md"}'`,
+    `python3 -c 'open("/etc/hosts","w").write("")'`,
+    `node -e "require('fs').writeFileSync('/home/dev/x', '')"`,
+    `perl -e 'open(F, ">/home/dev/.bashrc")'`,
+  ]) {
     const v = guardCommand(cmd, CTX);
     assert.is(v.allowed ? '' : v.rule, 'write-outside', cmd);
     assert.match(v.allowed ? '' : v.reason, /^writes outside/, cmd);

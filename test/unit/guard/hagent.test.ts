@@ -33,20 +33,53 @@ test('the human-only verbs are refused under hagent-human-only, the reason namin
     "bash -c 'hagent land'",
     'echo s2 | xargs hagent session end',
     'hagent exec -- hagent land',
-    "python3 -c \"import os; os.system('hagent land --yes')\"",
-  ]) assert.is(rule(c), 'hagent-human-only', c);
+    'python3 -c "import os; os.system(\'hagent land --yes\')"',
+  ])
+    assert.is(rule(c), 'hagent-human-only', c);
   const v = guardCommand('hagent land --yes', CTX);
-  assert.ok(!v.allowed && /hagent land is for the human/.test(v.reason) && /review, approve and land/.test(v.hint), JSON.stringify(v));
+  assert.ok(
+    !v.allowed &&
+      /hagent land is for the human/.test(v.reason) &&
+      /review, approve and land/.test(v.hint),
+    JSON.stringify(v),
+  );
 });
 
 test('unsetting or overriding the marker is refused under agent-marker', () => {
-  for (const c of ['unset HAGENT_AGENT', 'env -u HAGENT_AGENT hagent land', 'env --unset=HAGENT_AGENT true', 'HAGENT_AGENT= hagent land', 'export HAGENT_AGENT=', 'env -i hagent status', "env -i bash -c 'hagent status'", 'HAGENT_AGENT=x; true']) {
+  for (const c of [
+    'unset HAGENT_AGENT',
+    'env -u HAGENT_AGENT hagent land',
+    'env --unset=HAGENT_AGENT true',
+    'HAGENT_AGENT= hagent land',
+    'export HAGENT_AGENT=',
+    'env -i hagent status',
+    "env -i bash -c 'hagent status'",
+    'HAGENT_AGENT=x; true',
+  ]) {
     assert.is(rule(c), 'agent-marker', c);
   }
 });
 
 test('the rest of hagent runs: status, review, apply, check, undo, sync, log, session status and update', () => {
-  for (const c of ['hagent status', 'hagent review', 'hagent review --no-approve', 'hagent apply fix.patch', 'hagent check fix.patch', 'hagent undo', 'hagent undo --redo', 'hagent sync', 'hagent log', 'hagent session status', 'hagent session update --rebase', 'hagent config show', 'hagent land --help', 'npx hagent status', 'node dist/hagent.cjs review --stat', 'hagent exec -- npm test', 'echo $HAGENT_AGENT']) {
+  for (const c of [
+    'hagent status',
+    'hagent review',
+    'hagent review --no-approve',
+    'hagent apply fix.patch',
+    'hagent check fix.patch',
+    'hagent undo',
+    'hagent undo --redo',
+    'hagent sync',
+    'hagent log',
+    'hagent session status',
+    'hagent session update --rebase',
+    'hagent config show',
+    'hagent land --help',
+    'npx hagent status',
+    'node dist/hagent.cjs review --stat',
+    'hagent exec -- npm test',
+    'echo $HAGENT_AGENT',
+  ]) {
     assert.is(rule(c), null, c);
   }
 });

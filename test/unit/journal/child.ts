@@ -8,5 +8,14 @@ const [commonDir, writer, count] = process.argv.slice(2) as [string, string, str
 for (let i = 0; i < Number(count); i++) {
   // A line of ~40 KiB: far above PIPE_BUF, so only O_APPEND + one write keeps it whole.
   const patch = `*** Begin Patch\n*** Update File: w${writer}.txt\n${`+line ${writer}-${i} ${'x'.repeat(80)}\n`.repeat(400)}*** End Patch\n`;
-  await appendJournal(commonDir, { session: `s${writer}`, command: 'apply', ok: i % 3 !== 0, files: [`w${writer}.txt`], patch, ...(i % 3 === 0 ? { code: 'STALE_FILE', message: 'changed outside', hint: 'run hagent sync' } : {}) });
+  await appendJournal(commonDir, {
+    session: `s${writer}`,
+    command: 'apply',
+    ok: i % 3 !== 0,
+    files: [`w${writer}.txt`],
+    patch,
+    ...(i % 3 === 0
+      ? { code: 'STALE_FILE', message: 'changed outside', hint: 'run hagent sync' }
+      : {}),
+  });
 }

@@ -17,16 +17,47 @@ function io(cwd: string): { io: Io; out: () => string } {
   const stdout = new PassThrough();
   const chunks: Buffer[] = [];
   stdout.on('data', (d: Buffer) => chunks.push(d));
-  const value: Io = { stdout, stderr: new PassThrough(), stdin: new PassThrough(), color: false, interactive: false, cwd, env: {} };
+  const value: Io = {
+    stdout,
+    stderr: new PassThrough(),
+    stdin: new PassThrough(),
+    color: false,
+    interactive: false,
+    cwd,
+    env: {},
+  };
   return { io: value, out: () => Buffer.concat(chunks).toString('utf8') };
 }
 
 async function repoWithJournal(): Promise<string> {
   const repo = makeRepo();
   const commonDir = path.join(repo, '.git');
-  await appendJournal(commonDir, { time: '2026-01-01T10:00:00.000Z', session: 'fix-login', command: 'apply', ok: true, files: ['a.txt', 'b.txt'], base: '1'.repeat(40), head: '2'.repeat(40) });
-  await appendJournal(commonDir, { time: '2026-01-01T10:01:00.000Z', session: 'fix-login', command: 'apply', ok: false, code: 'STALE_FILE', message: 'a.txt changed outside the session', hint: 'run hagent sync, then rebuild the patch', files: ['a.txt'] });
-  await appendJournal(commonDir, { time: '2026-01-01T10:02:00.000Z', session: 'other', command: 'undo', ok: true, files: [] });
+  await appendJournal(commonDir, {
+    time: '2026-01-01T10:00:00.000Z',
+    session: 'fix-login',
+    command: 'apply',
+    ok: true,
+    files: ['a.txt', 'b.txt'],
+    base: '1'.repeat(40),
+    head: '2'.repeat(40),
+  });
+  await appendJournal(commonDir, {
+    time: '2026-01-01T10:01:00.000Z',
+    session: 'fix-login',
+    command: 'apply',
+    ok: false,
+    code: 'STALE_FILE',
+    message: 'a.txt changed outside the session',
+    hint: 'run hagent sync, then rebuild the patch',
+    files: ['a.txt'],
+  });
+  await appendJournal(commonDir, {
+    time: '2026-01-01T10:02:00.000Z',
+    session: 'other',
+    command: 'undo',
+    ok: true,
+    files: [],
+  });
   return repo;
 }
 
@@ -35,7 +66,10 @@ test('the human view shows applied and blocked notes, with the blocked hint repe
   const { io: i, out } = io(repo);
   assert.is(await runLog({}, i), 0);
   const text = out();
-  assert.match(text, /^applied {2}2026-01-01 10:00:00Z {2}fix-login {2}apply {2}head 222222222222$/m);
+  assert.match(
+    text,
+    /^applied {2}2026-01-01 10:00:00Z {2}fix-login {2}apply {2}head 222222222222$/m,
+  );
   assert.match(text, /^ {9}files: a\.txt, b\.txt$/m);
   assert.match(text, /^blocked {2}2026-01-01 10:01:00Z {2}fix-login {2}apply {2}STALE_FILE$/m);
   assert.match(text, /^ {9}a\.txt changed outside the session$/m);
@@ -63,7 +97,10 @@ test('--json prints {entries, damaged} with damaged lines counted', async () => 
   await runLog({ json: true, session: 'fix-login' }, i);
   const parsed = JSON.parse(out());
   assert.is(parsed.damaged, 1);
-  assert.equal(parsed.entries.map((e: { ok: boolean }) => e.ok), [true, false]);
+  assert.equal(
+    parsed.entries.map((e: { ok: boolean }) => e.ok),
+    [true, false],
+  );
   assert.is(parsed.entries[1].hint, 'run hagent sync, then rebuild the patch');
 });
 

@@ -7,17 +7,29 @@
 import { appendFileSync } from 'node:fs';
 import { withSessionLock } from '../../../src/lock/index.js';
 
-const [mode, commonDir, session, a, b] = process.argv.slice(2) as [string, string, string, string, string];
+const [mode, commonDir, session, a, b] = process.argv.slice(2) as [
+  string,
+  string,
+  string,
+  string,
+  string,
+];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 if (mode === 'race') {
   const rounds = Number(a);
   for (let i = 0; i < rounds; i++) {
-    await withSessionLock(commonDir, session, { command: 'race' }, { timeoutMs: 60_000 }, async () => {
-      appendFileSync(b, `enter ${process.pid}\n`);
-      await sleep(Math.random() * 3);
-      appendFileSync(b, `exit ${process.pid}\n`);
-    });
+    await withSessionLock(
+      commonDir,
+      session,
+      { command: 'race' },
+      { timeoutMs: 60_000 },
+      async () => {
+        appendFileSync(b, `enter ${process.pid}\n`);
+        await sleep(Math.random() * 3);
+        appendFileSync(b, `exit ${process.pid}\n`);
+      },
+    );
   }
 } else if (mode === 'hold') {
   await withSessionLock(commonDir, session, { command: a }, { timeoutMs: 30_000 }, async () => {

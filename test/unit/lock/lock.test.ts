@@ -2,7 +2,14 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, writeFileSync, mkdirSync, utimesSync } from 'node:fs';
+import {
+  existsSync,
+  readFileSync,
+  readdirSync,
+  writeFileSync,
+  mkdirSync,
+  utimesSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,7 +27,15 @@ let childJs = '';
 // which would hide the races the tests are after behind start-up time.
 test.before(async () => {
   childJs = path.join(tempDir(), 'child.mjs');
-  await build({ entryPoints: [CHILD], outfile: childJs, bundle: true, format: 'esm', platform: 'node', target: 'node20', logLevel: 'warning' });
+  await build({
+    entryPoints: [CHILD],
+    outfile: childJs,
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    logLevel: 'warning',
+  });
 });
 
 function child(args: string[]): ChildProcess {
@@ -28,7 +43,11 @@ function child(args: string[]): ChildProcess {
 }
 
 function exited(c: ChildProcess): Promise<number | null> {
-  return new Promise((resolve) => (c.exitCode !== null || c.signalCode !== null ? resolve(c.exitCode) : c.on('exit', (code) => resolve(code))));
+  return new Promise((resolve) =>
+    c.exitCode !== null || c.signalCode !== null
+      ? resolve(c.exitCode)
+      : c.on('exit', (code) => resolve(code)),
+  );
 }
 
 /** Resolves once the child printed `locked`. */
@@ -57,7 +76,9 @@ async function lockedError(p: Promise<unknown>): Promise<HagentError> {
 
 test('the lock is taken, the holder named in its file, and released after fn', async () => {
   const dir = tempDir();
-  const seen = await withSessionLock(dir, 's1', { command: 'apply' }, {}, async () => readLockHolder(dir, 's1'));
+  const seen = await withSessionLock(dir, 's1', { command: 'apply' }, {}, async () =>
+    readLockHolder(dir, 's1'),
+  );
   assert.ok(seen);
   assert.is(seen.holder?.pid, process.pid);
   assert.is(seen.holder?.command, 'apply');
@@ -101,7 +122,9 @@ test('a second taker in the same process waits for the first and then runs', asy
 
 test('locks of different sessions do not block each other', async () => {
   const dir = tempDir();
-  const r = await withSessionLock(dir, 'a', { command: 'apply' }, {}, () => withSessionLock(dir, 'b', { command: 'apply' }, { timeoutMs: 0 }, async () => 'both'));
+  const r = await withSessionLock(dir, 'a', { command: 'apply' }, {}, () =>
+    withSessionLock(dir, 'b', { command: 'apply' }, { timeoutMs: 0 }, async () => 'both'),
+  );
   assert.is(r, 'both');
 });
 
@@ -111,11 +134,18 @@ test('LOCKED after the timeout names the live holder: pid, command, host and sta
   try {
     await locked(holder);
     const t0 = Date.now();
-    const e = await lockedError(withSessionLock(dir, 's1', { command: 'apply' }, { timeoutMs: 300 }, async () => 'ran'));
+    const e = await lockedError(
+      withSessionLock(dir, 's1', { command: 'apply' }, { timeoutMs: 300 }, async () => 'ran'),
+    );
     const waited = Date.now() - t0;
     assert.is(e.code, 'LOCKED');
     assert.ok(waited >= 280, `waited ${waited} ms`);
-    const h = e.details.holder as { pid: number; command: string; hostname: string; startedAt: string };
+    const h = e.details.holder as {
+      pid: number;
+      command: string;
+      hostname: string;
+      startedAt: string;
+    };
     assert.is(h.pid, holder.pid);
     assert.is(h.command, 'land');
     assert.is(h.hostname, os.hostname());
@@ -140,7 +170,13 @@ test('a holder killed with SIGKILL is taken over at once', async () => {
   assert.is(status?.state, 'dead');
   assert.is(status?.holder?.pid, holder.pid);
   const t0 = Date.now();
-  const r = await withSessionLock(dir, 's1', { command: 'apply' }, { timeoutMs: 2000 }, async () => (await readLockHolder(dir, 's1'))?.holder?.pid);
+  const r = await withSessionLock(
+    dir,
+    's1',
+    { command: 'apply' },
+    { timeoutMs: 2000 },
+    async () => (await readLockHolder(dir, 's1'))?.holder?.pid,
+  );
   assert.is(r, process.pid);
   assert.ok(Date.now() - t0 < 500, 'took over without waiting for the timeout');
   assert.is(await readLockHolder(dir, 's1'), null);
@@ -151,13 +187,18 @@ test('a lock file with an unparsable body is taken over only once it is old', as
   const file = path.join(dir, 'hagent', 'locks', 's1.lock');
   mkdirSync(path.dirname(file), { recursive: true });
   writeFileSync(file, '');
-  const e = await lockedError(withSessionLock(dir, 's1', { command: 'apply' }, { timeoutMs: 50 }, async () => 'ran'));
+  const e = await lockedError(
+    withSessionLock(dir, 's1', { command: 'apply' }, { timeoutMs: 50 }, async () => 'ran'),
+  );
   assert.is(e.code, 'LOCKED');
   assert.is(e.details.holder, null);
   const old = (Date.now() - UNPARSABLE_MAX_AGE_MS - 5000) / 1000;
   utimesSync(file, old, old);
   assert.is((await readLockHolder(dir, 's1'))?.state, 'dead');
-  assert.is(await withSessionLock(dir, 's1', { command: 'apply' }, { timeoutMs: 50 }, async () => 'ran'), 'ran');
+  assert.is(
+    await withSessionLock(dir, 's1', { command: 'apply' }, { timeoutMs: 50 }, async () => 'ran'),
+    'ran',
+  );
 });
 
 test('a lock naming a pid that no longer exists on this host is taken over', async () => {
@@ -166,16 +207,39 @@ test('a lock naming a pid that no longer exists on this host is taken over', asy
   mkdirSync(path.dirname(file), { recursive: true });
   const gone = child(['race', dir, 'unused', '0', path.join(dir, 'x')]);
   await exited(gone);
-  writeFileSync(file, JSON.stringify({ pid: gone.pid, hostname: os.hostname(), command: 'apply', startedAt: new Date().toISOString(), token: 'deadbeefdeadbeef' }));
-  assert.is(await withSessionLock(dir, 's1', { command: 'apply' }, { timeoutMs: 50 }, async () => 'ran'), 'ran');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      pid: gone.pid,
+      hostname: os.hostname(),
+      command: 'apply',
+      startedAt: new Date().toISOString(),
+      token: 'deadbeefdeadbeef',
+    }),
+  );
+  assert.is(
+    await withSessionLock(dir, 's1', { command: 'apply' }, { timeoutMs: 50 }, async () => 'ran'),
+    'ran',
+  );
 });
 
 test('a lock held on another host is never broken: LOCKED names that host', async () => {
   const dir = tempDir();
   const file = path.join(dir, 'hagent', 'locks', 's1.lock');
   mkdirSync(path.dirname(file), { recursive: true });
-  writeFileSync(file, JSON.stringify({ pid: 999999, hostname: 'elsewhere.example', command: 'undo', startedAt: '2026-01-01T00:00:00.000Z', token: 'cafebabecafebabe' }));
-  const e = await lockedError(withSessionLock(dir, 's1', { command: 'apply' }, { timeoutMs: 30 }, async () => 'ran'));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      pid: 999999,
+      hostname: 'elsewhere.example',
+      command: 'undo',
+      startedAt: '2026-01-01T00:00:00.000Z',
+      token: 'cafebabecafebabe',
+    }),
+  );
+  const e = await lockedError(
+    withSessionLock(dir, 's1', { command: 'apply' }, { timeoutMs: 30 }, async () => 'ran'),
+  );
   assert.is(e.code, 'LOCKED');
   assert.match(e.message, 'elsewhere.example');
   assert.ok(e.hint?.includes('another host'));
@@ -184,7 +248,9 @@ test('a lock held on another host is never broken: LOCKED names that host', asyn
 });
 
 test('a session id that cannot name a file is refused with USAGE', async () => {
-  const e = await lockedError(withSessionLock(tempDir(), '../x', { command: 'apply' }, {}, async () => 'ran'));
+  const e = await lockedError(
+    withSessionLock(tempDir(), '../x', { command: 'apply' }, {}, async () => 'ran'),
+  );
   assert.is(e.code, 'USAGE');
 });
 
@@ -200,14 +266,24 @@ test('six processes racing for one lock never hold it at the same time', async (
     return () => s;
   });
   const codes = await Promise.all(kids.map(exited));
-  assert.equal(codes, kids.map(() => 0), errs.map((f) => f()).join('\n'));
+  assert.equal(
+    codes,
+    kids.map(() => 0),
+    errs.map((f) => f()).join('\n'),
+  );
   const lines = readFileSync(log, 'utf8').trim().split('\n');
   assert.is(lines.length, 6 * rounds * 2);
   for (let i = 0; i < lines.length; i += 2) {
     const [enter, exit] = [lines[i]!, lines[i + 1]!];
-    assert.ok(enter.startsWith('enter ') && exit === `exit ${enter.slice(6)}`, `overlap at line ${i + 1}: ${enter} / ${exit}`);
+    assert.ok(
+      enter.startsWith('enter ') && exit === `exit ${enter.slice(6)}`,
+      `overlap at line ${i + 1}: ${enter} / ${exit}`,
+    );
   }
-  assert.equal(readdirSync(path.join(dir, 'hagent', 'locks')).filter((n) => n.endsWith('.lock')), []);
+  assert.equal(
+    readdirSync(path.join(dir, 'hagent', 'locks')).filter((n) => n.endsWith('.lock')),
+    [],
+  );
 });
 
 test('waiters racing to take over a SIGKILLed holder: exactly one wins at a time', async () => {
@@ -220,7 +296,10 @@ test('waiters racing to take over a SIGKILLed holder: exactly one wins at a time
   await new Promise((r) => setTimeout(r, 300)); // let them all wait on the live holder
   holder.kill('SIGKILL');
   const codes = await Promise.all(kids.map(exited));
-  assert.equal(codes, kids.map(() => 0));
+  assert.equal(
+    codes,
+    kids.map(() => 0),
+  );
   const lines = readFileSync(log, 'utf8').trim().split('\n');
   assert.is(lines.length, 6 * 5 * 2);
   for (let i = 0; i < lines.length; i += 2) {
@@ -228,7 +307,7 @@ test('waiters racing to take over a SIGKILLed holder: exactly one wins at a time
   }
 });
 
-test('the lock appears with its body (temp file, then link); a dead taker\'s body temp is swept on release', async () => {
+test("the lock appears with its body (temp file, then link); a dead taker's body temp is swept on release", async () => {
   const common = tempDir();
   const locks = path.join(common, 'hagent', 'locks');
   mkdirSync(locks, { recursive: true });
@@ -238,7 +317,9 @@ test('the lock appears with its body (temp file, then link); a dead taker\'s bod
   await withSessionLock(common, 's1', { command: 'test' }, {}, async () => {
     const body = JSON.parse(readFileSync(path.join(locks, 's1.lock'), 'utf8'));
     assert.is(body.pid, process.pid);
-    during = readdirSync(locks).filter((n) => n.startsWith('s1.lock.tmp-') && n !== path.basename(stray));
+    during = readdirSync(locks).filter(
+      (n) => n.startsWith('s1.lock.tmp-') && n !== path.basename(stray),
+    );
   });
   assert.equal(during, [], 'our own body temp is gone once the lock is taken');
   assert.not.ok(existsSync(stray), 'the stray temp of a dead process is removed');
@@ -253,15 +334,29 @@ test('a holder pid reused by another process (its start time differs) is dead; t
   try {
     const stat = readFileSync(`/proc/${other.pid}/stat`, 'latin1');
     const ticks = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
-    const body = (startTicks: number) => `${JSON.stringify({ pid: other.pid, hostname: os.hostname(), command: 'apply', startedAt: new Date().toISOString(), token: 'abcdef0123456789', startTicks })}\n`;
+    const body = (startTicks: number) =>
+      `${JSON.stringify({ pid: other.pid, hostname: os.hostname(), command: 'apply', startedAt: new Date().toISOString(), token: 'abcdef0123456789', startTicks })}\n`;
     writeFileSync(path.join(locks, 'r1.lock'), body(ticks - 1));
     let ran = false;
-    await withSessionLock(common, 'r1', { command: 'test' }, { timeoutMs: 0 }, async () => { ran = true; });
+    await withSessionLock(common, 'r1', { command: 'test' }, { timeoutMs: 0 }, async () => {
+      ran = true;
+    });
     assert.ok(ran, 'taken over at once: the pid belongs to a later process');
     writeFileSync(path.join(locks, 'r2.lock'), body(ticks));
     let error: unknown = null;
-    await withSessionLock(common, 'r2', { command: 'test' }, { timeoutMs: 0 }, async () => undefined).catch((e) => { error = e; });
-    assert.ok(isHagentError(error) && (error as HagentError).code === 'LOCKED', 'the very holder process is alive');
+    await withSessionLock(
+      common,
+      'r2',
+      { command: 'test' },
+      { timeoutMs: 0 },
+      async () => undefined,
+    ).catch((e) => {
+      error = e;
+    });
+    assert.ok(
+      isHagentError(error) && (error as HagentError).code === 'LOCKED',
+      'the very holder process is alive',
+    );
   } finally {
     other.kill('SIGKILL');
   }

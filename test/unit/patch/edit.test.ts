@@ -7,7 +7,11 @@ const test = suite('edit and write planning');
 
 const enc = new TextEncoder();
 const dec = new TextDecoder('utf-8', { ignoreBOM: true });
-const file = (text: string | Uint8Array, mode: '100644' | '100755' = '100644'): FileState => ({ kind: 'file', bytes: typeof text === 'string' ? enc.encode(text) : text, mode });
+const file = (text: string | Uint8Array, mode: '100644' | '100755' = '100644'): FileState => ({
+  kind: 'file',
+  bytes: typeof text === 'string' ? enc.encode(text) : text,
+  mode,
+});
 const out = (state: FileState, oldString: string, newString: string, replaceAll = false) => {
   const f = planEdit({ path: 'f.txt', oldString, newString, replaceAll }, state).files[0]!;
   return { text: dec.decode(f.bytes), f };
@@ -26,7 +30,10 @@ test('old_string must occur once: several occurrences are AMBIGUOUS_MATCH with t
   assert.equal(e.details.candidates, [1, 3]);
   const all = out(file('x = 1\ny = 2\nx = 1\n'), 'x = 1', 'x = 3', true);
   assert.is(all.text, 'x = 3\ny = 2\nx = 3\n');
-  assert.equal(all.f.chunks.map((c) => c.startLine), [1, 3]);
+  assert.equal(
+    all.f.chunks.map((c) => c.startLine),
+    [1, 3],
+  );
 });
 
 test('not found is CONTEXT_NOT_FOUND naming the line where its first line occurs', () => {
@@ -37,7 +44,10 @@ test('not found is CONTEXT_NOT_FOUND naming the line where its first line occurs
 });
 
 test('LF line breaks in old_string match a CRLF file, and new_string is written with CRLF', () => {
-  const r = planEdit({ path: 'f.txt', oldString: 'one\ntwo', newString: 'one\nTWO\nmore' }, file('one\r\ntwo\r\n'));
+  const r = planEdit(
+    { path: 'f.txt', oldString: 'one\ntwo', newString: 'one\nTWO\nmore' },
+    file('one\r\ntwo\r\n'),
+  );
   assert.is(dec.decode(r.files[0]!.bytes), 'one\r\nTWO\r\nmore\r\n');
   assert.is(r.warnings.length, 1);
 });
@@ -49,17 +59,34 @@ test('a BOM, the mode and a missing final newline are kept', () => {
 });
 
 test('an empty old_string creates a missing file or fills an empty one, and is refused on a file with content', () => {
-  assert.is(planEdit({ path: 'n.txt', oldString: '', newString: 'hi\n' }, { kind: 'missing' }).files[0]!.op, 'add');
+  assert.is(
+    planEdit({ path: 'n.txt', oldString: '', newString: 'hi\n' }, { kind: 'missing' }).files[0]!.op,
+    'add',
+  );
   assert.is(out(file(''), '', 'hi\n').text, 'hi\n');
   assert.is(errorOf(() => out(file('x\n'), '', 'hi\n')).code, 'FILE_EXISTS');
 });
 
 test('refusals: same strings NO_CHANGES, missing FILE_NOT_FOUND, binary or a folder UNSUPPORTED_FILE', () => {
   assert.is(errorOf(() => out(file('a\n'), 'a', 'a')).code, 'NO_CHANGES');
-  assert.is(errorOf(() => planEdit({ path: 'f', oldString: 'a', newString: 'b' }, { kind: 'missing' })).code, 'FILE_NOT_FOUND');
-  assert.is(errorOf(() => out(file(new Uint8Array([0x61, 0, 0x62])), 'a', 'b')).code, 'UNSUPPORTED_FILE');
-  assert.is(errorOf(() => out(file(new Uint8Array([0xff, 0xfe])), 'a', 'b')).code, 'UNSUPPORTED_FILE');
-  assert.is(errorOf(() => planEdit({ path: 'd', oldString: 'a', newString: 'b' }, { kind: 'directory' })).code, 'UNSUPPORTED_FILE');
+  assert.is(
+    errorOf(() => planEdit({ path: 'f', oldString: 'a', newString: 'b' }, { kind: 'missing' }))
+      .code,
+    'FILE_NOT_FOUND',
+  );
+  assert.is(
+    errorOf(() => out(file(new Uint8Array([0x61, 0, 0x62])), 'a', 'b')).code,
+    'UNSUPPORTED_FILE',
+  );
+  assert.is(
+    errorOf(() => out(file(new Uint8Array([0xff, 0xfe])), 'a', 'b')).code,
+    'UNSUPPORTED_FILE',
+  );
+  assert.is(
+    errorOf(() => planEdit({ path: 'd', oldString: 'a', newString: 'b' }, { kind: 'directory' }))
+      .code,
+    'UNSUPPORTED_FILE',
+  );
 });
 
 test('write plans an add for a new file and an update (mode kept, lines counted) for an existing one', () => {

@@ -1,22 +1,39 @@
 /** Builders for the patch engine's unit tests (real shapes, no mocks: the engine is pure). */
 import type { Callback, Test } from 'uvu';
 import { isHagentError, type HagentError } from '../../../src/errors.js';
-import { parsePatch, pathsToRead, planPatch, type FileState, type Plan, type Snapshot } from '../../../src/patch/index.js';
+import {
+  parsePatch,
+  pathsToRead,
+  planPatch,
+  type FileState,
+  type Plan,
+  type Snapshot,
+} from '../../../src/patch/index.js';
 
-export type Entry = string | Uint8Array | { text: string; mode: '100644' | '100755' } | 'missing' | 'directory' | 'other';
+export type Entry =
+  | string
+  | Uint8Array
+  | { text: string; mode: '100644' | '100755' }
+  | 'missing'
+  | 'directory'
+  | 'other';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /** A snapshot from path → text (UTF-8), raw bytes, or a state name; unknown paths are missing. */
-export function snapshotOf(entries: Record<string, Entry>, paths: readonly string[] = []): Snapshot {
+export function snapshotOf(
+  entries: Record<string, Entry>,
+  paths: readonly string[] = [],
+): Snapshot {
   const map = new Map<string, FileState>();
   for (const p of paths) map.set(p, { kind: 'missing' });
   for (const [path, e] of Object.entries(entries)) {
     if (e === 'missing') map.set(path, { kind: 'missing' });
     else if (e === 'directory') map.set(path, { kind: 'directory' });
     else if (e === 'other') map.set(path, { kind: 'other' });
-    else if (typeof e === 'string') map.set(path, { kind: 'file', bytes: enc.encode(e), mode: '100644' });
+    else if (typeof e === 'string')
+      map.set(path, { kind: 'file', bytes: enc.encode(e), mode: '100644' });
     else if (e instanceof Uint8Array) map.set(path, { kind: 'file', bytes: e, mode: '100644' });
     else map.set(path, { kind: 'file', bytes: enc.encode(e.text), mode: e.mode });
   }
@@ -24,7 +41,10 @@ export function snapshotOf(entries: Record<string, Entry>, paths: readonly strin
 }
 
 /** Parses and plans `patch` against `files`; returns the plan and each written file as text. */
-export function run(patch: string, files: Record<string, Entry> = {}): { plan: Plan; out: Record<string, string> } {
+export function run(
+  patch: string,
+  files: Record<string, Entry> = {},
+): { plan: Plan; out: Record<string, string> } {
   const parsed = parsePatch(patch);
   const plan = planPatch(parsed, snapshotOf(files, pathsToRead(parsed)));
   const out: Record<string, string> = {};
@@ -60,7 +80,8 @@ export function guarded(s: Test): Test {
       try {
         await fn(ctx);
       } catch (e) {
-        if (isHagentError(e)) throw new Error(`unexpected ${e.code}: ${e.message} (hint: ${e.hint})`, { cause: e });
+        if (isHagentError(e))
+          throw new Error(`unexpected ${e.code}: ${e.message} (hint: ${e.hint})`, { cause: e });
         throw e;
       }
     };

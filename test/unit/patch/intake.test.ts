@@ -10,7 +10,23 @@ test('a bare Codex patch needs no leniency', () => {
   const p = parsePatch(simple);
   assert.is(p.format, 'codex');
   assert.equal(p.leniencies, []);
-  assert.equal(p.ops, [{ kind: 'update', path: 'a.txt', chunks: [{ anchors: [], oldLines: ['x'], newLines: ['y'], endOfFile: false, lineKinds: '-+', patchLine: 3 }], patchLine: 2 }]);
+  assert.equal(p.ops, [
+    {
+      kind: 'update',
+      path: 'a.txt',
+      chunks: [
+        {
+          anchors: [],
+          oldLines: ['x'],
+          newLines: ['y'],
+          endOfFile: false,
+          lineKinds: '-+',
+          patchLine: 3,
+        },
+      ],
+      patchLine: 2,
+    },
+  ]);
 });
 
 for (const lang of ['', 'patch', 'diff', 'text']) {
@@ -27,7 +43,9 @@ test('prose around the patch is ignored and reported as prose', () => {
 });
 
 test('two complete patches are refused with MULTIPLE_PATCHES', () => {
-  const e = errorOf(() => parsePatch('first:\n```\n' + simple + '```\nsecond:\n```\n' + simple + '```\n'));
+  const e = errorOf(() =>
+    parsePatch('first:\n```\n' + simple + '```\nsecond:\n```\n' + simple + '```\n'),
+  );
   assert.is(e.code, 'MULTIPLE_PATCHES');
 });
 
@@ -66,7 +84,9 @@ test('a JSON input wrapper is unwrapped', () => {
 });
 
 test('a JSON bash -lc heredoc call is unwrapped twice', () => {
-  const p = parsePatch(JSON.stringify({ command: ['bash', '-lc', `apply_patch <<'EOF'\n${simple}EOF\n`] }));
+  const p = parsePatch(
+    JSON.stringify({ command: ['bash', '-lc', `apply_patch <<'EOF'\n${simple}EOF\n`] }),
+  );
   assert.equal(p.leniencies.sort(), ['heredoc', 'json-wrapper']);
 });
 
@@ -75,7 +95,9 @@ test('JSON without any patch is PATCH_SYNTAX', () => {
 });
 
 test('invisible characters on marker lines are accepted and reported', () => {
-  const p = parsePatch('\uFEFF*** Begin Patch\n*** Update File: a.txt\u200B\n-x\n+y\n\u00A0*** End Patch\n');
+  const p = parsePatch(
+    '\uFEFF*** Begin Patch\n*** Update File: a.txt\u200B\n-x\n+y\n\u00A0*** End Patch\n',
+  );
   assert.ok(p.leniencies.includes('invisible-chars'));
   assert.equal(p.ops[0]?.path, 'a.txt');
 });
@@ -93,7 +115,11 @@ test('a patch without End Patch is refused (a truncated patch is never applied)'
 });
 
 test('ops after a premature End Patch are PATCH_SYNTAX with the 1-based line', () => {
-  const e = errorOf(() => parsePatch('*** Begin Patch\n*** Update File: f.txt\n-a\n+b\n*** End Patch\n*** Add File: g.txt\n+x\n*** End Patch\n'));
+  const e = errorOf(() =>
+    parsePatch(
+      '*** Begin Patch\n*** Update File: f.txt\n-a\n+b\n*** End Patch\n*** Add File: g.txt\n+x\n*** End Patch\n',
+    ),
+  );
   assert.is(e.code, 'PATCH_SYNTAX');
   assert.is(e.details.line, 6);
 });
@@ -110,7 +136,9 @@ test('prose without markers after End Patch is fine', () => {
 });
 
 test('a second Begin Patch before End Patch is PATCH_SYNTAX', () => {
-  const e = errorOf(() => parsePatch('*** Begin Patch\n*** Update File: a\n-x\n+y\n*** Begin Patch\n*** End Patch\n'));
+  const e = errorOf(() =>
+    parsePatch('*** Begin Patch\n*** Update File: a\n-x\n+y\n*** Begin Patch\n*** End Patch\n'),
+  );
   assert.is(e.code, 'PATCH_SYNTAX');
   assert.is(e.details.line, 5);
 });
@@ -118,7 +146,8 @@ test('a second Begin Patch before End Patch is PATCH_SYNTAX', () => {
 test('a 10 MB patch parses in linear time', () => {
   const body: string[] = [];
   for (let i = 0; i < 400_000; i++) body.push(`+line number ${i} of the file`);
-  const make = (n: number): string => `*** Begin Patch\n*** Add File: big.txt\n${body.slice(0, n).join('\n')}\n*** End Patch\n`;
+  const make = (n: number): string =>
+    `*** Begin Patch\n*** Add File: big.txt\n${body.slice(0, n).join('\n')}\n*** End Patch\n`;
   const full = make(400_000);
   const half = make(100_000);
   assert.ok(full.length > 10_000_000);
@@ -137,7 +166,10 @@ test('a 10 MB patch parses in linear time', () => {
   assert.ok(op?.kind === 'add' && op.lines.length === 10);
   // 4x the input: linear ≈ 4x the time. Only a guard against gross blowups on a loaded machine:
   // the figure itself is measured by bench/patch-engine.ts.
-  assert.ok(tFull < tQuarter * 20 + 1000, `quarter ${tQuarter.toFixed(0)} ms, full ${tFull.toFixed(0)} ms`);
+  assert.ok(
+    tFull < tQuarter * 20 + 1000,
+    `quarter ${tQuarter.toFixed(0)} ms, full ${tFull.toFixed(0)} ms`,
+  );
   assert.ok(tFull < 5000, `took ${tFull} ms`);
 });
 

@@ -28,7 +28,13 @@ test('a multi-file git diff gives one op per file and is reported as the unified
   assert.is(p.format, 'unified');
   assert.equal(p.leniencies, []);
   assert.is(p.format, 'unified');
-  assert.equal(p.ops.map((o) => [o.kind, o.path]), [['update', 'a.txt'], ['update', 'src/b.txt']]);
+  assert.equal(
+    p.ops.map((o) => [o.kind, o.path]),
+    [
+      ['update', 'a.txt'],
+      ['update', 'src/b.txt'],
+    ],
+  );
   const { out } = run(text, { 'a.txt': 'a\nb\nc\n', 'src/b.txt': 'w\nx\nz\n' });
   assert.is(out['a.txt'], 'a\nB\nc\n');
   assert.is(out['src/b.txt'], 'w\ny\nz\n');
@@ -60,7 +66,14 @@ test('new file and deleted file headers become add and delete', () => {
     '-bye',
   ].join('\n');
   const p = parsePatch(text);
-  assert.equal(p.ops[0], { kind: 'add', path: 'new.sh', lines: ['#!/bin/sh', 'echo hi'], finalNewline: true, mode: '100755', patchLine: 1 });
+  assert.equal(p.ops[0], {
+    kind: 'add',
+    path: 'new.sh',
+    lines: ['#!/bin/sh', 'echo hi'],
+    finalNewline: true,
+    mode: '100755',
+    patchLine: 1,
+  });
   assert.equal(p.ops[1], { kind: 'delete', path: 'old.txt', removedLines: ['bye'], patchLine: 9 });
   const { plan, out } = run(text, { 'old.txt': 'bye\n' });
   assert.is(out['new.sh'], '#!/bin/sh\necho hi\n');
@@ -81,7 +94,9 @@ test('a rename with edits becomes a move with chunks', () => {
     '-    return 1',
     '+    return 2',
   ].join('\n');
-  const { plan, out } = run(text, { 'old.py': { text: 'def f():\n    return 1\n', mode: '100755' } });
+  const { plan, out } = run(text, {
+    'old.py': { text: 'def f():\n    return 1\n', mode: '100755' },
+  });
   assert.is(plan.files[0]?.op, 'move');
   assert.is(plan.files[0]?.from, 'old.py');
   assert.is(plan.files[0]?.mode, '100755');
@@ -89,7 +104,8 @@ test('a rename with edits becomes a move with chunks', () => {
 });
 
 test('a pure rename without hunks becomes a move', () => {
-  const text = 'diff --git a/a.txt b/b.txt\nsimilarity index 100%\nrename from a.txt\nrename to b.txt\n';
+  const text =
+    'diff --git a/a.txt b/b.txt\nsimilarity index 100%\nrename from a.txt\nrename to b.txt\n';
   const op = parsePatch(text).ops[0];
   assert.ok(op?.kind === 'update' && op.moveTo === 'b.txt' && op.chunks.length === 0);
 });
@@ -102,31 +118,44 @@ test('a mode change is kept as newMode and planned as a change', () => {
 });
 
 test('No newline at end of file markers are honoured on both sides', () => {
-  const drop = '--- a/n.txt\n+++ b/n.txt\n@@ -1,2 +1,2 @@\n a\n-b\n+b\n\\ No newline at end of file\n';
+  const drop =
+    '--- a/n.txt\n+++ b/n.txt\n@@ -1,2 +1,2 @@\n a\n-b\n+b\n\\ No newline at end of file\n';
   assert.is(run(drop, { 'n.txt': 'a\nb\n' }).out['n.txt'], 'a\nb');
-  const add = '--- a/n.txt\n+++ b/n.txt\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+b\n';
+  const add =
+    '--- a/n.txt\n+++ b/n.txt\n@@ -1,2 +1,2 @@\n a\n-b\n\\ No newline at end of file\n+b\n';
   assert.is(run(add, { 'n.txt': 'a\nb' }).out['n.txt'], 'a\nb\n');
   const newFile = '--- /dev/null\n+++ b/x.txt\n@@ -0,0 +1 @@\n+x\n\\ No newline at end of file\n';
   assert.is(run(newFile).out['x.txt'], 'x');
 });
 
 test('GIT binary patch and Binary files differ are UNSUPPORTED_FILE', () => {
-  const e1 = errorOf(() => parsePatch('diff --git a/i.png b/i.png\nindex 1..2 100644\nGIT binary patch\nliteral 5\nabc\n'));
+  const e1 = errorOf(() =>
+    parsePatch('diff --git a/i.png b/i.png\nindex 1..2 100644\nGIT binary patch\nliteral 5\nabc\n'),
+  );
   assert.is(e1.code, 'UNSUPPORTED_FILE');
   assert.is(e1.details.path, 'i.png');
-  const e2 = errorOf(() => parsePatch('diff --git a/i.png b/i.png\nindex 1..2 100644\nBinary files a/i.png and b/i.png differ\n'));
+  const e2 = errorOf(() =>
+    parsePatch(
+      'diff --git a/i.png b/i.png\nindex 1..2 100644\nBinary files a/i.png and b/i.png differ\n',
+    ),
+  );
   assert.is(e2.code, 'UNSUPPORTED_FILE');
 });
 
 test('a plain diff -u with timestamps and no a/ b/ prefixes is accepted', () => {
-  const text = '--- a.txt.orig\t2024-01-01 10:00:00.000000000 +0000\n+++ a.txt\t2024-01-01 10:01:00.000000000 +0000\n@@ -1,2 +1,2 @@\n-x\n+X\n y\n';
+  const text =
+    '--- a.txt.orig\t2024-01-01 10:00:00.000000000 +0000\n+++ a.txt\t2024-01-01 10:01:00.000000000 +0000\n@@ -1,2 +1,2 @@\n-x\n+X\n y\n';
   const p = parsePatch(text);
-  assert.equal(p.ops.map((o) => o.path), ['a.txt']);
+  assert.equal(
+    p.ops.map((o) => o.path),
+    ['a.txt'],
+  );
   assert.is(run(text, { 'a.txt': 'x\ny\n' }).out['a.txt'], 'X\ny\n');
 });
 
 test('quoted paths with C escapes are decoded as git writes them', () => {
-  const text = 'diff --git "a/t\\303\\251st \\"q\\".txt" "b/t\\303\\251st \\"q\\".txt"\n--- "a/t\\303\\251st \\"q\\".txt"\n+++ "b/t\\303\\251st \\"q\\".txt"\n@@ -1 +1 @@\n-a\n+b\n';
+  const text =
+    'diff --git "a/t\\303\\251st \\"q\\".txt" "b/t\\303\\251st \\"q\\".txt"\n--- "a/t\\303\\251st \\"q\\".txt"\n+++ "b/t\\303\\251st \\"q\\".txt"\n@@ -1 +1 @@\n-a\n+b\n';
   assert.equal(parsePatch(text).ops[0]?.path, 'tést "q".txt');
 });
 
@@ -136,7 +165,8 @@ test('paths with spaces in an unquoted diff --git line are split correctly', () 
 });
 
 test('a copy becomes an add of the new path with the source content and hunks', () => {
-  const text = 'diff --git a/a.txt b/c.txt\nsimilarity index 90%\ncopy from a.txt\ncopy to c.txt\n--- a/a.txt\n+++ b/c.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+2\n';
+  const text =
+    'diff --git a/a.txt b/c.txt\nsimilarity index 90%\ncopy from a.txt\ncopy to c.txt\n--- a/a.txt\n+++ b/c.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+2\n';
   const p = parsePatch(text);
   assert.equal(p.ops[0]?.kind, 'add');
   const { plan, out } = run(text, { 'a.txt': 'one\ntwo\n' });
@@ -146,7 +176,14 @@ test('a copy becomes an add of the new path with the source content and hunks', 
 });
 
 test('a symlink mode is UNSUPPORTED_FILE', () => {
-  assert.is(errorOf(() => parsePatch('diff --git a/l b/l\nnew file mode 120000\n--- /dev/null\n+++ b/l\n@@ -0,0 +1 @@\n+target\n')).code, 'UNSUPPORTED_FILE');
+  assert.is(
+    errorOf(() =>
+      parsePatch(
+        'diff --git a/l b/l\nnew file mode 120000\n--- /dev/null\n+++ b/l\n@@ -0,0 +1 @@\n+target\n',
+      ),
+    ).code,
+    'UNSUPPORTED_FILE',
+  );
 });
 
 test('a zero-context insertion hunk goes after the line its header names', () => {

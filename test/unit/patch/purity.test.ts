@@ -13,18 +13,28 @@ test('src/patch imports no fs, child_process, chokidar, git, fsx or transaction 
   assert.ok(files.length > 0);
   for (const f of files) {
     const text = readFileSync(join(srcDir, f), 'utf8');
-    const imports = [...text.matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*from\s*['"]([^'"]+)['"]/g)].map((m) => m[1] as string);
+    const imports = [
+      ...text.matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*from\s*['"]([^'"]+)['"]/g),
+    ].map((m) => m[1] as string);
     for (const spec of imports) {
-      assert.not.ok(/^(node:)?(fs|fs\/promises|child_process|path|os)$/.test(spec), `${f} imports ${spec}`);
+      assert.not.ok(
+        /^(node:)?(fs|fs\/promises|child_process|path|os)$/.test(spec),
+        `${f} imports ${spec}`,
+      );
       assert.not.ok(/chokidar|\/git\/|\/fsx\/|\/transaction\//.test(spec), `${f} imports ${spec}`);
-      assert.ok(spec.startsWith('./') || spec === '../errors.js', `${f} imports ${spec} (only siblings and ../errors.js)`);
+      assert.ok(
+        spec.startsWith('./') || spec === '../errors.js',
+        `${f} imports ${spec} (only siblings and ../errors.js)`,
+      );
     }
   }
 });
 
 test('src/patch reads no clock, cwd or environment', () => {
   for (const f of files) {
-    const text = readFileSync(join(srcDir, f), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '');
+    const text = readFileSync(join(srcDir, f), 'utf8')
+      .replace(/\/\*[\s\S]*?\*\//g, '')
+      .replace(/\/\/.*$/gm, '');
     assert.not.ok(/Date\.now|new Date\(|process\.cwd|process\.env|performance\.now/.test(text), f);
   }
 });

@@ -7,11 +7,20 @@ const test = guarded(suite('seek'));
 const idx = (...lines: string[]) => new LineIndex(lines);
 
 test('seek finds an exact unique match and reports its 0-based index', () => {
-  assert.equal(seekSequence(idx('a', 'b', 'c'), ['b', 'c'], 0, { endOfFile: false }), { kind: 'unique', index: 1, level: 'exact' });
+  assert.equal(seekSequence(idx('a', 'b', 'c'), ['b', 'c'], 0, { endOfFile: false }), {
+    kind: 'unique',
+    index: 1,
+    level: 'exact',
+  });
 });
 
 test('seek reports ambiguous with both candidate lines', () => {
-  const r = seekSequence(idx('fn a() {', '    return 1;', '}', 'fn b() {', '    return 1;', '}'), ['    return 1;'], 0, { endOfFile: false });
+  const r = seekSequence(
+    idx('fn a() {', '    return 1;', '}', 'fn b() {', '    return 1;', '}'),
+    ['    return 1;'],
+    0,
+    { endOfFile: false },
+  );
   assert.equal(r, { kind: 'ambiguous', level: 'exact', candidates: [1, 4] });
 });
 
@@ -27,9 +36,22 @@ test('seek uses the strictest level that matches and counts uniqueness there', (
 });
 
 test('seek falls back through trim-end, trim and unicode levels', () => {
-  assert.equal(seekSequence(idx('a  ', 'b'), ['a', 'b'], 0, { endOfFile: false }), { kind: 'unique', index: 0, level: 'trim-end' });
-  assert.equal(seekSequence(idx('\ta', 'b'), ['a', 'b'], 0, { endOfFile: false }), { kind: 'unique', index: 0, level: 'trim' });
-  assert.equal(seekSequence(idx('say \u201Chi\u201D \u2014 it\u2019s'), ['say "hi" - it\'s'], 0, { endOfFile: false }), { kind: 'unique', index: 0, level: 'unicode' });
+  assert.equal(seekSequence(idx('a  ', 'b'), ['a', 'b'], 0, { endOfFile: false }), {
+    kind: 'unique',
+    index: 0,
+    level: 'trim-end',
+  });
+  assert.equal(seekSequence(idx('\ta', 'b'), ['a', 'b'], 0, { endOfFile: false }), {
+    kind: 'unique',
+    index: 0,
+    level: 'trim',
+  });
+  assert.equal(
+    seekSequence(idx('say \u201Chi\u201D \u2014 it\u2019s'), ['say "hi" - it\'s'], 0, {
+      endOfFile: false,
+    }),
+    { kind: 'unique', index: 0, level: 'unicode' },
+  );
 });
 
 test('seek reports ambiguous at a loose level when the loose level is the first to match', () => {
@@ -46,8 +68,14 @@ test('unicode folding maps dashes, quotes and spaces listed in the rule', () => 
 
 test('seek with endOfFile only tries the very end of the file', () => {
   const lines = idx('marker', 'end', 'middle', 'marker', 'end');
-  assert.equal(seekSequence(lines, ['marker', 'end'], 0, { endOfFile: true }), { kind: 'unique', index: 3, level: 'exact' });
-  assert.equal(seekSequence(idx('a', 'b', ''), ['a', 'b'], 0, { endOfFile: true }), { kind: 'none' });
+  assert.equal(seekSequence(lines, ['marker', 'end'], 0, { endOfFile: true }), {
+    kind: 'unique',
+    index: 3,
+    level: 'exact',
+  });
+  assert.equal(seekSequence(idx('a', 'b', ''), ['a', 'b'], 0, { endOfFile: true }), {
+    kind: 'none',
+  });
 });
 
 test('seek reports none when the pattern is longer than the file or absent', () => {
@@ -57,13 +85,28 @@ test('seek reports none when the pattern is longer than the file or absent', () 
 
 test('seekAnchor takes the first whole-line match after the cursor', () => {
   const lines = idx('class A:', '    def m(self):', 'class B:', '    def m(self):');
-  assert.equal(seekAnchor(lines, '    def m(self):', 2), { kind: 'found', index: 3, level: 'exact', prefix: false });
-  assert.equal(seekAnchor(lines, 'def m(self):', 0), { kind: 'found', index: 1, level: 'trim', prefix: false });
+  assert.equal(seekAnchor(lines, '    def m(self):', 2), {
+    kind: 'found',
+    index: 3,
+    level: 'exact',
+    prefix: false,
+  });
+  assert.equal(seekAnchor(lines, 'def m(self):', 0), {
+    kind: 'found',
+    index: 1,
+    level: 'trim',
+    prefix: false,
+  });
 });
 
 test('seekAnchor accepts a prefix only when exactly one line starts with it', () => {
   const lines = idx('def foo(a, b):', 'def bar():', 'def baz():');
-  assert.equal(seekAnchor(lines, 'def foo', 0), { kind: 'found', index: 0, level: 'trim', prefix: true });
+  assert.equal(seekAnchor(lines, 'def foo', 0), {
+    kind: 'found',
+    index: 0,
+    level: 'trim',
+    prefix: true,
+  });
   assert.equal(seekAnchor(lines, 'def ba', 0), { kind: 'ambiguous', candidates: [1, 2] });
   assert.equal(seekAnchor(lines, 'def qux', 0), { kind: 'none' });
 });

@@ -29,7 +29,11 @@ function readTree(root: string): Tree {
       const st = lstatSync(full);
       if (st.isSymbolicLink()) tree.links.add(rel);
       else if (st.isDirectory()) walk(full);
-      else if (name !== '.keep') tree.files.set(rel, { bytes: readFileSync(full), mode: st.mode & 0o111 ? '100755' : '100644' });
+      else if (name !== '.keep')
+        tree.files.set(rel, {
+          bytes: readFileSync(full),
+          mode: st.mode & 0o111 ? '100755' : '100644',
+        });
     }
   };
   if (existsSync(root)) walk(root);
@@ -47,11 +51,19 @@ function stateOf(root: string, path: string): FileState {
   if (st.isSymbolicLink()) return { kind: 'other' };
   if (st.isDirectory()) return { kind: 'directory' };
   if (!st.isFile()) return { kind: 'other' };
-  return { kind: 'file', bytes: new Uint8Array(readFileSync(full)), mode: st.mode & 0o111 ? '100755' : '100644' };
+  return {
+    kind: 'file',
+    bytes: new Uint8Array(readFileSync(full)),
+    mode: st.mode & 0o111 ? '100755' : '100644',
+  };
 }
 
 const test = suite('shared conformance cases');
-const names = existsSync(casesDir) ? readdirSync(casesDir).filter((n) => statSync(join(casesDir, n)).isDirectory()).sort() : [];
+const names = existsSync(casesDir)
+  ? readdirSync(casesDir)
+      .filter((n) => statSync(join(casesDir, n)).isDirectory())
+      .sort()
+  : [];
 
 test('the shared cases folder is found and holds cases', () => {
   assert.ok(names.length > 0, `no cases in ${casesDir}`);
@@ -61,7 +73,10 @@ test('every case holds patch.txt and exactly one of expected/ or expected_error'
   for (const name of names) {
     const dir = join(casesDir, name);
     assert.ok(existsSync(join(dir, 'patch.txt')), `${name}: patch.txt`);
-    assert.ok(existsSync(join(dir, 'expected')) !== existsSync(join(dir, 'expected_error')), `${name}: expected/ xor expected_error`);
+    assert.ok(
+      existsSync(join(dir, 'expected')) !== existsSync(join(dir, 'expected_error')),
+      `${name}: expected/ xor expected_error`,
+    );
   }
 });
 
@@ -99,12 +114,20 @@ for (const name of names) {
     assert.ok('tree' in outcome, `expected success, got ${'code' in outcome ? outcome.code : ''}`);
     if (!('tree' in outcome)) return;
     const want = readTree(join(dir, 'expected'));
-    assert.equal([...outcome.tree.files.keys()].sort(), [...want.files.keys()].sort(), 'same file list');
+    assert.equal(
+      [...outcome.tree.files.keys()].sort(),
+      [...want.files.keys()].sort(),
+      'same file list',
+    );
     assert.equal([...outcome.tree.links].sort(), [...want.links].sort(), 'same symlinks');
     for (const [path, w] of want.files) {
       const got = outcome.tree.files.get(path);
       assert.ok(got, path);
-      assert.equal(JSON.stringify(got?.bytes.toString('latin1')), JSON.stringify(w.bytes.toString('latin1')), `bytes of ${path}`);
+      assert.equal(
+        JSON.stringify(got?.bytes.toString('latin1')),
+        JSON.stringify(w.bytes.toString('latin1')),
+        `bytes of ${path}`,
+      );
       assert.equal(got?.mode, w.mode, `mode of ${path}`);
     }
   });

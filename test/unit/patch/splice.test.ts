@@ -7,12 +7,32 @@ import { codex, guarded, run } from './helpers.js';
 const test = guarded(suite('splice'));
 
 const cases: [string, string, string[], string][] = [
-  ['insertion at the end of a file without final newline', 'a\nb', ['*** Update File: f', '+c'], 'a\nb\nc'],
+  [
+    'insertion at the end of a file without final newline',
+    'a\nb',
+    ['*** Update File: f', '+c'],
+    'a\nb\nc',
+  ],
   ['replacement of the unterminated last line', 'a\nb', ['*** Update File: f', '-b', '+B'], 'a\nB'],
-  ['CRLF file with a chunk in the middle', 'a\r\nb\r\nc\r\n', ['*** Update File: f', ' a', '-b', '+B', '+X', ' c'], 'a\r\nB\r\nX\r\nc\r\n'],
-  ['mixed endings keep each untouched line\'s own, and a replaced line the ending of the line it replaces', 'a\r\nb\nc\rd\n', ['*** Update File: f', ' b', '-c', '+C'], 'a\r\nb\nC\rd\n'],
+  [
+    'CRLF file with a chunk in the middle',
+    'a\r\nb\r\nc\r\n',
+    ['*** Update File: f', ' a', '-b', '+B', '+X', ' c'],
+    'a\r\nB\r\nX\r\nc\r\n',
+  ],
+  [
+    "mixed endings keep each untouched line's own, and a replaced line the ending of the line it replaces",
+    'a\r\nb\nc\rd\n',
+    ['*** Update File: f', ' b', '-c', '+C'],
+    'a\r\nb\nC\rd\n',
+  ],
   ['BOM file', '\uFEFFa\nb\n', ['*** Update File: f', '-a', '+A'], '\uFEFFA\nb\n'],
-  ['two chunks with untouched runs between and after', '1\n2\n3\n4\n5\n6\n', ['*** Update File: f', '@@', '-2', '+two', '@@', '-5', '+five'], '1\ntwo\n3\n4\nfive\n6\n'],
+  [
+    'two chunks with untouched runs between and after',
+    '1\n2\n3\n4\n5\n6\n',
+    ['*** Update File: f', '@@', '-2', '+two', '@@', '-5', '+five'],
+    '1\ntwo\n3\n4\nfive\n6\n',
+  ],
   ['deleting the last lines', 'a\nb\nc\n', ['*** Update File: f', ' a', '-b', '-c'], 'a\n'],
 ];
 

@@ -15,7 +15,19 @@ function roundTrip(text: string): void {
 }
 
 test('decoding then encoding gives back the same bytes for every line-ending shape', () => {
-  for (const t of ['', 'a', 'a\n', 'a\r\nb\r\n', 'a\rb\r', 'a\nb\r\nc\rd', '\uFEFFhead\nbody\n', 'x\n\n', '\n\n\n', 'no final']) roundTrip(t);
+  for (const t of [
+    '',
+    'a',
+    'a\n',
+    'a\r\nb\r\n',
+    'a\rb\r',
+    'a\nb\r\nc\rd',
+    '\uFEFFhead\nbody\n',
+    'x\n\n',
+    '\n\n\n',
+    'no final',
+  ])
+    roundTrip(t);
 });
 
 test('each line keeps its own terminator and a trailing blank line is a line', () => {

@@ -43,10 +43,13 @@ test('a real git diff with repeated context lands where its @@ -l lines say, rep
   want[21] = '    x = 3';
   assert.is(out['a.py'], want.join('\n'));
   assert.ok(plan.leniencies.includes('line-number-tiebreak'), String(plan.leniencies));
-  assert.equal(plan.files[0]?.chunks.map((c) => c.startLine), [5, 14, 19]);
+  assert.equal(
+    plan.files[0]?.chunks.map((c) => c.startLine),
+    [5, 14, 19],
+  );
 });
 
-test('the -l number is in the original file: a later hunk is not shifted by earlier hunks\' delta', () => {
+test("the -l number is in the original file: a later hunk is not shifted by earlier hunks' delta", () => {
   // Hunk 2 adds two lines; hunk 3's -19 is still line 19 of the original (its +21 is in the new file).
   const { plan } = run(gitDiff, { 'a.py': file });
   assert.is(plan.files[0]?.chunks[2]?.startLine, 19);
@@ -60,7 +63,8 @@ test('a hint off by one line picks nothing: AMBIGUOUS_MATCH with every candidate
 });
 
 test('a hint far from every candidate is AMBIGUOUS_MATCH', () => {
-  const text = '--- a/a.py\n+++ b/a.py\n@@ -300,2 +300,2 @@\n-    x = 1\n+    x = 2\n     return x\n';
+  const text =
+    '--- a/a.py\n+++ b/a.py\n@@ -300,2 +300,2 @@\n-    x = 1\n+    x = 2\n     return x\n';
   assert.is(errorOf(() => run(text, { 'a.py': file })).code, 'AMBIGUOUS_MATCH');
 });
 
@@ -72,7 +76,18 @@ test('the hint never overrides content: a unique match elsewhere wins and needs 
 });
 
 test('a Codex chunk under a "@@ -l,n +l,n @@" anchor gets no tie-break (the numbers are ignored there)', () => {
-  const e = errorOf(() => run(codex('*** Update File: a.py', '@@ -6,2 +6,2 @@', '-    x = 1', '+    x = 2', '     return x'), { 'a.py': file }));
+  const e = errorOf(() =>
+    run(
+      codex(
+        '*** Update File: a.py',
+        '@@ -6,2 +6,2 @@',
+        '-    x = 1',
+        '+    x = 2',
+        '     return x',
+      ),
+      { 'a.py': file },
+    ),
+  );
   assert.is(e.code, 'AMBIGUOUS_MATCH');
 });
 

@@ -1,10 +1,23 @@
 /** User hooks: real executables in a temp hooks folder, real processes, a real timeout kill. */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { isHagentError, type HagentError } from '../../../src/errors.js';
-import { assertPreApplyAccepted, HOOK_OUTPUT_CAP_BYTES, runUserHook, type HookResult } from '../../../src/user-hooks/index.js';
+import {
+  assertPreApplyAccepted,
+  HOOK_OUTPUT_CAP_BYTES,
+  runUserHook,
+  type HookResult,
+} from '../../../src/user-hooks/index.js';
 import { makeRepo, ROOT, tempDir } from '../../helpers/index.js';
 import { guarded } from '../patch/helpers.js';
 
@@ -46,8 +59,17 @@ function alive(pid: number): boolean {
 
 test('a hook that exits 0 is accepted; it gets the JSON on stdin, the env, and the worktree as cwd', async () => {
   const worktree = realpathSync(tempDir());
-  const dir = hooksWith('pre-apply', '#!/bin/sh\ninput=$(cat)\nprintf "%s|%s|%s|%s" "$input" "$HAGENT_SESSION" "$HAGENT_HOOK" "$(pwd)"\n');
-  const r = await runUserHook(dir, 'pre-apply', { files: ['a.txt'] }, { HAGENT_SESSION: 's1', HAGENT_WORKTREE: worktree }, {});
+  const dir = hooksWith(
+    'pre-apply',
+    '#!/bin/sh\ninput=$(cat)\nprintf "%s|%s|%s|%s" "$input" "$HAGENT_SESSION" "$HAGENT_HOOK" "$(pwd)"\n',
+  );
+  const r = await runUserHook(
+    dir,
+    'pre-apply',
+    { files: ['a.txt'] },
+    { HAGENT_SESSION: 's1', HAGENT_WORKTREE: worktree },
+    {},
+  );
   assert.is(r.ran, true);
   assert.is(r.exitCode, 0);
   assert.is(r.timedOut, false);
@@ -57,7 +79,10 @@ test('a hook that exits 0 is accepted; it gets the JSON on stdin, the env, and t
 });
 
 test('a hook that exits non-zero is rejected with HOOK_REJECTED and its stderr as the hint', async () => {
-  const dir = hooksWith('pre-apply', '#!/bin/sh\ncat >/dev/null\necho "  lint failed: src/a.ts:3 missing semicolon  " >&2\nexit 3\n');
+  const dir = hooksWith(
+    'pre-apply',
+    '#!/bin/sh\ncat >/dev/null\necho "  lint failed: src/a.ts:3 missing semicolon  " >&2\nexit 3\n',
+  );
   const r = await runUserHook(dir, 'pre-apply', {}, {}, {});
   assert.is(r.exitCode, 3);
   const e = rejection(r);
@@ -103,7 +128,14 @@ test('a hook that is not executable is not run', async () => {
   const marker = path.join(tempDir(), 'ran');
   const dir = hooksWith('pre-apply', `#!/bin/sh\ntouch ${marker}\nexit 1\n`, 0o644);
   const r = await runUserHook(dir, 'pre-apply', {}, {}, {});
-  assert.equal(r, { ran: false, exitCode: null, stdout: '', stderr: '', timedOut: false, durationMs: 0 });
+  assert.equal(r, {
+    ran: false,
+    exitCode: null,
+    stdout: '',
+    stderr: '',
+    timedOut: false,
+    durationMs: 0,
+  });
   assert.not.ok(existsSync(marker));
   assertPreApplyAccepted(r); // no hook, no veto
 });
@@ -121,7 +153,10 @@ test('a directory named like a hook is not run', async () => {
 });
 
 test('output beyond the cap is cut and marked', async () => {
-  const dir = hooksWith('post-apply', `#!/bin/sh\nhead -c ${HOOK_OUTPUT_CAP_BYTES * 3} /dev/zero | tr '\\0' x\nexit 0\n`);
+  const dir = hooksWith(
+    'post-apply',
+    `#!/bin/sh\nhead -c ${HOOK_OUTPUT_CAP_BYTES * 3} /dev/zero | tr '\\0' x\nexit 0\n`,
+  );
   const r = await runUserHook(dir, 'post-apply', {}, {}, {});
   assert.is(r.exitCode, 0);
   assert.ok(r.stdout.startsWith('x'.repeat(HOOK_OUTPUT_CAP_BYTES)));
@@ -166,7 +201,15 @@ test('the template pre-apply accepts clean files, refuses a protected path and a
   const env = { HAGENT_SESSION: 's1', HAGENT_WORKTREE: worktree };
   const good = await runUserHook(TEMPLATES, 'pre-apply', { files: ['ok.js', 'new.txt'] }, env, {});
   assert.is(good.exitCode, 0, good.stderr);
-  const e = rejection(await runUserHook(TEMPLATES, 'pre-apply', { files: ['.github/workflows/ci.yml', 'bad file.js'] }, env, {}));
+  const e = rejection(
+    await runUserHook(
+      TEMPLATES,
+      'pre-apply',
+      { files: ['.github/workflows/ci.yml', 'bad file.js'] },
+      env,
+      {},
+    ),
+  );
   assert.is(e.code, 'HOOK_REJECTED');
   assert.match(e.hint ?? '', '.github/workflows/ci.yml is protected');
   assert.match(e.hint ?? '', 'bad file.js');
@@ -174,9 +217,18 @@ test('the template pre-apply accepts clean files, refuses a protected path and a
 
 test('the template post-apply logs the commit in the git common dir', async () => {
   const repo = makeRepo();
-  const r = await runUserHook(TEMPLATES, 'post-apply', { session: 's1', head: 'abc123', files: ['a.txt'] }, { HAGENT_SESSION: 's1', HAGENT_WORKTREE: repo }, {});
+  const r = await runUserHook(
+    TEMPLATES,
+    'post-apply',
+    { session: 's1', head: 'abc123', files: ['a.txt'] },
+    { HAGENT_SESSION: 's1', HAGENT_WORKTREE: repo },
+    {},
+  );
   assert.is(r.exitCode, 0, r.stderr);
-  assert.match(readFileSync(path.join(repo, '.git', 'hagent-post-apply.log'), 'utf8'), /session=s1 head=abc123 files=a\.txt\n$/);
+  assert.match(
+    readFileSync(path.join(repo, '.git', 'hagent-post-apply.log'), 'utf8'),
+    /session=s1 head=abc123 files=a\.txt\n$/,
+  );
 });
 
 test.run();
