@@ -171,6 +171,7 @@ const IO_ERRNOS: Record<string, string> = {
   ENOTDIR: 'a part of the path is not a folder',
   EISDIR: 'the path is a folder',
   ETXTBSY: 'the file is busy',
+  EXDEV: 'a rename crossed file systems (a mount point inside the folder)',
   ENOENT: 'a file or folder vanished while hagent was working (another process removed it)',
 };
 

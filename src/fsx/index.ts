@@ -3,22 +3,13 @@
  * stage.ts (temp files beside the targets, renames, folder fsync) after an lstat of every path
  * component; hagent's own JSON records go through {@link writeJsonFile}. Also the reads the
  * planner needs as a snapshot.
- * Owns no policy: callers decide which paths are allowed.
+ * Owns no policy: callers decide which paths are allowed. Every call goes through the
+ * {@link FileSystem} of filesystem.ts, so a test can run one operation on a faulty one.
  */
-import {
-  closeSync,
-  promises as fs,
-  constants as fsConstants,
-  fsyncSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  renameSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { constants as fsConstants } from 'node:fs';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
+import { currentFileSystem, writeAllSync } from './filesystem.js';
 
 /** What is on disk at one worktree-relative path, found with lstat (symlinks are not followed). */
 export type DiskEntry =
@@ -48,6 +39,7 @@ export async function readEntry(root: string, rel: string): Promise<DiskEntry> {
 }
 
 async function readEntryOnce(root: string, rel: string): Promise<DiskEntry> {
+  const fs = currentFileSystem();
   const parts = rel.split('/');
   let cur = root;
   for (let i = 0; i < parts.length; i++) {
@@ -84,12 +76,13 @@ async function readEntryOnce(root: string, rel: string): Promise<DiskEntry> {
  * @throws HagentError PATH_DENIED naming the symlinked component.
  */
 export async function assertNoSymlink(root: string, rel: string): Promise<void> {
+  const fs = currentFileSystem();
   const parts = rel.split('/');
   let cur = root;
   for (let i = 0; i < parts.length; i++) {
     cur = path.join(cur, parts[i]!);
     try {
-      const st = lstatSync(cur, { throwIfNoEntry: false });
+      const st = fs.lstatSync(cur);
       if (!st) return;
       if (st.isSymbolicLink()) {
         const component = parts.slice(0, i + 1).join('/');
@@ -111,7 +104,7 @@ export async function assertNoSymlink(root: string, rel: string): Promise<void> 
 /** Reads a JSON file; null when it does not exist. */
 export async function readJsonFile(file: string): Promise<unknown | null> {
   try {
-    return JSON.parse(await fs.readFile(file, 'utf8'));
+    return JSON.parse((await currentFileSystem().readFile(file)).toString('utf8'));
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw e;
@@ -137,34 +130,39 @@ export async function writeJsonFile(
   value: unknown,
   options: { durable?: boolean } = {},
 ): Promise<void> {
+  const fs = currentFileSystem();
   const durable = options.durable ?? true;
   const dir = path.dirname(file);
-  mkdirSync(dir, { recursive: true });
+  fs.mkdirSync(dir);
   const tmp = `${file}.${process.pid}-${Math.random().toString(36).slice(2, 10)}.tmp`;
   try {
-    const fd = openSync(
+    const fd = fs.openSync(
       tmp,
       fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL,
       0o644,
     );
     try {
-      writeFileSync(fd, `${JSON.stringify(value, null, 2)}\n`);
-      if (durable) fsyncSync(fd);
+      writeAllSync(fs, fd, Buffer.from(`${JSON.stringify(value, null, 2)}\n`), tmp);
+      if (durable) fs.fsyncSync(fd);
     } finally {
-      closeSync(fd);
+      fs.closeSync(fd);
     }
-    renameSync(tmp, file);
+    fs.renameSync(tmp, file);
   } catch (error) {
-    rmSync(tmp, { force: true });
+    try {
+      fs.rmSync(tmp);
+    } catch {
+      // the error that matters is the first one; a temp file left is removed by recovery
+    }
     throw error;
   }
   if (!durable) return;
   try {
-    const folder = openSync(dir, fsConstants.O_RDONLY);
+    const folder = fs.openSync(dir, fsConstants.O_RDONLY);
     try {
-      fsyncSync(folder);
+      fs.fsyncSync(folder);
     } finally {
-      closeSync(folder);
+      fs.closeSync(folder);
     }
   } catch {
     // some file systems refuse fsync on folders; the rename is still atomic
@@ -173,7 +171,8 @@ export async function writeJsonFile(
 
 /** Copies one file (bytes and mode) creating parent folders; never overwrites an existing path. */
 export async function copyFileNoClobber(from: string, to: string): Promise<boolean> {
-  await fs.mkdir(path.dirname(to), { recursive: true });
+  const fs = currentFileSystem();
+  await fs.mkdir(path.dirname(to));
   try {
     await fs.copyFile(from, to, fsConstants.COPYFILE_EXCL);
     return true;
@@ -184,3 +183,12 @@ export async function copyFileNoClobber(from: string, to: string): Promise<boole
 }
 
 export * from './stage.js';
+export {
+  currentFileSystem,
+  nodeFileSystem,
+  withFileSystem,
+  type DirEntry,
+  type FileHandle,
+  type FileSystem,
+  type Stat,
+} from './filesystem.js';

@@ -5,10 +5,14 @@
  * folders. Temp names are `.<name>.hagent-<txid>.tmp`, so they can be told apart from the user's
  * files and from writes of other processes by name alone.
  */
-import { promises as fs, constants as fsConstants, lstatSync } from 'node:fs';
+import { constants as fsConstants } from 'node:fs';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
+import { currentFileSystem, writeAll } from './filesystem.js';
 import { assertNoSymlink } from './index.js';
+
+/** The file system of the current scope (filesystem.ts): node:fs unless a caller gave another. */
+const fsys = currentFileSystem;
 
 /** One target of a transaction. `bytes` null deletes it; `mode` is 0o644 or 0o755. */
 export interface TargetWrite {
@@ -54,7 +58,7 @@ export function isTempName(name: string): boolean {
 export async function fsyncPaths(paths: readonly string[]): Promise<void> {
   await Promise.all(
     paths.map(async (p) => {
-      const handle = await fs.open(p, fsConstants.O_RDONLY);
+      const handle = await fsys().open(p, fsConstants.O_RDONLY);
       try {
         await handle.sync();
       } catch (e) {
@@ -73,6 +77,7 @@ async function fsyncFolder(p: string): Promise<void> {
 
 async function sameBytes(abs: string, expected: Uint8Array | null): Promise<boolean> {
   try {
+    const fs = fsys();
     const st = await fs.lstat(abs);
     if (!st.isFile()) return false;
     if (expected === null) return false;
@@ -96,7 +101,7 @@ function stagingDir(root: string, rel: string): string {
   while (dir !== '.' && dir !== '') {
     let st;
     try {
-      st = lstatSync(path.join(root, dir), { throwIfNoEntry: false });
+      st = fsys().lstatSync(path.join(root, dir));
     } catch {
       st = undefined; // ENOTDIR: a file on the way; go up
     }
@@ -147,14 +152,14 @@ export async function stageWrites(
         return;
       }
       const tmp = path.join(root, tmps[i]!);
-      const handle = await fs.open(
+      const handle = await fsys().open(
         tmp,
         fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL,
         w.mode,
       );
       slots[i] = { ...w, tmp };
       try {
-        await handle.writeFile(w.bytes);
+        await writeAll(handle, w.bytes, tmp);
         await handle.chmod(w.mode);
         if (options.fsync ?? true) await handle.sync();
       } finally {
@@ -176,12 +181,14 @@ export async function discardStaged(
   staged: readonly Staged[],
   createdDirs: readonly string[],
 ): Promise<void> {
-  for (const s of staged) if (s.tmp) await fs.rm(s.tmp, { force: true }).catch(() => undefined);
+  const fs = fsys();
+  for (const s of staged) if (s.tmp) await fs.rm(s.tmp).catch(() => undefined);
   for (const d of [...createdDirs].reverse()) await removeEmptyTree(d);
 }
 
 async function removeEmptyTree(dir: string): Promise<void> {
-  const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
+  const fs = fsys();
+  const entries = await fs.readdir(dir).catch(() => []);
   for (const e of entries) if (e.isDirectory()) await removeEmptyTree(path.join(dir, e.name));
   await fs.rmdir(dir).catch(() => undefined);
 }
@@ -190,7 +197,7 @@ async function removeEmptyParents(root: string, rel: string): Promise<void> {
   let dir = path.dirname(rel);
   while (dir && dir !== '.') {
     try {
-      await fs.rmdir(path.join(root, dir));
+      await fsys().rmdir(path.join(root, dir));
     } catch {
       break;
     }
@@ -209,6 +216,7 @@ function writtenMeanwhile(rel: string, extra: Record<string, unknown> = {}): Hag
 }
 
 async function sameInode(a: string, b: string): Promise<boolean> {
+  const fs = fsys();
   const [x, y] = await Promise.all([fs.lstat(a).catch(() => null), fs.lstat(b).catch(() => null)]);
   return x !== null && y !== null && x.ino === y.ino && x.dev === y.dev;
 }
@@ -220,13 +228,14 @@ const codeOf = (e: unknown): string | undefined => (e as NodeJS.ErrnoException).
  * @returns false when `abs` was taken meanwhile (both files are then kept).
  */
 async function putBack(aside: string, abs: string): Promise<boolean> {
+  const fs = fsys();
   try {
     await fs.link(aside, abs);
   } catch (e) {
     if (codeOf(e) === 'EEXIST') return false;
     throw e;
   }
-  await fs.rm(aside, { force: true });
+  await fs.rm(aside);
   return true;
 }
 
@@ -240,7 +249,8 @@ async function putBack(aside: string, abs: string): Promise<boolean> {
  * rename-based save. `abs` is absent for the instant between the rename and the link.
  * @returns 'done'; 'changed' when `abs` did not hold `want` (it is put back as it was, nothing of
  *   `tmp` stays); 'taken' when another process created `abs` in between (its file is kept).
- * @throws the I/O error of a call that failed for another reason.
+ * @throws the I/O error of a call that failed for another reason, once the old file is back at
+ *   `abs` (or, if that fails too, still at `aside`, where recovery looks for it).
  */
 export async function replaceIfHolds(
   abs: string,
@@ -248,6 +258,7 @@ export async function replaceIfHolds(
   want: Uint8Array | null,
   tmp: string | null,
 ): Promise<'done' | 'changed' | 'taken'> {
+  const fs = fsys();
   if (want !== null) {
     try {
       await fs.rename(abs, aside);
@@ -256,32 +267,40 @@ export async function replaceIfHolds(
       throw e;
     }
   }
-  if (tmp !== null) {
-    try {
-      await fs.link(tmp, abs);
-    } catch (e) {
-      if (codeOf(e) !== 'EEXIST') {
-        if (want !== null) await putBack(aside, abs);
-        throw e;
-      }
-      // Another process created the path after the old file moved aside: theirs stays. The file
-      // aside holds `want` unless it was written too; only then is it kept.
-      if (want !== null && (await sameBytes(aside, want))) await fs.rm(aside, { force: true });
-      return 'taken';
-    }
-  }
-  if (want !== null && !(await sameBytes(aside, want))) {
-    // Written between the caller's check and the move aside (or through an open descriptor):
-    // the new file goes (if it is still the one linked in) and theirs comes back.
+  let linked = false;
+  try {
     if (tmp !== null) {
-      if (!(await sameInode(abs, tmp))) return 'taken'; // replaced again meanwhile: both kept
-      await fs.rm(abs, { force: true });
+      try {
+        await fs.link(tmp, abs);
+        linked = true;
+      } catch (e) {
+        if (codeOf(e) !== 'EEXIST') throw e;
+        // Another process created the path after the old file moved aside: theirs stays. The
+        // file aside holds `want` unless it was written too; only then is it kept.
+        if (want !== null && (await sameBytes(aside, want))) await fs.rm(aside);
+        return 'taken';
+      }
     }
-    if (!(await putBack(aside, abs))) return 'taken';
-    return 'changed';
+    if (want !== null && !(await sameBytes(aside, want))) {
+      // Written between the caller's check and the move aside (or through an open descriptor):
+      // the new file goes (if it is still the one linked in) and theirs comes back.
+      if (tmp !== null) {
+        if (!(await sameInode(abs, tmp))) return 'taken'; // replaced again meanwhile: both kept
+        await fs.rm(abs);
+        linked = false;
+      }
+      if (!(await putBack(aside, abs))) return 'taken';
+      return 'changed';
+    }
+    if (want !== null) await fs.rm(aside);
+    return 'done';
+  } catch (e) {
+    // A call failed half way (an I/O error): the old file goes back in place of the new one,
+    // so the caller finds the target as it was and nothing of `tmp` at `abs`.
+    if (want !== null)
+      await (linked ? fs.rename(aside, abs) : putBack(aside, abs)).catch(() => undefined);
+    throw e;
   }
-  if (want !== null) await fs.rm(aside, { force: true });
-  return 'done';
 }
 
 /**
@@ -308,6 +327,7 @@ export async function publishStaged(
     ...staged.filter((s) => s.bytes !== null),
   ];
   const done: Staged[] = [];
+  const fs = fsys();
   try {
     for (const s of ordered) {
       const abs = path.join(root, s.rel);
@@ -323,23 +343,21 @@ export async function publishStaged(
       if (s.tmp !== null) {
         const st = await fs.lstat(abs).catch(() => null);
         if (st?.isDirectory()) await fs.rmdir(abs); // an emptied folder left by a delete above
-        const made = await fs.mkdir(path.dirname(abs), { recursive: true });
+        const made = await fs.mkdir(path.dirname(abs));
         if (made) (createdDirs as string[]).push(made);
       }
       // The old file waits under this name until it is checked (recovery knows the name too).
       const aside = path.join(root, backupNameFor(s.rel, txid, staged.indexOf(s)));
       const outcome = await replaceIfHolds(abs, aside, s.expected, s.tmp);
       if (outcome !== 'done') throw writtenMeanwhile(s.rel);
-      if (s.tmp !== null) await fs.rm(s.tmp, { force: true });
-      if (s.tmp === null) await removeEmptyParents(root, s.rel);
+      // Published from here on: a failure below puts it back too.
       done.push(s);
+      if (s.tmp !== null) await fs.rm(s.tmp);
+      if (s.tmp === null) await removeEmptyParents(root, s.rel);
     }
   } catch (error) {
     await restoreIfOurs(root, done);
-    await discardStaged(
-      staged.filter((s) => !done.includes(s)),
-      createdDirs,
-    );
+    await discardStaged(staged, createdDirs);
     throw error;
   }
   const dirs = [...new Set(ordered.map((s) => path.dirname(path.join(root, s.rel))))];
@@ -358,6 +376,7 @@ export async function restoreIfOurs(
   published: readonly TargetWrite[],
 ): Promise<string[]> {
   const leftAlone: string[] = [];
+  const fs = fsys();
   for (const s of [...published].reverse()) {
     const abs = path.join(root, s.rel);
     const tag = `restore-${process.pid}`;
@@ -369,9 +388,18 @@ export async function restoreIfOurs(
       }
       if (s.expected !== null) {
         tmp = path.join(root, tempNameFor(s.rel, tag));
-        await fs.mkdir(path.dirname(abs), { recursive: true });
-        await fs.writeFile(tmp, s.expected, { mode: s.expectedMode, flag: 'wx' });
-        await fs.chmod(tmp, s.expectedMode);
+        await fs.mkdir(path.dirname(abs));
+        const handle = await fs.open(
+          tmp,
+          fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL,
+          s.expectedMode,
+        );
+        try {
+          await writeAll(handle, s.expected, tmp);
+          await handle.chmod(s.expectedMode);
+        } finally {
+          await handle.close();
+        }
       }
       const outcome = await replaceIfHolds(
         abs,
@@ -384,7 +412,7 @@ export async function restoreIfOurs(
     } catch {
       leftAlone.push(s.rel);
     } finally {
-      if (tmp) await fs.rm(tmp, { force: true }).catch(() => undefined);
+      if (tmp) await fs.rm(tmp).catch(() => undefined);
     }
   }
   return leftAlone;
