@@ -1,6 +1,8 @@
 /**
- * Fault-injection scenarios of issue 4 "Proven under faults" (R1–R5 and the I/O faults), shared
+ * Fault-injection scenarios of issue 4 "Proven under faults" (R1–R5 and a real full disk), shared
  * by the uvu tests (test/reliability/, small counts) and the long runs (bench/reliability/run.ts).
+ * File-system faults inside hagent's own writes (read-only, immutable, failing fsync, short
+ * writes, …) are injected in-process instead, without root: test/reliability/fs-faults.test.ts.
  * Every scenario drives the real CLI (`dist/hagent.cjs`) — R4 also the built library in-process —
  * on real git repositories in temp folders, and returns its figure: counts, a printable line and
  * the list of failures (empty when hagent held up).
@@ -8,7 +10,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import {
-  chmodSync,
   existsSync,
   lstatSync,
   mkdirSync,
@@ -45,6 +46,8 @@ export interface Figure {
   failures: string[];
   /** Things worth knowing that are not failures (e.g. a fault that could not be injected here). */
   notes: string[];
+  /** Why the scenario could not run here (a tool or privilege missing); nothing was checked. */
+  skipped?: string;
 }
 
 export type Session = { id: string; worktree: string; branch: string; base: string };
@@ -1343,23 +1346,6 @@ export async function runR5(o: R5Options = {}): Promise<Figure> {
 
 // ---------------------------------------------------------------- I/O faults
 
-/** Whether `chattr +i` stops root here (the filesystem and capabilities allow it). */
-export function immutableWorks(dir: string): boolean {
-  const probe = path.join(dir, 'chattr-probe');
-  mkdirSync(probe, { recursive: true });
-  const r = spawnSync('chattr', ['+i', probe]);
-  if (r.status !== 0) return false;
-  let blocked = false;
-  try {
-    writeFileSync(path.join(probe, 'x'), 'x');
-  } catch {
-    blocked = true;
-  }
-  spawnSync('chattr', ['-i', probe]);
-  rmSync(probe, { recursive: true, force: true });
-  return blocked;
-}
-
 /** State that a refused apply must leave exactly as it was. */
 function stateOf(repo: string, s: Session) {
   return { snap: snapshotTree(s.worktree), head: headOf(repo, s) };
@@ -1391,90 +1377,13 @@ function checkUnchanged(
 }
 
 /**
- * A read-only target: as root, chmod does not stop writes, so the fault is `chattr +i`
- * (immutable) on (a) the folder of one target — staging there fails; (b) one target file —
- * publishing its rename fails after the other targets were already renamed; (c) a file to delete.
- * Each apply must be refused (exit 1 with a code), everything restored, no temp files.
- * Returns a note instead of failing when chattr cannot be used here.
- */
-export async function runReadOnly(): Promise<Figure> {
-  const failures: string[] = [];
-  const codes: Record<string, number> = {};
-  const counts = { cases: 0, refused: 0, restored: 0, exit3: 0 };
-  const repo = makeRepo({
-    'probe.txt': 'probe\n',
-    'a.txt': anchoredFile('a', 2),
-    'ro/b.txt': anchoredFile('b', 2),
-    'ro/c.txt': anchoredFile('c', 2),
-    'z.txt': anchoredFile('z', 2),
-  });
-  if (!immutableWorks(path.dirname(repo))) {
-    return {
-      id: 'IO-readonly',
-      line: 'I/O read-only: skipped (chattr +i cannot stop writes here)',
-      counts,
-      failures,
-      notes: ['chattr +i is not available or does not stop root on this filesystem'],
-    };
-  }
-  const s = startSession(repo);
-  const cases: { name: string; lock: string; text: string }[] = [
-    {
-      name: 'target folder immutable (staging fails)',
-      lock: 'ro',
-      text: `*** Begin Patch\n${insertAfter('a.txt', 0, 'ro-1')}${insertAfter('ro/b.txt', 1, 'ro-1')}*** Add File: ro/new.txt\n+n\n*** End Patch\n`,
-    },
-    {
-      name: 'one target file immutable (its rename fails after the others were published)',
-      lock: 'z.txt',
-      text: `*** Begin Patch\n*** Add File: fresh/new.txt\n+n\n${insertAfter('a.txt', 0, 'ro-2')}${insertAfter('ro/b.txt', 0, 'ro-2')}${insertAfter('z.txt', 1, 'ro-2')}*** End Patch\n`,
-    },
-    {
-      name: 'file to delete immutable',
-      lock: 'ro/c.txt',
-      text: `*** Begin Patch\n${insertAfter('a.txt', 1, 'ro-3')}*** Delete File: ro/c.txt\n*** End Patch\n`,
-    },
-    {
-      name: 'target folder immutable, move into it',
-      lock: 'ro',
-      text: `*** Begin Patch\n*** Update File: z.txt\n*** Move to: ro/z.txt\n@@\n anchor-0\n+ro-4\n*** End Patch\n`,
-    },
-  ];
-  for (const c of cases) {
-    counts.cases++;
-    const lockPath = path.join(s.worktree, c.lock);
-    const before = stateOf(repo, s);
-    spawnSync('chattr', ['+i', lockPath]);
-    let run: Run;
-    try {
-      run = await cli(s.worktree, ['apply', '-', '--json', '--yes'], { input: c.text });
-    } finally {
-      spawnSync('chattr', ['-i', lockPath]);
-    }
-    const code = codeOf(run);
-    tally(codes, code);
-    if (run.status === 3) {
-      counts.exit3++;
-      failures.push(
-        `${c.name}: exit 3 (INTERNAL) instead of a refusal: ${(run.json?.error?.message ?? run.stderr).slice(0, 300)}`,
-      );
-    } else if (run.status !== 1)
-      failures.push(`${c.name}: exit ${run.status} (${code}) instead of a refusal`);
-    else counts.refused++;
-    if (checkUnchanged(c.name, repo, s, before, failures)) counts.restored++;
-    const chattrLeft = spawnSync('lsattr', ['-d', lockPath], { encoding: 'utf8' }).stdout;
-    if (/^\S*i/.test(chattrLeft)) spawnSync('chattr', ['-i', lockPath]);
-  }
-  const line = `I/O read-only (chattr +i): ${counts.cases} applies, ${counts.refused} refused, ${counts.restored} fully restored, ${counts.exit3} exit 3 (codes: ${fmtTally(codes)})`;
-  return { id: 'IO-readonly', line, counts, failures, notes: [] };
-}
-
-/**
  * Disk full: the repository (and its session worktree, inside .git) on a small tmpfs; before each
  * apply a filler file leaves only F bytes free, F swept from 0 up, so ENOSPC strikes at every
  * stage (staging, blobs, index, commit, ref, journal). Each apply must either apply fully
  * (worktree = head, one commit) or be refused with everything restored and no temp files.
- * Needs root and mount; returns a note instead when tmpfs cannot be mounted.
+ * What the injected file system cannot reach is the point: git's own processes and hagent's
+ * in-process writes into .git (objects, index, refs, journal) hit the real full disk.
+ * Needs root and mount; returns `skipped` (the reason) when tmpfs cannot be mounted.
  */
 export async function runDiskFull(
   o: { steps: number; stepBytes?: number } = { steps: 24 },
@@ -1494,6 +1403,7 @@ export async function runDiskFull(
       counts,
       failures,
       notes: [`mount failed: ${m.stderr.trim()}`],
+      skipped: `a tmpfs cannot be mounted here (needs root and mount): ${m.stderr.trim()}`,
     };
   }
   try {
@@ -1565,16 +1475,6 @@ export async function runDiskFull(
     return { id: 'IO-diskfull', line, counts, failures, notes };
   } finally {
     spawnSync('umount', ['-l', mnt]);
-  }
-}
-
-/** Makes a folder writable again (used when a test is interrupted). */
-export function unlockTree(dir: string): void {
-  spawnSync('chattr', ['-R', '-i', dir]);
-  try {
-    chmodSync(dir, 0o755);
-  } catch {
-    // gone
   }
 }
 
