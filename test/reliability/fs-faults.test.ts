@@ -176,7 +176,7 @@ for (const [what, errno, rules] of landFaults) {
   });
 }
 
-// KNOWN GAP, closed by the rewrite of the transaction (one record, one recovery): readIntent
+// KNOWN GAP, closed when the transaction keeps one record and one recovery: readIntent
 // (src/transaction/intent.ts) takes a record it cannot read for a damaged one and removes it,
 // so an EIO at that moment throws away what a killed apply left to finish or undo. The test
 // states what must hold; while the gap is open it prints KNOWN GAP and passes, and once closed

@@ -45,7 +45,7 @@ interface Tally {
 }
 
 /**
- * A window the rewrite of the transaction closes: a failure at a call matching `call`
+ * A window the transaction still leaves open: a failure at a call matching `call`
  * (`op path`) is set apart and printed, not counted; once no such call fails any more the test
  * fails, so the entry is removed with the fix.
  */
