@@ -399,6 +399,7 @@ interface PlannedOp {
   looksApplied?: HagentError;
 }
 
+/** Plans one op against the snapshot (as changed by the ops before it), by its kind. */
 function planOp(
   op: PatchOp,
   snapshot: Snapshot,
@@ -407,177 +408,234 @@ function planOp(
   format: ParsedPatch['format'],
 ): PlannedOp {
   switch (op.kind) {
-    case 'add': {
-      if (op.copyFrom !== undefined) {
-        const src = requireTextFile(op.copyFrom, stateOf(snapshot, op.copyFrom), 'copy');
-        requireAbsent(op.path, stateOf(snapshot, op.path), 'cannot copy to', vacated);
-        const edit = applyChunks(op.copyFrom, src.file, op.chunks ?? [], leniencies, format);
-        if (edit.looksApplied) throw edit.looksApplied;
-        const bytes = encodeEdit(src.file, src.bytes, edit.pieces);
-        const out: PlannedFile = {
-          op: 'add',
-          path: op.path,
-          from: op.copyFrom,
-          bytes,
-          mode: op.mode ?? src.mode,
-          added: edit.pieces.reduce((sum, p) => sum + pieceLength(p), 0),
-          removed: 0,
-          chunks: edit.placements,
-          noop: false,
-        };
-        if (edit.level) out.level = edit.level;
-        return { file: out };
-      }
-      const body = op.text ?? op.lines.join('\n');
-      const count = op.text === undefined ? op.lines.length : countLinesOf(op.text);
-      const text = count === 0 ? '' : body + (op.finalNewline ? '\n' : '');
-      const bytes = encodeUtf8(text);
-      const mode = op.mode ?? '100644';
-      const target = stateOf(snapshot, op.path);
-      if (target.kind === 'file' && sameBytes(target.bytes, bytes)) {
-        // The file holds exactly what the Add would write: applied before, unless the rest disagrees.
-        return {
-          file: {
-            op: 'add',
-            path: op.path,
-            bytes,
-            mode: target.mode,
-            added: 0,
-            removed: 0,
-            chunks: [],
-            noop: true,
-          },
-          looksApplied: catchError(() => requireAbsent(op.path, target, 'cannot add', vacated)),
-        };
-      }
-      requireAbsent(op.path, target, 'cannot add', vacated);
-      return {
-        file: {
-          op: 'add',
-          path: op.path,
-          bytes,
-          mode,
-          added: count,
-          removed: 0,
-          chunks: [],
-          noop: false,
-        },
-      };
-    }
-    case 'delete': {
-      const state = stateOf(snapshot, op.path);
-      if (state.kind === 'missing') {
-        return {
-          file: {
-            op: 'delete',
-            path: op.path,
-            mode: '100644',
-            added: 0,
-            removed: 0,
-            chunks: [],
-            noop: true,
-          },
-          looksApplied: catchError(() => requireTextFile(op.path, state, 'delete')),
-        };
-      }
-      if (state.kind !== 'file') {
-        requireTextFile(op.path, state, 'delete'); // throws FILE_NOT_FOUND / UNSUPPORTED_FILE
-        throw new Error('unreachable');
-      }
-      if (op.removedLines !== undefined) checkDeletedContent(op.path, state.bytes, op.removedLines);
-      return {
-        file: {
-          op: 'delete',
-          path: op.path,
-          mode: state.mode,
-          added: 0,
-          removed: countLines(state.bytes),
-          chunks: [],
-          noop: false,
-        },
-      };
-    }
-    case 'update': {
-      const moveTo = op.moveTo !== undefined && op.moveTo !== op.path ? op.moveTo : undefined;
-      const sourceState = stateOf(snapshot, op.path);
-      if (moveTo !== undefined && sourceState.kind === 'missing') {
-        // A move done already: the source is gone and the destination holds the edited file.
-        const dest = stateOf(snapshot, moveTo);
-        const refusal = catchError(() =>
-          requireTextFile(op.path, sourceState, 'move'),
-        ) as HagentError;
-        if (dest.kind !== 'file') throw refusal;
-        const decoded = decodeTextFile(dest.bytes);
-        if (decoded.kind !== 'text') throw refusal;
-        if (op.chunks.length > 0) {
-          let edit: Edit;
-          try {
-            edit = applyChunks(moveTo, decoded.file, op.chunks, [], format);
-          } catch {
-            throw refusal;
-          }
-          if (!edit.looksApplied || edit.placements.length > 0) throw refusal;
-        }
-        return {
-          file: {
-            op: 'move',
-            path: moveTo,
-            from: op.path,
-            bytes: dest.bytes,
-            mode: dest.mode,
-            added: 0,
-            removed: 0,
-            chunks: [],
-            noop: true,
-          },
-          looksApplied: refusal,
-        };
-      }
-      const src = requireTextFile(op.path, sourceState, moveTo !== undefined ? 'move' : 'update');
-      if (moveTo !== undefined)
-        requireAbsent(moveTo, stateOf(snapshot, moveTo), `cannot move ${op.path} to`, vacated);
-      const edit = applyChunks(op.path, src.file, op.chunks, leniencies, format);
-      if (
-        edit.looksApplied &&
-        edit.placements.length === 0 &&
-        moveTo === undefined &&
-        (op.newMode === undefined || op.newMode === src.mode)
-      ) {
-        return {
-          file: {
-            op: 'update',
-            path: op.path,
-            bytes: src.bytes,
-            mode: src.mode,
-            added: 0,
-            removed: 0,
-            chunks: [],
-            noop: true,
-          },
-          looksApplied: edit.looksApplied,
-        };
-      }
-      if (edit.looksApplied) throw edit.looksApplied;
-      const bytes =
-        edit.placements.length === 0 ? src.bytes : encodeEdit(src.file, src.bytes, edit.pieces);
-      const mode = op.newMode ?? src.mode;
-      const noop = moveTo === undefined && mode === src.mode && sameBytes(bytes, src.bytes);
-      const out: PlannedFile = {
-        op: moveTo === undefined ? 'update' : 'move',
-        path: moveTo ?? op.path,
-        bytes,
-        mode,
-        added: edit.added,
-        removed: edit.removed,
-        chunks: edit.placements,
-        noop,
-      };
-      if (moveTo !== undefined) out.from = op.path;
-      if (edit.level) out.level = edit.level;
-      if (edit.finalNewlineAdded && !noop) out.finalNewline = 'added';
-      return { file: out };
-    }
+    case 'add':
+      return planAdd(op, snapshot, leniencies, vacated, format);
+    case 'delete':
+      return planDelete(op, snapshot);
+    case 'update':
+      return planUpdate(op, snapshot, leniencies, vacated, format);
   }
+}
+
+/**
+ * An Add File op: the new file's bytes, or a copy of another file with chunks applied; a noop
+ * (looks applied) when the file holds those bytes already.
+ * @throws HagentError FILE_EXISTS (or the refusals of a copy's source and chunks).
+ */
+function planAdd(
+  op: Extract<PatchOp, { kind: 'add' }>,
+  snapshot: Snapshot,
+  leniencies: Leniency[],
+  vacated: ReadonlySet<string>,
+  format: ParsedPatch['format'],
+): PlannedOp {
+  if (op.copyFrom !== undefined)
+    return planCopy(op, op.copyFrom, snapshot, leniencies, vacated, format);
+  const body = op.text ?? op.lines.join('\n');
+  const count = op.text === undefined ? op.lines.length : countLinesOf(op.text);
+  const text = count === 0 ? '' : body + (op.finalNewline ? '\n' : '');
+  const bytes = encodeUtf8(text);
+  const mode = op.mode ?? '100644';
+  const target = stateOf(snapshot, op.path);
+  if (target.kind === 'file' && sameBytes(target.bytes, bytes)) {
+    // The file holds exactly what the Add would write: applied before, unless the rest disagrees.
+    return {
+      file: {
+        op: 'add',
+        path: op.path,
+        bytes,
+        mode: target.mode,
+        added: 0,
+        removed: 0,
+        chunks: [],
+        noop: true,
+      },
+      looksApplied: catchError(() => requireAbsent(op.path, target, 'cannot add', vacated)),
+    };
+  }
+  requireAbsent(op.path, target, 'cannot add', vacated);
+  return {
+    file: {
+      op: 'add',
+      path: op.path,
+      bytes,
+      mode,
+      added: count,
+      removed: 0,
+      chunks: [],
+      noop: false,
+    },
+  };
+}
+
+/** A copy (`op.copyFrom`, here `from`) with its chunks applied to the source's text. */
+function planCopy(
+  op: Extract<PatchOp, { kind: 'add' }>,
+  from: string,
+  snapshot: Snapshot,
+  leniencies: Leniency[],
+  vacated: ReadonlySet<string>,
+  format: ParsedPatch['format'],
+): PlannedOp {
+  const src = requireTextFile(from, stateOf(snapshot, from), 'copy');
+  requireAbsent(op.path, stateOf(snapshot, op.path), 'cannot copy to', vacated);
+  const edit = applyChunks(from, src.file, op.chunks ?? [], leniencies, format);
+  if (edit.looksApplied) throw edit.looksApplied;
+  const bytes = encodeEdit(src.file, src.bytes, edit.pieces);
+  const out: PlannedFile = {
+    op: 'add',
+    path: op.path,
+    from,
+    bytes,
+    mode: op.mode ?? src.mode,
+    added: edit.pieces.reduce((sum, p) => sum + pieceLength(p), 0),
+    removed: 0,
+    chunks: edit.placements,
+    noop: false,
+  };
+  if (edit.level) out.level = edit.level;
+  return { file: out };
+}
+
+/**
+ * A Delete File op; a noop (looks applied) when the file is gone already.
+ * @throws HagentError FILE_NOT_FOUND, UNSUPPORTED_FILE, and CONTEXT_NOT_FOUND when the removed
+ *   lines given do not match the file.
+ */
+function planDelete(op: Extract<PatchOp, { kind: 'delete' }>, snapshot: Snapshot): PlannedOp {
+  const state = stateOf(snapshot, op.path);
+  if (state.kind === 'missing') {
+    return {
+      file: {
+        op: 'delete',
+        path: op.path,
+        mode: '100644',
+        added: 0,
+        removed: 0,
+        chunks: [],
+        noop: true,
+      },
+      looksApplied: catchError(() => requireTextFile(op.path, state, 'delete')),
+    };
+  }
+  if (state.kind !== 'file') {
+    requireTextFile(op.path, state, 'delete'); // throws FILE_NOT_FOUND / UNSUPPORTED_FILE
+    throw new Error('unreachable');
+  }
+  if (op.removedLines !== undefined) checkDeletedContent(op.path, state.bytes, op.removedLines);
+  return {
+    file: {
+      op: 'delete',
+      path: op.path,
+      mode: state.mode,
+      added: 0,
+      removed: countLines(state.bytes),
+      chunks: [],
+      noop: false,
+    },
+  };
+}
+
+/**
+ * An Update File op, with or without a move: its chunks applied to the file's text; a noop (looks
+ * applied) when every chunk stands applied already.
+ * @throws HagentError the refusals of applyChunks, FILE_NOT_FOUND, UNSUPPORTED_FILE, FILE_EXISTS.
+ */
+function planUpdate(
+  op: Extract<PatchOp, { kind: 'update' }>,
+  snapshot: Snapshot,
+  leniencies: Leniency[],
+  vacated: ReadonlySet<string>,
+  format: ParsedPatch['format'],
+): PlannedOp {
+  const moveTo = op.moveTo !== undefined && op.moveTo !== op.path ? op.moveTo : undefined;
+  const sourceState = stateOf(snapshot, op.path);
+  if (moveTo !== undefined && sourceState.kind === 'missing')
+    return planMoveDoneAlready(op, moveTo, sourceState, snapshot, format);
+  const src = requireTextFile(op.path, sourceState, moveTo !== undefined ? 'move' : 'update');
+  if (moveTo !== undefined)
+    requireAbsent(moveTo, stateOf(snapshot, moveTo), `cannot move ${op.path} to`, vacated);
+  const edit = applyChunks(op.path, src.file, op.chunks, leniencies, format);
+  if (
+    edit.looksApplied &&
+    edit.placements.length === 0 &&
+    moveTo === undefined &&
+    (op.newMode === undefined || op.newMode === src.mode)
+  ) {
+    return {
+      file: {
+        op: 'update',
+        path: op.path,
+        bytes: src.bytes,
+        mode: src.mode,
+        added: 0,
+        removed: 0,
+        chunks: [],
+        noop: true,
+      },
+      looksApplied: edit.looksApplied,
+    };
+  }
+  if (edit.looksApplied) throw edit.looksApplied;
+  const bytes =
+    edit.placements.length === 0 ? src.bytes : encodeEdit(src.file, src.bytes, edit.pieces);
+  const mode = op.newMode ?? src.mode;
+  const noop = moveTo === undefined && mode === src.mode && sameBytes(bytes, src.bytes);
+  const out: PlannedFile = {
+    op: moveTo === undefined ? 'update' : 'move',
+    path: moveTo ?? op.path,
+    bytes,
+    mode,
+    added: edit.added,
+    removed: edit.removed,
+    chunks: edit.placements,
+    noop,
+  };
+  if (moveTo !== undefined) out.from = op.path;
+  if (edit.level) out.level = edit.level;
+  if (edit.finalNewlineAdded && !noop) out.finalNewline = 'added';
+  return { file: out };
+}
+
+/**
+ * A move done already: the source is gone and the destination holds the edited file (every chunk
+ * looks applied there). Otherwise the source's refusal.
+ */
+function planMoveDoneAlready(
+  op: Extract<PatchOp, { kind: 'update' }>,
+  moveTo: string,
+  sourceState: FileState,
+  snapshot: Snapshot,
+  format: ParsedPatch['format'],
+): PlannedOp {
+  const dest = stateOf(snapshot, moveTo);
+  const refusal = catchError(() => requireTextFile(op.path, sourceState, 'move')) as HagentError;
+  if (dest.kind !== 'file') throw refusal;
+  const decoded = decodeTextFile(dest.bytes);
+  if (decoded.kind !== 'text') throw refusal;
+  if (op.chunks.length > 0) {
+    let edit: Edit;
+    try {
+      edit = applyChunks(moveTo, decoded.file, op.chunks, [], format);
+    } catch {
+      throw refusal;
+    }
+    if (!edit.looksApplied || edit.placements.length > 0) throw refusal;
+  }
+  return {
+    file: {
+      op: 'move',
+      path: moveTo,
+      from: op.path,
+      bytes: dest.bytes,
+      mode: dest.mode,
+      added: 0,
+      removed: 0,
+      chunks: [],
+      noop: true,
+    },
+    looksApplied: refusal,
+  };
 }
 
 /** The HagentError `fn` throws (it must throw one). */
