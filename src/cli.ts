@@ -227,13 +227,17 @@ function skipHelpRendering(cli: Argv): void {
     usage.cacheHelpMessage = () => undefined;
 }
 
-async function main(): Promise<void> {
-  const argv = process.argv.slice(2);
+/**
+ * The command lines that never reach an argument parser: the apply_patch bin, the plain hook line
+ * (on every tool call of an agent) and `hagent run` (whose words after `--` are the agent's).
+ * @returns whether the line was run here.
+ */
+async function runWithoutParser(argv: readonly string[]): Promise<boolean> {
   // The apply_patch bin: the same bundle, started by its own launcher (scripts/build.mjs).
   if ((globalThis as { hagentEntry?: string }).hagentEntry === 'apply_patch') {
     const { runApplyPatchBin } = await import('./commands/apply-patch-bin.js');
     process.exitCode = await runApplyPatchBin(argv, io);
-    return;
+    return true;
   }
   // Hooks run on every tool call of an agent: no yargs on their way (agents/ answers usage errors).
   if (
@@ -246,7 +250,7 @@ async function main(): Promise<void> {
       { agent: argv[1]!, ...(argv[2] !== undefined ? { event: argv[2] } : {}) },
       io,
     );
-    return;
+    return true;
   }
   // `hagent run`: everything after `--` belongs to the agent, so the line is split before parsing.
   if (
@@ -258,31 +262,17 @@ async function main(): Promise<void> {
     const { parseRunArgs } = await import('./cli-fast-path.js');
     const { runRun } = await import('./commands/run.js');
     process.exitCode = await runRun(parseRunArgs(argv.slice(1)), io);
-    return;
+    return true;
   }
-  assertCurrentFolder(); // before yargs, which reads process.cwd() too
-  const fast = readFastCommand(argv);
-  if (fast) {
-    trace('cli: arguments parsed');
-    if (fast.command === 'apply') {
-      const { runApply } = await import('./commands/apply.js');
-      trace('cli: command loaded');
-      process.exitCode = await runApply(fast.args, io);
-    } else if (fast.command === 'session start') {
-      const { runStart } = await import('./commands/session.js');
-      trace('cli: command loaded');
-      process.exitCode = await runStart(fast.args, io);
-    } else if (fast.command === 'land') {
-      const { runLand } = await import('./commands/land.js');
-      trace('cli: command loaded');
-      process.exitCode = await runLand(fast.args, io);
-    } else {
-      const { runCheck } = await import('./commands/check.js');
-      trace('cli: command loaded');
-      process.exitCode = await runCheck(fast.args, io);
-    }
-    return;
-  }
+  return false;
+}
+
+/**
+ * Reads the line with yargs (help, usage errors, every command the fast path does not take) and
+ * runs its command.
+ * @throws HagentError USAGE for a line yargs refuses, an unknown command named as such.
+ */
+async function runWithYargs(argv: readonly string[]): Promise<void> {
   const { default: yargs } = await import('yargs');
   const top = yargs(process.argv.slice(2))
     .scriptName('hagent')
@@ -320,6 +310,18 @@ async function main(): Promise<void> {
     });
   skipHelpRendering(cli);
   await cli.parseAsync();
+}
+
+async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  if (await runWithoutParser(argv)) return;
+  assertCurrentFolder(); // before yargs, which reads process.cwd() too
+  const fast = readFastCommand(argv);
+  if (!fast) return runWithYargs(argv);
+  trace('cli: arguments parsed');
+  const run = await RUNNERS[fast.command]();
+  trace('cli: command loaded');
+  process.exitCode = await run(fast.args as never, io);
 }
 
 main().catch((error: unknown) => {

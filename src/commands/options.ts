@@ -96,7 +96,8 @@ export const GROUPS = {
 export const COMMANDS = {
   'session start': {
     description:
-      'create a worktree and branch hagent/<id> for an agent session (a recycled worktree when the pool has one)',
+      'create a worktree and branch hagent/<id> for an agent session (a recycled worktree when ' +
+      'the pool has one)',
     fast: true,
     positionals: [],
     options: {
@@ -127,7 +128,8 @@ export const COMMANDS = {
   },
   'session end': {
     description:
-      'remove a session (refuses to drop work that has not landed); a landed one leaves its clean worktree to the pool',
+      'remove a session (refuses to drop work that has not landed); a landed one leaves its ' +
+      'clean worktree to the pool',
     positionals: [ID_POSITIONAL],
     options: {
       ...JSON_OPTION,
@@ -160,7 +162,8 @@ export const COMMANDS = {
       rebase: {
         type: 'boolean',
         description:
-          "replay the session's patches on the target instead of merging it (refused on a conflict)",
+          "replay the session's patches on the target instead of merging it (refused on a " +
+          'conflict)',
       },
     },
     examples: [
@@ -191,7 +194,8 @@ export const COMMANDS = {
       base: {
         type: 'string',
         description:
-          'the session head the patch was written against: refuse if a target changed since (compare-and-swap)',
+          'the session head the patch was written against: refuse if a target changed since ' +
+          '(compare-and-swap)',
         example: 'main',
       },
       watch: {
@@ -400,7 +404,8 @@ export const COMMANDS = {
   },
   run: {
     description:
-      'start (or resume) a session and launch an agent in its worktree, hagent hooks on for this run',
+      'start (or resume) a session and launch an agent in its worktree, hagent hooks on for ' +
+      'this run',
     positionals: [
       {
         name: 'agent',
@@ -424,7 +429,8 @@ export const COMMANDS = {
   },
   integrate: {
     description:
-      "merge hagent's hooks (or --mcp its MCP server) into the agent's configuration (project file, or --user)",
+      "merge hagent's hooks (or --mcp its MCP server) into the agent's configuration (project " +
+      'file, or --user)',
     positionals: [
       {
         name: 'agent',
@@ -442,7 +448,8 @@ export const COMMANDS = {
       remove: {
         type: 'boolean',
         description:
-          "take hagent's hooks (or with --mcp its server; with --strict its deny rules too) out again (yours stay)",
+          "take hagent's hooks (or with --mcp its server; with --strict its deny rules too) " +
+          'out again (yours stay)',
       },
       print: { type: 'boolean', description: 'show what would be merged; write nothing' },
       mcp: {
@@ -496,7 +503,8 @@ export const COMMANDS = {
   },
   mcp: {
     description:
-      "serve the session's tools (read, edit, write, apply_patch, undo, …) over MCP on stdio, for an agent",
+      "serve the session's tools (read, edit, write, apply_patch, undo, …) over MCP on stdio, " +
+      'for an agent',
     positionals: [],
     options: {
       ...JSON_OPTION,
