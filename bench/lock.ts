@@ -1,7 +1,7 @@
 /**
  * Lock acquire + release time: `withSessionLock` around an empty function, uncontended, on a
  * fresh temp common dir. Prints the median and p95 in ms over N runs (default 2000) after a warm-up.
- * Target (design.md / issue 4 "Figures"): median ≤ 2 ms.
+ * Target: median ≤ 2 ms.
  *
  *   node --import tsx bench/lock.ts [runs]
  */

@@ -1,5 +1,5 @@
 /**
- * Figures of the pure patch engine (issue 3, "Figures"): printed, never asserted as timed tests.
+ * Figures of the pure patch engine: printed, never asserted as timed tests.
  *
  *   node --import tsx bench/patch-engine.ts
  *

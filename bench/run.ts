@@ -4,7 +4,7 @@
  *
  *   node --import tsx bench/run.ts [--sizes 1000,20000,100000] [--runs N] [--hagent dist/hagent.cjs] [--verbose]
  *
- * Figures (targets from the performance brief):
+ * Figures (the project's targets):
  *   1. session start            ≤ 1.3 × git worktree add -b <branch> <path> <commit> (pool empty)
  *   1b. session start recycled  ≤ 0.1 × git worktree add, a pooled worktree moved to a base a
  *      few files away (the usual case: the last session landed, the next starts from there)

@@ -1,101 +1,71 @@
 /**
  * The start-up fast path of the commands run most often, `apply` and `check` (hundreds of times
- * an agent session), and of `land` and `session start`, whose speed is measured against git's: their arguments are read with Node's own `util.parseArgs` instead of loading yargs
- * (~25 ms to load even from the code cache, ~12 ms to parse). Only a plain, valid command line
- * takes this path; anything else — `--help`, a short flag, `--`, an unknown, repeated or empty
- * option, a value option without its value, an extra positional — returns null and goes through
- * yargs, which owns every usage error and help text. So both paths accept the same lines and give
- * the command the same argument object.
+ * an agent session), and of `land` and `session start`, whose speed is measured against git's:
+ * their arguments are read with Node's own `util.parseArgs` instead of loading yargs (~25 ms to
+ * load even from the code cache, ~12 ms to parse). Both parsers are built from the one option
+ * table (commands/options.ts; the entries marked `fast`). Only a plain, valid command line takes
+ * this path; anything else — `--help`, a short flag, `--`, an unknown, repeated or empty option, a
+ * value option without its value, an extra positional, options that conflict — returns null and
+ * goes through yargs, which owns every usage error and help text. So both paths accept the same
+ * lines and give the command the same argument object.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { HagentError } from './errors.js';
+import {
+  camelCase,
+  COMMANDS,
+  valueExample,
+  type ArgsOf,
+  type CommandName,
+  type CommandSpec,
+} from './commands/options.js';
 
-/** The arguments yargs would give `runApply` for the same command line. */
-export interface FastApplyArgs {
-  patch?: string;
-  json?: boolean;
-  session?: string;
-  yes?: boolean;
-  dryRun?: boolean;
-  base?: string;
-  watch?: boolean;
-  lockTimeout?: number;
+/** The commands the fast path reads (their entries in the option table are marked `fast`). */
+type FastName = {
+  [C in CommandName]: (typeof COMMANDS)[C] extends { fast: true } ? C : never;
+}[CommandName];
+
+/** A command line the fast path took, with the arguments yargs would give the same line. */
+export type FastCommand = { [C in FastName]: { command: C; args: ArgsOf<C> } }[FastName];
+
+/** `util.parseArgs` options for a table entry: numbers are read as strings, then converted. */
+function parseArgsOptions(spec: CommandSpec): NonNullable<ParseArgsConfig['options']> {
+  return Object.fromEntries(
+    Object.entries(spec.options).map(([name, o]) => [
+      name,
+      {
+        type: o.type === 'boolean' ? 'boolean' : 'string',
+        ...(o.type === 'array' ? { multiple: true } : {}),
+      },
+    ]),
+  );
 }
 
-/** The arguments yargs would give `runCheck` for the same command line. */
-export interface FastCheckArgs {
-  patch?: string;
-  json?: boolean;
-  session?: string;
-  dir?: string;
+/** The table entry of the command `argv` names when the fast path reads it, with its words. */
+function fastEntry(argv: readonly string[]): [FastName, CommandSpec, number] | null {
+  const two = `${argv[0]} ${argv[1]}`;
+  for (const [name, words] of [
+    [two, 2],
+    [argv[0] ?? '', 1],
+  ] as const) {
+    const spec = (COMMANDS as Record<string, CommandSpec>)[name];
+    if (spec) return spec.fast ? [name as FastName, spec, words] : null;
+  }
+  return null;
 }
-
-/** The arguments yargs would give `runLand` for the same command line. */
-export interface FastLandArgs {
-  json?: boolean;
-  session?: string;
-  squash?: boolean;
-  merge?: boolean;
-  message?: string;
-  yes?: boolean;
-}
-
-/** The arguments yargs would give `runStart` for the same command line. */
-export interface FastStartArgs {
-  json?: boolean;
-  name?: string;
-  base?: string;
-}
-
-/** A command line the fast path took. */
-export type FastCommand =
-  | { command: 'apply'; args: FastApplyArgs }
-  | { command: 'check'; args: FastCheckArgs }
-  | { command: 'land'; args: FastLandArgs }
-  | { command: 'session start'; args: FastStartArgs };
-
-const APPLY_OPTIONS = {
-  json: { type: 'boolean' },
-  session: { type: 'string' },
-  yes: { type: 'boolean' },
-  'dry-run': { type: 'boolean' },
-  base: { type: 'string' },
-  watch: { type: 'boolean' },
-  'lock-timeout': { type: 'string' },
-} as const satisfies ParseArgsConfig['options'];
-
-const LAND_OPTIONS = {
-  json: { type: 'boolean' },
-  session: { type: 'string' },
-  squash: { type: 'boolean' },
-  merge: { type: 'boolean' },
-  message: { type: 'string' },
-  yes: { type: 'boolean' },
-} as const satisfies ParseArgsConfig['options'];
-
-const START_OPTIONS = {
-  json: { type: 'boolean' },
-  name: { type: 'string' },
-  base: { type: 'string' },
-} as const satisfies ParseArgsConfig['options'];
-
-const CHECK_OPTIONS = {
-  json: { type: 'boolean' },
-  session: { type: 'string' },
-  dir: { type: 'string' },
-} as const satisfies ParseArgsConfig['options'];
 
 /**
- * Reads `argv` (the arguments after the script, e.g. `['apply', 'fix.patch', '--json']`) as an
- * `apply`, `check`, `land` or `session start` command line, the way the yargs definition in cli.ts does.
+ * Reads `argv` (the arguments after the script, e.g. `['apply', 'fix.patch', '--json']`) as the
+ * command line of a `fast` command of the option table, the way the yargs definition does.
  * @returns the command and its arguments (option names in camelCase, `--no-watch` as
- *   `watch: false`, `--lock-timeout` as a number), or null when yargs must read the line. Never throws.
+ *   `watch: false`, numbers as numbers, defaults filled in), or null when yargs must read the
+ *   line. Never throws.
  */
 export function readFastCommand(argv: readonly string[]): FastCommand | null {
-  const name = argv[0] === 'session' && argv[1] === 'start' ? 'session start' : argv[0];
-  if (name !== 'apply' && name !== 'check' && name !== 'land' && name !== 'session start')
-    return null;
-  const rest = argv.slice(name === 'session start' ? 2 : 1);
+  const entry = fastEntry(argv);
+  if (!entry) return null;
+  const [name, spec, words] = entry;
+  const rest = argv.slice(words);
   // yargs reads these its own way (help, version, end of options, short flags, `-` alone is fine).
   if (
     rest.some(
@@ -107,19 +77,11 @@ export function readFastCommand(argv: readonly string[]): FastCommand | null {
     )
   )
     return null;
-  const options: ParseArgsConfig['options'] =
-    name === 'apply'
-      ? APPLY_OPTIONS
-      : name === 'land'
-        ? LAND_OPTIONS
-        : name === 'session start'
-          ? START_OPTIONS
-          : CHECK_OPTIONS;
   let parsed;
   try {
     parsed = parseArgs({
       args: rest,
-      options,
+      options: parseArgsOptions(spec),
       allowPositionals: true,
       allowNegative: true,
       strict: true,
@@ -128,67 +90,38 @@ export function readFastCommand(argv: readonly string[]): FastCommand | null {
   } catch {
     return null;
   }
-  if (parsed.positionals.length > (name === 'land' || name === 'session start' ? 0 : 1))
-    return null;
+  if (spec.positionals.some((p) => p.variadic || p.required)) return null;
+  if (parsed.positionals.length > spec.positionals.length) return null;
   const seen = new Set<string>();
   for (const t of parsed.tokens) {
     if (t.kind !== 'option') continue;
-    // Repeated options become arrays in yargs; a negated value option (`--no-session`) means something else there.
-    if (seen.has(t.name)) return null;
+    const option = spec.options[t.name]!;
+    // Repeated options become arrays in yargs, which reads lists (`array`) its own way too.
+    if (seen.has(t.name) || option.type === 'array') return null;
     seen.add(t.name);
-    if (t.rawName.startsWith('--no-') && (t.name as string) !== 'watch') return null;
+    // A negated value option (`--no-session`) means something else in yargs; a negated flag is
+    // read here only where the flag has a default to negate (`--no-watch`).
+    if (t.rawName.startsWith('--no-') && !(option.type === 'boolean' && 'default' in option))
+      return null;
     // yargs reads '' and a separate lone `-` as an empty value (a usage error there).
     if (t.value === '' || (t.value === '-' && !t.inlineValue)) return null;
   }
-  const v = parsed.values as Record<string, string | boolean | undefined>;
-  if (name === 'land') {
-    if (v.squash !== undefined && v.merge !== undefined) return null; // yargs: "mutually exclusive"
-    const { json, session, squash, merge, message, yes } = v;
-    return {
-      command: 'land',
-      args: {
-        ...(json !== undefined ? { json: json as boolean } : {}),
-        ...(session !== undefined ? { session: session as string } : {}),
-        ...(squash !== undefined ? { squash: squash as boolean } : {}),
-        ...(merge !== undefined ? { merge: merge as boolean } : {}),
-        ...(message !== undefined ? { message: message as string } : {}),
-        ...(yes !== undefined ? { yes: yes as boolean } : {}),
-      },
-    };
+  const given = parsed.values as Record<string, string | boolean | undefined>;
+  const args: Record<string, unknown> = {};
+  spec.positionals.forEach((p, i) => {
+    const value = parsed.positionals[i];
+    if (value !== undefined) args[p.name] = p.type === 'number' ? Number(value) : value;
+  });
+  for (const [option, o] of Object.entries(spec.options)) {
+    const value = given[option] ?? o.default;
+    if (value === undefined) continue;
+    // yargs: "Arguments a and b are mutually exclusive".
+    const conflicts = typeof o.conflicts === 'string' ? [o.conflicts] : (o.conflicts ?? []);
+    if (given[option] !== undefined && conflicts.some((c) => given[c] !== undefined || c in args))
+      return null;
+    args[camelCase(option)] = o.type === 'number' ? Number(value) : value;
   }
-  if (name === 'session start') {
-    const { json, name: id, base } = v;
-    return {
-      command: 'session start',
-      args: {
-        ...(json !== undefined ? { json: json as boolean } : {}),
-        ...(id !== undefined ? { name: id as string } : {}),
-        ...(base !== undefined ? { base: base as string } : {}),
-      },
-    };
-  }
-  const patch = parsed.positionals[0];
-  const common = {
-    ...(patch !== undefined ? { patch } : {}),
-    ...(v.json !== undefined ? { json: v.json as boolean } : {}),
-    ...(v.session !== undefined ? { session: v.session as string } : {}),
-  };
-  if (name === 'check')
-    return {
-      command: 'check',
-      args: { ...common, ...(v.dir !== undefined ? { dir: v.dir as string } : {}) },
-    };
-  return {
-    command: 'apply',
-    args: {
-      ...common,
-      ...(v.yes !== undefined ? { yes: v.yes as boolean } : {}),
-      ...(v['dry-run'] !== undefined ? { dryRun: v['dry-run'] as boolean } : {}),
-      ...(v.base !== undefined ? { base: v.base as string } : {}),
-      watch: v.watch === undefined ? true : (v.watch as boolean),
-      ...(v['lock-timeout'] !== undefined ? { lockTimeout: Number(v['lock-timeout']) } : {}),
-    },
-  };
+  return { command: name, args } as FastCommand;
 }
 
 /**
@@ -196,14 +129,9 @@ export function readFastCommand(argv: readonly string[]): FastCommand | null {
  * options before `--` are hagent's, everything after it the agent's, untouched.
  * @throws HagentError USAGE for an unknown option, a missing value or a missing agent.
  */
-export function parseRunArgs(args: readonly string[]): {
-  agent: string;
-  name?: string;
-  base?: string;
-  session?: string;
-  json?: boolean;
-  agentArgs: string[];
-} {
+export function parseRunArgs(
+  args: readonly string[],
+): ArgsOf<'run'> & { agent: string; agentArgs: string[] } {
   const cut = args.indexOf('--');
   const own = cut < 0 ? args : args.slice(0, cut);
   let parsed;
@@ -212,12 +140,7 @@ export function parseRunArgs(args: readonly string[]): {
       args: [...own],
       allowPositionals: true,
       strict: true,
-      options: {
-        name: { type: 'string' },
-        base: { type: 'string' },
-        session: { type: 'string' },
-        json: { type: 'boolean' },
-      },
+      options: parseArgsOptions(COMMANDS.run),
     });
   } catch (e) {
     throw new HagentError(
@@ -236,21 +159,19 @@ export function parseRunArgs(args: readonly string[]): {
       {},
       `arguments for the agent go after --: hagent run ${agent} -- ${extra.join(' ')}`,
     );
-  const v = parsed.values;
-  for (const key of ['name', 'base', 'session'] as const)
-    if (v[key] === '')
+  const v = parsed.values as Record<string, string | boolean | undefined>;
+  const given: Record<string, string | boolean> = {};
+  for (const [key, o] of Object.entries(COMMANDS.run.options)) {
+    const value = v[key];
+    if (value === '' && o.type === 'string')
       throw new HagentError(
         'USAGE',
         `--${key} needs a value`,
         { option: key },
-        `e.g. --${key} fix-login`,
+        `e.g. --${key} ${valueExample(key)}`,
       );
-  return {
-    agent,
-    ...(v.name !== undefined ? { name: v.name } : {}),
-    ...(v.base !== undefined ? { base: v.base } : {}),
-    ...(v.session !== undefined ? { session: v.session } : {}),
-    ...(v.json ? { json: true } : {}),
-    agentArgs: cut < 0 ? [] : args.slice(cut + 1),
-  };
+    // `--json` counts when given; the other values as they are.
+    if (value !== undefined && value !== false) given[camelCase(key)] = value;
+  }
+  return { agent, ...(given as ArgsOf<'run'>), agentArgs: cut < 0 ? [] : args.slice(cut + 1) };
 }

@@ -1,5 +1,5 @@
 /**
- * Reliability figures of issue 4 ("Proven under faults"), long runs through the real CLI:
+ * Reliability figures ("proven under faults"), long runs through the real CLI:
  *
  *   node --import tsx bench/reliability/run.ts [--quick] [--only R1,R2,R3,R4,R5,IO] [--seed N]
  *

@@ -1,6 +1,6 @@
 /**
- * `hagent log [--failed] [--json] [-n N] [--session ID]`: the journal of writing attempts
- * (issue 4 item 8). Human view: one "applied" or "blocked" note per attempt, oldest first, with a
+ * `hagent log [--failed] [--json] [-n N] [--session ID]`: the journal of writing attempts.
+ * Human view: one "applied" or "blocked" note per attempt, oldest first, with a
  * blocked note's code, message and hint repeated so an agent can act on it. `--json`:
  * `{entries: [...], damaged: N}` (entries as in journal.jsonl, newest last).
  */

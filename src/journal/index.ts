@@ -1,6 +1,6 @@
 /**
- * journal: the append-only record of every writing attempt, successful or refused (issue 4
- * item 8; design.md "Where things live").
+ * journal: the append-only record of every writing attempt, successful or refused
+ * (design.md "Where things live").
  *
  * Owns `<commonDir>/hagent/journal.jsonl` (and creates `<commonDir>/hagent/` when missing); writes
  * nothing else. Imports only node built-ins, zod, errors.ts and its own redact.ts (no git, no

@@ -1,6 +1,6 @@
 /**
  * lock: one writing operation (apply, sync, undo, land, exec commit) per session at a time
- * (issue 4 item 6; style.md §5 "lock scope is a function scope").
+ * (style.md §5 "lock scope is a function scope").
  *
  * Owns `<commonDir>/hagent/locks/<sessionId>.lock` and its takeover markers
  * `<sessionId>.lock.stale-<identity>` in that folder; writes nothing else. Imports only node
@@ -9,7 +9,7 @@
  * ## Why git-style O_EXCL lock files and not proper-lockfile
  *
  * proper-lockfile (the best-kept npm lockfile library) was weighed and not taken:
- * - It locks with `mkdir`, so the lock cannot name its holder; issue 4 wants pid, host, command
+ * - It locks with `mkdir`, so the lock cannot name its holder; hagent needs pid, host, command
  *   and start time in the `LOCKED` error and in `hagent doctor`.
  * - It detects a dead holder only by mtime age: the holder must refresh the mtime on a timer
  *   (`update`, default every 5 s), a dead holder is seen only after `stale` ms (≥ 2 s), and a live
@@ -58,7 +58,7 @@ import path from 'node:path';
 import * as z from 'zod/mini';
 import { HagentError } from '../errors.js';
 
-/** Default wait for a held lock, in ms (issue 4: `--lock-timeout` default 10 s). */
+/** Default wait for a held lock, in ms (`--lock-timeout` default 10 s). */
 export const DEFAULT_LOCK_TIMEOUT_MS = 10_000;
 /** A lock file whose body cannot be parsed is taken over once older than this, in ms. */
 export const UNPARSABLE_MAX_AGE_MS = 60_000;
@@ -392,7 +392,7 @@ function release(file: string, token: string): void {
 
 /**
  * Runs `fn` while holding the lock of session `sessionId`, one writing operation per session at
- * a time (issue 4 item 6). The lock file `<commonDir>/hagent/locks/<sessionId>.lock` holds
+ * a time. The lock file `<commonDir>/hagent/locks/<sessionId>.lock` holds
  * `{pid, hostname, command, startedAt, token}` as JSON. A dead holder is taken over (see the
  * module header for the rule); a live one is waited for, polling with backoff, up to `timeoutMs`.
  * The lock is released when `fn` settles, whether it resolves or throws, and only if the file

@@ -76,7 +76,7 @@ export function parsePatch(text: string): ParsedPatch {
   try {
     return parseLines(intake);
   } catch (e) {
-    // PATCH_SYNTAX names the offending line's text beside its number (issue 3 §3).
+    // PATCH_SYNTAX names the offending line's text beside its number.
     if (
       isHagentError(e) &&
       e.code === 'PATCH_SYNTAX' &&

@@ -200,6 +200,14 @@ interface ChunkBuilder {
   hasLines: boolean;
 }
 
+/**
+ * Reads the body of an `*** Update File:` op (lines `headerAt + 1` up to the next op header,
+ * End Patch or `end`): an optional `*** Move to:`, then chunks of `@@` anchors and ' ', '-', '+'
+ * lines, each optionally closed by `*** End of File`. Pushes one update op onto `ops`.
+ * Rule: patch-language.md §2.3–2.8.
+ * @returns the index of the first line after the op.
+ * @throws HagentError PATCH_SYNTAX for a malformed body, with the line and what was expected.
+ */
 function parseUpdate(
   lines: LineSource,
   headerAt: number,
@@ -208,68 +216,17 @@ function parseUpdate(
   ops: PatchOp[],
   note: (l: Leniency) => void,
 ): number {
-  let k = headerAt + 1;
-  let moveTo: string | undefined;
-  const maybeMove = k < end ? classifyMarker(lines.at(k)!, true) : undefined;
-  if (maybeMove?.kind === 'move') {
-    maybeMove.leniencies.forEach(note);
-    moveTo = maybeMove.path as string;
-    if (moveTo === '')
-      throw syntax(
-        k,
-        '"*** Move to:" names no path',
-        'write the destination after the colon',
-        EXPECTED.path,
-      );
-    k++;
-  }
+  const moveTo = readMoveTo(lines, headerAt + 1, end, note);
+  let k = headerAt + 1 + (moveTo === undefined ? 0 : 1);
   const chunks: Chunk[] = [];
   let cur: ChunkBuilder | undefined;
   let anchorsAt = -1;
-
-  const finish = (): void => {
-    if (!cur) return;
-    const c = cur;
-    cur = undefined;
-    if (!c.hasLines) return;
-    // Bare empty lines at the end of a chunk are empty context lines (Codex), except when the chunk
-    // is otherwise a pure insertion (or only blanks): then they are stray blank lines (§2.8), never
-    // a context line that could pull the insertion onto some blank line of the file.
-    if (c.trailingBare > 0 && c.oldLines.length === c.trailingBare && !c.endOfFile) {
-      c.oldLines.length = 0;
-      c.newLines.length -= c.trailingBare;
-      c.kinds.length -= c.trailingBare;
-      note('stray-blank-line');
-      if (c.newLines.length === 0 && c.anchors.length === 0) return;
-    }
-    const chunk: Chunk = {
-      anchors: c.anchors,
-      oldLines: c.oldLines,
-      newLines: c.newLines,
-      endOfFile: c.endOfFile,
-      lineKinds: c.kinds.join(''),
-      patchLine: c.patchLine,
-    };
-    chunks.push(chunk);
-  };
-
-  const start = (at: number): ChunkBuilder => ({
-    anchors: [],
-    oldLines: [],
-    newLines: [],
-    kinds: [],
-    endOfFile: false,
-    patchLine: at + 1,
-    trailingBare: 0,
-    hasLines: false,
-  });
-
   for (; k < end; k++) {
     const line = lines.at(k)!;
     if (line.startsWith('@@')) {
-      if (cur?.hasLines) finish();
+      if (cur?.hasLines) cur = finishChunk(cur, chunks, note);
       if (!cur) {
-        cur = start(k);
+        cur = newChunk(k);
         anchorsAt = k;
       }
       const anchor = readAnchor(line, note);
@@ -279,8 +236,8 @@ function parseUpdate(
     const c0 = line.charCodeAt(0);
     const isChunkLine = line === '' || c0 === 32 || c0 === 43 || c0 === 45;
     if (!isChunkLine || !isBlank(line)) {
-      const marker = classifyMarker(line, !isChunkLine);
-      if (marker && marker.kind === 'eof') {
+      const marker = updateMarker(line, k, isChunkLine);
+      if (marker?.kind === 'eof') {
         if (!cur?.hasLines)
           throw syntax(
             k,
@@ -290,20 +247,10 @@ function parseUpdate(
           );
         marker.leniencies.forEach(note);
         cur.endOfFile = true;
-        finish();
+        cur = finishChunk(cur, chunks, note);
         continue;
       }
-      if (marker && (marker.kind !== 'unknown-star' || line.startsWith('***'))) {
-        if (marker.kind === 'unknown-star') {
-          throw syntax(
-            k,
-            `unknown marker ${quote(line)}`,
-            'valid markers: "*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: ", "*** End of File", "*** End Patch"',
-            EXPECTED.chunkLine,
-          );
-        }
-        break; // the op has ended: header position
-      }
+      if (marker) break; // the op has ended: header position
     }
     if (!isChunkLine) {
       throw syntax(
@@ -314,42 +261,10 @@ function parseUpdate(
       );
     }
     if (!cur) {
-      if (
-        chunks.length > 0 &&
-        chunks[chunks.length - 1]!.endOfFile &&
-        isBlank(line) &&
-        endsOpAt(lines, k + 1, end)
-      ) {
-        // §2.8: a stray blank line right after "*** End of File", before the next op or End Patch.
-        note('stray-blank-line');
-        continue;
-      }
-      if (chunks.length > 0) {
-        throw syntax(
-          k,
-          'a chunk line after "*** End of File" without a new "@@"',
-          'start each further chunk with an "@@" line',
-          EXPECTED.chunkStart,
-        );
-      }
-      cur = start(k);
+      if (!opensChunk(lines, k, end, chunks, note)) continue;
+      cur = newChunk(k);
     }
-    cur.hasLines = true;
-    if (line === '' || c0 === 32) {
-      const text = line === '' ? '' : line.slice(1);
-      cur.oldLines.push(text);
-      cur.newLines.push(text);
-      cur.kinds.push(' ');
-      cur.trailingBare = line === '' ? cur.trailingBare + 1 : 0;
-    } else if (c0 === 45) {
-      cur.oldLines.push(line.slice(1));
-      cur.kinds.push('-');
-      cur.trailingBare = 0;
-    } else {
-      cur.newLines.push(line.slice(1));
-      cur.kinds.push('+');
-      cur.trailingBare = 0;
-    }
+    addChunkLine(cur, line, c0);
   }
   if (cur && !cur.hasLines && cur.anchors.length > 0) {
     throw syntax(
@@ -359,7 +274,7 @@ function parseUpdate(
       EXPECTED.chunkLine,
     );
   }
-  finish();
+  if (cur) finishChunk(cur, chunks, note);
   if (chunks.length === 0 && moveTo === undefined) {
     throw syntax(
       headerAt,
@@ -372,6 +287,144 @@ function parseUpdate(
   if (moveTo !== undefined) op.moveTo = moveTo;
   ops.push(op);
   return k;
+}
+
+/**
+ * The destination of a `*** Move to:` on line `k`, the first of an Update op's body (§2.4).
+ * @throws HagentError PATCH_SYNTAX when it names no path.
+ */
+function readMoveTo(
+  lines: LineSource,
+  k: number,
+  end: number,
+  note: (l: Leniency) => void,
+): string | undefined {
+  const maybeMove = k < end ? classifyMarker(lines.at(k)!, true) : undefined;
+  if (maybeMove?.kind !== 'move') return undefined;
+  maybeMove.leniencies.forEach(note);
+  const moveTo = maybeMove.path as string;
+  if (moveTo === '')
+    throw syntax(
+      k,
+      '"*** Move to:" names no path',
+      'write the destination after the colon',
+      EXPECTED.path,
+    );
+  return moveTo;
+}
+
+/**
+ * What a marker-like line inside an Update op is: `*** End of File`, or a line that ends the op
+ * (the next op's header, End Patch), or neither (undefined: an ordinary line).
+ * @throws HagentError PATCH_SYNTAX for an unknown `***` marker.
+ */
+function updateMarker(
+  line: string,
+  k: number,
+  isChunkLine: boolean,
+): { kind: 'eof'; leniencies: Leniency[] } | { kind: 'op-end' } | undefined {
+  const marker = classifyMarker(line, !isChunkLine);
+  if (!marker) return undefined;
+  if (marker.kind === 'eof') return { kind: 'eof', leniencies: marker.leniencies };
+  if (marker.kind !== 'unknown-star') return { kind: 'op-end' };
+  if (!line.startsWith('***')) return undefined;
+  throw syntax(
+    k,
+    `unknown marker ${quote(line)}`,
+    'valid markers: "*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: ", "*** End of File", "*** End Patch"',
+    EXPECTED.chunkLine,
+  );
+}
+
+/**
+ * Whether chunk line `k`, outside any chunk, opens the op's first chunk (one needs no "@@").
+ * A stray blank line right after "*** End of File", before the next op or End Patch (§2.8), is
+ * skipped (false).
+ * @throws HagentError PATCH_SYNTAX for another chunk line after "*** End of File".
+ */
+function opensChunk(
+  lines: LineSource,
+  k: number,
+  end: number,
+  chunks: readonly Chunk[],
+  note: (l: Leniency) => void,
+): boolean {
+  if (chunks.length === 0) return true;
+  if (
+    chunks[chunks.length - 1]!.endOfFile &&
+    isBlank(lines.at(k)!) &&
+    endsOpAt(lines, k + 1, end)
+  ) {
+    note('stray-blank-line');
+    return false;
+  }
+  throw syntax(
+    k,
+    'a chunk line after "*** End of File" without a new "@@"',
+    'start each further chunk with an "@@" line',
+    EXPECTED.chunkStart,
+  );
+}
+
+/** An empty chunk whose first line is line `at` (0-based) of the patch. */
+function newChunk(at: number): ChunkBuilder {
+  return {
+    anchors: [],
+    oldLines: [],
+    newLines: [],
+    kinds: [],
+    endOfFile: false,
+    patchLine: at + 1,
+    trailingBare: 0,
+    hasLines: false,
+  };
+}
+
+/** Adds one ' ' (or bare empty), '-' or '+' line (`c0`: its first character code) to the chunk. */
+function addChunkLine(cur: ChunkBuilder, line: string, c0: number): void {
+  cur.hasLines = true;
+  if (line === '' || c0 === 32) {
+    const text = line === '' ? '' : line.slice(1);
+    cur.oldLines.push(text);
+    cur.newLines.push(text);
+    cur.kinds.push(' ');
+    cur.trailingBare = line === '' ? cur.trailingBare + 1 : 0;
+  } else if (c0 === 45) {
+    cur.oldLines.push(line.slice(1));
+    cur.kinds.push('-');
+    cur.trailingBare = 0;
+  } else {
+    cur.newLines.push(line.slice(1));
+    cur.kinds.push('+');
+    cur.trailingBare = 0;
+  }
+}
+
+/**
+ * Closes the chunk being read and pushes it onto `chunks` when it has lines.
+ * Bare empty lines at the end of a chunk are empty context lines (Codex), except when the chunk is
+ * otherwise a pure insertion (or only blanks): then they are stray blank lines (§2.8), never a
+ * context line that could pull the insertion onto some blank line of the file.
+ * @returns undefined: no chunk is open any more.
+ */
+function finishChunk(c: ChunkBuilder, chunks: Chunk[], note: (l: Leniency) => void): undefined {
+  if (!c.hasLines) return undefined;
+  if (c.trailingBare > 0 && c.oldLines.length === c.trailingBare && !c.endOfFile) {
+    c.oldLines.length = 0;
+    c.newLines.length -= c.trailingBare;
+    c.kinds.length -= c.trailingBare;
+    note('stray-blank-line');
+    if (c.newLines.length === 0 && c.anchors.length === 0) return undefined;
+  }
+  chunks.push({
+    anchors: c.anchors,
+    oldLines: c.oldLines,
+    newLines: c.newLines,
+    endOfFile: c.endOfFile,
+    lineKinds: c.kinds.join(''),
+    patchLine: c.patchLine,
+  });
+  return undefined;
 }
 
 /** True when line `k` (0-based) and on is only blank lines up to an op header, End Patch or the end. */

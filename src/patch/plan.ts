@@ -399,6 +399,7 @@ interface PlannedOp {
   looksApplied?: HagentError;
 }
 
+/** Plans one op against the snapshot (as changed by the ops before it), by its kind. */
 function planOp(
   op: PatchOp,
   snapshot: Snapshot,
@@ -407,177 +408,234 @@ function planOp(
   format: ParsedPatch['format'],
 ): PlannedOp {
   switch (op.kind) {
-    case 'add': {
-      if (op.copyFrom !== undefined) {
-        const src = requireTextFile(op.copyFrom, stateOf(snapshot, op.copyFrom), 'copy');
-        requireAbsent(op.path, stateOf(snapshot, op.path), 'cannot copy to', vacated);
-        const edit = applyChunks(op.copyFrom, src.file, op.chunks ?? [], leniencies, format);
-        if (edit.looksApplied) throw edit.looksApplied;
-        const bytes = encodeEdit(src.file, src.bytes, edit.pieces);
-        const out: PlannedFile = {
-          op: 'add',
-          path: op.path,
-          from: op.copyFrom,
-          bytes,
-          mode: op.mode ?? src.mode,
-          added: edit.pieces.reduce((sum, p) => sum + pieceLength(p), 0),
-          removed: 0,
-          chunks: edit.placements,
-          noop: false,
-        };
-        if (edit.level) out.level = edit.level;
-        return { file: out };
-      }
-      const body = op.text ?? op.lines.join('\n');
-      const count = op.text === undefined ? op.lines.length : countLinesOf(op.text);
-      const text = count === 0 ? '' : body + (op.finalNewline ? '\n' : '');
-      const bytes = encodeUtf8(text);
-      const mode = op.mode ?? '100644';
-      const target = stateOf(snapshot, op.path);
-      if (target.kind === 'file' && sameBytes(target.bytes, bytes)) {
-        // The file holds exactly what the Add would write: applied before, unless the rest disagrees.
-        return {
-          file: {
-            op: 'add',
-            path: op.path,
-            bytes,
-            mode: target.mode,
-            added: 0,
-            removed: 0,
-            chunks: [],
-            noop: true,
-          },
-          looksApplied: catchError(() => requireAbsent(op.path, target, 'cannot add', vacated)),
-        };
-      }
-      requireAbsent(op.path, target, 'cannot add', vacated);
-      return {
-        file: {
-          op: 'add',
-          path: op.path,
-          bytes,
-          mode,
-          added: count,
-          removed: 0,
-          chunks: [],
-          noop: false,
-        },
-      };
-    }
-    case 'delete': {
-      const state = stateOf(snapshot, op.path);
-      if (state.kind === 'missing') {
-        return {
-          file: {
-            op: 'delete',
-            path: op.path,
-            mode: '100644',
-            added: 0,
-            removed: 0,
-            chunks: [],
-            noop: true,
-          },
-          looksApplied: catchError(() => requireTextFile(op.path, state, 'delete')),
-        };
-      }
-      if (state.kind !== 'file') {
-        requireTextFile(op.path, state, 'delete'); // throws FILE_NOT_FOUND / UNSUPPORTED_FILE
-        throw new Error('unreachable');
-      }
-      if (op.removedLines !== undefined) checkDeletedContent(op.path, state.bytes, op.removedLines);
-      return {
-        file: {
-          op: 'delete',
-          path: op.path,
-          mode: state.mode,
-          added: 0,
-          removed: countLines(state.bytes),
-          chunks: [],
-          noop: false,
-        },
-      };
-    }
-    case 'update': {
-      const moveTo = op.moveTo !== undefined && op.moveTo !== op.path ? op.moveTo : undefined;
-      const sourceState = stateOf(snapshot, op.path);
-      if (moveTo !== undefined && sourceState.kind === 'missing') {
-        // A move done already: the source is gone and the destination holds the edited file.
-        const dest = stateOf(snapshot, moveTo);
-        const refusal = catchError(() =>
-          requireTextFile(op.path, sourceState, 'move'),
-        ) as HagentError;
-        if (dest.kind !== 'file') throw refusal;
-        const decoded = decodeTextFile(dest.bytes);
-        if (decoded.kind !== 'text') throw refusal;
-        if (op.chunks.length > 0) {
-          let edit: Edit;
-          try {
-            edit = applyChunks(moveTo, decoded.file, op.chunks, [], format);
-          } catch {
-            throw refusal;
-          }
-          if (!edit.looksApplied || edit.placements.length > 0) throw refusal;
-        }
-        return {
-          file: {
-            op: 'move',
-            path: moveTo,
-            from: op.path,
-            bytes: dest.bytes,
-            mode: dest.mode,
-            added: 0,
-            removed: 0,
-            chunks: [],
-            noop: true,
-          },
-          looksApplied: refusal,
-        };
-      }
-      const src = requireTextFile(op.path, sourceState, moveTo !== undefined ? 'move' : 'update');
-      if (moveTo !== undefined)
-        requireAbsent(moveTo, stateOf(snapshot, moveTo), `cannot move ${op.path} to`, vacated);
-      const edit = applyChunks(op.path, src.file, op.chunks, leniencies, format);
-      if (
-        edit.looksApplied &&
-        edit.placements.length === 0 &&
-        moveTo === undefined &&
-        (op.newMode === undefined || op.newMode === src.mode)
-      ) {
-        return {
-          file: {
-            op: 'update',
-            path: op.path,
-            bytes: src.bytes,
-            mode: src.mode,
-            added: 0,
-            removed: 0,
-            chunks: [],
-            noop: true,
-          },
-          looksApplied: edit.looksApplied,
-        };
-      }
-      if (edit.looksApplied) throw edit.looksApplied;
-      const bytes =
-        edit.placements.length === 0 ? src.bytes : encodeEdit(src.file, src.bytes, edit.pieces);
-      const mode = op.newMode ?? src.mode;
-      const noop = moveTo === undefined && mode === src.mode && sameBytes(bytes, src.bytes);
-      const out: PlannedFile = {
-        op: moveTo === undefined ? 'update' : 'move',
-        path: moveTo ?? op.path,
-        bytes,
-        mode,
-        added: edit.added,
-        removed: edit.removed,
-        chunks: edit.placements,
-        noop,
-      };
-      if (moveTo !== undefined) out.from = op.path;
-      if (edit.level) out.level = edit.level;
-      if (edit.finalNewlineAdded && !noop) out.finalNewline = 'added';
-      return { file: out };
-    }
+    case 'add':
+      return planAdd(op, snapshot, leniencies, vacated, format);
+    case 'delete':
+      return planDelete(op, snapshot);
+    case 'update':
+      return planUpdate(op, snapshot, leniencies, vacated, format);
   }
+}
+
+/**
+ * An Add File op: the new file's bytes, or a copy of another file with chunks applied; a noop
+ * (looks applied) when the file holds those bytes already.
+ * @throws HagentError FILE_EXISTS (or the refusals of a copy's source and chunks).
+ */
+function planAdd(
+  op: Extract<PatchOp, { kind: 'add' }>,
+  snapshot: Snapshot,
+  leniencies: Leniency[],
+  vacated: ReadonlySet<string>,
+  format: ParsedPatch['format'],
+): PlannedOp {
+  if (op.copyFrom !== undefined)
+    return planCopy(op, op.copyFrom, snapshot, leniencies, vacated, format);
+  const body = op.text ?? op.lines.join('\n');
+  const count = op.text === undefined ? op.lines.length : countLinesOf(op.text);
+  const text = count === 0 ? '' : body + (op.finalNewline ? '\n' : '');
+  const bytes = encodeUtf8(text);
+  const mode = op.mode ?? '100644';
+  const target = stateOf(snapshot, op.path);
+  if (target.kind === 'file' && sameBytes(target.bytes, bytes)) {
+    // The file holds exactly what the Add would write: applied before, unless the rest disagrees.
+    return {
+      file: {
+        op: 'add',
+        path: op.path,
+        bytes,
+        mode: target.mode,
+        added: 0,
+        removed: 0,
+        chunks: [],
+        noop: true,
+      },
+      looksApplied: catchError(() => requireAbsent(op.path, target, 'cannot add', vacated)),
+    };
+  }
+  requireAbsent(op.path, target, 'cannot add', vacated);
+  return {
+    file: {
+      op: 'add',
+      path: op.path,
+      bytes,
+      mode,
+      added: count,
+      removed: 0,
+      chunks: [],
+      noop: false,
+    },
+  };
+}
+
+/** A copy (`op.copyFrom`, here `from`) with its chunks applied to the source's text. */
+function planCopy(
+  op: Extract<PatchOp, { kind: 'add' }>,
+  from: string,
+  snapshot: Snapshot,
+  leniencies: Leniency[],
+  vacated: ReadonlySet<string>,
+  format: ParsedPatch['format'],
+): PlannedOp {
+  const src = requireTextFile(from, stateOf(snapshot, from), 'copy');
+  requireAbsent(op.path, stateOf(snapshot, op.path), 'cannot copy to', vacated);
+  const edit = applyChunks(from, src.file, op.chunks ?? [], leniencies, format);
+  if (edit.looksApplied) throw edit.looksApplied;
+  const bytes = encodeEdit(src.file, src.bytes, edit.pieces);
+  const out: PlannedFile = {
+    op: 'add',
+    path: op.path,
+    from,
+    bytes,
+    mode: op.mode ?? src.mode,
+    added: edit.pieces.reduce((sum, p) => sum + pieceLength(p), 0),
+    removed: 0,
+    chunks: edit.placements,
+    noop: false,
+  };
+  if (edit.level) out.level = edit.level;
+  return { file: out };
+}
+
+/**
+ * A Delete File op; a noop (looks applied) when the file is gone already.
+ * @throws HagentError FILE_NOT_FOUND, UNSUPPORTED_FILE, and CONTEXT_NOT_FOUND when the removed
+ *   lines given do not match the file.
+ */
+function planDelete(op: Extract<PatchOp, { kind: 'delete' }>, snapshot: Snapshot): PlannedOp {
+  const state = stateOf(snapshot, op.path);
+  if (state.kind === 'missing') {
+    return {
+      file: {
+        op: 'delete',
+        path: op.path,
+        mode: '100644',
+        added: 0,
+        removed: 0,
+        chunks: [],
+        noop: true,
+      },
+      looksApplied: catchError(() => requireTextFile(op.path, state, 'delete')),
+    };
+  }
+  if (state.kind !== 'file') {
+    requireTextFile(op.path, state, 'delete'); // throws FILE_NOT_FOUND / UNSUPPORTED_FILE
+    throw new Error('unreachable');
+  }
+  if (op.removedLines !== undefined) checkDeletedContent(op.path, state.bytes, op.removedLines);
+  return {
+    file: {
+      op: 'delete',
+      path: op.path,
+      mode: state.mode,
+      added: 0,
+      removed: countLines(state.bytes),
+      chunks: [],
+      noop: false,
+    },
+  };
+}
+
+/**
+ * An Update File op, with or without a move: its chunks applied to the file's text; a noop (looks
+ * applied) when every chunk stands applied already.
+ * @throws HagentError the refusals of applyChunks, FILE_NOT_FOUND, UNSUPPORTED_FILE, FILE_EXISTS.
+ */
+function planUpdate(
+  op: Extract<PatchOp, { kind: 'update' }>,
+  snapshot: Snapshot,
+  leniencies: Leniency[],
+  vacated: ReadonlySet<string>,
+  format: ParsedPatch['format'],
+): PlannedOp {
+  const moveTo = op.moveTo !== undefined && op.moveTo !== op.path ? op.moveTo : undefined;
+  const sourceState = stateOf(snapshot, op.path);
+  if (moveTo !== undefined && sourceState.kind === 'missing')
+    return planMoveDoneAlready(op, moveTo, sourceState, snapshot, format);
+  const src = requireTextFile(op.path, sourceState, moveTo !== undefined ? 'move' : 'update');
+  if (moveTo !== undefined)
+    requireAbsent(moveTo, stateOf(snapshot, moveTo), `cannot move ${op.path} to`, vacated);
+  const edit = applyChunks(op.path, src.file, op.chunks, leniencies, format);
+  if (
+    edit.looksApplied &&
+    edit.placements.length === 0 &&
+    moveTo === undefined &&
+    (op.newMode === undefined || op.newMode === src.mode)
+  ) {
+    return {
+      file: {
+        op: 'update',
+        path: op.path,
+        bytes: src.bytes,
+        mode: src.mode,
+        added: 0,
+        removed: 0,
+        chunks: [],
+        noop: true,
+      },
+      looksApplied: edit.looksApplied,
+    };
+  }
+  if (edit.looksApplied) throw edit.looksApplied;
+  const bytes =
+    edit.placements.length === 0 ? src.bytes : encodeEdit(src.file, src.bytes, edit.pieces);
+  const mode = op.newMode ?? src.mode;
+  const noop = moveTo === undefined && mode === src.mode && sameBytes(bytes, src.bytes);
+  const out: PlannedFile = {
+    op: moveTo === undefined ? 'update' : 'move',
+    path: moveTo ?? op.path,
+    bytes,
+    mode,
+    added: edit.added,
+    removed: edit.removed,
+    chunks: edit.placements,
+    noop,
+  };
+  if (moveTo !== undefined) out.from = op.path;
+  if (edit.level) out.level = edit.level;
+  if (edit.finalNewlineAdded && !noop) out.finalNewline = 'added';
+  return { file: out };
+}
+
+/**
+ * A move done already: the source is gone and the destination holds the edited file (every chunk
+ * looks applied there). Otherwise the source's refusal.
+ */
+function planMoveDoneAlready(
+  op: Extract<PatchOp, { kind: 'update' }>,
+  moveTo: string,
+  sourceState: FileState,
+  snapshot: Snapshot,
+  format: ParsedPatch['format'],
+): PlannedOp {
+  const dest = stateOf(snapshot, moveTo);
+  const refusal = catchError(() => requireTextFile(op.path, sourceState, 'move')) as HagentError;
+  if (dest.kind !== 'file') throw refusal;
+  const decoded = decodeTextFile(dest.bytes);
+  if (decoded.kind !== 'text') throw refusal;
+  if (op.chunks.length > 0) {
+    let edit: Edit;
+    try {
+      edit = applyChunks(moveTo, decoded.file, op.chunks, [], format);
+    } catch {
+      throw refusal;
+    }
+    if (!edit.looksApplied || edit.placements.length > 0) throw refusal;
+  }
+  return {
+    file: {
+      op: 'move',
+      path: moveTo,
+      from: op.path,
+      bytes: dest.bytes,
+      mode: dest.mode,
+      added: 0,
+      removed: 0,
+      chunks: [],
+      noop: true,
+    },
+    looksApplied: refusal,
+  };
 }
 
 /** The HagentError `fn` throws (it must throw one). */
@@ -688,9 +746,43 @@ function dropTrailingEmptyOld(
   return out;
 }
 
+/** A chunk that looks applied already: 1-based number and the 0-based line its new side starts at. */
+interface AppliedChunk {
+  chunkNo: number;
+  at: number;
+}
+
+/**
+ * The placing of one file's chunks, top to bottom: `cursor` is the line the next chunk (or anchor)
+ * is looked for from, `lastEnd` the end of the lowest chunk placed so far.
+ */
+interface Placing {
+  readonly path: string;
+  readonly file: TextFile;
+  readonly index: LineIndex;
+  readonly leniencies: Leniency[];
+  readonly format: ParsedPatch['format'];
+  cursor: number;
+  lastEnd: number;
+  readonly reps: Replacement[];
+  readonly applied: AppliedChunk[];
+}
+
+/** The sides of a chunk as they matched: after the one-blank-line retry, one line shorter. */
+interface MatchedSides {
+  start: number;
+  level: MatchLevel;
+  oldLines: readonly string[];
+  newLines: readonly string[];
+  kinds: string;
+  marks: string | undefined;
+}
+
 /**
  * Locates every chunk in order with a cursor and rebuilds the file's lines.
  * Rule: patch-language.md §3.1–3.8 (location), §4 (fidelity).
+ * @throws HagentError CONTEXT_NOT_FOUND, AMBIGUOUS_MATCH or OVERLAPPING_CHUNKS for the first chunk
+ *   that cannot be placed, naming the later chunks that look applied already.
  */
 function applyChunks(
   path: string,
@@ -700,246 +792,340 @@ function applyChunks(
   format: ParsedPatch['format'] = 'codex',
 ): Edit {
   const index = new LineIndex(file.texts);
-  const n = index.length;
   // One scan of the file for the pivot line of every chunk, not one scan per chunk.
   index.preparePivots(
     chunks
       .filter((c) => c.oldLines.length > 0)
       .map((c) => c.oldLines[pivotOf(c.oldLines)] as string),
   );
-  let cursor = 0;
-  let lastEnd = 0;
-  const reps: Replacement[] = [];
-  /** Chunks that look applied already: 1-based number and the 0-based line their new side starts at. */
-  const applied: { chunkNo: number; at: number }[] = [];
+  const s: Placing = {
+    path,
+    file,
+    index,
+    leniencies,
+    format,
+    cursor: 0,
+    lastEnd: 0,
+    reps: [],
+    applied: [],
+  };
   let failure: HagentError | undefined;
   chunks.forEach((chunk, i) => {
     if (failure) {
       // After a chunk that fails, the rest is only looked at to say which chunks look applied.
-      if (
-        chunk.newLines.length === 0 ||
-        (chunk.oldLines.length > 0 &&
-          seekSequence(index, chunk.oldLines, 0, { endOfFile: chunk.endOfFile }).kind !== 'none')
-      )
-        return;
-      const rest = seekSequence(index, chunk.newLines, 0, { endOfFile: chunk.endOfFile });
-      if (rest.kind === 'unique') applied.push({ chunkNo: i + 1, at: rest.index });
+      const at = appliedAfterFailure(index, chunk);
+      if (at !== undefined) s.applied.push({ chunkNo: i + 1, at });
       return;
     }
     try {
-      placeChunk(chunk, i);
+      placeChunk(s, chunk, i + 1);
     } catch (e) {
       if (!(e instanceof HagentError)) throw e;
       failure = e;
     }
   });
-  function placeChunk(chunk: Chunk, i: number): void {
-    const chunkNo = i + 1;
-    let anchored = false;
-    for (const anchor of chunk.anchors) {
-      if (anchor.trim() === '') continue;
-      const r = seekAnchor(index, anchor, cursor);
-      if (r.kind === 'none') {
-        const earlier = cursor > 0 ? seekAnchor(index, anchor, 0) : ({ kind: 'none' } as const);
-        const where =
-          earlier.kind === 'found'
-            ? `it names line ${earlier.index + 1}, which is above the previous chunk or anchor: chunks and anchors must follow file order`
-            : `an @@ anchor must name one whole line of the file (or the unique start of one); copy it exactly from ${path}`;
-        throw new HagentError(
-          'CONTEXT_NOT_FOUND',
-          `${path}: chunk ${chunkNo}: the anchor "@@ ${anchor}" matches no line${cursor > 0 ? ` after line ${cursor}` : ''}`,
-          {
-            path,
-            chunk: chunkNo,
-            chunkFirstLine: chunkFirstLine(chunk),
-            anchor,
-            line: earlier.kind === 'found' ? earlier.index + 1 : cursor + 1,
-          },
-          where,
-        );
-      }
-      if (r.kind === 'ambiguous') {
-        const candidates = r.candidates.map((c) => c + 1);
-        throw new HagentError(
-          'AMBIGUOUS_MATCH',
-          `${path}: chunk ${chunkNo}: the anchor "@@ ${anchor}" is the start of ${candidates.length} lines (${listLines(candidates)})`,
-          {
-            path,
-            chunk: chunkNo,
-            chunkFirstLine: chunkFirstLine(chunk),
-            anchor,
-            line: candidates[0],
-            candidates,
-            suggestedAnchors: r.candidates.map((c) => ({
-              line: c + 1,
-              text: index.lines[c] as string,
-            })),
-          },
-          `write the whole line in the @@ anchor so it names exactly one line, e.g. "@@ ${index.lines[r.candidates[0] as number] as string}"`,
-        );
-      }
-      cursor = r.index + 1;
-      anchored = true;
-    }
-    let oldLines: readonly string[] = chunk.oldLines;
-    let newLines: readonly string[] = chunk.newLines;
-    let kinds = chunk.lineKinds ?? deriveKinds(chunk);
-    let marks = chunk.crMarks;
-    if (oldLines.length === 0) {
-      // Pure insertion (§3.5): after the last anchor, else at the end (a udiff hunk gives its line).
-      let at: number;
-      if (chunk.insertAfterLine !== undefined && !anchored && !chunk.endOfFile)
-        at = Math.min(Math.max(chunk.insertAfterLine, 0), n);
-      else if (anchored && !chunk.endOfFile) at = cursor;
-      else at = n;
-      // A Codex insertion carries no line number: its lines already standing where it goes is a
-      // retry, never a reason to insert them twice. A unified diff's hunk is placed by git's rule.
-      const already = at === n ? n - newLines.length : at;
-      if (format === 'codex' && holdsAt(index, newLines, already, 'exact')) {
-        applied.push({ chunkNo, at: already });
-        cursor = already + newLines.length;
-        return;
-      }
-      reps.push({
-        chunkNo,
-        chunk,
-        start: at,
-        oldLen: 0,
-        kinds,
-        newLines,
-        level: 'exact',
-        addsFinalNewline: false,
-      });
-      return;
-    }
-    let found = seekSequence(index, oldLines, cursor, { endOfFile: chunk.endOfFile });
-    if (found.kind === 'none' && oldLines[oldLines.length - 1] === '') {
-      const retry = dropTrailingEmptyOld(oldLines, newLines, kinds, marks);
-      const again =
-        retry.oldLines.length === 0
-          ? ({ kind: 'none' } as const)
-          : seekSequence(index, retry.oldLines, cursor, { endOfFile: chunk.endOfFile });
-      if (again.kind !== 'none') {
-        found = again;
-        oldLines = retry.oldLines;
-        newLines = retry.newLines;
-        kinds = retry.kinds;
-        marks = retry.marks;
-        if (!leniencies.includes('one-blank-line-retry')) leniencies.push('one-blank-line-retry');
-      }
-    }
-    if (found.kind === 'none') {
-      // Already applied (§4): the old side is not in the file, the new side is, once, from the cursor.
-      const done =
-        chunk.newLines.length > 0
-          ? seekSequence(index, chunk.newLines, cursor, { endOfFile: chunk.endOfFile })
-          : ({ kind: 'none' } as const);
-      if (done.kind === 'unique') {
-        applied.push({ chunkNo, at: done.index });
-        cursor = done.index + chunk.newLines.length;
-        lastEnd = Math.max(lastEnd, cursor);
-        return;
-      }
-      throw notFound(path, chunkNo, chunk, index, oldLines, cursor);
-    }
-    if (found.kind === 'ambiguous') {
-      const hinted = lineNumberTiebreak(chunk, found.candidates);
-      if (hinted === undefined)
-        throw ambiguous(path, chunkNo, chunk, index, oldLines, found.candidates, found.level);
-      found = { kind: 'unique', index: hinted, level: found.level };
-      if (!leniencies.includes('line-number-tiebreak')) leniencies.push('line-number-tiebreak');
-    }
-    const start = found.index;
-    if (start < cursor) {
-      // Only an End-of-File chunk can land before the cursor.
-      if (start < lastEnd) {
-        const other = reps.find(
-          (r) => r.oldLen > 0 && start < r.start + r.oldLen && r.start < start + oldLines.length,
-        );
-        throw overlap(path, chunkNo, start, other?.chunkNo);
-      }
+  if (failure) throw namingAppliedChunks(failure, s.applied);
+  return rebuildLines(
+    file,
+    withoutOverlaps(path, s.reps),
+    looksAppliedError(path, s.applied, s.reps),
+  );
+}
+
+/** Where a chunk after a failed one stands applied already (its old side gone, its new side there once). */
+function appliedAfterFailure(index: LineIndex, chunk: Chunk): number | undefined {
+  if (
+    chunk.newLines.length === 0 ||
+    (chunk.oldLines.length > 0 &&
+      seekSequence(index, chunk.oldLines, 0, { endOfFile: chunk.endOfFile }).kind !== 'none')
+  )
+    return undefined;
+  const rest = seekSequence(index, chunk.newLines, 0, { endOfFile: chunk.endOfFile });
+  return rest.kind === 'unique' ? rest.index : undefined;
+}
+
+/**
+ * Places one chunk below the cursor (or records it as applied already) and moves the cursor past it.
+ * @throws HagentError CONTEXT_NOT_FOUND, AMBIGUOUS_MATCH, OVERLAPPING_CHUNKS.
+ */
+function placeChunk(s: Placing, chunk: Chunk, chunkNo: number): void {
+  const anchored = followAnchors(s, chunk, chunkNo);
+  if (chunk.oldLines.length === 0) {
+    placeInsertion(s, chunk, chunkNo, anchored);
+    return;
+  }
+  const m = matchOldSide(s, chunk, chunkNo);
+  if (!m || newSideStandsElsewhere(s, chunk, chunkNo, m)) return;
+  const { start, oldLines, newLines, kinds, marks } = m;
+  const addsFinalNewline = putsBackFinalNewline(
+    s.file,
+    chunk,
+    start + oldLines.length === s.index.length,
+    kinds,
+    oldLines,
+    newLines,
+  );
+  const rep: Replacement = {
+    chunkNo,
+    chunk,
+    start,
+    oldLen: oldLines.length,
+    kinds,
+    newLines,
+    level: m.level,
+    addsFinalNewline,
+  };
+  if (marks !== undefined) rep.marks = marks;
+  s.reps.push(rep);
+  markApplied(s, start + oldLines.length);
+}
+
+/** Moves the cursor to the end of a chunk placed (or found applied) there. */
+function markApplied(s: Placing, end: number): void {
+  s.cursor = end;
+  s.lastEnd = Math.max(s.lastEnd, end);
+}
+
+/**
+ * Moves the cursor past each `@@` anchor of the chunk, in order (§3.2).
+ * @returns whether the chunk had an anchor.
+ * @throws HagentError CONTEXT_NOT_FOUND (no such line below the cursor), AMBIGUOUS_MATCH.
+ */
+function followAnchors(s: Placing, chunk: Chunk, chunkNo: number): boolean {
+  const { path, index } = s;
+  let anchored = false;
+  for (const anchor of chunk.anchors) {
+    if (anchor.trim() === '') continue;
+    const cursor = s.cursor;
+    const r = seekAnchor(index, anchor, cursor);
+    if (r.kind === 'none') {
+      const earlier = cursor > 0 ? seekAnchor(index, anchor, 0) : ({ kind: 'none' } as const);
+      const where =
+        earlier.kind === 'found'
+          ? `it names line ${earlier.index + 1}, which is above the previous chunk or anchor: chunks and anchors must follow file order`
+          : `an @@ anchor must name one whole line of the file (or the unique start of one); copy it exactly from ${path}`;
       throw new HagentError(
         'CONTEXT_NOT_FOUND',
-        `${path}: chunk ${chunkNo}: the End of File chunk starts at line ${start + 1}, before its @@ anchor`,
+        `${path}: chunk ${chunkNo}: the anchor "@@ ${anchor}" matches no line${cursor > 0 ? ` after line ${cursor}` : ''}`,
         {
           path,
           chunk: chunkNo,
           chunkFirstLine: chunkFirstLine(chunk),
-          line: start + 1,
-          closest: { startLine: start + 1, endLine: start + oldLines.length },
+          anchor,
+          line: earlier.kind === 'found' ? earlier.index + 1 : cursor + 1,
         },
-        'an @@ anchor must name a line above the chunk; drop the anchor or fix it',
+        where,
       );
     }
-    if ((found.level !== 'exact' || oldLines !== chunk.oldLines) && chunk.newLines.length > 0) {
-      // The old side matched only loosely (or after dropping its last blank line), while the new side
-      // stands exactly in the file: most likely this chunk was applied already, and the loose match
-      // is another, similar place.
-      // (A copy inside the loosely matched lines does not count: a chunk that deletes lines has its
-      // new side inside its old one.)
-      const there = findAllAtLevel(index, chunk.newLines, cursor, 'exact');
-      const at = there[0] as number;
-      const inside = at >= start && at + chunk.newLines.length <= start + oldLines.length;
-      if (there.length === 1 && !inside) {
-        applied.push({ chunkNo, at: there[0] as number });
-        cursor = (there[0] as number) + chunk.newLines.length;
-        lastEnd = Math.max(lastEnd, cursor);
-        return;
-      }
+    if (r.kind === 'ambiguous') {
+      const candidates = r.candidates.map((c) => c + 1);
+      throw new HagentError(
+        'AMBIGUOUS_MATCH',
+        `${path}: chunk ${chunkNo}: the anchor "@@ ${anchor}" is the start of ${candidates.length} lines (${listLines(candidates)})`,
+        {
+          path,
+          chunk: chunkNo,
+          chunkFirstLine: chunkFirstLine(chunk),
+          anchor,
+          line: candidates[0],
+          candidates,
+          suggestedAnchors: r.candidates.map((c) => ({
+            line: c + 1,
+            text: index.lines[c] as string,
+          })),
+        },
+        `write the whole line in the @@ anchor so it names exactly one line, e.g. "@@ ${index.lines[r.candidates[0] as number] as string}"`,
+      );
     }
-    const addsFinalNewline = putsBackFinalNewline(
-      file,
-      chunk,
-      start + oldLines.length === n,
-      kinds,
-      oldLines,
-      newLines,
-    );
-    const rep: Replacement = {
-      chunkNo,
-      chunk,
-      start,
-      oldLen: oldLines.length,
-      kinds,
-      newLines,
-      level: found.level,
-      addsFinalNewline,
-    };
-    if (marks !== undefined) rep.marks = marks;
-    reps.push(rep);
-    cursor = start + oldLines.length;
-    lastEnd = Math.max(lastEnd, cursor);
+    s.cursor = r.index + 1;
+    anchored = true;
   }
-  if (failure) {
-    if (applied.length > 0) {
-      const list = applied.map((a) => a.chunkNo);
-      failure.details['appliedChunks'] = list;
-      failure.message += ` (chunk${list.length === 1 ? '' : 's'} ${list.join(', ')} look${list.length === 1 ? 's' : ''} applied already)`;
-      failure.hint = `${failure.hint ?? ''}; chunk${list.length === 1 ? '' : 's'} ${list.join(', ')} of this file look${list.length === 1 ? 's' : ''} applied already: drop ${list.length === 1 ? 'it' : 'them'} from the patch`;
-    }
-    throw failure;
-  }
-  let looksApplied: HagentError | undefined;
-  if (applied.length > 0) {
-    const first = applied[0] as { chunkNo: number; at: number };
-    const list = applied.map((a) => a.chunkNo);
-    const some = reps.length > 0;
-    looksApplied = new HagentError(
-      'CONTEXT_NOT_FOUND',
-      `${path}: chunk ${first.chunkNo} looks applied already: its new lines stand at line ${first.at + 1}${some ? `, while chunk${reps.length === 1 ? '' : 's'} ${reps.map((r) => r.chunkNo).join(', ')} still appl${reps.length === 1 ? 'ies' : 'y'}` : ''}`,
-      {
-        path,
-        chunk: first.chunkNo,
-        line: first.at + 1,
-        appliedChunks: list,
-        alreadyApplied: !some,
-      },
-      some
-        ? `re-read ${path}: chunk${list.length === 1 ? '' : 's'} ${list.join(', ')} look${list.length === 1 ? 's' : ''} applied already; send only the chunks still to do`
-        : `re-read ${path}: its change is in the file already`,
-    );
-  }
+  return anchored;
+}
 
+/**
+ * A pure insertion (§3.5): after the last anchor, else at the end (a udiff hunk gives its line).
+ * A Codex insertion carries no line number: its lines already standing where it goes is a retry,
+ * never a reason to insert them twice. A unified diff's hunk is placed by git's rule.
+ */
+function placeInsertion(s: Placing, chunk: Chunk, chunkNo: number, anchored: boolean): void {
+  const n = s.index.length;
+  const newLines = chunk.newLines;
+  let at: number;
+  if (chunk.insertAfterLine !== undefined && !anchored && !chunk.endOfFile)
+    at = Math.min(Math.max(chunk.insertAfterLine, 0), n);
+  else if (anchored && !chunk.endOfFile) at = s.cursor;
+  else at = n;
+  const already = at === n ? n - newLines.length : at;
+  if (s.format === 'codex' && holdsAt(s.index, newLines, already, 'exact')) {
+    s.applied.push({ chunkNo, at: already });
+    s.cursor = already + newLines.length;
+    return;
+  }
+  s.reps.push({
+    chunkNo,
+    chunk,
+    start: at,
+    oldLen: 0,
+    kinds: chunk.lineKinds ?? deriveKinds(chunk),
+    newLines,
+    level: 'exact',
+    addsFinalNewline: false,
+  });
+}
+
+/**
+ * Finds the chunk's old side below the cursor (§3.3–3.8): retried once without a trailing blank
+ * line, an ambiguity settled by the hunk's line number when it has one.
+ * @returns the match, or undefined when the chunk stands applied already (recorded as such).
+ * @throws HagentError CONTEXT_NOT_FOUND, AMBIGUOUS_MATCH, OVERLAPPING_CHUNKS.
+ */
+function matchOldSide(s: Placing, chunk: Chunk, chunkNo: number): MatchedSides | undefined {
+  const { path, index, cursor, leniencies } = s;
+  const endOfFile = { endOfFile: chunk.endOfFile };
+  let sides = {
+    oldLines: chunk.oldLines,
+    newLines: chunk.newLines,
+    kinds: chunk.lineKinds ?? deriveKinds(chunk),
+    marks: chunk.crMarks,
+  };
+  let found = seekSequence(index, sides.oldLines, cursor, endOfFile);
+  if (found.kind === 'none' && sides.oldLines[sides.oldLines.length - 1] === '') {
+    const retry = dropTrailingEmptyOld(sides.oldLines, sides.newLines, sides.kinds, sides.marks);
+    const again =
+      retry.oldLines.length === 0
+        ? ({ kind: 'none' } as const)
+        : seekSequence(index, retry.oldLines, cursor, endOfFile);
+    if (again.kind !== 'none') {
+      found = again;
+      sides = { ...retry, marks: retry.marks };
+      if (!leniencies.includes('one-blank-line-retry')) leniencies.push('one-blank-line-retry');
+    }
+  }
+  if (found.kind === 'none') {
+    // Already applied (§4): the old side is not in the file, the new side is, once, from the cursor.
+    const done =
+      chunk.newLines.length > 0
+        ? seekSequence(index, chunk.newLines, cursor, endOfFile)
+        : ({ kind: 'none' } as const);
+    if (done.kind === 'unique') {
+      s.applied.push({ chunkNo, at: done.index });
+      markApplied(s, done.index + chunk.newLines.length);
+      return undefined;
+    }
+    throw notFound(path, chunkNo, chunk, index, sides.oldLines, cursor);
+  }
+  if (found.kind === 'ambiguous') {
+    const hinted = lineNumberTiebreak(chunk, found.candidates);
+    if (hinted === undefined)
+      throw ambiguous(path, chunkNo, chunk, index, sides.oldLines, found.candidates, found.level);
+    found = { kind: 'unique', index: hinted, level: found.level };
+    if (!leniencies.includes('line-number-tiebreak')) leniencies.push('line-number-tiebreak');
+  }
+  const start = found.index;
+  if (start < cursor) throw beforeCursor(s, chunk, chunkNo, start, sides.oldLines.length);
+  return { start, level: found.level, ...sides };
+}
+
+/**
+ * Why a match above the cursor cannot be used: only an End-of-File chunk lands there, and then
+ * either on another chunk (an overlap) or above its own anchor.
+ */
+function beforeCursor(
+  s: Placing,
+  chunk: Chunk,
+  chunkNo: number,
+  start: number,
+  oldLen: number,
+): HagentError {
+  if (start < s.lastEnd) {
+    const other = s.reps.find(
+      (r) => r.oldLen > 0 && start < r.start + r.oldLen && r.start < start + oldLen,
+    );
+    return overlap(s.path, chunkNo, start, other?.chunkNo);
+  }
+  return new HagentError(
+    'CONTEXT_NOT_FOUND',
+    `${s.path}: chunk ${chunkNo}: the End of File chunk starts at line ${start + 1}, before its @@ anchor`,
+    {
+      path: s.path,
+      chunk: chunkNo,
+      chunkFirstLine: chunkFirstLine(chunk),
+      line: start + 1,
+      closest: { startLine: start + 1, endLine: start + oldLen },
+    },
+    'an @@ anchor must name a line above the chunk; drop the anchor or fix it',
+  );
+}
+
+/**
+ * The old side matched only loosely (or after dropping its last blank line), while the new side
+ * stands exactly in the file: most likely this chunk was applied already, and the loose match is
+ * another, similar place. (A copy inside the loosely matched lines does not count: a chunk that
+ * deletes lines has its new side inside its old one.)
+ * @returns true when the chunk was recorded as applied already.
+ */
+function newSideStandsElsewhere(
+  s: Placing,
+  chunk: Chunk,
+  chunkNo: number,
+  m: MatchedSides,
+): boolean {
+  if ((m.level === 'exact' && m.oldLines === chunk.oldLines) || chunk.newLines.length === 0)
+    return false;
+  const there = findAllAtLevel(s.index, chunk.newLines, s.cursor, 'exact');
+  const at = there[0] as number;
+  const inside = at >= m.start && at + chunk.newLines.length <= m.start + m.oldLines.length;
+  if (there.length !== 1 || inside) return false;
+  s.applied.push({ chunkNo, at });
+  markApplied(s, at + chunk.newLines.length);
+  return true;
+}
+
+/** `failure`, naming the later chunks of the file that look applied already. */
+function namingAppliedChunks(failure: HagentError, applied: readonly AppliedChunk[]): HagentError {
+  if (applied.length === 0) return failure;
+  const list = applied.map((a) => a.chunkNo);
+  failure.details['appliedChunks'] = list;
+  failure.message += ` (chunk${list.length === 1 ? '' : 's'} ${list.join(', ')} look${list.length === 1 ? 's' : ''} applied already)`;
+  failure.hint = `${failure.hint ?? ''}; chunk${list.length === 1 ? '' : 's'} ${list.join(', ')} of this file look${list.length === 1 ? 's' : ''} applied already: drop ${list.length === 1 ? 'it' : 'them'} from the patch`;
+  return failure;
+}
+
+/**
+ * The note for an edit some of whose chunks look applied already (the plan decides whether it is a
+ * refusal: a retry of a whole patch is not).
+ */
+function looksAppliedError(
+  path: string,
+  applied: readonly AppliedChunk[],
+  reps: readonly Replacement[],
+): HagentError | undefined {
+  const first = applied[0];
+  if (!first) return undefined;
+  const list = applied.map((a) => a.chunkNo);
+  const some = reps.length > 0;
+  return new HagentError(
+    'CONTEXT_NOT_FOUND',
+    `${path}: chunk ${first.chunkNo} looks applied already: its new lines stand at line ${first.at + 1}${some ? `, while chunk${reps.length === 1 ? '' : 's'} ${reps.map((r) => r.chunkNo).join(', ')} still appl${reps.length === 1 ? 'ies' : 'y'}` : ''}`,
+    {
+      path,
+      chunk: first.chunkNo,
+      line: first.at + 1,
+      appliedChunks: list,
+      alreadyApplied: !some,
+    },
+    some
+      ? `re-read ${path}: chunk${list.length === 1 ? '' : 's'} ${list.join(', ')} look${list.length === 1 ? 's' : ''} applied already; send only the chunks still to do`
+      : `re-read ${path}: its change is in the file already`,
+  );
+}
+
+/**
+ * The replacements in file order.
+ * @throws HagentError OVERLAPPING_CHUNKS when two of them touch the same lines.
+ */
+function withoutOverlaps(path: string, reps: readonly Replacement[]): Replacement[] {
   const sorted = [...reps].sort((a, b) => a.start - b.start || a.chunkNo - b.chunkNo);
   for (let k = 1; k < sorted.length; k++) {
     const a = sorted[k - 1] as Replacement;
@@ -947,9 +1133,20 @@ function applyChunks(
     if (b.start < a.start + a.oldLen)
       throw overlap(path, Math.max(a.chunkNo, b.chunkNo), b.start, Math.min(a.chunkNo, b.chunkNo));
   }
+  return sorted;
+}
 
-  // Rebuild as pieces: runs of untouched lines (kept as ranges: a large file is never copied line by
-  // line) and the lines of each chunk (context lines keep their bytes; added lines get '' for now).
+/**
+ * Rebuilds the file as pieces: runs of untouched lines (kept as ranges: a large file is never
+ * copied line by line) and the lines of each chunk (context lines keep their bytes; added lines
+ * get '' for now), with the counts and placements of the result.
+ */
+function rebuildLines(
+  file: TextFile,
+  sorted: readonly Replacement[],
+  looksApplied: HagentError | undefined,
+): Edit {
+  const n = file.texts.length;
   const pieces: Piece[] = [];
   const placements: ChunkPlacement[] = [];
   let added = 0;

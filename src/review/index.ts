@@ -36,7 +36,7 @@ export interface ReviewPatch {
   patch?: string;
 }
 
-/** JSON of `hagent review` (issue 2 §4). */
+/** JSON of `hagent review`. */
 export interface ReviewResult {
   ok: true;
   session: string;

@@ -1,6 +1,5 @@
 /**
- * user-hooks: the repository owner's `pre-apply` and `post-apply` programs (issue 4 item 7;
- * design.md "Where things live": git-hook style, executable, JSON on stdin, non-zero exit vetoes
+ * user-hooks: the repository owner's `pre-apply` and `post-apply` programs (design.md "Where things live": git-hook style, executable, JSON on stdin, non-zero exit vetoes
  * with its stderr as the reason).
  *
  * The hooks folder is `<repo top>/.hagent/hooks` of the user's main checkout, never a session
@@ -24,7 +23,7 @@ import { HagentError } from '../errors.js';
 /** The hooks hagent knows. */
 export type HookName = 'pre-apply' | 'post-apply';
 
-/** Default hook timeout in ms (issue 4 item 7). */
+/** Default hook timeout in ms. */
 export const DEFAULT_HOOK_TIMEOUT_MS = 30_000;
 /** Bytes kept of each of stdout and stderr; the rest is dropped and marked. */
 export const HOOK_OUTPUT_CAP_BYTES = 64 * 1024;
@@ -98,7 +97,7 @@ function killGroup(pid: number, signal: NodeJS.Signals): void {
  * after 500 ms. Never throws for the hook's own failure: the result says what happened.
  * @param hooksDir absolute `<repo top>/.hagent/hooks` of the main checkout (never a worktree).
  * @param name `pre-apply` or `post-apply`.
- * @param input any JSON-serialisable value (the patch summary, Rule: issue 4 item 7).
+ * @param input any JSON-serialisable value (the patch summary).
  * @param env extra environment, e.g. `{HAGENT_SESSION, HAGENT_WORKTREE}`.
  * @param options `timeoutMs`: limit in ms (default 30000).
  * @returns {@link HookResult}; `ran: false` when there is no executable hook.
