@@ -25,12 +25,13 @@ export {
   type DirectRefMove,
 } from './ref-update-direct.js';
 export { addNoteDirect, NOTES_REF, type DirectNote } from './notes-direct.js';
+export { askGit, traceFastPath, type FastPath } from './fast-path.js';
 export { firstParentSubjectsDirect } from './commits-direct.js';
 export {
   writeCommit,
   writeCommitDirect,
-  recordCommitIdentity,
-  commitIdentityKey,
+  gitIdentity,
+  looseCommitIdentities,
   timezoneOffset,
   type DirectCommit,
   type MadeCommit,
