@@ -37,6 +37,8 @@ export {
   type MadeCommit,
 } from './commit-direct.js';
 export * from './merge.js';
+export * from './history.js';
+export * from './worktrees.js';
 export { pathsInTheWay } from './in-the-way.js';
 export {
   formatOfOid,
