@@ -11,10 +11,8 @@ import {
   firstParentChain,
   readHeadDirectSync,
   readRef,
-  readRefPreferDirect,
-  readRefsDirect,
   readRefsDirectSync,
-  refOids,
+  Repo,
   resolveCommit,
   runGit,
   deleteRef,
@@ -100,13 +98,7 @@ export async function readSessionRefs(
   ctx: RepoContext,
   session: Session,
 ): Promise<{ head: string; redo: string | null }> {
-  let refs: Map<string, string | null> | null = await readRefsDirect(ctx.commonDir, [
-    sessionRef(session),
-    redoRef(session),
-  ]);
-  if (!refs) {
-    refs = await refOids(ctx.cwd, [sessionRef(session), redoRef(session)]);
-  }
+  const refs = await Repo.of(ctx).readRefs([sessionRef(session), redoRef(session)]);
   const head = refs.get(sessionRef(session));
   if (!head)
     throw new HagentError(
@@ -120,7 +112,7 @@ export async function readSessionRefs(
 
 /** Current head commit of a session. @throws HagentError SESSION_NOT_FOUND when its branch is gone. */
 export async function sessionHead(ctx: RepoContext, session: Session): Promise<string> {
-  const head = await readRefPreferDirect(ctx.cwd, ctx.commonDir, sessionRef(session));
+  const head = await Repo.of(ctx).readRef(sessionRef(session));
   if (!head)
     throw new HagentError(
       'SESSION_NOT_FOUND',
