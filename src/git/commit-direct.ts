@@ -85,8 +85,9 @@ async function askIdentity(cwd: string): Promise<Identity> {
 
 /**
  * git's identity for commits made in the worktree `cwd`, asked once per process and
- * environment ({@link identityKey}). A failed ask is not kept: the next call asks again.
- * Never throws (a spawn failure is an `askGit`).
+ * environment ({@link identityKey}); the answer, `askGit` included, is kept for the process:
+ * a long-lived server keeps the identity it started with. Never throws (a spawn failure is an
+ * `askGit`).
  */
 export function gitIdentity(cwd: string): Promise<Identity> {
   const key = identityKey(cwd);
