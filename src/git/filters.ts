@@ -8,7 +8,7 @@
  * exactly what its conversions do (safecrlf, the index's CRLF check of `text=auto`, a
  * driver's own program).
  */
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import os from 'node:os';
 import nodePath from 'node:path';
 import { HagentError } from '../errors.js';

@@ -16,9 +16,6 @@ import {
   writeTreeWithChanges,
 } from '../../../src/git/tree.js';
 import { updateIndex } from '../../../src/git/objects.js';
-import { locateWorktreeDirect } from '../../../src/git/plumbing.js';
-import { createHash } from 'node:crypto';
-import { cpSync, readFileSync } from 'node:fs';
 import { isHagentError } from '../../../src/errors.js';
 import { git, makeRepo, tempDir, writeFiles } from '../../helpers/index.js';
 
