@@ -17,7 +17,8 @@ import {
   looseObjectStore,
   lsTree,
   readCommitTrees,
-  runGit,
+  checkoutPaths,
+  newestCommitMentioning,
 } from '../git/index.js';
 import { appendJournal } from '../journal/index.js';
 import { trace } from '../trace/index.js';
@@ -465,18 +466,11 @@ function claimedEdits(bound: Bound, ownToolUseId?: string | null) {
 /** The session commit that took in the edit of `toolUseId` (its trailer names it), or null. */
 async function commitNaming(bound: Bound, toolUseId: string): Promise<string | null> {
   const head = await sessionHead(bound.ctx, bound.session);
-  const r = await runGit(
-    [
-      'log',
-      '-1',
-      '--format=%H',
-      '--fixed-strings',
-      `--grep=Hagent-Includes-Tool-Use-Id: ${toolUseId}`,
-      `${bound.session.base}..${head}`,
-    ],
-    { cwd: bound.session.worktree, allowFailure: true },
+  return newestCommitMentioning(
+    bound.session.worktree,
+    `${bound.session.base}..${head}`,
+    `Hagent-Includes-Tool-Use-Id: ${toolUseId}`,
   );
-  return r.exitCode === 0 ? r.stdout.toString('utf8').trim() || null : null;
 }
 
 /** Where a patch hagent applied for a tool call is remembered, for the post-tool safety net. */
@@ -664,8 +658,7 @@ async function patchSafetyNet(event: AgentEvent, bound: Bound): Promise<HookAnsw
   if (stale.length) {
     const inHead = await lsTree(bound.session.worktree, head, stale);
     const present = stale.filter((p) => inHead.has(p));
-    if (present.length)
-      await runGit(['checkout', head, '--', ...present], { cwd: bound.session.worktree });
+    await checkoutPaths(bound.session.worktree, head, present);
     for (const p of stale.filter((q) => !inHead.has(q)))
       await fs.rm(path.join(bound.session.worktree, p), { force: true });
   }

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HagentError } from '../errors.js';
-import { runGit } from '../git/index.js';
+import { commitEverything, initRepository, onelineLog } from '../git/index.js';
 import { palette, type Io } from '../output/index.js';
 
 /** Folder of the installed hagent package (holds package.json and templates/). */
@@ -116,9 +116,8 @@ export async function runDemoCycle({ io, cli, keep, json = false }: DemoOptions)
     GIT_COMMITTER_NAME: 'Demo User',
     GIT_COMMITTER_EMAIL: 'demo@example.com',
   };
-  await runGit(['init', '--quiet', '--initial-branch=main'], { cwd: repo });
-  await runGit(['add', '-A'], { cwd: repo });
-  await runGit(['commit', '--quiet', '-m', 'greet: first version'], { cwd: repo, env: gitEnv });
+  await initRepository(repo, 'main');
+  await commitEverything(repo, 'greet: first version', gitEnv);
 
   const started = JSON.parse(
     step(
@@ -159,8 +158,7 @@ export async function runDemoCycle({ io, cli, keep, json = false }: DemoOptions)
     0,
   );
   say(`\n${p.bold(p.cyan('## 9. main now holds the change'))}`);
-  const log = await runGit(['log', '--oneline', '-n', '3'], { cwd: repo });
-  write(log.stdout.toString('utf8'));
+  write(await onelineLog(repo, 3));
   const greet = await fs.readFile(path.join(repo, 'src', 'greet.js'), 'utf8');
   if (!greet.includes('Hallo')) {
     failures += 1;

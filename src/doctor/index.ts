@@ -7,7 +7,17 @@
 import { promises as fs, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { isTempName } from '../fsx/index.js';
-import { listWorktrees, readRef, runGit, symbolicHead } from '../git/index.js';
+import {
+  isAncestor,
+  listWorktrees,
+  mergeBase,
+  readRef,
+  readTreeIntoIndex,
+  refNames,
+  stagedPaths,
+  statusRecords,
+  symbolicHead,
+} from '../git/index.js';
 import { readLockHolder } from '../lock/index.js';
 import { loadConfig, mainCheckoutRoot } from '../config/index.js';
 import { installedHooks } from '../agents/integrate.js';
@@ -259,21 +269,8 @@ async function repairRecord(ctx: RepoContext, b: BrokenSession): Promise<Finding
   const oid = (v: unknown): string | null =>
     typeof v === 'string' && /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(v) ? v : null;
   let base = oid(old.base);
-  if (
-    base &&
-    (
-      await runGit(['merge-base', '--is-ancestor', base, head], {
-        cwd: ctx.cwd,
-        allowFailure: true,
-      })
-    ).exitCode !== 0
-  )
-    base = null;
-  if (!base && target)
-    base =
-      (await runGit(['merge-base', head, target], { cwd: ctx.cwd, allowFailure: true })).stdout
-        .toString('utf8')
-        .trim() || null;
+  if (base && !(await isAncestor(ctx.cwd, base, head))) base = null;
+  if (!base && target) base = await mergeBase(ctx.cwd, head, target);
   if (!base)
     return unfixed(
       `not rebuilt: where branch ${branch} started is not known (no target branch to measure it from)`,
@@ -429,20 +426,9 @@ async function checkSessionWorktree(s: Session): Promise<Finding[]> {
     });
     return found;
   }
-  const listed = await runGit(
-    [
-      'status',
-      '--porcelain=v1',
-      '-z',
-      '--untracked-files=all',
-      '--ignored=matching',
-      '--no-renames',
-    ],
-    { cwd: s.worktree, noOptionalLocks: true },
-  );
+  const listed = await statusRecords(s.worktree, { untracked: 'all', ignored: true });
   const temps: string[] = [];
-  for (const rec of listed.stdout.toString('utf8').split('\0')) {
-    if (rec.length < 4) continue;
+  for (const rec of listed) {
     const rel = rec.slice(3);
     if ((rec.startsWith('??') || rec.startsWith('!!')) && isTempName(path.basename(rel)))
       temps.push(rel);
@@ -457,12 +443,9 @@ async function checkSessionWorktree(s: Session): Promise<Finding[]> {
       paths: temps,
     });
   }
-  const staged = await runGit(['diff-index', '--cached', '--name-only', '-z', 'HEAD'], {
-    cwd: s.worktree,
-  });
-  const out = staged.stdout.toString('utf8').split('\0').filter(Boolean);
+  const out = (await stagedPaths(s.worktree)) ?? [];
   if (out.length) {
-    await runGit(['read-tree', 'HEAD'], { cwd: s.worktree });
+    await readTreeIntoIndex(s.worktree, 'HEAD');
     found.push({
       kind: 'index-out-of-step',
       session: s.id,
@@ -508,11 +491,9 @@ async function orphans(
       });
     }
   }
-  const branches = await runGit(['for-each-ref', '--format=%(refname)', 'refs/heads/hagent/'], {
-    cwd: ctx.cwd,
-  });
+  const branches = await refNames(ctx.cwd, 'refs/heads/hagent/');
   const owned = new Set(sessions.map((s) => sessionRef(s)));
-  for (const ref of branches.stdout.toString('utf8').split('\n').filter(Boolean)) {
+  for (const ref of branches) {
     if (!owned.has(ref) && !ids.has(ref.slice('refs/heads/hagent/'.length)))
       found.push({
         kind: 'orphan-branch',

@@ -17,7 +17,14 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { mainCheckoutRoot } from '../config/index.js';
-import { runGit } from '../git/index.js';
+import {
+  readRef,
+  revParseLines,
+  stagedPaths,
+  symbolicHead,
+  unstagedPaths,
+  worktreeGitDirSync,
+} from '../git/index.js';
 import { appendJournal } from '../journal/index.js';
 import type { RepoContext, Session } from '../session/index.js';
 
@@ -68,14 +75,9 @@ async function stamp(file: string): Promise<string> {
 }
 
 /** The index file of a checkout: `.git/index`, or the one of a linked worktree's git dir. */
-async function indexFile(checkout: string): Promise<string> {
-  const dotGit = path.join(checkout, '.git');
-  const text = await fs.readFile(dotGit, 'utf8').catch(() => null);
-  const m = text === null ? null : /^gitdir: (.+)$/m.exec(text);
-  return m ? path.join(path.resolve(checkout, m[1]!.trim()), 'index') : path.join(dotGit, 'index');
+function indexFile(checkout: string): string {
+  return path.join(worktreeGitDirSync(checkout) ?? path.join(checkout, '.git'), 'index');
 }
-
-const nul = (b: Buffer) => b.toString('utf8').split('\0').filter(Boolean);
 
 /**
  * Takes the snapshot of `session`'s main checkout; null when there is none (a bare repository
@@ -88,24 +90,24 @@ export async function snapshotOutside(
   try {
     const checkout = await mainCheckoutRoot(ctx, session.target);
     if (!checkout) return null;
-    const opts = { cwd: checkout, allowFailure: true, noOptionalLocks: true } as const;
     const target = session.target;
     const [revs, files] = await Promise.all([
-      runGit(
-        ['rev-parse', 'HEAD', ...(target ? [target] : []), '--symbolic-full-name', 'HEAD'],
-        opts,
+      revParseLines(
+        checkout,
+        ['HEAD', ...(target ? [target] : []), '--symbolic-full-name', 'HEAD'],
+        true,
       ),
-      runGit(['diff-files', '--name-only', '-z'], opts),
+      unstagedPaths(checkout),
     ]);
     const dirty: Record<string, string> = {};
     await Promise.all(
-      nul(files.stdout).map(async (p) => {
+      files.map(async (p) => {
         dirty[p] = await stamp(path.join(checkout, p));
       }),
     );
-    const index = await stamp(await indexFile(checkout));
-    if (revs.exitCode === 0) {
-      const lines = revs.stdout.toString('utf8').split('\n');
+    const index = await stamp(indexFile(checkout));
+    if (revs.ok) {
+      const lines = revs.lines;
       return {
         checkout,
         head: lines[0] || null,
@@ -117,12 +119,12 @@ export async function snapshotOutside(
       };
     }
     // An unborn HEAD or a missing target branch: one at a time (rare).
-    const sym = await runGit(['symbolic-ref', '-q', 'HEAD'], opts);
+    const sym = await symbolicHead(checkout);
     return {
       checkout,
       head: await oidOf(checkout, 'HEAD'),
       targetOid: await oidOf(checkout, target),
-      headRef: sym.exitCode === 0 ? sym.stdout.toString('utf8').trim() : 'HEAD',
+      headRef: sym ?? 'HEAD',
       target,
       dirty,
       index,
@@ -135,11 +137,7 @@ export async function snapshotOutside(
 /** A ref's commit when the batch rev-parse failed (unborn HEAD): null when absent. */
 async function oidOf(checkout: string, ref: string | null): Promise<string | null> {
   if (!ref) return null;
-  const r = await runGit(['rev-parse', '--verify', '-q', ref], {
-    cwd: checkout,
-    allowFailure: true,
-  });
-  return r.exitCode === 0 ? r.stdout.toString('utf8').trim() || null : null;
+  return (await readRef(checkout, ref)) || null;
 }
 
 /**
@@ -172,12 +170,7 @@ export async function outsideChangeSince(
     .sort();
   let staged: string[] = [];
   if (now.index !== before.index) {
-    const r = await runGit(['diff-index', '--cached', '--name-only', '-z', 'HEAD'], {
-      cwd: now.checkout,
-      allowFailure: true,
-      noOptionalLocks: true,
-    }).catch(() => null);
-    staged = r && r.exitCode === 0 ? nul(r.stdout).sort() : [];
+    staged = ((await stagedPaths(now.checkout).catch(() => null)) ?? []).sort();
   }
   if (refs.length === 0 && paths.length === 0 && staged.length === 0) return null;
   const parts = [

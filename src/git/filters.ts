@@ -8,11 +8,10 @@
  * exactly what its conversions do (safecrlf, the index's CRLF check of `text=auto`, a
  * driver's own program).
  */
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import os from 'node:os';
 import nodePath from 'node:path';
 import { HagentError } from '../errors.js';
-import { commitIdentityKey } from './commit-direct.js';
 import { blobId } from './objects.js';
 import type { ObjectFormat } from './object-format.js';
 import { locateWorktreeDirect } from './plumbing.js';
@@ -64,7 +63,8 @@ const given = (v: string | undefined) => v !== undefined && v !== 'unspecified' 
  * unspecified, `core.autocrlf` true or input. `-text` (or `-crlf`) turns end-of-line conversion
  * off. A `filter` naming a driver with neither `clean` nor `process` configured is reported in
  * `missingDriver`: git would store the raw bytes, which is not what the repository asks for.
- * One `git check-attr` and one `git config` call, in parallel, for all paths.
+ * One `git config` call, then one `git check-attr` for all paths unless no attributes file
+ * can apply to them.
  * @param cwd a worktree (its `.gitattributes` files count). Paths relative to its root.
  * @throws HagentError GIT_FAILED.
  */
@@ -72,21 +72,20 @@ export async function conversionsOf(cwd: string, paths: readonly string[]): Prom
   const result: Conversions = { converted: new Set(), missingDriver: new Map() };
   if (paths.length === 0) return result;
   const here = locateWorktreeDirect(cwd);
-  const cached =
-    here && here.topLevel ? await cachedConversionConfig(cwd, here.commonDir, here.gitDir) : null;
+  const config = await readConversionConfig(cwd);
   const noAttributes =
-    cached !== null &&
     here?.topLevel != null &&
-    !attributeSourcesExist(here.topLevel, here.commonDir, paths, cached.get('core.attributesfile'));
-  const [attrs, config] = await Promise.all([
-    noAttributes
-      ? Promise.resolve(new Map<string, Map<string, string>>())
-      : runGit(['check-attr', '-z', '--stdin', ...ATTRIBUTES], {
-          cwd,
-          input: paths.map((p) => `${p}\0`).join(''),
-        }).then((r) => parseCheckAttr(r.stdout)),
-    cached ?? readConversionConfig(cwd),
-  ]);
+    !attributeSourcesExist(here.topLevel, here.commonDir, paths, config.get('core.attributesfile'));
+  const attrs = noAttributes
+    ? new Map<string, Map<string, string>>()
+    : parseCheckAttr(
+        (
+          await runGit(['check-attr', '-z', '--stdin', ...ATTRIBUTES], {
+            cwd,
+            input: paths.map((p) => `${p}\0`).join(''),
+          })
+        ).stdout,
+      );
   const autocrlf = (config.get('core.autocrlf') ?? 'false').toLowerCase();
   const autoEol = autocrlf === 'input' || ['true', 'yes', 'on', '1'].includes(autocrlf);
   for (const p of paths) {
@@ -125,52 +124,6 @@ async function readConversionConfig(cwd: string): Promise<Map<string, string>> {
     { cwd, allowFailure: true },
   );
   return parseConfigZ(r.stdout);
-}
-
-const CACHE_VERSION = 1;
-
-/**
- * {@link readConversionConfig}, kept in `<common dir>/hagent/conversion-config.json` under the
- * key of every configuration file's stamp (the key of git/commit-direct.ts, which also names the
- * environment), so an apply in an unchanged repository spawns no `git config`. Null when no key
- * can be made (configuration in the environment, an include): the caller asks git. Never throws
- * for the cache itself.
- */
-async function cachedConversionConfig(
-  cwd: string,
-  commonDir: string,
-  gitDir: string,
-): Promise<Map<string, string> | null> {
-  const key = commitIdentityKey(commonDir, gitDir);
-  if (key === null) return null;
-  const file = nodePath.join(commonDir, 'hagent', 'conversion-config.json');
-  try {
-    const record = JSON.parse(readFileSync(file, 'utf8')) as {
-      version?: number;
-      key?: string;
-      config?: [string, string][];
-    };
-    if (record.version === CACHE_VERSION && record.key === key && Array.isArray(record.config))
-      return new Map(record.config);
-  } catch {
-    // no record yet, or a damaged one: asked again below
-  }
-  const config = await readConversionConfig(cwd);
-  const tmp = `${file}.${process.pid}-${Math.random().toString(36).slice(2, 10)}.tmp`;
-  try {
-    mkdirSync(nodePath.dirname(file), { recursive: true });
-    writeFileSync(
-      tmp,
-      `${JSON.stringify({ version: CACHE_VERSION, key, config: [...config] })}\n`,
-      { flag: 'wx' },
-    );
-    renameSync(tmp, file);
-  } catch {
-    // a cache: the next command asks git again
-  } finally {
-    rmSync(tmp, { force: true });
-  }
-  return config;
 }
 
 /**

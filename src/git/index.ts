@@ -25,17 +25,21 @@ export {
   type DirectRefMove,
 } from './ref-update-direct.js';
 export { addNoteDirect, NOTES_REF, type DirectNote } from './notes-direct.js';
+export { askGit, traceFastPath, type FastPath } from './fast-path.js';
 export { firstParentSubjectsDirect } from './commits-direct.js';
 export {
   writeCommit,
   writeCommitDirect,
-  recordCommitIdentity,
-  commitIdentityKey,
+  gitIdentity,
+  looseCommitIdentities,
   timezoneOffset,
   type DirectCommit,
   type MadeCommit,
 } from './commit-direct.js';
+export { Repo } from './repo.js';
 export * from './merge.js';
+export * from './history.js';
+export * from './worktrees.js';
 export { pathsInTheWay } from './in-the-way.js';
 export {
   formatOfOid,

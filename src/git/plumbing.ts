@@ -2,6 +2,7 @@
  * One function per git plumbing verb hagent uses, each beside a pure parser of its output.
  * All go through {@link runGit}; every function takes the directory to run in as `cwd`.
  */
+import { askGit, traceFastPath } from './fast-path.js';
 import { lstatSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
@@ -210,7 +211,11 @@ export function worktreeGitDirSync(worktree: string): string | null {
  */
 export async function locateRepo(cwd: string): Promise<RepoLocation> {
   const direct = locateWorktreeDirect(cwd);
-  if (direct) return direct;
+  const found = traceFastPath(
+    'repository found',
+    direct ? { kind: 'done', location: direct } : askGit('not a plain worktree layout'),
+  );
+  if (found.kind === 'done') return found.location;
   const r = await runGit(
     [
       'rev-parse',

@@ -3,7 +3,14 @@
  * approval of its current head (all paths or some).
  */
 import { HagentError } from '../errors.js';
-import { diffTrees, readNote, readRef, runGit } from '../git/index.js';
+import {
+  diffNumstat,
+  diffText,
+  diffTrees,
+  firstParentLogWithNames,
+  readNote,
+  readRef,
+} from '../git/index.js';
 import {
   patchesFrom,
   readDrift,
@@ -145,41 +152,21 @@ export async function reviewSession(
   const from = landBase.treeish;
   const [changes, numstat, log, diff] = await Promise.all([
     diffTrees(cwd, from, head),
-    runGit(['diff', '--numstat', '-z', '--no-renames', '--no-ext-diff', from, head], { cwd }),
-    runGit(
-      [
-        'log',
-        '-z',
-        '--first-parent',
-        '--format=%x01%H%x00%cI%x00%s%x00%(trailers:key=Hagent-Op,valueonly,separator=%x02)',
-        '--name-status',
-        '--no-renames',
-        ...range,
-      ],
-      { cwd },
+    diffNumstat(cwd, from, head),
+    firstParentLogWithNames(
+      cwd,
+      '%x01%H%x00%cI%x00%s%x00%(trailers:key=Hagent-Op,valueonly,separator=%x02)',
+      range,
     ),
-    options.diff
-      ? runGit(
-          [
-            'diff',
-            '--no-ext-diff',
-            '--no-textconv',
-            '--no-renames',
-            `--color=${options.color ? 'always' : 'never'}`,
-            from,
-            head,
-          ],
-          { cwd },
-        )
-      : Promise.resolve(null),
+    options.diff ? diffText(cwd, from, head, !!options.color) : Promise.resolve(null),
   ]);
-  const stats = parseNumstat(numstat.stdout);
+  const stats = parseNumstat(numstat);
   const files = changes.map((c) => ({
     path: c.path,
     status: c.status,
     ...(stats.get(c.path) ?? { added: null, removed: null }),
   }));
-  const patches = parseLogNameStatus(log.stdout);
+  const patches = parseLogNameStatus(log);
   if (options.withPatchText) {
     await Promise.all(
       patches.map(async (p) => {
@@ -238,6 +225,6 @@ export async function reviewSession(
     approval,
     approvedNow,
   };
-  if (diff) result.diff = diff.stdout.toString('utf8');
+  if (diff !== null) result.diff = diff;
   return result;
 }

@@ -4,7 +4,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { HagentError, isHagentError } from '../errors.js';
-import { locateRepo, runGit, type RepoLocation } from '../git/index.js';
+import { locateRepo, parseGitFile, worktreeRepair, type RepoLocation } from '../git/index.js';
 import { listSessions, readSession, type Session } from './store.js';
 import { gitDirWorktreeRoot, isInside, worktreeRootFor } from './where.js';
 
@@ -45,22 +45,14 @@ async function repairMovedSessionWorktree(cwd: string): Promise<boolean> {
   for (let dir = path.resolve(cwd); ; dir = path.dirname(dir)) {
     const dotGit = path.join(dir, '.git');
     if (statSync(dotGit, { throwIfNoEntry: false })?.isFile()) {
-      const target = /^gitdir: (.+?)\r?\n?$/.exec(readFileSync(dotGit, 'utf8'))?.[1];
+      const target = parseGitFile(dir, readFileSync(dotGit, 'utf8'));
       const common = path.dirname(path.dirname(path.dirname(dir)));
       const layout =
         path.basename(path.dirname(dir)) === 'worktrees' &&
         path.basename(path.dirname(path.dirname(dir))) === 'hagent';
-      if (
-        !target ||
-        existsSync(path.resolve(dir, target)) ||
-        !layout ||
-        !existsSync(path.join(common, 'HEAD'))
-      )
+      if (!target || existsSync(target) || !layout || !existsSync(path.join(common, 'HEAD')))
         return false;
-      return (
-        (await runGit(['worktree', 'repair', dir], { cwd: common, allowFailure: true }))
-          .exitCode === 0
-      );
+      return worktreeRepair(common, dir);
     }
     if (statSync(dotGit, { throwIfNoEntry: false }) || path.dirname(dir) === dir) return false;
   }

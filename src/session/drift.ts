@@ -10,9 +10,15 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { gitText, readRef, runGit, worktreeGitDirSync } from '../git/index.js';
+import {
+  countCommits,
+  createRef,
+  firstParentChain,
+  isAncestor,
+  readRef,
+  worktreeGitDirSync,
+} from '../git/index.js';
 import type { RepoContext } from './context.js';
-import { isAncestor } from './landed.js';
 import type { Session } from './store.js';
 
 /** How a session moved without hagent (JSON `drift` of status, list and review). */
@@ -117,11 +123,7 @@ export async function readDrift(
   const last = lastHagentHead(ctx, session);
   if (!last || last === head) return null;
   if (await isAncestor(ctx.cwd, last, head)) {
-    const commits = (
-      await gitText(['rev-list', '--first-parent', `${last}..${head}`], { cwd: ctx.cwd })
-    )
-      .split('\n')
-      .filter(Boolean);
+    const commits = await firstParentChain(ctx.cwd, last, head);
     return {
       kind: 'outside-commits',
       commits,
@@ -130,23 +132,12 @@ export async function readDrift(
   }
   const keptAs = `refs/hagent/${session.id}/dropped/${last}`;
   const [dropped, pastBase, kept] = await Promise.all([
-    gitText(['rev-list', '--count', `${head}..${last}`], { cwd: ctx.cwd }).then(Number),
+    countCommits(ctx.cwd, `${head}..${last}`),
     isAncestor(ctx.cwd, session.base, head).then((v) => !v),
     readRef(ctx.cwd, keptAs),
   ]);
   if (!kept)
-    await runGit(
-      [
-        'update-ref',
-        '--create-reflog',
-        '-m',
-        'hagent: commits dropped by a move outside hagent',
-        keptAs,
-        last,
-        '',
-      ],
-      { cwd: ctx.cwd, allowFailure: true },
-    );
+    await createRef(ctx.cwd, keptAs, last, 'hagent: commits dropped by a move outside hagent');
   const restore = `in ${session.worktree}: git reset --hard ${last.slice(0, 12)} brings hagent's commits back (kept as ${keptAs})`;
   return {
     kind: 'rewound',

@@ -11,12 +11,17 @@ import {
   firstParentChain,
   readHeadDirectSync,
   readRef,
-  readRefPreferDirect,
-  readRefsDirect,
   readRefsDirectSync,
+  Repo,
   resolveCommit,
   runGit,
+  deleteRef,
+  ignoredPaths,
+  statusRecords,
   symbolicHead,
+  untrackedMatching,
+  worktreeAdd,
+  worktreeRemove,
 } from '../git/index.js';
 import { copyFileNoClobber, readEntry } from '../fsx/index.js';
 import { type RepoContext, resolveSession } from './context.js';
@@ -93,23 +98,7 @@ export async function readSessionRefs(
   ctx: RepoContext,
   session: Session,
 ): Promise<{ head: string; redo: string | null }> {
-  let refs: Map<string, string | null> | null = await readRefsDirect(ctx.commonDir, [
-    sessionRef(session),
-    redoRef(session),
-  ]);
-  if (!refs) {
-    const out = await runGit(
-      ['for-each-ref', '--format=%(refname) %(objectname)', sessionRef(session), redoRef(session)],
-      { cwd: ctx.cwd },
-    );
-    refs = new Map(
-      out.stdout
-        .toString('utf8')
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => l.split(' ') as [string, string]),
-    );
-  }
+  const refs = await Repo.of(ctx).readRefs([sessionRef(session), redoRef(session)]);
   const head = refs.get(sessionRef(session));
   if (!head)
     throw new HagentError(
@@ -123,7 +112,7 @@ export async function readSessionRefs(
 
 /** Current head commit of a session. @throws HagentError SESSION_NOT_FOUND when its branch is gone. */
 export async function sessionHead(ctx: RepoContext, session: Session): Promise<string> {
-  const head = await readRefPreferDirect(ctx.cwd, ctx.commonDir, sessionRef(session));
+  const head = await Repo.of(ctx).readRef(sessionRef(session));
   if (!head)
     throw new HagentError(
       'SESSION_NOT_FOUND',
@@ -294,10 +283,7 @@ export async function startSession(ctx: RepoContext, options: StartOptions): Pro
   }
   await fs.mkdir(path.dirname(worktree), { recursive: true });
   // The checkout's spawn first: a spawn holds Node's thread for the fork (~10 ms here).
-  const adding = runGit(
-    ['worktree', 'add', '--quiet', '--no-track', '-b', branch, worktree, base],
-    { cwd: top },
-  ).then(
+  const adding = worktreeAdd(top, worktree, branch, base).then(
     () => null,
     (e: unknown) => e,
   );
@@ -309,10 +295,7 @@ export async function startSession(ctx: RepoContext, options: StartOptions): Pro
   if (added) {
     // git makes the branch before the checkout: a checkout that failed leaves it, still at base
     // (it did not exist before), which a retry would take for an existing session.
-    await runGit(['update-ref', '-d', `refs/heads/${branch}`, base], {
-      cwd: top,
-      allowFailure: true,
-    });
+    await deleteRef(top, `refs/heads/${branch}`, base);
     throw added;
   }
   const session: Session = {
@@ -337,8 +320,8 @@ async function removeStartedWorktree(
   worktree: string,
   branchRef: string,
 ): Promise<void> {
-  await runGit(['worktree', 'remove', '--force', worktree], { cwd: top, allowFailure: true });
-  await runGit(['update-ref', '-d', branchRef], { cwd: top, allowFailure: true });
+  await worktreeRemove(top, worktree);
+  await deleteRef(top, branchRef);
 }
 
 /**
@@ -382,20 +365,12 @@ export async function copyWorktreeIncludes(
   } catch {
     return [];
   }
-  const listed = await runGit(
-    ['ls-files', '-z', '--others', '--ignored', `--exclude-from=${includeFile}`],
-    { cwd: top },
-  );
-  const candidates = listed.stdout.toString('utf8').split('\0').filter(Boolean);
+  const candidates = await untrackedMatching(top, includeFile);
   if (candidates.length === 0) return [];
-  const ignored = await runGit(['check-ignore', '-z', '--stdin'], {
-    cwd: top,
-    input: candidates.join('\0') + '\0',
-    allowFailure: true,
-  });
+  const ignored = await ignoredPaths(top, candidates);
   const copied: string[] = [];
   const present: string[] = [];
-  for (const rel of ignored.stdout.toString('utf8').split('\0').filter(Boolean)) {
+  for (const rel of ignored) {
     const entry = await readEntry(top, rel);
     if (entry.kind !== 'file') continue;
     // Never through a symlink on the worktree side either (a tracked link at --base).
@@ -406,12 +381,7 @@ export async function copyWorktreeIncludes(
   }
   if (options.replace && present.length) {
     // Only files git ignores in the worktree (check-ignore never names a tracked file).
-    const there = await runGit(['check-ignore', '-z', '--stdin'], {
-      cwd: worktree,
-      input: present.join('\0') + '\0',
-      allowFailure: true,
-    });
-    for (const rel of there.stdout.toString('utf8').split('\0').filter(Boolean)) {
+    for (const rel of await ignoredPaths(worktree, present)) {
       await fs.rm(path.join(worktree, rel), { force: true });
       if (await copyFileNoClobber(path.join(top, rel), path.join(worktree, rel))) copied.push(rel);
     }
@@ -585,13 +555,8 @@ export async function sessionStatus(ctx: RepoContext, id?: string): Promise<Stat
 
 /** Files of a session worktree that differ from its HEAD commit (git status, no optional locks). */
 export async function outsideEdits(worktree: string): Promise<ChangedFile[]> {
-  const r = await runGit(
-    ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--no-renames'],
-    { cwd: worktree, noOptionalLocks: true },
-  );
   const out: ChangedFile[] = [];
-  for (const rec of r.stdout.toString('utf8').split('\0')) {
-    if (rec.length < 4) continue;
+  for (const rec of await statusRecords(worktree, { untracked: 'all' })) {
     const xy = rec.slice(0, 2);
     out.push({ path: rec.slice(3), status: xy === '??' ? 'A' : xy.includes('D') ? 'D' : 'M' });
   }

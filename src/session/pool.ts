@@ -13,7 +13,19 @@
 import { randomBytes } from 'node:crypto';
 import { promises as fs, realpathSync } from 'node:fs';
 import path from 'node:path';
-import { runGit } from '../git/index.js';
+import {
+  commitTree,
+  deleteRef,
+  detachHead,
+  removeIgnoredFiles,
+  statusRecords,
+  switchToNewBranch,
+  treeOfWorktree,
+  updateRefCas,
+  worktreeGitDirSync,
+  worktreeRemove,
+  type WorktreeAt,
+} from '../git/index.js';
 
 /** Ignored folders a pooled worktree keeps by default (with what `.worktreeinclude` names). */
 export const DEPENDENCY_FOLDERS: readonly string[] = [
@@ -74,8 +86,9 @@ async function readText(file: string): Promise<string | null> {
 }
 
 /** `--git-dir` and `--work-tree` of a pool entry git knows. */
-function gitDirArgs(entry: PoolEntry): string[] {
-  return entry.admin ? [`--git-dir=${entry.admin}`, `--work-tree=${entry.path}`] : [];
+/** Where git runs for `entry`: its folder, with its own git dir named when it has one. */
+function at(entry: PoolEntry): WorktreeAt {
+  return entry.admin ? { worktree: entry.path, gitDir: entry.admin } : { worktree: entry.path };
 }
 
 const exists = (p: string): Promise<boolean> =>
@@ -133,12 +146,8 @@ async function moveEntry(entry: PoolEntry, to: string): Promise<boolean> {
 async function unexpected(entry: PoolEntry): Promise<string | null> {
   if (!entry.exists) return 'its folder is missing';
   if (!entry.admin) return 'git does not know it as a worktree';
-  const pointer = (await readText(path.join(entry.path, '.git')))?.trim();
-  if (
-    pointer !== `gitdir: ${entry.admin}` &&
-    real(pointer?.replace(/^gitdir: /, '') ?? '') !== real(entry.admin)
-  )
-    return 'its .git file points elsewhere';
+  const linked = worktreeGitDirSync(entry.path);
+  if (!linked || real(linked) !== real(entry.admin)) return 'its .git file points elsewhere';
   if (await exists(path.join(entry.admin, 'locked'))) return 'it is locked (git worktree lock)';
   if (await exists(path.join(entry.admin, 'index.lock'))) return 'its index is locked (index.lock)';
   if (await exists(path.join(entry.admin, 'modules'))) return 'it has submodules';
@@ -152,23 +161,8 @@ async function unexpected(entry: PoolEntry): Promise<string | null> {
  * worktree, `[]` when clean; asked with its own git dir named, whatever its `.git` file says.
  */
 async function uncommitted(entry: PoolEntry, untracked: 'normal' | 'all'): Promise<string[]> {
-  const r = await runGit(
-    [
-      ...gitDirArgs(entry),
-      'status',
-      '--porcelain=v1',
-      '-z',
-      `--untracked-files=${untracked}`,
-      '--ignore-submodules=none',
-      '--no-renames',
-    ],
-    { cwd: entry.path },
-  );
-  return r.stdout
-    .toString('utf8')
-    .split('\0')
-    .filter((rec) => rec.length > 3)
-    .map((rec) => rec.slice(3));
+  const records = await statusRecords(at(entry), { untracked, submodules: true });
+  return records.map((rec) => rec.slice(3));
 }
 
 /**
@@ -278,13 +272,10 @@ async function takeEntry(
   }
   if (!reason) {
     const from = (await readText(path.join(entry.admin!, 'HEAD')))!.trim();
-    const switched = await runGit(
-      [...gitDirArgs(entry), 'switch', '--quiet', '--no-track', '-c', branch, base],
-      { cwd: entry.path, allowFailure: true },
-    );
-    if (switched.exitCode === 0) return { name: entry.name, from };
-    reason = `git switch failed: ${String(switched.stderr).trim().split('\n')[0] ?? ''}`;
-    await runGit(['update-ref', '-d', `refs/heads/${branch}`, base], { cwd, allowFailure: true });
+    const refused = await switchToNewBranch(at(entry), branch, base);
+    if (refused === null) return { name: entry.name, from };
+    reason = `git switch failed: ${refused}`;
+    await deleteRef(cwd, `refs/heads/${branch}`, base);
   }
   discarded.push(await discardPoolEntry(commonDir, cwd, root, entry, reason));
   return null;
@@ -306,26 +297,14 @@ export async function enterPool(
   limit: number,
   keep: readonly string[],
 ): Promise<boolean> {
-  const pointer = (await readText(path.join(worktree, '.git')))?.trim();
-  if (!pointer?.startsWith('gitdir: ')) return false;
-  const admin = pointer.slice('gitdir: '.length);
+  const admin = worktreeGitDirSync(worktree);
+  if (!admin) return false;
   for (const f of ['locked', 'index.lock', 'modules'])
     if (await exists(path.join(admin, f))) return false;
   // Its own git dir named: were the `.git` file to vanish meanwhile, git must not find another
   // repository above the folder (a home folder kept in git) and clean that.
-  const dirs = [`--git-dir=${admin}`, `--work-tree=${worktree}`];
-  await runGit([...dirs, 'checkout', '--quiet', '--detach'], { cwd: worktree });
-  // -X with negated patterns: git removes only ignored files, and what `keep` names counts as
-  // not ignored (patterns given with -e take precedence over .gitignore, in gitignore syntax).
-  await runGit(
-    [
-      ...dirs,
-      'clean',
-      '-ffdqX',
-      ...keep.flatMap((p) => ['-e', p.startsWith('!') ? p.slice(1) : `!${p}`]),
-    ],
-    { cwd: worktree },
-  );
+  await detachHead({ worktree, gitDir: admin });
+  await removeIgnoredFiles({ worktree, gitDir: admin }, keep);
   const name = `${String(Date.now()).padStart(13, '0')}-${randomBytes(3).toString('hex')}`;
   await moveEntry({ name, path: worktree, admin, exists: true }, path.join(poolDir(root), name));
   await fs
@@ -381,11 +360,7 @@ export async function discardPoolEntry(
     return { name, reason, kept: null, removed: false };
   }
   if (entry.admin) {
-    const r = await runGit(['worktree', 'remove', '--force', '--force', entry.path], {
-      cwd,
-      allowFailure: true,
-    });
-    if (r.exitCode !== 0) {
+    if (!(await worktreeRemove(cwd, entry.path, true))) {
       await fs.rm(entry.path, { recursive: true, force: true });
       await fs.rm(entry.admin, { recursive: true, force: true });
     }
@@ -410,36 +385,20 @@ async function keepBytes(commonDir: string, cwd: string, entry: PoolEntry): Prom
   try {
     // From the worktree's own index when git knows it (only changed files are read again).
     if (known) await fs.copyFile(path.join(entry.admin!, 'index'), index).catch(() => undefined);
-    const pre = known ? gitDirArgs(entry) : [`--git-dir=${commonDir}`, `--work-tree=${entry.path}`];
-    const env = { GIT_INDEX_FILE: index };
-    await runGit([...pre, 'add', '-A', '--', '.'], { cwd: entry.path, env });
-    const tree = (await runGit([...pre, 'write-tree'], { cwd: entry.path, env })).stdout
-      .toString('utf8')
-      .trim();
-    const commit = (
-      await runGit(
-        [
-          'commit-tree',
-          tree,
-          ...(known ? ['-p', head] : []),
-          '-m',
-          `hagent: what a pooled worktree held when it was removed (${entry.name})`,
-        ],
-        { cwd },
-      )
-    ).stdout
-      .toString('utf8')
-      .trim();
-    await runGit(
-      [
-        'update-ref',
-        '--create-reflog',
-        '-m',
-        'hagent: pooled worktree kept',
-        `refs/hagent/pool-kept/${entry.name}`,
-        commit,
-      ],
-      { cwd },
+    const where = known ? at(entry) : { worktree: entry.path, gitDir: commonDir };
+    const tree = await treeOfWorktree(where, index);
+    const commit = await commitTree(
+      cwd,
+      tree,
+      known ? [head] : [],
+      `hagent: what a pooled worktree held when it was removed (${entry.name})\n`,
+    );
+    await updateRefCas(
+      cwd,
+      `refs/hagent/pool-kept/${entry.name}`,
+      commit,
+      null,
+      'hagent: pooled worktree kept',
     );
     return commit;
   } finally {

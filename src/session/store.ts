@@ -7,7 +7,7 @@ import path from 'node:path';
 import * as z from 'zod/mini';
 import { HagentError } from '../errors.js';
 import { writeJsonFile } from '../fsx/index.js';
-import { runGit, worktreeGitDirSync } from '../git/index.js';
+import { worktreeGitDirSync, worktreeRepair } from '../git/index.js';
 
 /** Approval of a session head, recorded by `hagent review --approve`. */
 export const ApprovalSchema = z.object({
@@ -184,11 +184,7 @@ async function followMove(commonDir: string, session: Session): Promise<Session>
     // `.git` file still names the old git dir: git's repair mends that link.
     const linked = worktreeGitDirSync(session.worktree);
     if (!linked || existsSync(linked)) return session;
-    const repaired = await runGit(['worktree', 'repair', session.worktree], {
-      cwd: commonDir,
-      allowFailure: true,
-    });
-    if (repaired.exitCode === 0) {
+    if (await worktreeRepair(commonDir, session.worktree)) {
       if (!moved.has(commonDir)) moved.set(commonDir, new Set());
       moved.get(commonDir)!.add(session.id);
     }
@@ -200,11 +196,7 @@ async function followMove(commonDir: string, session: Session): Promise<Session>
     !statSync(path.join(here, '.git'), { throwIfNoEntry: false })?.isFile()
   )
     return session;
-  const repaired = await runGit(['worktree', 'repair', here], {
-    cwd: commonDir,
-    allowFailure: true,
-  });
-  if (repaired.exitCode !== 0) return session;
+  if (!(await worktreeRepair(commonDir, here))) return session;
   const relocated = { ...session, worktree: here };
   await writeSession(commonDir, relocated);
   if (!moved.has(commonDir)) moved.set(commonDir, new Set());

@@ -16,10 +16,6 @@ import {
   writeTreeWithChanges,
 } from '../../../src/git/tree.js';
 import { updateIndex } from '../../../src/git/objects.js';
-import { updateIndexFile } from '../../../src/git/index-file.js';
-import { locateWorktreeDirect } from '../../../src/git/plumbing.js';
-import { createHash } from 'node:crypto';
-import { cpSync, readFileSync } from 'node:fs';
 import { isHagentError } from '../../../src/errors.js';
 import { git, makeRepo, tempDir, writeFiles } from '../../helpers/index.js';
 
@@ -96,59 +92,6 @@ t(
     await updateIndex(repo, changes);
     assert.is(git(repo, 'write-tree'), viaGit, 'the index holds the same tree');
     git(repo, 'fsck', '--strict', '--no-dangling');
-  },
-);
-
-t(
-  'the in-process index writer updates a SHA-256 index as git does: entries, cache-tree, trailer',
-  async () => {
-    const repo = sha256Repo();
-    git(repo, 'write-tree'); // a full cache-tree
-    assert.ok(locateWorktreeDirect(repo), 'a SHA-256 repository is found without asking git');
-    const theirs = path.join(tempDir('hagent-sha256-'), 'git');
-    cpSync(repo, theirs, { recursive: true, preserveTimestamps: true });
-    writeFiles(repo, { 'd/e/n.txt': 'new\n' });
-    const blob = git(repo, 'hash-object', '-w', 'd/e/n.txt');
-    writeFiles(theirs, { 'd/e/n.txt': 'new\n' });
-    git(theirs, 'hash-object', '-w', 'd/e/n.txt');
-    const updates = [
-      { path: 'd/e/n.txt', mode: '100644', oid: blob },
-      { path: 'a.txt', mode: '0', oid: null },
-    ];
-    assert.ok(
-      await updateIndexFile(path.join(repo, '.git', 'index'), updates, 'sha256'),
-      'written in-process',
-    );
-    const input = `100644 ${blob}\td/e/n.txt\0` + `0 ${'0'.repeat(64)}\ta.txt\0`;
-    spawnSync('git', ['update-index', '-z', '--index-info'], { cwd: theirs, input });
-    assert.is(git(repo, 'ls-files', '-s'), git(theirs, 'ls-files', '-s'));
-    const index = readFileSync(path.join(repo, '.git', 'index'));
-    assert.ok(
-      createHash('sha256')
-        .update(index.subarray(0, index.length - 32))
-        .digest()
-        .equals(index.subarray(index.length - 32)),
-      'a SHA-256 trailer',
-    );
-    git(repo, 'cat-file', 'blob', blob);
-    assert.is(git(repo, 'write-tree'), git(theirs, 'write-tree'));
-    git(repo, 'fsck', '--strict', '--no-dangling', '--cache');
-    assert.not.ok(
-      await updateIndexFile(
-        path.join(repo, '.git', 'index'),
-        updates.map((u) => (u.oid ? { ...u, oid: u.oid.slice(0, 40) } : u)),
-        'sha256',
-      ),
-      'a 40-digit id in a SHA-256 index is left to git',
-    );
-    assert.not.ok(
-      await updateIndexFile(
-        path.join(repo, '.git', 'index'),
-        [{ path: 'x', mode: '0', oid: null }],
-        'sha1',
-      ),
-      'read as SHA-1, the SHA-256 index does not parse: left to git',
-    );
   },
 );
 

@@ -1,0 +1,138 @@
+/**
+ * Questions about history and refs that the commands ask git, one named function each, so no
+ * module outside src/git spells out a git command line.
+ */
+import { gitText, runGit } from './run.js';
+
+/** Whether `ancestor` is an ancestor of (or equal to) `commit` (`git merge-base --is-ancestor`). */
+export async function isAncestor(cwd: string, ancestor: string, commit: string): Promise<boolean> {
+  const r = await runGit(['merge-base', '--is-ancestor', ancestor, commit], {
+    cwd,
+    allowFailure: true,
+  });
+  return r.exitCode === 0;
+}
+
+/** The best common ancestor of `a` and `b` (`git merge-base`), or null when they have none. */
+export async function mergeBase(cwd: string, a: string, b: string): Promise<string | null> {
+  const r = await runGit(['merge-base', a, b], { cwd, allowFailure: true });
+  return r.exitCode === 0 ? r.stdout.toString('utf8').trim() || null : null;
+}
+
+/** How many commits `range` (e.g. `a..b`) holds (`git rev-list --count`). @throws GIT_FAILED. */
+export async function countCommits(cwd: string, range: string): Promise<number> {
+  return Number(await gitText(['rev-list', '--count', range], { cwd }));
+}
+
+/**
+ * The newest commit of `range` whose message holds `text` as a fixed string, or null (none, or
+ * git refused the range). `git log -1 --fixed-strings --grep`.
+ */
+export async function newestCommitMentioning(
+  cwd: string,
+  range: string,
+  text: string,
+): Promise<string | null> {
+  const r = await runGit(['log', '-1', '--format=%H', '--fixed-strings', `--grep=${text}`, range], {
+    cwd,
+    allowFailure: true,
+  });
+  return r.exitCode === 0 ? r.stdout.toString('utf8').trim() || null : null;
+}
+
+/**
+ * `git log -z --first-parent --no-renames --name-status --format=<format> <range…>`: the raw
+ * output, for a caller that parses its own format. @throws HagentError GIT_FAILED.
+ */
+export async function firstParentLogWithNames(
+  cwd: string,
+  format: string,
+  range: readonly string[],
+): Promise<Buffer> {
+  const args = ['log', '-z', '--first-parent', `--format=${format}`, '--name-status'];
+  return (await runGit([...args, '--no-renames', ...range], { cwd })).stdout;
+}
+
+/** `git diff --numstat -z --no-renames` of two trees or commits: the raw output. */
+export async function diffNumstat(cwd: string, from: string, to: string): Promise<Buffer> {
+  const args = ['diff', '--numstat', '-z', '--no-renames', '--no-ext-diff', from, to];
+  return (await runGit(args, { cwd })).stdout;
+}
+
+/** The patch text between two trees or commits, as `git diff` shows it (no external tools). */
+export async function diffText(
+  cwd: string,
+  from: string,
+  to: string,
+  color: boolean,
+): Promise<string> {
+  const args = ['diff', '--no-ext-diff', '--no-textconv', '--no-renames'];
+  const r = await runGit([...args, `--color=${color ? 'always' : 'never'}`, from, to], { cwd });
+  return r.stdout.toString('utf8');
+}
+
+/** The last `n` commits of HEAD, one line each (`git log --oneline`). */
+export async function onelineLog(cwd: string, n: number): Promise<string> {
+  return (await runGit(['log', '--oneline', '-n', String(n)], { cwd })).stdout.toString('utf8');
+}
+
+/** Full names of the refs under `prefix` (`git for-each-ref`), in git's order. */
+export async function refNames(cwd: string, prefix: string): Promise<string[]> {
+  const out = await gitText(['for-each-ref', '--format=%(refname)', prefix], { cwd });
+  return out.split('\n').filter(Boolean);
+}
+
+/** Ref name → object id of those of `refs` that exist (`git for-each-ref`). */
+export async function refOids(cwd: string, refs: readonly string[]): Promise<Map<string, string>> {
+  const out = await gitText(['for-each-ref', '--format=%(refname) %(objectname)', ...refs], {
+    cwd,
+  });
+  const found = new Map<string, string>();
+  for (const line of out.split('\n').filter(Boolean)) {
+    const [ref, oid] = line.split(' ');
+    found.set(ref!, oid!);
+  }
+  return found;
+}
+
+/**
+ * `git rev-parse` of several revisions at once: one line per revision (`--symbolic-full-name`
+ * applies to the revisions after it). Allowed to fail: the caller reads `ok` and the lines.
+ */
+export async function revParseLines(
+  cwd: string,
+  args: readonly string[],
+  noOptionalLocks = false,
+): Promise<{ ok: boolean; lines: string[] }> {
+  const r = await runGit(['rev-parse', ...args], { cwd, allowFailure: true, noOptionalLocks });
+  return { ok: r.exitCode === 0, lines: r.stdout.toString('utf8').split('\n') };
+}
+
+/**
+ * Creates `ref` at `oid` with a reflog entry `message`, only if it does not exist yet
+ * (`git update-ref <ref> <oid> ""`). @returns whether it was created.
+ */
+export async function createRef(
+  cwd: string,
+  ref: string,
+  oid: string,
+  message: string,
+): Promise<boolean> {
+  const r = await runGit(['update-ref', '--create-reflog', '-m', message, ref, oid, ''], {
+    cwd,
+    allowFailure: true,
+  });
+  return r.exitCode === 0;
+}
+
+/**
+ * Deletes `ref`, only while it points at `oldOid` when given (compare-and-swap).
+ * @returns whether it was deleted.
+ */
+export async function deleteRef(cwd: string, ref: string, oldOid?: string): Promise<boolean> {
+  const r = await runGit(['update-ref', '-d', ref, ...(oldOid ? [oldOid] : [])], {
+    cwd,
+    allowFailure: true,
+  });
+  return r.exitCode === 0;
+}

@@ -1,0 +1,194 @@
+/**
+ * Worktree verbs the commands use (add, remove, repair, switch, status, clean, ignore checks),
+ * one named function each. A worktree is named by its folder, and optionally by its git dir
+ * too ({@link WorktreeAt}): git then takes that git dir instead of discovering one from the
+ * folder's `.git` file (a pooled worktree whose `.git` file may vanish must not let git find
+ * another repository above it).
+ */
+import { gitText, runGit, type GitResult, type RunGitOptions } from './run.js';
+import { literalPathspec } from './plumbing.js';
+
+/** A worktree folder, with its git dir when git must not discover it. */
+export interface WorktreeAt {
+  worktree: string;
+  gitDir?: string;
+}
+
+type At = string | WorktreeAt;
+
+function run(at: At, args: readonly string[], options: Omit<RunGitOptions, 'cwd'> = {}) {
+  const w = typeof at === 'string' ? { worktree: at } : at;
+  const dirs = w.gitDir ? [`--git-dir=${w.gitDir}`, `--work-tree=${w.worktree}`] : [];
+  return runGit([...dirs, ...args], { ...options, cwd: w.worktree });
+}
+
+const nul = (b: Buffer) => b.toString('utf8').split('\0').filter(Boolean);
+const firstLine = (r: GitResult) => r.stderr.trim().split('\n')[0] ?? '';
+
+/**
+ * Adds the worktree `worktree` with a new branch `branch` at `base` (`git worktree add --no-track
+ * -b`), from the repository of `cwd`. @throws HagentError GIT_FAILED.
+ */
+export async function worktreeAdd(
+  cwd: string,
+  worktree: string,
+  branch: string,
+  base: string,
+): Promise<void> {
+  await runGit(['worktree', 'add', '--quiet', '--no-track', '-b', branch, worktree, base], { cwd });
+}
+
+/**
+ * Removes the worktree `worktree` whatever it holds (`git worktree remove --force`; twice
+ * `--force` with `locked`: also when it is locked). @returns whether git removed it.
+ */
+export async function worktreeRemove(
+  cwd: string,
+  worktree: string,
+  locked = false,
+): Promise<boolean> {
+  const force = locked ? ['--force', '--force'] : ['--force'];
+  const r = await runGit(['worktree', 'remove', ...force, worktree], { cwd, allowFailure: true });
+  return r.exitCode === 0;
+}
+
+/** Mends git's links between the repository of `cwd` and `worktree` (`git worktree repair`). */
+export async function worktreeRepair(cwd: string, worktree: string): Promise<boolean> {
+  const r = await runGit(['worktree', 'repair', worktree], { cwd, allowFailure: true });
+  return r.exitCode === 0;
+}
+
+/**
+ * Switches the worktree to a new branch `branch` at `base` (`git switch --no-track -c`).
+ * @returns null when it did, else git's first line of complaint.
+ */
+export async function switchToNewBranch(
+  at: At,
+  branch: string,
+  base: string,
+): Promise<string | null> {
+  const r = await run(at, ['switch', '--quiet', '--no-track', '-c', branch, base], {
+    allowFailure: true,
+  });
+  return r.exitCode === 0 ? null : firstLine(r);
+}
+
+/** Detaches the worktree's HEAD at its commit, files untouched. @throws GIT_FAILED. */
+export async function detachHead(at: At): Promise<void> {
+  await run(at, ['checkout', '--quiet', '--detach']);
+}
+
+/**
+ * Removes every ignored file of the worktree except those `keep` names (gitignore patterns):
+ * `git clean -ffdqX` with each kept pattern negated (`-e` patterns take precedence over
+ * .gitignore). @throws HagentError GIT_FAILED.
+ */
+export async function removeIgnoredFiles(at: At, keep: readonly string[]): Promise<void> {
+  const negated = keep.flatMap((p) => ['-e', p.startsWith('!') ? p.slice(1) : `!${p}`]);
+  await run(at, ['clean', '-ffdqX', ...negated]);
+}
+
+/** Writes `paths` of `commit` into the worktree and its index (`git checkout <commit> --`). */
+export async function checkoutPaths(
+  cwd: string,
+  commit: string,
+  paths: readonly string[],
+): Promise<void> {
+  if (paths.length)
+    await runGit(['checkout', commit, '--', ...paths.map(literalPathspec)], { cwd });
+}
+
+/** Options of {@link statusRecords}. */
+export interface StatusOptions {
+  untracked: 'normal' | 'all';
+  /** List ignored files too (`--ignored=matching`). */
+  ignored?: boolean;
+  /** Report changes inside submodules too (`--ignore-submodules=none`). */
+  submodules?: boolean;
+}
+
+/**
+ * The worktree's `git status --porcelain=v1 -z --no-renames` records (`XY path`), taking no
+ * optional locks. @throws HagentError GIT_FAILED.
+ */
+export async function statusRecords(at: At, options: StatusOptions): Promise<string[]> {
+  const args = ['status', '--porcelain=v1', '-z', `--untracked-files=${options.untracked}`];
+  if (options.ignored) args.push('--ignored=matching');
+  if (options.submodules) args.push('--ignore-submodules=none');
+  const r = await run(at, [...args, '--no-renames'], { noOptionalLocks: true });
+  return r.stdout
+    .toString('utf8')
+    .split('\0')
+    .filter((rec) => rec.length > 3);
+}
+
+/**
+ * Paths whose index entry differs from HEAD (`git diff-index --cached --name-only HEAD`);
+ * null when git cannot tell (no HEAD yet). No optional locks.
+ */
+export async function stagedPaths(cwd: string): Promise<string[] | null> {
+  const r = await runGit(['diff-index', '--cached', '--name-only', '-z', 'HEAD'], {
+    cwd,
+    allowFailure: true,
+    noOptionalLocks: true,
+  });
+  return r.exitCode === 0 ? nul(r.stdout) : null;
+}
+
+/** Paths whose worktree file differs from its index entry (`git diff-files --name-only`). */
+export async function unstagedPaths(cwd: string): Promise<string[]> {
+  const r = await runGit(['diff-files', '--name-only', '-z'], {
+    cwd,
+    allowFailure: true,
+    noOptionalLocks: true,
+  });
+  return nul(r.stdout);
+}
+
+/**
+ * Untracked files of the worktree that the patterns of `excludeFile` match
+ * (`git ls-files --others --ignored --exclude-from`). @throws HagentError GIT_FAILED.
+ */
+export async function untrackedMatching(cwd: string, excludeFile: string): Promise<string[]> {
+  const args = ['ls-files', '-z', '--others', '--ignored', `--exclude-from=${excludeFile}`];
+  return nul((await runGit(args, { cwd })).stdout);
+}
+
+/** Those of `paths` that git ignores in the worktree (`git check-ignore --stdin`). */
+export async function ignoredPaths(cwd: string, paths: readonly string[]): Promise<string[]> {
+  if (paths.length === 0) return [];
+  const r = await runGit(['check-ignore', '-z', '--stdin'], {
+    cwd,
+    input: paths.join('\0') + '\0',
+    allowFailure: true,
+  });
+  return nul(r.stdout);
+}
+
+/**
+ * Stages everything of the worktree git does not ignore into the index file `indexFile` and
+ * writes it as a tree (`git add -A`, `git write-tree`). @returns the tree id.
+ */
+export async function treeOfWorktree(at: At, indexFile: string): Promise<string> {
+  const env = { GIT_INDEX_FILE: indexFile };
+  await run(at, ['add', '-A', '--', '.'], { env });
+  return (await run(at, ['write-tree'], { env })).stdout.toString('utf8').trim();
+}
+
+/** Creates a repository in `dir` with `initialBranch` (`git init`). */
+export async function initRepository(dir: string, initialBranch: string): Promise<void> {
+  await gitText(['init', '--quiet', `--initial-branch=${initialBranch}`], { cwd: dir });
+}
+
+/**
+ * Commits every file of the worktree (`git add -A`, `git commit`), hooks off as everywhere.
+ * @param env identity or dates for the commit.
+ */
+export async function commitEverything(
+  cwd: string,
+  message: string,
+  env?: Record<string, string>,
+): Promise<void> {
+  await runGit(['add', '-A'], { cwd });
+  await runGit(['commit', '--quiet', '-m', message], { cwd, ...(env ? { env } : {}) });
+}
