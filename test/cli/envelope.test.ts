@@ -26,6 +26,7 @@ import {
   writeFiles,
   writeIntentRecord,
 } from '../helpers/index.js';
+import { testOrSkip } from '../helpers/skip.js';
 
 const t = suite('safety envelope');
 const upd = (file: string, from: string, to: string) =>
@@ -226,8 +227,15 @@ function onTty(
   return { status: r.status, out: r.stdout };
 }
 
-t('on a terminal a risky patch shows files and a diff preview and asks; no is the default', () => {
-  if (spawnSync('script', ['--version']).error) return; // util-linux script is needed for a pseudo-terminal
+// util-linux's script (Debian: bsdutils) gives the CLI a pseudo-terminal.
+const noScript = spawnSync('script', ['--version']).error
+  ? '`script` is not installed (Debian: bsdutils)'
+  : undefined;
+testOrSkip(
+  t,
+  'safety envelope',
+  noScript,
+)('on a terminal a risky patch shows files and a diff preview and asks; no is the default', () => {
   const repo = makeRepo({ 'a.txt': 'a\nb\n', 'b.txt': 'keep\n' });
   const s = startSession(repo);
   const patch = path.join(s.worktree, '..', 'risky.patch');

@@ -19,6 +19,7 @@ import {
   writeFiles,
   writeIntentRecord,
 } from '../helpers/index.js';
+import { testOrSkip } from '../helpers/skip.js';
 
 const t = suite('repository kinds');
 
@@ -290,53 +291,52 @@ function lfsRepo(): string {
 
 const isPointer = (text: string) => text.startsWith('version https://git-lfs.github.com/spec/v1\n');
 
-if (!lfs) {
-  console.log(
-    'SKIPPED repository kinds: git-lfs is not installed (apt-get install git-lfs); the LFS cycle did not run',
-  );
-} else {
-  t(
-    'git-lfs: an LFS file is edited, a new *.dat is committed as a pointer, and the checkout is clean after land',
-    () => {
-      const repo = lfsRepo();
-      const s = startSession(repo, ['--name', 'k4']);
-      assert.is(readFileSync(path.join(s.worktree, 'big.dat'), 'utf8'), 'alpha\nbeta\n');
-      ok(s.worktree, ['apply', '-'], upd('big.dat', 'beta', 'BETA'));
-      ok(s.worktree, ['apply', '-'], add('new.dat', 'fresh'));
-      ok(s.worktree, ['undo']);
-      ok(s.worktree, ['undo', '--redo']);
-      writeFileSync(path.join(s.worktree, 'big.dat'), 'alpha\nBETA\ngamma\n');
-      writeFileSync(path.join(s.worktree, 'synced.dat'), 'made outside\n');
-      assert.equal(
-        ok(s.worktree, ['sync']).files.map((f: any) => f.path),
-        ['big.dat', 'synced.dat'],
-      );
-      assert.ok(
-        isPointer(git(s.worktree, 'cat-file', 'blob', 'HEAD:synced.dat')),
-        'a *.dat adopted by sync is a pointer too',
-      );
-      ok(s.worktree, ['apply', '-'], upd('big.dat', 'gamma', 'GAMMA'));
-      assert.is(git(s.worktree, 'status', '--porcelain'), '');
-      assert.ok(
-        isPointer(git(s.worktree, 'cat-file', 'blob', 'HEAD:new.dat')),
-        'a new *.dat is a pointer',
-      );
-      assert.ok(isPointer(git(s.worktree, 'cat-file', 'blob', 'HEAD:big.dat')));
-      assert.is(
-        readFileSync(path.join(s.worktree, 'new.dat'), 'utf8'),
-        'fresh\n',
-        'the worktree holds the content',
-      );
-      ok(repo, ['review', '--approve']);
-      ok(repo, ['land']);
-      assert.is(git(repo, 'status', '--porcelain'), '', "the user's checkout is clean after land");
-      assert.is(readFileSync(path.join(repo, 'new.dat'), 'utf8'), 'fresh\n');
-      assert.is(readFileSync(path.join(repo, 'big.dat'), 'utf8'), 'alpha\nBETA\nGAMMA\n');
-      ok(repo, ['session', 'end']);
-      git(repo, 'fsck', '--no-progress');
-    },
-  );
-}
+const lfsTest = testOrSkip(
+  t,
+  'repository kinds',
+  lfs ? undefined : 'git-lfs is not installed (Debian: git-lfs)',
+);
+lfsTest(
+  'git-lfs: an LFS file is edited, a new *.dat is committed as a pointer, and the checkout is clean after land',
+  () => {
+    const repo = lfsRepo();
+    const s = startSession(repo, ['--name', 'k4']);
+    assert.is(readFileSync(path.join(s.worktree, 'big.dat'), 'utf8'), 'alpha\nbeta\n');
+    ok(s.worktree, ['apply', '-'], upd('big.dat', 'beta', 'BETA'));
+    ok(s.worktree, ['apply', '-'], add('new.dat', 'fresh'));
+    ok(s.worktree, ['undo']);
+    ok(s.worktree, ['undo', '--redo']);
+    writeFileSync(path.join(s.worktree, 'big.dat'), 'alpha\nBETA\ngamma\n');
+    writeFileSync(path.join(s.worktree, 'synced.dat'), 'made outside\n');
+    assert.equal(
+      ok(s.worktree, ['sync']).files.map((f: any) => f.path),
+      ['big.dat', 'synced.dat'],
+    );
+    assert.ok(
+      isPointer(git(s.worktree, 'cat-file', 'blob', 'HEAD:synced.dat')),
+      'a *.dat adopted by sync is a pointer too',
+    );
+    ok(s.worktree, ['apply', '-'], upd('big.dat', 'gamma', 'GAMMA'));
+    assert.is(git(s.worktree, 'status', '--porcelain'), '');
+    assert.ok(
+      isPointer(git(s.worktree, 'cat-file', 'blob', 'HEAD:new.dat')),
+      'a new *.dat is a pointer',
+    );
+    assert.ok(isPointer(git(s.worktree, 'cat-file', 'blob', 'HEAD:big.dat')));
+    assert.is(
+      readFileSync(path.join(s.worktree, 'new.dat'), 'utf8'),
+      'fresh\n',
+      'the worktree holds the content',
+    );
+    ok(repo, ['review', '--approve']);
+    ok(repo, ['land']);
+    assert.is(git(repo, 'status', '--porcelain'), '', "the user's checkout is clean after land");
+    assert.is(readFileSync(path.join(repo, 'new.dat'), 'utf8'), 'fresh\n');
+    assert.is(readFileSync(path.join(repo, 'big.dat'), 'utf8'), 'alpha\nBETA\nGAMMA\n');
+    ok(repo, ['session', 'end']);
+    git(repo, 'fsck', '--no-progress');
+  },
+);
 
 t(
   'a filter attribute naming a driver git has no command for is refused before anything is written',

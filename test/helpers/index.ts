@@ -17,6 +17,7 @@ import {
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { recordCodes } from './codes.js';
 
 /** Repository root of hagent. */
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -114,6 +115,7 @@ export function hagent(
     maxBuffer: 1 << 28,
     ...(options.timeoutMs ? { timeout: options.timeoutMs, killSignal: 'SIGKILL' as const } : {}),
   });
+  recordCodes(r.stdout, r.stderr);
   let json: any = null;
   try {
     json = JSON.parse(r.stdout);

@@ -15,6 +15,7 @@ import {
   runReadOnly,
   type Figure,
 } from '../helpers/reliability.js';
+import { skipped } from '../helpers/skip.js';
 
 const t = suite('reliability under faults');
 
@@ -75,18 +76,20 @@ t('R5: hostile paths are PATH_DENIED through the CLI and nothing is written', as
   assert.is(f.counts.denied, f.counts.attempts);
 });
 
-t('I/O: a read-only (immutable) target folder or file: refused, everything restored', async () => {
+const READ_ONLY =
+  'I/O: a read-only (immutable) target folder or file: refused, everything restored';
+t(READ_ONLY, async () => {
   const f = await runReadOnly();
-  if (f.notes.length && f.counts.cases === 0)
-    return console.log(`  skipped: ${f.notes.join('; ')}`);
+  if (f.notes.length && f.counts.cases === 0) return skipped(READ_ONLY, f.notes.join('; '));
   expectClean(f, EXIT3);
   assert.is(f.counts.restored, f.counts.cases, f.line);
 });
 
-t('I/O: disk full mid-transaction: applied whole or refused with everything restored', async () => {
+const DISK_FULL =
+  'I/O: disk full mid-transaction: applied whole or refused with everything restored';
+t(DISK_FULL, async () => {
   const f = await runDiskFull({ steps: 8, stepBytes: 24_576 });
-  if (f.notes.length && f.counts.applies === 0)
-    return console.log(`  skipped: ${f.notes.join('; ')}`);
+  if (f.notes.length && f.counts.applies === 0) return skipped(DISK_FULL, f.notes.join('; '));
   expectClean(f, EXIT3);
   assert.is(f.counts.restored, f.counts.refused, f.line);
 });
