@@ -6,10 +6,16 @@
 // plain closing line `N passed, N failed` summing all of them. Exit 1 on any failure.
 // A test file is never forgotten: every *.test.ts below test/ is run.
 // `node test/run.mjs REGEX` runs only the test files matching REGEX (and no scripts);
-// HAGENT_QUICK=1 skips the scripts. The envelope figures (lock, watcher + staleness) are printed
+// HAGENT_QUICK=1 leaves the scripts out.
+// A test that cannot run here is skipped, never passed: test/helpers/skip.ts records each skip in
+// $HAGENT_SKIP_LOG, counted apart and listed at the end. With CI set, any skip not named in
+// HAGENT_ALLOWED_SKIPS (comma-separated substrings of test names) fails the run.
+// Every error code the spawned CLI prints is appended to $HAGENT_CODES_LOG (test/helpers); on a
+// run of every test file (HAGENT_ALL_TESTS=1), test/zz-error-codes.test.ts, last in sorted order,
+// checks that each code of src/errors.ts was produced. The envelope figures (lock, watcher + staleness) are printed
 // after them, for the record, and count for nothing.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,6 +27,11 @@ const cache = mkdtempSync(path.join(os.tmpdir(), 'hagent-suite-cache-'));
 process.env.XDG_CACHE_HOME = cache;
 process.on('exit', () => rmSync(cache, { recursive: true, force: true }));
 const only = process.argv[2] ? new RegExp(process.argv[2]) : null;
+const skipLog = path.join(cache, 'skipped.jsonl');
+process.env.HAGENT_SKIP_LOG = skipLog;
+process.env.HAGENT_CODES_LOG = path.join(cache, 'error-codes.txt');
+if (only) delete process.env.HAGENT_ALL_TESTS;
+else process.env.HAGENT_ALL_TESTS = '1';
 
 function find(dir) {
   const out = [];
@@ -70,9 +81,20 @@ let skipped = 0;
 const unit = await run(['--import', 'tsx', '--input-type=module', '-e', script]);
 const total = Number(/Total:\s+(\d+)/.exec(unit.out)?.[1] ?? 0);
 passed += Number(/Passed:\s+(\d+)/.exec(unit.out)?.[1] ?? 0);
-skipped += Number(/Skipped:\s+(\d+)/.exec(unit.out)?.[1] ?? 0);
+// uvu's own test.skip: counted by uvu, nameless.
+const uvuSkipped = Number(/Skipped:\s+(\d+)/.exec(unit.out)?.[1] ?? 0);
+skipped += uvuSkipped;
 // uvu's Total leaves skipped tests out.
 failed += total - Number(/Passed:\s+(\d+)/.exec(unit.out)?.[1] ?? 0);
+// Skips recorded by test/helpers/skip.ts; one found at run time was counted as passed by uvu.
+const skips = existsSync(skipLog)
+  ? readFileSync(skipLog, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l))
+  : [];
+skipped += skips.length;
+passed -= skips.filter((k) => k.runtime).length;
 if (unit.code !== 0 && failed === 0) failed += 1; // a crash outside any test still fails the run
 if (total === 0) failed += 1;
 
@@ -128,6 +150,28 @@ const figures =
 for (const [name, args] of figures) {
   process.stdout.write(`\n=== figure, not a test: ${name}: node ${args.join(' ')}\n`);
   await run(args);
+}
+if (skipped) {
+  process.stdout.write(`\n=== skipped tests (${skipped})\n`);
+  for (const k of skips) process.stdout.write(`SKIPPED: ${k.name} — ${k.reason}\n`);
+  if (uvuSkipped) process.stdout.write(`SKIPPED: ${uvuSkipped} test(s) marked test.skip\n`);
+}
+// CI can install everything the suite needs (.ci/run): a skip there is a test that silently
+// stopped running, so it fails the run unless HAGENT_ALLOWED_SKIPS names it.
+if (process.env.CI) {
+  const allowed = (process.env.HAGENT_ALLOWED_SKIPS ?? '')
+    .split(',')
+    .map((a) => a.trim())
+    .filter(Boolean);
+  const unexpected = skips.filter((k) => !allowed.some((a) => k.name.includes(a)));
+  const count = unexpected.length + uvuSkipped;
+  if (count) {
+    process.stdout.write(
+      `\nCI is set: ${count} unexpected skip(s) fail the run (HAGENT_ALLOWED_SKIPS lists the allowed)\n`,
+    );
+    for (const k of unexpected) process.stdout.write(`  unexpected skip: ${k.name}\n`);
+    failed += count;
+  }
 }
 process.stdout.write(
   `\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`,

@@ -6,7 +6,7 @@
 import { HagentError } from '../errors.js';
 import { blobId, entriesAt, formatOfOid } from '../git/index.js';
 import { readEntry } from '../fsx/index.js';
-import { splitText } from '../patch/text-file.js';
+import { splitText } from '../patch/index.js';
 import { readSessionRefs } from '../session/index.js';
 import { readMergeState } from '../update/index.js';
 import type { SessionBinding } from './binding.js';

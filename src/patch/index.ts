@@ -19,6 +19,7 @@ import type { Leniency, ParsedPatch, PatchOp, Plan, Snapshot } from './types.js'
 
 export { formatResult } from './format.js';
 export { planEdit, planWrite, type EditRequest } from './edit.js';
+export { splitText } from './text-file.js';
 export type { Result, ResultError, ResultFile } from './format.js';
 
 export type {

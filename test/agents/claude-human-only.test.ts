@@ -10,13 +10,13 @@ import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { agentBinary, agentEnv, hagentAsync, pathWithHagent } from '../helpers/agents.js';
+import { testOrSkip } from '../helpers/skip.js';
 import { startModelServer } from '../helpers/model-server.js';
 import { git, hagent, makeRepo, tempDir } from '../helpers/index.js';
 
 const test = suite('real Claude Code: the human-only commands');
 const found = agentBinary('claude');
-const it = 'bin' in found ? test : test.skip;
-if (!('bin' in found)) console.log(`  SKIPPED real Claude Code human-only test: ${found.skip}`);
+const it = testOrSkip(test, 'real Claude Code', 'skip' in found ? found.skip : undefined);
 
 it('Bash approve && land is refused by the guard, a hidden script by the marker (HUMAN_ONLY), a Write of .claude/settings.json by the policy; nothing lands', async () => {
   const repo = makeRepo({ 'a.txt': 'one\n' });

@@ -9,12 +9,13 @@ import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { agentBinary, agentEnv, hagentAsync, runAsync, pathWithHagent } from '../helpers/agents.js';
+import { testOrSkip } from '../helpers/skip.js';
 import { startModelServer, type Step } from '../helpers/model-server.js';
 import { git, hagent, makeRepo } from '../helpers/index.js';
 
 const test = suite('real Claude Code through hagent run');
 const found = agentBinary('claude');
-const it = 'bin' in found ? test : test.skip;
+const it = testOrSkip(test, 'real Claude Code', 'skip' in found ? found.skip : undefined);
 
 const CLAUDE_ARGS = [
   '--',

@@ -12,12 +12,13 @@ import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { agentBinary, agentEnv, hagentAsync, runAsync, pathWithHagent } from '../helpers/agents.js';
+import { testOrSkip } from '../helpers/skip.js';
 import { startModelServer } from '../helpers/model-server.js';
 import { git, hagent, makeRepo } from '../helpers/index.js';
 
 const test = suite('real Codex CLI through hagent run');
 const found = agentBinary('codex');
-const it = 'bin' in found ? test : test.skip;
+const it = testOrSkip(test, 'real Codex', 'skip' in found ? found.skip : undefined);
 
 const CODEX_ARGS = [
   '--',

@@ -11,12 +11,13 @@ import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { agentBinary, agentEnv, hagentAsync, runAsync, pathWithHagent } from '../helpers/agents.js';
+import { testOrSkip } from '../helpers/skip.js';
 import { startModelServer } from '../helpers/model-server.js';
 import { git, hagent, makeRepo } from '../helpers/index.js';
 
 const test = suite('real Gemini CLI through hagent run');
 const found = agentBinary('gemini');
-const it = 'bin' in found ? test : test.skip;
+const it = testOrSkip(test, 'real Gemini CLI', 'skip' in found ? found.skip : undefined);
 
 it('write_file and a shell edit become commits; a key file and rm -rf ~ are refused as the tool result', async () => {
   const repo = makeRepo({ 'a.txt': 'hi\n' });

@@ -116,14 +116,15 @@ for (const agent of Object.keys(PRE) as (keyof typeof PRE)[]) {
     );
   });
 
-  test(`${agent}: a write into the user's main checkout is refused, naming the same file in the worktree`, () => {
-    const { repo, wt } = setup();
-    const { args, payload } = PRE[agent](wt, path.join(repo, 'b.txt'));
-    if (agent === 'codex') return; // a Codex patch names worktree-relative paths: it cannot leave the worktree
-    const r = hook(wt, args, payload);
-    assertBlocked(agent, r, 'OUTSIDE_WORKTREE');
-    assert.not.ok(existsSync(path.join(repo, 'b.txt')));
-  });
+  // Not for Codex: its patch names worktree-relative paths, so it cannot leave the worktree.
+  if (agent !== 'codex')
+    test(`${agent}: a write into the user's main checkout is refused, naming the same file in the worktree`, () => {
+      const { repo, wt } = setup();
+      const { args, payload } = PRE[agent](wt, path.join(repo, 'b.txt'));
+      const r = hook(wt, args, payload);
+      assertBlocked(agent, r, 'OUTSIDE_WORKTREE');
+      assert.not.ok(existsSync(path.join(repo, 'b.txt')));
+    });
 
   test(`${agent}: outside any hagent session the hook has no effect`, () => {
     const repo = makeRepo({ 'a.txt': 'one\n' });

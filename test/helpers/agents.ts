@@ -9,6 +9,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { recordCodes } from './codes.js';
 import { BIN, GIT_ENV, tempDir } from './index.js';
 
 /** Where the CLIs are installed for tests. */
@@ -148,13 +149,15 @@ export interface AsyncRun {
  * Runs `hagent ARGS` without blocking the event loop (the scripted server answers from this same
  * process), stdin closed.
  */
-export function hagentAsync(
+export async function hagentAsync(
   cwd: string,
   args: string[],
   env: Record<string, string>,
   timeoutMs = 240_000,
 ): Promise<AsyncRun> {
-  return runAsync(process.execPath, [BIN, ...args], cwd, env, timeoutMs);
+  const r = await runAsync(process.execPath, [BIN, ...args], cwd, env, timeoutMs);
+  recordCodes(r.stdout, r.stderr);
+  return r;
 }
 
 /** Runs any command the same way (stdin closed, output collected, killed after `timeoutMs`). */

@@ -17,6 +17,7 @@ import {
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { recordCodes } from './codes.js';
 
 /** Repository root of hagent. */
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -114,6 +115,7 @@ export function hagent(
     maxBuffer: 1 << 28,
     ...(options.timeoutMs ? { timeout: options.timeoutMs, killSignal: 'SIGKILL' as const } : {}),
   });
+  recordCodes(r.stdout, r.stderr);
   let json: any = null;
   try {
     json = JSON.parse(r.stdout);
@@ -121,6 +123,19 @@ export function hagent(
     json = null;
   }
   return { status: r.status ?? -1, stdout: r.stdout, stderr: r.stderr, json };
+}
+
+/** A patch replacing the line `from` of `file` with `to`: one chunk, no context. */
+export const updatePatch = (file: string, from: string, to: string): string =>
+  `*** Begin Patch\n*** Update File: ${file}\n-${from}\n+${to}\n*** End Patch\n`;
+
+/** A repository of `files` (three lines in a.txt, one in b.txt by default) and a session s1 on it. */
+export function repoWithSession(
+  files: Record<string, string> = { 'a.txt': 'one\ntwo\nthree\n', 'b.txt': 'bee\n' },
+): { repo: string; s: ReturnType<typeof startSession> } {
+  const repo = makeRepo(files);
+  const s = startSession(repo, ['--name', 's1']);
+  return { repo, s };
 }
 
 /** Starts a session in `repo` and returns its JSON (id, worktree, branch, base, target). */

@@ -4,6 +4,7 @@
  */
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { recordCodes } from './codes.js';
 import { BIN, GIT_ENV } from './index.js';
 
 /** A connected client and the server process behind it. */
@@ -53,6 +54,7 @@ export async function connectMcp(
       const text = (r.content as { type: string; text?: string }[])
         .map((c) => c.text ?? '')
         .join('\n');
+      recordCodes(text, JSON.stringify(r.structuredContent ?? null));
       return { isError: r.isError === true, text, data: r.structuredContent };
     },
     close: () => client.close(),

@@ -34,6 +34,7 @@ import {
   tempDir,
   type SnapEntry,
 } from './index.js';
+import { recordCodes } from './codes.js';
 import { prng } from './random.js';
 
 // ---------------------------------------------------------------- common
@@ -121,6 +122,7 @@ export function cli(
     }
     child.on('close', (status, signal) => {
       if (timer) clearTimeout(timer);
+      recordCodes(stdout, stderr);
       let json: any = null;
       try {
         json = JSON.parse(stdout);

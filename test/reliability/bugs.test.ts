@@ -5,6 +5,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { hagent, makeRepo, startSession } from '../helpers/index.js';
 import { runDiskFull } from '../helpers/reliability.js';
+import { skipped } from '../helpers/skip.js';
 
 const t = suite('reliability bugs (repros)');
 
@@ -37,9 +38,10 @@ t('a patch with a 300,000-character line is answered in seconds, not minutes', (
 // Was: an I/O error (EPERM on an immutable folder or file, ENOSPC on a full disk) was exit 3
 // INTERNAL; now a refusal (exit 1, IO_FAILED) naming the path and the errno. The read-only and
 // immutable cases are injected in fs-faults.test.ts; this one fills a real disk under git too.
-t('a full disk is refused with exit 1, not INTERNAL', async () => {
+const DISK_FULL = 'a full disk is refused with exit 1, not INTERNAL';
+t(DISK_FULL, async () => {
   const f = await runDiskFull({ steps: 3, stepBytes: 24_576 });
-  if (f.skipped) return console.log(`SKIPPED: a full disk is refused with exit 1 — ${f.skipped}`);
+  if (f.skipped) return skipped(DISK_FULL, f.skipped);
   assert.is(f.counts.exit3, 0, f.line);
 });
 

@@ -15,6 +15,7 @@ import {
   runR5,
   type Figure,
 } from '../helpers/reliability.js';
+import { skipped } from '../helpers/skip.js';
 
 const t = suite('reliability under faults');
 
@@ -75,9 +76,11 @@ t('R5: hostile paths are PATH_DENIED through the CLI and nothing is written', as
   assert.is(f.counts.denied, f.counts.attempts);
 });
 
-t('I/O: disk full mid-transaction: applied whole or refused with everything restored', async () => {
+const DISK_FULL =
+  'I/O: disk full mid-transaction: applied whole or refused with everything restored';
+t(DISK_FULL, async () => {
   const f = await runDiskFull({ steps: 8, stepBytes: 24_576 });
-  if (f.skipped) return console.log(`SKIPPED: I/O disk full mid-transaction — ${f.skipped}`);
+  if (f.skipped) return skipped(DISK_FULL, f.skipped);
   expectClean(f, EXIT3);
   assert.is(f.counts.restored, f.counts.refused, f.line);
 });

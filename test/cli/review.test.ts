@@ -1,0 +1,94 @@
+/**
+ * `hagent review` through the real CLI: stat, patches and diff, `--approve`, and a repository git
+ * cannot read.
+ */
+import { rmSync } from 'node:fs';
+import path from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import {
+  git,
+  hagent,
+  makeRepo,
+  repoWithSession,
+  startSession,
+  updatePatch,
+} from '../helpers/index.js';
+
+const t = suite('review');
+
+t('review shows stat, patches and diff; --approve records the head', () => {
+  const { repo, s } = repoWithSession();
+  hagent(s.worktree, ['apply', '-'], { input: updatePatch('a.txt', 'two', 'TWO') });
+  hagent(s.worktree, ['apply', '-'], {
+    input: '*** Begin Patch\n*** Add File: c.txt\n+see\n*** End Patch\n',
+  });
+  const r = hagent(repo, ['review', '--json']);
+  assert.is(r.status, 0);
+  assert.equal(r.json.files, [
+    { path: 'a.txt', status: 'M', added: 1, removed: 1 },
+    { path: 'c.txt', status: 'A', added: 1, removed: 0 },
+  ]);
+  assert.is(r.json.patches.length, 2);
+  assert.equal(r.json.patches[0].files, [{ status: 'A', path: 'c.txt' }]);
+  assert.match(r.json.diff, /\+TWO/);
+  assert.is(r.json.approval, null);
+  const human = hagent(repo, ['review']);
+  assert.match(human.stdout, /2 patches, 2 files to land/);
+  assert.not.match(human.stdout, /\u001b\[/, 'no colours in a pipe');
+  const withText = hagent(repo, ['review', '--patches', '--json']);
+  assert.match(withText.json.patches[1].patch, /\*\*\* Update File: a.txt/);
+  const a = hagent(repo, ['review', '--approve', '--json']);
+  assert.is(a.json.approval.head, git(repo, 'rev-parse', 'hagent/s1'));
+  assert.is(a.json.approval.paths, null);
+  const bad = hagent(repo, ['review', '--approve', 'zzz.txt', '--json']);
+  assert.is(bad.status, 2, 'an unknown path is a usage error');
+  assert.is(bad.json.error.code, 'USAGE');
+});
+
+t('review --approve -- -x approves the file named -x only', () => {
+  const repo = makeRepo({ 'a.txt': 'a\n', '-x': 'x\n' });
+  const s = startSession(repo, ['--name', 'd1']);
+  const applied = hagent(s.worktree, ['apply', '-', '--json'], {
+    input:
+      '*** Begin Patch\n*** Update File: a.txt\n-a\n+A\n*** Update File: -x\n-x\n+X\n*** End Patch\n',
+  });
+  assert.is(applied.status, 0, applied.stdout);
+  const r = hagent(repo, ['review', '--approve', '--json', '--', '-x']);
+  assert.is(r.status, 0, r.stdout + r.stderr);
+  assert.equal(r.json.approval.paths, ['-x']);
+  const bare = hagent(repo, ['review', '--json', '--', '-x']);
+  assert.is(bare.status, 2, 'paths without --approve are a usage error, not ignored');
+  assert.is(hagent(repo, ['land', '--json']).status, 0);
+  assert.is(git(repo, 'show', 'main:-x'), 'X');
+  assert.is(git(repo, 'show', 'main:a.txt'), 'a', 'a.txt was not approved');
+});
+
+t('an object missing from the repository: GIT_FAILED with git’s message, nothing moved', () => {
+  const repo = makeRepo({ 'a.txt': 'one\n' });
+  const s = startSession(repo, ['--name', 'g1']);
+  const r0 = hagent(s.worktree, ['apply', '-', '--json'], {
+    input: '*** Begin Patch\n*** Update File: a.txt\n-one\n+two\n*** End Patch\n',
+  });
+  assert.is(r0.status, 0, r0.stdout + r0.stderr);
+  const head = git(repo, 'rev-parse', 'hagent/g1');
+  const tree = git(repo, 'rev-parse', 'hagent/g1^{tree}');
+  rmSync(path.join(repo, '.git', 'objects', tree.slice(0, 2), tree.slice(2)));
+  const r = hagent(repo, ['review', '--session', 'g1', '--json']);
+  assert.is(r.status, 1, r.stdout + r.stderr);
+  assert.is(r.json.error.code, 'GIT_FAILED');
+  // review runs git diff and git log at once: either may be the one to report it.
+  assert.match(
+    r.json.error.message,
+    /^git (diff|log) failed \(exit 128\): fatal: unable to read tree/,
+  );
+  assert.ok(r.json.error.message.includes(tree), r.json.error.message);
+  assert.is(r.json.error.argv[0], 'git');
+  assert.match(r.json.error.hint, /the files and refs are as they were before the command/);
+  const text = hagent(repo, ['review', '--session', 'g1']);
+  assert.is(text.status, 1);
+  assert.match(text.stderr, /^error\[GIT_FAILED\]: git (diff|log) failed/);
+  assert.is(git(repo, 'rev-parse', 'hagent/g1'), head, 'the session branch did not move');
+});
+
+t.run();
