@@ -37,7 +37,7 @@ import path from 'node:path';
 import { readLooseObject, writeLooseObject, type LooseObjectStore } from './loose.js';
 import { isOid } from './object-format.js';
 import { commitTree } from './plumbing.js';
-import { looseCommitIdents, userConfigFiles } from './ref-update-direct.js';
+import { looseCommitIdents, userConfigFiles } from './commit-idents.js';
 
 /**
  * Variables whose values decide git's identity (ident.c, config.c) or which git runs (`PATH`),

@@ -74,7 +74,10 @@ t(
       ).split('\n');
       assert.is(who, 'Grace Hopper <grace@example.com>|Grace Hopper <grace@example.com>');
       assert.ok(Math.abs(Number(time) - now) < 120, 'the commit carries the current time');
-      assert.match(git(repo, 'notes', '--ref=hagent', 'show', m.commit), /\*\*\* Begin Patch/);
+      assert.match(
+        git(repo, 'notes', '--ref=hagent-sessions/one', 'show', m.commit),
+        /\*\*\* Begin Patch/,
+      );
     }
     assert.is(git(repo, 'rev-parse', s.branch), made[2]!.commit);
     assert.is(git(repo, 'rev-list', '--count', `${made[0]!.commit}~1..${s.branch}`), '3');
@@ -188,7 +191,10 @@ t('four sessions applying side by side: every commit made, noted and reachable',
     assert.is(git(repo, 'rev-parse', s.branch), commits[4]);
     for (const c of commits) assert.is(git(repo, 'log', '-1', '--format=%an', c), 'Grace Hopper');
     for (const c of commits)
-      assert.match(git(repo, 'notes', '--ref=hagent', 'show', c), /Begin Patch/);
+      assert.match(
+        git(repo, 'notes', `--ref=hagent-sessions/${s.branch.replace('hagent/', '')}`, 'show', c),
+        /Begin Patch/,
+      );
   }
   git(repo, 'fsck', '--strict', '--no-dangling');
 });

@@ -44,7 +44,7 @@ t('apply commits the patch on the session branch with the patch text in a note',
   ]);
   assert.is(git(repo, 'rev-parse', 'hagent/s1'), r.json.commit);
   assert.is(git(repo, 'show', 'hagent/s1:a.txt'), 'one\nTWO\nthree');
-  assert.is(git(repo, 'notes', '--ref=hagent', 'show', r.json.commit), patch.trimEnd());
+  assert.is(git(repo, 'notes', '--ref=hagent-sessions/s1', 'show', r.json.commit), patch.trimEnd());
   assert.match(git(repo, 'log', '-1', '--format=%B', 'hagent/s1'), /Hagent-Session: s1/);
   assert.is(
     readFileSync(path.join(repo, 'a.txt'), 'utf8'),

@@ -52,10 +52,13 @@ t('four sessions applying side by side: every commit keeps its note', async () =
       }
     }),
   );
+  // Each session keeps its notes in a notes ref of its own (refs/notes/hagent-sessions/<id>).
   const noted = new Set(
-    git(repo, 'notes', '--ref=hagent', 'list')
-      .split('\n')
-      .map((l) => l.split(' ')[1]),
+    sessions.flatMap(({ n }) =>
+      git(repo, 'notes', `--ref=hagent-sessions/s-${n}`, 'list')
+        .split('\n')
+        .map((l) => l.split(' ')[1]),
+    ),
   );
   for (const c of commits) assert.ok(noted.has(c), `note of ${c}`);
 });
@@ -106,7 +109,7 @@ t(
 );
 
 t(
-  'a notes ref lock left by a killed writer is cleared: the next apply keeps its note, byte for byte',
+  'a lock on the old global notes ref is never removed, and no longer blocks a note: the next apply keeps its note, byte for byte',
   () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
     const s = startSession(repo, ['--name', 'nl']);
@@ -118,8 +121,8 @@ t(
     const r = hagent(s.worktree, ['apply', '-', '--json'], { input: patch });
     assert.is(r.status, 0, r.stdout);
     assert.equal(r.json.warnings, [], 'no note warning');
-    assert.not.ok(existsSync(lock), 'the dead lock is gone');
-    const blob = git(repo, 'notes', '--ref=hagent', 'list', r.json.commit);
+    assert.ok(existsSync(lock), "a lock git may hold is git's: left alone");
+    const blob = git(repo, 'notes', '--ref=hagent-sessions/nl', 'list', r.json.commit);
     assert.is(
       spawnSync('git', ['cat-file', 'blob', blob], { cwd: repo }).stdout.toString('utf8'),
       patch,
