@@ -1,9 +1,10 @@
 /**
  * apply: one agent patch, end to end, as one sequence (style.md §5 "Transactions like jj's"):
- * parse → policy (paths) → snapshot (lstat every component) → staleness → plan (pure) →
- * limits and confirmation → tree and commit from the plan → write all-or-nothing (blobs
- * verified) → index → note with the patch text → compare-and-swap ref update.
- * A failure before the ref moves restores every file; nothing half-done (design.md invariant 1).
+ * parse → policy (paths) → snapshot (lstat every component) → staleness ({@link freshness})
+ * → plan (pure) → limits and confirmation → {@link applyTransaction} (objects: blobs, tree,
+ * commit; the transaction plan) → runTransaction (transaction/run.ts: record, files, index,
+ * one ref transaction for the branch, the redo ref and the notes ref).
+ * A failure before the refs move restores every file; nothing half-done (design.md invariant 1).
  */
 import { createHash } from 'node:crypto';
 import { promises as fs, readFileSync } from 'node:fs';
@@ -49,6 +50,7 @@ import {
   runTransaction,
   watchTargets,
   type FileChange,
+  type Freshness,
   type Recovery,
   type TargetWatch,
   type TransactionPlan,
@@ -345,21 +347,33 @@ async function filesUnder(dir: string): Promise<string[]> {
     );
 }
 
+/** What one stale path is: its blobs in the head and on disk, and what happened to it. */
+interface StaleDetail {
+  path: string;
+  what: string;
+  headBlob: string | null;
+  diskBlob: string | null;
+  /** Absent on disk because it is outside the sparse checkout (not an outside edit). */
+  sparse: boolean;
+}
+
 /**
- * Staleness (design.md invariant 3): every path's on-disk state must equal its state in the
- * session head: same blob id and mode, or absent in both. The on-disk blob id is the one git
- * would store (`diskIds`, from {@link storedBlobIds}: through git's clean conversion for paths
- * with filter or end-of-line attributes), so a CRLF checkout of an LF blob is fresh.
- * @throws HagentError STALE_FILE naming the path and both blob ids.
+ * Staleness (design.md invariant 3), as a value: every path's on-disk state must equal its
+ * state in the session head: same blob id and mode, or absent in both. The on-disk blob id is
+ * the one git would store (`diskIds`, from {@link storedBlobIds}: through git's clean
+ * conversion for paths with filter or end-of-line attributes), so a CRLF checkout of an LF blob
+ * is fresh. `stale` lists every path that is not, with the first one's detail.
  */
-async function assertFresh(
+async function freshness(
   worktree: string,
   snapshot: ReadonlyMap<string, FileState>,
   trees: CommitTrees,
   diskIds: ReadonlyMap<string, string>,
-): Promise<void> {
+): Promise<Freshness | (Freshness & { kind: 'stale'; first: StaleDetail })> {
   const paths = [...snapshot.keys()];
   const inHead = entriesAt(trees, paths);
+  const stale: string[] = [];
+  let first: StaleDetail | null = null;
   for (const p of paths) {
     const disk = snapshot.get(p)!;
     const entry = inHead.get(p);
@@ -374,19 +388,8 @@ async function assertFresh(
     )
       continue;
     if (entry !== undefined && entry.type !== 'blob') continue;
-    if (
-      entry !== undefined &&
-      diskBlob === null &&
-      disk.kind === 'missing' &&
-      (await skipWorktree(worktree, p))
-    ) {
-      throw new HagentError(
-        'OUTSIDE_SPARSE',
-        `${p} is outside the sparse checkout of the session worktree`,
-        { path: p },
-        `bring it in with: git -C ${JSON.stringify(worktree)} sparse-checkout add ${JSON.stringify(p.includes('/') ? p.slice(0, p.lastIndexOf('/')) : p)}, then apply again (git sparse-checkout set in your checkout decides what new sessions get)`,
-      );
-    }
+    stale.push(p);
+    if (first) continue;
     const what =
       entry === undefined
         ? 'is not in the session head (created outside hagent)'
@@ -395,13 +398,37 @@ async function assertFresh(
           : diskBlob === entry.oid
             ? 'had its mode changed outside hagent'
             : 'was changed outside hagent';
-    throw new HagentError(
-      'STALE_FILE',
-      `${p} ${what} since the session's last commit`,
-      { path: p, headBlob: entry?.oid ?? null, diskBlob },
-      'run hagent session status to see outside edits; keep them with hagent sync (or drop them), re-read the file and rebuild the patch from its current content',
-    );
+    const sparse =
+      entry !== undefined &&
+      diskBlob === null &&
+      disk.kind === 'missing' &&
+      (await skipWorktree(worktree, p));
+    first = { path: p, what, headBlob: entry?.oid ?? null, diskBlob, sparse };
   }
+  return first ? { kind: 'stale', paths: stale, first } : { kind: 'fresh' };
+}
+
+/**
+ * The refusal of a stale snapshot ({@link freshness}).
+ * @throws HagentError STALE_FILE naming the first path and both blob ids; OUTSIDE_SPARSE when
+ *   that path is only outside the sparse checkout.
+ */
+function assertFresh(worktree: string, f: Awaited<ReturnType<typeof freshness>>): void {
+  if (f.kind === 'fresh' || !('first' in f)) return;
+  const { path: p, what, headBlob, diskBlob, sparse } = f.first;
+  if (sparse)
+    throw new HagentError(
+      'OUTSIDE_SPARSE',
+      `${p} is outside the sparse checkout of the session worktree`,
+      { path: p },
+      `bring it in with: git -C ${JSON.stringify(worktree)} sparse-checkout add ${JSON.stringify(p.includes('/') ? p.slice(0, p.lastIndexOf('/')) : p)}, then apply again (git sparse-checkout set in your checkout decides what new sessions get)`,
+    );
+  throw new HagentError(
+    'STALE_FILE',
+    `${p} ${what} since the session's last commit`,
+    { path: p, headBlob, diskBlob, files: f.paths },
+    'run hagent session status to see outside edits; keep them with hagent sync (or drop them), re-read the file and rebuild the patch from its current content',
+  );
 }
 
 /**
@@ -579,12 +606,11 @@ function withoutPaths(
 /**
  * Applies one patch to a session, all-or-nothing, as one commit on `hagent/<id>`, as one
  * sequence: lock → recover an interrupted transaction → snapshot → staleness (and `--base`
- * compare-and-swap) → plan (pure) → limits, confirmation, pre-apply hook → tree and commit from
- * the planned blob ids (in-process when git's identity is known, else `git commit-tree`) →
- * intent record naming the commit → stage temp files → store their blobs (checked against the
- * plan) → one fsync wait for the intent and the temp files → publish (renames, each a
- * compare-and-swap on the file's bytes) → index update and note while the folders are fsynced →
- * compare-and-swap ref update → post-apply hook.
+ * compare-and-swap) → plan (pure) → limits, confirmation, pre-apply hook → the transaction's
+ * objects and plan ({@link applyTransaction}: tree and commit from the planned blob ids) →
+ * runTransaction: intent record, staged temp files (their blobs checked against the plan while
+ * they and the record are fsynced together), publish (renames, each a compare-and-swap on the
+ * file's bytes), index, one ref transaction (branch, redo ref, notes ref) → post-apply hook.
  * A watcher on the targets runs from the snapshot until after the commit.
  * Every attempt, applied or refused, is appended to the journal.
  * Rules: patch-language.md §1–§7; design.md invariants 1–4; issue "safety envelope" §2–§8.
@@ -688,11 +714,14 @@ async function applyLocked(
   assertOutsideSubmodules(trees, pathsToRead(parsed));
   // While a merge is in progress, a conflicted path is current as the worktree holds it (git's rule).
   if (!options.skipStalenessCheck)
-    await assertFresh(
+    assertFresh(
       worktree,
-      merge ? withoutPaths(snapshot, merge.conflicted) : snapshot,
-      trees,
-      diskIds,
+      await freshness(
+        worktree,
+        merge ? withoutPaths(snapshot, merge.conflicted) : snapshot,
+        trees,
+        diskIds,
+      ),
     );
   if (options.expectBlobs) assertExpectedBlobs(snapshot, options.expectBlobs, diskIds);
   trace('apply: staleness checked');

@@ -8,7 +8,9 @@
  *   holds its new state, the ref transaction is made now (`completed`); otherwise each file
  *   that holds its new state is put back to its prior state, and the index with them
  *   (`restored`);
- * - someone else moved a ref meanwhile: nothing is touched (`kept`).
+ * - someone else moved a ref meanwhile: nothing is touched; a user's branch the user moved
+ *   ends the record (`kept`), a session ref moved under it is refused (STALE_FILE, the record
+ *   kept for the user to judge).
  *
  * A file holding anything else was changed by someone else since: it is never overwritten, and
  * is reported (`outside`; design.md invariant 3). A user's checkout whose index is locked is
@@ -16,6 +18,7 @@
  */
 import { promises as fs, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import { HagentError } from '../errors.js';
 import {
   blobId,
   commitTree,
@@ -385,11 +388,33 @@ async function publishedFrom(
 }
 
 /**
+ * The refusal when a session ref of a pending record moved since (not by this transaction).
+ * @returns HagentError STALE_FILE naming the record and its files, with the way out.
+ */
+function movedUnder(
+  commonDir: string,
+  r: TxRecord,
+  ref: string,
+  at: string | null,
+  files: readonly string[],
+): HagentError {
+  const record = intentPath(commonDir, r.session);
+  const was = r.refs.find((m) => m.ref === ref)?.old ?? null;
+  return new HagentError(
+    'STALE_FILE',
+    `session ${r.session}: an interrupted ${r.kind} started at ${was?.slice(0, 12) ?? 'none'}, but ${ref} is now ${at?.slice(0, 12) ?? 'gone'}`,
+    { session: r.session, record, files: [...files] },
+    `the files were left as they are; check ${files.join(', ')} (hagent session status ${r.session}), then remove the stale record ${record} and run the command again`,
+  );
+}
+
+/**
  * Finishes or puts back the pending transaction of a session, if any (module header), and
  * removes the temp files of a record whose writer died. Call it holding the session lock.
  * `worktree` and `ref`: the session's, for a version-1 record.
  * @returns what it did, or null when nothing was pending.
- * @throws HagentError GIT_FAILED when git itself fails (the record stays).
+ * @throws HagentError STALE_FILE when a session ref moved under the record; GIT_FAILED when git
+ *   itself fails (the record stays either way).
  */
 export async function recoverTransaction(
   commonDir: string,
@@ -454,7 +479,14 @@ export async function recoverTransaction(
       files: allFiles,
     };
   } else if (!untouched) {
-    // Someone else moved a ref since: what is on disk is theirs to judge; nothing is touched.
+    // Someone else moved a ref since: nothing is touched. A user's branch (a land's target)
+    // moved by the user is theirs: the record goes. A session ref moved under a pending record
+    // is refused, the record kept, for the user to judge the files.
+    const moved = r.refs.find(
+      (m) =>
+        !m.unchecked && sessionOwnedRef(m.ref, r.session) && (now.get(m.ref) ?? null) !== m.old,
+    );
+    if (moved) throw movedUnder(commonDir, r, moved.ref, now.get(moved.ref) ?? null, allFiles);
     result = { ...base, ...about, action: 'kept' };
   } else {
     const sides = await Promise.all(

@@ -16,12 +16,12 @@ import {
   firstParentChain,
   lsTree,
   readRef,
-  runGit,
   type RefMove,
 } from '../git/index.js';
 import { readEntry } from '../fsx/index.js';
 import {
   guardTarget,
+  isAncestor,
   redoRef,
   sessionHead,
   sessionRef,
@@ -156,11 +156,6 @@ async function move(
     { cwd: worktree, commonDir: ctx.commonDir, gitDir: null, store: null },
   );
   return { files: changes.map((c) => ({ path: c.path, status: c.status })) };
-}
-
-async function isAncestor(cwd: string, a: string, b: string): Promise<boolean> {
-  const r = await runGit(['merge-base', '--is-ancestor', a, b], { cwd, allowFailure: true });
-  return r.exitCode === 0;
 }
 
 /**

@@ -269,15 +269,32 @@ t('recovery never overwrites a file someone else changed since: it is reported',
   assert.is(readFileSync(path.join(repo, 'a.txt'), 'utf8'), 'theirs\n');
 });
 
-t('recovery after someone else moved a ref touches nothing', async () => {
+t('recovery after someone else moved a session ref touches nothing and is refused', async () => {
   const { repo, common, plan } = planned();
+  plan.session = 'x';
+  plan.refs = [{ ...plan.refs[0]!, ref: 'refs/hagent/x/r' }];
+  git(repo, 'update-ref', 'refs/hagent/x/r', plan.refs[0]!.old!);
   await writeIntent(common, recordOf(plan, 'tx6', new Date()));
   writeFileSync(path.join(repo, 'a.txt'), 'A\n');
-  git(repo, 'update-ref', 'refs/x/s', git(repo, 'commit-tree', 'HEAD^{tree}', '-m', 'other'));
-  const r = await recoverTransaction(common, 's', repo, 'refs/x/s');
-  assert.is(r?.action, 'kept');
+  git(repo, 'update-ref', 'refs/hagent/x/r', git(repo, 'commit-tree', 'HEAD^{tree}', '-m', 'o'));
+  const e = await rejection(recoverTransaction(common, 'x', repo, 'refs/hagent/x/r'));
+  assert.is(e.code, 'STALE_FILE');
   assert.is(readFileSync(path.join(repo, 'a.txt'), 'utf8'), 'A\n');
-  assert.not.ok(existsSync(intentPath(common, 's')));
+  assert.ok(existsSync(intentPath(common, 'x')), 'the record is kept for the user');
 });
+
+t(
+  'recovery after the user moved their own branch touches nothing and ends the record',
+  async () => {
+    const { repo, common, plan } = planned();
+    await writeIntent(common, recordOf(plan, 'tx7', new Date()));
+    writeFileSync(path.join(repo, 'a.txt'), 'A\n');
+    git(repo, 'update-ref', 'refs/x/s', git(repo, 'commit-tree', 'HEAD^{tree}', '-m', 'other'));
+    const r = await recoverTransaction(common, 's', repo, 'refs/x/s');
+    assert.is(r?.action, 'kept');
+    assert.is(readFileSync(path.join(repo, 'a.txt'), 'utf8'), 'A\n');
+    assert.not.ok(existsSync(intentPath(common, 's')));
+  },
+);
 
 t.run();
