@@ -28,6 +28,7 @@ import { isInside, worktreeRootFor } from './where.js';
 import { listSessions, removeSession, SESSION_ID, writeSession, type Session } from './store.js';
 import { readIntent } from '../transaction/record.js';
 import { runTransaction } from '../transaction/run.js';
+import { withSessionLock } from '../lock/index.js';
 import { readJournal } from '../journal/index.js';
 import { landBaseRef, unlandedPaths } from './landed.js';
 import { readDrift, worktreeHeadDrift, type Drift } from './drift.js';
@@ -723,26 +724,30 @@ export async function endSession(
   // the land base go with it (a later session of the same name must not start from this one's).
   const redo = redoRef(s);
   const landBase = landBaseRef(s);
-  const now = await readRefs(ctx.cwd, ctx.commonDir, [redo, landBase]);
-  await runTransaction(
-    ctx.commonDir,
-    ctx.cwd,
-    {
-      kind: 'end',
-      session: s.id,
-      message: 'hagent: session end',
-      worktrees: [],
-      refs: [
-        ...(keptAs ? [{ ref: keptAs, old: null, new: head, unchecked: true }] : []),
-        ...(head ? [{ ref: sessionRef(s), old: head, new: null }] : []),
-        { ref: redo, old: now.get(redo) ?? null, new: null },
-        { ref: landBase, old: now.get(landBase) ?? null, new: null },
-      ],
-      note: null,
-      rollForward: false,
-    },
-    { cwd: ctx.cwd, commonDir: ctx.commonDir, gitDir: null, store: null },
-  );
+  // Under the session lock, as every writing command's transaction: its record has the
+  // session's name.
+  await withSessionLock(ctx.commonDir, s.id, { command: 'session end' }, {}, async () => {
+    const now = await readRefs(ctx.cwd, ctx.commonDir, [redo, landBase]);
+    await runTransaction(
+      ctx.commonDir,
+      ctx.cwd,
+      {
+        kind: 'end',
+        session: s.id,
+        message: 'hagent: session end',
+        worktrees: [],
+        refs: [
+          ...(keptAs ? [{ ref: keptAs, old: null, new: head, unchecked: true }] : []),
+          ...(head ? [{ ref: sessionRef(s), old: head, new: null }] : []),
+          { ref: redo, old: now.get(redo) ?? null, new: null },
+          { ref: landBase, old: now.get(landBase) ?? null, new: null },
+        ],
+        note: null,
+        rollForward: false,
+      },
+      { cwd: ctx.cwd, commonDir: ctx.commonDir, gitDir: null, store: null },
+    );
+  });
   const deletedBranch = !!head;
   await removeSession(ctx.commonDir, s.id);
   return { id: s.id, removedWorktree, pooled, deletedBranch, head, keptAs, unlanded };
