@@ -41,6 +41,8 @@ export {
 export * from './filters.js';
 export {
   moveRefs,
+  openRefTransaction,
+  type OpenRefTransaction,
   readRefs,
   refTransactionInput,
   failedRefOf,

@@ -6,7 +6,7 @@
  * with git's reflog entries, whatever the ref backend, hooks and configuration.
  */
 import { HagentError } from '../errors.js';
-import { runGit } from './run.js';
+import { runGit, spawnGit } from './run.js';
 import { readRefsDirect } from './refs-direct.js';
 import { readRef } from './plumbing.js';
 
@@ -76,6 +76,59 @@ export async function moveRefs(
     { ref: m.ref, expected: m.old, stderr: r.stderr.trim() },
     'someone else updated it at the same moment; nothing moved; run the command again',
   );
+}
+
+/** A ref transaction whose git process is already running, waiting for its moves. */
+export interface OpenRefTransaction {
+  /**
+   * Sends `moves` (start … prepare, commit) and waits for git.
+   * @throws HagentError TARGET_MOVED naming the ref whose compare-and-swap failed (none moved).
+   */
+  commit(moves: readonly RefMove[]): Promise<void>;
+  /** Ends it with nothing sent: git moves nothing and exits. Never throws. */
+  abort(): Promise<void>;
+}
+
+/**
+ * Starts `git update-ref --stdin` now and sends the moves later ({@link moveRefs} in two
+ * halves), so git's start-up overlaps the caller's other steps (an apply's staging and
+ * publish): the spawn was the one git process left on apply's path. Until `commit`, git has
+ * read nothing; if hagent dies meanwhile, git sees the end of its input and exits, and a
+ * transaction cut off before its `commit` line moves nothing.
+ */
+export function openRefTransaction(cwd: string, message: string): OpenRefTransaction {
+  const child = spawnGit(['update-ref', '--create-reflog', '-m', message, '--stdin', '-z'], {
+    cwd,
+  });
+  const err: Buffer[] = [];
+  child.stderr.on('data', (d: Buffer) => err.push(d));
+  child.stdout.resume();
+  child.stdin.on('error', () => undefined); // git may exit first: its exit code tells
+  const exited = new Promise<number>((resolve) => {
+    child.on('error', () => resolve(-1));
+    child.on('close', (code) => resolve(code ?? 1));
+  });
+  return {
+    async commit(moves) {
+      const real = moves.filter((m) => m.old !== m.new);
+      child.stdin.end(real.length ? refTransactionInput(real) : '');
+      const code = await exited;
+      if (code === 0 || real.length === 0) return;
+      const stderr = Buffer.concat(err).toString('utf8');
+      const name = failedRefOf(stderr);
+      const m = real.find((x) => x.ref === name) ?? real[0]!;
+      throw new HagentError(
+        'TARGET_MOVED',
+        `${m.ref} moved while hagent was working (expected ${m.old?.slice(0, 12) ?? 'no ref'})`,
+        { ref: m.ref, expected: m.old, stderr: stderr.trim() },
+        'someone else updated it at the same moment; nothing moved; run the command again',
+      );
+    },
+    async abort() {
+      child.stdin.end();
+      await exited;
+    },
+  };
 }
 
 /**

@@ -26,7 +26,7 @@ import {
   stageWrites,
   type Staged,
 } from '../fsx/index.js';
-import { moveRefs, updateIndex, writeNoteCommit, type NoteWriter } from '../git/index.js';
+import { openRefTransaction, updateIndex, writeNoteCommit, type NoteWriter } from '../git/index.js';
 import { trace } from '../trace/index.js';
 import { indexEntriesOf, type TransactionPlan, type WorktreePlan } from './plan.js';
 import { intentPath, removeIntent, writeIntent, type TxRecord } from './record.js';
@@ -104,6 +104,8 @@ export async function runTransaction(
     else warnings.push('the patch text could not be stored as a note');
   }
   const record = recordOf({ ...plan, refs }, txid, new Date());
+  // git's start-up overlaps the steps below; it reads the moves only at step 5.
+  const refTx = openRefTransaction(cwd, plan.message);
   const bytes = plan.worktrees.filter((w) => w.publish.kind === 'bytes');
   if (bytes.length > 1) throw new Error('BUG: one worktree of staged bytes per transaction');
   const done: { w: WorktreePlan; published: boolean; indexed: boolean }[] = [];
@@ -178,9 +180,10 @@ export async function runTransaction(
       trace('tx: index updated');
     }
     // 5. Refs, all at once.
-    await moveRefs(cwd, refs, plan.message);
+    await refTx.commit(refs);
     trace('tx: refs moved');
   } catch (error) {
+    await refTx.abort();
     const kept = await rollback(done, hooks, error);
     await durable;
     if (!kept) await removeIntent(commonDir, plan.session);

@@ -1,7 +1,8 @@
 /**
- * A `git` on PATH that kills its parent (hagent) with SIGKILL when hagent starts its ref
- * transaction (`git update-ref --stdin`), before git reads a byte of it: the exact crash window
- * between a transaction's files and its refs. Every other git call goes to the real git.
+ * A `git` on PATH that kills its parent (hagent) with SIGKILL when hagent sends its ref
+ * transaction (the first byte on the stdin of `git update-ref --stdin`), before any ref moves:
+ * the exact crash window between a transaction's files and its refs. Every other git call goes
+ * to the real git.
  */
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -17,7 +18,7 @@ export function killAtRefTransaction(): Record<string, string> {
     path.join(bin, 'git'),
     `#!/bin/sh
 case " $* " in
-  *" update-ref "*" --stdin "*) kill -9 $PPID; exit 0 ;;
+  *" update-ref "*" --stdin "*) head -c 1 >/dev/null; kill -9 $PPID; exit 0 ;;
 esac
 exec "${REAL_GIT}" "$@"
 `,
