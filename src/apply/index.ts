@@ -1,11 +1,12 @@
 /**
  * apply: one agent patch, end to end, as one sequence (style.md §5 "Transactions like jj's"):
- * parse → policy (paths) → snapshot (lstat every component) → staleness → plan (pure) →
- * limits and confirmation → tree and commit from the plan → write all-or-nothing (blobs
- * verified) → index → note with the patch text → compare-and-swap ref update.
- * A failure before the ref moves restores every file; nothing half-done (design.md invariant 1).
+ * parse → policy (paths) → snapshot (lstat every component) → staleness ({@link freshness})
+ * → plan (pure) → limits and confirmation → {@link applyTransaction} (objects: blobs, tree,
+ * commit; the transaction plan) → runTransaction (transaction/run.ts: record, files, index,
+ * one ref transaction for the branch, the redo ref and the notes ref).
+ * A failure before the refs move restores every file; nothing half-done (design.md invariant 1).
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { promises as fs, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { trace } from '../trace/index.js';
@@ -27,41 +28,32 @@ import {
   diffTrees,
   entriesAt,
   readCommitTrees,
+  readRefs,
   resolveCommit,
-  updateIndex,
-  updateRefCas,
+  sessionNotesRef,
   writeBlobsFromPaths,
   writeTreeWithChanges,
   looseObjectStore,
   writeLooseObject,
-  updateRefDirect,
   writeCommit,
   type LooseObjectStore,
   type CommitTrees,
-  type IndexEntryUpdate,
   type CatFileBatch,
+  type NoteWriter,
 } from '../git/index.js';
-import {
-  discardStaged,
-  fsyncPaths,
-  publishStaged,
-  readEntry,
-  restoreIfOurs,
-  stageWrites,
-  type Staged,
-  type TargetWrite,
-} from '../fsx/index.js';
+import { readEntry, type Staged, type TargetWrite } from '../fsx/index.js';
 import { assertPreApplyAccepted, runUserHook } from '../user-hooks/index.js';
 import {
   guardedWrite,
-  intentPath,
-  removeIntent,
-  storeNote,
-  writeIntent,
+  indexEntriesOf,
+  newTxid,
+  runTransaction,
   watchTargets,
-  type Intent,
+  type FileChange,
+  type Freshness,
   type Recovery,
   type TargetWatch,
+  type TransactionPlan,
 } from '../transaction/index.js';
 import { parsePatch, pathsToRead, planPatch, type ResultFile } from '../patch/index.js';
 import type {
@@ -87,7 +79,7 @@ import type { EffectiveConfig } from '../policy/index.js';
 import {
   guardTarget,
   readSessionRefs,
-  retireRedo,
+  retireRedoMoves,
   sessionRef,
   type RepoContext,
   type Session,
@@ -355,21 +347,33 @@ async function filesUnder(dir: string): Promise<string[]> {
     );
 }
 
+/** What one stale path is: its blobs in the head and on disk, and what happened to it. */
+interface StaleDetail {
+  path: string;
+  what: string;
+  headBlob: string | null;
+  diskBlob: string | null;
+  /** Absent on disk because it is outside the sparse checkout (not an outside edit). */
+  sparse: boolean;
+}
+
 /**
- * Staleness (design.md invariant 3): every path's on-disk state must equal its state in the
- * session head: same blob id and mode, or absent in both. The on-disk blob id is the one git
- * would store (`diskIds`, from {@link storedBlobIds}: through git's clean conversion for paths
- * with filter or end-of-line attributes), so a CRLF checkout of an LF blob is fresh.
- * @throws HagentError STALE_FILE naming the path and both blob ids.
+ * Staleness (design.md invariant 3), as a value: every path's on-disk state must equal its
+ * state in the session head: same blob id and mode, or absent in both. The on-disk blob id is
+ * the one git would store (`diskIds`, from {@link storedBlobIds}: through git's clean
+ * conversion for paths with filter or end-of-line attributes), so a CRLF checkout of an LF blob
+ * is fresh. `stale` lists every path that is not, with the first one's detail.
  */
-async function assertFresh(
+async function freshness(
   worktree: string,
   snapshot: ReadonlyMap<string, FileState>,
   trees: CommitTrees,
   diskIds: ReadonlyMap<string, string>,
-): Promise<void> {
+): Promise<Freshness | (Freshness & { kind: 'stale'; first: StaleDetail })> {
   const paths = [...snapshot.keys()];
   const inHead = entriesAt(trees, paths);
+  const stale: string[] = [];
+  let first: StaleDetail | null = null;
   for (const p of paths) {
     const disk = snapshot.get(p)!;
     const entry = inHead.get(p);
@@ -384,19 +388,8 @@ async function assertFresh(
     )
       continue;
     if (entry !== undefined && entry.type !== 'blob') continue;
-    if (
-      entry !== undefined &&
-      diskBlob === null &&
-      disk.kind === 'missing' &&
-      (await skipWorktree(worktree, p))
-    ) {
-      throw new HagentError(
-        'OUTSIDE_SPARSE',
-        `${p} is outside the sparse checkout of the session worktree`,
-        { path: p },
-        `bring it in with: git -C ${JSON.stringify(worktree)} sparse-checkout add ${JSON.stringify(p.includes('/') ? p.slice(0, p.lastIndexOf('/')) : p)}, then apply again (git sparse-checkout set in your checkout decides what new sessions get)`,
-      );
-    }
+    stale.push(p);
+    if (first) continue;
     const what =
       entry === undefined
         ? 'is not in the session head (created outside hagent)'
@@ -405,13 +398,37 @@ async function assertFresh(
           : diskBlob === entry.oid
             ? 'had its mode changed outside hagent'
             : 'was changed outside hagent';
-    throw new HagentError(
-      'STALE_FILE',
-      `${p} ${what} since the session's last commit`,
-      { path: p, headBlob: entry?.oid ?? null, diskBlob },
-      'run hagent session status to see outside edits; keep them with hagent sync (or drop them), re-read the file and rebuild the patch from its current content',
-    );
+    const sparse =
+      entry !== undefined &&
+      diskBlob === null &&
+      disk.kind === 'missing' &&
+      (await skipWorktree(worktree, p));
+    first = { path: p, what, headBlob: entry?.oid ?? null, diskBlob, sparse };
   }
+  return first ? { kind: 'stale', paths: stale, first } : { kind: 'fresh' };
+}
+
+/**
+ * The refusal of a stale snapshot ({@link freshness}).
+ * @throws HagentError STALE_FILE naming the first path and both blob ids; OUTSIDE_SPARSE when
+ *   that path is only outside the sparse checkout.
+ */
+function assertFresh(worktree: string, f: Awaited<ReturnType<typeof freshness>>): void {
+  if (f.kind === 'fresh' || !('first' in f)) return;
+  const { path: p, what, headBlob, diskBlob, sparse } = f.first;
+  if (sparse)
+    throw new HagentError(
+      'OUTSIDE_SPARSE',
+      `${p} is outside the sparse checkout of the session worktree`,
+      { path: p },
+      `bring it in with: git -C ${JSON.stringify(worktree)} sparse-checkout add ${JSON.stringify(p.includes('/') ? p.slice(0, p.lastIndexOf('/')) : p)}, then apply again (git sparse-checkout set in your checkout decides what new sessions get)`,
+    );
+  throw new HagentError(
+    'STALE_FILE',
+    `${p} ${what} since the session's last commit`,
+    { path: p, headBlob, diskBlob, files: f.paths },
+    'run hagent session status to see outside edits; keep them with hagent sync (or drop them), re-read the file and rebuild the patch from its current content',
+  );
 }
 
 /**
@@ -589,12 +606,11 @@ function withoutPaths(
 /**
  * Applies one patch to a session, all-or-nothing, as one commit on `hagent/<id>`, as one
  * sequence: lock → recover an interrupted transaction → snapshot → staleness (and `--base`
- * compare-and-swap) → plan (pure) → limits, confirmation, pre-apply hook → tree and commit from
- * the planned blob ids (in-process when git's identity is known, else `git commit-tree`) →
- * intent record naming the commit → stage temp files → store their blobs (checked against the
- * plan) → one fsync wait for the intent and the temp files → publish (renames, each a
- * compare-and-swap on the file's bytes) → index update and note while the folders are fsynced →
- * compare-and-swap ref update → post-apply hook.
+ * compare-and-swap) → plan (pure) → limits, confirmation, pre-apply hook → the transaction's
+ * objects and plan ({@link applyTransaction}: tree and commit from the planned blob ids) →
+ * runTransaction: intent record, staged temp files (their blobs checked against the plan while
+ * they and the record are fsynced together), publish (renames, each a compare-and-swap on the
+ * file's bytes), index, one ref transaction (branch, redo ref, notes ref) → post-apply hook.
  * A watcher on the targets runs from the snapshot until after the commit.
  * Every attempt, applied or refused, is appended to the journal.
  * Rules: patch-language.md §1–§7; design.md invariants 1–4; issue "safety envelope" §2–§8.
@@ -698,11 +714,14 @@ async function applyLocked(
   assertOutsideSubmodules(trees, pathsToRead(parsed));
   // While a merge is in progress, a conflicted path is current as the worktree holds it (git's rule).
   if (!options.skipStalenessCheck)
-    await assertFresh(
+    assertFresh(
       worktree,
-      merge ? withoutPaths(snapshot, merge.conflicted) : snapshot,
-      trees,
-      diskIds,
+      await freshness(
+        worktree,
+        merge ? withoutPaths(snapshot, merge.conflicted) : snapshot,
+        trees,
+        diskIds,
+      ),
     );
   if (options.expectBlobs) assertExpectedBlobs(snapshot, options.expectBlobs, diskIds);
   trace('apply: staleness checked');
@@ -783,178 +802,65 @@ async function applyLocked(
       }),
     );
 
-  const writes = targetWrites(plan, snapshot);
-  // Paths git converts get the blob git's clean step stores and the bytes its checkout writes.
-  const convertedIds = new Map<string, string>();
-  for (const w of writes) {
-    if (w.bytes === null || !conversions.converted.has(w.rel)) continue;
-    const { oid, checkedOut } = await storeConverted(worktree, w.rel, w.bytes);
-    convertedIds.set(w.rel, oid);
-    w.bytes = checkedOut;
-  }
-  const txid = `${process.pid.toString(36)}-${randomBytes(4).toString('hex')}`;
-  let message = applyCommitMessage(session.id, plan, patchText);
-  const targets: Intent['targets'] = writes.map((w) => ({
-    rel: w.rel,
-    prior:
-      w.expected === null
-        ? null
-        : {
-            oid: diskIds.get(w.rel) ?? blobId(w.expected, format),
-            mode: w.expectedMode === 0o755 ? '100755' : '100644',
-          },
-    next:
-      w.bytes === null
-        ? null
-        : {
-            oid: convertedIds.get(w.rel) ?? blobId(w.bytes, format),
-            mode: w.mode === 0o755 ? '100755' : '100644',
-          },
-    tmp: null,
-  }));
-  const nextEntries = targets.map((t) =>
-    t.next
-      ? { path: t.rel, mode: t.next.mode, oid: t.next.oid }
-      : { path: t.rel, mode: '0', oid: null },
-  );
-  // The tree and the commit come from the head's trees and the planned blob ids alone, so they
-  // exist before any file is touched, and the intent names the commit from the start: a
-  // recovery completes this same commit. Until the ref moves they are unreachable objects.
-  // A commit concluding a merge records the merged index with the patch in it, over both parents.
-  const tree = concluding
-    ? await mergedTreeWith(worktree, nextEntries, txid)
-    : await writeTreeWithChanges(worktree, head, nextEntries, trees, store, options.objects);
-  if (concluding)
-    message = mergeCommitMessage(
-      session.id,
-      merge!.mergeHead,
-      'apply',
-      await diffTrees(worktree, head, tree),
-      [patchTrailer(patchText)],
-    );
-  const { commit, direct } = await commitApplied(
-    ctx,
-    worktree,
-    tree,
-    concluding ? [head, merge!.mergeHead] : [head],
-    message,
-    store,
-  );
-  const intent: Intent = {
-    version: 1,
-    txid,
-    session: session.id,
-    command: 'apply',
-    pid: process.pid,
-    startedAt: new Date().toISOString(),
+  // The transaction: objects first (blobs of converted paths, the tree, the commit), then the
+  // record, the files, the index and one ref transaction (transaction/run.ts).
+  const tx = await applyTransaction(ctx, session, {
+    plan,
+    snapshot,
+    patchText,
     head,
-    commit,
-    message,
-    note: patchText,
-    targets,
-  };
-  let published = false;
-  let indexTouched = false;
-  let note: Promise<boolean> = Promise.resolve(false);
-  let foldersDurable: Promise<void> = Promise.resolve();
-  try {
-    // The intent and the temp files are written first and fsynced together, one wait for the
-    // file system's journal; nothing is published before all of them are durable. After the
-    // publish, the folders are fsynced while the index is updated, the note written and the ref
-    // moved: the apply is reported done only once they are.
-    const { staged, createdDirs } = await stageWrites(
-      worktree,
-      writes,
-      txid,
-      async (tmps) => {
-        tmps.forEach((tmp, i) => {
-          intent.targets[i]!.tmp = tmp;
-        });
-        await writeIntent(ctx.commonDir, intent, { durable: false });
+    redo,
+    merge: concluding ? merge : null,
+    trees,
+    store,
+    diskIds,
+    conversions,
+    objects: options.objects,
+  });
+  const writes = tx.writes;
+  const outcome = await runTransaction(
+    ctx.commonDir,
+    worktree,
+    tx.plan,
+    tx.objects,
+    {
+      staged: (staged) => storeStagedBlobs(worktree, staged, tx.plan, store, tx.convertedIds),
+      beforePublish: () => {
+        watch?.assertHealthy();
+        assertNoOutsideEvents(watch);
       },
-      { fsync: false },
-    );
-    trace('apply: staged');
-    try {
-      const intentFile = intentPath(ctx.commonDir, session.id);
-      const durable = fsyncPaths([
-        intentFile,
-        path.dirname(intentFile),
-        ...staged.flatMap((s) => (s.tmp ? [s.tmp] : [])),
-      ]);
-      durable.catch(() => undefined); // awaited below; a failure must not count as unhandled meanwhile
-      await storeStagedBlobs(worktree, staged, intent, store, convertedIds);
-      trace('apply: blobs stored');
-      await durable;
-      trace('apply: durable');
-      watch?.assertHealthy();
-      assertNoOutsideEvents(watch);
-      const folders = await publishStaged(worktree, staged, createdDirs, txid, {
-        fsyncFolders: false,
-      });
-      published = true;
-      trace('apply: published');
-      foldersDurable = fsyncPaths(folders).catch(() => undefined);
-    } catch (error) {
-      await discardStaged(staged, createdDirs);
-      throw error;
-    }
-    watch?.assertHealthy();
-    await assertOnlyOurWrites(worktree, writes);
-    // The note (the patch text) names the commit, not the ref: a failed ref update leaves at
-    // most a note on an unreachable commit (`git notes prune`).
-    note = storeNote(ctx.commonDir, worktree, commit, patchText, direct ?? undefined).then(
-      () => true,
-      () => false,
-    );
-    indexTouched = true;
-    await updateIndex(worktree, nextEntries);
-    trace('apply: index updated');
-    await moveSessionRef(
-      ctx,
-      session,
-      commit,
-      head,
-      `hagent apply: ${plan.files.map((f) => f.path).join(', ')}`.slice(0, 200),
-      direct,
-    );
-    result.commit = commit;
-    trace('apply: ref moved');
-  } catch (error) {
-    if (published) {
-      const leftAlone = await restoreIfOurs(worktree, writes);
-      if (isHagentError(error) && leftAlone.length) error.details.leftAlone = leftAlone;
-    }
-    if (indexTouched)
-      await updateIndex(worktree, priorIndexUpdatesOf(intent)).catch(() => undefined);
-    if (indexTouched && merge)
-      await restoreUnmerged(
-        worktree,
-        merge,
-        writes.map((w) => w.rel),
-      ).catch(() => undefined);
-    await foldersDurable;
-    await removeIntent(ctx.commonDir, session.id);
-    await note;
-    throw error;
-  }
-  await foldersDurable;
+      published: async () => {
+        watch?.assertHealthy();
+        await assertOnlyOurWrites(worktree, writes);
+      },
+      ...(merge
+        ? {
+            rollback: (indexed: boolean) =>
+              indexed
+                ? restoreUnmerged(
+                    worktree,
+                    merge,
+                    writes.map((w) => w.rel),
+                  )
+                : Promise.resolve(),
+          }
+        : {}),
+    },
+    tx.txid,
+  );
+  result.commit = tx.commit;
+  result.warnings.push(...outcome.warnings);
+  await outcome.durable;
+  trace('apply: committed');
   // The merge ends as `git commit` ends it; one left in progress follows the new head.
   if (merge)
     await (
-      concluding ? concludeMerge(worktree) : moveConflictRecord(worktree, merge, commit)
+      concluding ? concludeMerge(worktree) : moveConflictRecord(worktree, merge, tx.commit)
     ).catch(() => {
       result.warnings.push(
         `the merge state in ${worktree} could not be ${concluding ? 'cleared (git merge --quit there ends it)' : 'moved to the new head'}`,
       );
     });
-  const [noted] = await Promise.all([
-    note,
-    removeIntent(ctx.commonDir, session.id),
-    retireRedo(worktree, session, redo),
-  ]);
-  if (!noted) result.warnings.push('the patch text could not be stored as a note');
-  trace('apply: note stored');
   if (hooksDir) {
     const post = await runUserHook(
       hooksDir,
@@ -1099,76 +1005,117 @@ async function assertNotLastPatch(
   );
 }
 
+/** What {@link applyTransaction} is given: the checked plan and what was read for it. */
+interface ApplyInputs {
+  plan: Plan;
+  snapshot: ReadonlyMap<string, FileState>;
+  patchText: string;
+  head: string;
+  redo: string | null;
+  /** The merge this apply concludes, if it does. */
+  merge: MergeState | null;
+  trees: CommitTrees;
+  store: LooseObjectStore | null;
+  diskIds: ReadonlyMap<string, string>;
+  conversions: Conversions;
+  objects: CatFileBatch | undefined;
+}
+
 /**
- * Writes the commit of `tree` (`parents`: the head, then `MERGE_HEAD` when it concludes a merge;
- * `message`): in-process with the identity git last gave hagent here (git/commit-direct.ts), else
- * with `git commit-tree`, whose identity is then recorded for the next commits.
- * @returns the commit id, and what the in-process ref and note writes need (null: git writes them).
- * @throws HagentError GIT_FAILED from git.
+ * The transaction of one apply: writes its objects (the blobs git's clean step makes for
+ * converted paths, the tree from the head's trees and the planned blob ids, the commit), then
+ * describes the rest as a plan: the staged writes, the session branch moving from `head` to the
+ * commit with the redo ref retired and the note (the patch text) in the session's notes ref,
+ * all in one ref transaction. Until the refs move, the objects are unreferenced.
+ * @throws HagentError FILTER_FAILED, GIT_FAILED from git.
  */
-async function commitApplied(
+async function applyTransaction(
   ctx: RepoContext,
-  worktree: string,
-  tree: string,
-  parents: readonly string[],
-  message: string,
-  store: LooseObjectStore | null,
-): Promise<{ commit: string; direct: DirectWrites | null }> {
-  const gitDir = store ? worktreeGitDirSync(worktree) : null;
+  session: Session,
+  a: ApplyInputs,
+): Promise<{
+  plan: TransactionPlan;
+  objects: NoteWriter;
+  writes: TargetWrite[];
+  convertedIds: Map<string, string>;
+  commit: string;
+  txid: string;
+}> {
+  const worktree = session.worktree;
+  const format = formatOfOid(a.head);
+  const writes = targetWrites(a.plan, a.snapshot);
+  // Paths git converts get the blob git's clean step stores and the bytes its checkout writes.
+  const convertedIds = new Map<string, string>();
+  for (const w of writes) {
+    if (w.bytes === null || !a.conversions.converted.has(w.rel)) continue;
+    const { oid, checkedOut } = await storeConverted(worktree, w.rel, w.bytes);
+    convertedIds.set(w.rel, oid);
+    w.bytes = checkedOut;
+  }
+  const txid = newTxid();
+  const files: FileChange[] = writes.map((w) => ({
+    rel: w.rel,
+    prior:
+      w.expected === null
+        ? null
+        : {
+            oid: a.diskIds.get(w.rel) ?? blobId(w.expected, format),
+            mode: w.expectedMode === 0o755 ? '100755' : '100644',
+          },
+    next:
+      w.bytes === null
+        ? null
+        : {
+            oid: convertedIds.get(w.rel) ?? blobId(w.bytes, format),
+            mode: w.mode === 0o755 ? '100755' : '100644',
+          },
+  }));
+  const nextEntries = indexEntriesOf(files, 'next');
+  // A commit concluding a merge records the merged index with the patch in it, over both parents.
+  const tree = a.merge
+    ? await mergedTreeWith(worktree, nextEntries, txid)
+    : await writeTreeWithChanges(worktree, a.head, nextEntries, a.trees, a.store, a.objects);
+  const message = a.merge
+    ? mergeCommitMessage(
+        session.id,
+        a.merge.mergeHead,
+        'apply',
+        await diffTrees(worktree, a.head, tree),
+        [patchTrailer(a.patchText)],
+      )
+    : applyCommitMessage(session.id, a.plan, a.patchText);
+  const gitDir = a.store ? worktreeGitDirSync(worktree) : null;
   const made = await writeCommit(
     worktree,
     ctx.commonDir,
     gitDir,
-    store,
+    a.store,
     tree,
-    [...parents],
+    a.merge ? [a.head, a.merge.mergeHead] : [a.head],
     message,
   );
-  trace(made.inProcess ? 'apply: committed in-process' : 'apply: committed');
-  const direct =
-    store && gitDir && made.author && made.committer
-      ? { store, gitDir, author: made.author, committer: made.committer }
-      : null;
-  return { commit: made.oid, direct };
-}
-
-/** What the in-process ref and note writes need (git/ref-update-direct.ts, git/notes-direct.ts). */
-interface DirectWrites {
-  store: LooseObjectStore;
-  gitDir: string;
-  author: string;
-  committer: string;
-}
-
-/**
- * Moves the session branch from `head` to `commit` (compare-and-swap, with reflog entries):
- * in-process when `direct` is given and the repository is the plain case
- * (git/ref-update-direct.ts), else with `git update-ref`.
- * @throws HagentError TARGET_MOVED when the branch no longer holds `head`.
- */
-async function moveSessionRef(
-  ctx: RepoContext,
-  session: Session,
-  commit: string,
-  head: string,
-  message: string,
-  direct: DirectWrites | null,
-): Promise<void> {
-  const ref = sessionRef(session);
-  if (
-    direct &&
-    (await updateRefDirect({
-      commonDir: ctx.commonDir,
-      gitDir: direct.gitDir,
-      ref,
-      newOid: commit,
-      oldOid: head,
-      committer: direct.committer,
-      message,
-    }))
-  )
-    return;
-  await updateRefCas(session.worktree, ref, commit, head, message);
+  trace(made.inProcess ? 'apply: committed in-process' : 'apply: commit written');
+  const notesRef = sessionNotesRef(session.id);
+  const notesParent = (await readRefs(worktree, ctx.commonDir, [notesRef])).get(notesRef) ?? null;
+  return {
+    plan: {
+      kind: 'apply',
+      session: session.id,
+      message: `hagent apply: ${a.plan.files.map((f) => f.path).join(', ')}`.slice(0, 200),
+      worktrees: [{ path: worktree, owner: 'session', files, publish: { kind: 'bytes', writes } }],
+      refs: [
+        { ref: sessionRef(session), old: a.head, new: made.oid },
+        ...retireRedoMoves(session, a.redo),
+      ],
+      note: { ref: notesRef, parent: notesParent, commit: made.oid, text: a.patchText },
+      rollForward: true,
+    },
+    objects: { cwd: worktree, commonDir: ctx.commonDir, gitDir, store: a.store },
+    writes,
+    convertedIds,
+    commit: made.oid,
+    txid,
+  };
 }
 
 /**
@@ -1210,7 +1157,7 @@ async function assertBaseFresh(
 async function storeStagedBlobs(
   worktree: string,
   staged: readonly Staged[],
-  intent: Intent,
+  tx: TransactionPlan,
   store: LooseObjectStore | null,
   converted: ReadonlyMap<string, string>,
 ): Promise<void> {
@@ -1233,7 +1180,7 @@ async function storeStagedBlobs(
         present.map((s) => path.relative(worktree, s.tmp!).split(path.sep).join('/')),
       );
   present.forEach((s, i) => {
-    const want = intent.targets.find((t) => t.rel === s.rel)!.next!.oid;
+    const want = tx.worktrees[0]!.files.find((t) => t.rel === s.rel)!.next!.oid;
     if (oids[i] !== want) throw stagedCopyChanged(s.rel);
   });
 }
@@ -1291,12 +1238,4 @@ async function assertOnlyOurWrites(
       );
     }
   }
-}
-
-function priorIndexUpdatesOf(intent: Intent): IndexEntryUpdate[] {
-  return intent.targets.map((t) =>
-    t.prior
-      ? { path: t.rel, mode: t.prior.mode, oid: t.prior.oid }
-      : { path: t.rel, mode: '0', oid: null },
-  );
 }

@@ -45,7 +45,7 @@ import {
   type Session,
 } from '../session/index.js';
 import { guardedWrite, type Recovery } from '../transaction/index.js';
-import { recoverLand, type LandRecovery } from '../land/index.js';
+import { landRecoveryOf, type LandRecovery } from '../land/index.js';
 
 /** One finding. `fixed` says whether doctor mended it; otherwise `hint` says how. */
 export interface Finding {
@@ -350,9 +350,9 @@ async function checkSession(
   const { value } = await guardedWrite(
     guardTarget(ctx, s),
     'doctor',
-    { timeoutMs, journal: false },
+    { timeoutMs, journal: false, allowBlocked: true },
     async (recovery) => {
-      if (recovery) {
+      if (recovery && recovery.command !== 'land') {
         recoveries.push(recovery);
         findings.push({
           kind: 'interrupted-transaction',
@@ -365,7 +365,7 @@ async function checkSession(
             : {}),
         });
       }
-      const land = await recoverLand(ctx.cwd, ctx.commonDir, s.id);
+      const land = recovery?.command === 'land' ? landRecoveryOf(recovery) : null;
       const landFinding: Finding[] = land ? [landFindingOf(s.id, land)] : [];
       return { value: [...landFinding, ...(await checkSessionWorktree(s))] };
     },

@@ -15,16 +15,6 @@ export {
 } from './refs-direct.js';
 export * from './loose.js';
 export { CatFileBatch } from './batch.js';
-export {
-  updateRefDirect,
-  updateRefsDirect,
-  commitIdent,
-  looseCommitIdents,
-  reflogMessage,
-  type DirectRefUpdate,
-  type DirectRefMove,
-} from './ref-update-direct.js';
-export { addNoteDirect, NOTES_REF, type DirectNote } from './notes-direct.js';
 export { askGit, traceFastPath, type FastPath } from './fast-path.js';
 export { firstParentSubjectsDirect } from './commits-direct.js';
 export {
@@ -52,3 +42,21 @@ export {
   type ObjectFormat,
 } from './object-format.js';
 export * from './filters.js';
+export {
+  moveRefs,
+  openRefTransaction,
+  type OpenRefTransaction,
+  readRefs,
+  refTransactionInput,
+  failedRefOf,
+  type RefMove,
+} from './ref-transaction.js';
+export {
+  GLOBAL_NOTES_REF,
+  readSessionNote,
+  sessionNotesRef,
+  writeNoteCommit,
+  type NoteWriter,
+} from './notes.js';
+export { restorePathsFrom } from './restore.js';
+export { pruneWorktrees, removeWorktree } from './worktree-remove.js';

@@ -82,7 +82,7 @@ function requireKnown(w: Walker, sub: string, args: readonly Field[], r: Run): v
 export function protectedRef(name: string, protectedBranches: readonly string[]): boolean {
   let n = name.replace(/^\+/, '');
   if (n === 'HEAD' || n === '@') return true;
-  if (n.startsWith('refs/hagent/') || n === 'refs/notes/hagent') return true;
+  if (n.startsWith('refs/hagent/') || /^refs\/notes\/hagent(-sessions\/|$)/.test(n)) return true;
   n = n.replace(/^refs\/heads\//, '').replace(/^heads\//, '');
   if (n.startsWith('hagent/')) return true;
   if (protectedBranches.includes(n)) return true;
@@ -441,11 +441,12 @@ export function checkGit(
       return;
     }
     case 'notes': {
-      // hagent keeps each commit's patch text in refs/notes/hagent; other notes refs are the user's.
+      // hagent keeps each commit's patch text in refs/notes/hagent-sessions/<id> (before: in
+      // refs/notes/hagent); other notes refs are the user's.
       const ref = optionAfter(rest, ['--ref']) ?? notesRefOf(r) ?? 'commits';
       const action = rest.find((a) => !a.value.startsWith('-') && a.value !== ref)?.value ?? 'list';
       const writes = !['list', 'show', 'get-ref'].includes(action);
-      if (writes && /^(refs\/notes\/)?hagent$/.test(ref))
+      if (writes && /^(refs\/notes\/)?hagent(-sessions\/.+)?$/.test(ref))
         return w.block(
           'git-protected-ref',
           `git notes ${action} on hagent's notes (the patch text of each commit)`,

@@ -22,12 +22,10 @@ import {
   mergeTrees,
   readRefPreferDirect,
   runGit,
-  updateRefsCas,
-  updateRefsDirect,
+  moveRefs,
   writeCommit,
   writeInternalCommit,
   writeTreeWithChanges,
-  type MadeCommit,
   type TreeChange,
 } from '../git/index.js';
 import {
@@ -47,13 +45,43 @@ import {
   type RepoContext,
   type Session,
 } from '../session/index.js';
-import { guardedWrite } from '../transaction/index.js';
+import {
+  changesOfDiff,
+  guardedWrite,
+  runTransaction,
+  type Recovery,
+} from '../transaction/index.js';
 import { loadConfig } from '../config/index.js';
 import { deniedReason, type Policy } from '../policy/index.js';
 import { trace } from '../trace/index.js';
-import { recoverLand, removeLandRecord, writeLandRecord, type LandRecovery } from './recover.js';
 
-export { recoverLand, landRecordPath, type LandRecovery } from './recover.js';
+/** What recovery did of an interrupted land (transaction/recover.ts, seen from the land). */
+export interface LandRecovery {
+  /**
+   * `restored`: the target had not moved; the checkout's files were put back to it.
+   * `kept`: the target had moved (the land got that far, or someone moved it): nothing to undo.
+   * `blocked`: an `index.lock` in the checkout; nothing touched, the record stays.
+   * `discarded`: the record was unreadable; removed.
+   */
+  action: 'restored' | 'kept' | 'blocked' | 'discarded';
+  target: string | null;
+  worktree: string | null;
+  files: string[];
+  outside: string[];
+  indexLock?: string;
+}
+
+/** A recovery of a land as {@link LandRecovery}. Pure. */
+export function landRecoveryOf(r: Recovery): LandRecovery {
+  return {
+    action: r.action === 'completed' ? 'kept' : r.action,
+    target: r.target,
+    worktree: r.worktree,
+    files: r.files,
+    outside: r.outside,
+    ...(r.indexLock ? { indexLock: r.indexLock } : {}),
+  };
+}
 export { undoLand, type LandUndoResult } from './undo.js';
 
 /** Options of {@link landSession}. */
@@ -312,17 +340,10 @@ export async function landSession(
     guardTarget(ctx, session),
     'land',
     { timeoutMs: config.runtime.lockTimeoutMs },
-    async () => {
-      const recovered = await recoverLand(ctx.cwd, ctx.commonDir, session.id);
+    async (recovery) => {
+      // An interrupted land was recovered by the envelope (transaction/recover.ts).
+      const recovered = recovery?.command === 'land' ? landRecoveryOf(recovery) : null;
       if (recovered) trace(`land: an interrupted land ${recovered.action}`);
-      if (recovered?.action === 'blocked') {
-        throw new HagentError(
-          'DIRTY_TARGET',
-          `an interrupted land of session ${session.id} left ${recovered.worktree} half updated, and its index is locked (index.lock)`,
-          { files: [], worktree: recovered.worktree },
-          `if no git command is running there, remove ${recovered.indexLock ?? 'its index.lock'}, then land again: hagent puts the checkout back first`,
-        );
-      }
       // Re-read the metadata under the lock: an approval may have been recorded meanwhile.
       const r = await landLocked(
         ctx,
@@ -504,7 +525,11 @@ async function landLocked(
     // The target holds every approved change by content already: that is landed, and the next
     // land starts from here. Only the land base moves.
     const move = await landBaseMove(null);
-    await updateRefsCas(cwd, [move], `hagent land ${session.id}: already on ${target}`);
+    await moveRefs(
+      cwd,
+      [{ ref: move.ref, old: move.oldOid, new: move.newOid }],
+      `hagent land ${session.id}: already on ${target}`,
+    );
     throw new HagentError(
       'NOTHING_TO_LAND',
       `${target} already holds every approved change of session ${session.id}; recorded as landed`,
@@ -527,82 +552,59 @@ async function landLocked(
   const checkout = checkouts[0];
   await assertNoRebaseOf(ctx.commonDir, target);
   if (checkout) await assertNoOperationInProgress(ctx, checkout.path, target);
-  // The commit object is made while the checkout is updated to the merged tree: independent (a
-  // refused land leaves at most an unreferenced commit object).
+  // The land as one transaction (transaction/run.ts): the commit and the next land base are
+  // written first (unreferenced: a refused land leaves at most those objects); then the record;
+  // then the checkout of the target, if any, on the changed files only; then the target, the
+  // ref that keeps the landed session head reachable and the land base, in one ref transaction:
+  // a land that moved the target always recorded what it landed.
   // In-process when git's identity for hagent is known here (git/commit-direct.ts).
-  const committing = Promise.resolve().then(async () => {
-    const made = await writeCommit(
-      cwd,
-      ctx.commonDir,
-      ctx.location.gitDir,
-      store,
-      tree,
-      mode === 'merge' ? [previous, head] : [previous],
-      message.endsWith('\n') ? message : `${message}\n`,
-    );
-    trace(made.inProcess ? 'land: committed in-process' : 'land: committed');
-    return made;
-  });
-  committing.catch(() => undefined); // awaited below; a failure must not count as unhandled meanwhile
-  // The target moves by compare-and-swap, in the same transaction as the ref that keeps the
-  // landed session head reachable.
-  // The land base moves with them: a land that moved the target always recorded what it landed.
+  const made = await writeCommit(
+    cwd,
+    ctx.commonDir,
+    ctx.location.gitDir,
+    store,
+    tree,
+    mode === 'merge' ? [previous, head] : [previous],
+    message.endsWith('\n') ? message : `${message}\n`,
+  );
+  trace(made.inProcess ? 'land: committed in-process' : 'land: committed');
+  const commit = made.oid;
   const backupRef = await nextLandedRef(ctx, session);
-  const moveRefs = async (made: MadeCommit) => {
-    const moves = [
-      { ref: target, newOid: made.oid, oldOid: previous },
-      { ref: backupRef, newOid: head, oldOid: null },
-      await landBaseMove(made.oid),
-    ];
-    const reflog = `hagent land ${session.id} (${mode})`;
-    if (!(
-      made.committer &&
-      (await updateRefsDirect(ctx.commonDir, ctx.location.gitDir, moves, made.committer, reflog))
-    ))
-      await updateRefsCas(cwd, moves, reflog);
-  };
-  let commit: string;
-  if (checkout) {
-    // Until the target moves, a record says how to put the checkout back (land/recover.ts).
-    await writeLandRecord(ctx.commonDir, {
-      version: 1,
+  const landBase = await landBaseMove(commit);
+  await runTransaction(
+    ctx.commonDir,
+    cwd,
+    {
+      kind: 'land',
       session: session.id,
-      pid: process.pid,
-      startedAt: new Date().toISOString(),
-      target,
-      previous,
-      tree,
-      worktree: checkout.path,
-      files: files.map((f) => f.path),
-    });
-    try {
-      await updateCheckout(checkout.path, previous, tree, files);
-    } catch (error) {
-      // A refusal touched nothing; any other failure keeps the record for the next land.
-      if (isHagentError(error) && error.code === 'DIRTY_TARGET')
-        await removeLandRecord(ctx.commonDir, session.id);
-      throw error;
-    }
-    try {
-      const made = await committing;
-      commit = made.oid;
-      await moveRefs(made);
-    } catch (error) {
-      if (
-        await checkoutTreeDelta(checkout.path, tree, previous).then(
-          () => true,
-          () => false,
-        )
-      )
-        await removeLandRecord(ctx.commonDir, session.id);
-      throw error;
-    }
-    await removeLandRecord(ctx.commonDir, session.id);
-  } else {
-    const made = await committing;
-    commit = made.oid;
-    await moveRefs(made);
-  }
+      message: `hagent land ${session.id} (${mode})`,
+      worktrees: checkout
+        ? [
+            {
+              path: checkout.path,
+              owner: 'checkout',
+              files: changesOfDiff(changed),
+              publish: {
+                kind: 'checkout',
+                run: () => updateCheckout(checkout.path, previous, tree, files),
+                revert: () => checkoutTreeDelta(checkout.path, tree, previous),
+              },
+            },
+          ]
+        : [],
+      refs: [
+        { ref: target, old: previous, new: commit },
+        { ref: backupRef, old: null, new: head },
+        { ref: landBase.ref, old: landBase.oldOid, new: landBase.newOid },
+      ],
+      note: null,
+      rollForward: false,
+    },
+    { cwd, commonDir: ctx.commonDir, gitDir: ctx.location.gitDir, store },
+  );
+  // The session file keeps the approval and a list of lands for display; every decision of a
+  // later land reads the refs just moved (the land base), so a kill before this write loses no
+  // state a land depends on.
   await writeSession(ctx.commonDir, {
     ...session,
     approval,

@@ -14,10 +14,8 @@ import {
   dirtyPaths,
   gitText,
   listWorktrees,
-  literalPathspec,
   readRef,
-  runGit,
-  updateRefsCas,
+  restorePathsFrom,
 } from '../git/index.js';
 import {
   isAncestor,
@@ -28,7 +26,7 @@ import {
   type Session,
 } from '../session/index.js';
 import { guardTarget } from '../session/index.js';
-import { guardedWrite } from '../transaction/index.js';
+import { changesOfDiff, guardedWrite, runTransaction } from '../transaction/index.js';
 import { loadConfig } from '../config/index.js';
 
 /** JSON of `hagent land --undo`. */
@@ -185,45 +183,53 @@ async function undoLandLocked(ctx: RepoContext, session: Session): Promise<LandU
     else landBaseMove = { ref: landBaseRef(session), newOid: before, oldOid: current };
     last.landBase = current;
   }
-  const message = `hagent land --undo ${session.id}`;
-  if (deleteLandBase) {
-    const input = `update ${target}\0${restored}\0${last.commit}\0delete ${landBaseRef(session)}\0${last.landBase}\0`;
-    const r = await runGit(['update-ref', '--create-reflog', '-m', message, '--stdin', '-z'], {
-      cwd,
-      input,
-      allowFailure: true,
-    });
-    if (r.exitCode !== 0)
-      throw new HagentError(
-        'TARGET_MOVED',
-        `${target} moved while hagent was working`,
-        { ref: target, stderr: r.stderr.trim() },
-        'someone else updated it at the same moment; run the command again',
-      );
-  } else {
-    await updateRefsCas(
-      cwd,
-      [
-        { ref: target, newOid: restored, oldOid: last.commit },
-        ...(landBaseMove ? [landBaseMove] : []),
+  // One transaction (transaction/run.ts): the checkout's files first, then the target and the
+  // land base in one ref transaction; a kill in between is put back by the next command.
+  const restore = changed.filter((c) => !untouched.includes(c.path));
+  await runTransaction(
+    ctx.commonDir,
+    cwd,
+    {
+      kind: 'land-undo',
+      session: session.id,
+      message: `hagent land --undo ${session.id}`,
+      worktrees:
+        checkout && restore.length
+          ? [
+              {
+                path: checkout,
+                owner: 'checkout',
+                files: changesOfDiff(restore).map((f) => ({ ...f, prior: f.next, next: f.prior })),
+                publish: {
+                  kind: 'checkout',
+                  run: () =>
+                    restorePathsFrom(
+                      checkout,
+                      restored,
+                      restore.map((c) => c.path),
+                    ),
+                  revert: () =>
+                    restorePathsFrom(
+                      checkout,
+                      last.commit,
+                      restore.map((c) => c.path),
+                    ),
+                },
+              },
+            ]
+          : [],
+      refs: [
+        { ref: target, old: last.commit, new: restored },
+        ...(deleteLandBase ? [{ ref: landBaseRef(session), old: last.landBase, new: null }] : []),
+        ...(landBaseMove
+          ? [{ ref: landBaseMove.ref, old: landBaseMove.oldOid, new: landBaseMove.newOid }]
+          : []),
       ],
-      message,
-    );
-  }
-  const restore = files.map((f) => f.path).filter((p) => !untouched.includes(p));
-  if (checkout && restore.length) {
-    await runGit(
-      [
-        'restore',
-        `--source=${restored}`,
-        '--staged',
-        '--worktree',
-        '--',
-        ...restore.map(literalPathspec),
-      ],
-      { cwd: checkout },
-    );
-  }
+      note: null,
+      rollForward: false,
+    },
+    { cwd, commonDir: ctx.commonDir, gitDir: null, store: null },
+  );
   const lands =
     session.lands[session.lands.length - 1]?.commit === last.commit
       ? session.lands.slice(0, -1)

@@ -8,7 +8,7 @@ import {
   diffText,
   diffTrees,
   firstParentLogWithNames,
-  readNote,
+  readSessionNote,
   readRef,
 } from '../git/index.js';
 import {
@@ -132,7 +132,7 @@ export async function sessionPatchRange(
 /**
  * Reviews a session: what it would land — the per-file stat and the unified diff of its changes
  * since its land base (its base, or what it has landed: session/landed.ts) — and its patches since
- * the last land (commits, newest first, with the patch text from the `refs/notes/hagent` note when
+ * the last land (commits, newest first, with the patch text from the session's note (git/notes.ts) when
  * asked); records approval of the current head when asked.
  * @throws HagentError USAGE when an approved path is not among the changes to land;
  *   NOTHING_TO_LAND when approving a session with nothing to land.
@@ -170,7 +170,7 @@ export async function reviewSession(
   if (options.withPatchText) {
     await Promise.all(
       patches.map(async (p) => {
-        const note = await readNote(cwd, p.commit);
+        const note = await readSessionNote(cwd, session.id, p.commit);
         if (note !== null) p.patch = note;
       }),
     );

@@ -11,6 +11,12 @@ import {
   firstParentChain,
   readHeadDirectSync,
   readRef,
+  readRefs,
+  pruneWorktrees,
+  removeWorktree,
+  type RefMove,
+  readRefPreferDirect,
+  readRefsDirect,
   readRefsDirectSync,
   Repo,
   resolveCommit,
@@ -27,7 +33,9 @@ import { copyFileNoClobber, readEntry } from '../fsx/index.js';
 import { type RepoContext, resolveSession } from './context.js';
 import { isInside, worktreeRootFor } from './where.js';
 import { listSessions, removeSession, SESSION_ID, writeSession, type Session } from './store.js';
-import { readIntent } from '../transaction/intent.js';
+import { readIntent } from '../transaction/record.js';
+import { runTransaction } from '../transaction/run.js';
+import { withSessionLock } from '../lock/index.js';
 import { readJournal } from '../journal/index.js';
 import { landBaseRef, unlandedPaths } from './landed.js';
 import { readDrift, worktreeHeadDrift, type Drift } from './drift.js';
@@ -66,27 +74,20 @@ export function redoRef(session: Pick<Session, 'id'>): string {
 
 /**
  * After a new commit on a session whose patches were undone, the undone commits can no longer
- * be redone in place: they are kept reachable under `refs/hagent/<id>/undone/<sha>`.
+ * be redone in place: they are kept reachable under `refs/hagent/<id>/undone/<sha>`. The ref
+ * moves that do it (none when `redo` is null), made in the same ref transaction as the commit's.
  */
-export async function retireRedo(
-  cwd: string,
-  session: Pick<Session, 'id'>,
-  knownRedo?: string | null,
-): Promise<void> {
-  const redo = knownRedo === undefined ? await readRef(cwd, redoRef(session)) : knownRedo;
-  if (!redo) return;
-  await runGit(
-    [
-      'update-ref',
-      '--create-reflog',
-      '-m',
-      'hagent: undone commits kept',
-      `refs/hagent/${session.id}/undone/${redo.slice(0, 12)}`,
-      redo,
-    ],
-    { cwd },
-  );
-  await runGit(['update-ref', '-d', redoRef(session), redo], { cwd, allowFailure: true });
+export function retireRedoMoves(session: Pick<Session, 'id'>, redo: string | null): RefMove[] {
+  if (!redo) return [];
+  return [
+    {
+      ref: `refs/hagent/${session.id}/undone/${redo.slice(0, 12)}`,
+      old: null,
+      new: redo,
+      unchecked: true,
+    },
+    { ref: redoRef(session), old: redo, new: null },
+  ];
 }
 
 /**
@@ -509,7 +510,7 @@ export async function sessionStatus(ctx: RepoContext, id?: string): Promise<Stat
     firstParentChain(ctx.cwd, s.base, head),
     diffTrees(ctx.cwd, s.base, head),
     worktreeExists ? outsideEdits(s.worktree) : Promise.resolve([]),
-    readIntent(ctx.commonDir, s.id),
+    readIntent(ctx.commonDir, s.id, { worktree: s.worktree, ref: sessionRef(s) }),
     sessionState(ctx, s, head),
     readDrift(ctx, s, head),
     readJournal(ctx.commonDir, { session: s.id, failed: true }),
@@ -520,10 +521,10 @@ export async function sessionStatus(ctx: RepoContext, id?: string): Promise<Stat
       : intent === 'damaged'
         ? { command: '?', txid: '?', startedAt: '?', files: [] }
         : {
-            command: intent.command,
-            txid: intent.txid,
-            startedAt: intent.startedAt,
-            files: intent.targets.map((t) => t.rel),
+            command: intent.record.kind,
+            txid: intent.record.txid,
+            startedAt: intent.record.startedAt,
+            files: intent.record.worktrees.flatMap((w) => w.files.map((f) => f.rel)),
           };
   return {
     id: s.id,
@@ -674,29 +675,47 @@ export async function endSession(
   }
   const checked = unlanded.length === 0 && uncommitted.length === 0;
   const keptAs = head && unlanded.length ? `refs/hagent/${s.id}/ended` : null;
-  if (keptAs)
-    await runGit(['update-ref', '--create-reflog', '-m', 'hagent: session end', keptAs, head!], {
-      cwd: ctx.cwd,
-    });
   let removedWorktree = false;
   let pooled = false;
   if (worktreeExists) {
     pooled = !!head && (await poolOnEnd(ctx, s, head, checked, options.env ?? {}));
     if (!pooled) {
-      await runGit(['worktree', 'remove', '--force', s.worktree], { cwd: ctx.cwd });
+      await removeWorktree(ctx.cwd, s.worktree);
       removedWorktree = true;
     }
   } else {
-    await runGit(['worktree', 'prune'], { cwd: ctx.cwd });
+    await pruneWorktrees(ctx.cwd);
   }
-  let deletedBranch = false;
-  if (head) {
-    await runGit(['update-ref', '-d', sessionRef(s), head], { cwd: ctx.cwd });
-    deletedBranch = true;
-  }
-  await runGit(['update-ref', '-d', redoRef(s)], { cwd: ctx.cwd, allowFailure: true });
-  // A later session of the same name must not start from this one's land base.
-  await runGit(['update-ref', '-d', landBaseRef(s)], { cwd: ctx.cwd, allowFailure: true });
+  // The session's refs in one ref transaction: the head kept as `ended` (when its work has not
+  // landed) in the same step as the branch goes, so it is never unreachable; the redo ref and
+  // the land base go with it (a later session of the same name must not start from this one's).
+  const redo = redoRef(s);
+  const landBase = landBaseRef(s);
+  // Under the session lock, as every writing command's transaction: its record has the
+  // session's name.
+  await withSessionLock(ctx.commonDir, s.id, { command: 'session end' }, {}, async () => {
+    const now = await readRefs(ctx.cwd, ctx.commonDir, [redo, landBase]);
+    await runTransaction(
+      ctx.commonDir,
+      ctx.cwd,
+      {
+        kind: 'end',
+        session: s.id,
+        message: 'hagent: session end',
+        worktrees: [],
+        refs: [
+          ...(keptAs ? [{ ref: keptAs, old: null, new: head, unchecked: true }] : []),
+          ...(head ? [{ ref: sessionRef(s), old: head, new: null }] : []),
+          { ref: redo, old: now.get(redo) ?? null, new: null },
+          { ref: landBase, old: now.get(landBase) ?? null, new: null },
+        ],
+        note: null,
+        rollForward: false,
+      },
+      { cwd: ctx.cwd, commonDir: ctx.commonDir, gitDir: null, store: null },
+    );
+  });
+  const deletedBranch = !!head;
   await removeSession(ctx.commonDir, s.id);
   return { id: s.id, removedWorktree, pooled, deletedBranch, head, keptAs, unlanded };
 }

@@ -12,7 +12,8 @@ import {
   parseRawDiff,
   runGit,
   treeOf,
-  updateRefCas,
+  readRefs,
+  sessionNotesRef,
   writeTree,
 } from '../git/index.js';
 import { checkPath, type Policy } from '../policy/index.js';
@@ -21,13 +22,13 @@ import {
   guardTarget,
   outsideEdits,
   readSessionRefs,
-  retireRedo,
+  retireRedoMoves,
   sessionRef,
   type ChangedFile,
   type RepoContext,
   type Session,
 } from '../session/index.js';
-import { guardedWrite, storeNote, type Recovery } from '../transaction/index.js';
+import { guardedWrite, runTransaction, type Recovery } from '../transaction/index.js';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import {
@@ -35,7 +36,6 @@ import {
   looseObjectStore,
   readCommitTrees,
   updateIndex,
-  updateRefDirect,
   worktreeGitDirSync,
   writeBlobsFromPaths,
   writeCommit,
@@ -95,7 +95,7 @@ export interface AdoptAs {
   journalText?: string;
   /** Only these worktree-relative paths are adopted. */
   paths?: readonly string[];
-  /** Text kept as the commit's note (`refs/notes/hagent`). */
+  /** Text kept as the commit's note (the session's notes ref, git/notes.ts). */
   note?: string;
   /** How long to wait for the session lock (default from config): agent hooks wait longer. */
   lockTimeoutMs?: number;
@@ -425,8 +425,8 @@ async function commitSynced(
     ];
     message = `${subject}\n\n${as.intro}\n${list.map((l) => `- ${l}`).join('\n')}\n\n${as.detail ? `${as.detail}\n\n` : ''}${trailers.join('\n')}\n`;
   }
-  // In-process where the repository allows (as apply does: git/commit-direct.ts,
-  // ref-update-direct.ts, notes-direct.ts), else with git: each spawn is ~10-40 ms per hook.
+  // In-process where the repository allows (as apply does: git/commit-direct.ts), else with
+  // git: each spawn is ~10-40 ms per hook.
   const store = await looseObjectStore(ctx.commonDir, head);
   const gitDir = store ? worktreeGitDirSync(worktree) : null;
   const made = await writeCommit(
@@ -439,37 +439,37 @@ async function commitSynced(
     message,
   );
   const commit = made.oid;
-  const direct =
-    store && gitDir && made.author && made.committer
-      ? { store, gitDir, author: made.author, committer: made.committer }
-      : null;
   const reflog = mergeHead
     ? 'hagent sync: merge concluded'
     : `hagent ${as.op}: ${as.subject ?? as.title}`.slice(0, 200);
-  try {
-    const moved =
-      direct &&
-      (await updateRefDirect({
-        commonDir: ctx.commonDir,
-        gitDir: direct.gitDir,
-        ref: sessionRef(session),
-        newOid: commit,
-        oldOid: head,
-        committer: direct.committer,
-        message: reflog,
-      }));
-    if (!moved) await updateRefCas(worktree, sessionRef(session), commit, head, reflog);
-  } catch (error) {
-    await undoIndex().catch(() => undefined);
-    throw error;
-  }
-  if (mergeHead) await concludeMerge(worktree);
-  await retireRedo(worktree, session, as.redo);
   const note = as.note !== undefined || extra ? `${as.note ?? ''}${extra?.note ?? ''}` : undefined;
-  if (note !== undefined)
-    await storeNote(ctx.commonDir, worktree, commit, note, direct ?? undefined).catch(
-      () => undefined,
-    );
+  const notesRef = sessionNotesRef(session.id);
+  const notesParent =
+    note === undefined
+      ? null
+      : ((await readRefs(worktree, ctx.commonDir, [notesRef])).get(notesRef) ?? null);
+  const redo = as.redo === undefined ? (await readSessionRefs(ctx, session)).redo : as.redo;
+  // The files are the worktree's already and the index holds them: the transaction moves the
+  // session branch, retires the redo ref and adds the note, in one ref transaction.
+  await runTransaction(
+    ctx.commonDir,
+    worktree,
+    {
+      kind: 'sync',
+      session: session.id,
+      message: reflog,
+      worktrees: [],
+      refs: [
+        { ref: sessionRef(session), old: head, new: commit },
+        ...retireRedoMoves(session, redo),
+      ],
+      note: note === undefined ? null : { ref: notesRef, parent: notesParent, commit, text: note },
+      rollForward: false,
+    },
+    { cwd: worktree, commonDir: ctx.commonDir, gitDir, store },
+    { rollback: () => undoIndex() },
+  );
+  if (mergeHead) await concludeMerge(worktree);
   return {
     ok: true,
     session: session.id,

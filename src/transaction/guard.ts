@@ -39,7 +39,7 @@ export interface GuardedOutcome<T> {
 export async function guardedWrite<T>(
   target: GuardTarget,
   command: string,
-  options: { timeoutMs: number; patch?: string; journal?: boolean },
+  options: { timeoutMs: number; patch?: string; journal?: boolean; allowBlocked?: boolean },
   body: (recovery: Recovery | null) => Promise<GuardedOutcome<T>>,
 ): Promise<{ value: T; recovery: Recovery | null }> {
   const started = performance.now();
@@ -64,6 +64,7 @@ export async function guardedWrite<T>(
           target.worktree,
           target.ref,
         );
+        if (recovery?.action === 'blocked' && !options.allowBlocked) throw blockedError(recovery);
         if (recovery) {
           await appendJournal(target.commonDir, {
             session: target.session,
@@ -105,6 +106,19 @@ export async function guardedWrite<T>(
     }).catch(() => undefined);
     throw error;
   }
+}
+
+/**
+ * The refusal while an interrupted transaction cannot be recovered because a user's checkout
+ * is locked (its `index.lock`): nothing may write before it is put back.
+ */
+function blockedError(r: Recovery): HagentError {
+  return new HagentError(
+    'DIRTY_TARGET',
+    `an interrupted ${r.command} left ${r.worktree} half updated, and its index is locked (index.lock)`,
+    { files: [], worktree: r.worktree },
+    `if no git command is running there, remove ${r.indexLock ?? 'its index.lock'}, then run the command again: hagent puts the checkout back first`,
+  );
 }
 
 const real = (p: string) => {

@@ -1,48 +1,81 @@
 /**
- * Recovery of a transaction interrupted at any instant (kill -9): finishes its commit when every
- * file was already written, otherwise restores the pre-transaction state. Files changed by
- * someone else since are never overwritten; they are reported (design.md invariant 3).
+ * The one recovery of every kind of transaction (transaction/run.ts) interrupted at any instant
+ * (kill -9), from its record alone:
+ *
+ * - every ref of the record holds its new id: the transaction committed; the session index is
+ *   brought in line and the record removed (`completed`);
+ * - every ref still holds its old id: when the record allows it (`rollForward`) and every file
+ *   holds its new state, the ref transaction is made now (`completed`); otherwise each file
+ *   that holds its new state is put back to its prior state, and the index with them
+ *   (`restored`);
+ * - someone else moved a ref meanwhile: nothing is touched; a user's branch the user moved
+ *   ends the record (`kept`), a session ref moved under it is refused (STALE_FILE, the record
+ *   kept for the user to judge).
+ *
+ * A file holding anything else was changed by someone else since: it is never overwritten, and
+ * is reported (`outside`; design.md invariant 3). A user's checkout whose index is locked is
+ * not touched at all (`blocked`; the record stays for the next command).
  */
 import { promises as fs, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
 import {
-  objectFormat,
-  readBlobCheckedOut,
-  storedBlobIdsOf,
-  type ObjectFormat,
+  blobId,
   commitTree,
+  literalPathspec,
   lsTree,
+  moveRefs,
+  objectFormat,
   parseGitFile,
+  readBlobCheckedOut,
   readRef,
+  readRefs,
+  runGit,
+  storedBlobIdsOf,
   updateIndex,
-  updateRefCas,
   writeTree,
-  type IndexEntryUpdate,
+  type ObjectFormat,
 } from '../git/index.js';
 import { backupNameFor, readEntry, replaceIfHolds, tempNameFor } from '../fsx/index.js';
-import { intentPath, readIntent, removeIntent, writeIntent, type Intent } from './intent.js';
-import { storeNote } from './note.js';
 import { pidAlive } from '../lock/index.js';
+import { indexEntriesOf } from './plan.js';
+import {
+  intentPath,
+  readIntent,
+  removeIntent,
+  writeIntent,
+  type RecordFile,
+  type TxRecord,
+} from './record.js';
 
-/** What recovery did. `outside`: paths left alone because their bytes are neither before nor after. */
+/**
+ * What recovery did (module header for `action`). `command`: the record's kind; `commit`: the
+ * new id of the record's first ref when it ended completed; `files`: paths of the record
+ * (for `restored` in a user's checkout: the paths put back); `outside`: paths left alone.
+ * `target`, `worktree`: the first ref and the first worktree not the session's (a land's).
+ */
 export interface Recovery {
   txid: string;
   command: string;
-  action: 'completed' | 'restored' | 'discarded';
+  action: 'completed' | 'restored' | 'kept' | 'blocked' | 'discarded';
   commit: string | null;
   files: string[];
   outside: string[];
+  target: string | null;
+  worktree: string | null;
+  /** The lock file that blocked the recovery (`blocked` only). */
+  indexLock?: string;
 }
 
-type DiskSide = { oid: string; mode: string; bytes: Uint8Array } | null;
+type DiskSide = { oid: string; mode: string; bytes: Uint8Array | null } | null | 'folder' | 'other';
+type Side = RecordFile['prior'];
 
-/** What each of `rels` holds on disk, its blob id the one git would store (git/filters.ts). */
+/** What `rel` holds on disk, its blob id the one git would store (git/filters.ts). */
 async function diskSides(
   worktree: string,
   rels: readonly string[],
   format: ObjectFormat,
-): Promise<(DiskSide | 'other')[]> {
+): Promise<DiskSide[]> {
   const entries = await Promise.all(rels.map((rel) => readEntry(worktree, rel)));
   const ids = await storedBlobIdsOf(
     worktree,
@@ -52,72 +85,79 @@ async function diskSides(
     }),
     format,
   );
-  return entries.map((e, i) => {
-    if (e.kind === 'missing') return null;
-    if (e.kind !== 'file') return 'other';
-    return { oid: ids.get(rels[i]!)!, mode: e.executable ? '100755' : '100644', bytes: e.bytes };
-  });
+  return Promise.all(
+    entries.map(async (e, i): Promise<DiskSide> => {
+      if (e.kind === 'missing') return null;
+      if (e.kind === 'directory') return 'folder';
+      if (e.kind === 'symlink') {
+        const link = await fs.readlink(path.join(worktree, rels[i]!), { encoding: 'buffer' });
+        return { oid: blobId(link, format), mode: '120000', bytes: null };
+      }
+      if (e.kind !== 'file') return 'other';
+      return { oid: ids.get(rels[i]!)!, mode: e.executable ? '100755' : '100644', bytes: e.bytes };
+    }),
+  );
 }
 
-const same = (a: DiskSide | 'other', b: { oid: string; mode: string } | null) =>
-  a !== 'other' && (a === null ? b === null : b !== null && a.oid === b.oid && a.mode === b.mode);
-
-function indexEntries(intent: Intent, side: 'prior' | 'next'): IndexEntryUpdate[] {
-  return intent.targets.map((t) => {
-    const s = t[side];
-    return s ? { path: t.rel, mode: s.mode, oid: s.oid } : { path: t.rel, mode: '0', oid: null };
-  });
+/** True when the disk holds `side` (a folder counts as absent when `folderOk`). */
+function holds(disk: DiskSide, side: Side, folderOk: boolean): boolean {
+  if (disk === 'other') return false;
+  if (disk === 'folder') return side === null && folderOk;
+  if (disk === null) return side === null;
+  return side !== null && disk.oid === side.oid && disk.mode === side.mode;
 }
 
 /** The names a transaction's rollback (fsx/stage.ts restoreIfOurs) uses for target `rel`. */
-function rollbackNames(rel: string, intent: Intent): { tmp: string; aside: string } {
+function rollbackNames(rel: string, pid: number): { tmp: string; aside: string } {
   return {
-    tmp: tempNameFor(rel, `restore-${intent.pid}`),
-    aside: tempNameFor(rel, `restore-${intent.pid}-aside`),
+    tmp: tempNameFor(rel, `restore-${pid}`),
+    aside: tempNameFor(rel, `restore-${pid}-aside`),
   };
 }
 
-async function removeTemps(worktree: string, intent: Intent): Promise<void> {
-  for (const [i, t] of intent.targets.entries()) {
+async function removeTemps(worktree: string, r: TxRecord, files: readonly RecordFile[]) {
+  for (const [i, t] of files.entries()) {
     const names = [
       t.tmp,
-      backupNameFor(t.rel, intent.txid, i),
-      rollbackNames(t.rel, intent).tmp,
-      rollbackNames(t.rel, intent).aside,
+      backupNameFor(t.rel, r.txid, i),
+      rollbackNames(t.rel, r.pid).tmp,
+      rollbackNames(t.rel, r.pid).aside,
     ];
     for (const name of names)
       if (name) await fs.rm(path.join(worktree, name), { force: true }).catch(() => undefined);
   }
 }
 
+/** The refs only hagent moves, under the session's lock: their lock files may be cleared. */
+function sessionOwnedRef(ref: string, session: string): boolean {
+  return (
+    ref === `refs/heads/hagent/${session}` ||
+    ref.startsWith(`refs/hagent/${session}/`) ||
+    ref === `refs/notes/hagent-sessions/${session}`
+  );
+}
+
 /**
- * A git process of the interrupted transaction killed with it (a whole process group killed)
- * leaves its lock file, and every later git command that needs it refuses: the session
- * worktree's `index.lock` (update-index) and `HEAD.lock`, the session ref's `.lock` (update-ref),
- * `refs/notes/hagent.lock` (notes). Recovery runs under the session lock with the transaction's
- * process dead, so a lock file made since the transaction started is its: wait until it is 2 s
- * old (an orphaned git child still finishing removes it itself), then remove it. An older lock
- * file is not ours and is left for git to report.
+ * A git process of the interrupted transaction killed with it leaves its lock file, and every
+ * later git command that needs it refuses: the session worktree's `index.lock` and `HEAD.lock`,
+ * and the `.lock` of the session's own refs. Recovery runs under the session lock with the
+ * transaction's process dead, and only hagent moves these under that lock, so a lock file made
+ * since the transaction started is its: wait until it is 2 s old (an orphaned git child still
+ * finishing removes it itself), then remove it. An older one is not ours and is left for git to
+ * report. A lock of any other ref, or in a user's checkout, is never removed.
  */
-async function clearLocksLeftBy(
-  commonDir: string,
-  worktree: string,
-  ref: string,
-  intent: Intent,
-): Promise<void> {
-  const locks = [
-    path.join(commonDir, ...ref.split('/')) + '.lock',
-    path.join(commonDir, 'refs', 'notes', 'hagent.lock'),
-  ];
-  try {
-    const gitDir = parseGitFile(worktree, await fs.readFile(path.join(worktree, '.git'), 'utf8'));
-    if (gitDir) {
-      locks.push(path.join(gitDir, 'index.lock'), path.join(gitDir, 'HEAD.lock'));
-    }
-  } catch {
-    // no worktree link: only the shared locks
+async function clearLocksLeftBy(commonDir: string, r: TxRecord): Promise<void> {
+  const locks = r.refs
+    .filter((m) => sessionOwnedRef(m.ref, r.session))
+    .map((m) => path.join(commonDir, ...m.ref.split('/')) + '.lock');
+  for (const w of r.worktrees.filter((x) => x.owner === 'session')) {
+    const gitDir = await fs
+      .readFile(path.join(w.path, '.git'), 'utf8')
+      .then((text) => parseGitFile(w.path, text))
+      .catch(() => null);
+    if (gitDir) locks.push(path.join(gitDir, 'index.lock'), path.join(gitDir, 'HEAD.lock'));
   }
-  const started = Date.parse(intent.startedAt);
+  const started = Date.parse(r.startedAt);
   await Promise.all(
     locks.map(async (lock) => {
       for (;;) {
@@ -128,21 +168,41 @@ async function clearLocksLeftBy(
           await fs.rm(lock, { force: true });
           return;
         }
-        await new Promise((r) => setTimeout(r, Math.min(100, 2000 - age)));
+        await new Promise((res) => setTimeout(res, Math.min(100, 2000 - age)));
       }
     }),
   );
 }
 
+/** The `index.lock` of a user's checkout in the record, if one exists now. */
+async function lockedCheckout(r: TxRecord): Promise<{ worktree: string; lock: string } | null> {
+  for (const w of r.worktrees.filter((x) => x.owner === 'checkout')) {
+    const g = await runGit(['rev-parse', '--path-format=absolute', '--git-dir'], {
+      cwd: w.path,
+      allowFailure: true,
+    }).catch(() => null);
+    if (!g || g.exitCode !== 0) continue;
+    const lock = path.join(g.stdout.toString('utf8').trim(), 'index.lock');
+    if (
+      await fs.stat(lock).then(
+        () => true,
+        () => false,
+      )
+    )
+      return { worktree: w.path, lock };
+  }
+  return null;
+}
+
 /**
- * A kill between moving a target's file aside and linking the next one in (fsx/stage.ts,
+ * A kill between moving a target aside and linking the next one in (fsx/stage.ts,
  * replaceIfHolds) leaves the target absent and its file under a name recovery knows: the
  * publish's backup name (the old file) or the rollback's aside name (hagent's new file, moved
  * aside to put the old one back). It goes back first, so the target reads as it did just
  * before the kill.
  */
-async function putBackAsides(worktree: string, intent: Intent): Promise<void> {
-  for (const [i, t] of intent.targets.entries()) {
+async function putBackAsides(worktree: string, r: TxRecord, files: readonly RecordFile[]) {
+  for (const [i, t] of files.entries()) {
     const abs = path.join(worktree, t.rel);
     if (
       await fs.lstat(abs).then(
@@ -151,13 +211,14 @@ async function putBackAsides(worktree: string, intent: Intent): Promise<void> {
       )
     )
       continue;
-    for (const name of [backupNameFor(t.rel, intent.txid, i), rollbackNames(t.rel, intent).aside]) {
+    for (const name of [backupNameFor(t.rel, r.txid, i), rollbackNames(t.rel, r.pid).aside]) {
       const aside = path.join(worktree, name);
-      const back = await fs.link(aside, abs).then(
-        () => true,
-        () => false,
-      );
-      if (back) {
+      if (
+        await fs.link(aside, abs).then(
+          () => true,
+          () => false,
+        )
+      ) {
         await fs.rm(aside, { force: true });
         break;
       }
@@ -165,29 +226,11 @@ async function putBackAsides(worktree: string, intent: Intent): Promise<void> {
   }
 }
 
-/** True when `commit`'s first parent is the intent's head and it holds every target's new state. */
-async function publishedFrom(worktree: string, intent: Intent, commit: string): Promise<boolean> {
-  const parent = await readRef(worktree, `${commit}^`).catch(() => null);
-  if (parent !== intent.head) return false;
-  const entries = await lsTree(
-    worktree,
-    commit,
-    intent.targets.map((t) => t.rel),
-  );
-  return intent.targets.every((t) => {
-    const e = entries.get(t.rel);
-    return t.next === null
-      ? e === undefined
-      : e !== undefined && e.oid === t.next.oid && e.mode === t.next.mode;
-  });
-}
-
 /**
- * Removes the temp files of this session's intent record left by a process killed while writing
- * it (`<session>.json.<pid>-<random>.tmp`, fsx's writeJsonFile), when that process is gone.
- * Never throws.
+ * Removes the temp files of this session's record left by a process killed while writing it
+ * (`<session>.json.<pid>-<random>.tmp`, fsx's writeJsonFile), when that process is gone.
  */
-function removeDeadIntentTemps(commonDir: string, sessionId: string): void {
+function removeDeadRecordTemps(commonDir: string, sessionId: string): void {
   const dir = path.dirname(intentPath(commonDir, sessionId));
   let names: string[];
   try {
@@ -208,10 +251,170 @@ function removeDeadIntentTemps(commonDir: string, sessionId: string): void {
 }
 
 /**
- * Finishes or undoes the pending transaction of a session, if any, and removes the temp files of
- * an intent record whose writer died. Call it holding the session lock.
+ * Puts `rel` back to `prior` while it still holds `disk`, hagent's new state just read (an
+ * outside write in between wins: fsx's replaceIfHolds). @returns false when it was left alone.
+ */
+async function putBack(
+  worktree: string,
+  rel: string,
+  disk: DiskSide,
+  prior: Side,
+): Promise<boolean> {
+  const abs = path.join(worktree, rel);
+  let want: Uint8Array | null = null;
+  if (disk === 'folder') {
+    // A folder where the file was: emptied by the deeper paths put back first.
+    if (!(await fs.rmdir(abs).then(ok, no))) return false;
+  } else if (disk !== null && disk !== 'other' && disk.bytes === null) {
+    await fs.rm(abs, { force: true }); // the symlink hagent made
+  } else if (disk !== null && disk !== 'other') want = disk.bytes;
+  if (prior?.mode === '120000') {
+    const target = await readBlobCheckedOut(worktree, rel, prior.oid);
+    await fs.mkdir(path.dirname(abs), { recursive: true });
+    return fs.symlink(target, abs).then(ok, no);
+  }
+  const aside = path.join(worktree, tempNameFor(rel, `recover-${process.pid}-aside`));
+  let tmp: string | null = null;
+  try {
+    if (prior !== null) {
+      const bytes = await readBlobCheckedOut(worktree, rel, prior.oid);
+      const mode = prior.mode === '100755' ? 0o755 : 0o644;
+      tmp = path.join(worktree, tempNameFor(rel, `recover-${process.pid}`));
+      await fs.mkdir(path.dirname(abs), { recursive: true });
+      await fs.writeFile(tmp, bytes, { mode, flag: 'w' });
+      await fs.chmod(tmp, mode);
+    }
+    if ((await replaceIfHolds(abs, aside, want, tmp)) !== 'done') return false;
+    if (prior === null)
+      for (let dir = path.posix.dirname(rel); dir !== '.'; dir = path.posix.dirname(dir))
+        if (!(await fs.rmdir(path.join(worktree, dir)).then(ok, no))) break;
+    return true;
+  } finally {
+    if (tmp) await fs.rm(tmp, { force: true }).catch(() => undefined);
+  }
+}
+
+const ok = () => true;
+const no = () => false;
+
+/**
+ * Puts back every file of `files` in `worktree` that holds its new state (deepest paths
+ * first, so a folder the transaction made is emptied before the file it replaced returns).
+ * @returns the paths put back and those left alone.
+ */
+async function restoreFiles(
+  worktree: string,
+  files: readonly RecordFile[],
+  format: ObjectFormat,
+): Promise<{ restored: string[]; outside: string[] }> {
+  const restored: string[] = [];
+  const outside: string[] = [];
+  const order = [...files].sort((a, b) => b.rel.split('/').length - a.rel.split('/').length);
+  const first = await diskSides(
+    worktree,
+    order.map((f) => f.rel),
+    format,
+  );
+  for (const [i, f] of order.entries()) {
+    const under = (side: 'prior' | 'next') =>
+      files.some((o) => o[side] !== null && o.rel.startsWith(`${f.rel}/`));
+    // A folder may have been emptied by the deeper paths just put back: read it again.
+    const disk =
+      first[i] === 'folder' ? (await diskSides(worktree, [f.rel], format))[0]! : first[i]!;
+    if (holds(disk, f.prior, under('prior'))) continue;
+    if (!holds(disk, f.next, under('next'))) {
+      outside.push(f.rel);
+      continue;
+    }
+    if (await putBack(worktree, f.rel, disk, f.prior)) restored.push(f.rel);
+    else outside.push(f.rel);
+  }
+  return { restored, outside };
+}
+
+/** Stage-0 index entries of `paths` in a worktree: path → `<mode> <oid>`. */
+async function indexEntries(worktree: string, paths: readonly string[]) {
+  const out = new Map<string, string>();
+  const r = await runGit(['ls-files', '-s', '-z', '--', ...paths.map(literalPathspec)], {
+    cwd: worktree,
+  });
+  for (const rec of r.stdout.toString('utf8').split('\0')) {
+    const m = /^(\d+) ([0-9a-f]+) 0\t(.*)$/s.exec(rec);
+    if (m) out.set(m[3]!, `${m[1]} ${m[2]}`);
+  }
+  return out;
+}
+
+/**
+ * Puts the index entries of `files` back to their prior state: always in the session's own
+ * worktree; in a user's checkout only when every entry holds its new state (git writes a
+ * checkout's index at once, so otherwise the index is still the user's and stays).
+ */
+async function restoreIndex(
+  w: { path: string; owner: string },
+  files: readonly RecordFile[],
+): Promise<void> {
+  if (files.length === 0) return;
+  if (w.owner === 'checkout') {
+    const staged = await indexEntries(
+      w.path,
+      files.map((f) => f.rel),
+    );
+    const key = (s: Side) => (s ? `${s.mode} ${s.oid}` : null);
+    if (!files.every((f) => (staged.get(f.rel) ?? null) === key(f.next))) return;
+  }
+  await updateIndex(w.path, indexEntriesOf(files, 'prior'));
+}
+
+/** True when `commit`'s first parent is `head` and it holds every file's new state (v1 records). */
+async function publishedFrom(
+  worktree: string,
+  files: readonly RecordFile[],
+  head: string,
+  commit: string,
+): Promise<boolean> {
+  if ((await readRef(worktree, `${commit}^`).catch(() => null)) !== head) return false;
+  const entries = await lsTree(
+    worktree,
+    commit,
+    files.map((t) => t.rel),
+  );
+  return files.every((t) => {
+    const e = entries.get(t.rel);
+    return t.next === null
+      ? e === undefined
+      : e !== undefined && e.oid === t.next.oid && e.mode === t.next.mode;
+  });
+}
+
+/**
+ * The refusal when a session ref of a pending record moved since (not by this transaction).
+ * @returns HagentError STALE_FILE naming the record and its files, with the way out.
+ */
+function movedUnder(
+  commonDir: string,
+  r: TxRecord,
+  ref: string,
+  at: string | null,
+  files: readonly string[],
+): HagentError {
+  const record = intentPath(commonDir, r.session);
+  const was = r.refs.find((m) => m.ref === ref)?.old ?? null;
+  return new HagentError(
+    'STALE_FILE',
+    `session ${r.session}: an interrupted ${r.kind} started at ${was?.slice(0, 12) ?? 'none'}, but ${ref} is now ${at?.slice(0, 12) ?? 'gone'}`,
+    { session: r.session, record, files: [...files] },
+    `the files were left as they are; check ${files.join(', ')} (hagent session status ${r.session}), then remove the stale record ${record} and run the command again`,
+  );
+}
+
+/**
+ * Finishes or puts back the pending transaction of a session, if any (module header), and
+ * removes the temp files of a record whose writer died. Call it holding the session lock.
+ * `worktree` and `ref`: the session's, for a version-1 record.
  * @returns what it did, or null when nothing was pending.
- * @throws HagentError INTERNAL-free: GIT_FAILED when git itself fails.
+ * @throws HagentError STALE_FILE when a session ref moved under the record; GIT_FAILED when git
+ *   itself fails (the record stays either way).
  */
 export async function recoverTransaction(
   commonDir: string,
@@ -219,135 +422,133 @@ export async function recoverTransaction(
   worktree: string,
   ref: string,
 ): Promise<Recovery | null> {
-  removeDeadIntentTemps(commonDir, sessionId);
-  const intent = await readIntent(commonDir, sessionId);
-  if (intent === null) return null;
-  if (intent === 'damaged') {
+  removeDeadRecordTemps(commonDir, sessionId);
+  const read = await readIntent(commonDir, sessionId, { worktree, ref });
+  if (read === null) return null;
+  const base = { commit: null, files: [], outside: [], target: null, worktree: null };
+  if (read === 'damaged') {
     await removeIntent(commonDir, sessionId);
-    return { txid: '?', command: '?', action: 'discarded', commit: null, files: [], outside: [] };
+    return { txid: '?', command: '?', action: 'discarded', ...base };
   }
-  const files = intent.targets.map((t) => t.rel);
-  await clearLocksLeftBy(commonDir, worktree, ref, intent);
-  await putBackAsides(worktree, intent);
-  const headNow = await readRef(worktree, ref);
+  let r = read.record;
+  const checkout = r.worktrees.find((w) => w.owner === 'checkout') ?? null;
+  const about = {
+    txid: r.txid,
+    command: r.kind,
+    target: r.refs[0]?.ref ?? null,
+    worktree: checkout?.path ?? null,
+  };
+  const allFiles = r.worktrees.flatMap((w) => w.files.map((f) => f.rel));
+  const locked = await lockedCheckout(r);
+  if (locked)
+    return {
+      ...base,
+      ...about,
+      action: 'blocked',
+      worktree: locked.worktree,
+      indexLock: locked.lock,
+    };
+  await clearLocksLeftBy(commonDir, r);
+  for (const w of r.worktrees) if (w.owner === 'session') await putBackAsides(w.path, r, w.files);
+  const format = objectFormat(commonDir);
+  const now = await readRefs(
+    worktree,
+    commonDir,
+    r.refs.map((m) => m.ref),
+  );
+  // A version-1 record may not know its commit: the ref moved to one made from it, or not.
+  if (read.pending) {
+    const m = r.refs[0]!;
+    const at = now.get(m.ref) ?? null;
+    if (at !== m.old && at !== null) {
+      const files = r.worktrees[0]!.files;
+      if (await publishedFrom(worktree, files, m.old!, at)) r.refs = [{ ...m, new: at }];
+    }
+  }
+  const committed = r.refs.every((m) => (now.get(m.ref) ?? null) === m.new);
+  const untouched = r.refs.every((m) => m.unchecked || (now.get(m.ref) ?? null) === m.old);
   let result: Recovery;
-  if (intent.commit !== null && headNow === intent.commit) {
-    // Killed after the ref moved: the commit is published; bring the index in line.
-    await updateIndex(worktree, indexEntries(intent, 'next'));
-    if (intent.note)
-      await storeNote(commonDir, worktree, intent.commit, intent.note).catch(() => undefined);
+  if (committed) {
+    for (const w of r.worktrees)
+      if (w.owner === 'session') await updateIndex(w.path, indexEntriesOf(w.files, 'next'));
     result = {
-      txid: intent.txid,
-      command: intent.command,
+      ...base,
+      ...about,
       action: 'completed',
-      commit: intent.commit,
-      files,
-      outside: [],
+      commit: r.refs[0]?.new ?? null,
+      files: allFiles,
     };
-  } else if (
-    headNow !== null &&
-    headNow !== intent.head &&
-    (await publishedFrom(worktree, intent, headNow))
-  ) {
-    // The ref moved to a commit made from this very intent (its parent is the intent's head and
-    // it holds every target's new state), but the record never learned its id.
-    await updateIndex(worktree, indexEntries(intent, 'next'));
-    result = {
-      txid: intent.txid,
-      command: intent.command,
-      action: 'completed',
-      commit: headNow,
-      files,
-      outside: [],
-    };
-  } else if (headNow !== intent.head) {
-    throw new HagentError(
-      'STALE_FILE',
-      `session ${sessionId}: an interrupted ${intent.command} started at ${intent.head.slice(0, 12)}, but the head is now ${headNow?.slice(0, 12) ?? 'gone'}`,
-      {
-        session: sessionId,
-        record: intentPath(commonDir, sessionId),
-        files: intent.targets.map((t) => t.rel),
-      },
-      `the files were left as they are; check ${intent.targets.map((t) => t.rel).join(', ')} (hagent session status ${sessionId}), then remove the stale record ${intentPath(commonDir, sessionId)} and run the command again`,
+  } else if (!untouched) {
+    // Someone else moved a ref since: nothing is touched. A user's branch (a land's target)
+    // moved by the user is theirs: the record goes. A session ref moved under a pending record
+    // is refused, the record kept, for the user to judge the files.
+    const moved = r.refs.find(
+      (m) =>
+        !m.unchecked && sessionOwnedRef(m.ref, r.session) && (now.get(m.ref) ?? null) !== m.old,
     );
+    if (moved) throw movedUnder(commonDir, r, moved.ref, now.get(moved.ref) ?? null, allFiles);
+    result = { ...base, ...about, action: 'kept' };
   } else {
-    const sides = await diskSides(
-      worktree,
-      intent.targets.map((t) => t.rel),
-      objectFormat(commonDir),
+    const sides = await Promise.all(
+      r.worktrees.map((w) =>
+        diskSides(
+          w.path,
+          w.files.map((f) => f.rel),
+          format,
+        ),
+      ),
     );
-    const allWritten = intent.targets.every((t, i) => same(sides[i]!, t.next));
-    if (allWritten) {
-      await updateIndex(worktree, indexEntries(intent, 'next'));
-      const tree = await writeTree(worktree);
-      const commit =
-        intent.commit ?? (await commitTree(worktree, tree, [intent.head], intent.message));
-      // Recorded before the ref moves, so a recovery killed here is finished by the next one.
-      if (intent.commit === null) await writeIntent(commonDir, { ...intent, commit });
-      await updateRefCas(
-        worktree,
-        ref,
-        commit,
-        intent.head,
-        `hagent recover: completed ${intent.command}`,
-      );
-      if (intent.note)
-        await storeNote(commonDir, worktree, commit, intent.note).catch(() => undefined);
+    const allNew = r.worktrees.every((w, i) =>
+      w.files.every((f, j) =>
+        holds(
+          sides[i]![j]!,
+          f.next,
+          w.files.some((o) => o.next && o.rel.startsWith(`${f.rel}/`)),
+        ),
+      ),
+    );
+    if (r.rollForward && allNew) {
+      for (const w of r.worktrees)
+        if (w.owner === 'session') await updateIndex(w.path, indexEntriesOf(w.files, 'next'));
+      if (read.pending) {
+        const m = r.refs[0]!;
+        const commit = await commitTree(
+          worktree,
+          await writeTree(worktree),
+          [m.old!],
+          read.pending.message,
+        );
+        r = { ...r, refs: [{ ...m, new: commit }] };
+        // Recorded before the ref moves, so a recovery killed here is finished by the next one.
+        await writeIntent(commonDir, r);
+      }
+      await moveRefs(worktree, r.refs, `hagent recover: completed ${r.kind}`);
       result = {
-        txid: intent.txid,
-        command: intent.command,
+        ...base,
+        ...about,
         action: 'completed',
-        commit,
-        files,
-        outside: [],
+        commit: r.refs[0]?.new ?? null,
+        files: allFiles,
       };
     } else {
+      const restored: string[] = [];
       const outside: string[] = [];
-      for (const [i, t] of intent.targets.entries()) {
-        const side = sides[i]!;
-        if (same(side, t.prior)) continue;
-        if (!same(side, t.next)) {
-          outside.push(t.rel);
-          continue;
-        }
-        // Put back only while the file still holds what was read above: an outside write in
-        // the meantime is never overwritten (the same replacement as the publish).
-        const abs = path.join(worktree, t.rel);
-        const aside = path.join(worktree, tempNameFor(t.rel, `recover-${process.pid}-aside`));
-        let tmp: string | null = null;
-        try {
-          if (t.prior !== null) {
-            const bytes = await readBlobCheckedOut(worktree, t.rel, t.prior.oid);
-            const mode = t.prior.mode === '100755' ? 0o755 : 0o644;
-            tmp = path.join(worktree, tempNameFor(t.rel, `recover-${process.pid}`));
-            await fs.mkdir(path.dirname(abs), { recursive: true });
-            await fs.writeFile(tmp, bytes, { mode, flag: 'w' });
-            await fs.chmod(tmp, mode);
-          }
-          const outcome = await replaceIfHolds(
-            abs,
-            aside,
-            side === 'other' || side === null ? null : side.bytes,
-            tmp,
-          );
-          if (outcome !== 'done') outside.push(t.rel);
-        } finally {
-          if (tmp) await fs.rm(tmp, { force: true }).catch(() => undefined);
-        }
+      for (const w of r.worktrees) {
+        const done = await restoreFiles(w.path, w.files, format);
+        restored.push(...done.restored);
+        outside.push(...done.outside);
+        await restoreIndex(w, w.files);
       }
-      await updateIndex(worktree, indexEntries(intent, 'prior'));
       result = {
-        txid: intent.txid,
-        command: intent.command,
+        ...base,
+        ...about,
         action: 'restored',
-        commit: null,
-        files,
+        files: checkout ? restored : allFiles,
         outside,
       };
     }
   }
-  await removeTemps(worktree, intent);
+  for (const w of r.worktrees) if (w.owner === 'session') await removeTemps(w.path, r, w.files);
   await removeIntent(commonDir, sessionId);
   return result;
 }

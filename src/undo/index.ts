@@ -16,19 +16,25 @@ import {
   firstParentChain,
   lsTree,
   readRef,
-  runGit,
-  updateRefCas,
+  type RefMove,
 } from '../git/index.js';
 import { readEntry } from '../fsx/index.js';
 import {
   guardTarget,
+  isAncestor,
   redoRef,
   sessionHead,
   sessionRef,
   type RepoContext,
   type Session,
 } from '../session/index.js';
-import { guardedWrite, removeIntent, writeIntent, type Recovery } from '../transaction/index.js';
+import {
+  changesOfDiff,
+  guardedWrite,
+  runTransaction,
+  type Freshness,
+  type Recovery,
+} from '../transaction/index.js';
 import { loadConfig } from '../config/index.js';
 
 /** JSON of `hagent undo` / `hagent undo --redo`. Commits are ids; `files` changed in the worktree. */
@@ -48,16 +54,17 @@ export interface UndoResult {
 }
 
 /**
- * Refuses when any of `paths` differs on disk from the session head (an outside edit would be
- * overwritten). A folder on disk where the head has a folder is fresh when the move names files
- * under it (they are checked themselves); git's checkout keeps untracked files in it.
- * @throws HagentError STALE_FILE naming the first such path.
+ * Whether every one of `paths` on disk is as in the session head (else an outside edit would be
+ * overwritten): `stale` lists those that are not. A folder on disk where the head has a folder
+ * is fresh when the move names files under it (they are checked themselves); git's checkout
+ * keeps untracked files in it.
  */
-async function assertPathsFresh(
+async function freshness(
   worktree: string,
   head: string,
   paths: readonly string[],
-): Promise<void> {
+): Promise<Freshness> {
+  const stale: string[] = [];
   const inHead = await lsTree(worktree, head, paths);
   const entries = await Promise.all(paths.map((p) => readEntry(worktree, p)));
   const files = paths.flatMap((p, i) => {
@@ -83,17 +90,28 @@ async function assertPathsFresh(
         e.kind === 'file' &&
         ids.get(p) === want.oid &&
         (e.executable ? '100755' : '100644') === want.mode;
-    if (!fresh) {
-      throw new HagentError(
-        'STALE_FILE',
-        `${p} has outside edits that the move would overwrite`,
-        { path: p },
-        'run hagent session status; commit or drop the outside edits first',
-      );
-    }
+    if (!fresh) stale.push(p);
   }
+  return stale.length ? { kind: 'stale', paths: stale } : { kind: 'fresh' };
 }
 
+/** @throws HagentError STALE_FILE naming the first stale path (and all of them in `files`). */
+function assertFresh(f: Freshness): void {
+  if (f.kind === 'fresh') return;
+  throw new HagentError(
+    'STALE_FILE',
+    `${f.paths[0]} has outside edits that the move would overwrite`,
+    { path: f.paths[0]!, files: f.paths },
+    'run hagent session status; commit or drop the outside edits first',
+  );
+}
+
+/**
+ * Moves the session from `from` to `to` as one transaction: the worktree's changed files and
+ * index (git's checkout of the tree difference), then the session branch and `redoMoves` (the
+ * redo ref) in one ref transaction, so a kill never loses the redo ref.
+ * @throws HagentError STALE_FILE (outside edits on a path the move changes), TARGET_MOVED.
+ */
 async function move(
   ctx: RepoContext,
   session: Session,
@@ -101,51 +119,43 @@ async function move(
   to: string,
   direction: 'undo' | 'redo',
   steps: number,
+  redoMoves: RefMove[],
 ): Promise<{ files: { path: string; status: string }[] }> {
   const changes = await diffTrees(ctx.cwd, from, to);
-  await assertPathsFresh(
-    session.worktree,
-    from,
-    changes.map((c) => c.path),
+  const worktree = session.worktree;
+  assertFresh(
+    await freshness(
+      worktree,
+      from,
+      changes.map((c) => c.path),
+    ),
   );
-  // An intent record first, so a kill between the files and the ref is finished or undone by
-  // the next command (the same recovery as an apply: issue "safety envelope" §3).
-  const side = (mode: string, oid: string) => (/^0+$/.test(mode) ? null : { oid, mode });
-  await writeIntent(ctx.commonDir, {
-    version: 1,
-    txid: `${direction}-${process.pid.toString(36)}`,
-    session: session.id,
-    command: direction,
-    pid: process.pid,
-    startedAt: new Date().toISOString(),
-    head: from,
-    commit: to,
-    message: '',
-    note: null,
-    targets: changes.map((c) => ({
-      rel: c.path,
-      prior: side(c.oldMode, c.oldOid),
-      next: side(c.newMode, c.newOid),
-      tmp: null,
-    })),
-  });
-  try {
-    await checkoutTreeDelta(session.worktree, from, to, true);
-    try {
-      await updateRefCas(ctx.cwd, sessionRef(session), to, from, `hagent ${direction} ${steps}`);
-    } catch (error) {
-      await checkoutTreeDelta(session.worktree, to, from, true).catch(() => undefined);
-      throw error;
-    }
-  } finally {
-    await removeIntent(ctx.commonDir, session.id);
-  }
+  await runTransaction(
+    ctx.commonDir,
+    worktree,
+    {
+      kind: direction,
+      session: session.id,
+      message: `hagent ${direction} ${steps}`,
+      worktrees: [
+        {
+          path: worktree,
+          owner: 'session',
+          files: changesOfDiff(changes),
+          publish: {
+            kind: 'checkout',
+            run: () => checkoutTreeDelta(worktree, from, to, true),
+            revert: () => checkoutTreeDelta(worktree, to, from, true),
+          },
+        },
+      ],
+      refs: [{ ref: sessionRef(session), old: from, new: to }, ...redoMoves],
+      note: null,
+      rollForward: true,
+    },
+    { cwd: worktree, commonDir: ctx.commonDir, gitDir: null, store: null },
+  );
   return { files: changes.map((c) => ({ path: c.path, status: c.status })) };
-}
-
-async function isAncestor(cwd: string, a: string, b: string): Promise<boolean> {
-  const r = await runGit(['merge-base', '--is-ancestor', a, b], { cwd, allowFailure: true });
-  return r.exitCode === 0;
 }
 
 /**
@@ -203,14 +213,20 @@ async function undoLocked(ctx: RepoContext, session: Session, steps: number): Pr
     );
   }
   const to = steps === chain.length ? session.base : chain[steps]!;
-  const { files } = await move(ctx, session, head, to, 'undo', steps);
+  // The redo ref keeps the furthest undone head: it stays when it is ahead of this head, else it
+  // takes this head; either way it moves with the session branch.
   const redo = await readRef(ctx.cwd, redoRef(session));
   const keep = redo !== null && (await isAncestor(ctx.cwd, head, redo));
   const furthest = keep ? redo! : head;
-  if (!keep)
-    await runGit(['update-ref', '--create-reflog', '-m', 'hagent undo', redoRef(session), head], {
-      cwd: ctx.cwd,
-    });
+  const { files } = await move(
+    ctx,
+    session,
+    head,
+    to,
+    'undo',
+    steps,
+    keep ? [] : [{ ref: redoRef(session), old: redo, new: head }],
+  );
   const redoable = (await firstParentChain(ctx.cwd, to, furthest)).length;
   return {
     ok: true,
@@ -267,9 +283,16 @@ async function redoLocked(ctx: RepoContext, session: Session, steps: number): Pr
       `redo at most ${forward.length}`,
     );
   const to = forward[steps - 1]!;
-  const { files } = await move(ctx, session, head, to, 'redo', steps);
-  if (to === furthest)
-    await runGit(['update-ref', '-d', redoRef(session), furthest], { cwd: ctx.cwd });
+  // Redone to the furthest undone head: nothing is left to redo, and the ref goes with the move.
+  const { files } = await move(
+    ctx,
+    session,
+    head,
+    to,
+    'redo',
+    steps,
+    to === furthest ? [{ ref: redoRef(session), old: furthest, new: null }] : [],
+  );
   return {
     ok: true,
     session: session.id,

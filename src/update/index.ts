@@ -15,7 +15,6 @@ import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
 import {
-  addNote,
   checkoutTreeDelta,
   commitTree,
   diffTrees,
@@ -25,11 +24,14 @@ import {
   mergeTrees,
   mergeTreesForWorktree,
   pathsInTheWay,
-  readNote,
   readRef,
+  readRefs,
+  readSessionNote,
+  sessionNotesRef,
+  writeNoteCommit,
+  type RefMove,
   runGit,
   treeOf,
-  updateRefCas,
   worktreeGitDirSync,
   writeTreeWithChanges,
   type ConflictStage,
@@ -42,7 +44,8 @@ import {
   isAncestor,
   outsideEdits,
   readLandBase,
-  retireRedo,
+  readSessionRefs,
+  retireRedoMoves,
   sessionHead,
   sessionRef,
   treeIds,
@@ -50,7 +53,12 @@ import {
   type RepoContext,
   type Session,
 } from '../session/index.js';
-import { guardedWrite, type Recovery } from '../transaction/index.js';
+import {
+  changesOfDiff,
+  guardedWrite,
+  runTransaction,
+  type Recovery,
+} from '../transaction/index.js';
 import { writeConflictRecord } from './conflicts.js';
 
 export {
@@ -233,20 +241,14 @@ async function updateLocked(
   }
   const message = `hagent: merge ${branch} into session ${session.id}\n\nBrings ${branch} at ${merged.slice(0, 12)} into the session (hagent session update).\n\nHagent-Session: ${session.id}\nHagent-Op: update\n`;
   const commit = await commitTree(worktree, tree, [head, merged], message);
-  await checkoutTreeDelta(worktree, headTree!, tree);
-  try {
-    await updateRefCas(
-      worktree,
-      sessionRef(session),
-      commit,
-      head,
-      `hagent update: merged ${branch}`,
-    );
-  } catch (error) {
-    await checkoutTreeDelta(worktree, tree, headTree!).catch(() => undefined);
-    throw error;
-  }
-  await retireRedo(worktree, session);
+  await moveSession(
+    ctx,
+    session,
+    headTree!,
+    tree,
+    [{ ref: sessionRef(session), old: head, new: commit }],
+    `hagent update: merged ${branch}`,
+  );
   return {
     ...base,
     commit,
@@ -394,42 +396,81 @@ async function rebaseLocked(
   const headTree = await treeOf(worktree, head);
   const changes = await diffTrees(worktree, headTree, tipTree);
   await assertNothingInTheWay(session, changes);
-  await runGit(
-    [
-      'update-ref',
-      '--create-reflog',
-      '-m',
-      'hagent: session head before a rebase',
-      `refs/hagent/${session.id}/rebased/${head}`,
-      head,
-      '',
-    ],
-    { cwd: ctx.cwd, allowFailure: true },
-  );
-  await checkoutTreeDelta(worktree, headTree, tipTree);
-  try {
-    await updateRefCas(
-      worktree,
-      sessionRef(session),
-      tip,
-      head,
-      `hagent update: rebased on ${branch}`,
-    );
-  } catch (error) {
-    await checkoutTreeDelta(worktree, tipTree, headTree).catch(() => undefined);
-    throw error;
-  }
-  // One after the other: `git notes add` moves refs/notes/hagent without a compare-and-swap, so
-  // two at once can each commit over the same notes tree and one note is lost.
+  // The replayed commits keep their notes: note commits chained in the session's notes ref,
+  // written before anything moves, and the ref moved with the session branch.
+  const notesRef = sessionNotesRef(session.id);
+  const notesOld = (await readRefs(worktree, ctx.commonDir, [notesRef])).get(notesRef) ?? null;
+  let notesNew = notesOld;
+  const writer = {
+    cwd: worktree,
+    commonDir: ctx.commonDir,
+    gitDir: store ? worktreeGitDirSync(worktree) : null,
+    store,
+  };
   for (const r of replayed) {
-    const note = await readNote(ctx.cwd, r.from);
-    if (note !== null) await addNote(ctx.cwd, r.to, note);
+    const note = await readSessionNote(ctx.cwd, session.id, r.from);
+    if (note !== null) notesNew = await writeNoteCommit(writer, notesNew, r.to, note);
   }
-  await retireRedo(worktree, session);
+  await moveSession(
+    ctx,
+    session,
+    headTree,
+    tipTree,
+    [
+      { ref: sessionRef(session), old: head, new: tip },
+      // The head before the rebase stays reachable (named after itself: no compare-and-swap).
+      { ref: `refs/hagent/${session.id}/rebased/${head}`, old: null, new: head, unchecked: true },
+      { ref: notesRef, old: notesOld, new: notesNew },
+    ],
+    `hagent update: rebased on ${branch}`,
+  );
   return {
     ...result,
     commit: tip,
     upToDate: false,
     files: changes.map((c) => ({ path: c.path, status: c.status })),
   };
+}
+
+/**
+ * Brings the session from `fromTree` to `toTree` as one transaction: the worktree's changed
+ * files and index (git's checkout of the difference), then `refs` with the redo ref retired,
+ * in one ref transaction (transaction/run.ts).
+ * @throws HagentError DIRTY_TARGET (git refused the checkout), TARGET_MOVED.
+ */
+async function moveSession(
+  ctx: RepoContext,
+  session: Session,
+  fromTree: string,
+  toTree: string,
+  refs: RefMove[],
+  message: string,
+): Promise<void> {
+  const worktree = session.worktree;
+  const { redo } = await readSessionRefs(ctx, session);
+  await runTransaction(
+    ctx.commonDir,
+    worktree,
+    {
+      kind: 'update',
+      session: session.id,
+      message,
+      worktrees: [
+        {
+          path: worktree,
+          owner: 'session',
+          files: changesOfDiff(await diffTrees(worktree, fromTree, toTree)),
+          publish: {
+            kind: 'checkout',
+            run: () => checkoutTreeDelta(worktree, fromTree, toTree),
+            revert: () => checkoutTreeDelta(worktree, toTree, fromTree),
+          },
+        },
+      ],
+      refs: [...refs, ...retireRedoMoves(session, redo)],
+      note: null,
+      rollForward: true,
+    },
+    { cwd: worktree, commonDir: ctx.commonDir, gitDir: null, store: null },
+  );
 }

@@ -174,7 +174,7 @@ it('create, edit, shell edit and delete each become one commit; .env, .git/confi
     assert.match(log[2]!.body, /Hagent-Op: exec/);
     assert.match(log[2]!.body, /D old\.txt/);
     assert.match(log[2]!.body, /A sh\.txt/);
-    const note = git(repo, 'notes', '--ref=hagent', 'show', `hagent/c1~3`);
+    const note = git(repo, 'notes', '--ref=hagent-sessions/c1', 'show', `hagent/c1~3`);
     assert.match(note, /"old_string": "hi"/, 'the edit is kept in the note');
     assert.is(summary.commits, 5);
     assert.equal(summary.blocked.map((b) => b.code).sort(), [

@@ -48,7 +48,7 @@ t('apply commits the patch on the session branch with the patch text in a note',
   ]);
   assert.is(git(repo, 'rev-parse', 'hagent/s1'), r.json.commit);
   assert.is(git(repo, 'show', 'hagent/s1:a.txt'), 'one\nTWO\nthree');
-  assert.is(git(repo, 'notes', '--ref=hagent', 'show', r.json.commit), patch.trimEnd());
+  assert.is(git(repo, 'notes', '--ref=hagent-sessions/s1', 'show', r.json.commit), patch.trimEnd());
   assert.match(git(repo, 'log', '-1', '--format=%B', 'hagent/s1'), /Hagent-Session: s1/);
   assert.is(
     readFileSync(path.join(repo, 'a.txt'), 'utf8'),
@@ -879,10 +879,13 @@ t('four sessions applying side by side: every commit keeps its note', async () =
       }
     }),
   );
+  // Each session keeps its notes in a notes ref of its own (refs/notes/hagent-sessions/<id>).
   const noted = new Set(
-    git(repo, 'notes', '--ref=hagent', 'list')
-      .split('\n')
-      .map((l) => l.split(' ')[1]),
+    sessions.flatMap(({ n }) =>
+      git(repo, 'notes', `--ref=hagent-sessions/s-${n}`, 'list')
+        .split('\n')
+        .map((l) => l.split(' ')[1]),
+    ),
   );
   for (const c of commits) assert.ok(noted.has(c), `note of ${c}`);
 });
@@ -905,7 +908,7 @@ t('an intent temp file of a writer that died is removed by the next writing comm
 });
 
 t(
-  'a notes ref lock left by a killed writer is cleared: the next apply keeps its note, byte for byte',
+  'a lock on the old global notes ref is never removed, and no longer blocks a note: the next apply keeps its note, byte for byte',
   () => {
     const repo = makeRepo({ 'a.txt': 'a\n' });
     const s = startSession(repo, ['--name', 'nl']);
@@ -917,8 +920,8 @@ t(
     const r = hagent(s.worktree, ['apply', '-', '--json'], { input: patch });
     assert.is(r.status, 0, r.stdout);
     assert.equal(r.json.warnings, [], 'no note warning');
-    assert.not.ok(existsSync(lock), 'the dead lock is gone');
-    const blob = git(repo, 'notes', '--ref=hagent', 'list', r.json.commit);
+    assert.ok(existsSync(lock), "a lock git may hold is git's: left alone");
+    const blob = git(repo, 'notes', '--ref=hagent-sessions/nl', 'list', r.json.commit);
     assert.is(
       spawnSync('git', ['cat-file', 'blob', blob], { cwd: repo }).stdout.toString('utf8'),
       patch,
@@ -990,7 +993,10 @@ t('every commit is made in-process with the identity git gives', () => {
     );
     assert.is(who, 'Grace Hopper <grace@example.com>|Grace Hopper <grace@example.com>');
     assert.ok(Math.abs(Number(time) - now) < 120, 'the commit carries the current time');
-    assert.match(git(repo, 'notes', '--ref=hagent', 'show', m.commit), /\*\*\* Begin Patch/);
+    assert.match(
+      git(repo, 'notes', '--ref=hagent-sessions/one', 'show', m.commit),
+      /\*\*\* Begin Patch/,
+    );
   }
   assert.is(git(repo, 'rev-parse', s.branch), made[2]!.commit);
   assert.is(git(repo, 'rev-list', '--count', `${made[0]!.commit}~1..${s.branch}`), '3');
@@ -1103,7 +1109,10 @@ t('four sessions applying side by side: every commit made, noted and reachable',
     assert.is(git(repo, 'rev-parse', s.branch), commits[4]);
     for (const c of commits) assert.is(git(repo, 'log', '-1', '--format=%an', c), 'Grace Hopper');
     for (const c of commits)
-      assert.match(git(repo, 'notes', '--ref=hagent', 'show', c), /Begin Patch/);
+      assert.match(
+        git(repo, 'notes', `--ref=hagent-sessions/${s.branch.replace('hagent/', '')}`, 'show', c),
+        /Begin Patch/,
+      );
   }
   git(repo, 'fsck', '--strict', '--no-dangling');
 });

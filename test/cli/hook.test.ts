@@ -173,7 +173,10 @@ test('claude: an allowed Write passes silently; its PostToolUse makes one commit
     git(repo, 'log', '-1', '--format=%B', 'hagent/h1'),
     /Hagent-Op: edit\nHagent-Agent: claude\nHagent-Tool: Write\nHagent-Tool-Use-Id: toolu_9/,
   );
-  assert.match(git(repo, 'notes', '--ref=hagent', 'show', 'hagent/h1'), /"content": "new\\n"/);
+  assert.match(
+    git(repo, 'notes', '--ref=hagent-sessions/h1', 'show', 'hagent/h1'),
+    /"content": "new\\n"/,
+  );
   assert.is(git(wt, 'status', '--porcelain'), '?? unrelated.txt');
 });
 
@@ -262,7 +265,7 @@ test('claude: a Write whose file a parallel Bash PostToolUse commits first keeps
   assert.match(body, /Hagent-Op: exec/);
   assert.match(body, /Hagent-Tool-Use-Id: toolu_b\n/);
   assert.match(body, /Hagent-Includes-Tool-Use-Id: toolu_w/);
-  const note = git(repo, 'notes', '--ref=hagent', 'show', 'hagent/h1');
+  const note = git(repo, 'notes', '--ref=hagent-sessions/h1', 'show', 'hagent/h1');
   assert.match(note, /^echo by shell > c.txt\n/);
   assert.match(note, /"toolUseId": "toolu_w"/);
   assert.match(note, /"content": "by write\\n"/);

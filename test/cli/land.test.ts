@@ -875,7 +875,7 @@ t('undoing a second land goes back to what the first one landed', () => {
 });
 
 // A land killed (kill -9) after it changed the user's checkout and before the target branch moved:
-// the next land or `hagent doctor` puts the checkout back (land/recover.ts). The kill is exact: a
+// the next land or `hagent doctor` puts the checkout back (transaction/recover.ts). The kill is exact: a
 // git wrapper on PATH runs the real `read-tree` of the land, then kills hagent.
 
 const REAL_GIT = spawnSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).stdout.trim();
@@ -1029,13 +1029,18 @@ t('a land refused for a dirty file leaves no record behind', () => {
   assert.not.ok(existsSync(path.join(repo, '.git', 'hagent', 'land', 's1.json')));
 });
 
-t('the land record has a folder of its own: a session named s1.land keeps its apply record', () => {
+t('a killed land leaves its record where every transaction of the session keeps it', () => {
   const { repo } = approvedSession();
   killedLand(repo, killingGit('after'));
-  assert.ok(existsSync(path.join(repo, '.git', 'hagent', 'land', 's1.json')));
-  assert.not.ok(
-    existsSync(path.join(repo, '.git', 'hagent', 'tx', 's1.land.json')),
-    'not where session s1.land keeps its apply record',
+  // One record schema and one place for every kind of transaction (transaction/record.ts).
+  const record = JSON.parse(
+    readFileSync(path.join(repo, '.git', 'hagent', 'tx', 's1.json'), 'utf8'),
+  );
+  assert.is(record.kind, 'land');
+  assert.is(record.worktrees[0].owner, 'checkout');
+  assert.equal(
+    record.refs.map((r: { ref: string }) => r.ref),
+    ['refs/heads/main', 'refs/hagent/s1/landed/1', 'refs/hagent/s1/land-base'],
   );
 });
 

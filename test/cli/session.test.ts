@@ -1150,7 +1150,7 @@ t('--rebase replays the patches on the target; a conflict refuses with nothing w
     'the old head stays reachable',
   );
   assert.match(
-    git(repo, 'notes', '--ref=hagent', 'show', 'hagent/r'),
+    git(repo, 'notes', '--ref=hagent-sessions/r', 'show', 'hagent/r'),
     /\+B/,
     'the patch text follows the commit',
   );

@@ -131,7 +131,7 @@ t(
       assert.is(e.data.blobs['a.txt'], hashObject(path.join(s.worktree, 'a.txt')));
       assert.ok(e.text.startsWith('Success. Updated the following files:\nM a.txt'), e.text);
       assert.ok(
-        git(repo, 'notes', '--ref=hagent', 'show', e.data.commit).includes('+TWO'),
+        git(repo, 'notes', '--ref=hagent-sessions/s1', 'show', e.data.commit).includes('+TWO'),
         'the note holds the edit as a diff',
       );
 

@@ -1,0 +1,149 @@
+/**
+ * One atomic ref transaction per command: every ref a command moves, creates or deletes goes
+ * through one `git update-ref --stdin -z` with `start` / `update` / `create` / `delete` /
+ * `prepare` / `commit` (git-update-ref(1) "transaction"), each update naming the value the ref
+ * must hold now. Git locks every ref before it changes any, so either all move or none does,
+ * with git's reflog entries, whatever the ref backend, hooks and configuration.
+ */
+import { HagentError } from '../errors.js';
+import { runGit, spawnGit } from './run.js';
+import { readRefsDirect } from './refs-direct.js';
+import { readRef } from './plumbing.js';
+
+/**
+ * One ref move of a transaction. `old`: the id the ref must hold now (null: it must not exist);
+ * `new`: the id it gets (null: deleted).
+ */
+export interface RefMove {
+  ref: string;
+  old: string | null;
+  new: string | null;
+  /**
+   * No compare-and-swap: the ref gets `new` whatever it holds (a ref named after the id it
+   * keeps, such as `refs/hagent/<id>/undone/<sha>`, which can only hold that id).
+   */
+  unchecked?: boolean;
+}
+
+/**
+ * The `-z` input of {@link moveRefs} for `moves` (pure): `start`, one command per move, then
+ * `prepare` and `commit`. A move with neither side is left out (nothing to do).
+ * @throws Error "BUG:" when a move names no id at all to size the zero id from.
+ */
+export function refTransactionInput(moves: readonly RefMove[]): string {
+  const cmds = ['start'];
+  for (const m of moves) {
+    if (m.old === null && m.new === null) continue;
+    if (m.new === null) cmds.push(`delete ${m.ref}`, m.old!);
+    else if (m.unchecked) cmds.push(`update ${m.ref}`, m.new, '');
+    else if (m.old === null) cmds.push(`create ${m.ref}`, m.new);
+    else cmds.push(`update ${m.ref}`, m.new, m.old);
+  }
+  cmds.push('prepare', 'commit');
+  return cmds.map((c) => `${c}\0`).join('');
+}
+
+/** The ref git names in a failed transaction's stderr ("cannot lock ref 'X'"), if any. Pure. */
+export function failedRefOf(stderr: string): string | null {
+  return /cannot lock ref '([^']+)'/.exec(stderr)?.[1] ?? /ref '([^']+)'/.exec(stderr)?.[1] ?? null;
+}
+
+/**
+ * Moves every ref of `moves` in one atomic transaction (module header), with `message` as the
+ * reflog line (`--create-reflog`: hagent's refs keep one from their first move).
+ * @param cwd where git runs: a worktree of the repository (its HEAD's reflog follows a branch
+ *   checked out there, as git does).
+ * @throws HagentError TARGET_MOVED naming the ref whose compare-and-swap failed (none moved).
+ */
+export async function moveRefs(
+  cwd: string,
+  moves: readonly RefMove[],
+  message: string,
+): Promise<void> {
+  const real = moves.filter((m) => m.old !== m.new);
+  if (real.length === 0) return;
+  const r = await runGit(['update-ref', '--create-reflog', '-m', message, '--stdin', '-z'], {
+    cwd,
+    input: refTransactionInput(real),
+    allowFailure: true,
+  });
+  if (r.exitCode === 0) return;
+  const name = failedRefOf(r.stderr);
+  const m = real.find((x) => x.ref === name) ?? real[0]!;
+  throw new HagentError(
+    'TARGET_MOVED',
+    `${m.ref} moved while hagent was working (expected ${m.old?.slice(0, 12) ?? 'no ref'})`,
+    { ref: m.ref, expected: m.old, stderr: r.stderr.trim() },
+    'someone else updated it at the same moment; nothing moved; run the command again',
+  );
+}
+
+/** A ref transaction whose git process is already running, waiting for its moves. */
+export interface OpenRefTransaction {
+  /**
+   * Sends `moves` (start … prepare, commit) and waits for git.
+   * @throws HagentError TARGET_MOVED naming the ref whose compare-and-swap failed (none moved).
+   */
+  commit(moves: readonly RefMove[]): Promise<void>;
+  /** Ends it with nothing sent: git moves nothing and exits. Never throws. */
+  abort(): Promise<void>;
+}
+
+/**
+ * Starts `git update-ref --stdin` now and sends the moves later ({@link moveRefs} in two
+ * halves), so git's start-up overlaps the caller's other steps (an apply's staging and
+ * publish): the spawn was the one git process left on apply's path. Until `commit`, git has
+ * read nothing; if hagent dies meanwhile, git sees the end of its input and exits, and a
+ * transaction cut off before its `commit` line moves nothing.
+ */
+export function openRefTransaction(cwd: string, message: string): OpenRefTransaction {
+  const child = spawnGit(['update-ref', '--create-reflog', '-m', message, '--stdin', '-z'], {
+    cwd,
+  });
+  const err: Buffer[] = [];
+  child.stderr.on('data', (d: Buffer) => err.push(d));
+  child.stdout.resume();
+  child.stdin.on('error', () => undefined); // git may exit first: its exit code tells
+  const exited = new Promise<number>((resolve) => {
+    child.on('error', () => resolve(-1));
+    child.on('close', (code) => resolve(code ?? 1));
+  });
+  return {
+    async commit(moves) {
+      const real = moves.filter((m) => m.old !== m.new);
+      child.stdin.end(real.length ? refTransactionInput(real) : '');
+      const code = await exited;
+      if (code === 0 || real.length === 0) return;
+      const stderr = Buffer.concat(err).toString('utf8');
+      const name = failedRefOf(stderr);
+      const m = real.find((x) => x.ref === name) ?? real[0]!;
+      throw new HagentError(
+        'TARGET_MOVED',
+        `${m.ref} moved while hagent was working (expected ${m.old?.slice(0, 12) ?? 'no ref'})`,
+        { ref: m.ref, expected: m.old, stderr: stderr.trim() },
+        'someone else updated it at the same moment; nothing moved; run the command again',
+      );
+    },
+    async abort() {
+      child.stdin.end();
+      await exited;
+    },
+  };
+}
+
+/**
+ * The current ids of `refs` (null: missing): from git's ref files when they can be read that
+ * way (no spawn), else one `git rev-parse` per ref.
+ * @throws HagentError GIT_FAILED when git cannot be run.
+ */
+export async function readRefs(
+  cwd: string,
+  commonDir: string,
+  refs: readonly string[],
+): Promise<Map<string, string | null>> {
+  const direct = await readRefsDirect(commonDir, refs);
+  if (direct) return direct;
+  const out = new Map<string, string | null>();
+  for (const ref of refs) out.set(ref, await readRef(cwd, ref));
+  return out;
+}
