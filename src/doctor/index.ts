@@ -457,6 +457,13 @@ async function checkSessionWorktree(s: Session): Promise<Finding[]> {
       paths: temps,
     });
   }
+  // While a merge is in progress (a conflicted `session update`), the index holds the merge:
+  // its unmerged entries and what the user has `git add`ed of the resolution. Not out of step.
+  const merging = await runGit(['rev-parse', '-q', '--verify', 'MERGE_HEAD'], {
+    cwd: s.worktree,
+    allowFailure: true,
+  });
+  if (merging.exitCode === 0) return found;
   const staged = await runGit(['diff-index', '--cached', '--name-only', '-z', 'HEAD'], {
     cwd: s.worktree,
   });
