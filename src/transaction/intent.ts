@@ -26,6 +26,15 @@ export const IntentSchema = z.object({
   targets: z.array(
     z.object({ rel: z.string(), prior: Side, next: Side, tmp: z.nullable(z.string()) }),
   ),
+  /**
+   * Refs that move with the session ref (undo's redo ref): `old` → `oid` (null: deleted), made
+   * right after it, by the command or by the recovery that completes it.
+   */
+  refs: z.optional(
+    z.array(
+      z.object({ ref: z.string(), oid: z.nullable(z.string()), old: z.nullable(z.string()) }),
+    ),
+  ),
 });
 
 export type Intent = z.infer<typeof IntentSchema>;

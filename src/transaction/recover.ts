@@ -12,6 +12,7 @@ import {
   storedBlobIdsOf,
   type ObjectFormat,
   commitTree,
+  deleteRefCas,
   lsTree,
   parseGitFile,
   readRef,
@@ -94,7 +95,8 @@ async function removeTemps(worktree: string, intent: Intent): Promise<void> {
  * A git process of the interrupted transaction killed with it (a whole process group killed)
  * leaves its lock file, and every later git command that needs it refuses: the session
  * worktree's `index.lock` (update-index) and `HEAD.lock`, the session ref's `.lock` (update-ref),
- * `refs/notes/hagent.lock` (notes). Recovery runs under the session lock with the transaction's
+ * `refs/notes/hagent.lock` (notes), those of the refs that move with it and, when one of them is
+ * deleted, `packed-refs.lock`. Recovery runs under the session lock with the transaction's
  * process dead, so a lock file made since the transaction started is its: wait until it is 2 s
  * old (an orphaned git child still finishing removes it itself), then remove it. An older lock
  * file is not ours and is left for git to report.
@@ -108,6 +110,11 @@ async function clearLocksLeftBy(
   const locks = [
     path.join(commonDir, ...ref.split('/')) + '.lock',
     path.join(commonDir, 'refs', 'notes', 'hagent.lock'),
+    // The refs that move with the session ref; deleting one takes packed-refs.lock too.
+    ...(intent.refs ?? []).map((m) => path.join(commonDir, ...m.ref.split('/')) + '.lock'),
+    ...((intent.refs ?? []).some((m) => m.oid === null)
+      ? [path.join(commonDir, 'packed-refs.lock')]
+      : []),
   ];
   try {
     const gitDir = parseGitFile(worktree, await fs.readFile(path.join(worktree, '.git'), 'utf8'));
@@ -208,6 +215,21 @@ function removeDeadIntentTemps(commonDir: string, sessionId: string): void {
 }
 
 /**
+ * Moves the refs that go with the session ref ({@link Intent.refs}), after it: by the command,
+ * or by the recovery that completes it when the command was killed in between, so an undo that
+ * happened always keeps its redo. Each moves only from its recorded old value; one already moved
+ * (by the command before its kill) or moved by someone else is left as it is.
+ * @throws HagentError TARGET_MOVED when a ref moves at the same moment.
+ */
+export async function moveCompanionRefs(cwd: string, intent: Intent): Promise<void> {
+  for (const m of intent.refs ?? []) {
+    if ((await readRef(cwd, m.ref)) !== m.old) continue;
+    if (m.oid !== null) await updateRefCas(cwd, m.ref, m.oid, m.old, `hagent ${intent.command}`);
+    else if (m.old !== null) await deleteRefCas(cwd, m.ref, m.old);
+  }
+}
+
+/**
  * Finishes or undoes the pending transaction of a session, if any, and removes the temp files of
  * an intent record whose writer died. Call it holding the session lock.
  * @returns what it did, or null when nothing was pending.
@@ -234,6 +256,7 @@ export async function recoverTransaction(
   if (intent.commit !== null && headNow === intent.commit) {
     // Killed after the ref moved: the commit is published; bring the index in line.
     await updateIndex(worktree, indexEntries(intent, 'next'));
+    await moveCompanionRefs(worktree, intent);
     if (intent.note)
       await storeNote(commonDir, worktree, intent.commit, intent.note).catch(() => undefined);
     result = {
@@ -252,6 +275,7 @@ export async function recoverTransaction(
     // The ref moved to a commit made from this very intent (its parent is the intent's head and
     // it holds every target's new state), but the record never learned its id.
     await updateIndex(worktree, indexEntries(intent, 'next'));
+    await moveCompanionRefs(worktree, intent);
     result = {
       txid: intent.txid,
       command: intent.command,
@@ -292,6 +316,7 @@ export async function recoverTransaction(
         intent.head,
         `hagent recover: completed ${intent.command}`,
       );
+      await moveCompanionRefs(worktree, intent);
       if (intent.note)
         await storeNote(commonDir, worktree, commit, intent.note).catch(() => undefined);
       result = {

@@ -28,7 +28,14 @@ import {
   type RepoContext,
   type Session,
 } from '../session/index.js';
-import { guardedWrite, removeIntent, writeIntent, type Recovery } from '../transaction/index.js';
+import {
+  guardedWrite,
+  moveCompanionRefs,
+  removeIntent,
+  writeIntent,
+  type Intent,
+  type Recovery,
+} from '../transaction/index.js';
 import { loadConfig } from '../config/index.js';
 
 /** JSON of `hagent undo` / `hagent undo --redo`. Commits are ids; `files` changed in the worktree. */
@@ -101,6 +108,7 @@ async function move(
   to: string,
   direction: 'undo' | 'redo',
   steps: number,
+  redoMove: { oid: string | null; old: string | null } | null,
 ): Promise<{ files: { path: string; status: string }[] }> {
   const changes = await diffTrees(ctx.cwd, from, to);
   await assertPathsFresh(
@@ -111,7 +119,9 @@ async function move(
   // An intent record first, so a kill between the files and the ref is finished or undone by
   // the next command (the same recovery as an apply: issue "safety envelope" §3).
   const side = (mode: string, oid: string) => (/^0+$/.test(mode) ? null : { oid, mode });
-  await writeIntent(ctx.commonDir, {
+  // The redo ref moves with the session ref, in the record too: a recovery that completes the
+  // move moves it as well, so no kill loses the redo of an undo that happened.
+  const intent: Intent = {
     version: 1,
     txid: `${direction}-${process.pid.toString(36)}`,
     session: session.id,
@@ -128,7 +138,9 @@ async function move(
       next: side(c.newMode, c.newOid),
       tmp: null,
     })),
-  });
+    refs: redoMove ? [{ ref: redoRef(session), ...redoMove }] : [],
+  };
+  await writeIntent(ctx.commonDir, intent);
   try {
     await checkoutTreeDelta(session.worktree, from, to, true);
     try {
@@ -137,6 +149,7 @@ async function move(
       await checkoutTreeDelta(session.worktree, to, from, true).catch(() => undefined);
       throw error;
     }
+    await moveCompanionRefs(ctx.cwd, intent);
   } finally {
     await removeIntent(ctx.commonDir, session.id);
   }
@@ -203,14 +216,23 @@ async function undoLocked(ctx: RepoContext, session: Session, steps: number): Pr
     );
   }
   const to = steps === chain.length ? session.base : chain[steps]!;
-  const { files } = await move(ctx, session, head, to, 'undo', steps);
   const redo = await readRef(ctx.cwd, redoRef(session));
   const keep = redo !== null && (await isAncestor(ctx.cwd, head, redo));
   const furthest = keep ? redo! : head;
-  if (!keep)
-    await runGit(['update-ref', '--create-reflog', '-m', 'hagent undo', redoRef(session), head], {
-      cwd: ctx.cwd,
-    });
+  const { files } = await move(
+    ctx,
+    session,
+    head,
+    to,
+    'undo',
+    steps,
+    keep
+      ? null
+      : {
+          oid: head,
+          old: redo,
+        },
+  );
   const redoable = (await firstParentChain(ctx.cwd, to, furthest)).length;
   return {
     ok: true,
@@ -267,9 +289,8 @@ async function redoLocked(ctx: RepoContext, session: Session, steps: number): Pr
       `redo at most ${forward.length}`,
     );
   const to = forward[steps - 1]!;
-  const { files } = await move(ctx, session, head, to, 'redo', steps);
-  if (to === furthest)
-    await runGit(['update-ref', '-d', redoRef(session), furthest], { cwd: ctx.cwd });
+  const redoMove = to === furthest ? { oid: null, old: furthest } : null;
+  const { files } = await move(ctx, session, head, to, 'redo', steps, redoMove);
   return {
     ok: true,
     session: session.id,
