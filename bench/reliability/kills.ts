@@ -20,7 +20,8 @@
  * - a following `hagent land --yes` (after an update: `session update`) answers as it does
  *   from the clean state before or after (same code, conflicts, target tree, session head): no
  *   false conflict;
- * - full `git fsck` is clean, no `*.lock` is left under .git, no temp file anywhere.
+ * - full `git fsck` is clean, no `*.lock` is left under .git, no temp file anywhere (a killed
+ *   git's `tmp_obj_*` in .git/objects is only counted: unreferenced, `git gc` prunes it).
  * Only the CLI and git are used, never hagent's internals, so the figure holds for any rewrite.
  * Each command runs in a process of its own, `--jobs` (default 3) at a time. One line per
  * command, failures indented below it; the last line is `N passed, N failed` (one per command).
@@ -494,6 +495,7 @@ async function measure(c: Command, r: () => number) {
     exit3: 0,
   };
   const repairs: Record<string, number> = {};
+  let gitTemps = 0;
   for (let k = 0; k < killsEach; k++) {
     p.restore();
     const delay = Math.floor(r() * windowMs);
@@ -517,10 +519,13 @@ async function measure(c: Command, r: () => number) {
     // session status runs while git is read: neither writes (git status takes no optional lock).
     const statusRun = status();
     const fsck = fsckProblem(p.repo);
-    // Takeover markers of a dead holder's lock are kept a while on purpose (lock/index.ts).
+    // Takeover markers of a dead holder's lock are kept a while on purpose (lock/index.ts); a
+    // killed git's object temp files are unreferenced garbage `git gc` prunes: counted apart.
+    const inGit = leftovers(path.join(p.repo, '.git'));
+    gitTemps += inGit.filter((x) => /(^|\/)tmp_(obj|pack)_/.test(x)).length;
     const left = [
-      ...leftovers(path.join(p.repo, '.git'))
-        .filter((x) => !/^hagent\/locks\/.*\.lock\.stale-/.test(x))
+      ...inGit
+        .filter((x) => !/^hagent\/locks\/.*\.lock\.stale-|(^|\/)tmp_(obj|pack)_/.test(x))
         .map((x) => `.git/${x}`),
       ...leftovers(s.worktree).map((x) => `worktree/${x}`),
     ];
@@ -575,7 +580,10 @@ async function measure(c: Command, r: () => number) {
   const rep = Object.entries(repairs).map(([k, v]) => `${k} ${v}`);
   notes.push(
     `${c.name}: unkilled ${duration} ms (${cleanResult}), kill window 0–${windowMs} ms` +
-      (rep.length ? `; doctor repaired: ${rep.join(', ')}` : ''),
+      (rep.length ? `; doctor repaired: ${rep.join(', ')}` : '') +
+      (gitTemps
+        ? `; ${gitTemps} object temp file(s) of a killed git left (git gc prunes them)`
+        : ''),
   );
   rmSync(p.root, { recursive: true, force: true });
   return { counts, failures, notes };
