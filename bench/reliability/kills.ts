@@ -23,7 +23,7 @@
  * - full `git fsck` is clean, no `*.lock` is left under .git, no temp file anywhere (a killed
  *   git's `tmp_obj_*` in .git/objects is only counted: unreferenced, `git gc` prunes it).
  * Only the CLI and git are used, never hagent's internals, so the figure holds for any rewrite.
- * Each command runs in a process of its own, `--jobs` (default 3) at a time. One line per
+ * Each command runs in a process of its own, `--jobs` (default 4) at a time. One line per
  * command, failures indented below it; the last line is `N passed, N failed` (one per command).
  * `--quick` runs 5 kills per command. Needs the built CLI. Nothing is written in this repository.
  */
@@ -627,7 +627,7 @@ if (opt('--command') !== undefined) {
   console.log(ok ? '1 passed, 0 failed' : '0 passed, 1 failed');
   process.exit(ok ? 0 : 1);
 }
-const jobs = Math.max(1, Number(opt('--jobs') ?? 3));
+const jobs = Math.max(1, Number(opt('--jobs') ?? 4));
 console.log(
   `hagent kill -9 of every writing command ` +
     `(seed ${seed}, ${killsEach} kills each, ${jobs} commands at a time)`,
