@@ -46,6 +46,7 @@ import {
 } from '../session/index.js';
 import { guardedWrite, type Recovery } from '../transaction/index.js';
 import { landRecoveryOf, type LandRecovery } from '../land/index.js';
+import { mergeInProgress } from '../update/index.js';
 
 /** One finding. `fixed` says whether doctor mended it; otherwise `hint` says how. */
 export interface Finding {
@@ -443,6 +444,9 @@ async function checkSessionWorktree(s: Session): Promise<Finding[]> {
       paths: temps,
     });
   }
+  // While a merge is in progress (a conflicted `session update`), the index holds the merge:
+  // its unmerged entries and what the user has `git add`ed of the resolution. Not out of step.
+  if (mergeInProgress(s.worktree)) return found;
   const out = (await stagedPaths(s.worktree)) ?? [];
   if (out.length) {
     await readTreeIntoIndex(s.worktree, 'HEAD');
