@@ -69,6 +69,7 @@ export async function updateIndex(
   await runGit(['update-index', ...(split ? ['--split-index'] : []), '-z', '--index-info'], {
     cwd,
     input,
+    detached: true,
     ...(indexFile ? { env: { GIT_INDEX_FILE: indexFile } } : {}),
   });
 }
@@ -153,10 +154,10 @@ export async function checkoutTreeDelta(
   verified = false,
 ): Promise<void> {
   const args = ['read-tree', verified ? '--reset' : '-m', '-u', oldTree, newTree];
-  let r = await runGit(args, { cwd, allowFailure: true });
+  let r = await runGit(args, { cwd, allowFailure: true, detached: true });
   if (r.exitCode !== 0 && /not uptodate/.test(r.stderr)) {
-    await runGit(['update-index', '-q', '--refresh'], { cwd, allowFailure: true });
-    r = await runGit(args, { cwd, allowFailure: true });
+    await runGit(['update-index', '-q', '--refresh'], { cwd, allowFailure: true, detached: true });
+    r = await runGit(args, { cwd, allowFailure: true, detached: true });
   }
   if (r.exitCode !== 0) {
     throw new HagentError(

@@ -66,6 +66,7 @@ export async function moveRefs(
     cwd,
     input: refTransactionInput(real),
     allowFailure: true,
+    detached: true,
   });
   if (r.exitCode === 0) return;
   const name = failedRefOf(r.stderr);
@@ -87,6 +88,8 @@ export interface OpenRefTransaction {
   commit(moves: readonly RefMove[]): Promise<void>;
   /** Ends it with nothing sent: git moves nothing and exits. Never throws. */
   abort(): Promise<void>;
+  /** git's process id (null when it could not start), kept in the record for recovery to wait on. */
+  pid: number | null;
 }
 
 /**
@@ -97,8 +100,12 @@ export interface OpenRefTransaction {
  * transaction cut off before its `commit` line moves nothing.
  */
 export function openRefTransaction(cwd: string, message: string): OpenRefTransaction {
+  // In a process group of its own: a kill of hagent's group after the moves were sent leaves
+  // git to finish them (or, cut off before `commit`, to move nothing) instead of dying between
+  // `prepare` and `commit` with every ref locked; recovery waits for it (transaction/recover.ts).
   const child = spawnGit(['update-ref', '--create-reflog', '-m', message, '--stdin', '-z'], {
     cwd,
+    detached: true,
   });
   const err: Buffer[] = [];
   child.stderr.on('data', (d: Buffer) => err.push(d));
@@ -109,6 +116,7 @@ export function openRefTransaction(cwd: string, message: string): OpenRefTransac
     child.on('close', (code) => resolve(code ?? 1));
   });
   return {
+    pid: child.pid ?? null,
     async commit(moves) {
       const real = moves.filter((m) => m.old !== m.new);
       child.stdin.end(real.length ? refTransactionInput(real) : '');

@@ -34,6 +34,13 @@ export interface RunGitOptions {
   allowFailure?: boolean;
   /** `GIT_OPTIONAL_LOCKS=0`, for status in the user's checkout (design.md invariant 7). */
   noOptionalLocks?: boolean;
+  /**
+   * Runs git in a process group of its own, for the steps of a transaction that hold git's
+   * locks (`update-index`, `read-tree -u`): a kill of hagent's group (kill -9 of a whole job,
+   * Ctrl-C) then never stops git between taking a lock and releasing it; git finishes the one
+   * step, or dies of the broken pipe through its own handlers, which remove its lock files.
+   */
+  detached?: boolean;
 }
 
 /** Outcome of one git process. `durationMs` is wall time in milliseconds. */
@@ -110,6 +117,7 @@ export function runGit(args: readonly string[], options: RunGitOptions): Promise
       env: gitEnv(options.env, options.noOptionalLocks),
       stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       windowsHide: true,
+      ...(options.detached ? { detached: true } : {}),
     });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
@@ -190,12 +198,13 @@ export async function gitText(args: readonly string[], options: RunGitOptions): 
  */
 export function spawnGit(
   args: readonly string[],
-  options: { cwd: string },
+  options: { cwd: string; detached?: boolean },
 ): ChildProcessWithoutNullStreams {
   return spawn('git', [...HYGIENE, ...args], {
     cwd: options.cwd,
     env: gitEnv(undefined, false),
     stdio: ['pipe', 'pipe', 'pipe'],
     windowsHide: true,
+    ...(options.detached ? { detached: true } : {}),
   }) as ChildProcessWithoutNullStreams;
 }

@@ -200,7 +200,8 @@ async function syncLocked(
   }
   await runGit(
     ['add', '-A', '--', '.', EXCLUDE_TEMPS, ...(await ownedExcludes(ctx.commonDir, session.id))],
-    { cwd: worktree },
+    // In a process group of its own, like every index write of a transaction (git/run.ts).
+    { cwd: worktree, detached: true },
   );
   // The same path policy as a patch (patch-language.md §5b): denied names and symlinks stay out.
   const staged = parseRawDiff(
@@ -213,7 +214,7 @@ async function syncLocked(
   const tree = await writeTree(worktree);
   if (!mergeHead && tree === (await treeOf(worktree, head))) return { ...none, skipped };
   return commitSynced(ctx, session, { ...as, redo, mergeHead }, head, tree, skipped, () =>
-    runGit(['read-tree', head], { cwd: worktree }).then(() => undefined),
+    runGit(['read-tree', head], { cwd: worktree, detached: true }).then(() => undefined),
   );
 }
 
@@ -380,11 +381,12 @@ async function resetSkipped(
   if (toMerged.length)
     await runGit(
       ['reset', '-q', record!.tree, '--', ...toMerged.map((k) => literalPathspec(k.path))],
-      { cwd: worktree },
+      { cwd: worktree, detached: true },
     );
   if (toHead.length)
     await runGit(['reset', '-q', 'HEAD', '--', ...toHead.map((k) => literalPathspec(k.path))], {
       cwd: worktree,
+      detached: true,
     });
 }
 

@@ -56,6 +56,8 @@ export interface TransactionPlan {
   note: NotePlan | null;
   /** See the record's `rollForward` (record.ts). */
   rollForward: boolean;
+  /** See the record's `merge` (record.ts): a merge left in progress, with no ref to move. */
+  merge?: { head: string; files: string[] };
 }
 
 /** The index entries that give `files` their `side` state (absent: removed from the index). Pure. */

@@ -72,6 +72,18 @@ export const RecordSchema = z.object({
    * forward by a later command).
    */
   rollForward: z.boolean(),
+  /**
+   * The process id of the ref transaction's git, which runs in a process group of its own and
+   * may outlive a killed hagent by a moment: recovery waits for it before reading the refs.
+   */
+  gitPid: z.optional(z.nullable(z.number())),
+  /**
+   * A merge left in progress (a conflicted `session update`), which moves no ref: done when
+   * `files[0]` (the worktree's MERGE_HEAD, written last) names `head`. Until then, recovery
+   * puts the files and the index back and removes `files` (MERGE_HEAD, MERGE_MODE, MERGE_MSG,
+   * the conflict record).
+   */
+  merge: z.optional(z.object({ head: z.string(), files: z.array(z.string()) })),
 });
 
 export type TxRecord = z.infer<typeof RecordSchema>;

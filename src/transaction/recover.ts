@@ -174,6 +174,35 @@ async function clearLocksLeftBy(commonDir: string, r: TxRecord): Promise<void> {
   );
 }
 
+/** Whether `file` holds exactly `text` (false when missing or unreadable). */
+async function holdsText(file: string, text: string): Promise<boolean> {
+  return (await fs.readFile(file, 'utf8').catch(() => null)) === text;
+}
+
+/** How long recovery waits for a git the killed transaction left running. */
+const ORPHAN_WAIT_MS = 10_000;
+
+/**
+ * Waits until the git processes a killed transaction left running have ended: its ref
+ * transaction's git (`gitPid`), which runs in a process group of its own and finishes or drops
+ * the moves it was sent, and any git still holding a lock on one of the record's refs taken
+ * since the transaction started. Reading the refs before then could see the old ids of a move
+ * about to land. Bounded: after {@link ORPHAN_WAIT_MS} recovery goes on (the locks then left
+ * are handled as before). Never removes anything.
+ */
+async function orphanedGitDone(commonDir: string, r: TxRecord): Promise<void> {
+  const until = Date.now() + ORPHAN_WAIT_MS;
+  const started = Date.parse(r.startedAt);
+  const locks = r.refs.map((m) => path.join(commonDir, ...m.ref.split('/')) + '.lock');
+  const busy = async () => {
+    // A record older than a minute: its git is long gone, and the id may name another process.
+    if (r.gitPid && Date.now() - started < 60_000 && pidAlive(r.gitPid)) return true;
+    const stats = await Promise.all(locks.map((l) => fs.stat(l).catch(() => null)));
+    return stats.some((st) => st !== null && st.mtimeMs >= started - 1000);
+  };
+  while (Date.now() < until && (await busy())) await new Promise((res) => setTimeout(res, 20));
+}
+
 /** The `index.lock` of a user's checkout in the record, if one exists now. */
 async function lockedCheckout(r: TxRecord): Promise<{ worktree: string; lock: string } | null> {
   for (const w of r.worktrees.filter((x) => x.owner === 'checkout')) {
@@ -439,6 +468,7 @@ export async function recoverTransaction(
     worktree: checkout?.path ?? null,
   };
   const allFiles = r.worktrees.flatMap((w) => w.files.map((f) => f.rel));
+  await orphanedGitDone(commonDir, r);
   const locked = await lockedCheckout(r);
   if (locked)
     return {
@@ -465,12 +495,15 @@ export async function recoverTransaction(
       if (await publishedFrom(worktree, files, m.old!, at)) r.refs = [{ ...m, new: at }];
     }
   }
-  const committed = r.refs.every((m) => (now.get(m.ref) ?? null) === m.new);
+  const merged = r.merge ? await holdsText(r.merge.files[0]!, `${r.merge.head}\n`) : null;
+  const committed = merged ?? r.refs.every((m) => (now.get(m.ref) ?? null) === m.new);
   const untouched = r.refs.every((m) => m.unchecked || (now.get(m.ref) ?? null) === m.old);
   let result: Recovery;
   if (committed) {
+    // A merge in progress keeps the unmerged index its update wrote.
     for (const w of r.worktrees)
-      if (w.owner === 'session') await updateIndex(w.path, indexEntriesOf(w.files, 'next'));
+      if (w.owner === 'session' && !r.merge)
+        await updateIndex(w.path, indexEntriesOf(w.files, 'next'));
     result = {
       ...base,
       ...about,
@@ -539,6 +572,7 @@ export async function recoverTransaction(
         outside.push(...done.outside);
         await restoreIndex(w, w.files);
       }
+      if (r.merge) for (const f of r.merge.files) await fs.rm(f, { force: true });
       result = {
         ...base,
         ...about,

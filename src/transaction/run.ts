@@ -74,6 +74,7 @@ export function recordOf(plan: TransactionPlan, txid: string, startedAt: Date): 
     })),
     refs: plan.refs.map((r) => ({ ...r })),
     rollForward: plan.rollForward,
+    ...(plan.merge ? { merge: plan.merge } : {}),
   };
 }
 
@@ -106,6 +107,7 @@ export async function runTransaction(
   const record = recordOf({ ...plan, refs }, txid, new Date());
   // git's start-up overlaps the steps below; it reads the moves only at step 5.
   const refTx = openRefTransaction(cwd, plan.message);
+  record.gitPid = refTx.pid;
   const bytes = plan.worktrees.filter((w) => w.publish.kind === 'bytes');
   if (bytes.length > 1) throw new Error('BUG: one worktree of staged bytes per transaction');
   const done: { w: WorktreePlan; published: boolean; indexed: boolean }[] = [];

@@ -16,6 +16,11 @@ import { worktreeGitDirSync } from '../git/index.js';
 /** Name of the record in the worktree's git dir. */
 const RECORD = 'HAGENT_MERGE_CONFLICTS';
 
+/** The file of {@link writeConflictRecord} in the worktree's git dir `gitDir`. */
+export function conflictRecordPath(gitDir: string): string {
+  return path.join(gitDir, RECORD);
+}
+
 /** The record of a merge left by `hagent session update`. */
 export interface ConflictRecord {
   version: 1;

@@ -32,6 +32,7 @@ import {
   type RefMove,
   runGit,
   treeOf,
+  updateIndex,
   worktreeGitDirSync,
   writeTreeWithChanges,
   type ConflictStage,
@@ -56,10 +57,11 @@ import {
 import {
   changesOfDiff,
   guardedWrite,
+  indexEntriesOf,
   runTransaction,
   type Recovery,
 } from '../transaction/index.js';
-import { writeConflictRecord } from './conflicts.js';
+import { conflictRecordPath, writeConflictRecord } from './conflicts.js';
 
 export {
   conflictBlockLine,
@@ -230,6 +232,7 @@ async function updateLocked(
       m.conflicts,
       m.stages,
       { base: baseTree!, ours: headTree!, theirs: targetTree! },
+      session.id,
     );
     return {
       ...base,
@@ -298,6 +301,7 @@ async function leaveMergeInProgress(
   conflicts: readonly string[],
   stages: readonly ConflictStage[],
   trees: { base: string; ours: string; theirs: string },
+  sessionId: string,
 ): Promise<void> {
   const [base, ours, theirs] = await Promise.all(
     [trees.base, trees.ours, trees.theirs].map((t) => lsTree(ctx.cwd, t, conflicts)),
@@ -318,15 +322,70 @@ async function leaveMergeInProgress(
     throw new HagentError('GIT_FAILED', `${worktree} has no .git file naming its git dir`, {
       worktree,
     });
-  await checkoutTreeDelta(worktree, headTree, tree);
-  await writeUnmerged(worktree, stages, conflicts);
-  await writeConflictRecord(gitDir, { mergeHead: merged, head, tree, files: [...conflicts] });
-  await fs.writeFile(path.join(gitDir, 'MERGE_HEAD'), `${merged}\n`);
-  await fs.writeFile(path.join(gitDir, 'MERGE_MODE'), 'no-ff');
-  await fs.writeFile(
+  const files = changesOfDiff(await diffTrees(worktree, headTree, tree));
+  const mergeHead = path.join(gitDir, 'MERGE_HEAD');
+  const mergeFiles = [
+    mergeHead,
+    path.join(gitDir, 'MERGE_MODE'),
     path.join(gitDir, 'MERGE_MSG'),
-    `Merge branch '${branch}' into the session\n\n# Conflicts:\n${conflicts.map((c) => `#\t${c}\n`).join('')}`,
+    conflictRecordPath(gitDir),
+  ];
+  const removeMergeFiles = () =>
+    Promise.all(mergeFiles.map((f) => fs.rm(f, { force: true }))).then(() => undefined);
+  // No ref moves: MERGE_HEAD, written last, is the step that makes the merge in progress (the
+  // record's `merge`); until it holds `merged`, recovery puts the files and the index back.
+  await runTransaction(
+    ctx.commonDir,
+    worktree,
+    {
+      kind: 'update',
+      session: sessionId,
+      message: `hagent update: merging ${branch}`,
+      worktrees: [
+        {
+          path: worktree,
+          owner: 'session',
+          files,
+          publish: {
+            kind: 'checkout',
+            run: async () => {
+              await checkoutTreeDelta(worktree, headTree, tree);
+              await writeUnmerged(worktree, stages, conflicts);
+              await writeConflictRecord(gitDir, {
+                mergeHead: merged,
+                head,
+                tree,
+                files: [...conflicts],
+              });
+              await fs.writeFile(path.join(gitDir, 'MERGE_MODE'), 'no-ff');
+              await fs.writeFile(
+                path.join(gitDir, 'MERGE_MSG'),
+                `Merge branch '${branch}' into the session\n\n# Conflicts:\n${conflicts.map((c) => `#\t${c}\n`).join('')}`,
+              );
+              await writeFileAtomic(mergeHead, `${merged}\n`);
+            },
+            revert: async () => {
+              await removeMergeFiles();
+              await updateIndex(worktree, indexEntriesOf(files, 'next'));
+              await checkoutTreeDelta(worktree, tree, headTree);
+            },
+          },
+        },
+      ],
+      refs: [],
+      note: null,
+      rollForward: false,
+      merge: { head: merged, files: mergeFiles },
+    },
+    { cwd: worktree, commonDir: ctx.commonDir, gitDir: null, store: null },
   );
+}
+
+/** Writes `text` to `file` by a rename, so a reader never sees half of it. */
+async function writeFileAtomic(file: string, text: string): Promise<void> {
+  const tmp = `${file}.hagent-${process.pid}`;
+  await fs.writeFile(tmp, text);
+  await fs.rename(tmp, file);
 }
 
 /**

@@ -269,7 +269,11 @@ export async function writeUnmerged(
     ...paths.map((p) => `0 ${zero}\t${p}\0`),
     ...stages.map((e) => `${e.mode} ${e.oid} ${e.stage}\t${e.path}\0`),
   ];
-  await runGit(['update-index', '-z', '--index-info'], { cwd: worktree, input: lines.join('') });
+  await runGit(['update-index', '-z', '--index-info'], {
+    cwd: worktree,
+    input: lines.join(''),
+    detached: true,
+  });
 }
 
 /**
