@@ -42,6 +42,7 @@ export async function runLand(
           `updated ${r.files.length} file${r.files.length === 1 ? '' : 's'} in ${r.updatedWorktree}`,
         )
       : p.dim('the target branch is not checked out anywhere; only the ref moved'),
+    ...r.warnings.map((w) => p.yellow(`warning: ${w}`)),
   ]);
   return 0;
 }

@@ -6,7 +6,7 @@
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { HagentError, isHagentError } from '../errors.js';
+import { HagentError, isHagentError, toHagentError } from '../errors.js';
 import {
   checkoutTreeDelta,
   gitlinksTurnedIntoFolders,
@@ -113,6 +113,8 @@ export interface LandResult {
   recovered?: LandRecovery;
   /** Paths the policy denies that landed because of `--allow-denied`. */
   allowedDenied?: DeniedPath[];
+  /** What went wrong after the land was done (the target moved either way). */
+  warnings: string[];
 }
 
 /** A path of a land that the policy refuses, and why. */
@@ -604,13 +606,19 @@ async function landLocked(
   );
   // The session file keeps the approval and a list of lands for display; every decision of a
   // later land reads the refs just moved (the land base), so a kill before this write loses no
-  // state a land depends on.
+  // state a land depends on, and a failure of it does not undo or deny the land: a warning.
+  const warnings: string[] = [];
   await writeSession(ctx.commonDir, {
     ...session,
     approval,
     lands: [...session.lands, { head, commit, target, mode, at: new Date().toISOString() }],
+  }).catch((e: unknown) => {
+    warnings.push(
+      `landed; the session record could not be updated (${toHagentError(e).message}): its list of lands misses this one, which changes nothing a later land or undo decides`,
+    );
   });
   return {
+    warnings,
     ok: true,
     session: session.id,
     target,

@@ -10,6 +10,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import * as z from 'zod/mini';
 import { readJsonFile, writeJsonFile } from '../fsx/index.js';
+import { toHagentError } from '../errors.js';
 
 /** Every kind of writing command, each recorded and recovered the same way. */
 export const TX_KINDS = [
@@ -132,8 +133,9 @@ export async function writeIntent(
 }
 
 /**
- * Reads the pending record of a session: null when none, 'damaged' when unreadable. A
- * version-1 record is converted with the session's `worktree` and branch `ref`.
+ * Reads the pending record of a session: null when none, 'damaged' when its bytes are not a
+ * record. A version-1 record is converted with the session's `worktree` and branch `ref`.
+ * @throws HagentError IO_FAILED when the file cannot be read (the record stays).
  */
 export async function readIntent(
   commonDir: string,
@@ -143,8 +145,11 @@ export async function readIntent(
   let raw: unknown;
   try {
     raw = await readJsonFile(intentPath(commonDir, session));
-  } catch {
-    return 'damaged';
+  } catch (e) {
+    // Only bytes that are not a record are damage; a record that cannot be read now (EIO,
+    // EACCES) is kept for the next command, which may read it.
+    if (e instanceof SyntaxError) return 'damaged';
+    throw toHagentError(e);
   }
   if (raw === null) return null;
   const parsed = RecordSchema.safeParse(raw);

@@ -153,14 +153,14 @@ t('undo and redo: faults in their reads and intent records are refused cleanly',
 const SESSION_RECORD = /\/hagent\/sessions\/[^/]+\.json/;
 const landFaults: [string, string, Rule[]][] = [
   [
-    'a full disk writing the land record',
+    "a full disk writing the land's transaction record",
     'ENOSPC',
-    [{ op: /^writeSync$/, path: /\/hagent\/land\// }],
+    [{ op: /^writeSync$/, path: /\/hagent\/tx\// }],
   ],
   [
-    'a failing rename of the land record',
+    "a failing rename of the land's transaction record",
     'EIO',
-    [{ op: /^renameSync$/, path: /\/hagent\/land\// }],
+    [{ op: /^renameSync$/, path: /\/hagent\/tx\// }],
   ],
   ['a read-only git folder', 'EROFS', [{ op: MUTATING, path: /\/\.git\// }]],
 ];
@@ -176,11 +176,9 @@ for (const [what, errno, rules] of landFaults) {
   });
 }
 
-// KNOWN GAP, closed when the transaction keeps one record and one recovery: readIntent
-// (src/transaction/intent.ts) takes a record it cannot read for a damaged one and removes it,
-// so an EIO at that moment throws away what a killed apply left to finish or undo. The test
-// states what must hold; while the gap is open it prints KNOWN GAP and passes, and once closed
-// it fails, so the marker goes with the fix.
+// readIntent (transaction/record.ts) takes only bytes that are not a record for damage: a record
+// it cannot read now (EIO) is kept, and the command refused, so what a killed apply left to
+// finish or undo is not thrown away.
 t('an intent record that cannot be read (EIO) is kept, and the command refused', async () => {
   const fx = await fixture();
   const oid = git(fx.repo, 'rev-parse', `hagent/${fx.id}:a.txt`);
@@ -194,14 +192,9 @@ t('an intent record that cannot be read (EIO) is kept, and the command refused',
     skipSyncs: true,
   });
   const out = await underFaults(fs, () => commands.apply(fx));
-  const holds = out.kind === 'refused' && out.code === 'IO_FAILED' && existsSync(intent);
-  if (!holds) {
-    console.log(
-      `KNOWN GAP: an unreadable intent record is discarded (${out.kind}; record ${existsSync(intent) ? 'kept' : 'removed'})`,
-    );
-    return;
-  }
-  assert.unreachable('the gap is closed: drop the KNOWN GAP branch of this test');
+  assert.is(out.kind, 'refused', JSON.stringify(out));
+  if (out.kind === 'refused') assert.is(out.code, 'IO_FAILED');
+  assert.ok(existsSync(intent), 'the record is kept');
 });
 
 t.run();
