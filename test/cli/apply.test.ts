@@ -2,6 +2,8 @@
  * `hagent apply` through the real CLI on real repositories: the commit and its note, what real
  * tools and agents send, the safety envelope around the write (staleness, the watcher, the lock,
  * hooks, recovery after a kill), the commit identity, and the `apply_patch` bin.
+ * Also: HAGENT_TRACE naming which path wrote the commit and why, and an apply killed before its
+ * one ref transaction.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import {
@@ -32,6 +34,7 @@ import {
   writeFiles,
   writeIntentRecord,
 } from '../helpers/index.js';
+import { killAtRefTransaction } from '../helpers/kill-git.js';
 import { testOrSkip } from '../helpers/skip.js';
 
 const t = suite('apply');
@@ -1117,6 +1120,33 @@ t('four sessions applying side by side: every commit made, noted and reachable',
   git(repo, 'fsck', '--strict', '--no-dangling');
 });
 
+// HAGENT_TRACE says which path wrote apply's commit and why: in-process with the identity git
+// gives, or git when the repository asks for what the in-process writer does not reproduce (a
+// commit encoding other than UTF-8), and both commits are what git would have written.
+
+function applyTraced(worktree: string, patch: string): { commit: string; trace: string } {
+  const r = hagent(worktree, ['apply', '-', '--json', '--yes'], {
+    input: patch,
+    env: { HAGENT_TRACE: '1' },
+  });
+  assert.is(r.status, 0, r.stdout + r.stderr);
+  return { commit: r.json.commit, trace: r.stderr };
+}
+
+t('the trace names the commit path and the reason git was asked', () => {
+  const repo = makeRepo({ 'a.txt': 'a\n' });
+  const s = hagent(repo, ['session', 'start', '--json', '--name', 'fast']);
+  assert.is(s.status, 0, s.stderr);
+  const first = applyTraced(s.json.worktree, appendLine('a.txt', 'a', 'b'));
+  assert.match(first.trace, /commit: in-process/);
+  git(repo, 'config', 'i18n.commitEncoding', 'ISO-8859-1');
+  const second = applyTraced(s.json.worktree, appendLine('a.txt', 'b', 'c'));
+  assert.match(second.trace, /commit: git \(i18n\.commitEncoding is ISO-8859-1\)/);
+  assert.match(git(repo, 'cat-file', '-p', second.commit), /^encoding ISO-8859-1$/m);
+  assert.is(git(repo, 'rev-parse', `${second.commit}^`), first.commit);
+  git(repo, 'fsck', '--strict', '--no-dangling');
+});
+
 // The `apply_patch` bin (dist/apply_patch.cjs): Codex's calling convention and success text, the
 // session of the current folder, paths read against that folder, hagent's teaching errors. (Its
 // text against the real Codex binary: test/codex/differential.ts.)
@@ -1205,6 +1235,34 @@ t('outside any session it is refused', () => {
   const r = runApplyPatch(repo, ['*** Begin Patch\n*** Add File: b.txt\n+b\n*** End Patch']);
   assert.is(r.status, 1);
   assert.match(r.stderr, /NOT_IN_SESSION/);
+});
+
+// An apply killed (kill -9) after its files and index, before its one ref transaction: the
+// record holds the branch, the redo ref and the session's notes ref, so the next command moves
+// them together — no commit without its note, no note lock to clear, nothing half done.
+
+t('the next command moves the branch and the notes ref of the killed apply together', () => {
+  const repo = makeRepo({ 'a.txt': 'a\n' });
+  const s = startSession(repo, ['--name', 'k1']);
+  const patch = '*** Begin Patch\n*** Update File: a.txt\n@@\n-a\n+A\n*** End Patch\n';
+  const killed = hagent(s.worktree, ['apply', '-', '--json'], {
+    input: patch,
+    env: killAtRefTransaction(),
+  });
+  assert.is(killed.status, -1, `hagent was killed (${killed.status}: ${killed.stdout})`);
+  assert.is(git(repo, 'rev-parse', s.branch), s.base, 'no ref moved');
+  assert.is(git(repo, 'for-each-ref', 'refs/notes/'), '');
+  const st = hagent(repo, ['session', 'status', 'k1', '--json']);
+  assert.is(st.json.interrupted.command, 'apply');
+  const d = hagent(repo, ['doctor', '--json']);
+  assert.is(d.status, 0, d.stdout + d.stderr);
+  assert.is(d.json.recoveries[0].action, 'completed');
+  const head = git(repo, 'rev-parse', s.branch);
+  assert.is(git(repo, 'show', `${head}:a.txt`), 'A');
+  assert.is(git(repo, 'notes', '--ref=hagent-sessions/k1', 'show', head), patch.trimEnd());
+  assert.is(readFileSync(path.join(s.worktree, 'a.txt'), 'utf8'), 'A\n');
+  assert.is(git(s.worktree, 'status', '--porcelain'), '');
+  assert.is(git(repo, 'fsck', '--no-dangling', '--no-progress'), '');
 });
 
 t.run();
