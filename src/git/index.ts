@@ -58,5 +58,5 @@ export {
   writeNoteCommit,
   type NoteWriter,
 } from './notes.js';
-export { restorePathsFrom } from './restore.js';
+export { restorePathsFrom, unstagePathsHolding } from './restore.js';
 export { pruneWorktrees, removeWorktree } from './worktree-remove.js';

@@ -7,6 +7,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { HagentError, isHagentError, toHagentError } from '../errors.js';
+import { mergeInProgress } from '../update/index.js';
 import {
   checkoutTreeDelta,
   gitlinksTurnedIntoFolders,
@@ -490,7 +491,9 @@ async function landLocked(
       'LAND_CONFLICT',
       `landing session ${session.id} on ${target} conflicts in ${conflicts.length} file${conflicts.length === 1 ? '' : 's'}: ${conflicts.join(', ')}`,
       { session: session.id, target, files: conflicts },
-      `nothing was written; run hagent session update --session ${session.id} (it merges ${target.replace('refs/heads/', '')} into the session and leaves conflict markers in its worktree), resolve them there, run hagent sync --session ${session.id}, then land again`,
+      mergeInProgress(session.worktree)
+        ? `nothing was written; the session's update is still merging ${target.replace('refs/heads/', '')}: resolve the conflict markers in ${session.worktree} (or apply a patch that does), run hagent sync --session ${session.id}, then land again`
+        : `nothing was written; run hagent session update --session ${session.id} (it merges ${target.replace('refs/heads/', '')} into the session and leaves conflict markers in its worktree), resolve them there, run hagent sync --session ${session.id}, then land again`,
     );
   }
   // The next land base: the session's side of this merge, over the last one, with the commit

@@ -16,6 +16,7 @@ import {
   listWorktrees,
   readRef,
   restorePathsFrom,
+  unstagePathsHolding,
 } from '../git/index.js';
 import {
   isAncestor,
@@ -194,7 +195,7 @@ async function undoLandLocked(ctx: RepoContext, session: Session): Promise<LandU
       session: session.id,
       message: `hagent land --undo ${session.id}`,
       worktrees:
-        checkout && restore.length
+        checkout && (restore.length || untouched.length)
           ? [
               {
                 path: checkout,
@@ -202,12 +203,16 @@ async function undoLandLocked(ctx: RepoContext, session: Session): Promise<LandU
                 files: changesOfDiff(restore).map((f) => ({ ...f, prior: f.next, next: f.prior })),
                 publish: {
                   kind: 'checkout',
-                  run: () =>
-                    restorePathsFrom(
+                  run: async () => {
+                    await restorePathsFrom(
                       checkout,
                       restored,
                       restore.map((c) => c.path),
-                    ),
+                    );
+                    // A file changed since keeps its bytes, but not the land's index entry:
+                    // left staged, the landed change would go into the user's next commit.
+                    await unstagePathsHolding(checkout, last.commit, restored, untouched);
+                  },
                   revert: () =>
                     restorePathsFrom(
                       checkout,

@@ -793,6 +793,19 @@ t('a file changed since the land keeps its bytes and is listed', () => {
   assert.equal(r.json.untouched, ['n.txt']);
   assert.is(readFileSync(path.join(repo, 'n.txt'), 'utf8'), 'user edit\n');
   assert.is(readFileSync(path.join(repo, 'a.txt'), 'utf8'), 'a\n');
+  // The land's index entry goes with it: nothing landed stays staged for the next commit.
+  assert.is(git(repo, 'diff', '--cached', '--name-only'), '');
+  assert.is(git(repo, 'status', '--porcelain'), '?? n.txt');
+});
+
+t('a file the user staged since the land keeps its staged entry too', () => {
+  const { repo } = landed({ 'a.txt': 'a\n', 'd.txt': 'd\n' }, PATCH);
+  writeFileSync(path.join(repo, 'n.txt'), 'user edit\n');
+  git(repo, 'add', 'n.txt');
+  const r = hagent(repo, ['undo', '--land', '--json']);
+  assert.is(r.status, 0, r.stdout + r.stderr);
+  assert.equal(r.json.untouched, ['n.txt']);
+  assert.is(git(repo, 'show', ':n.txt'), 'user edit', 'what the user staged stays staged');
 });
 
 t('refused when the target moved on, naming the commits on top', () => {
