@@ -101,7 +101,7 @@ export async function runStatus(argv: CommonArgs & { id?: string }, io: Io): Pro
       ...(s.interrupted
         ? [
             p.red(
-              `  interrupted: a ${s.interrupted.command} (started ${s.interrupted.startedAt}) on ${s.interrupted.files.join(', ') || 'unknown files'}`,
+              `  interrupted: ${/^[aeiou]/.test(s.interrupted.command) ? 'an' : 'a'} ${s.interrupted.command} (started ${s.interrupted.startedAt}) on ${s.interrupted.files.join(', ') || 'unknown files'}`,
             ),
             p.dim(
               '    the next apply, undo, sync or land (or hagent doctor) finishes or undoes it first',

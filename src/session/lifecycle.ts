@@ -29,7 +29,7 @@ import {
   worktreeAdd,
   worktreeRemove,
 } from '../git/index.js';
-import { copyFileNoClobber, readEntry } from '../fsx/index.js';
+import { copyFileNoClobber, isTempName, readEntry } from '../fsx/index.js';
 import { type RepoContext, resolveSession } from './context.js';
 import { isInside, worktreeRootFor } from './where.js';
 import { listSessions, removeSession, SESSION_ID, writeSession, type Session } from './store.js';
@@ -559,6 +559,8 @@ export async function outsideEdits(worktree: string): Promise<ChangedFile[]> {
   const out: ChangedFile[] = [];
   for (const rec of await statusRecords(worktree, { untracked: 'all' })) {
     const xy = rec.slice(0, 2);
+    // An interrupted command's temp files are its own, not an edit (recovery removes them).
+    if (xy === '??' && isTempName(path.basename(rec.slice(3)))) continue;
     out.push({ path: rec.slice(3), status: xy === '??' ? 'A' : xy.includes('D') ? 'D' : 'M' });
   }
   return out;
@@ -601,7 +603,7 @@ function keepHint(s: Session): string {
   const back = off
     ? `git -C ${s.worktree} switch hagent/${s.id}${off.kind === 'other-branch' ? ` (then git -C ${s.worktree} merge ${off.branch.replace('refs/heads/', '')} for what was committed there)` : ''}, then `
     : '';
-  return `keep them with ${back}hagent sync --session ${s.id} (then review and land), or pass --force to drop them`;
+  return `keep them with ${back}hagent sync --session ${s.id} (then review and land), or pass --force --yes to drop them`;
 }
 
 /**
@@ -651,10 +653,10 @@ export async function endSession(
       const denied = unlanded.filter((p) => deniedReason(p, policy) !== null);
       const hint =
         drift?.kind === 'rewound' && drift.pastBase
-          ? `its branch was reset past its base, so these changes are not the session's work; ${drift.hint}; or pass --force to end it anyway`
+          ? `its branch was reset past its base, so these changes are not the session's work; ${drift.hint}; or pass --force --yes to end it anyway`
           : denied.length
-            ? `${denied.join(', ')} ${denied.length === 1 ? 'is a path' : 'are paths'} the policy protects, so a plain land refuses it: land it with hagent land --session ${s.id} --allow-denied, or take ${denied.length === 1 ? 'that path' : 'those paths'} out first (hagent undo --session ${s.id}, or a patch that reverts ${denied.length === 1 ? 'it' : 'them'}), or pass --force to end it anyway (the head stays reachable as refs/hagent/${s.id}/ended)`
-            : `land it with hagent land --session ${s.id}, or pass --force to end it anyway (the head stays reachable as refs/hagent/${s.id}/ended)`;
+            ? `${denied.join(', ')} ${denied.length === 1 ? 'is a path' : 'are paths'} the policy protects, so a plain land refuses it: land it with hagent land --session ${s.id} --allow-denied, or take ${denied.length === 1 ? 'that path' : 'those paths'} out first (hagent undo --session ${s.id}, or a patch that reverts ${denied.length === 1 ? 'it' : 'them'}), or pass --force --yes to end it anyway (the head stays reachable as refs/hagent/${s.id}/ended)`
+            : `land it with hagent land --session ${s.id}, or pass --force --yes to end it anyway (the head stays reachable as refs/hagent/${s.id}/ended)`;
       throw new HagentError(
         'UNLANDED_WORK',
         `session ${s.id} has work that has not landed: ${unlanded.join(', ')}`,

@@ -266,7 +266,7 @@ t('session status shows an interrupted transaction until a writing command finis
   const st = hagent(s.worktree, ['session', 'status', '--json']);
   assert.equal(st.json.interrupted.files, ['a.txt']);
   assert.is(st.json.interrupted.command, 'apply');
-  assert.match(hagent(s.worktree, ['session', 'status']).stdout, /interrupted: a apply/);
+  assert.match(hagent(s.worktree, ['session', 'status']).stdout, /interrupted: an apply/);
   assert.is(hagent(s.worktree, ['sync', '--json']).json.recovery.action, 'completed');
   assert.is(hagent(s.worktree, ['session', 'status', '--json']).json.interrupted, null);
 });
