@@ -16,9 +16,9 @@ import {
   listWorktrees,
   readRef,
   restorePathsFrom,
+  isAncestor,
 } from '../git/index.js';
 import {
-  isAncestor,
   landBaseRef,
   readSession,
   writeSession,
