@@ -18,8 +18,6 @@ import {
   readLooseObject,
   formatOfOid,
   submodulesOf,
-  runGit,
-  literalPathspec,
   conversionsOf,
   type Conversions,
   storedBlobIds,
@@ -40,6 +38,7 @@ import {
   type CommitTrees,
   type CatFileBatch,
   type NoteWriter,
+  hasSkipWorktreeBit,
 } from '../git/index.js';
 import { readEntry, type Staged, type TargetWrite } from '../fsx/index.js';
 import { assertPreApplyAccepted, runUserHook } from '../user-hooks/index.js';
@@ -450,17 +449,7 @@ function assertOutsideSubmodules(trees: CommitTrees, paths: readonly string[]): 
 
 /** True when the index entry of `rel` has git's skip-worktree bit (outside a sparse checkout). */
 async function skipWorktree(worktree: string, rel: string): Promise<boolean> {
-  const r = await runGit(['ls-files', '-t', '-z', '--', literalPathspec(rel)], {
-    cwd: worktree,
-    allowFailure: true,
-  });
-  return (
-    r.exitCode === 0 &&
-    r.stdout
-      .toString('utf8')
-      .split('\0')
-      .some((rec) => rec.startsWith('S '))
-  );
+  return hasSkipWorktreeBit(worktree, rel);
 }
 
 /** Size of a plan for limits and confirmation, from the computed per-file counts (patch-language.md §5b). */

@@ -3,6 +3,7 @@
  * module outside src/git spells out a git command line.
  */
 import { gitText, runGit } from './run.js';
+import { literalPathspec } from './plumbing.js';
 
 /** Whether `ancestor` is an ancestor of (or equal to) `commit` (`git merge-base --is-ancestor`). */
 export async function isAncestor(cwd: string, ancestor: string, commit: string): Promise<boolean> {
@@ -135,4 +136,24 @@ export async function deleteRef(cwd: string, ref: string, oldOid?: string): Prom
     allowFailure: true,
   });
   return r.exitCode === 0;
+}
+
+/**
+ * Subjects of the first-parent commits of `range`, oldest first, of those touching `paths` when
+ * given (`git log --first-parent --format=%s`). @throws HagentError GIT_FAILED.
+ */
+export async function firstParentSubjects(
+  cwd: string,
+  range: string,
+  paths: readonly string[] | null,
+): Promise<string[]> {
+  const spec = paths ? ['--', ...paths.map(literalPathspec)] : [];
+  const r = await runGit(['log', '--first-parent', '--format=%s', range, ...spec], { cwd });
+  return r.stdout.toString('utf8').split('\n').filter(Boolean).reverse();
+}
+
+/** The absolute git dir of the worktree at `cwd` (`rev-parse --git-dir`). @throws GIT_FAILED. */
+export async function absoluteGitDir(cwd: string): Promise<string> {
+  const r = await runGit(['rev-parse', '--path-format=absolute', '--git-dir'], { cwd });
+  return r.stdout.toString('utf8').trim();
 }

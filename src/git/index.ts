@@ -60,3 +60,6 @@ export {
 } from './notes.js';
 export { restorePathsFrom, unstagePathsHolding } from './restore.js';
 export { pruneWorktrees, removeWorktree } from './worktree-remove.js';
+export * from './index-ops.js';
+export * from './merge-state.js';
+export { removeLockMadeSince } from './locks.js';

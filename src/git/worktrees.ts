@@ -5,6 +5,8 @@
  * folder's `.git` file (a pooled worktree whose `.git` file may vanish must not let git find
  * another repository above it).
  */
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
 import { gitText, runGit, type GitResult, type RunGitOptions } from './run.js';
 import { literalPathspec } from './plumbing.js';
 
@@ -191,4 +193,17 @@ export async function commitEverything(
 ): Promise<void> {
   await runGit(['add', '-A'], { cwd });
   await runGit(['commit', '--quiet', '-m', message], { cwd, ...(env ? { env } : {}) });
+}
+
+/**
+ * Points a linked worktree's admin dir at its folder's new place `dest` (its `gitdir` file), as
+ * `git worktree move` does, without a process. @throws the fs error of a failed write.
+ */
+export async function pointWorktreeAdminAt(admin: string, dest: string): Promise<void> {
+  await fs.writeFile(path.join(admin, 'gitdir'), `${path.join(dest, '.git')}\n`);
+}
+
+/** Removes a linked worktree's admin dir (`.git/worktrees/<name>`), as `git worktree prune` does. */
+export async function removeWorktreeAdmin(admin: string): Promise<void> {
+  await fs.rm(admin, { recursive: true, force: true });
 }

@@ -16,18 +16,18 @@ import {
   diffTrees,
   dirtyPaths,
   listWorktrees,
-  literalPathspec,
   locateWorktreeDirect,
   changesHeldBy,
   looseObjectStore,
   mergeTrees,
   readRefPreferDirect,
-  runGit,
   moveRefs,
   writeCommit,
   writeInternalCommit,
   writeTreeWithChanges,
   type TreeChange,
+  firstParentSubjects,
+  absoluteGitDir,
 } from '../git/index.js';
 import {
   guardTarget,
@@ -180,17 +180,7 @@ async function patchSubjects(
   const from = await patchesFrom(ctx, session, head);
   const direct = paths ? null : await firstParentSubjectsDirect(ctx.commonDir, from, head);
   if (direct) return direct;
-  const r = await runGit(
-    [
-      'log',
-      '--first-parent',
-      '--format=%s',
-      `${from}..${head}`,
-      ...(paths ? ['--', ...paths.map(literalPathspec)] : []),
-    ],
-    { cwd },
-  );
-  return r.stdout.toString('utf8').split('\n').filter(Boolean).reverse();
+  return firstParentSubjects(cwd, `${from}..${head}`, paths);
 }
 
 /** The squash message: a summary of the session's patches (`subjects`, from {@link patchSubjects}). Pure. */
@@ -295,12 +285,7 @@ async function assertNoOperationInProgress(
     isInside(ctx.location.topLevel, worktree) &&
     isInside(worktree, ctx.location.topLevel)
       ? ctx.location.gitDir
-      : (locateWorktreeDirect(worktree)?.gitDir ??
-        (
-          await runGit(['rev-parse', '--path-format=absolute', '--git-dir'], { cwd: worktree })
-        ).stdout
-          .toString('utf8')
-          .trim());
+      : (locateWorktreeDirect(worktree)?.gitDir ?? (await absoluteGitDir(worktree)));
   const markers: [string, string][] = [
     ['rebase-merge', 'a rebase'],
     ['rebase-apply', 'a rebase or am'],

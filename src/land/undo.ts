@@ -17,9 +17,9 @@ import {
   readRef,
   restorePathsFrom,
   unstagePathsHolding,
+  isAncestor,
 } from '../git/index.js';
 import {
-  isAncestor,
   landBaseRef,
   readSession,
   writeSession,

@@ -14,10 +14,11 @@ import {
   lsTree,
   mergeTrees,
   readRef,
-  runGit,
   writeTreeWithChanges,
   type LooseObjectStore,
   type TreeChange,
+  mergeBase,
+  isAncestor,
 } from '../git/index.js';
 import type { RepoContext } from './context.js';
 import type { Session } from './store.js';
@@ -64,9 +65,7 @@ export async function readLandBase(
   // its commit) no longer counts, nor what was recorded on top of it.
   const landed = ref ? await landedStillOnTarget(cwd, session, ref, target) : null;
   if (head && target) {
-    const mb = (await runGit(['merge-base', head, target], { cwd, allowFailure: true })).stdout
-      .toString('utf8')
-      .trim();
+    const mb = await mergeBase(cwd, head, target);
     if (mb && mb !== session.base && (await isAncestor(cwd, session.base, mb))) {
       const lastLand = ref ? landed?.landCommit : session.lands[session.lands.length - 1]?.commit;
       if (!lastLand || (await isAncestor(cwd, lastLand, mb)))
@@ -177,14 +176,6 @@ export async function unlandedPaths(
   const [baseTree, targetTree, headTree] = await treeIds(ctx.cwd, [base.treeish, target, head]);
   const merged = await mergeTrees(ctx.cwd, store, baseTree!, targetTree!, headTree!);
   return merged.clean && merged.tree === targetTree ? [] : differing;
-}
-
-/** True when `ancestor` is `commit` or one of its ancestors. */
-export async function isAncestor(cwd: string, ancestor: string, commit: string): Promise<boolean> {
-  return (
-    (await runGit(['merge-base', '--is-ancestor', ancestor, commit], { cwd, allowFailure: true }))
-      .exitCode === 0
-  );
 }
 
 /**

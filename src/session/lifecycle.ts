@@ -20,7 +20,6 @@ import {
   readRefsDirectSync,
   Repo,
   resolveCommit,
-  runGit,
   deleteRef,
   ignoredPaths,
   statusRecords,

@@ -25,6 +25,8 @@ import {
   worktreeGitDirSync,
   worktreeRemove,
   type WorktreeAt,
+  pointWorktreeAdminAt,
+  removeWorktreeAdmin,
 } from '../git/index.js';
 
 /** Ignored folders a pooled worktree keeps by default (with what `.worktreeinclude` names). */
@@ -136,8 +138,7 @@ async function moveEntry(entry: PoolEntry, to: string): Promise<boolean> {
     throw e;
   }
   const dest = path.join(real(path.dirname(to)), path.basename(to));
-  if (entry.admin)
-    await fs.writeFile(path.join(entry.admin, 'gitdir'), `${path.join(dest, '.git')}\n`);
+  if (entry.admin) await pointWorktreeAdminAt(entry.admin, dest);
   entry.path = dest;
   return true;
 }
@@ -347,7 +348,7 @@ export async function discardPoolEntry(
 ): Promise<Discarded> {
   const name = entry.name.replace(/^\.discard-/, '');
   if (!entry.exists) {
-    if (entry.admin) await fs.rm(entry.admin, { recursive: true, force: true });
+    if (entry.admin) await removeWorktreeAdmin(entry.admin);
     return { name, reason, kept: null, removed: true };
   }
   const claimed = path.join(poolDir(root), `.discard-${name}`);
@@ -362,7 +363,7 @@ export async function discardPoolEntry(
   if (entry.admin) {
     if (!(await worktreeRemove(cwd, entry.path, true))) {
       await fs.rm(entry.path, { recursive: true, force: true });
-      await fs.rm(entry.admin, { recursive: true, force: true });
+      await removeWorktreeAdmin(entry.admin);
     }
   } else {
     await fs.rm(entry.path, { recursive: true, force: true });

@@ -8,13 +8,16 @@ import { HagentError } from '../errors.js';
 import {
   changesHeldBy,
   diffTrees,
-  literalPathspec,
   parseRawDiff,
-  runGit,
   treeOf,
   readRefs,
   sessionNotesRef,
   writeTree,
+  stageAll,
+  stagedChanges,
+  readTreeIntoIndexDetached,
+  resetPathsTo,
+  unmergedPaths,
 } from '../git/index.js';
 import { checkPath, type Policy } from '../policy/index.js';
 import { loadConfig } from '../config/index.js';
@@ -198,23 +201,21 @@ async function syncLocked(
     await assertConflictsResolved(worktree);
     if (record) await assertNoMarkersLeft(worktree, record);
   }
-  await runGit(
-    ['add', '-A', '--', '.', EXCLUDE_TEMPS, ...(await ownedExcludes(ctx.commonDir, session.id))],
-    // In a process group of its own, like every index write of a transaction (git/run.ts).
-    { cwd: worktree, detached: true },
-  );
+  // In a process group of its own, like every index write of a transaction (git/run.ts).
+  await stageAll(worktree, [
+    '.',
+    EXCLUDE_TEMPS,
+    ...(await ownedExcludes(ctx.commonDir, session.id)),
+  ]);
   // The same path policy as a patch (patch-language.md §5b): denied names and symlinks stay out.
-  const staged = parseRawDiff(
-    (await runGit(['diff-index', '--cached', '-z', '--no-renames', 'HEAD'], { cwd: worktree }))
-      .stdout,
-  );
+  const staged = await stagedChanges(worktree);
   let skipped = policySkips(staged, policy);
   if (mergeHead && skipped.length) skipped = await targetsOwn(worktree, mergeHead, staged, skipped);
   if (skipped.length) await resetSkipped(worktree, skipped, record);
   const tree = await writeTree(worktree);
   if (!mergeHead && tree === (await treeOf(worktree, head))) return { ...none, skipped };
   return commitSynced(ctx, session, { ...as, redo, mergeHead }, head, tree, skipped, () =>
-    runGit(['read-tree', head], { cwd: worktree, detached: true }).then(() => undefined),
+    readTreeIntoIndexDetached(worktree, head),
   );
 }
 
@@ -379,15 +380,17 @@ async function resetSkipped(
   const toMerged = record ? skipped.filter((k) => !conflicted.has(k.path)) : [];
   const toHead = skipped.filter((k) => !toMerged.includes(k));
   if (toMerged.length)
-    await runGit(
-      ['reset', '-q', record!.tree, '--', ...toMerged.map((k) => literalPathspec(k.path))],
-      { cwd: worktree, detached: true },
+    await resetPathsTo(
+      worktree,
+      record!.tree,
+      toMerged.map((k) => k.path),
     );
   if (toHead.length)
-    await runGit(['reset', '-q', 'HEAD', '--', ...toHead.map((k) => literalPathspec(k.path))], {
-      cwd: worktree,
-      detached: true,
-    });
+    await resetPathsTo(
+      worktree,
+      'HEAD',
+      toHead.map((k) => k.path),
+    );
 }
 
 const oneLine = (v: string) => v.replace(/[\r\n]+/g, ' ').slice(0, 500);
@@ -527,12 +530,7 @@ async function assertNoMarkersLeft(worktree: string, record: ConflictRecord): Pr
  * @throws HagentError MERGE_UNRESOLVED naming the files.
  */
 async function assertConflictsResolved(worktree: string): Promise<void> {
-  const unmerged = (
-    await runGit(['diff', '--name-only', '-z', '--diff-filter=U'], { cwd: worktree })
-  ).stdout
-    .toString('utf8')
-    .split('\0')
-    .filter(Boolean);
+  const unmerged = await unmergedPaths(worktree);
   if (unmerged.length) {
     throw new HagentError(
       'MERGE_UNRESOLVED',

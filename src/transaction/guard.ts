@@ -6,7 +6,7 @@
 import { promises as fs, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { HagentError, toHagentError } from '../errors.js';
-import { parseGitFile, runGit } from '../git/index.js';
+import { parseGitFile, revParseLines } from '../git/index.js';
 import { appendJournal, type JournalInput } from '../journal/index.js';
 import { withSessionLock } from '../lock/index.js';
 import { trace } from '../trace/index.js';
@@ -175,23 +175,15 @@ export async function assertWorktreeIntact(target: GuardTarget): Promise<void> {
       `end the session with: hagent session end ${target.session} --force (its branch stays reachable)`,
     );
   if (await worktreeLinksIntact(target)) return;
-  const r = await runGit(
-    [
-      'rev-parse',
-      '--path-format=absolute',
-      '--show-toplevel',
-      '--git-common-dir',
-      '--symbolic-full-name',
-      'HEAD',
-    ],
-    { cwd: target.worktree, allowFailure: true },
-  );
-  const [top = '', common = '', head = ''] = r.stdout.toString('utf8').split('\n');
-  if (
-    r.exitCode !== 0 ||
-    real(top) !== real(target.worktree) ||
-    real(common) !== real(target.commonDir)
-  ) {
+  const r = await revParseLines(target.worktree, [
+    '--path-format=absolute',
+    '--show-toplevel',
+    '--git-common-dir',
+    '--symbolic-full-name',
+    'HEAD',
+  ]);
+  const [top = '', common = '', head = ''] = r.lines;
+  if (!r.ok || real(top) !== real(target.worktree) || real(common) !== real(target.commonDir)) {
     throw broken(
       `${target.worktree} is no longer a git worktree of this repository (its .git file is missing or points elsewhere)`,
       `nothing was written; run hagent doctor, or end the session with: hagent session end ${target.session} --force`,

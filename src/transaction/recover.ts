@@ -22,7 +22,6 @@ import { HagentError } from '../errors.js';
 import {
   blobId,
   commitTree,
-  literalPathspec,
   lsTree,
   moveRefs,
   objectFormat,
@@ -30,11 +29,13 @@ import {
   readBlobCheckedOut,
   readRef,
   readRefs,
-  runGit,
   storedBlobIdsOf,
   updateIndex,
   writeTree,
   type ObjectFormat,
+  removeLockMadeSince,
+  absoluteGitDir,
+  stageZeroEntries,
 } from '../git/index.js';
 import { backupNameFor, readEntry, replaceIfHolds, tempNameFor } from '../fsx/index.js';
 import { pidAlive } from '../lock/index.js';
@@ -158,20 +159,7 @@ async function clearLocksLeftBy(commonDir: string, r: TxRecord): Promise<void> {
     if (gitDir) locks.push(path.join(gitDir, 'index.lock'), path.join(gitDir, 'HEAD.lock'));
   }
   const started = Date.parse(r.startedAt);
-  await Promise.all(
-    locks.map(async (lock) => {
-      for (;;) {
-        const st = await fs.stat(lock).catch(() => null);
-        if (!st || !(st.mtimeMs >= started - 1000)) return;
-        const age = Date.now() - st.mtimeMs;
-        if (age >= 2000) {
-          await fs.rm(lock, { force: true });
-          return;
-        }
-        await new Promise((res) => setTimeout(res, Math.min(100, 2000 - age)));
-      }
-    }),
-  );
+  await Promise.all(locks.map((lock) => removeLockMadeSince(lock, started, 2000)));
 }
 
 /** Whether `file` holds exactly `text` (false when missing or unreadable). */
@@ -206,12 +194,9 @@ async function orphanedGitDone(commonDir: string, r: TxRecord): Promise<void> {
 /** The `index.lock` of a user's checkout in the record, if one exists now. */
 async function lockedCheckout(r: TxRecord): Promise<{ worktree: string; lock: string } | null> {
   for (const w of r.worktrees.filter((x) => x.owner === 'checkout')) {
-    const g = await runGit(['rev-parse', '--path-format=absolute', '--git-dir'], {
-      cwd: w.path,
-      allowFailure: true,
-    }).catch(() => null);
-    if (!g || g.exitCode !== 0) continue;
-    const lock = path.join(g.stdout.toString('utf8').trim(), 'index.lock');
+    const g = await absoluteGitDir(w.path).catch(() => null);
+    if (g === null) continue;
+    const lock = path.join(g, 'index.lock');
     if (
       await fs.stat(lock).then(
         () => true,
@@ -363,15 +348,7 @@ async function restoreFiles(
 
 /** Stage-0 index entries of `paths` in a worktree: path → `<mode> <oid>`. */
 async function indexEntries(worktree: string, paths: readonly string[]) {
-  const out = new Map<string, string>();
-  const r = await runGit(['ls-files', '-s', '-z', '--', ...paths.map(literalPathspec)], {
-    cwd: worktree,
-  });
-  for (const rec of r.stdout.toString('utf8').split('\0')) {
-    const m = /^(\d+) ([0-9a-f]+) 0\t(.*)$/s.exec(rec);
-    if (m) out.set(m[3]!, `${m[1]} ${m[2]}`);
-  }
-  return out;
+  return stageZeroEntries(worktree, paths);
 }
 
 /**

@@ -17,11 +17,11 @@ import {
   lsTree,
   readRef,
   type RefMove,
+  isAncestor,
 } from '../git/index.js';
 import { readEntry } from '../fsx/index.js';
 import {
   guardTarget,
-  isAncestor,
   redoRef,
   sessionHead,
   sessionRef,

@@ -30,19 +30,22 @@ import {
   sessionNotesRef,
   writeNoteCommit,
   type RefMove,
-  runGit,
   treeOf,
   updateIndex,
   worktreeGitDirSync,
   writeTreeWithChanges,
   type ConflictStage,
   type TreeChange,
+  mergeBase,
+  mergeStateFiles,
+  removeMergeState,
+  writeMergeState,
+  isAncestor,
 } from '../git/index.js';
 import { loadConfig } from '../config/index.js';
 import {
   guardTarget,
   headChange,
-  isAncestor,
   outsideEdits,
   readLandBase,
   readSessionRefs,
@@ -200,9 +203,7 @@ async function updateLocked(
   const [landBase, store, common] = await Promise.all([
     readLandBase(ctx, session, head),
     looseObjectStore(ctx.commonDir, head),
-    runGit(['merge-base', head, merged], { cwd: ctx.cwd, allowFailure: true }).then(
-      (r) => r.stdout.toString('utf8').trim() || session.base,
-    ),
+    mergeBase(ctx.cwd, head, merged).then((mb) => mb || session.base),
   ]);
   let agreed = landBase.since === 'target' ? landBase.treeish : common;
   if (landBase.since === 'landed') {
@@ -323,15 +324,12 @@ async function leaveMergeInProgress(
       worktree,
     });
   const files = changesOfDiff(await diffTrees(worktree, headTree, tree));
-  const mergeHead = path.join(gitDir, 'MERGE_HEAD');
-  const mergeFiles = [
-    mergeHead,
-    path.join(gitDir, 'MERGE_MODE'),
-    path.join(gitDir, 'MERGE_MSG'),
-    conflictRecordPath(gitDir),
-  ];
+  const mergeFiles = [...mergeStateFiles(gitDir), conflictRecordPath(gitDir)];
   const removeMergeFiles = () =>
-    Promise.all(mergeFiles.map((f) => fs.rm(f, { force: true }))).then(() => undefined);
+    Promise.all([
+      removeMergeState(gitDir),
+      fs.rm(conflictRecordPath(gitDir), { force: true }),
+    ]).then(() => undefined);
   // No ref moves: MERGE_HEAD, written last, is the step that makes the merge in progress (the
   // record's `merge`); until it holds `merged`, recovery puts the files and the index back.
   await runTransaction(
@@ -357,12 +355,12 @@ async function leaveMergeInProgress(
                 tree,
                 files: [...conflicts],
               });
-              await fs.writeFile(path.join(gitDir, 'MERGE_MODE'), 'no-ff');
-              await fs.writeFile(
-                path.join(gitDir, 'MERGE_MSG'),
-                `Merge branch '${branch}' into the session\n\n# Conflicts:\n${conflicts.map((c) => `#\t${c}\n`).join('')}`,
-              );
-              await writeFileAtomic(mergeHead, `${merged}\n`);
+              // MERGE_HEAD last: it makes the merge in progress (git/merge-state.ts).
+              await writeMergeState(gitDir, {
+                head: merged,
+                mode: 'no-ff',
+                message: `Merge branch '${branch}' into the session\n\n# Conflicts:\n${conflicts.map((c) => `#\t${c}\n`).join('')}`,
+              });
             },
             revert: async () => {
               await removeMergeFiles();
@@ -379,13 +377,6 @@ async function leaveMergeInProgress(
     },
     { cwd: worktree, commonDir: ctx.commonDir, gitDir: null, store: null },
   );
-}
-
-/** Writes `text` to `file` by a rename, so a reader never sees half of it. */
-async function writeFileAtomic(file: string, text: string): Promise<void> {
-  const tmp = `${file}.hagent-${process.pid}`;
-  await fs.writeFile(tmp, text);
-  await fs.rename(tmp, file);
 }
 
 /**

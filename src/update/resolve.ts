@@ -16,15 +16,17 @@ import {
   blobId,
   formatOfOid,
   gitText,
-  literalPathspec,
   lsTree,
-  runGit,
   updateIndex,
   worktreeGitDirSync,
   type ConflictStage,
   type IndexEntryUpdate,
+  quitMerge,
+  unmergedEntries,
+  pathsDifferingFromIndex,
+  writeIndexInfo,
+  isAncestor,
 } from '../git/index.js';
-import { isAncestor } from '../session/index.js';
 import {
   conflictBlockLine,
   markersLeft,
@@ -81,7 +83,7 @@ export async function readMergeHead(worktree: string, head: string): Promise<str
  * @throws HagentError GIT_FAILED from git.
  */
 export async function concludeMerge(worktree: string): Promise<void> {
-  await runGit(['merge', '--quit'], { cwd: worktree });
+  await quitMerge(worktree);
   await removeConflictRecord(worktree);
 }
 
@@ -92,15 +94,10 @@ export async function concludeMerge(worktree: string): Promise<void> {
 export async function readMergeState(worktree: string, head: string): Promise<MergeState | null> {
   const mergeHead = await readMergeHead(worktree, head);
   if (!mergeHead) return null;
-  const [record, listed] = await Promise.all([
+  const [record, stages] = await Promise.all([
     readConflictRecord(worktree, mergeHead, head),
-    runGit(['ls-files', '-u', '-z'], { cwd: worktree }),
+    unmergedEntries(worktree),
   ]);
-  const stages: ConflictStage[] = [];
-  for (const rec of listed.stdout.toString('utf8').split('\0')) {
-    const m = /^(\d+) ([0-9a-f]+) (\d)\t(.*)$/s.exec(rec);
-    if (m) stages.push({ mode: m[1]!, oid: m[2]!, stage: Number(m[3]), path: m[4]! });
-  }
   const conflicted = new Set([...stages.map((s) => s.path), ...(record?.files ?? [])]);
   return { mergeHead, record, stages, conflicted };
 }
@@ -130,14 +127,7 @@ export async function unresolvedAfter(
     for (const m of await markersLeft(worktree, rest))
       out.push({ path: m.path, reason: 'markers', line: m.line });
     const left = new Set(out.map((u) => u.path));
-    const differ = (
-      await runGit(['diff', '--name-only', '-z', '--', ...rest.map(literalPathspec)], {
-        cwd: worktree,
-      })
-    ).stdout
-      .toString('utf8')
-      .split('\0')
-      .filter(Boolean);
+    const differ = await pathsDifferingFromIndex(worktree, rest);
     for (const p of differ) if (!left.has(p)) out.push({ path: p, reason: 'not added' });
   }
   return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
@@ -269,11 +259,7 @@ export async function writeUnmerged(
     ...paths.map((p) => `0 ${zero}\t${p}\0`),
     ...stages.map((e) => `${e.mode} ${e.oid} ${e.stage}\t${e.path}\0`),
   ];
-  await runGit(['update-index', '-z', '--index-info'], {
-    cwd: worktree,
-    input: lines.join(''),
-    detached: true,
-  });
+  await writeIndexInfo(worktree, lines.join(''));
 }
 
 /**
