@@ -64,10 +64,22 @@ export async function readLandBase(
   // What has landed and is still on the target: a land the user took off the target (reset past
   // its commit) no longer counts, nor what was recorded on top of it.
   const landed = ref ? await landedStillOnTarget(cwd, session, ref, target) : null;
+  // Without the ref (a session from before it, or every land undone): the session record's
+  // lands that are still on the target. An undone land is not, whether or not a land --undo
+  // killed after its refs moved got to take it off the record.
+  const lands = ref
+    ? session.lands
+    : target
+      ? (
+          await Promise.all(
+            session.lands.map(async (l) => ((await isAncestor(cwd, l.commit, target)) ? l : null)),
+          )
+        ).filter((l) => l !== null)
+      : [];
   if (head && target) {
     const mb = await mergeBase(cwd, head, target);
     if (mb && mb !== session.base && (await isAncestor(cwd, session.base, mb))) {
-      const lastLand = ref ? landed?.landCommit : session.lands[session.lands.length - 1]?.commit;
+      const lastLand = ref ? landed?.landCommit : lands[lands.length - 1]?.commit;
       if (!lastLand || (await isAncestor(cwd, lastLand, mb)))
         return { treeish: mb, ref, since: 'target', parent: landed?.commit ?? session.base };
     }
@@ -76,10 +88,10 @@ export async function readLandBase(
     return landed
       ? { treeish: landed.commit, ref, since: 'landed', parent: landed.commit }
       : { treeish: session.base, ref, since: 'base', parent: session.base };
-  if (session.lands.length === 0)
+  if (lands.length === 0)
     return { treeish: session.base, ref: null, since: 'base', parent: session.base };
   let treeish = session.base;
-  for (const land of session.lands) {
+  for (const land of lands) {
     const changed = await diffTrees(cwd, treeish, land.head);
     if (changed.length === 0) continue;
     const paths = changed.map((c) => c.path);
