@@ -86,7 +86,10 @@ export function plan(parsed: ParsedPatch, snapshot: Snapshot): Plan {
     at.set(f.path, files.length - 1);
   }
   if (applied.size > 0) {
-    if (applied.size === files.length) {
+    // An op that looks applied may have been composed with a later op of its path (the file
+    // it planned is then no longer in `files`): only the planned files still there count.
+    const appliedFiles = files.filter((f) => applied.has(f));
+    if (files.length > 0 && appliedFiles.length === files.length) {
       const first = applied.get(files[0] as PlannedFile) as HagentError;
       const where: Record<string, unknown> = {};
       for (const k of ['chunk', 'line', 'appliedChunks'])
@@ -99,8 +102,9 @@ export function plan(parsed: ParsedPatch, snapshot: Snapshot): Plan {
       );
     }
     // Some ops look applied and others apply: the files changed in between; refuse the first.
-    const first = files.find((f) => applied.has(f)) as PlannedFile;
-    const e = applied.get(first) as HagentError;
+    const e = (
+      appliedFiles.length ? applied.get(appliedFiles[0]!) : applied.values().next().value
+    ) as HagentError;
     e.details['alreadyApplied'] = false;
     throw e;
   }

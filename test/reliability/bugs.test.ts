@@ -35,6 +35,39 @@ t('a patch with a 300,000-character line is answered in seconds, not minutes', (
   assert.ok(Date.now() - t0 < 20_000, `took ${Date.now() - t0} ms`);
 });
 
+// Was: INTERNAL (exit 3, "Cannot read properties of undefined"): a unified diff repeating the
+// headers of one file, whose first hunk looks applied and is then composed with the later ones,
+// left the looks-applied check pointing at a planned file no longer in the plan (R4, patch 1112).
+t('a diff repeating one file, its first hunk applied already, is refused, not INTERNAL', () => {
+  const repo = makeRepo({ 'moved/m-1048-1.txt': 'a 424\n' });
+  const s = startSession(repo);
+  const [minus, plus, hunk] = [
+    '--- a/moved/m-1048-1.txt\n',
+    '+++ b/moved/m-1048-1.txt\n',
+    '@@ -1,1 +1,2 @@\n',
+  ];
+  const input = [
+    minus,
+    plus,
+    hunk,
+    ' a 424\n',
+    minus,
+    minus,
+    plus,
+    hunk,
+    ' a 424\n',
+    minus,
+    plus,
+    hunk,
+    plus,
+    hunk,
+    '+ud 1112\n',
+  ].join('');
+  const r = hagent(s.worktree, ['apply', '-', '--json', '--yes'], { input });
+  assert.is(r.status, 1, r.stdout + r.stderr);
+  assert.ok(r.json?.error?.code && r.json.error.code !== 'INTERNAL', r.stdout);
+});
+
 // Was: an I/O error (EPERM on an immutable folder or file, ENOSPC on a full disk) was exit 3
 // INTERNAL; now a refusal (exit 1, IO_FAILED) naming the path and the errno. The read-only and
 // immutable cases are injected in fs-faults.test.ts; this one fills a real disk under git too.
