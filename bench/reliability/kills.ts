@@ -33,15 +33,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { hagent, snapshotTree, tempDir, writeFiles } from '../../test/helpers/index.js';
-import {
-  cli,
-  codeOf,
-  fsckProblem,
-  gitRaw,
-  isTempFile,
-  rng,
-  type Run,
-} from '../../test/helpers/reliability.js';
+import { fsckProblem, gitRaw, isTempFile } from '../../test/helpers/repo-checks.js';
+import { cli, codeOf, rng, type Run } from './common.js';
 
 const argv = process.argv.slice(2);
 const opt = (name: string) => {

@@ -6,20 +6,19 @@
  * R1 kill -9 (200 applies), R2 concurrent writers (8 × 50), R3 outside writer (100 applies),
  * R4 hostile patches (10,000), R5 hostile paths (≥ 40), I/O faults (disk full on a tmpfs; the
  * file-system faults hagent's own writes meet are injected by test/reliability/fs-*.test.ts).
+ * One file per figure beside this one (r1-kill.ts … r5-paths.ts, io-diskfull.ts).
  * `--quick` divides the counts by 10. Each figure is one line;
  * failures follow it, indented. The last line is `N passed, N failed` (one per figure); exit 1
  * when any failed. Needs the built CLI (`node scripts/build.mjs`). Nothing is written inside
  * this repository.
  */
-import {
-  runDiskFull,
-  runR1,
-  runR2,
-  runR3,
-  runR4,
-  runR5,
-  type Figure,
-} from '../../test/helpers/reliability.js';
+import type { Figure } from './common.js';
+import { runDiskFull } from './io-diskfull.js';
+import { runR1 } from './r1-kill.js';
+import { runR2 } from './r2-concurrency.js';
+import { runR3 } from './r3-outside.js';
+import { runR4 } from './r4-fuzz.js';
+import { runR5 } from './r5-paths.js';
 
 const argv = process.argv.slice(2);
 const quick = argv.includes('--quick');

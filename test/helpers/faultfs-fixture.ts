@@ -21,7 +21,7 @@ import {
 import type { RepoContext } from '../../src/session/index.js';
 import { FaultyFileSystem, captureState, leftovers, stateDiff, type FaultRule } from './faultfs.js';
 import { GIT_ENV, TEST_CACHE, git, makeRepo, startSession } from './index.js';
-import { compareWorktreeWithCommit } from './reliability.js';
+import { compareWorktreeWithCommit } from './repo-checks.js';
 
 // In-process commits take the pinned identity and dates; session worktrees go to the test cache.
 Object.assign(process.env, GIT_ENV, { XDG_CACHE_HOME: TEST_CACHE });

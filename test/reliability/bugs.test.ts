@@ -4,8 +4,8 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { hagent, makeRepo, startSession } from '../helpers/index.js';
-import { runDiskFull } from '../helpers/reliability.js';
-import { skipped } from '../helpers/skip.js';
+import { FaultyFileSystem } from '../helpers/faultfs.js';
+import { commands, fixture, underFaults } from '../helpers/faultfs-fixture.js';
 
 const t = suite('reliability bugs (repros)');
 
@@ -69,13 +69,20 @@ t('a diff repeating one file, its first hunk applied already, is refused, not IN
 });
 
 // Was: an I/O error (EPERM on an immutable folder or file, ENOSPC on a full disk) was exit 3
-// INTERNAL; now a refusal (exit 1, IO_FAILED) naming the path and the errno. The read-only and
-// immutable cases are injected in fs-faults.test.ts; this one fills a real disk under git too.
-const DISK_FULL = 'a full disk is refused with exit 1, not INTERNAL';
-t(DISK_FULL, async () => {
-  const f = await runDiskFull({ steps: 3, stepBytes: 24_576 });
-  if (f.skipped) return skipped(DISK_FULL, f.skipped);
-  assert.is(f.counts.exit3, 0, f.line);
+// INTERNAL; now a refusal (exit 1, IO_FAILED) naming the path and the errno. The disk fills up
+// under the first staged write, injected (no root); the CLI maps the error as underFaults does.
+t('a full disk is refused with exit 1, not INTERNAL', async () => {
+  const fx = await fixture();
+  const fs = new FaultyFileSystem([{ op: /^handle\.write$/, errno: 'ENOSPC', nth: 1 }], {
+    skipSyncs: true,
+  });
+  const out = await underFaults(fs, () => commands.apply(fx));
+  assert.ok(fs.failed.length > 0, 'the fault was reached');
+  assert.equal(out.kind === 'refused' && [out.code, out.errno, out.exit], [
+    'IO_FAILED',
+    'ENOSPC',
+    1,
+  ]);
 });
 
 t.run();

@@ -6,15 +6,13 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import {
-  runDiskFull,
-  runR1,
-  runR2,
-  runR3,
-  runR4,
-  runR5,
-  type Figure,
-} from '../helpers/reliability.js';
+import type { Figure } from '../../bench/reliability/common.js';
+import { runDiskFull } from '../../bench/reliability/io-diskfull.js';
+import { runR1 } from '../../bench/reliability/r1-kill.js';
+import { runR2 } from '../../bench/reliability/r2-concurrency.js';
+import { runR3 } from '../../bench/reliability/r3-outside.js';
+import { runR4 } from '../../bench/reliability/r4-fuzz.js';
+import { runR5 } from '../../bench/reliability/r5-paths.js';
 import { skipped } from '../helpers/skip.js';
 
 const t = suite('reliability under faults');
