@@ -276,8 +276,7 @@ export async function startSession(ctx: RepoContext, options: StartOptions): Pro
         approval: null,
         lands: [],
       };
-      await writeSession(ctx.commonDir, session, { durable: false });
-      const included = await copyWorktreeIncludes(top, worktree, { replace: true });
+      const included = await recordStart(ctx, top, session, true);
       return { id, worktree, branch, base, target, included, recycled: true };
     }
   }
@@ -309,9 +308,32 @@ export async function startSession(ctx: RepoContext, options: StartOptions): Pro
     approval: null,
     lands: [],
   };
-  await writeSession(ctx.commonDir, session, { durable: false });
-  const included = await copyWorktreeIncludes(top, worktree);
+  const included = await recordStart(ctx, top, session, false);
   return { id, worktree, branch, base, target, included, recycled: false };
+}
+
+/**
+ * Records the new session and copies the files `.worktreeinclude` names into its worktree. A
+ * failure (a full disk, a read-only `.git`) takes the record, the worktree and the branch back
+ * before it is thrown: a refused start leaves nothing a retry would take for an existing session.
+ * @returns the copied paths. @throws the file system's error (IO_FAILED through toHagentError).
+ */
+async function recordStart(
+  ctx: RepoContext,
+  top: string,
+  session: Session,
+  replace: boolean,
+): Promise<string[]> {
+  try {
+    await writeSession(ctx.commonDir, session, { durable: false });
+    return await copyWorktreeIncludes(top, session.worktree, { replace });
+  } catch (e) {
+    await removeSession(ctx.commonDir, session.id).catch(() => undefined);
+    await removeStartedWorktree(top, session.worktree, `refs/heads/${session.branch}`).catch(
+      () => undefined,
+    );
+    throw e;
+  }
 }
 
 /** Takes back a worktree and branch session start made, when it refuses after the checkout. */
