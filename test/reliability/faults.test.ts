@@ -1,8 +1,11 @@
 /**
  * Issue 4 "Proven under faults", short versions of bench/reliability/run.ts (same scenarios,
- * smaller counts): kill -9, concurrent writers, an outside writer, hostile patches, hostile paths
- * and a real full disk. Each scenario returns its failures; none is expected. Read-only,
- * immutable and failing files are injected without root in fs-faults.test.ts and fs-sweep.test.ts.
+ * smaller counts, from bench/reliability/r1-kill.ts … r5-paths.ts, io-diskfull.ts): kill -9,
+ * concurrent writers, an outside writer, hostile patches, hostile paths and a real full disk.
+ * Each scenario returns its failures; none is expected. Full, read-only, immutable and failing
+ * files are injected without root in fs-faults.test.ts, fs-faults-steps.test.ts and
+ * fs-sweep.test.ts; the real full disk (a tmpfs, as root; skipped otherwise) is kept for what
+ * injection cannot reach: git's own processes and hagent's direct writes into .git.
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
