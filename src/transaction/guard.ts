@@ -65,6 +65,13 @@ export async function guardedWrite<T>(
           target.ref,
         );
         if (recovery?.action === 'blocked' && !options.allowBlocked) throw blockedError(recovery);
+        if (recovery?.command === 'end')
+          throw new HagentError(
+            'SESSION_NOT_FOUND',
+            `session ${target.session} was ended: an interrupted session end was finished now`,
+            { session: target.session },
+            'start a new session with hagent session start',
+          );
         if (recovery) {
           await appendJournal(target.commonDir, {
             session: target.session,
