@@ -10,7 +10,7 @@ import { parseGitFile, revParseLines } from '../git/index.js';
 import { appendJournal, type JournalInput } from '../journal/index.js';
 import { withSessionLock } from '../lock/index.js';
 import { trace } from '../trace/index.js';
-import { recoverTransaction, type Recovery } from './recover.js';
+import { clearLocksOfDeadHolder, recoverTransaction, type Recovery } from './recover.js';
 
 /** What the envelope needs to know of a session. `ref` is its branch's full ref. */
 export interface GuardTarget {
@@ -56,7 +56,14 @@ export async function guardedWrite<T>(
       target.session,
       { command },
       { timeoutMs: options.timeoutMs },
-      async () => {
+      async (taken) => {
+        if (taken.deadSince !== null)
+          await clearLocksOfDeadHolder(
+            target.commonDir,
+            target.session,
+            target.worktree,
+            taken.deadSince,
+          );
         await assertWorktreeIntact(target);
         const recovery = await recoverTransaction(
           target.commonDir,

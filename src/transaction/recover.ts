@@ -164,6 +164,28 @@ async function clearLocksLeftBy(commonDir: string, r: TxRecord): Promise<void> {
   await Promise.all(locks.map((lock) => removeLockMadeSince(lock, started, 2000)));
 }
 
+/**
+ * The git lock files a dead lock holder's git may have left in a session before any record was
+ * written (a sync's `git add` killed while it held the worktree's `index.lock`): the session
+ * worktree's `index.lock` and `HEAD.lock` and its branch's ref lock, when made since `since`
+ * (when the dead holder took the session lock) and 2 s old, by the rule of
+ * {@link clearLocksLeftBy}. Never throws.
+ */
+export async function clearLocksOfDeadHolder(
+  commonDir: string,
+  session: string,
+  worktree: string,
+  since: number,
+): Promise<void> {
+  const locks = [path.join(commonDir, 'refs', 'heads', 'hagent', `${session}.lock`)];
+  const gitDir = await fs
+    .readFile(path.join(worktree, '.git'), 'utf8')
+    .then((text) => parseGitFile(worktree, text))
+    .catch(() => null);
+  if (gitDir) locks.push(path.join(gitDir, 'index.lock'), path.join(gitDir, 'HEAD.lock'));
+  await Promise.all(locks.map((lock) => removeLockMadeSince(lock, since, 2000)));
+}
+
 /** Whether `file` holds exactly `text` (false when missing or unreadable). */
 async function holdsText(file: string, text: string): Promise<boolean> {
   return (await fs.readFile(file, 'utf8').catch(() => null)) === text;
