@@ -44,7 +44,7 @@ import {
   type RepoContext,
   type Session,
 } from '../session/index.js';
-import { guardedWrite, type Recovery } from '../transaction/index.js';
+import { finishInterruptedEnds, guardedWrite, type Recovery } from '../transaction/index.js';
 import { landRecoveryOf, type LandRecovery } from '../land/index.js';
 import { mergeInProgress } from '../update/index.js';
 
@@ -104,14 +104,27 @@ export async function runDoctor(
   // Every session counts for the orphan check, whichever one is checked: a worktree or branch of
   // a session not named here is not an orphan.
   const findings: Finding[] = [];
+  // A session end killed after its record is finished first: the session is gone after it.
+  const recoveries: Recovery[] = [];
+  const ended = await finishInterruptedEnds(ctx.commonDir, id);
+  for (const e of ended) {
+    recoveries.push(e);
+    findings.push({
+      kind: 'interrupted-transaction',
+      session: e.session,
+      message: `an interrupted session end was completed`,
+      fixed: true,
+      paths: [],
+    });
+  }
   // A broken record is rebuilt first (when its branch and worktree say what it was), so the
   // session is then checked like the others; one that cannot be rebuilt is reported.
   for (const b of await listBrokenSessions(ctx.commonDir)) {
     if (id === undefined || b.id === id) findings.push(await repairRecord(ctx, b));
   }
   const all = await listSessions(ctx.commonDir);
-  const sessions = id !== undefined ? [await readSession(ctx.commonDir, id)] : all;
-  const recoveries: Recovery[] = [];
+  const sessions =
+    id === undefined ? all : ended.length ? [] : [await readSession(ctx.commonDir, id)];
   for (const moved of movedSessions(ctx.commonDir).filter((m) =>
     sessions.some((s) => s.id === m),
   )) {

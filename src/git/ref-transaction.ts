@@ -23,6 +23,11 @@ export interface RefMove {
    * keeps, such as `refs/hagent/<id>/undone/<sha>`, which can only hold that id).
    */
   unchecked?: boolean;
+  /**
+   * With `old` = `new`: git checks that the ref holds `old` (`verify`), so the transaction fails
+   * when state it depends on (an approval) changed since it was read.
+   */
+  verify?: boolean;
 }
 
 /**
@@ -34,13 +39,19 @@ export function refTransactionInput(moves: readonly RefMove[]): string {
   const cmds = ['start'];
   for (const m of moves) {
     if (m.old === null && m.new === null) continue;
-    if (m.new === null) cmds.push(`delete ${m.ref}`, m.old!);
+    if (m.verify && m.old === m.new) cmds.push(`verify ${m.ref}`, m.old!);
+    else if (m.new === null) cmds.push(`delete ${m.ref}`, m.old!);
     else if (m.unchecked) cmds.push(`update ${m.ref}`, m.new, '');
     else if (m.old === null) cmds.push(`create ${m.ref}`, m.new);
     else cmds.push(`update ${m.ref}`, m.new, m.old);
   }
   cmds.push('prepare', 'commit');
   return cmds.map((c) => `${c}\0`).join('');
+}
+
+/** A move that changes a ref or verifies one (a move to the id it holds is nothing). Pure. */
+function isRealMove(m: RefMove): boolean {
+  return m.old !== m.new || (!!m.verify && m.old !== null);
 }
 
 /** The ref git names in a failed transaction's stderr ("cannot lock ref 'X'"), if any. Pure. */
@@ -60,7 +71,7 @@ export async function moveRefs(
   moves: readonly RefMove[],
   message: string,
 ): Promise<void> {
-  const real = moves.filter((m) => m.old !== m.new);
+  const real = moves.filter(isRealMove);
   if (real.length === 0) return;
   const r = await runGit(['update-ref', '--create-reflog', '-m', message, '--stdin', '-z'], {
     cwd,
@@ -118,7 +129,7 @@ export function openRefTransaction(cwd: string, message: string): OpenRefTransac
   return {
     pid: child.pid ?? null,
     async commit(moves) {
-      const real = moves.filter((m) => m.old !== m.new);
+      const real = moves.filter(isRealMove);
       child.stdin.end(real.length ? refTransactionInput(real) : '');
       const code = await exited;
       if (code === 0 || real.length === 0) return;

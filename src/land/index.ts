@@ -30,10 +30,12 @@ import {
   absoluteGitDir,
 } from '../git/index.js';
 import {
+  approvalMove,
   guardTarget,
   headChange,
   isInside,
   patchesFrom,
+  readApproval,
   readDrift,
   landBaseRef,
   nextLandedRef,
@@ -412,7 +414,8 @@ async function landLocked(
       `nothing was written; ${drift.hint}`,
     );
   }
-  let approval = session.approval;
+  const stored = await readApproval(ctx, session);
+  let approval = stored.approval;
   if (!approval) {
     if (!options.yes)
       throw new HagentError(
@@ -561,6 +564,8 @@ async function landLocked(
   const commit = made.oid;
   const backupRef = await nextLandedRef(ctx, session);
   const landBase = await landBaseMove(commit);
+  // The approval the land used (recorded when --yes made it), in the same ref transaction.
+  const approvalRefMove = await approvalMove(ctx, store, session, stored, approval);
   await runTransaction(
     ctx.commonDir,
     cwd,
@@ -586,19 +591,19 @@ async function landLocked(
         { ref: target, old: previous, new: commit },
         { ref: backupRef, old: null, new: head },
         { ref: landBase.ref, old: landBase.oldOid, new: landBase.newOid },
+        approvalRefMove,
       ],
       note: null,
       rollForward: false,
     },
     { cwd, commonDir: ctx.commonDir, gitDir: ctx.location.gitDir, store },
   );
-  // The session file keeps the approval and a list of lands for display; every decision of a
-  // later land reads the refs just moved (the land base), so a kill before this write loses no
+  // The session file keeps a list of lands for display; every decision of a later land reads
+  // the refs just moved (the land base, the approval), so a kill before this write loses no
   // state a land depends on, and a failure of it does not undo or deny the land: a warning.
   const warnings: string[] = [];
   await writeSession(ctx.commonDir, {
     ...session,
-    approval,
     lands: [...session.lands, { head, commit, target, mode, at: new Date().toISOString() }],
   }).catch((e: unknown) => {
     warnings.push(

@@ -333,7 +333,8 @@ async function acquire(
   sessionId: string,
   command: string,
   timeoutMs: number,
-): Promise<LockHolder> {
+): Promise<{ holder: LockHolder; deadSince: number | null }> {
+  let deadSince: number | null = null;
   const startTicks = processStartTicks(process.pid);
   const holder: LockHolder = {
     pid: process.pid,
@@ -348,12 +349,16 @@ async function acquire(
   for (;;) {
     holder.startedAt = new Date().toISOString();
     heldTokens.add(holder.token); // before the create, so a concurrent judge in this process sees it alive
-    if (tryCreate(file, holder)) return holder;
+    if (tryCreate(file, holder)) return { holder, deadSince };
     heldTokens.delete(holder.token);
     const now = Date.now();
     const seen = observe(file);
     if (seen === null) continue; // released between our create and our read: try again at once
-    if (judge(seen, now) === 'dead' && breakDead(file, seen, now)) continue;
+    if (judge(seen, now) === 'dead' && breakDead(file, seen, now)) {
+      const at = seen.holder ? Date.parse(seen.holder.startedAt) : Number(seen.stat.mtimeMs);
+      deadSince = Number.isFinite(at) ? at : Number(seen.stat.mtimeMs);
+      continue;
+    }
     if (now >= deadline) {
       const h = seen.holder;
       throw new HagentError(
@@ -414,16 +419,25 @@ export async function withSessionLock<T>(
   sessionId: string,
   holder: { command: string },
   options: { timeoutMs?: number },
-  fn: () => Promise<T>,
+  fn: (taken: LockTaken) => Promise<T>,
 ): Promise<T> {
   const file = lockPath(commonDir, sessionId);
   const timeoutMs = Math.max(0, options.timeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS);
-  const held = await acquire(file, sessionId, holder.command, timeoutMs);
+  const { holder: held, deadSince } = await acquire(file, sessionId, holder.command, timeoutMs);
   try {
-    return await fn();
+    return await fn({ deadSince });
   } finally {
     release(file, held.token);
   }
+}
+
+/**
+ * How the lock was taken: `deadSince`, when it was taken over from a holder that died, is when
+ * that holder took it (epoch ms): a git lock file in the session made since then is the dead
+ * holder's (only hagent writes there under the lock), which recovery may clear.
+ */
+export interface LockTaken {
+  deadSince: number | null;
 }
 
 /**

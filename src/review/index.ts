@@ -8,16 +8,21 @@ import {
   diffText,
   diffTrees,
   firstParentLogWithNames,
+  looseObjectStore,
+  moveRefs,
   readSessionNote,
   readRef,
 } from '../git/index.js';
+import { withSessionLock } from '../lock/index.js';
 import {
+  approvalMove,
   patchesFrom,
+  readApproval,
   readDrift,
   readLandBase,
   sessionHead,
-  writeSession,
   type Approval,
+  type ApprovalState,
   type Drift,
   type LandBase,
   type RepoContext,
@@ -130,6 +135,25 @@ export async function sessionPatchRange(
 }
 
 /**
+ * Moves the session's approval ref to `approval` (session/approval.ts), in one ref transaction
+ * under the session lock, the ref's compare-and-swap against the value read before: an approval
+ * or land made meanwhile refuses this one (TARGET_MOVED) instead of being overwritten.
+ * @throws HagentError TARGET_MOVED, LOCKED, GIT_FAILED.
+ */
+async function recordApproval(
+  ctx: RepoContext,
+  session: Session,
+  stored: ApprovalState,
+  approval: Approval,
+): Promise<void> {
+  const store = await looseObjectStore(ctx.commonDir, approval.head);
+  const move = await approvalMove(ctx, store, session, stored, approval);
+  await withSessionLock(ctx.commonDir, session.id, { command: 'review --approve' }, {}, () =>
+    moveRefs(ctx.cwd, [move], `hagent review --approve ${session.id}`),
+  );
+}
+
+/**
  * Reviews a session: what it would land — the per-file stat and the unified diff of its changes
  * since its land base (its base, or what it has landed: session/landed.ts) — and its patches since
  * the last land (commits, newest first, with the patch text from the session's note (git/notes.ts) when
@@ -175,7 +199,8 @@ export async function reviewSession(
       }),
     );
   }
-  let approval = session.approval;
+  const stored = await readApproval(ctx, session);
+  let approval = stored.approval;
   let approvedNow = false;
   if (options.approve !== undefined) {
     if (files.length === 0) {
@@ -209,7 +234,7 @@ export async function reviewSession(
       paths = [...new Set(options.approve)].sort();
     }
     approval = { head, paths, at: new Date().toISOString() };
-    await writeSession(ctx.commonDir, { ...session, approval });
+    await recordApproval(ctx, session, stored, approval);
     approvedNow = true;
   }
   const result: ReviewResult = {

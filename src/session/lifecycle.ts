@@ -31,12 +31,14 @@ import {
 import { copyFileNoClobber, isTempName, readEntry } from '../fsx/index.js';
 import { type RepoContext, resolveSession } from './context.js';
 import { isInside, worktreeRootFor } from './where.js';
-import { listSessions, removeSession, SESSION_ID, writeSession, type Session } from './store.js';
+import { listSessions, SESSION_ID, sessionFilePath, writeSession, type Session } from './store.js';
 import { readIntent } from '../transaction/record.js';
 import { runTransaction } from '../transaction/run.js';
+import { finishInterruptedEnds } from '../transaction/recover.js';
 import { withSessionLock } from '../lock/index.js';
 import { readJournal } from '../journal/index.js';
 import { landBaseRef, unlandedPaths } from './landed.js';
+import { approvalRef, readApproval } from './approval.js';
 import { readDrift, worktreeHeadDrift, type Drift } from './drift.js';
 import { loadConfig } from '../config/index.js';
 import { deniedReason } from '../policy/index.js';
@@ -458,7 +460,8 @@ export async function sessionState(
       ? 'empty'
       : 'landed';
   // Approved: the approval of this head covers work that has not landed yet.
-  const paths = s.approval?.head === head ? s.approval.paths : undefined;
+  const { approval } = await readApproval(ctx, s);
+  const paths = approval?.head === head ? approval.paths : undefined;
   return paths === null || (paths && unlanded.some((p) => paths.includes(p))) ? 'approved' : 'open';
 }
 
@@ -468,10 +471,11 @@ export async function listSessionSummaries(ctx: RepoContext): Promise<SessionSum
   return Promise.all(
     sessions.map(async (s) => {
       const head = await readRef(ctx.cwd, sessionRef(s));
-      const [commits, state, drift] = await Promise.all([
+      const [commits, state, drift, approved] = await Promise.all([
         head ? firstParentChain(ctx.cwd, s.base, head).then((c) => c.length) : 0,
         sessionState(ctx, s, head),
         head ? readDrift(ctx, s, head) : null,
+        readApproval(ctx, s).then((a) => !!head && a.approval?.head === head),
       ]);
       return {
         id: s.id,
@@ -482,7 +486,7 @@ export async function listSessionSummaries(ctx: RepoContext): Promise<SessionSum
         target: s.target,
         commits,
         createdAt: s.createdAt,
-        approved: !!head && s.approval?.head === head,
+        approved,
         landed: state === 'landed',
         state,
         drift,
@@ -527,7 +531,7 @@ export async function sessionStatus(ctx: RepoContext, id?: string): Promise<Stat
     () => true,
     () => false,
   );
-  const [chain, changes, outside, intent, state, drift, journal] = await Promise.all([
+  const [chain, changes, outside, intent, state, drift, journal, approval] = await Promise.all([
     firstParentChain(ctx.cwd, s.base, head),
     diffTrees(ctx.cwd, s.base, head),
     worktreeExists ? outsideEdits(s.worktree) : Promise.resolve([]),
@@ -535,6 +539,7 @@ export async function sessionStatus(ctx: RepoContext, id?: string): Promise<Stat
     sessionState(ctx, s, head),
     readDrift(ctx, s, head),
     readJournal(ctx.commonDir, { session: s.id, failed: true }),
+    readApproval(ctx, s),
   ]);
   const interrupted =
     intent === null
@@ -556,7 +561,7 @@ export async function sessionStatus(ctx: RepoContext, id?: string): Promise<Stat
     target: s.target,
     commits: chain.length,
     createdAt: s.createdAt,
-    approved: s.approval?.head === head,
+    approved: approval.approval?.head === head,
     landed: state === 'landed',
     state,
     drift,
@@ -600,6 +605,8 @@ export interface EndResult {
   keptAs: string | null;
   /** Paths of work that had not landed (forced end): kept under `keptAs`. */
   unlanded: string[];
+  /** Set when this call only finished a session end that was interrupted (killed). */
+  recovered?: string;
 }
 
 /** Options of {@link endSession}. */
@@ -639,6 +646,21 @@ export async function endSession(
   id: string | undefined,
   options: EndOptions = {},
 ): Promise<EndResult> {
+  // A session end killed after its record is finished first (its metadata may be gone).
+  const finished = id !== undefined ? await finishInterruptedEnds(ctx.commonDir, id) : [];
+  if (finished.length) {
+    const was = finished[0]!;
+    return {
+      id: id!,
+      removedWorktree: true,
+      pooled: false,
+      deletedBranch: true,
+      head: null,
+      keptAs: null,
+      unlanded: [],
+      recovered: was.action,
+    };
+  }
   const s = await resolveSession(ctx, id);
   if (isInside(s.worktree, ctx.cwd)) {
     throw new HagentError(
@@ -700,24 +722,18 @@ export async function endSession(
   const keptAs = head && unlanded.length ? `refs/hagent/${s.id}/ended` : null;
   let removedWorktree = false;
   let pooled = false;
-  if (worktreeExists) {
-    pooled = !!head && (await poolOnEnd(ctx, s, head, checked, options.env ?? {}));
-    if (!pooled) {
-      await removeWorktree(ctx.cwd, s.worktree);
-      removedWorktree = true;
-    }
-  } else {
-    await pruneWorktrees(ctx.cwd);
-  }
-  // The session's refs in one ref transaction: the head kept as `ended` (when its work has not
-  // landed) in the same step as the branch goes, so it is never unreachable; the redo ref and
-  // the land base go with it (a later session of the same name must not start from this one's).
+  // One transaction, rolled forward once recorded (transaction/run.ts, `end`): the record; the
+  // worktree into the pool when that loses nothing; the session's refs in one ref transaction
+  // (the head kept as `ended`, when its work has not landed, in the same step as the branch
+  // goes, so it is never unreachable; the redo ref, the land base and the approval go with it:
+  // a later session of the same name must not start from this one's); the worktree removed;
+  // the metadata removed; the record removed. A kill after the record leaves what recovery
+  // finishes (`hagent doctor`, or this command again), never a session half ended.
   const redo = redoRef(s);
   const landBase = landBaseRef(s);
-  // Under the session lock, as every writing command's transaction: its record has the
-  // session's name.
+  const approved = approvalRef(s);
   await withSessionLock(ctx.commonDir, s.id, { command: 'session end' }, {}, async () => {
-    const now = await readRefs(ctx.cwd, ctx.commonDir, [redo, landBase]);
+    const now = await readRefs(ctx.cwd, ctx.commonDir, [redo, landBase, approved]);
     await runTransaction(
       ctx.commonDir,
       ctx.cwd,
@@ -729,17 +745,33 @@ export async function endSession(
         refs: [
           ...(keptAs ? [{ ref: keptAs, old: null, new: head, unchecked: true }] : []),
           ...(head ? [{ ref: sessionRef(s), old: head, new: null }] : []),
-          { ref: redo, old: now.get(redo) ?? null, new: null },
-          { ref: landBase, old: now.get(landBase) ?? null, new: null },
+          ...[redo, landBase, approved].map((ref) => ({
+            ref,
+            old: now.get(ref) ?? null,
+            new: null,
+          })),
         ],
         note: null,
-        rollForward: false,
+        rollForward: true,
+        end: {
+          worktree: s.worktree,
+          sessionFile: sessionFilePath(ctx.commonDir, s.id),
+          beforeRefs: async () => {
+            if (worktreeExists && head)
+              pooled = await poolOnEnd(ctx, s, head, checked, options.env ?? {});
+          },
+          afterRefs: async () => {
+            if (worktreeExists && !pooled) {
+              await removeWorktree(ctx.cwd, s.worktree);
+              removedWorktree = true;
+            } else await pruneWorktrees(ctx.cwd);
+          },
+        },
       },
       { cwd: ctx.cwd, commonDir: ctx.commonDir, gitDir: null, store: null },
     );
   });
   const deletedBranch = !!head;
-  await removeSession(ctx.commonDir, s.id);
   return { id: s.id, removedWorktree, pooled, deletedBranch, head, keptAs, unlanded };
 }
 
@@ -763,7 +795,9 @@ async function poolOnEnd(
     if (config.runtime.pool === 0) return false;
     const root = worktreeRootFor(ctx.commonDir, config.root, config.runtime.worktreeRoot, env);
     if (path.resolve(path.dirname(s.worktree)) !== path.resolve(root)) return false; // only worktrees made where sessions go now
-    if ((await readIntent(ctx.commonDir, s.id)) !== null) return false;
+    // The session end's own record is the only one pending (it holds the session lock).
+    const pending = await readIntent(ctx.commonDir, s.id);
+    if (pending !== null && (pending === 'damaged' || pending.record.kind !== 'end')) return false;
     if (
       !checked &&
       ((await unlandedPaths(ctx, s, head)).length || (await outsideEdits(s.worktree)).length)

@@ -10,7 +10,7 @@ import { parseGitFile, revParseLines } from '../git/index.js';
 import { appendJournal, type JournalInput } from '../journal/index.js';
 import { withSessionLock } from '../lock/index.js';
 import { trace } from '../trace/index.js';
-import { recoverTransaction, type Recovery } from './recover.js';
+import { clearLocksOfDeadHolder, recoverTransaction, type Recovery } from './recover.js';
 
 /** What the envelope needs to know of a session. `ref` is its branch's full ref. */
 export interface GuardTarget {
@@ -56,7 +56,14 @@ export async function guardedWrite<T>(
       target.session,
       { command },
       { timeoutMs: options.timeoutMs },
-      async () => {
+      async (taken) => {
+        if (taken.deadSince !== null)
+          await clearLocksOfDeadHolder(
+            target.commonDir,
+            target.session,
+            target.worktree,
+            taken.deadSince,
+          );
         await assertWorktreeIntact(target);
         const recovery = await recoverTransaction(
           target.commonDir,
@@ -65,6 +72,13 @@ export async function guardedWrite<T>(
           target.ref,
         );
         if (recovery?.action === 'blocked' && !options.allowBlocked) throw blockedError(recovery);
+        if (recovery?.command === 'end')
+          throw new HagentError(
+            'SESSION_NOT_FOUND',
+            `session ${target.session} was ended: an interrupted session end was finished now`,
+            { session: target.session },
+            'start a new session with hagent session start',
+          );
         if (recovery) {
           await appendJournal(target.commonDir, {
             session: target.session,

@@ -58,6 +58,19 @@ export interface TransactionPlan {
   rollForward: boolean;
   /** See the record's `merge` (record.ts): a merge left in progress, with no ref to move. */
   merge?: { head: string; files: string[] };
+  /**
+   * A session end (the record's `end`, record.ts): `beforeRefs` runs once the record is
+   * written (the worktree into the pool), `afterRefs` once the refs moved (the worktree
+   * removed); then `sessionFile` is removed. From the record on, a failure keeps the record and
+   * recovery rolls the end forward: nothing of a session is lost by that, its work is kept by
+   * the ref moves.
+   */
+  end?: {
+    worktree: string;
+    sessionFile: string;
+    beforeRefs: () => Promise<void>;
+    afterRefs: () => Promise<void>;
+  };
 }
 
 /** The index entries that give `files` their `side` state (absent: removed from the index). Pure. */

@@ -85,6 +85,12 @@ export const RecordSchema = z.object({
    * the conflict record).
    */
   merge: z.optional(z.object({ head: z.string(), files: z.array(z.string()) })),
+  /**
+   * A session end (always rolled forward once recorded): its worktree folder is removed (or was
+   * given to the pool), the refs move, then `sessionFile` (its metadata) is removed, in that
+   * order; recovery finishes whichever steps are left.
+   */
+  end: z.optional(z.object({ worktree: z.string(), sessionFile: z.string() })),
 });
 
 export type TxRecord = z.infer<typeof RecordSchema>;

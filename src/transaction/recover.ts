@@ -35,10 +35,12 @@ import {
   type ObjectFormat,
   removeLockMadeSince,
   absoluteGitDir,
+  pruneWorktrees,
+  removeWorktree,
   stageZeroEntries,
 } from '../git/index.js';
 import { backupNameFor, readEntry, replaceIfHolds, tempNameFor } from '../fsx/index.js';
-import { pidAlive } from '../lock/index.js';
+import { pidAlive, withSessionLock } from '../lock/index.js';
 import { indexEntriesOf } from './plan.js';
 import {
   intentPath,
@@ -160,6 +162,28 @@ async function clearLocksLeftBy(commonDir: string, r: TxRecord): Promise<void> {
   }
   const started = Date.parse(r.startedAt);
   await Promise.all(locks.map((lock) => removeLockMadeSince(lock, started, 2000)));
+}
+
+/**
+ * The git lock files a dead lock holder's git may have left in a session before any record was
+ * written (a sync's `git add` killed while it held the worktree's `index.lock`): the session
+ * worktree's `index.lock` and `HEAD.lock` and its branch's ref lock, when made since `since`
+ * (when the dead holder took the session lock) and 2 s old, by the rule of
+ * {@link clearLocksLeftBy}. Never throws.
+ */
+export async function clearLocksOfDeadHolder(
+  commonDir: string,
+  session: string,
+  worktree: string,
+  since: number,
+): Promise<void> {
+  const locks = [path.join(commonDir, 'refs', 'heads', 'hagent', `${session}.lock`)];
+  const gitDir = await fs
+    .readFile(path.join(worktree, '.git'), 'utf8')
+    .then((text) => parseGitFile(worktree, text))
+    .catch(() => null);
+  if (gitDir) locks.push(path.join(gitDir, 'index.lock'), path.join(gitDir, 'HEAD.lock'));
+  await Promise.all(locks.map((lock) => removeLockMadeSince(lock, since, 2000)));
 }
 
 /** Whether `file` holds exactly `text` (false when missing or unreadable). */
@@ -415,6 +439,52 @@ function movedUnder(
 }
 
 /**
+ * Rolls an interrupted session end forward (transaction/run.ts, `end`): each of its steps that
+ * is left is done — the refs of the record that still hold their old id move (one that someone
+ * else moved since is left as it is: it is theirs), the worktree folder goes (`git worktree
+ * remove --force`; a folder git no longer knows as a worktree, half removed by the kill, is
+ * removed and git's record of it pruned), the session's metadata goes — then the record. Git
+ * runs in the git dir: the worktree may be gone.
+ * @throws HagentError GIT_FAILED (the record stays for the next recovery).
+ */
+async function finishEnd(
+  commonDir: string,
+  r: TxRecord,
+  end: NonNullable<TxRecord['end']>,
+): Promise<Recovery> {
+  await orphanedGitDone(commonDir, r);
+  await clearLocksLeftBy(commonDir, r);
+  const now = await readRefs(
+    commonDir,
+    commonDir,
+    r.refs.map((m) => m.ref),
+  );
+  const left = r.refs.filter((m) => {
+    const at = now.get(m.ref) ?? null;
+    return at !== m.new && (m.unchecked || at === m.old);
+  });
+  await moveRefs(commonDir, left, `hagent recover: completed ${r.kind}`);
+  const there = await fs.stat(end.worktree).then(ok, no);
+  if (there)
+    await removeWorktree(commonDir, end.worktree).catch(() =>
+      fs.rm(end.worktree, { recursive: true, force: true }),
+    );
+  await pruneWorktrees(commonDir);
+  await fs.rm(end.sessionFile, { force: true });
+  await removeIntent(commonDir, r.session);
+  return {
+    txid: r.txid,
+    command: r.kind,
+    action: 'completed',
+    commit: null,
+    files: [],
+    outside: [],
+    target: null,
+    worktree: end.worktree,
+  };
+}
+
+/**
  * Finishes or puts back the pending transaction of a session, if any (module header), and
  * removes the temp files of a record whose writer died. Call it holding the session lock.
  * `worktree` and `ref`: the session's, for a version-1 record.
@@ -437,6 +507,7 @@ export async function recoverTransaction(
     return { txid: '?', command: '?', action: 'discarded', ...base };
   }
   let r = read.record;
+  if (r.kind === 'end' && r.end) return finishEnd(commonDir, r, r.end);
   const checkout = r.worktrees.find((w) => w.owner === 'checkout') ?? null;
   const about = {
     txid: r.txid,
@@ -562,4 +633,35 @@ export async function recoverTransaction(
   for (const w of r.worktrees) if (w.owner === 'session') await removeTemps(w.path, r, w.files);
   await removeIntent(commonDir, sessionId);
   return result;
+}
+
+/**
+ * Finishes every interrupted session end of the repository ({@link finishEnd}), each under its
+ * session's lock: its record may outlive the session's metadata (a kill between the two
+ * removals), so they are found by their records. For `hagent doctor` and `session end`.
+ * @returns what was done, one entry per session end finished.
+ * @throws HagentError LOCKED, GIT_FAILED.
+ */
+export async function finishInterruptedEnds(
+  commonDir: string,
+  only?: string,
+): Promise<(Recovery & { session: string })[]> {
+  const dir = path.dirname(intentPath(commonDir, 'x'));
+  const names = await fs.readdir(dir).catch(() => [] as string[]);
+  const done: (Recovery & { session: string })[] = [];
+  for (const name of names) {
+    const id = name.endsWith('.json') ? name.slice(0, -'.json'.length) : null;
+    if (!id || (only !== undefined && id !== only)) continue;
+    const read = await readIntent(commonDir, id).catch(() => null);
+    if (!read || read === 'damaged' || read.record.kind !== 'end' || !read.record.end) continue;
+    await withSessionLock(commonDir, id, { command: 'recover session end' }, {}, async () => {
+      const again = await readIntent(commonDir, id);
+      if (again && again !== 'damaged' && again.record.end)
+        done.push({
+          ...(await finishEnd(commonDir, again.record, again.record.end)),
+          session: id,
+        });
+    });
+  }
+  return done;
 }

@@ -10,12 +10,13 @@
  * 3. files: published (fsx's compare-and-swap renames, or a checkout step);
  * 4. index: the changed paths' entries;
  * 5. refs: every ref move of the command in one atomic `git update-ref --stdin` transaction;
- * 6. the record is removed.
+ * 6. the record is removed (a session end first removes its worktree and metadata).
  *
  * A failure before step 5 puts back every file hagent wrote (never one someone else changed
  * since) and the index, and removes the record; nothing moved.
  */
 import { randomBytes } from 'node:crypto';
+import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { isHagentError } from '../errors.js';
 import {
@@ -75,6 +76,9 @@ export function recordOf(plan: TransactionPlan, txid: string, startedAt: Date): 
     refs: plan.refs.map((r) => ({ ...r })),
     rollForward: plan.rollForward,
     ...(plan.merge ? { merge: plan.merge } : {}),
+    ...(plan.end
+      ? { end: { worktree: plan.end.worktree, sessionFile: plan.end.sessionFile } }
+      : {}),
   };
 }
 
@@ -112,6 +116,7 @@ export async function runTransaction(
   if (bytes.length > 1) throw new Error('BUG: one worktree of staged bytes per transaction');
   const done: { w: WorktreePlan; published: boolean; indexed: boolean }[] = [];
   let durable: Promise<void> = Promise.resolve();
+  let ending = false;
   try {
     // 2–3. Record and files.
     const staging = bytes[0];
@@ -161,6 +166,10 @@ export async function runTransaction(
     } else {
       await writeIntent(commonDir, record);
     }
+    if (plan.end) {
+      ending = true;
+      await plan.end.beforeRefs();
+    }
     for (const w of plan.worktrees) {
       if (w.publish.kind !== 'checkout') continue;
       const step = { w, published: false, indexed: true };
@@ -186,12 +195,17 @@ export async function runTransaction(
     trace('tx: refs moved');
   } catch (error) {
     await refTx.abort();
-    const kept = await rollback(done, hooks, error);
+    // A session end that started is rolled forward by recovery: its record stays.
+    const kept = (await rollback(done, hooks, error)) || ending;
     await durable;
     if (!kept) await removeIntent(commonDir, plan.session);
     throw error;
   }
-  // 6. Done.
+  // 6. Done (a session end: its worktree and metadata go first; a failure keeps the record).
+  if (plan.end) {
+    await plan.end.afterRefs();
+    await fs.rm(plan.end.sessionFile, { force: true });
+  }
   await removeIntent(commonDir, plan.session);
   return { txid, warnings, durable };
 }

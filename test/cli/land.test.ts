@@ -1055,7 +1055,12 @@ t('a killed land leaves its record where every transaction of the session keeps 
   assert.is(record.worktrees[0].owner, 'checkout');
   assert.equal(
     record.refs.map((r: { ref: string }) => r.ref),
-    ['refs/heads/main', 'refs/hagent/s1/landed/1', 'refs/hagent/s1/land-base'],
+    [
+      'refs/heads/main',
+      'refs/hagent/s1/landed/1',
+      'refs/hagent/s1/land-base',
+      'refs/hagent/s1/approved',
+    ],
   );
 });
 
@@ -1111,7 +1116,11 @@ t('the checkout is put back, no ref moved, and the next land lands it', () => {
   const killed = hagent(repo, ['land', '--json'], { env: killAtRefTransaction() });
   assert.is(killed.status, -1, `hagent was killed (${killed.status}: ${killed.stdout})`);
   assert.is(git(repo, 'rev-parse', 'main'), main);
-  assert.is(git(repo, 'for-each-ref', 'refs/hagent/l1/'), '', 'landed/<n> and land base unmoved');
+  assert.is(
+    git(repo, 'for-each-ref', '--format=%(refname)', 'refs/hagent/l1/'),
+    'refs/hagent/l1/approved',
+    'landed/<n> and land base unmoved; the approval as review --approve made it',
+  );
   const r = hagent(repo, ['land', '--json']);
   assert.is(r.status, 0, r.stdout + r.stderr);
   assert.is(r.json.recovered.action, 'restored');
