@@ -6,7 +6,8 @@
  */
 import path from 'node:path';
 import { placeOf } from './paths.js';
-import { resolveIn, type Run, type Walker } from './walk.js';
+import { resolveIn } from './args.js';
+import type { Run, Walker } from './walk.js';
 import { mayBeOptions, type Field } from './words.js';
 
 /** Global options of git that take the next word as their value. */
