@@ -274,27 +274,8 @@ export class Walker {
       case 'BraceGroup':
         return this.list(node.body.commands, src, scope, depth, stdin);
       case 'For':
-      case 'Select': {
-        const es = this.expandScope(scope, src, depth);
-        this.substitutions(node.name, src, scope, depth);
-        const values: (string | null)[] = [];
-        if (node.wordlist) {
-          for (const w of node.wordlist) {
-            this.substitutions(w, src, scope, depth);
-            for (const f of expandWord(w, es)) values.push(f.dynamic ? null : f.value);
-          }
-        } else values.push(null);
-        const name = node.name.value;
-        for (const v of values.slice(0, MAX_LOOP)) {
-          scope.vars.set(name, v);
-          this.list(node.body.commands, src, scope, depth, stdin);
-        }
-        if (values.length > MAX_LOOP) {
-          scope.vars.set(name, null);
-          this.list(node.body.commands, src, scope, depth, stdin);
-        }
-        return;
-      }
+      case 'Select':
+        return this.loop(node, src, scope, depth, stdin);
       case 'Function':
         // The body is checked as if it ran: a function is defined to be called.
         return this.node(
@@ -322,31 +303,44 @@ export class Walker {
         // If, While, Case, Coproc, tests, arithmetic: walk their lists in order, and the
         // substitutions in their words.
         forEachChild(node, (child) => {
-          if (
-            child.type === 'CompoundList' ||
-            child.type === 'Statement' ||
-            child.type === 'Elif' ||
-            child.type === 'CaseItem' ||
-            child.type === 'Command' ||
-            child.type === 'Pipeline' ||
-            child.type === 'AndOr' ||
-            child.type === 'Subshell' ||
-            child.type === 'BraceGroup' ||
-            child.type === 'If' ||
-            child.type === 'While' ||
-            child.type === 'For' ||
-            child.type === 'Case' ||
-            child.type === 'Redirected' ||
-            child.type === 'Function' ||
-            child.type === 'Select' ||
-            child.type === 'Coproc' ||
-            child.type === 'ArithmeticFor'
-          ) {
+          if (NESTED.has(child.type)) {
             this.node(child, src, scope, depth, stdin);
           } else if (child.type === 'Script') {
             this.script(child, src, { cwd: scope.cwd, vars: new Map(scope.vars) }, depth + 1);
           } else this.substitutions(child, src, scope, depth);
         });
+    }
+  }
+
+  /**
+   * A for/select loop's body is walked once per value of the loop variable (null when only known
+   * when it runs, or without a word list), for the first MAX_LOOP values; with more, once more with
+   * the variable unknown.
+   */
+  private loop(
+    node: Extract<SyntaxNode, { type: 'For' | 'Select' }>,
+    src: string,
+    scope: Scope,
+    depth: number,
+    stdin: Stdin | null,
+  ): void {
+    const es = this.expandScope(scope, src, depth);
+    this.substitutions(node.name, src, scope, depth);
+    const values: (string | null)[] = [];
+    if (node.wordlist) {
+      for (const w of node.wordlist) {
+        this.substitutions(w, src, scope, depth);
+        for (const f of expandWord(w, es)) values.push(f.dynamic ? null : f.value);
+      }
+    } else values.push(null);
+    const name = node.name.value;
+    for (const v of values.slice(0, MAX_LOOP)) {
+      scope.vars.set(name, v);
+      this.list(node.body.commands, src, scope, depth, stdin);
+    }
+    if (values.length > MAX_LOOP) {
+      scope.vars.set(name, null);
+      this.list(node.body.commands, src, scope, depth, stdin);
     }
   }
 
@@ -1033,6 +1027,28 @@ const FIND_TESTS = new RegExp(
     'samefile',
   ].join('|')})$`,
 );
+
+/** Nodes below an If, While, Case, … that the walk visits as commands of their own. */
+const NESTED: ReadonlySet<string> = new Set([
+  'CompoundList',
+  'Statement',
+  'Elif',
+  'CaseItem',
+  'Command',
+  'Pipeline',
+  'AndOr',
+  'Subshell',
+  'BraceGroup',
+  'If',
+  'While',
+  'For',
+  'Case',
+  'Redirected',
+  'Function',
+  'Select',
+  'Coproc',
+  'ArithmeticFor',
+]);
 
 /** Shells whose `-c` string and stdin the guard reads as code. */
 const SHELLS = new Set(['bash', 'sh', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'fish']);
