@@ -535,6 +535,45 @@ function editCodexToml(
 }
 
 /**
+ * One part merged into (or taken out of) its file: the file's result and what to write there
+ * (text, null to delete a servers-only file a removal emptied), or no write when nothing changes.
+ * Nothing is written here, so that every part is refused before any file changes.
+ * @throws HagentError CONFIG_INVALID (a file that is not a JSON object or valid TOML).
+ */
+async function mergePart(
+  part: Part,
+  strict: boolean,
+  remove: boolean,
+): Promise<{ result: McpFileResult; write: { file: string; text: string | null } | null }> {
+  const raw = await readTextOrNull(part.file);
+  let text: string;
+  let had: boolean;
+  if (part.format === 'toml') {
+    text = editCodexToml(part.file, raw, part.snippet, strict, remove);
+    had = raw !== null && editCodexToml(part.file, raw, part.snippet, strict, true) !== raw;
+  } else {
+    const existing = parseJsonObject(part.file, raw);
+    const edit = part.edit!;
+    had = JSON.stringify(edit(existing, true)) !== JSON.stringify(existing);
+    const next = edit(existing, remove);
+    text =
+      JSON.stringify(next) === JSON.stringify(existing) && raw !== null
+        ? raw
+        : `${JSON.stringify(next, null, 2)}\n`;
+  }
+  let action: McpFileResult['action'];
+  if (text === (raw ?? '') || (remove && raw === null)) action = 'unchanged';
+  else action = remove ? 'removed' : had ? 'updated' : 'added';
+  const result = { file: part.file, format: part.format, action, snippet: part.snippet };
+  if (action === 'unchanged') return { result, write: null };
+  const emptied =
+    remove &&
+    part.serversOnly &&
+    (part.format === 'json' ? text.trim() === '{}' : text.trim() === '');
+  return { result, write: { file: part.file, text: emptied ? null : text } };
+}
+
+/**
  * Merges (or removes) hagent's MCP server for `agent`, and with `strict` its strict-mode rules,
  * into the agent's project files under `root` or its user files (`user`). Writes a file only when
  * its content changes (temp file + rename); `print` writes nothing.
@@ -584,32 +623,9 @@ export async function integrateMcp(
       });
       continue;
     }
-    const raw = await readTextOrNull(part.file);
-    let text: string;
-    let had: boolean;
-    if (part.format === 'toml') {
-      text = editCodexToml(part.file, raw, part.snippet, strict, remove);
-      had = raw !== null && editCodexToml(part.file, raw, part.snippet, strict, true) !== raw;
-    } else {
-      const existing = parseJsonObject(part.file, raw);
-      const edit = part.edit!;
-      had = JSON.stringify(edit(existing, true)) !== JSON.stringify(existing);
-      const next = edit(existing, remove);
-      text =
-        JSON.stringify(next) === JSON.stringify(existing) && raw !== null
-          ? raw
-          : `${JSON.stringify(next, null, 2)}\n`;
-    }
-    let action: McpFileResult['action'];
-    if (text === (raw ?? '') || (remove && raw === null)) action = 'unchanged';
-    else action = remove ? 'removed' : had ? 'updated' : 'added';
-    files.push({ file: part.file, format: part.format, action, snippet: part.snippet });
-    if (action === 'unchanged') continue;
-    const emptied =
-      remove &&
-      part.serversOnly &&
-      (part.format === 'json' ? text.trim() === '{}' : text.trim() === '');
-    writes.push({ file: part.file, text: emptied ? null : text });
+    const merged = await mergePart(part, strict, remove);
+    files.push(merged.result);
+    if (merged.write) writes.push(merged.write);
   }
   for (const w of writes) {
     if (w.text === null) await fs.rm(w.file, { force: true });
