@@ -25,7 +25,10 @@ import { setKey, setTable } from './toml-lines.js';
 type Json = Record<string, unknown>;
 type Env = Readonly<Record<string, string | undefined>>;
 
-/** The name of hagent's server in every agent's MCP configuration (Claude Code's tools are then `mcp__hagent__<tool>`). */
+/**
+ * The name of hagent's server in every agent's MCP configuration (Claude Code's tools are then
+ * `mcp__hagent__<tool>`).
+ */
 export const MCP_SERVER = 'hagent';
 
 /** The command an installed MCP server runs: plain `hagent` on PATH, as the installed hooks do. */
@@ -64,7 +67,10 @@ export interface McpFileResult {
   snippet: Json;
 }
 
-/** JSON of `hagent integrate <agent> --mcp`. `file`, `action`, `snippet` are those of the server's file (`files[0]`). */
+/**
+ * JSON of `hagent integrate <agent> --mcp`. `file`, `action`, `snippet` are those of the server's
+ * file (`files[0]`).
+ */
 export interface McpIntegrateResult {
   ok: true;
   agent: AgentName;
@@ -94,7 +100,10 @@ interface Part {
 
 const isObject = (v: unknown): v is Json => !!v && typeof v === 'object' && !Array.isArray(v);
 
-/** `value` with `entry` as server `hagent` of its `key` object (or that server taken out; an emptied object goes). */
+/**
+ * `value` with `entry` as server `hagent` of its `key` object (or that server taken out; an emptied
+ * object goes).
+ */
 function withServer(value: Json, key: string, entry: Json, remove: boolean): Json {
   const had = isObject(value[key]);
   const servers: Json = had ? { ...(value[key] as Json) } : {};
@@ -108,7 +117,10 @@ function withServer(value: Json, key: string, entry: Json, remove: boolean): Jso
   return out;
 }
 
-/** `value` with `items` in the string list at `keys` (added at its end, or taken out); a list or object emptied by a removal goes. */
+/**
+ * `value` with `items` in the string list at `keys` (added at its end, or taken out); a list or
+ * object emptied by a removal goes.
+ */
 function withList(
   value: Json,
   keys: readonly string[],
@@ -142,7 +154,9 @@ function home(env: Env): string {
   return env.HOME ?? os.homedir();
 }
 
-/** The MCP server files of each agent (project path relative to the repository; user path absolute). */
+/**
+ * The MCP server files of each agent (project path relative to the repository; user path absolute).
+ */
 export function mcpServerFile(agent: AgentName, user: boolean, root: string, env: Env): string {
   const h = home(env);
   switch (agent) {
@@ -165,194 +179,278 @@ export function mcpServerFile(agent: AgentName, user: boolean, root: string, env
   }
 }
 
+/** What plan knows of one run: the flags, where the repository and home are, hagent's command. */
+interface PlanInput {
+  user: boolean;
+  strict: boolean;
+  remove: boolean;
+  root: string;
+  env: Env;
+  command: string;
+  args: string[];
+  /** The agent's MCP server file in the scope asked for. */
+  serverFile: string;
+  /** The home folder. */
+  h: string;
+}
+
+/** An agent's parts (the files and hagent's share of each), notes and strict report. */
+interface McpPlan {
+  parts: Part[];
+  notes: string[];
+  strictMode: StrictReport | null;
+}
+
 /** Each agent's parts, notes and strict report. */
 function plan(
   agent: AgentName,
   options: { user: boolean; strict: boolean; remove: boolean; root: string; env: Env },
-): { parts: Part[]; notes: string[]; strictMode: StrictReport | null } {
-  const { user, strict, remove, root, env } = options;
+): McpPlan {
   const { command, args } = installedMcpCommand();
-  const serverFile = mcpServerFile(agent, user, root, env);
-  const h = home(env);
-  switch (agent) {
-    case 'claude': {
-      const entry = { type: 'stdio', command, args };
-      const parts: Part[] = [
-        {
-          file: serverFile,
-          format: 'json',
-          serversOnly: !user,
-          snippet: { mcpServers: { [MCP_SERVER]: entry } },
-          edit: (v, r) => withServer(v, 'mcpServers', entry, r),
-        },
-      ];
-      // A project's .mcp.json servers need approval; user-scope servers do not.
-      const settings: Json = {};
-      if (!user) settings.enabledMcpjsonServers = [MCP_SERVER];
-      if (strict) settings.permissions = { deny: CLAUDE_STRICT_DENY, allow: [CLAUDE_MCP_ALLOW] };
-      else if (remove) settings.permissions = { allow: [CLAUDE_MCP_ALLOW] };
-      if (Object.keys(settings).length) {
-        parts.push({
-          file: user
-            ? path.join(h, '.claude', 'settings.json')
-            : path.join(root, '.claude', 'settings.json'),
-          format: 'json',
-          snippet: settings,
-          edit: (v, r) => {
-            let out = user ? v : withList(v, ['enabledMcpjsonServers'], [MCP_SERVER], r);
-            // The allow rule is hagent's own and goes with the server; the deny rules only with --strict.
-            if (strict || r) out = withList(out, ['permissions', 'allow'], [CLAUDE_MCP_ALLOW], r);
-            if (strict) out = withList(out, ['permissions', 'deny'], CLAUDE_STRICT_DENY, r);
-            return out;
-          },
-        });
-      }
-      return {
-        parts,
-        notes: [
-          user
-            ? 'Claude Code uses user-scope servers in every project (claude mcp list shows it).'
-            : "enabledMcpjsonServers approves the project's hagent server; claude -p uses .mcp.json servers without asking. Commit .mcp.json and .claude/settings.json so session worktrees carry them.",
-          ...(strict && !user
-            ? [
-                "Claude Code applies a project's allow rules only in a workspace you trusted: run claude in the repository once and accept the trust dialog (session worktrees share the repository's trust); deny rules apply regardless.",
-              ]
-            : []),
-        ],
-        strictMode: strict
-          ? {
-              failsClosed: true,
-              enforced:
-                "Claude Code's permission rules deny Edit, Write and NotebookEdit (the model cannot call them, even under --dangerously-skip-permissions) and allow hagent's MCP tools (mcp__hagent__*).",
-              notEnforced:
-                'Bash stays: a shell command can still write files (hagent\'s hooks guard and commit it: hagent integrate claude); add "Bash" to permissions.deny to send commands through hagent\'s exec tool.',
-              flags: [],
-            }
-          : null,
-      };
-    }
-    case 'codex': {
-      const entry = { command, args };
-      const snippet: Json = { mcp_servers: { [MCP_SERVER]: entry } };
-      if (strict) snippet.features = { shell_tool: false };
-      return {
-        parts: [{ file: serverFile, format: 'toml', serversOnly: !user, snippet }],
-        notes: user
-          ? []
-          : [
-              'Codex reads a project\'s .codex/config.toml only in a project you trusted (projects."<path>".trust_level = "trusted" in ~/.codex/config.toml); or use --user.',
-            ],
-        strictMode: strict
-          ? {
-              failsClosed: false,
-              enforced:
-                "[features] shell_tool = false takes Codex's shell tools (exec_command, write_stdin) away: commands go through hagent's exec tool.",
-              notEnforced:
-                "Codex 0.171 has no setting that removes its apply_patch tool: patches stay gated by hagent's hooks (hagent integrate codex), which fail open.",
-              flags: [],
-            }
-          : null,
-      };
-    }
-    case 'gemini': {
-      const entry = { command, args };
-      const snippet: Json = { mcpServers: { [MCP_SERVER]: entry } };
-      if (strict) snippet.tools = { exclude: GEMINI_STRICT_EXCLUDE };
-      return {
-        parts: [
-          {
-            file: serverFile,
-            format: 'json',
-            snippet,
-            edit: (v, r) => {
-              const out = withServer(v, 'mcpServers', entry, r);
-              return strict ? withList(out, ['tools', 'exclude'], GEMINI_STRICT_EXCLUDE, r) : out;
-            },
-          },
-        ],
-        notes: [
-          'Gemini CLI asks before each MCP tool call unless the server is trusted ("trust": true in its entry) or the call is allowed by its policy.',
-        ],
-        strictMode: strict
-          ? {
-              failsClosed: true,
-              enforced:
-                "tools.exclude takes write_file and replace out of Gemini CLI's tool registry.",
-              notEnforced:
-                "run_shell_command stays (hagent's hooks guard and commit it: hagent integrate gemini). Gemini 0.61 warns that tools.exclude is deprecated in favour of its policy engine.",
-              flags: [],
-            }
-          : null,
-      };
-    }
-    case 'cursor': {
-      const entry = { command, args };
-      const parts: Part[] = [
-        {
-          file: serverFile,
-          format: 'json',
-          serversOnly: true,
-          snippet: { mcpServers: { [MCP_SERVER]: entry } },
-          edit: (v, r) => withServer(v, 'mcpServers', entry, r),
-        },
-      ];
-      if (strict) {
-        parts.push({
-          file: user
-            ? path.join(h, '.cursor', 'cli-config.json')
-            : path.join(root, '.cursor', 'cli.json'),
-          format: 'json',
-          snippet: { permissions: { deny: CURSOR_STRICT_DENY } },
-          edit: (v, r) => withList(v, ['permissions', 'deny'], CURSOR_STRICT_DENY, r),
-        });
-      }
-      return {
-        parts,
-        notes: [
-          "Cursor asks you to approve a project's MCP servers once. Written from Cursor's documented formats (Cursor cannot run here).",
-        ],
-        strictMode: strict
-          ? {
-              failsClosed: false,
-              enforced:
-                'The Cursor CLI (cursor-agent) denies every file write (permissions.deny "Write(**)"): its edits go through hagent\'s tools.',
-              notEnforced:
-                "The Cursor editor has no setting that disables its native edit tools: there, hagent's hooks (hagent integrate cursor) stay the gate, and they fail open.",
-              flags: [],
-            }
-          : null,
-      };
-    }
-    case 'copilot': {
-      const entry = { type: 'local', command, args, tools: ['*'] };
-      return {
-        parts: [
-          {
-            file: serverFile,
-            format: 'json',
-            serversOnly: true,
-            snippet: { mcpServers: { [MCP_SERVER]: entry } },
-            edit: (v, r) => withServer(v, 'mcpServers', entry, r),
-          },
-        ],
-        notes: [
-          user
-            ? 'Copilot CLI reads ~/.copilot/mcp-config.json in every folder.'
-            : "Copilot CLI loads a workspace's .github/mcp.json once you trust the folder. Written from Copilot's documented formats (Copilot CLI cannot run here).",
-        ],
-        strictMode: strict
-          ? {
-              failsClosed: true,
-              enforced: `Started with ${COPILOT_STRICT_FLAGS.join(' ')}, Copilot CLI refuses its file-writing tools (a deny rule beats --allow-all) and runs hagent's tools without asking.`,
-              notEnforced:
-                "Strict mode is a command-line flag, not a file: hagent cannot write it. Start copilot with these flags (e.g. an alias); the shell tool stays (hagent's hooks guard it).",
-              flags: COPILOT_STRICT_FLAGS,
-            }
-          : null,
-      };
-    }
-  }
+  const serverFile = mcpServerFile(agent, options.user, options.root, options.env);
+  return PLANS[agent]({ ...options, command, args, serverFile, h: home(options.env) });
 }
+
+/**
+ * Claude Code: the server in .mcp.json (approved in .claude/settings.json) or ~/.claude.json;
+ * `--strict` as permission rules, which the agent enforces itself.
+ */
+function claudePlan({
+  user,
+  strict,
+  remove,
+  root,
+  command,
+  args,
+  serverFile,
+  h,
+}: PlanInput): McpPlan {
+  const entry = { type: 'stdio', command, args };
+  const parts: Part[] = [
+    {
+      file: serverFile,
+      format: 'json',
+      serversOnly: !user,
+      snippet: { mcpServers: { [MCP_SERVER]: entry } },
+      edit: (v, r) => withServer(v, 'mcpServers', entry, r),
+    },
+  ];
+  // A project's .mcp.json servers need approval; user-scope servers do not.
+  const settings: Json = {};
+  if (!user) settings.enabledMcpjsonServers = [MCP_SERVER];
+  if (strict) settings.permissions = { deny: CLAUDE_STRICT_DENY, allow: [CLAUDE_MCP_ALLOW] };
+  else if (remove) settings.permissions = { allow: [CLAUDE_MCP_ALLOW] };
+  if (Object.keys(settings).length) {
+    parts.push({
+      file: user
+        ? path.join(h, '.claude', 'settings.json')
+        : path.join(root, '.claude', 'settings.json'),
+      format: 'json',
+      snippet: settings,
+      edit: (v, r) => {
+        let out = user ? v : withList(v, ['enabledMcpjsonServers'], [MCP_SERVER], r);
+        // The allow rule is hagent's own and goes with the server; the deny rules only with
+        // --strict.
+        if (strict || r) out = withList(out, ['permissions', 'allow'], [CLAUDE_MCP_ALLOW], r);
+        if (strict) out = withList(out, ['permissions', 'deny'], CLAUDE_STRICT_DENY, r);
+        return out;
+      },
+    });
+  }
+  return {
+    parts,
+    notes: [
+      user
+        ? 'Claude Code uses user-scope servers in every project (claude mcp list shows it).'
+        : "enabledMcpjsonServers approves the project's hagent server; claude -p uses .mcp.json " +
+          'servers without asking. Commit .mcp.json and .claude/settings.json so session ' +
+          'worktrees carry them.',
+      ...(strict && !user
+        ? [
+            "Claude Code applies a project's allow rules only in a workspace you trusted: run " +
+              'claude in the repository once and accept the trust dialog (session worktrees ' +
+              "share the repository's trust); deny rules apply regardless.",
+          ]
+        : []),
+    ],
+    strictMode: strict
+      ? {
+          failsClosed: true,
+          enforced:
+            "Claude Code's permission rules deny Edit, Write and NotebookEdit (the model " +
+            "cannot call them, even under --dangerously-skip-permissions) and allow hagent's " +
+            'MCP tools (mcp__hagent__*).',
+          notEnforced:
+            "Bash stays: a shell command can still write files (hagent's hooks guard and " +
+            'commit it: hagent integrate claude); add "Bash" to permissions.deny to send ' +
+            "commands through hagent's exec tool.",
+          flags: [],
+        }
+      : null,
+  };
+}
+
+/**
+ * Codex: the server in config.toml; `--strict` turns its shell tool off (its apply_patch tool
+ * stays: hooks gate it).
+ */
+function codexPlan({ user, strict, command, args, serverFile }: PlanInput): McpPlan {
+  const entry = { command, args };
+  const snippet: Json = { mcp_servers: { [MCP_SERVER]: entry } };
+  if (strict) snippet.features = { shell_tool: false };
+  return {
+    parts: [{ file: serverFile, format: 'toml', serversOnly: !user, snippet }],
+    notes: user
+      ? []
+      : [
+          "Codex reads a project's .codex/config.toml only in a project you trusted " +
+            '(projects."<path>".trust_level = "trusted" in ~/.codex/config.toml); or use --user.',
+        ],
+    strictMode: strict
+      ? {
+          failsClosed: false,
+          enforced:
+            "[features] shell_tool = false takes Codex's shell tools (exec_command, " +
+            "write_stdin) away: commands go through hagent's exec tool.",
+          notEnforced:
+            'Codex 0.171 has no setting that removes its apply_patch tool: patches stay gated ' +
+            "by hagent's hooks (hagent integrate codex), which fail open.",
+          flags: [],
+        }
+      : null,
+  };
+}
+
+/**
+ * Gemini CLI: the server in settings.json; `--strict` excludes its edit tools from the registry.
+ */
+function geminiPlan({ strict, command, args, serverFile }: PlanInput): McpPlan {
+  const entry = { command, args };
+  const snippet: Json = { mcpServers: { [MCP_SERVER]: entry } };
+  if (strict) snippet.tools = { exclude: GEMINI_STRICT_EXCLUDE };
+  return {
+    parts: [
+      {
+        file: serverFile,
+        format: 'json',
+        snippet,
+        edit: (v, r) => {
+          const out = withServer(v, 'mcpServers', entry, r);
+          return strict ? withList(out, ['tools', 'exclude'], GEMINI_STRICT_EXCLUDE, r) : out;
+        },
+      },
+    ],
+    notes: [
+      'Gemini CLI asks before each MCP tool call unless the server is trusted ("trust": true ' +
+        'in its entry) or the call is allowed by its policy.',
+    ],
+    strictMode: strict
+      ? {
+          failsClosed: true,
+          enforced: "tools.exclude takes write_file and replace out of Gemini CLI's tool registry.",
+          notEnforced:
+            "run_shell_command stays (hagent's hooks guard and commit it: hagent integrate " +
+            'gemini). Gemini 0.61 warns that tools.exclude is deprecated in favour of its ' +
+            'policy engine.',
+          flags: [],
+        }
+      : null,
+  };
+}
+
+/**
+ * Cursor: the server in mcp.json; `--strict` denies every write in the Cursor CLI's permissions
+ * (the editor has no such setting).
+ */
+function cursorPlan({ user, strict, root, command, args, serverFile, h }: PlanInput): McpPlan {
+  const entry = { command, args };
+  const parts: Part[] = [
+    {
+      file: serverFile,
+      format: 'json',
+      serversOnly: true,
+      snippet: { mcpServers: { [MCP_SERVER]: entry } },
+      edit: (v, r) => withServer(v, 'mcpServers', entry, r),
+    },
+  ];
+  if (strict) {
+    parts.push({
+      file: user
+        ? path.join(h, '.cursor', 'cli-config.json')
+        : path.join(root, '.cursor', 'cli.json'),
+      format: 'json',
+      snippet: { permissions: { deny: CURSOR_STRICT_DENY } },
+      edit: (v, r) => withList(v, ['permissions', 'deny'], CURSOR_STRICT_DENY, r),
+    });
+  }
+  return {
+    parts,
+    notes: [
+      "Cursor asks you to approve a project's MCP servers once. Written from Cursor's " +
+        'documented formats (Cursor cannot run here).',
+    ],
+    strictMode: strict
+      ? {
+          failsClosed: false,
+          enforced:
+            'The Cursor CLI (cursor-agent) denies every file write (permissions.deny ' +
+            '"Write(**)"): its edits go through hagent\'s tools.',
+          notEnforced:
+            'The Cursor editor has no setting that disables its native edit tools: there, ' +
+            "hagent's hooks (hagent integrate cursor) stay the gate, and they fail open.",
+          flags: [],
+        }
+      : null,
+  };
+}
+
+/**
+ * Copilot CLI: the server in its MCP file; strict mode is a command-line flag, reported, not
+ * written.
+ */
+function copilotPlan({ user, strict, command, args, serverFile }: PlanInput): McpPlan {
+  const entry = { type: 'local', command, args, tools: ['*'] };
+  return {
+    parts: [
+      {
+        file: serverFile,
+        format: 'json',
+        serversOnly: true,
+        snippet: { mcpServers: { [MCP_SERVER]: entry } },
+        edit: (v, r) => withServer(v, 'mcpServers', entry, r),
+      },
+    ],
+    notes: [
+      user
+        ? 'Copilot CLI reads ~/.copilot/mcp-config.json in every folder.'
+        : "Copilot CLI loads a workspace's .github/mcp.json once you trust the folder. Written " +
+          "from Copilot's documented formats (Copilot CLI cannot run here).",
+    ],
+    strictMode: strict
+      ? {
+          failsClosed: true,
+          enforced:
+            `Started with ${COPILOT_STRICT_FLAGS.join(' ')}, Copilot CLI refuses its ` +
+            `file-writing tools (a deny rule beats --allow-all) and runs hagent's tools without ` +
+            `asking.`,
+          notEnforced:
+            'Strict mode is a command-line flag, not a file: hagent cannot write it. Start ' +
+            "copilot with these flags (e.g. an alias); the shell tool stays (hagent's hooks " +
+            'guard it).',
+          flags: COPILOT_STRICT_FLAGS,
+        }
+      : null,
+  };
+}
+
+/** The planner of each agent. */
+const PLANS: Record<AgentName, (input: PlanInput) => McpPlan> = {
+  claude: claudePlan,
+  codex: codexPlan,
+  gemini: geminiPlan,
+  cursor: cursorPlan,
+  copilot: copilotPlan,
+};
 
 /** The TOML text of Codex's part, for --print. */
 export function codexSnippetToml(snippet: Json): string {
@@ -381,7 +479,8 @@ function editCodexToml(
     } catch (e) {
       throw new HagentError(
         'CONFIG_INVALID',
-        `${file}${what ? ` ${what}` : ''} is not valid TOML (${(e as Error).message.split('\n')[0]}); it was left as it is`,
+        `${file}${what ? ` ${what}` : ''} is not valid TOML ` +
+          `(${(e as Error).message.split('\n')[0]}); it was left as it is`,
         { path: file },
         'fix the file by hand, then run hagent integrate again',
       );
@@ -424,12 +523,54 @@ function editCodexToml(
   if (!right) {
     throw new HagentError(
       'CONFIG_INVALID',
-      `${file} defines mcp_servers.${MCP_SERVER}${strict ? ' or features.shell_tool' : ''} in a layout hagent does not edit (an inline table or dotted keys); it was left as it is`,
+      `${file} defines mcp_servers.${MCP_SERVER}${strict ? ' or features.shell_tool' : ''} in ` +
+        `a layout hagent does not edit (an inline table or dotted keys); it was left as it is`,
       { path: file },
-      `write it by hand as a [mcp_servers.${MCP_SERVER}] table${strict ? ' and a [features] table' : ''} (hagent integrate codex --mcp --print shows it), or move those lines into that form and run hagent integrate again`,
+      `write it by hand as a [mcp_servers.${MCP_SERVER}] ` +
+        `table${strict ? ' and a [features] table' : ''} (hagent integrate codex --mcp --print ` +
+        `shows it), or move those lines into that form and run hagent integrate again`,
     );
   }
   return next;
+}
+
+/**
+ * One part merged into (or taken out of) its file: the file's result and what to write there
+ * (text, null to delete a servers-only file a removal emptied), or no write when nothing changes.
+ * Nothing is written here, so that every part is refused before any file changes.
+ * @throws HagentError CONFIG_INVALID (a file that is not a JSON object or valid TOML).
+ */
+async function mergePart(
+  part: Part,
+  strict: boolean,
+  remove: boolean,
+): Promise<{ result: McpFileResult; write: { file: string; text: string | null } | null }> {
+  const raw = await readTextOrNull(part.file);
+  let text: string;
+  let had: boolean;
+  if (part.format === 'toml') {
+    text = editCodexToml(part.file, raw, part.snippet, strict, remove);
+    had = raw !== null && editCodexToml(part.file, raw, part.snippet, strict, true) !== raw;
+  } else {
+    const existing = parseJsonObject(part.file, raw);
+    const edit = part.edit!;
+    had = JSON.stringify(edit(existing, true)) !== JSON.stringify(existing);
+    const next = edit(existing, remove);
+    text =
+      JSON.stringify(next) === JSON.stringify(existing) && raw !== null
+        ? raw
+        : `${JSON.stringify(next, null, 2)}\n`;
+  }
+  let action: McpFileResult['action'];
+  if (text === (raw ?? '') || (remove && raw === null)) action = 'unchanged';
+  else action = remove ? 'removed' : had ? 'updated' : 'added';
+  const result = { file: part.file, format: part.format, action, snippet: part.snippet };
+  if (action === 'unchanged') return { result, write: null };
+  const emptied =
+    remove &&
+    part.serversOnly &&
+    (part.format === 'json' ? text.trim() === '{}' : text.trim() === '');
+  return { result, write: { file: part.file, text: emptied ? null : text } };
 }
 
 /**
@@ -482,32 +623,9 @@ export async function integrateMcp(
       });
       continue;
     }
-    const raw = await readTextOrNull(part.file);
-    let text: string;
-    let had: boolean;
-    if (part.format === 'toml') {
-      text = editCodexToml(part.file, raw, part.snippet, strict, remove);
-      had = raw !== null && editCodexToml(part.file, raw, part.snippet, strict, true) !== raw;
-    } else {
-      const existing = parseJsonObject(part.file, raw);
-      const edit = part.edit!;
-      had = JSON.stringify(edit(existing, true)) !== JSON.stringify(existing);
-      const next = edit(existing, remove);
-      text =
-        JSON.stringify(next) === JSON.stringify(existing) && raw !== null
-          ? raw
-          : `${JSON.stringify(next, null, 2)}\n`;
-    }
-    let action: McpFileResult['action'];
-    if (text === (raw ?? '') || (remove && raw === null)) action = 'unchanged';
-    else action = remove ? 'removed' : had ? 'updated' : 'added';
-    files.push({ file: part.file, format: part.format, action, snippet: part.snippet });
-    if (action === 'unchanged') continue;
-    const emptied =
-      remove &&
-      part.serversOnly &&
-      (part.format === 'json' ? text.trim() === '{}' : text.trim() === '');
-    writes.push({ file: part.file, text: emptied ? null : text });
+    const merged = await mergePart(part, strict, remove);
+    files.push(merged.result);
+    if (merged.write) writes.push(merged.write);
   }
   for (const w of writes) {
     if (w.text === null) await fs.rm(w.file, { force: true });

@@ -112,7 +112,10 @@ export interface ApplyOptions {
    * working folder). A heredoc's `cd DIR` is taken inside it. Default: the root.
    */
   cwd?: string;
-  /** A change planned from the snapshot instead of parsed from `patchText` (the edit and write tools). */
+  /**
+   * A change planned from the snapshot instead of parsed from `patchText` (the edit and write
+   * tools).
+   */
   change?: PlannedChange;
   /**
    * Compare-and-swap on files: path → the blob id it must hold now (null: it must not exist),
@@ -122,9 +125,14 @@ export interface ApplyOptions {
   expectBlobs?: Readonly<Record<string, string | null>>;
   /** Adds `blobs` (path → new blob id, null when deleted) to the result. */
   reportBlobs?: boolean;
-  /** A warm object reader for the head's trees when they are not loose (the MCP server keeps one). */
+  /**
+   * A warm object reader for the head's trees when they are not loose (the MCP server keeps one).
+   */
   objects?: CatFileBatch;
-  /** The effective configuration, when the caller keeps it loaded (the MCP server); else read from the repository. */
+  /**
+   * The effective configuration, when the caller keeps it loaded (the MCP server); else read from
+   * the repository.
+   */
   config?: EffectiveConfig & { root: string | null };
   /** `--yes`: confirm risky patches without asking. */
   yes?: boolean;
@@ -134,7 +142,9 @@ export interface ApplyOptions {
   policy?: Policy;
   /** Environment for the policy overrides (HAGENT_MAX_FILES, …). */
   env?: Readonly<Record<string, string | undefined>>;
-  /** `--base COMMIT`: refuse if the head moved since COMMIT and a target changed (compare-and-swap). */
+  /**
+   * `--base COMMIT`: refuse if the head moved since COMMIT and a target changed (compare-and-swap).
+   */
   base?: string;
   /** `--no-watch`: skip the watcher (recorded in the result as `watched: false`). */
   noWatch?: boolean;
@@ -157,9 +167,15 @@ export interface ApplyOptions {
  * planning step differs. The unified diff of the plan is what the note and the journal keep.
  */
 export interface PlannedChange {
-  /** One op per path it touches (an `update` without chunks, or an `add`), for policy, snapshot and watcher. */
+  /**
+   * One op per path it touches (an `update` without chunks, or an `add`), for policy, snapshot and
+   * watcher.
+   */
   parsed: ParsedPatch;
-  /** Plans from the snapshot taken under the lock; `parsed` holds the policy-normalised paths. @throws HagentError as the planner does. */
+  /**
+   * Plans from the snapshot taken under the lock; `parsed` holds the policy-normalised paths.
+   * @throws HagentError as the planner does.
+   */
   plan(parsed: ParsedPatch, snapshot: ReadonlyMap<string, FileState>): Plan;
 }
 
@@ -173,7 +189,9 @@ export interface ApplyResult {
   commit: string | null;
   parent: string;
   dryRun: boolean;
-  /** The patch's language (patch-language.md §2, §7): a unified diff is a format, not a leniency. */
+  /**
+   * The patch's language (patch-language.md §2, §7): a unified diff is a format, not a leniency.
+   */
   format: 'codex' | 'unified';
   files: FileResult[];
   leniencies: Leniency[];
@@ -182,7 +200,9 @@ export interface ApplyResult {
   watched: boolean;
   /** What hagent finished or undid of an interrupted earlier transaction, if any. */
   recovery?: Recovery;
-  /** With `reportBlobs`: each path the patch wrote → its new blob id (null: deleted or moved away). */
+  /**
+   * With `reportBlobs`: each path the patch wrote → its new blob id (null: deleted or moved away).
+   */
   blobs?: Record<string, string | null>;
   /**
    * Present when the patch resolved every conflict of the merge in progress (`hagent session
@@ -217,7 +237,8 @@ export function checkOpPaths(
     if (!leniencies.includes(l)) leniencies.push(l);
     if (r.kind === 'main-checkout')
       warnings.push(
-        `${raw} is in the main checkout (${r.root}); hagent changed the session's copy, ${r.path}, instead: the main checkout changes only when the session lands`,
+        `${raw} is in the main checkout (${r.root}); hagent changed the session's copy, ` +
+          `${r.path}, instead: the main checkout changes only when the session lands`,
       );
     return r.path;
   };
@@ -333,7 +354,10 @@ export async function readSnapshot(
   return snapshot;
 }
 
-/** Every non-folder entry below `dir`, relative and `/`-separated (a patch may empty a folder and put a file in its place). */
+/**
+ * Every non-folder entry below `dir`, relative and `/`-separated (a patch may empty a folder and
+ * put a file in its place).
+ */
 async function filesUnder(dir: string): Promise<string[]> {
   const entries = await fs.readdir(dir, { recursive: true, withFileTypes: true });
   return entries
@@ -377,7 +401,8 @@ async function freshness(
     const disk = snapshot.get(p)!;
     const entry = inHead.get(p);
     const diskBlob = disk.kind === 'file' ? diskIds.get(p)! : null;
-    if (disk.kind === 'directory' || disk.kind === 'other') continue; // the planner refuses these with its own code
+    // The planner refuses these with its own code.
+    if (disk.kind === 'directory' || disk.kind === 'other') continue;
     if (entry === undefined && diskBlob === null) continue;
     if (
       entry !== undefined &&
@@ -420,13 +445,16 @@ function assertFresh(worktree: string, f: Awaited<ReturnType<typeof freshness>>)
       'OUTSIDE_SPARSE',
       `${p} is outside the sparse checkout of the session worktree`,
       { path: p },
-      `bring it in with: git -C ${JSON.stringify(worktree)} sparse-checkout add ${JSON.stringify(p.includes('/') ? p.slice(0, p.lastIndexOf('/')) : p)}, then apply again (git sparse-checkout set in your checkout decides what new sessions get)`,
+      `bring it in with: git -C ${JSON.stringify(worktree)} sparse-checkout add ` +
+        `${JSON.stringify(p.includes('/') ? p.slice(0, p.lastIndexOf('/')) : p)}, then apply ` +
+        `again (git sparse-checkout set in your checkout decides what new sessions get)`,
     );
   throw new HagentError(
     'STALE_FILE',
     `${p} ${what} since the session's last commit`,
     { path: p, headBlob, diskBlob, files: f.paths },
-    'run hagent session status to see outside edits; keep them with hagent sync (or drop them), re-read the file and rebuild the patch from its current content',
+    'run hagent session status to see outside edits; keep them with hagent sync (or drop ' +
+      'them), re-read the file and rebuild the patch from its current content',
   );
 }
 
@@ -443,7 +471,8 @@ function assertOutsideSubmodules(trees: CommitTrees, paths: readonly string[]): 
     'SUBMODULE_PATH',
     p === sub ? `${p} is a submodule` : `${p} is inside the submodule ${sub}`,
     { path: p, submodule: sub, files: [...inside.keys()] },
-    `hagent edits this repository's own files only; change ${sub} in its own repository (and commit the new submodule commit there), or leave these paths out of the patch`,
+    `hagent edits this repository's own files only; change ${sub} in its own repository (and ` +
+      `commit the new submodule commit there), or leave these paths out of the patch`,
   );
 }
 
@@ -452,7 +481,10 @@ async function skipWorktree(worktree: string, rel: string): Promise<boolean> {
   return hasSkipWorktreeBit(worktree, rel);
 }
 
-/** Size of a plan for limits and confirmation, from the computed per-file counts (patch-language.md §5b). */
+/**
+ * Size of a plan for limits and confirmation, from the computed per-file counts (patch-language.md
+ * §5b).
+ */
 function changeSize(plan: Plan): ChangeSize {
   let changedLines = 0;
   for (const f of plan.files) changedLines += f.added + f.removed;
@@ -473,7 +505,8 @@ const PREVIEW_MAX_LINES = 60;
 async function previewOf(plan: Plan, snapshot: ReadonlyMap<string, FileState>): Promise<string> {
   const list = plan.files.map(
     (f) =>
-      `  ${f.op === 'add' ? 'A' : f.op === 'delete' ? 'D' : f.op === 'move' ? 'R' : 'M'} ${f.from ? `${f.from} -> ` : ''}${f.path} (+${f.added} -${f.removed})`,
+      `  ${f.op === 'add' ? 'A' : f.op === 'delete' ? 'D' : f.op === 'move' ? 'R' : 'M'} ` +
+      `${f.from ? `${f.from} -> ` : ''}${f.path} (+${f.added} -${f.removed})`,
   );
   const { createTwoFilesPatch } = await import('diff');
   const diffLines: string[] = [];
@@ -494,7 +527,8 @@ async function previewOf(plan: Plan, snapshot: ReadonlyMap<string, FileState>): 
   const shown = diffLines.slice(0, PREVIEW_MAX_LINES);
   if (diffLines.length > shown.length)
     shown.push(
-      `… (${diffLines.length - shown.length}+ more lines: hagent apply --dry-run --json, or hagent check)`,
+      `… (${diffLines.length - shown.length}+ more lines: hagent apply --dry-run --json, or ` +
+        `hagent check)`,
     );
   return [...list, '', ...shown].join('\n');
 }
@@ -513,7 +547,9 @@ function textsOf(
   };
 }
 
-/** Every path the plan changes, with its new bytes (null: deleted) and the bytes it must still hold. */
+/**
+ * Every path the plan changes, with its new bytes (null: deleted) and the bytes it must still hold.
+ */
 function targetWrites(plan: Plan, snapshot: ReadonlyMap<string, FileState>): TargetWrite[] {
   const prior = (rel: string) => {
     const st = snapshot.get(rel);
@@ -535,7 +571,10 @@ function targetWrites(plan: Plan, snapshot: ReadonlyMap<string, FileState>): Tar
 
 const SUBJECT_MAX = 72;
 
-/** The line saying an apply concluded (or, on a dry run, would conclude) the merge in progress; null when it did not. Pure. */
+/**
+ * The line saying an apply concluded (or, on a dry run, would conclude) the merge in progress; null
+ * when it did not. Pure.
+ */
 export function mergeLine(r: Pick<ApplyResult, 'merge'>): string | null {
   if (!r.merge) return null;
   const what = r.merge.target
@@ -556,10 +595,16 @@ export function applyCommitMessage(sessionId: string, plan: Plan, patchText: str
   const body = plan.files
     .map((f) => `- ${f.op} ${f.from ? `${f.from} -> ` : ''}${f.path} (+${f.added} -${f.removed})`)
     .join('\n');
-  return `${subject}\n\n${body}\n\nHagent-Session: ${sessionId}\nHagent-Op: apply\n${patchTrailer(patchText)}\n`;
+  return (
+    `${subject}\n\n${body}\n\n` +
+    `Hagent-Session: ${sessionId}\nHagent-Op: apply\n${patchTrailer(patchText)}\n`
+  );
 }
 
-/** The trailer naming a patch by its text (`Hagent-Patch-Sha256`), by which a retried patch is known ({@link assertNotLastPatch}). Pure. */
+/**
+ * The trailer naming a patch by its text (`Hagent-Patch-Sha256`), by which a retried patch is known
+ * ({@link assertNotLastPatch}). Pure.
+ */
 function patchTrailer(patchText: string): string {
   return `Hagent-Patch-Sha256: ${createHash('sha256').update(patchText).digest('hex')}`;
 }
@@ -584,7 +629,10 @@ async function concludesMerge(
   return true;
 }
 
-/** `snapshot` without `paths`: a conflicted path's bytes on disk are its current content, not an outside edit. */
+/**
+ * `snapshot` without `paths`: a conflicted path's bytes on disk are its current content, not an
+ * outside edit.
+ */
 function withoutPaths(
   snapshot: ReadonlyMap<string, FileState>,
   paths: ReadonlySet<string>,
@@ -671,143 +719,21 @@ export async function applyPatch(
   return value;
 }
 
-async function applyLocked(
+/**
+ * Runs the apply's transaction: the converted blobs stored as they are staged, the watch checked
+ * healthy and quiet before the refs move and the files checked as ours after, and on a rollback
+ * during a merge the conflicted index entries put back.
+ */
+function publish(
   ctx: RepoContext,
-  session: Session,
-  options: ApplyOptions,
-  parsed: ParsedPatch,
-  head: string,
-  redo: string | null,
-  policy: Policy,
-  config: EffectiveConfig & { root: string | null },
+  worktree: string,
+  tx: Awaited<ReturnType<typeof applyTransaction>>,
+  store: LooseObjectStore | null,
   watch: TargetWatch | null,
-  pendingConversions: Promise<Conversions>,
-): Promise<{ result: ApplyResult; patchText: string }> {
-  const worktree = session.worktree;
-  if (options.base !== undefined)
-    await assertBaseFresh(ctx, options.base, head, pathsToRead(parsed));
-  // The head's trees on the way to the targets: the staleness check and, later, the new tree.
-  const store = await looseObjectStore(ctx.commonDir, head);
-  const format = formatOfOid(head);
-  const [snapshot, trees, conversions, merge] = await Promise.all([
-    readSnapshot(worktree, pathsToRead(parsed)),
-    readCommitTrees(worktree, head, pathsToRead(parsed), store, options.objects),
-    pendingConversions,
-    readMergeState(worktree, head),
-  ]);
-  trace('apply: snapshot, head trees and attributes read');
-  const diskFiles = [...snapshot].flatMap(([p, st]) =>
-    st.kind === 'file' ? [{ path: p, bytes: st.bytes }] : [],
-  );
-  const diskIds = await storedBlobIds(worktree, diskFiles, conversions.converted, format);
-  assertOutsideSubmodules(trees, pathsToRead(parsed));
-  // While a merge is in progress, a conflicted path is current as the worktree holds it (git's rule).
-  if (!options.skipStalenessCheck)
-    assertFresh(
-      worktree,
-      await freshness(
-        worktree,
-        merge ? withoutPaths(snapshot, merge.conflicted) : snapshot,
-        trees,
-        diskIds,
-      ),
-    );
-  if (options.expectBlobs) assertExpectedBlobs(snapshot, options.expectBlobs, diskIds);
-  trace('apply: staleness checked');
-  if (!options.change) await assertNotLastPatch(worktree, head, store, options.patchText);
-  // A planned change keeps the warnings of its paths (an absolute path mapped from the main checkout).
-  const plan = options.change
-    ? withPathWarnings(options.change.plan(parsed, snapshot), parsed)
-    : planPatch(parsed, snapshot);
-  const patchText = options.change ? await unifiedDiffOf(plan, snapshot) : options.patchText;
-  trace('apply: planned');
-  const concluding = await concludesMerge(worktree, session, merge, plan, snapshot);
-  assertDriversAvailable(
-    conversions,
-    plan.files.flatMap((f) => (f.op === 'delete' ? [] : [f.path])),
-  );
-  const size = changeSize(plan);
-  checkLimits(size, policy);
-  const files = plan.files.map(fileResult);
-  const reasons = confirmationReasons(size, policy);
-  if (reasons.length && !options.yes && !options.dryRun) {
-    const request: ConfirmationRequest = {
-      reasons,
-      files,
-      preview: await previewOf(plan, snapshot),
-    };
-    const yes = options.confirm ? await options.confirm(request) : false;
-    if (!yes) {
-      throw new HagentError(
-        'CONFIRMATION_REQUIRED',
-        `this patch needs a human yes: it ${reasons.join(', ')}`,
-        { reasons, files: files.map((f) => f.path), confirmed: options.confirm ? false : null },
-        options.confirm
-          ? 'the answer was no; nothing was written'
-          : 'ask the human, then run again with --yes',
-      );
-    }
-  }
-  const result: ApplyResult = {
-    ok: true,
-    session: session.id,
-    commit: null,
-    parent: head,
-    dryRun: !!options.dryRun,
-    format: parsed.format,
-    files,
-    leniencies: plan.leniencies,
-    warnings: plan.warnings,
-    watched: watch !== null,
-  };
-  if (options.reportBlobs) result.blobs = blobsOf(plan, format);
-  if (concluding)
-    result.merge = {
-      concluded: !options.dryRun,
-      target: merge!.record ? session.target : null,
-      merged: merge!.mergeHead,
-    };
-  if (options.dryRun) return { result, patchText };
-
-  const hooksDir = config.root ? path.join(config.root, '.hagent', 'hooks') : null;
-  const hookEnv = { HAGENT_SESSION: session.id, HAGENT_WORKTREE: worktree };
-  const hookInput = {
-    session: session.id,
-    base: session.base,
-    head,
-    ops: files.map((f) => ({ op: f.op, path: f.path, ...(f.from ? { from: f.from } : {}) })),
-    files: files.map((f) => f.path),
-    counts: {
-      files: size.files,
-      added: files.reduce((n, f) => n + f.added, 0),
-      removed: files.reduce((n, f) => n + f.removed, 0),
-    },
-    patch: patchText,
-  };
-  if (hooksDir)
-    assertPreApplyAccepted(
-      await runUserHook(hooksDir, 'pre-apply', hookInput, hookEnv, {
-        timeoutMs: config.runtime.hookTimeoutMs,
-      }),
-    );
-
-  // The transaction: objects first (blobs of converted paths, the tree, the commit), then the
-  // record, the files, the index and one ref transaction (transaction/run.ts).
-  const tx = await applyTransaction(ctx, session, {
-    plan,
-    snapshot,
-    patchText,
-    head,
-    redo,
-    merge: concluding ? merge : null,
-    trees,
-    store,
-    diskIds,
-    conversions,
-    objects: options.objects,
-  });
+  merge: MergeState | null,
+): ReturnType<typeof runTransaction> {
   const writes = tx.writes;
-  const outcome = await runTransaction(
+  return runTransaction(
     ctx.commonDir,
     worktree,
     tx.plan,
@@ -837,6 +763,140 @@ async function applyLocked(
     },
     tx.txid,
   );
+}
+
+/**
+ * What the patch finds: the files it reads, the head's trees on the way to them (the staleness
+ * check and, later, the new tree), the attributes' conversions and a merge in progress; checked
+ * fresh (the files are as the head holds them, or as `expectBlobs` says) and outside submodules.
+ * @throws HagentError STALE_FILE, OUTSIDE_SPARSE, SUBMODULE_PATH, USAGE (expectBlobs).
+ */
+async function readCurrent(
+  ctx: RepoContext,
+  worktree: string,
+  head: string,
+  parsed: ParsedPatch,
+  options: ApplyOptions,
+  pendingConversions: Promise<Conversions>,
+) {
+  const store = await looseObjectStore(ctx.commonDir, head);
+  const format = formatOfOid(head);
+  const [snapshot, trees, conversions, merge] = await Promise.all([
+    readSnapshot(worktree, pathsToRead(parsed)),
+    readCommitTrees(worktree, head, pathsToRead(parsed), store, options.objects),
+    pendingConversions,
+    readMergeState(worktree, head),
+  ]);
+  trace('apply: snapshot, head trees and attributes read');
+  const diskFiles = [...snapshot].flatMap(([p, st]) =>
+    st.kind === 'file' ? [{ path: p, bytes: st.bytes }] : [],
+  );
+  const diskIds = await storedBlobIds(worktree, diskFiles, conversions.converted, format);
+  assertOutsideSubmodules(trees, pathsToRead(parsed));
+  // While a merge is in progress, a conflicted path is current as the worktree holds it (git's
+  // rule).
+  if (!options.skipStalenessCheck)
+    assertFresh(
+      worktree,
+      await freshness(
+        worktree,
+        merge ? withoutPaths(snapshot, merge.conflicted) : snapshot,
+        trees,
+        diskIds,
+      ),
+    );
+  if (options.expectBlobs) assertExpectedBlobs(snapshot, options.expectBlobs, diskIds);
+  trace('apply: staleness checked');
+  return { store, format, snapshot, trees, conversions, merge, diskIds };
+}
+
+async function applyLocked(
+  ctx: RepoContext,
+  session: Session,
+  options: ApplyOptions,
+  parsed: ParsedPatch,
+  head: string,
+  redo: string | null,
+  policy: Policy,
+  config: EffectiveConfig & { root: string | null },
+  watch: TargetWatch | null,
+  pendingConversions: Promise<Conversions>,
+): Promise<{ result: ApplyResult; patchText: string }> {
+  const worktree = session.worktree;
+  if (options.base !== undefined)
+    await assertBaseFresh(ctx, options.base, head, pathsToRead(parsed));
+  const { store, format, snapshot, trees, conversions, merge, diskIds } = await readCurrent(
+    ctx,
+    worktree,
+    head,
+    parsed,
+    options,
+    pendingConversions,
+  );
+  if (!options.change) await assertNotLastPatch(worktree, head, store, options.patchText);
+  // A planned change keeps the warnings of its paths (an absolute path mapped from the main
+  // checkout).
+  const plan = options.change
+    ? withPathWarnings(options.change.plan(parsed, snapshot), parsed)
+    : planPatch(parsed, snapshot);
+  const patchText = options.change ? await unifiedDiffOf(plan, snapshot) : options.patchText;
+  trace('apply: planned');
+  const concluding = await concludesMerge(worktree, session, merge, plan, snapshot);
+  assertDriversAvailable(
+    conversions,
+    plan.files.flatMap((f) => (f.op === 'delete' ? [] : [f.path])),
+  );
+  const size = changeSize(plan);
+  checkLimits(size, policy);
+  const files = plan.files.map(fileResult);
+  await confirmOrRefuse(options, confirmationReasons(size, policy), files, plan, snapshot);
+  const result: ApplyResult = {
+    ok: true,
+    session: session.id,
+    commit: null,
+    parent: head,
+    dryRun: !!options.dryRun,
+    format: parsed.format,
+    files,
+    leniencies: plan.leniencies,
+    warnings: plan.warnings,
+    watched: watch !== null,
+  };
+  if (options.reportBlobs) result.blobs = blobsOf(plan, format);
+  if (concluding)
+    result.merge = {
+      concluded: !options.dryRun,
+      target: merge!.record ? session.target : null,
+      merged: merge!.mergeHead,
+    };
+  if (options.dryRun) return { result, patchText };
+
+  const hooksDir = config.root ? path.join(config.root, '.hagent', 'hooks') : null;
+  const hookEnv = { HAGENT_SESSION: session.id, HAGENT_WORKTREE: worktree };
+  const hookInput = hookInputOf(session, head, files, size, patchText);
+  if (hooksDir)
+    assertPreApplyAccepted(
+      await runUserHook(hooksDir, 'pre-apply', hookInput, hookEnv, {
+        timeoutMs: config.runtime.hookTimeoutMs,
+      }),
+    );
+
+  // The transaction: objects first (blobs of converted paths, the tree, the commit), then the
+  // record, the files, the index and one ref transaction (transaction/run.ts).
+  const tx = await applyTransaction(ctx, session, {
+    plan,
+    snapshot,
+    patchText,
+    head,
+    redo,
+    merge: concluding ? merge : null,
+    trees,
+    store,
+    diskIds,
+    conversions,
+    objects: options.objects,
+  });
+  const outcome = await publish(ctx, worktree, tx, store, watch, merge);
   result.commit = tx.commit;
   result.warnings.push(...outcome.warnings);
   await outcome.durable;
@@ -847,31 +907,94 @@ async function applyLocked(
       concluding ? concludeMerge(worktree) : moveConflictRecord(worktree, merge, tx.commit)
     ).catch(() => {
       result.warnings.push(
-        `the merge state in ${worktree} could not be ${concluding ? 'cleared (git merge --quit there ends it)' : 'moved to the new head'}`,
+        `the merge state in ${worktree} could not be ` +
+          (concluding ? 'cleared (git merge --quit there ends it)' : 'moved to the new head'),
       );
     });
-  if (hooksDir) {
-    const post = await runUserHook(
-      hooksDir,
-      'post-apply',
-      { ...hookInput, commit: result.commit },
-      hookEnv,
-      { timeoutMs: config.runtime.hookTimeoutMs },
-    );
-    if (post.ran) {
-      result.postApply = {
-        exitCode: post.exitCode,
-        stdout: post.stdout,
-        stderr: post.stderr,
-        timedOut: post.timedOut,
-      };
-      if (post.exitCode !== 0)
-        result.warnings.push(
-          `the post-apply hook failed (exit ${post.exitCode ?? 'none'}${post.timedOut ? ', timed out' : ''}); the commit stays`,
-        );
-    }
-  }
+  if (hooksDir)
+    await runPostApply(hooksDir, { ...hookInput, commit: result.commit }, hookEnv, config, result);
   return { result, patchText };
+}
+
+/**
+ * A patch over the policy's confirmation limits needs a human yes: `--yes`, or the caller's
+ * `confirm` answering yes; a dry run only reports.
+ * @throws HagentError CONFIRMATION_REQUIRED (no yes: nothing was written).
+ */
+async function confirmOrRefuse(
+  options: ApplyOptions,
+  reasons: string[],
+  files: FileResult[],
+  plan: Plan,
+  snapshot: ReadonlyMap<string, FileState>,
+): Promise<void> {
+  if (!reasons.length || options.yes || options.dryRun) return;
+  const request: ConfirmationRequest = {
+    reasons,
+    files,
+    preview: await previewOf(plan, snapshot),
+  };
+  const yes = options.confirm ? await options.confirm(request) : false;
+  if (!yes) {
+    throw new HagentError(
+      'CONFIRMATION_REQUIRED',
+      `this patch needs a human yes: it ${reasons.join(', ')}`,
+      { reasons, files: files.map((f) => f.path), confirmed: options.confirm ? false : null },
+      options.confirm
+        ? 'the answer was no; nothing was written'
+        : 'ask the human, then run again with --yes',
+    );
+  }
+}
+
+/** What the pre-apply and post-apply hooks read on stdin: the change, its counts and its patch. */
+function hookInputOf(
+  session: Session,
+  head: string,
+  files: FileResult[],
+  size: ChangeSize,
+  patchText: string,
+) {
+  return {
+    session: session.id,
+    base: session.base,
+    head,
+    ops: files.map((f) => ({ op: f.op, path: f.path, ...(f.from ? { from: f.from } : {}) })),
+    files: files.map((f) => f.path),
+    counts: {
+      files: size.files,
+      added: files.reduce((n, f) => n + f.added, 0),
+      removed: files.reduce((n, f) => n + f.removed, 0),
+    },
+    patch: patchText,
+  };
+}
+
+/**
+ * The post-apply hook runs once the commit is made: its output is reported, a failure is a warning.
+ */
+async function runPostApply(
+  hooksDir: string,
+  input: ReturnType<typeof hookInputOf> & { commit: string | null },
+  env: Record<string, string>,
+  config: EffectiveConfig,
+  result: ApplyResult,
+): Promise<void> {
+  const post = await runUserHook(hooksDir, 'post-apply', input, env, {
+    timeoutMs: config.runtime.hookTimeoutMs,
+  });
+  if (!post.ran) return;
+  result.postApply = {
+    exitCode: post.exitCode,
+    stdout: post.stdout,
+    stderr: post.stderr,
+    timedOut: post.timedOut,
+  };
+  if (post.exitCode !== 0)
+    result.warnings.push(
+      `the post-apply hook failed (exit ${post.exitCode ?? 'none'}` +
+        `${post.timedOut ? ', timed out' : ''}); the commit stays`,
+    );
 }
 
 /** Path → new blob id of every file a plan writes (null: deleted, or the source of a move). */
@@ -909,16 +1032,19 @@ function assertExpectedBlobs(
         { path: p },
         'name only the files the patch changes (their paths as the patch writes them)',
       );
-    // The blob git stores, or the raw bytes' id (what a reader of the file computes): either names these bytes.
+    // The blob git stores, or the raw bytes' id (what a reader of the file computes): either names
+    // these bytes.
     const now = disk.kind === 'file' ? (diskIds.get(p) ?? null) : null;
     const raw =
       disk.kind === 'file' && want !== null ? blobId(disk.bytes, formatOfOid(want)) : null;
     if (now !== want && raw !== want) {
       throw new HagentError(
         'STALE_FILE',
-        `${p} ${now === null ? 'no longer exists' : want === null ? 'exists now' : 'changed'} since blob ${want === null ? '(none)' : want.slice(0, 12)} was read`,
+        `${p} ${now === null ? 'no longer exists' : want === null ? 'exists now' : 'changed'} ` +
+          `since blob ${want === null ? '(none)' : want.slice(0, 12)} was read`,
         { path: p, expectedBlob: want, diskBlob: now },
-        're-read the file (read returns its current text and blob id) and rebuild the change from it',
+        're-read the file (read returns its current text and blob id) and rebuild the change ' +
+          'from it',
       );
     }
   }
@@ -938,7 +1064,9 @@ async function unifiedDiffOf(
   const parts: string[] = [];
   for (const f of plan.files) {
     const { oldText, newText } = textsOf(f, snapshot);
-    const header = `diff --git a/${f.from ?? f.path} b/${f.path}\n${f.op === 'add' ? `new file mode ${f.mode}\n` : ''}`;
+    const header =
+      `diff --git a/${f.from ?? f.path} b/${f.path}\n` +
+      (f.op === 'add' ? `new file mode ${f.mode}\n` : '');
     const oldName = f.op === 'add' ? '/dev/null' : `a/${f.from ?? f.path}`;
     const body =
       createTwoFilesPatch(oldName, `b/${f.path}`, oldText, newText, undefined, undefined, {
@@ -951,7 +1079,9 @@ async function unifiedDiffOf(
   return parts.join('');
 }
 
-/** One hunk removing every old line and adding every new one (the diff when diff@9 ran out of time). */
+/**
+ * One hunk removing every old line and adding every new one (the diff when diff@9 ran out of time).
+ */
 function wholeFileHunk(oldName: string, newName: string, oldText: string, newText: string): string {
   const side = (text: string, sign: string): { lines: string[]; count: number } => {
     if (text === '') return { lines: [], count: 0 };
@@ -963,7 +1093,11 @@ function wholeFileHunk(oldName: string, newName: string, oldText: string, newTex
   };
   const a = side(oldText, '-');
   const b = side(newText, '+');
-  return `--- ${oldName}\n+++ ${newName}\n@@ -${a.count ? 1 : 0},${a.count} +${b.count ? 1 : 0},${b.count} @@\n${a.lines.join('')}${b.lines.join('')}`;
+  return (
+    `--- ${oldName}\n+++ ${newName}\n` +
+    `@@ -${a.count ? 1 : 0},${a.count} +${b.count ? 1 : 0},${b.count} @@\n` +
+    `${a.lines.join('')}${b.lines.join('')}`
+  );
 }
 
 /**
@@ -990,7 +1124,8 @@ async function assertNotLastPatch(
     'NO_CHANGES',
     `the patch looks applied already: it is the session's last commit, ${head.slice(0, 12)}`,
     { commit: head, alreadyApplied: true },
-    're-read the files: this exact patch was applied by the last apply, and nothing was written (hagent undo takes it back)',
+    're-read the files: this exact patch was applied by the last apply, and nothing was ' +
+      'written (hagent undo takes it back)',
   );
 }
 
@@ -1131,7 +1266,8 @@ async function assertBaseFresh(
   if (changed.length) {
     throw new HagentError(
       'STALE_FILE',
-      `the session moved since ${base.slice(0, 12)} and ${changed.map((c) => c.path).join(', ')} changed since then`,
+      `the session moved since ${base.slice(0, 12)} and ` +
+        `${changed.map((c) => c.path).join(', ')} changed since then`,
       { path: changed[0]!.path, files: changed.map((c) => c.path), base: resolved, head },
       're-read the files at the current head and rebuild the patch',
     );
@@ -1195,7 +1331,8 @@ function assertNoOutsideEvents(watch: TargetWatch | null): void {
       'EXTERNAL_EDIT',
       `${seen} was written by another process while hagent was applying the patch`,
       { path: seen },
-      'its bytes were kept and nothing of the patch was written; apply again when the other writer is done',
+      'its bytes were kept and nothing of the patch was written; apply again when the other ' +
+        'writer is done',
     );
   }
 }
@@ -1223,7 +1360,8 @@ async function assertOnlyOurWrites(
         'EXTERNAL_EDIT',
         `${w.rel} was written by another process while hagent was applying the patch`,
         { path: w.rel },
-        'the outside bytes were kept; hagent took back only what it wrote; apply again when the other writer is done',
+        'the outside bytes were kept; hagent took back only what it wrote; apply again when ' +
+          'the other writer is done',
       );
     }
   }

@@ -80,7 +80,10 @@ function shortCommand(command: string): string {
   return line.length > 40 ? `${line.slice(0, 39)}…` : more ? `${line} …` : line;
 }
 
-/** The commit of an exec: its subject names the command, its body carries it whole with how it ended. */
+/**
+ * The commit of an exec: its subject names the command, its body carries it whole with how it
+ * ended.
+ */
 function adoptAsExec(command: string, end: string): AdoptAs {
   return {
     op: 'exec',
@@ -133,6 +136,58 @@ export async function execInSession(
   const env = options.env ?? {};
   const timeoutS = options.timeoutS ?? DEFAULT_TIMEOUT_S;
   const maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+  assertLimits(timeoutS, maxOutputBytes);
+  await refuseUnlessAllowed(ctx, session, command, env);
+  // Pending outside edits get their own commit first (checked without the lock: a no-op sync
+  // would only add a journal line), so the exec commit holds only what the command changed.
+  const before = (await outsideEdits(session.worktree)).length
+    ? await syncSession(ctx, session, env)
+    : null;
+  const commandEnv = commandEnvOf(session, env);
+  const watch = await snapshotOutside(ctx, session);
+  const run = await runShell(command, {
+    cwd: session.worktree,
+    env: commandEnv,
+    timeoutMs: Math.round(timeoutS * 1000),
+    maxOutputBytes,
+  });
+  const end = howItEnded(run, timeoutS);
+  const outside = await outsideChangeSince(ctx, session, watch);
+  if (outside) await journalOutsideChange(ctx, session, 'exec', outside, command);
+  let after;
+  try {
+    after = await commitCommandChanges(ctx, session, command, { env, end });
+  } catch (error) {
+    // The command ran (it may have switched the worktree's branch): say so, and keep its output.
+    const e = toHagentError(error);
+    const outcome = outcomeOf(run);
+    throw new HagentError(
+      e.code,
+      `the command ran (${end}) but what it changed was not committed: ${e.message}`,
+      { ...e.details, exec: outcome, ...(outside ? { outside } : {}) },
+      'its changes stay in the worktree; ' +
+        (e.hint?.replace(/^nothing was written; /, '') ?? 'fix the cause, then run hagent sync'),
+      { cause: e },
+    );
+  }
+  return {
+    ok: run.exitCode === 0 && !run.timedOut,
+    session: session.id,
+    command,
+    ...outcomeOf(run),
+    changed: after.files,
+    commit: after.commit,
+    adopted: before?.commit ?? null,
+    skipped: after.skipped,
+    outside,
+  };
+}
+
+/**
+ * A timeout of seconds ≥ 0 (0: none) and an output cap of at least 2 bytes.
+ * @throws HagentError USAGE naming the option.
+ */
+function assertLimits(timeoutS: number, maxOutputBytes: number): void {
   if (!Number.isFinite(timeoutS) || timeoutS < 0)
     throw new HagentError(
       'USAGE',
@@ -147,32 +202,44 @@ export async function execInSession(
       { option: 'max-output' },
       'e.g. --max-output 65536',
     );
+}
+
+/**
+ * The guard's verdict on the command; a refusal is journaled before it is thrown (nothing ran).
+ * @throws HagentError GUARD_BLOCKED with the rule and the command part it refused.
+ */
+async function refuseUnlessAllowed(
+  ctx: RepoContext,
+  session: Session,
+  command: string,
+  env: NodeJS.ProcessEnv,
+): Promise<void> {
   const verdict = guardCommand(command, await sessionGuardContext(ctx, session, env));
-  if (!verdict.allowed) {
-    const error = new HagentError(
-      'GUARD_BLOCKED',
-      verdict.reason,
-      { rule: verdict.rule, command: verdict.command },
-      verdict.hint,
-    );
-    await appendJournal(ctx.commonDir, {
-      session: session.id,
-      command: 'exec',
-      ok: false,
-      code: error.code,
-      message: error.message,
-      hint: verdict.hint,
-      patch: command,
-    }).catch(() => undefined);
-    throw error;
-  }
-  // Pending outside edits get their own commit first (checked without the lock: a no-op sync
-  // would only add a journal line), so the exec commit holds only what the command changed.
-  const before = (await outsideEdits(session.worktree)).length
-    ? await syncSession(ctx, session, env)
-    : null;
-  // The folder is the worktree, and git in the command finds it by itself: variables that would
-  // send git elsewhere (set by a calling git hook, say) are not passed on.
+  if (verdict.allowed) return;
+  const error = new HagentError(
+    'GUARD_BLOCKED',
+    verdict.reason,
+    { rule: verdict.rule, command: verdict.command },
+    verdict.hint,
+  );
+  await appendJournal(ctx.commonDir, {
+    session: session.id,
+    command: 'exec',
+    ok: false,
+    code: error.code,
+    message: error.message,
+    hint: verdict.hint,
+    patch: command,
+  }).catch(() => undefined);
+  throw error;
+}
+
+/**
+ * The command's environment, marked as the session's. The folder is the worktree, and git in the
+ * command finds it by itself: variables that would send git elsewhere (set by a calling git hook,
+ * say) are not passed on.
+ */
+function commandEnvOf(session: Session, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const commandEnv: NodeJS.ProcessEnv = {
     ...env,
     HAGENT_SESSION: session.id,
@@ -191,43 +258,14 @@ export async function execInSession(
     'GIT_PREFIX',
   ])
     delete commandEnv[k];
-  const watch = await snapshotOutside(ctx, session);
-  const run = await runShell(command, {
-    cwd: session.worktree,
-    env: commandEnv,
-    timeoutMs: Math.round(timeoutS * 1000),
-    maxOutputBytes,
-  });
-  const end = howItEnded(run, timeoutS);
-  const outside = await outsideChangeSince(ctx, session, watch);
-  if (outside) await journalOutsideChange(ctx, session, 'exec', outside, command);
-  let after;
-  try {
-    after = await commitCommandChanges(ctx, session, command, { env, end });
-  } catch (error) {
-    // The command ran (it may have switched the worktree's branch): say so, and keep its output.
-    const e = toHagentError(error);
-    const outcome = {
-      exitCode: run.exitCode,
-      signal: run.signal,
-      timedOut: run.timedOut,
-      stdout: run.stdout,
-      stderr: run.stderr,
-      truncated: run.truncated,
-      durationMs: Math.round(run.durationMs),
-    };
-    throw new HagentError(
-      e.code,
-      `the command ran (${end}) but what it changed was not committed: ${e.message}`,
-      { ...e.details, exec: outcome, ...(outside ? { outside } : {}) },
-      `its changes stay in the worktree; ${e.hint?.replace(/^nothing was written; /, '') ?? 'fix the cause, then run hagent sync'}`,
-      { cause: e },
-    );
-  }
+  return commandEnv;
+}
+
+/**
+ * How the command ended and what it printed, as the result and a failed commit's details show it.
+ */
+function outcomeOf(run: Awaited<ReturnType<typeof runShell>>) {
   return {
-    ok: run.exitCode === 0 && !run.timedOut,
-    session: session.id,
-    command,
     exitCode: run.exitCode,
     signal: run.signal,
     timedOut: run.timedOut,
@@ -235,10 +273,5 @@ export async function execInSession(
     stderr: run.stderr,
     truncated: run.truncated,
     durationMs: Math.round(run.durationMs),
-    changed: after.files,
-    commit: after.commit,
-    adopted: before?.commit ?? null,
-    skipped: after.skipped,
-    outside,
   };
 }

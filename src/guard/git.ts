@@ -5,8 +5,9 @@
  * reflog, unreachable objects, worktrees, stash entries, shared configuration.
  */
 import path from 'node:path';
-import { placeOf } from './paths.js';
-import { resolveIn, type Run, type Walker } from './walk.js';
+import { placeOf, type Frame } from './paths.js';
+import { resolveIn } from './args.js';
+import type { Run, Walker } from './walk.js';
 import { mayBeOptions, type Field } from './words.js';
 
 /** Global options of git that take the next word as their value. */
@@ -31,6 +32,17 @@ const GIT_PLACE_VARS = [
   'GIT_INDEX_FILE',
   'GIT_OBJECT_DIRECTORY',
 ];
+
+/** `-c NAME=VALUE` settings whose value git runs as a shell command. */
+const SHELL_SETTINGS = new RegExp(
+  `^(${[
+    ...['core.sshcommand', 'core.pager', 'core.editor', 'core.fsmonitor', 'sequence.editor'],
+    ...['diff.external', 'credential.helper', 'pager.[^=]+', 'gpg.program', 'core.askpass'],
+  ]
+    .map((name) => name.replaceAll('.', '\\.'))
+    .join('|')})=(.*)$`,
+  'is',
+);
 
 /** Subcommands whose arguments must be known: a dynamic word there could be a force or a delete. */
 const DANGEROUS = new Set([
@@ -78,7 +90,10 @@ function requireKnown(w: Walker, sub: string, args: readonly Field[], r: Run): v
   if (dyn) w.block('unresolved', `git ${sub} gets ${dyn.value}, only known when it runs`, r.text);
 }
 
-/** True for a branch or ref name hagent protects: hagent/*, refs/hagent/*, its notes, HEAD, the target branches. */
+/**
+ * True for a branch or ref name hagent protects: hagent/*, refs/hagent/*, its notes, HEAD, the
+ * target branches.
+ */
 export function protectedRef(name: string, protectedBranches: readonly string[]): boolean {
   let n = name.replace(/^\+/, '');
   if (n === 'HEAD' || n === '@') return true;
@@ -111,97 +126,11 @@ export function checkGit(
   expanded: ReadonlySet<string> = new Set(),
 ): void {
   const { frame, protectedBranches } = w.session;
-  let cwd = r.scope.cwd;
-  const aliases = new Map<string, string>();
-  const elsewhere = (what: string, p: string | null): void => {
-    if (p === null) return w.block('unresolved', `${what} is only known when it runs`, r.text);
-    const place = placeOf(frame, p, true);
-    if (place !== 'inside' && place !== 'worktree-root')
-      w.block('git-elsewhere', `${what} is ${p}, outside the session worktree`, r.text);
-  };
-  let i = 0;
-  for (; i < args.length; i++) {
-    const a = args[i]!;
-    const v = a.value;
-    if (a.dynamic) return w.block('unresolved', `git gets ${v}, only known when it runs`, r.text);
-    if (!v.startsWith('-')) break;
-    const [opt, inline] =
-      v.startsWith('--') && v.includes('=')
-        ? [v.slice(0, v.indexOf('=')), v.slice(v.indexOf('=') + 1)]
-        : [v, undefined];
-    if (
-      opt === '--version' ||
-      opt === '--help' ||
-      opt === '--html-path' ||
-      opt === '--man-path' ||
-      opt === '--info-path'
-    )
-      return;
-    let value: Field | undefined;
-    if (inline !== undefined) value = { ...a, value: inline };
-    else if (GLOBAL_WITH_VALUE.has(opt)) value = args[++i];
-    else if (opt.startsWith('-C') && opt.length > 2) value = { ...a, value: opt.slice(2) };
-    else if (opt.startsWith('-c') && opt.length > 2) value = { ...a, value: opt.slice(2) };
-    if (opt === '-C' || (opt.startsWith('-C') && !opt.startsWith('--'))) {
-      if (!value || value.dynamic)
-        return w.block('unresolved', 'git -C gets a folder only known when it runs', r.text);
-      cwd = resolveIn(value, cwd);
-      elsewhere(`git -C ${value.value}`, cwd);
-    } else if (opt === '--git-dir' || opt === '--work-tree') {
-      if (!value || value.dynamic)
-        return w.block('unresolved', `git ${opt} gets a path only known when it runs`, r.text);
-      elsewhere(`git ${opt}`, resolveIn(value, cwd));
-    } else if (opt === '-c' || (opt.startsWith('-c') && !opt.startsWith('--'))) {
-      if (!value) continue;
-      if (value.dynamic)
-        return w.block('unresolved', 'git -c gets a setting only known when it runs', r.text);
-      const m = /^alias\.([^=]+)=(.*)$/s.exec(value.value);
-      if (m) aliases.set(m[1]!, m[2]!);
-      // Settings whose value git runs as a shell command.
-      const run =
-        /^(core\.sshcommand|core\.pager|core\.editor|core\.fsmonitor|sequence\.editor|diff\.external|credential\.helper|pager\.[^=]+|gpg\.program|core\.askpass)=(.*)$/is.exec(
-          value.value,
-        );
-      if (run)
-        w.shellString(
-          { ...value, value: run[2]!.replace(/^!/, '') },
-          { ...r, scope: { cwd, vars: r.scope.vars } },
-          [],
-        );
-      if (/^core\.worktree=/i.test(value.value))
-        elsewhere(
-          'git -c core.worktree',
-          resolveIn({ ...value, value: value.value.slice(value.value.indexOf('=') + 1) }, cwd),
-        );
-    }
-  }
-  for (const name of GIT_PLACE_VARS) {
-    if (!r.env.has(name)) continue;
-    const v = r.env.get(name);
-    elsewhere(name, v === null || v === undefined ? null : path.resolve(cwd ?? '/', v));
-  }
-  // Variables whose value git runs as a shell command.
-  for (const name of [
-    'GIT_SSH_COMMAND',
-    'GIT_EDITOR',
-    'GIT_SEQUENCE_EDITOR',
-    'GIT_PAGER',
-    'GIT_EXTERNAL_DIFF',
-    'GIT_ASKPASS',
-    'EDITOR',
-    'VISUAL',
-    'PAGER',
-  ]) {
-    if (!r.env.has(name)) continue;
-    const v = r.env.get(name);
-    w.shellString(
-      v === null || v === undefined
-        ? { value: `$${name}`, dynamic: true, glob: false }
-        : { value: v, dynamic: false, glob: false },
-      { ...r, scope: { cwd, vars: r.scope.vars } },
-      [],
-    );
-  }
+  const elsewhere = placeCheck(w, r);
+  const globals = globalOptions(w, args, r, elsewhere);
+  if (!globals) return;
+  const { end: i, cwd, aliases } = globals;
+  checkEnvironment(w, r, cwd, elsewhere);
   const subField = args[i];
   if (!subField) return;
   const rest = args.slice(i + 1);
@@ -239,278 +168,481 @@ export function checkGit(
   const f = flags(rest);
   const has = (s: string, ...long: string[]): boolean =>
     f.short.has(s) || long.some((l) => f.long.has(l));
-  switch (sub) {
-    case 'push': {
-      const force =
-        has(
-          'f',
-          '--force',
-          '--force-with-lease',
-          '--force-if-includes',
-          '--mirror',
-          '--prune',
-          '--delete',
-        ) ||
-        f.short.has('d') ||
-        f.operands.some(
-          (o) => o.value.startsWith('+') || o.value.startsWith(':') || /^[^:]*:\+/.test(o.value),
-        );
-      if (force)
-        return w.block('git-push-force', `git push ${rest.map((x) => x.value).join(' ')}`, r.text);
-      return w.block('git-push', `git push ${rest.map((x) => x.value).join(' ')}`.trim(), r.text);
-    }
-    case 'branch': {
-      const del = has('d', '--delete') || has('D');
-      const move = has('m', '--move') || has('M');
-      const copy = has('c', '--copy') || has('C');
-      const force = has('f', '--force') || has('D') || has('M') || has('C');
-      const names = f.operands;
-      if (del || move || copy || force) requireKnown(w, sub, rest, r);
-      if (del) {
-        for (const n of names)
-          if (protectedRef(n.value, protectedBranches))
-            return w.block('git-protected-ref', `git branch deletes ${n.value}`, r.text);
-        return;
-      }
-      if (move || copy) {
-        if (move && names.length <= 1)
-          return w.block(
-            'git-protected-ref',
-            'git branch -m renames the current branch, the session branch hagent/<id>',
-            r.text,
-          );
-        for (const n of move ? names : names.slice(-1))
-          if (protectedRef(n.value, protectedBranches))
-            return w.block(
-              'git-protected-ref',
-              `git branch ${move ? 'renames' : 'overwrites'} ${n.value}`,
-              r.text,
-            );
-        return;
-      }
-      if (force && names[0] && protectedRef(names[0].value, protectedBranches))
-        return w.block('git-protected-ref', `git branch -f moves ${names[0].value}`, r.text);
-      return;
-    }
-    case 'checkout':
-    case 'switch': {
-      const resetOpts = sub === 'checkout' ? ['-B'] : ['-C', '--force-create'];
-      if (
-        rest.some((a) =>
-          resetOpts.some(
-            (o) =>
-              a.value === o ||
-              (!o.startsWith('--') && a.value.startsWith(o)) ||
-              a.value.startsWith(`${o}=`),
-          ),
-        )
-      )
-        requireKnown(w, sub, rest, r);
-      const reset = optionAfter(rest, resetOpts);
-      if (reset && protectedRef(reset, protectedBranches))
-        return w.block('git-protected-ref', `git ${sub} resets the branch ${reset}`, r.text);
-      return;
-    }
-    case 'update-ref': {
-      if (f.long.has('--stdin'))
-        return w.block(
-          'unresolved',
-          'git update-ref --stdin reads its ref updates from input the guard cannot see',
-          r.text,
-        );
-      // -m REASON takes a word that is not the ref.
-      const words = rest.filter(
-        (a, k) => !(a.value === '-m' || rest[k - 1]?.value === '-m') && !a.value.startsWith('-'),
-      );
-      const ref = words[0];
-      if (ref && protectedRef(ref.value, protectedBranches))
-        return w.block(
-          'git-protected-ref',
-          `git update-ref ${has('d') ? 'deletes' : 'moves'} ${ref.value}`,
-          r.text,
-        );
-      return;
-    }
-    case 'symbolic-ref': {
-      if (f.operands.length >= 2 || has('d', '--delete'))
-        return w.block(
-          'git-protected-ref',
-          'git symbolic-ref repoints HEAD away from the session branch',
-          r.text,
-        );
-      return;
-    }
-    case 'tag':
-      return;
-    case 'reset': {
-      if (!has('', '--hard', '--keep', '--merge')) return;
-      requireKnown(w, sub, rest, r);
-      const rev = f.operands[0]?.value;
-      if (rev === undefined || rev === 'HEAD' || rev === '@') return;
-      return w.block('git-reset-hard', `git reset ${[...f.long].join(' ')} ${rev}`, r.text);
-    }
-    case 'reflog': {
-      if (f.operands[0]?.dynamic) requireKnown(w, sub, rest, r);
-      const action = f.operands[0]?.value;
-      if (action === 'expire' || action === 'delete' || action === 'drop')
-        return w.block('git-reflog-expire', `git reflog ${action}`, r.text);
-      return;
-    }
-    case 'gc': {
-      const prune = rest.find((a) => a.value === '--prune' || a.value.startsWith('--prune='));
-      if (prune && prune.value !== '--prune=never')
-        return w.block('git-gc-prune', `git gc ${prune.value}`, r.text);
-      return;
-    }
-    case 'prune':
-      return w.block('git-gc-prune', 'git prune', r.text);
-    case 'repack': {
-      if (
-        f.short.has('a') &&
-        f.short.has('d') &&
-        !f.short.has('A') &&
-        !f.long.has('--keep-unreachable')
-      )
-        return w.block('git-gc-prune', 'git repack -a -d drops unreachable objects', r.text);
-      return;
-    }
-    case 'worktree': {
-      if (f.operands[0]?.dynamic) requireKnown(w, sub, rest, r);
-      const action = f.operands[0]?.value;
-      if (action === 'remove' || action === 'prune' || action === 'move')
-        return w.block('git-worktree', `git worktree ${action}`, r.text);
-      if (action === 'add') {
-        const dest = f.operands[1];
-        if (dest) w.checkWrite(dest, { cwd, vars: r.scope.vars }, 'git worktree add', r.text);
-      }
-      return;
-    }
-    case 'stash': {
-      if (f.operands[0]?.dynamic) requireKnown(w, sub, rest, r);
-      const action = f.operands[0]?.value;
-      if (action === 'drop' || action === 'clear')
-        return w.block('git-stash-drop', `git stash ${action}`, r.text);
-      return;
-    }
-    case 'config': {
-      const reads = [
-        '--get',
-        '--get-all',
-        '--get-regexp',
-        '--get-urlmatch',
-        '--get-color',
-        '--get-colorbool',
-        '--list',
-        '--show-origin',
-        '--show-scope',
-      ];
-      const writes = [
-        '--unset',
-        '--unset-all',
-        '--add',
-        '--replace-all',
-        '--rename-section',
-        '--remove-section',
-        '--edit',
-      ];
-      const first = f.operands[0]?.value;
-      if (first === 'get' || first === 'list') return;
-      // A config file of the worktree's own (git config -f .gitmodules …) is an edit inside it.
-      const file = optionAfter(rest, ['-f', '--file']);
-      if (file !== undefined) {
-        const p = resolveIn({ value: file, dynamic: false, glob: false }, cwd);
-        if (p && placeOf(frame, p, true) === 'inside') return;
-      }
-      if (
-        writes.some((x) => f.long.has(x)) ||
-        f.short.has('e') ||
-        ['set', 'unset', 'rename-section', 'remove-section', 'edit'].includes(first ?? '')
-      )
-        return w.block(
-          'git-config-write',
-          `git config ${rest.map((x) => x.value).join(' ')}`,
-          r.text,
-        );
-      if (reads.some((x) => f.long.has(x)) || f.short.has('l')) return;
-      if (f.operands.length >= 2)
-        return w.block(
-          'git-config-write',
-          `git config ${rest.map((x) => x.value).join(' ')}`,
-          r.text,
-        );
-      return;
-    }
-    case 'notes': {
-      // hagent keeps each commit's patch text in refs/notes/hagent-sessions/<id> (before: in
-      // refs/notes/hagent); other notes refs are the user's.
-      const ref = optionAfter(rest, ['--ref']) ?? notesRefOf(r) ?? 'commits';
-      const action = rest.find((a) => !a.value.startsWith('-') && a.value !== ref)?.value ?? 'list';
-      const writes = !['list', 'show', 'get-ref'].includes(action);
-      if (writes && /^(refs\/notes\/)?hagent(-sessions\/.+)?$/.test(ref))
-        return w.block(
-          'git-protected-ref',
-          `git notes ${action} on hagent's notes (the patch text of each commit)`,
-          r.text,
-        );
-      return;
-    }
-    case 'filter-branch':
-    case 'filter-repo':
-      return w.block('git-history-rewrite', `git ${sub}`, r.text);
-    case 'clone': {
-      const dest = f.operands[1];
-      if (dest) w.checkWrite(dest, { cwd, vars: r.scope.vars }, 'git clone', r.text);
-      else elsewhere('the folder git clone writes into', cwd);
-      return;
-    }
-    case 'init': {
-      const dest = f.operands[0];
-      w.checkWrite(
-        dest ?? { value: '.', dynamic: false, glob: false },
-        { cwd, vars: r.scope.vars },
-        'git init',
+  const rule = SUBCOMMANDS.get(sub);
+  if (rule) rule({ w, r, sub, rest, f, has, cwd, elsewhere, protectedBranches, frame });
+}
+
+/**
+ * A push publishes the session: refused, and named a force when it can overwrite or delete what is
+ * there.
+ */
+function push({ w, r, rest, f, has }: GitCall): void {
+  const force =
+    has(
+      'f',
+      '--force',
+      '--force-with-lease',
+      '--force-if-includes',
+      '--mirror',
+      '--prune',
+      '--delete',
+    ) ||
+    f.short.has('d') ||
+    f.operands.some(
+      (o) => o.value.startsWith('+') || o.value.startsWith(':') || /^[^:]*:\+/.test(o.value),
+    );
+  if (force)
+    return w.block('git-push-force', `git push ${rest.map((x) => x.value).join(' ')}`, r.text);
+  return w.block('git-push', `git push ${rest.map((x) => x.value).join(' ')}`.trim(), r.text);
+}
+
+/** git branch may not delete, rename, overwrite or force-move a branch hagent protects. */
+function branch({ w, r, sub, rest, f, has, protectedBranches }: GitCall): void {
+  const del = has('d', '--delete') || has('D');
+  const move = has('m', '--move') || has('M');
+  const copy = has('c', '--copy') || has('C');
+  const force = has('f', '--force') || has('D') || has('M') || has('C');
+  const names = f.operands;
+  if (del || move || copy || force) requireKnown(w, sub, rest, r);
+  if (del) {
+    for (const n of names)
+      if (protectedRef(n.value, protectedBranches))
+        return w.block('git-protected-ref', `git branch deletes ${n.value}`, r.text);
+    return;
+  }
+  if (move || copy) {
+    if (move && names.length <= 1)
+      return w.block(
+        'git-protected-ref',
+        'git branch -m renames the current branch, the session branch hagent/<id>',
         r.text,
       );
-      return;
-    }
-    case 'submodule': {
-      const k = rest.findIndex((a) => a.value === 'foreach');
-      if (k >= 0) {
-        const cmd = rest.slice(k + 1).filter((a) => !a.value.startsWith('--'));
-        if (cmd.some((a) => a.dynamic))
-          return w.block(
-            'unresolved',
-            'git submodule foreach runs code only known when it runs',
-            r.text,
-          );
-        return w.shellString(
-          { value: cmd.map((a) => a.value).join(' '), dynamic: false, glob: false },
-          r,
+    for (const n of move ? names : names.slice(-1))
+      if (protectedRef(n.value, protectedBranches))
+        return w.block(
+          'git-protected-ref',
+          `git branch ${move ? 'renames' : 'overwrites'} ${n.value}`,
+          r.text,
+        );
+    return;
+  }
+  if (force && names[0] && protectedRef(names[0].value, protectedBranches))
+    return w.block('git-protected-ref', `git branch -f moves ${names[0].value}`, r.text);
+  return;
+}
+
+/** `checkout -B` and `switch -C` reset a branch: not one hagent protects. */
+function checkoutReset({ w, r, sub, rest, protectedBranches }: GitCall): void {
+  const resetOpts = sub === 'checkout' ? ['-B'] : ['-C', '--force-create'];
+  if (
+    rest.some((a) =>
+      resetOpts.some(
+        (o) =>
+          a.value === o ||
+          (!o.startsWith('--') && a.value.startsWith(o)) ||
+          a.value.startsWith(`${o}=`),
+      ),
+    )
+  )
+    requireKnown(w, sub, rest, r);
+  const reset = optionAfter(rest, resetOpts);
+  if (reset && protectedRef(reset, protectedBranches))
+    return w.block('git-protected-ref', `git ${sub} resets the branch ${reset}`, r.text);
+  return;
+}
+
+/**
+ * git update-ref may not move or delete a ref hagent protects; `--stdin` hides which refs it
+ * changes.
+ */
+function updateRef({ w, r, rest, f, has, protectedBranches }: GitCall): void {
+  if (f.long.has('--stdin'))
+    return w.block(
+      'unresolved',
+      'git update-ref --stdin reads its ref updates from input the guard cannot see',
+      r.text,
+    );
+  // -m REASON takes a word that is not the ref.
+  const words = rest.filter(
+    (a, k) => !(a.value === '-m' || rest[k - 1]?.value === '-m') && !a.value.startsWith('-'),
+  );
+  const ref = words[0];
+  if (ref && protectedRef(ref.value, protectedBranches))
+    return w.block(
+      'git-protected-ref',
+      `git update-ref ${has('d') ? 'deletes' : 'moves'} ${ref.value}`,
+      r.text,
+    );
+  return;
+}
+
+/** Setting or deleting a symbolic ref repoints HEAD away from the session branch. */
+function symbolicRef({ w, r, f, has }: GitCall): void {
+  if (f.operands.length >= 2 || has('d', '--delete'))
+    return w.block(
+      'git-protected-ref',
+      'git symbolic-ref repoints HEAD away from the session branch',
+      r.text,
+    );
+  return;
+}
+
+/**
+ * `reset --hard` (or --keep, --merge) to another commit moves the session branch off its commits;
+ * to HEAD it only discards.
+ */
+function reset({ w, r, sub, rest, f, has }: GitCall): void {
+  if (!has('', '--hard', '--keep', '--merge')) return;
+  requireKnown(w, sub, rest, r);
+  const rev = f.operands[0]?.value;
+  if (rev === undefined || rev === 'HEAD' || rev === '@') return;
+  return w.block('git-reset-hard', `git reset ${[...f.long].join(' ')} ${rev}`, r.text);
+}
+
+/** Expiring or deleting reflog entries destroys the way back to earlier commits. */
+function reflog({ w, r, sub, rest, f }: GitCall): void {
+  if (f.operands[0]?.dynamic) requireKnown(w, sub, rest, r);
+  const action = f.operands[0]?.value;
+  if (action === 'expire' || action === 'delete' || action === 'drop')
+    return w.block('git-reflog-expire', `git reflog ${action}`, r.text);
+  return;
+}
+
+/** `gc --prune` drops unreachable objects (what undo may need), unless `--prune=never`. */
+function gc({ w, r, rest }: GitCall): void {
+  const prune = rest.find((a) => a.value === '--prune' || a.value.startsWith('--prune='));
+  if (prune && prune.value !== '--prune=never')
+    return w.block('git-gc-prune', `git gc ${prune.value}`, r.text);
+  return;
+}
+
+/** `repack -a -d` drops unreachable objects unless they are kept. */
+function repack({ w, r, f }: GitCall): void {
+  if (
+    f.short.has('a') &&
+    f.short.has('d') &&
+    !f.short.has('A') &&
+    !f.long.has('--keep-unreachable')
+  )
+    return w.block('git-gc-prune', 'git repack -a -d drops unreachable objects', r.text);
+  return;
+}
+
+/**
+ * Removing, pruning or moving worktrees can take the session's own; `add` writes where it is told.
+ */
+function worktree({ w, r, sub, rest, f, cwd }: GitCall): void {
+  if (f.operands[0]?.dynamic) requireKnown(w, sub, rest, r);
+  const action = f.operands[0]?.value;
+  if (action === 'remove' || action === 'prune' || action === 'move')
+    return w.block('git-worktree', `git worktree ${action}`, r.text);
+  if (action === 'add') {
+    const dest = f.operands[1];
+    if (dest) w.checkWrite(dest, { cwd, vars: r.scope.vars }, 'git worktree add', r.text);
+  }
+  return;
+}
+
+/** Dropping or clearing stash entries loses work for good. */
+function stash({ w, r, sub, rest, f }: GitCall): void {
+  if (f.operands[0]?.dynamic) requireKnown(w, sub, rest, r);
+  const action = f.operands[0]?.value;
+  if (action === 'drop' || action === 'clear')
+    return w.block('git-stash-drop', `git stash ${action}`, r.text);
+  return;
+}
+
+/**
+ * Writing git's configuration changes every session of the repository; the worktree's own files
+ * (`-f .gitmodules`) are edits inside it.
+ */
+function config({ w, r, rest, f, cwd, frame }: GitCall): void {
+  const reads = [
+    '--get',
+    '--get-all',
+    '--get-regexp',
+    '--get-urlmatch',
+    '--get-color',
+    '--get-colorbool',
+    '--list',
+    '--show-origin',
+    '--show-scope',
+  ];
+  const writes = [
+    '--unset',
+    '--unset-all',
+    '--add',
+    '--replace-all',
+    '--rename-section',
+    '--remove-section',
+    '--edit',
+  ];
+  const first = f.operands[0]?.value;
+  if (first === 'get' || first === 'list') return;
+  // A config file of the worktree's own (git config -f .gitmodules …) is an edit inside it.
+  const file = optionAfter(rest, ['-f', '--file']);
+  if (file !== undefined) {
+    const p = resolveIn({ value: file, dynamic: false, glob: false }, cwd);
+    if (p && placeOf(frame, p, true) === 'inside') return;
+  }
+  if (
+    writes.some((x) => f.long.has(x)) ||
+    f.short.has('e') ||
+    ['set', 'unset', 'rename-section', 'remove-section', 'edit'].includes(first ?? '')
+  )
+    return w.block('git-config-write', `git config ${rest.map((x) => x.value).join(' ')}`, r.text);
+  if (reads.some((x) => f.long.has(x)) || f.short.has('l')) return;
+  if (f.operands.length >= 2)
+    return w.block('git-config-write', `git config ${rest.map((x) => x.value).join(' ')}`, r.text);
+  return;
+}
+
+/**
+ * hagent keeps each commit's patch text in its notes refs: the user's notes are free, hagent's are
+ * not.
+ */
+function notes({ w, r, rest }: GitCall): void {
+  // hagent keeps each commit's patch text in refs/notes/hagent-sessions/<id> (before: in
+  // refs/notes/hagent); other notes refs are the user's.
+  const ref = optionAfter(rest, ['--ref']) ?? notesRefOf(r) ?? 'commits';
+  const action = rest.find((a) => !a.value.startsWith('-') && a.value !== ref)?.value ?? 'list';
+  const writes = !['list', 'show', 'get-ref'].includes(action);
+  if (writes && /^(refs\/notes\/)?hagent(-sessions\/.+)?$/.test(ref))
+    return w.block(
+      'git-protected-ref',
+      `git notes ${action} on hagent's notes (the patch text of each commit)`,
+      r.text,
+    );
+  return;
+}
+
+/** git clone writes its destination (or a folder in the one it runs in). */
+function clone({ w, r, f, cwd, elsewhere }: GitCall): void {
+  const dest = f.operands[1];
+  if (dest) w.checkWrite(dest, { cwd, vars: r.scope.vars }, 'git clone', r.text);
+  else elsewhere('the folder git clone writes into', cwd);
+  return;
+}
+
+/** git init writes its folder (the one it runs in by default). */
+function init({ w, r, f, cwd }: GitCall): void {
+  const dest = f.operands[0];
+  w.checkWrite(
+    dest ?? { value: '.', dynamic: false, glob: false },
+    { cwd, vars: r.scope.vars },
+    'git init',
+    r.text,
+  );
+  return;
+}
+
+/** `submodule foreach` runs its words as shell code in every submodule. */
+function submodule({ w, r, rest }: GitCall): void {
+  const k = rest.findIndex((a) => a.value === 'foreach');
+  if (k >= 0) {
+    const cmd = rest.slice(k + 1).filter((a) => !a.value.startsWith('--'));
+    if (cmd.some((a) => a.dynamic))
+      return w.block(
+        'unresolved',
+        'git submodule foreach runs code only known when it runs',
+        r.text,
+      );
+    return w.shellString(
+      { value: cmd.map((a) => a.value).join(' '), dynamic: false, glob: false },
+      r,
+      [],
+    );
+  }
+  return;
+}
+
+/** `rebase -x CMD` runs CMD as shell code after each commit. */
+function rebase({ w, r, rest }: GitCall): void {
+  for (let k = 0; k < rest.length; k++) {
+    const v = rest[k]!.value;
+    if (v === '-x' || v === '--exec') {
+      const c = rest[k + 1];
+      if (c) w.shellString(c, r, []);
+    } else if (v.startsWith('--exec=')) w.shellString({ ...rest[k]!, value: v.slice(7) }, r, []);
+  }
+  return;
+}
+
+/** `archive -o FILE` writes FILE. */
+function archive({ w, r, rest, cwd }: GitCall): void {
+  const out = rest.find((a) => a.value.startsWith('--output='));
+  const k = rest.findIndex((a) => a.value === '-o' || a.value === '--output');
+  const file = out ? { ...out, value: out.value.slice(9) } : k >= 0 ? rest[k + 1] : undefined;
+  if (file) w.checkWrite(file, { cwd, vars: r.scope.vars }, 'git archive -o', r.text);
+  return;
+}
+
+/** A git subcommand's rule: returns when the command is allowed, throws Blocked when refused. */
+type GitRule = (g: GitCall) => void;
+
+/** The subcommands with a rule of their own; the others (status, log, add, commit, …) pass. */
+const GIT_RULES: [readonly string[], GitRule][] = [
+  [['push'], push],
+  [['branch'], branch],
+  [['checkout', 'switch'], checkoutReset],
+  [['update-ref'], updateRef],
+  [['symbolic-ref'], symbolicRef],
+  [['reset'], reset],
+  [['reflog'], reflog],
+  [['gc'], gc],
+  [['prune'], ({ w, r }) => w.block('git-gc-prune', 'git prune', r.text)],
+  [['repack'], repack],
+  [['worktree'], worktree],
+  [['stash'], stash],
+  [['config'], config],
+  [['notes'], notes],
+  [
+    ['filter-branch', 'filter-repo'],
+    ({ w, r, sub }) => w.block('git-history-rewrite', `git ${sub}`, r.text),
+  ],
+  [['clone'], clone],
+  [['init'], init],
+  [['submodule'], submodule],
+  [['rebase'], rebase],
+  [['archive'], archive],
+];
+
+const SUBCOMMANDS: ReadonlyMap<string, GitRule> = new Map(
+  GIT_RULES.flatMap(([names, rule]) => names.map((n) => [n, rule] as const)),
+);
+
+/** One `git SUB …` line handed to the subcommand's rule. */
+interface GitCall {
+  w: Walker;
+  r: Run;
+  sub: string;
+  /** The words after the subcommand. */
+  rest: Field[];
+  f: ReturnType<typeof flags>;
+  /** True when short option `s` or one of the long options is given. */
+  has(s: string, ...long: string[]): boolean;
+  /** The folder git runs in (after -C), null when only known at run time. */
+  cwd: string | null;
+  elsewhere(what: string, p: string | null): void;
+  protectedBranches: readonly string[];
+  frame: Frame;
+}
+
+/** Refuses git pointed at a place outside the session worktree (or at one only known later). */
+function placeCheck(w: Walker, r: Run): (what: string, p: string | null) => void {
+  return (what, p) => {
+    if (p === null) return w.block('unresolved', `${what} is only known when it runs`, r.text);
+    const place = placeOf(w.session.frame, p, true);
+    if (place !== 'inside' && place !== 'worktree-root')
+      w.block('git-elsewhere', `${what} is ${p}, outside the session worktree`, r.text);
+  };
+}
+
+/**
+ * Reads git's global options (before the subcommand): -C and --git-dir/--work-tree must stay in
+ * the worktree, `-c` settings git runs as shell code are walked, `-c alias.X=` is remembered.
+ * Returns where the subcommand is, the folder git runs in and the aliases, or null when the line
+ * is settled (--version, --help, or a refusal the repository allowed).
+ */
+function globalOptions(
+  w: Walker,
+  args: Field[],
+  r: Run,
+  elsewhere: (what: string, p: string | null) => void,
+): { end: number; cwd: string | null; aliases: Map<string, string> } | null {
+  let cwd = r.scope.cwd;
+  const aliases = new Map<string, string>();
+  const unresolved = (detail: string): null => {
+    w.block('unresolved', detail, r.text);
+    return null;
+  };
+  let i = 0;
+  for (; i < args.length; i++) {
+    const a = args[i]!;
+    const v = a.value;
+    if (a.dynamic) return unresolved(`git gets ${v}, only known when it runs`);
+    if (!v.startsWith('-')) break;
+    const [opt, inline] =
+      v.startsWith('--') && v.includes('=')
+        ? [v.slice(0, v.indexOf('=')), v.slice(v.indexOf('=') + 1)]
+        : [v, undefined];
+    if (
+      opt === '--version' ||
+      opt === '--help' ||
+      opt === '--html-path' ||
+      opt === '--man-path' ||
+      opt === '--info-path'
+    )
+      return null;
+    let value: Field | undefined;
+    if (inline !== undefined) value = { ...a, value: inline };
+    else if (GLOBAL_WITH_VALUE.has(opt)) value = args[++i];
+    else if (opt.startsWith('-C') && opt.length > 2) value = { ...a, value: opt.slice(2) };
+    else if (opt.startsWith('-c') && opt.length > 2) value = { ...a, value: opt.slice(2) };
+    if (opt === '-C' || (opt.startsWith('-C') && !opt.startsWith('--'))) {
+      if (!value || value.dynamic)
+        return unresolved('git -C gets a folder only known when it runs');
+      cwd = resolveIn(value, cwd);
+      elsewhere(`git -C ${value.value}`, cwd);
+    } else if (opt === '--git-dir' || opt === '--work-tree') {
+      if (!value || value.dynamic)
+        return unresolved(`git ${opt} gets a path only known when it runs`);
+      elsewhere(`git ${opt}`, resolveIn(value, cwd));
+    } else if (opt === '-c' || (opt.startsWith('-c') && !opt.startsWith('--'))) {
+      if (!value) continue;
+      if (value.dynamic) return unresolved('git -c gets a setting only known when it runs');
+      const m = /^alias\.([^=]+)=(.*)$/s.exec(value.value);
+      if (m) aliases.set(m[1]!, m[2]!);
+      const run = SHELL_SETTINGS.exec(value.value);
+      if (run)
+        w.shellString(
+          { ...value, value: run[2]!.replace(/^!/, '') },
+          { ...r, scope: { cwd, vars: r.scope.vars } },
           [],
         );
-      }
-      return;
+      if (/^core\.worktree=/i.test(value.value))
+        elsewhere(
+          'git -c core.worktree',
+          resolveIn({ ...value, value: value.value.slice(value.value.indexOf('=') + 1) }, cwd),
+        );
     }
-    case 'rebase': {
-      for (let k = 0; k < rest.length; k++) {
-        const v = rest[k]!.value;
-        if (v === '-x' || v === '--exec') {
-          const c = rest[k + 1];
-          if (c) w.shellString(c, r, []);
-        } else if (v.startsWith('--exec='))
-          w.shellString({ ...rest[k]!, value: v.slice(7) }, r, []);
-      }
-      return;
-    }
-    case 'archive': {
-      const out = rest.find((a) => a.value.startsWith('--output='));
-      const k = rest.findIndex((a) => a.value === '-o' || a.value === '--output');
-      const file = out ? { ...out, value: out.value.slice(9) } : k >= 0 ? rest[k + 1] : undefined;
-      if (file) w.checkWrite(file, { cwd, vars: r.scope.vars }, 'git archive -o', r.text);
-      return;
-    }
-    default:
-      return;
+  }
+  return { end: i, cwd, aliases };
+}
+
+/** Variables that send git elsewhere, or that git runs as shell code (editors, pagers, ssh). */
+function checkEnvironment(
+  w: Walker,
+  r: Run,
+  cwd: string | null,
+  elsewhere: (what: string, p: string | null) => void,
+): void {
+  for (const name of GIT_PLACE_VARS) {
+    if (!r.env.has(name)) continue;
+    const v = r.env.get(name);
+    elsewhere(name, v === null || v === undefined ? null : path.resolve(cwd ?? '/', v));
+  }
+  // Variables whose value git runs as a shell command.
+  for (const name of [
+    'GIT_SSH_COMMAND',
+    'GIT_EDITOR',
+    'GIT_SEQUENCE_EDITOR',
+    'GIT_PAGER',
+    'GIT_EXTERNAL_DIFF',
+    'GIT_ASKPASS',
+    'EDITOR',
+    'VISUAL',
+    'PAGER',
+  ]) {
+    if (!r.env.has(name)) continue;
+    const v = r.env.get(name);
+    w.shellString(
+      v === null || v === undefined
+        ? { value: `$${name}`, dynamic: true, glob: false }
+        : { value: v, dynamic: false, glob: false },
+      { ...r, scope: { cwd, vars: r.scope.vars } },
+      [],
+    );
   }
 }
 

@@ -19,7 +19,7 @@ import {
   type SyntaxNode,
   type Word,
 } from 'unbash';
-import { checkGit } from './git.js';
+import { resolveIn } from './args.js';
 import {
   checkHagent,
   isHagentName,
@@ -31,6 +31,7 @@ import { checkInlineCode, INTERPRETERS } from './interp.js';
 import { AGENT_MARKER } from '../agents/marker.js';
 import { globBase, globRegExp, placeOf, type Frame, type Place } from './paths.js';
 import { GUARD_HINTS, GUARD_RULES, type GuardRule } from './rules.js';
+import { VERBS } from './verbs.js';
 import {
   expandAssignment,
   expandWord,
@@ -90,20 +91,40 @@ const MAX_DEPTH = 16;
 const MAX_LOOP = 32;
 
 /** Words that make a parse error worth refusing: the command may be one of these in disguise. */
-const RISKY_WORDS =
-  /\b(rm|rmdir|git|dd|mv|cp|find|xargs|eval|exec|sh|bash|zsh|dash|chmod|chown|truncate|shred|tee|sudo|doas|env|mkfs\S*|rsync|unlink|ln|install|python\d*|node|perl|ruby)\b|>/;
+const RISKY_WORDS = new RegExp(
+  `\\b(${[
+    ...['rm', 'rmdir', 'git', 'dd', 'mv', 'cp', 'find', 'xargs', 'eval', 'exec', 'sh', 'bash'],
+    ...['zsh', 'dash', 'chmod', 'chown', 'truncate', 'shred', 'tee', 'sudo', 'doas', 'env'],
+    ...['mkfs\\S*', 'rsync', 'unlink', 'ln', 'install', 'python\\d*', 'node', 'perl', 'ruby'],
+  ].join('|')})\\b|>`,
+);
 
 export class Walker {
   /** Sees every command line before its rule (tests compare the expansion with bash's). */
   observe?: (r: Run) => void;
 
-  /** Code that runs later than where it is written (trap handlers): checked once the script is walked. */
+  /**
+   * Code that runs later than where it is written (trap handlers): checked once the script is
+   * walked.
+   */
   private readonly deferred: (() => void)[] = [];
 
-  /** Symlinks the command makes itself (`ln -s ~ h`), link → target, followed like those on disk. */
+  /**
+   * Symlinks the command makes itself (`ln -s ~ h`), link → target, followed like those on disk.
+   */
   private readonly links = new Map<string, string>();
 
   constructor(readonly session: Session) {}
+
+  /** Checks `check` once the whole script is walked (code that runs later than written). */
+  defer(check: () => void): void {
+    this.deferred.push(check);
+  }
+
+  /** Records a symlink the command makes, so later paths through it are followed. */
+  addLink(link: string, target: string): void {
+    this.links.set(link, target);
+  }
 
   /** Refuses (throws Blocked) unless the repository relaxed this rule. */
   block(rule: GuardRule, detail: string, text: string): void {
@@ -161,7 +182,8 @@ export class Walker {
 
   /**
    * The output of `$(…)` when it is knowable without running anything: echo/printf of literals,
-   * pwd, dirname/basename/realpath of literals, mktemp (a temp file), date (a word), git's top level.
+   * pwd, dirname/basename/realpath of literals, mktemp (a temp file), date (a word), git's top
+   * level.
    */
   private substituteOutput(
     script: Script | undefined,
@@ -191,10 +213,12 @@ export class Walker {
       return path.posix.basename(words[0]!, words[1]);
     if (name === 'realpath' && words.length === 1 && scope.cwd)
       return path.resolve(scope.cwd, words[0]!);
-    // date prints digits, letters and separators of its format: a word, no folder, unless the format has one.
+    // date prints digits, letters and separators of its format: a word, no folder, unless the
+    // format has one.
     if (name === 'date' && !words.some((w2) => w2.includes('/') && w2.startsWith('+')))
       return 'date';
-    // mktemp makes its file in the temp folder unless told otherwise (-p DIR, a template with a folder).
+    // mktemp makes its file in the temp folder unless told otherwise (-p DIR, a template with a
+    // folder).
     if (name === 'mktemp' && !words.some((w2) => w2.includes('/') || /^(-p|--tmpdir)/.test(w2)))
       return path.join(this.session.frame.temps[0]!, 'tmp.guard');
     if (
@@ -250,27 +274,8 @@ export class Walker {
       case 'BraceGroup':
         return this.list(node.body.commands, src, scope, depth, stdin);
       case 'For':
-      case 'Select': {
-        const es = this.expandScope(scope, src, depth);
-        this.substitutions(node.name, src, scope, depth);
-        const values: (string | null)[] = [];
-        if (node.wordlist) {
-          for (const w of node.wordlist) {
-            this.substitutions(w, src, scope, depth);
-            for (const f of expandWord(w, es)) values.push(f.dynamic ? null : f.value);
-          }
-        } else values.push(null);
-        const name = node.name.value;
-        for (const v of values.slice(0, MAX_LOOP)) {
-          scope.vars.set(name, v);
-          this.list(node.body.commands, src, scope, depth, stdin);
-        }
-        if (values.length > MAX_LOOP) {
-          scope.vars.set(name, null);
-          this.list(node.body.commands, src, scope, depth, stdin);
-        }
-        return;
-      }
+      case 'Select':
+        return this.loop(node, src, scope, depth, stdin);
       case 'Function':
         // The body is checked as if it ran: a function is defined to be called.
         return this.node(
@@ -298,31 +303,44 @@ export class Walker {
         // If, While, Case, Coproc, tests, arithmetic: walk their lists in order, and the
         // substitutions in their words.
         forEachChild(node, (child) => {
-          if (
-            child.type === 'CompoundList' ||
-            child.type === 'Statement' ||
-            child.type === 'Elif' ||
-            child.type === 'CaseItem' ||
-            child.type === 'Command' ||
-            child.type === 'Pipeline' ||
-            child.type === 'AndOr' ||
-            child.type === 'Subshell' ||
-            child.type === 'BraceGroup' ||
-            child.type === 'If' ||
-            child.type === 'While' ||
-            child.type === 'For' ||
-            child.type === 'Case' ||
-            child.type === 'Redirected' ||
-            child.type === 'Function' ||
-            child.type === 'Select' ||
-            child.type === 'Coproc' ||
-            child.type === 'ArithmeticFor'
-          ) {
+          if (NESTED.has(child.type)) {
             this.node(child, src, scope, depth, stdin);
           } else if (child.type === 'Script') {
             this.script(child, src, { cwd: scope.cwd, vars: new Map(scope.vars) }, depth + 1);
           } else this.substitutions(child, src, scope, depth);
         });
+    }
+  }
+
+  /**
+   * A for/select loop's body is walked once per value of the loop variable (null when only known
+   * when it runs, or without a word list), for the first MAX_LOOP values; with more, once more with
+   * the variable unknown.
+   */
+  private loop(
+    node: Extract<SyntaxNode, { type: 'For' | 'Select' }>,
+    src: string,
+    scope: Scope,
+    depth: number,
+    stdin: Stdin | null,
+  ): void {
+    const es = this.expandScope(scope, src, depth);
+    this.substitutions(node.name, src, scope, depth);
+    const values: (string | null)[] = [];
+    if (node.wordlist) {
+      for (const w of node.wordlist) {
+        this.substitutions(w, src, scope, depth);
+        for (const f of expandWord(w, es)) values.push(f.dynamic ? null : f.value);
+      }
+    } else values.push(null);
+    const name = node.name.value;
+    for (const v of values.slice(0, MAX_LOOP)) {
+      scope.vars.set(name, v);
+      this.list(node.body.commands, src, scope, depth, stdin);
+    }
+    if (values.length > MAX_LOOP) {
+      scope.vars.set(name, null);
+      this.list(node.body.commands, src, scope, depth, stdin);
     }
   }
 
@@ -472,7 +490,10 @@ export class Walker {
     });
   }
 
-  /** A command line after expansion: unwraps launchers, then applies the verb's rule. */
+  /**
+   * A command line after expansion: refuses names and options only known when it runs, then
+   * applies the verb's rule (VERBS), or the generic one of shells, interpreters and disk tools.
+   */
   run(r: Run): void {
     this.observe?.(r);
     const { argv } = r;
@@ -493,7 +514,8 @@ export class Walker {
       if (loose)
         return this.block(
           'unresolved',
-          `${name} gets ${loose.value}, which may expand to options or paths only known when it runs`,
+          `${name} gets ${loose.value}, which may expand to options or paths ` +
+            'only known when it runs',
           r.text,
         );
     }
@@ -502,612 +524,15 @@ export class Walker {
       if (script >= 0) return checkHagent(this, args.slice(script + 1), r);
     }
     if (isHagentName(name)) return checkHagent(this, args, r);
-    switch (name) {
-      case 'busybox':
-        return rest(0);
-      case 'strace':
-      case 'ltrace': {
-        const i = skipOptions(args, [
-          '-o',
-          '-e',
-          '-p',
-          '-s',
-          '-u',
-          '-E',
-          '-a',
-          '-b',
-          '-I',
-          '-O',
-          '-P',
-          '-S',
-          '-X',
-        ]);
-        const out = optionValue(args.slice(0, i), ['-o']);
-        if (out) this.checkWrite(out, r.scope, `${name} -o`, r.text);
-        return rest(i);
-      }
-      case 'taskset':
-      case 'chrt': {
-        const i = skipOptions(args, ['-p']);
-        return rest(args.slice(0, i).some((a) => a.value === '-p') ? args.length : i + 1);
-      }
-      case 'unshare':
-      case 'firejail':
-      case 'runuser':
-      case 'sg':
-        return rest(
-          skipOptions(args, ['-u', '--user', '-g', '--group', '-S', '-G', '--setuid', '--setgid']),
-        );
-      case 'script': {
-        const k = args.findIndex((a) => /^-[a-zA-Z]*c$/.test(a.value));
-        const call = k >= 0 ? args[k + 1] : optionValue(args, ['--command']);
-        if (call) this.shellString(call, r, []);
-        return;
-      }
-      case 'source':
-      case '.': {
-        const file = args[0];
-        if (
-          file &&
-          (file.dynamic || /^\/dev\/(fd\/\d+|stdin)$|^\/proc\/self\/fd\//.test(file.value))
-        ) {
-          if (!file.dynamic && file.value === '/dev/stdin' && r.stdin?.literal !== undefined)
-            return this.source(r.stdin.literal, r.scope, r.depth + 1);
-          return this.block(
-            'unresolved',
-            `${name} reads code from ${file.value}, only known when it runs`,
-            r.text,
-          );
-        }
-        return;
-      }
-      case 'awk':
-      case 'gawk':
-      case 'mawk':
-      case 'nawk': {
-        checkInlineCode(this, name, args, r);
-        const k = args.findIndex((a, j) => a.value === '-i' && args[j + 1]?.value === 'inplace');
-        if (k < 0 && !args.some((a) => a.value === '-iinplace' || a.value === '--include=inplace'))
-          return;
-        const ops = operands(args, [
-          '-i',
-          '-f',
-          '-v',
-          '-F',
-          '--include',
-          '--file',
-          '--assign',
-          '--field-separator',
-        ]);
-        const hasProgramFile = args.some((a) => a.value === '-f' || a.value.startsWith('--file'));
-        for (const f of hasProgramFile ? ops.list : ops.list.slice(1))
-          this.checkWrite(f, r.scope, `${name} -i inplace`, r.text);
-        return;
-      }
-      case 'sudo': {
-        const i = skipOptions(args, [
-          '-u',
-          '-g',
-          '-h',
-          '-p',
-          '-C',
-          '-D',
-          '-R',
-          '-r',
-          '-t',
-          '-T',
-          '-U',
-          '--user',
-          '--group',
-          '--host',
-          '--prompt',
-          '--chdir',
-          '--chroot',
-          '--role',
-          '--type',
-          '--other-user',
-          '--close-from',
-          '--command-timeout',
-        ]);
-        const dir = optionValue(args.slice(0, i), ['-D', '--chdir']);
-        return rest(
-          i,
-          dir ? { scope: { cwd: resolveIn(dir, r.scope.cwd), vars: r.scope.vars } } : {},
-        );
-      }
-      case 'doas':
-        return rest(skipOptions(args, ['-u', '-C']));
-      case 'nohup':
-      case 'chronic':
-      case 'unbuffer':
-      case 'setsid':
-      case 'caffeinate':
-      case 'builtin':
-      case 'nocache':
-      case 'catchsegv':
-        return rest(skipOptions(args, []));
-      case 'exec':
-        return rest(skipOptions(args, ['-a']));
-      case 'nice':
-        return rest(skipOptions(args, ['-n', '--adjustment']));
-      case 'ionice':
-        return rest(skipOptions(args, ['-c', '-n', '-p', '-P', '-u', '--class', '--classdata']));
-      case 'stdbuf':
-        return rest(skipOptions(args, ['-i', '-o', '-e', '--input', '--output', '--error']));
-      case 'time': {
-        const i = skipOptions(args, ['-f', '-o', '--format', '--output']);
-        const out = optionValue(args.slice(0, i), ['-o', '--output']);
-        if (out) this.checkWrite(out, r.scope, 'time -o', r.text);
-        return rest(i);
-      }
-      case 'timeout': {
-        const i = skipOptions(args, ['-s', '-k', '--signal', '--kill-after']);
-        return rest(i + 1);
-      }
-      case 'command': {
-        const i = skipOptions(args, []);
-        if (args.slice(0, i).some((a) => /^-[a-zA-Z]*[vV]/.test(a.value))) return; // a lookup, runs nothing
-        return rest(i);
-      }
-      case 'npm':
-      case 'pnpm':
-      case 'yarn':
-      case 'bun': {
-        // `yarn hagent land`, `yarn run hagent land`, `pnpm hagent …`: these run a package's bin by name.
-        const bin = name !== 'npm' && args[0]?.value === 'run' ? 1 : 0;
-        if (name !== 'npm' && args[bin] && isHagentName(args[bin]!.value))
-          return checkHagent(this, args.slice(bin + 1), r);
-        if (!['exec', 'x', 'dlx'].includes(args[0]?.value ?? '')) {
-          if (name === 'bun' && INTERPRETERS.has(name)) return checkInlineCode(this, name, args, r);
-          return;
-        }
-        return rest(
-          1 + skipOptions(args.slice(1), ['-p', '--package', '-c', '--call', '-w', '--workspace']),
-        );
-      }
-      case 'npx':
-      case 'bunx':
-      case 'pnpx': {
-        const i = skipOptions(args, ['-p', '--package', '-c', '--call']);
-        const call = optionValue(args.slice(0, i), ['-c', '--call']);
-        if (call) this.shellString(call, r, []);
-        return rest(i);
-      }
-      case 'flock': {
-        const i = skipOptions(args, [
-          '-w',
-          '--timeout',
-          '-E',
-          '--conflict-exit-code',
-          '-c',
-          '--command',
-        ]);
-        const call = optionValue(args.slice(0, i), ['-c', '--command']);
-        if (call) return this.shellString(call, r, []);
-        return rest(i + 1);
-      }
-      case 'watch': {
-        const i = skipOptions(args, ['-n', '--interval', '-d', '--differences', '-q', '--equexit']);
-        return this.joined(args.slice(i), r);
-      }
-      case 'env':
-        return this.env(args, r);
-      case 'xargs':
-        return this.xargs(args, r);
-      case 'eval':
-        return this.joined(args, r, true);
-      case 'su': {
-        const call = optionValue(args, ['-c', '--command']);
-        if (call) this.shellString(call, r, []);
-        return;
-      }
-      case 'trap': {
-        // The handler runs on its signal or at exit: checked with what the script set by then.
-        const handler = args[0];
-        if (handler && !handler.value.startsWith('-'))
-          this.deferred.push(() =>
-            this.shellString(handler, { ...r, env: new Map([...r.env, ...r.scope.vars]) }, []),
-          );
-        return;
-      }
-      case 'alias': {
-        for (const a of args) {
-          const eq = a.value.indexOf('=');
-          if (eq > 0) this.shellString({ ...a, value: a.value.slice(eq + 1) }, r, []);
-        }
-        return;
-      }
-      case 'cd':
-      case 'pushd':
-        return this.cd(args, r);
-      case 'popd':
-        r.scope.cwd = null;
-        return;
-      case 'export':
-      case 'declare':
-      case 'typeset':
-      case 'local':
-      case 'readonly': {
-        const marker = args.find((a) => namesMarker(a.value));
-        if (marker) return refuseMarkerChange(this, `${name} ${marker.value}`, r.text);
-        for (const a of args) {
-          const m = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(a.value);
-          if (m) r.scope.vars.set(m[1]!, a.dynamic ? null : m[2]!);
-          else if (a.dynamic) continue;
-        }
-        return;
-      }
-      case 'unset': {
-        const marker = args.find((a) => namesMarker(a.value));
-        if (marker) return refuseMarkerChange(this, `unset ${marker.value}`, r.text);
-        for (const a of args) if (!a.value.startsWith('-')) r.scope.vars.set(a.value, '');
-        return;
-      }
-      case 'read':
-      case 'mapfile':
-      case 'readarray':
-      case 'getopts': {
-        for (const a of args) if (/^[A-Za-z_]\w*$/.test(a.value)) r.scope.vars.set(a.value, null);
-        return;
-      }
-      case 'git':
-        return checkGit(this, args, r);
-      case 'find':
-        return this.find(args, r);
-      case 'rm':
-      case 'rimraf':
-      case 'trash':
-      case 'trash-put':
-      case 'srm':
-      case 'shred':
-      case 'unlink':
-      case 'rmdir':
-      case 'del': {
-        const ops = operands(args);
-        const recursive =
-          name === 'rimraf' ||
-          name === 'trash' ||
-          name === 'trash-put' ||
-          name === 'del' ||
-          args.some((a, i) => i < ops.end && /^(-[a-zA-Z]*[rR]|--recursive)/.test(a.value));
-        if (ops.dynamicOption)
-          this.block(
-            'unresolved',
-            `an option of ${name} is only known when it runs (${ops.dynamicOption})`,
-            r.text,
-          );
-        for (const f of ops.list) this.checkDelete(f, r.scope, recursive, name, r.text);
-        return;
-      }
-      case 'mv': {
-        const ops = operands(args, ['-t', '--target-directory', '-S', '--suffix']);
-        const target = optionValue(args, ['-t', '--target-directory']);
-        if (target) this.checkWrite(target, r.scope, 'mv -t', r.text);
-        for (const f of ops.list)
-          this.checkWrite(
-            f,
-            r.scope,
-            'mv (it removes its sources and writes its destination)',
-            r.text,
-            true,
-          );
-        return;
-      }
-      case 'cp':
-      case 'install':
-      case 'ln':
-      case 'rsync':
-      case 'scp': {
-        const ops = operands(args, [
-          '-t',
-          '--target-directory',
-          '-S',
-          '--suffix',
-          '-m',
-          '--mode',
-          '-o',
-          '--owner',
-          '-g',
-          '--group',
-          '-e',
-          '--exclude',
-          '--include',
-          '--filter',
-          '-f',
-        ]);
-        if (name === 'rsync' && args.some((a) => a.value === '--remove-source-files')) {
-          for (const src of ops.list.slice(0, -1))
-            if (!/^[^/]*:/.test(src.value))
-              this.checkDelete(src, r.scope, true, 'rsync --remove-source-files', r.text);
-        }
-        const target = optionValue(args, ['-t', '--target-directory']);
-        if (target) this.checkWrite(target, r.scope, `${name} -t`, r.text);
-        else if (
-          ops.list.length >=
-          (name === 'install' && args.some((a) => a.value === '-d') ? 1 : name === 'ln' ? 1 : 2)
-        ) {
-          const dests =
-            name === 'install' && args.some((a) => a.value === '-d')
-              ? ops.list
-              : [ops.list[ops.list.length - 1]!];
-          for (const d of dests) {
-            if (name === 'scp' || name === 'rsync') {
-              if (/^[^/]*:/.test(d.value)) continue;
-            }
-            if (name === 'ln' && ops.list.length === 1) continue; // ln -s TARGET: the link lands in the current folder
-            this.checkWrite(d, r.scope, `${name}'s destination`, r.text);
-          }
-        }
-        if (
-          name === 'ln' &&
-          args.some((a) => /^-[a-zA-Z]*s|^--symbolic$/.test(a.value)) &&
-          ops.list.length >= 1 &&
-          ops.list.length <= 2 &&
-          r.scope.cwd
-        ) {
-          const [targetWord, linkWord] = ops.list;
-          const link = resolveIn(
-            linkWord ?? { value: path.basename(targetWord!.value), dynamic: false, glob: false },
-            r.scope.cwd,
-          );
-          if (link && !targetWord!.dynamic)
-            this.links.set(link, path.resolve(path.dirname(link), targetWord!.value));
-        }
-        return;
-      }
-      case 'tee':
-      case 'touch':
-      case 'mkdir':
-      case 'truncate':
-      case 'mkfifo':
-      case 'mknod': {
-        const ops = operands(args, [
-          '-s',
-          '--size',
-          '-m',
-          '--mode',
-          '-r',
-          '--reference',
-          '-d',
-          '--date',
-          '-t',
-        ]);
-        for (const f of ops.list) this.checkWrite(f, r.scope, name, r.text);
-        return;
-      }
-      case 'chmod':
-      case 'chown':
-      case 'chgrp':
-      case 'setfacl':
-      case 'chattr': {
-        const ops = operands(args, ['--reference']);
-        const files = args.some((a) => a.value.startsWith('--reference'))
-          ? ops.list
-          : ops.list.slice(1);
-        for (const f of files) this.checkWrite(f, r.scope, name, r.text);
-        return;
-      }
-      case 'sed':
-      case 'perl': {
-        const inPlace = args.some(
-          (a) =>
-            (/^(-[a-zA-Z]*i|--in-place)/.test(a.value) && !a.value.startsWith('--i')) ||
-            a.value.startsWith('--in-place'),
-        );
-        if (name === 'perl') checkInlineCode(this, name, args, r);
-        if (!inPlace) return;
-        const ops = operands(
-          args,
-          name === 'sed'
-            ? ['-e', '--expression', '-f', '--file', '-l', '--line-length']
-            : ['-e', '-E', '-M', '-m', '-I'],
-        );
-        const hasScriptOption = args.some(
-          (a) =>
-            /^(-e|--expression|-f|--file|-[a-zA-Z]*e)$/.test(a.value) ||
-            a.value.startsWith('--expression='),
-        );
-        const files = hasScriptOption ? ops.list : ops.list.slice(1);
-        for (const f of files) this.checkWrite(f, r.scope, `${name} -i`, r.text);
-        return;
-      }
-      case 'dd': {
-        for (const a of args)
-          if (a.value.startsWith('of='))
-            this.checkWrite({ ...a, value: a.value.slice(3) }, r.scope, 'dd of=', r.text);
-        return;
-      }
-      case 'curl':
-      case 'wget': {
-        const out = optionValue(
-          args,
-          name === 'curl'
-            ? ['-o', '--output', '--output-dir', '-c', '--cookie-jar', '-D', '--dump-header']
-            : [
-                '-O',
-                '--output-document',
-                '-P',
-                '--directory-prefix',
-                '-o',
-                '--output-file',
-                '-a',
-                '--append-output',
-              ],
-        );
-        if (out && out.value !== '-') this.checkWrite(out, r.scope, `${name}'s output`, r.text);
-        return;
-      }
-      case 'tar':
-      case 'bsdtar': {
-        // -C is where tar extracts to, or where it reads from when it creates an archive.
-        const extracts = args.some((a, i) =>
-          i === 0 && !a.value.startsWith('-')
-            ? /x/.test(a.value)
-            : /^-[a-zA-Z]*x|^--(extract|get)$/.test(a.value),
-        );
-        const dir = optionValue(args, ['-C', '--directory']);
-        if (dir && extracts) this.checkWrite(dir, r.scope, 'tar -C', r.text);
-        if (
-          extracts &&
-          args.some(
-            (a) =>
-              a.value === '-P' ||
-              a.value === '--absolute-names' ||
-              (/^-[a-zA-Z]+$/.test(a.value) && a.value.includes('P')),
-          )
-        )
-          return this.block(
-            'write-outside',
-            'tar --absolute-names extracts to the absolute paths in the archive',
-            r.text,
-          );
-        const creates = args.some((a, i) =>
-          i === 0 && !a.value.startsWith('-')
-            ? /[cru]/.test(a.value)
-            : /^-[a-zA-Z]*[cru]|^--(create|append|update)/.test(a.value),
-        );
-        const file =
-          optionValue(args, ['-f', '--file']) ??
-          (args[0] && !args[0].value.startsWith('-') && /f/.test(args[0].value)
-            ? args[1]
-            : undefined);
-        if (creates && file && file.value !== '-') this.checkWrite(file, r.scope, 'tar -f', r.text);
-        return;
-      }
-      case 'ssh': {
-        // ssh to this machine runs its command here: judged as if it were local.
-        const i = skipOptions(args, [
-          '-p',
-          '-i',
-          '-l',
-          '-o',
-          '-F',
-          '-J',
-          '-b',
-          '-c',
-          '-D',
-          '-E',
-          '-e',
-          '-L',
-          '-m',
-          '-O',
-          '-Q',
-          '-R',
-          '-S',
-          '-W',
-          '-w',
-          '-B',
-          '-I',
-        ]);
-        const host = args[i];
-        if (
-          !host ||
-          host.dynamic ||
-          !/^(?:[^@]*@)?(localhost|127\.0\.0\.1|::1|\[::1\]|0\.0\.0\.0)$/.test(host.value)
-        )
-          return;
-        return this.joined(args.slice(i + 1), {
-          ...r,
-          scope: { cwd: this.session.frame.home, vars: r.scope.vars },
-        });
-      }
-      case 'docker':
-      case 'podman':
-      case 'nerdctl': {
-        // A container that mounts the home folder or / writable can delete it from inside.
-        for (let k = 0; k < args.length; k++) {
-          const v = args[k]!.value;
-          const spec =
-            v === '-v' || v === '--volume' || v === '--mount'
-              ? args[k + 1]?.value
-              : v.startsWith('--volume=') || v.startsWith('--mount=')
-                ? v.slice(v.indexOf('=') + 1)
-                : v.startsWith('-v') && v.length > 2
-                  ? v.slice(2)
-                  : undefined;
-          if (spec === undefined) continue;
-          const host = v.startsWith('--mount')
-            ? /(?:^|,)(?:source|src)=([^,]+)/.exec(spec)?.[1]
-            : spec.split(':')[0];
-          const readonly = /(?:^|[,:])(ro|readonly)(?:$|[,:])/.test(
-            spec.slice((host ?? '').length),
-          );
-          if (!host || readonly || !/^[/~.]/.test(host)) continue;
-          const abs = resolveIn(
-            {
-              value: host.startsWith('~') ? this.session.frame.home + host.slice(1) : host,
-              dynamic: false,
-              glob: false,
-            },
-            r.scope.cwd,
-          );
-          if (abs && placeOf(this.session.frame, abs, true) === 'home-or-root')
-            return this.block(
-              'write-outside',
-              `${name} mounts ${abs} writable into a container`,
-              r.text,
-            );
-        }
-        return;
-      }
-      case 'vim':
-      case 'vi':
-      case 'nvim':
-      case 'ex':
-      case 'view': {
-        // -c CMD and +CMD run editor commands; `:!cmd` and `:r !cmd` run shell code.
-        for (let k = 0; k < args.length; k++) {
-          const v = args[k]!.value;
-          const cmd =
-            v === '-c' || v === '--cmd'
-              ? args[k + 1]
-              : v.startsWith('+')
-                ? { ...args[k]!, value: v.slice(1) }
-                : undefined;
-          if (!cmd) continue;
-          if (cmd.dynamic)
-            return this.block(
-              'unresolved',
-              `${name} runs the editor command ${cmd.value}, only known when it runs`,
-              r.text,
-            );
-          const bang = /^:?\s*(?:\S*\s*)?!(.*)$/s.exec(cmd.value);
-          if (bang) this.source(bang[1]!, { cwd: r.scope.cwd, vars: new Map(r.env) }, r.depth + 1);
-        }
-        return;
-      }
-      case 'make':
-      case 'gmake':
-      case 'ninja': {
-        // -C DIR runs the build of another folder, whose rules may delete anything there.
-        const dir = optionValue(args, ['-C', '--directory']);
-        if (dir)
-          this.checkWrite(dir, r.scope, `${name} -C (its build runs in that folder)`, r.text);
-        return;
-      }
-      case 'zip':
-      case '7z':
-      case '7za':
-      case 'jar': {
-        const ops = operands(args, ['-b', '-t', '-tt', '-x', '-i', '-n', '-P', '-O', '--out']);
-        const archive = optionValue(args, ['-O', '--out']) ?? ops.list[name === 'zip' ? 0 : 1];
-        if (archive) this.checkWrite(archive, r.scope, `${name}'s archive`, r.text);
-        return;
-      }
-      case 'unzip': {
-        const dir = optionValue(args, ['-d']);
-        if (dir) this.checkWrite(dir, r.scope, 'unzip -d', r.text);
-        return;
-      }
-      default:
-        if (/^mkfs(\.|$)|^(fdisk|sfdisk|parted|wipefs|mkswap)$/.test(name))
-          return this.block('write-outside', `${name} writes a disk or partition`, r.text);
-        if (SHELLS.has(name)) return this.shell(name, args, r);
-        if (INTERPRETERS.has(name)) return checkInlineCode(this, name, args, r);
-    }
+    const verb = VERBS.get(name);
+    if (verb) return verb({ w: this, name, args, r, rest });
+    if (/^mkfs(\.|$)|^(fdisk|sfdisk|parted|wipefs|mkswap)$/.test(name))
+      return this.block('write-outside', `${name} writes a disk or partition`, r.text);
+    if (SHELLS.has(name)) return this.shell(name, args, r);
+    if (INTERPRETERS.has(name)) return checkInlineCode(this, name, args, r);
   }
 
-  private env(args: Field[], r: Run): void {
+  env(args: Field[], r: Run): void {
     const env = new Map(r.env);
     let scope = r.scope;
     let i = 0;
@@ -1172,7 +597,7 @@ export class Walker {
     return this.run({ ...r, argv: args.slice(i), env, scope });
   }
 
-  private cd(args: Field[], r: Run): void {
+  cd(args: Field[], r: Run): void {
     const target = args.find((a) => !/^-[LPe@]+$/.test(a.value) || a.dynamic);
     if (!target) {
       r.scope.cwd = this.session.frame.home;
@@ -1263,7 +688,7 @@ export class Walker {
   }
 
   /** `eval WORDS` and `watch WORDS`: the words joined by blanks are shell code. */
-  private joined(args: Field[], r: Run, sameScope = false): void {
+  joined(args: Field[], r: Run, sameScope = false): void {
     if (args.length === 0) return;
     const dyn = args.find((a) => a.dynamic);
     if (dyn)
@@ -1276,8 +701,10 @@ export class Walker {
     );
   }
 
-  /** `xargs [options] CMD ARGS`: CMD runs with the input's words appended (or put at -I's place). */
-  private xargs(args: Field[], r: Run): void {
+  /**
+   * `xargs [options] CMD ARGS`: CMD runs with the input's words appended (or put at -I's place).
+   */
+  xargs(args: Field[], r: Run): void {
     const withValue = [
       '-d',
       '--delimiter',
@@ -1348,8 +775,11 @@ export class Walker {
     for (const argv of runs) this.run({ ...r, argv, stdin: null });
   }
 
-  /** `find ROOTS… EXPR`: -delete removes below the roots; -exec/-execdir/-ok run a command on what it finds. */
-  private find(args: Field[], r: Run): void {
+  /**
+   * `find ROOTS… EXPR`: -delete removes below the roots; -exec/-execdir/-ok run a command on what
+   * it finds.
+   */
+  find(args: Field[], r: Run): void {
     let start = 0;
     while (start < args.length && /^-([HLP]|D|O\d*)$/.test(args[start]!.value))
       start += args[start]!.value === '-D' ? 2 : 1;
@@ -1369,11 +799,7 @@ export class Walker {
         this.block('unresolved', `find's action gets ${v}, only known when it runs`, r.text);
       if (v === '-delete') {
         // find deletes what its tests select below each root; with no test it takes the root too.
-        const filtered = expr.some((e) =>
-          /^-(i?name|i?path|i?regex|type|newer|mtime|mmin|ctime|atime|size|empty|iwholename|wholename|user|group|perm|links|inum|samefile)$/.test(
-            e.value,
-          ),
-        );
+        const filtered = expr.some((e) => FIND_TESTS.test(e.value));
         for (const root of roots) {
           if (
             filtered &&
@@ -1442,12 +868,14 @@ export class Walker {
     if (place === 'worktree-root' || place === 'worktree-git')
       return this.block(
         'worktree-git',
-        `${verb} ${f.value} removes ${place === 'worktree-root' ? 'the session worktree itself' : "the worktree's .git link"}`,
+        `${verb} ${f.value} removes ` +
+          (place === 'worktree-root' ? 'the session worktree itself' : "the worktree's .git link"),
         text,
       );
     this.block(
       'rm-outside',
-      `${verb} reaches ${p.resolved}${place === 'home-or-root' ? ' (the home folder, / or a folder holding the worktree)' : ''}`,
+      `${verb} reaches ${p.resolved}` +
+        (place === 'home-or-root' ? ' (the home folder, / or a folder holding the worktree)' : ''),
       text,
     );
   }
@@ -1464,7 +892,8 @@ export class Walker {
     deeper: boolean,
   ): { place: Place; holdsGit: boolean } {
     if (tempRoot && !/^[^*?[]{2,}/.test(pattern)) return { place: 'outside', holdsGit: false };
-    if (deeper) return { place: 'scratch', holdsGit: true }; // matches below the first component: not listed, taken as holding a checkout
+    // Matches below the first component are not listed: taken as holding a checkout.
+    if (deeper) return { place: 'scratch', holdsGit: true };
     let names: string[];
     try {
       names = readdirSync(base);
@@ -1483,7 +912,10 @@ export class Walker {
     return { place: 'scratch', holdsGit: git };
   }
 
-  /** A path with the links this command made replaced by their targets (the last component only when followed). */
+  /**
+   * A path with the links this command made replaced by their targets (the last component only when
+   * followed).
+   */
   private throughLinks(p: string, followLast: boolean): string {
     for (const [link, target] of this.links) {
       if (p === link && followLast) return target;
@@ -1528,13 +960,17 @@ export class Walker {
         };
       return { place, resolved: abs, holdsGit: false };
     }
-    // rm of a symlink removes the link itself, unless a trailing slash makes it its target (rm -rf link/).
+    // rm of a symlink removes the link itself, unless a trailing slash makes it its target (rm -rf
+    // link/).
     const place = placeOf(frame, abs, rule !== 'rm-outside' || /\/\.?$/.test(f.value));
     return { place, resolved: abs, holdsGit: place === 'scratch' && holdsGit(abs) };
   }
 }
 
-/** True when a glob path goes on below its first pattern component (a folder pattern with a path after it). */
+/**
+ * True when a glob path goes on below its first pattern component (a folder pattern with a path
+ * after it).
+ */
 function followsOn(abs: string, pattern: string): boolean {
   const parts = abs.split('/');
   return parts.indexOf(pattern) < parts.length - 1;
@@ -1583,84 +1019,39 @@ const WRITERS = new Set([
   'find',
 ]);
 
+/** The tests of find that select what `-delete` removes (without one it takes the root too). */
+const FIND_TESTS = new RegExp(
+  `^-(${[
+    ...['i?name', 'i?path', 'i?regex', 'type', 'newer', 'mtime', 'mmin', 'ctime', 'atime'],
+    ...['size', 'empty', 'iwholename', 'wholename', 'user', 'group', 'perm', 'links', 'inum'],
+    'samefile',
+  ].join('|')})$`,
+);
+
+/** Nodes below an If, While, Case, … that the walk visits as commands of their own. */
+const NESTED: ReadonlySet<string> = new Set([
+  'CompoundList',
+  'Statement',
+  'Elif',
+  'CaseItem',
+  'Command',
+  'Pipeline',
+  'AndOr',
+  'Subshell',
+  'BraceGroup',
+  'If',
+  'While',
+  'For',
+  'Case',
+  'Redirected',
+  'Function',
+  'Select',
+  'Coproc',
+  'ArithmeticFor',
+]);
+
 /** Shells whose `-c` string and stdin the guard reads as code. */
 const SHELLS = new Set(['bash', 'sh', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'fish']);
-
-/** An absolute path for a field, or null when the folder is unknown. */
-export function resolveIn(f: Field, cwd: string | null): string | null {
-  if (f.dynamic) return null;
-  if (path.isAbsolute(f.value)) return path.normalize(f.value);
-  if (cwd === null) return null;
-  return path.resolve(cwd, f.value);
-}
-
-/**
- * Index of the first operand: options are skipped, and those in `withValue` take the next word.
- * Long options with `=` carry their value.
- */
-export function skipOptions(args: readonly Field[], withValue: readonly string[]): number {
-  let i = 0;
-  for (; i < args.length; i++) {
-    const v = args[i]!.value;
-    if (args[i]!.dynamic) return i;
-    if (v === '--') return i + 1;
-    if (!v.startsWith('-') || v === '-') return i;
-    if (withValue.includes(v)) i++;
-  }
-  return i;
-}
-
-/** The value of an option (`-o X`, `-oX`, `--out=X`, `--out X`), the last one given. */
-export function optionValue(args: readonly Field[], names: readonly string[]): Field | undefined {
-  let found: Field | undefined;
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    const v = a.value;
-    if (v === '--') break;
-    for (const n of names) {
-      if (v === n) found = args[i + 1];
-      else if (n.startsWith('--') && v.startsWith(`${n}=`))
-        found = { ...a, value: v.slice(n.length + 1) };
-      else if (
-        !n.startsWith('--') &&
-        n.length === 2 &&
-        v.startsWith(n) &&
-        v.length > 2 &&
-        !v.startsWith('--')
-      )
-        found = { ...a, value: v.slice(2) };
-      else if (!n.startsWith('--') && n.length === 2 && /^-[a-zA-Z]+$/.test(v) && v.endsWith(n[1]!))
-        found = args[i + 1]; // -sSLo FILE
-    }
-  }
-  return found;
-}
-
-/** The operands of a command (not options), skipping the values of `withValue` options. */
-export function operands(
-  args: readonly Field[],
-  withValue: readonly string[] = [],
-): { list: Field[]; end: number; dynamicOption: string | null } {
-  const list: Field[] = [];
-  let dashdash = false;
-  let dynamicOption: string | null = null;
-  let end = args.length;
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i]!;
-    if (!dashdash && a.value === '--' && !a.dynamic) {
-      dashdash = true;
-      end = i;
-      continue;
-    }
-    if (!dashdash && !a.dynamic && a.value.startsWith('-') && a.value !== '-') {
-      if (withValue.includes(a.value)) i++;
-      continue;
-    }
-    if (a.dynamic && !dashdash && /^["']?-/.test(a.value)) dynamicOption ??= a.value;
-    list.push(a);
-  }
-  return { list, end, dynamicOption };
-}
 
 /** Words of a string as the shell would split it (for `env -S`). */
 function splitWords(str: string, w: Walker, r: Run): Field[] {

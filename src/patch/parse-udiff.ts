@@ -42,12 +42,12 @@ interface Section {
  * with "```" or "~~~" (no " ", "+", "-" prefix) can never be one, so it ends a hunk whose counts
  * are too large. After the counts are used up the hunk ends, as git reads it: the `-- ` line and
  * version of a git format-patch signature, prose and mail headers are trailing text, and an
- * indented fence line (" ```") closes a fenced diff (`options.fenced`) unless more hunk lines follow
- * it; only lines that are hunk lines by their prefix (" ", "-", "+") extend a hunk whose counts are
- * too small (leniency `hunk-counts`, for hand-written hunks).
+ * indented fence line (" ```") closes a fenced diff (`options.fenced`) unless more hunk lines
+ * follow it; only lines that are hunk lines by their prefix (" ", "-", "+") extend a hunk whose
+ * counts are too small (leniency `hunk-counts`, for hand-written hunks).
  * A CR before a line's break is content (the caller passes the unconverted lines unless the diff's
- * headers end in CRLF): a new file keeps it; hunk lines carry it as `crMarks` when the diff holds any.
- * Lines outside file sections that are not diff syntax are taken as prose (leniency `prose`).
+ * headers end in CRLF): a new file keeps it; hunk lines carry it as `crMarks` when the diff holds
+ * any. Lines outside file sections that are not diff syntax are taken as prose (leniency `prose`).
  * @returns the ops, and `end`: the 0-based index just past the diff's last line.
  * @throws HagentError `PATCH_SYNTAX` (malformed header or hunk, with 1-based `line`),
  *   `UNSUPPORTED_FILE` (binary patch, symlink or submodule mode, with `path`).
@@ -184,7 +184,8 @@ function readFileLines(lines: LineSource, i: number, end: number, s: Section): n
     const bNull = isDevNull(lines.at(i + 1)!.slice(4));
     if (aNull) s.newFile = true;
     if (bNull) s.deleted = true;
-    // Strip the a/ and b/ prefixes: always in a git diff, in a plain diff only when both carry them.
+    // Strip the a/ and b/ prefixes: always in a git diff, in a plain diff only when both carry
+    // them.
     const bothPrefixed =
       s.aPath?.startsWith('a/') !== false &&
       s.bPath?.startsWith('b/') !== false &&
@@ -202,7 +203,10 @@ function isDevNull(field: string): boolean {
   return /^\/dev\/null(\t.*)?\s*$/.test(field);
 }
 
-/** The path of a `---`/`+++` line: quoted or not, without a tab-separated timestamp; null for /dev/null. */
+/**
+ * The path of a `---`/`+++` line: quoted or not, without a tab-separated timestamp; null for
+ * /dev/null.
+ */
 function readFilePath(field: string, at: number): string | null {
   if (isDevNull(field)) return null;
   if (field.startsWith('"')) {
@@ -277,7 +281,10 @@ const C_ESCAPES: Record<string, number> = {
   '\\': 92,
 };
 
-/** Reads a git C-quoted string starting at `from` (a `"`): escapes and octal bytes, decoded as UTF-8. */
+/**
+ * Reads a git C-quoted string starting at `from` (a `"`): escapes and octal bytes, decoded as
+ * UTF-8.
+ */
 function readQuoted(s: string, from: number): { value: string; end: number } | undefined {
   const bytes: number[] = [];
   const enc = new TextEncoder();
@@ -328,7 +335,9 @@ function isHeaderAt(lines: LineSource, i: number, end: number): boolean {
   return line.startsWith('--- ') && i + 1 < end && lines.at(i + 1)!.startsWith('+++ ');
 }
 
-/** A line that continues a hunk: " ", "+", "-" or "\\" first (an empty line is not counted here). */
+/**
+ * A line that continues a hunk: " ", "+", "-" or "\\" first (an empty line is not counted here).
+ */
 function isHunkLine(line: string | undefined): boolean {
   if (line === undefined || line === '') return false;
   const c = line[0];
@@ -449,7 +458,10 @@ function isSignature(lines: LineSource, i: number, end: number): boolean {
   return next === '' || (c !== ' ' && c !== '+' && c !== '-');
 }
 
-/** The new side of a chunk with its CRs put back (a new file's lines are written as the diff has them). */
+/**
+ * The new side of a chunk with its CRs put back (a new file's lines are written as the diff has
+ * them).
+ */
 function newSideWithCr(c: Chunk): string[] {
   const kinds = c.lineKinds ?? '';
   const marks = c.crMarks ?? '';
@@ -476,13 +488,16 @@ function mode(raw: string | undefined, path: string): FileMode | undefined {
   if (raw === '160000') throw submodule(path);
   throw new HagentError(
     'UNSUPPORTED_FILE',
-    `${path}: mode ${raw} (${raw === '120000' ? 'a symlink' : 'not a regular file'}) is not supported`,
+    `${path}: mode ${raw} ` +
+      `(${raw === '120000' ? 'a symlink' : 'not a regular file'}) is not supported`,
     { path, reason: raw === '120000' ? 'symlink' : 'mode' },
     'hagent patches regular files only',
   );
 }
 
-/** A submodule entry (mode 160000, "Subproject commit"): one refusal wherever it shows. Rule: §2. */
+/**
+ * A submodule entry (mode 160000, "Subproject commit"): one refusal wherever it shows. Rule: §2.
+ */
 function submodule(path: string): HagentError {
   return new HagentError(
     'UNSUPPORTED_FILE',
@@ -492,11 +507,8 @@ function submodule(path: string): HagentError {
   );
 }
 
-function toOp(s: Section): PatchOp {
-  const oldPath = s.renameFrom ?? s.copyFrom ?? s.aPath ?? s.gitA;
-  const newPath = s.renameTo ?? s.copyTo ?? s.bPath ?? s.gitB;
-  const at = s.headerLine;
-  const shown = newPath ?? oldPath ?? '?';
+/** Submodules and binary patches are refused whatever else the section says. Rule: §2. */
+function refuseUnsupported(s: Section, shown: string): void {
   if (
     s.indexMode === '160000' ||
     s.oldMode === '160000' ||
@@ -509,49 +521,68 @@ function toOp(s: Section): PatchOp {
     throw new HagentError(
       'UNSUPPORTED_FILE',
       `${shown}: binary patches are not supported`,
-      { path: shown, line: at },
+      { path: shown, line: s.headerLine },
       'edit text files only; binary files cannot be patched by hagent',
     );
   }
-  if (s.newFile) {
-    if (newPath === undefined)
+}
+
+/** A new file: its hunks may only add lines (no context, nothing removed). */
+function addedFile(s: Section, newPath: string | undefined): PatchOp {
+  const at = s.headerLine;
+  if (newPath === undefined)
+    throw syntax(
+      at - 1,
+      'a new file with no path',
+      'name the file in "+++ b/PATH"',
+      EXPECTED.fileHeader,
+    );
+  const body: string[] = [];
+  let finalNewline = true;
+  for (const c of s.chunks) {
+    if (c.oldLines.length > 0)
       throw syntax(
-        at - 1,
-        'a new file with no path',
-        'name the file in "+++ b/PATH"',
-        EXPECTED.fileHeader,
+        c.patchLine - 1,
+        `new file ${newPath}: the hunk has context or removed lines`,
+        'a new file\'s hunk holds only "+" lines',
+        EXPECTED.newFileHunk,
       );
-    const body: string[] = [];
-    let finalNewline = true;
-    for (const c of s.chunks) {
-      if (c.oldLines.length > 0)
-        throw syntax(
-          c.patchLine - 1,
-          `new file ${newPath}: the hunk has context or removed lines`,
-          'a new file\'s hunk holds only "+" lines',
-          EXPECTED.newFileHunk,
-        );
-      body.push(...newSideWithCr(c));
-      if (c.newNoFinalNewline) finalNewline = false;
-    }
-    const op: PatchOp = { kind: 'add', path: newPath, lines: body, finalNewline, patchLine: at };
-    const m = mode(s.newFileMode, newPath);
-    if (m) op.mode = m;
-    return op;
+    body.push(...newSideWithCr(c));
+    if (c.newNoFinalNewline) finalNewline = false;
   }
-  if (s.deleted) {
-    if (oldPath === undefined)
-      throw syntax(
-        at - 1,
-        'a deleted file with no path',
-        'name the file in "--- a/PATH"',
-        EXPECTED.fileHeader,
-      );
-    const removed = s.chunks.flatMap((c) => c.oldLines);
-    return s.chunks.length > 0
-      ? { kind: 'delete', path: oldPath, removedLines: removed, patchLine: at }
-      : { kind: 'delete', path: oldPath, patchLine: at };
-  }
+  const op: PatchOp = { kind: 'add', path: newPath, lines: body, finalNewline, patchLine: at };
+  const m = mode(s.newFileMode, newPath);
+  if (m) op.mode = m;
+  return op;
+}
+
+/** A deleted file: the lines it removes, when its hunks are given, are checked by the planner. */
+function deletedFile(s: Section, oldPath: string | undefined): PatchOp {
+  const at = s.headerLine;
+  if (oldPath === undefined)
+    throw syntax(
+      at - 1,
+      'a deleted file with no path',
+      'name the file in "--- a/PATH"',
+      EXPECTED.fileHeader,
+    );
+  const removed = s.chunks.flatMap((c) => c.oldLines);
+  return s.chunks.length > 0
+    ? { kind: 'delete', path: oldPath, removedLines: removed, patchLine: at }
+    : { kind: 'delete', path: oldPath, patchLine: at };
+}
+
+/**
+ * The op of one file's section: an add, a delete, a copy, or an update (with a rename or a mode).
+ */
+function toOp(s: Section): PatchOp {
+  const oldPath = s.renameFrom ?? s.copyFrom ?? s.aPath ?? s.gitA;
+  const newPath = s.renameTo ?? s.copyTo ?? s.bPath ?? s.gitB;
+  const at = s.headerLine;
+  const shown = newPath ?? oldPath ?? '?';
+  refuseUnsupported(s, shown);
+  if (s.newFile) return addedFile(s, newPath);
+  if (s.deleted) return deletedFile(s, oldPath);
   if (oldPath === undefined || newPath === undefined)
     throw syntax(
       at - 1,

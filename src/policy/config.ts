@@ -40,7 +40,10 @@ export interface Runtime {
   worktreeRoot: string | null;
   /** How many clean worktrees of ended sessions are kept for reuse by session start; 0: none. */
   pool: number;
-  /** Ignored files a pooled worktree keeps (gitignore patterns); null: `.worktreeinclude`'s plus dependency folders. */
+  /**
+   * Ignored files a pooled worktree keeps (gitignore patterns); null: `.worktreeinclude`'s plus
+   * dependency folders.
+   */
   recycleIgnored: string[] | null;
 }
 
@@ -103,67 +106,74 @@ export function effectiveConfig(
   ])
     sources[key] = 'default';
   const guard = { allow: [] as string[] };
-  if (file) {
-    if (file.deniedPaths) {
-      policy.deniedPaths.push(...file.deniedPaths);
-      sources.deniedPaths = 'config';
-    }
-    if (file.suffixes) {
-      policy.suffixes = file.suffixes;
-      sources.suffixes = 'config';
-    }
-    for (const key of [
-      'maxFiles',
-      'maxChangedLines',
-      'confirmFiles',
-      'confirmChangedLines',
-      'confirmDeletes',
-    ] as const) {
-      if (file[key] !== undefined) {
-        (policy as unknown as Record<string, unknown>)[key] = file[key];
-        sources[key] = 'config';
-      }
-    }
-    for (const key of [
-      'lockTimeoutMs',
-      'hookTimeoutMs',
-      'watch',
-      'worktreeRoot',
-      'pool',
-      'recycleIgnored',
-    ] as const) {
-      if (file[key] !== undefined) {
-        (runtime as unknown as Record<string, unknown>)[key] = file[key];
-        sources[key] = 'config';
-      }
-    }
-    if (file.guard?.allow) {
-      guard.allow = [...file.guard.allow];
-      sources.guard = 'config';
+  if (file) applyFile(file, policy, runtime, guard, sources);
+  applyEnv(env, policy, runtime, sources);
+  return { policy, runtime, guard, sources, file: fileName };
+}
+
+/** The config file's settings over the defaults; `deniedPaths` adds to the built-in ones. */
+function applyFile(
+  file: ConfigFile,
+  policy: Policy,
+  runtime: Runtime,
+  guard: { allow: string[] },
+  sources: Record<string, Source>,
+): void {
+  if (file.deniedPaths) {
+    policy.deniedPaths.push(...file.deniedPaths);
+    sources.deniedPaths = 'config';
+  }
+  if (file.suffixes) {
+    policy.suffixes = file.suffixes;
+    sources.suffixes = 'config';
+  }
+  for (const key of [
+    'maxFiles',
+    'maxChangedLines',
+    'confirmFiles',
+    'confirmChangedLines',
+    'confirmDeletes',
+  ] as const) {
+    if (file[key] !== undefined) {
+      (policy as unknown as Record<string, unknown>)[key] = file[key];
+      sources[key] = 'config';
     }
   }
-  const readCount = (name: string): number | null => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return null;
-    const n = Number(raw);
-    if (!Number.isInteger(n) || n < 0)
-      throw new HagentError(
-        'USAGE',
-        `${name} must be a whole number, not ${JSON.stringify(raw)}`,
-        { variable: name },
-        `unset it, or set e.g. ${name}=20`,
-      );
-    return n;
-  };
+  for (const key of [
+    'lockTimeoutMs',
+    'hookTimeoutMs',
+    'watch',
+    'worktreeRoot',
+    'pool',
+    'recycleIgnored',
+  ] as const) {
+    if (file[key] !== undefined) {
+      (runtime as unknown as Record<string, unknown>)[key] = file[key];
+      sources[key] = 'config';
+    }
+  }
+  if (file.guard?.allow) {
+    guard.allow = [...file.guard.allow];
+    sources.guard = 'config';
+  }
+}
+
+/** The environment's settings over the file's (HAGENT_MAX_FILES, HAGENT_NO_WATCH, …). */
+function applyEnv(
+  env: Readonly<Record<string, string | undefined>>,
+  policy: Policy,
+  runtime: Runtime,
+  sources: Record<string, Source>,
+): void {
   for (const [name, key] of Object.entries(POLICY_ENV)) {
-    const n = readCount(name);
+    const n = readCount(env, name);
     if (n !== null) {
       policy[key] = n;
       sources[key] = 'env';
     }
   }
   for (const [name, key] of Object.entries(RUNTIME_ENV)) {
-    const n = readCount(name);
+    const n = readCount(env, name);
     if (n !== null) {
       runtime[key] = n;
       sources[key] = 'env';
@@ -177,5 +187,22 @@ export function effectiveConfig(
     runtime.worktreeRoot = env.HAGENT_WORKTREE_ROOT;
     sources.worktreeRoot = 'env';
   }
-  return { policy, runtime, guard, sources, file: fileName };
+}
+
+/**
+ * A whole-number variable, null when unset or empty.
+ * @throws HagentError USAGE for any other value.
+ */
+function readCount(env: Readonly<Record<string, string | undefined>>, name: string): number | null {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return null;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0)
+    throw new HagentError(
+      'USAGE',
+      `${name} must be a whole number, not ${JSON.stringify(raw)}`,
+      { variable: name },
+      `unset it, or set e.g. ${name}=20`,
+    );
+  return n;
 }

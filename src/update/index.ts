@@ -95,12 +95,18 @@ export interface UpdateResult {
   target: string;
   /** The target commit brought in. */
   merged: string;
-  /** The merge commit on the session branch; null when up to date or when conflicts wait for the agent. */
+  /**
+   * The merge commit on the session branch; null when up to date or when conflicts wait for the
+   * agent.
+   */
   commit: string | null;
   parent: string;
   /** Files the merge changed in the worktree. */
   files: ChangedFile[];
-  /** Files with conflict markers: resolve them in the worktree and `git add` them, then `hagent sync`; or resolve them all in one apply. */
+  /**
+   * Files with conflict markers: resolve them in the worktree and `git add` them, then `hagent
+   * sync`; or resolve them all in one apply.
+   */
   conflicts: string[];
   upToDate: boolean;
   recovery?: Recovery;
@@ -145,6 +151,45 @@ export async function updateSession(
   return value;
 }
 
+/**
+ * Outside edits pending in the worktree get their own commit (hagent sync) before an update
+ * mixes the target's changes into the files.
+ * @throws HagentError STALE_FILE naming the files.
+ */
+async function assertNoPendingEdits(session: Session): Promise<void> {
+  const pending = await outsideEdits(session.worktree);
+  if (!pending.length) return;
+  throw new HagentError(
+    'STALE_FILE',
+    `session ${session.id} has ${pending.length} outside ` +
+      `edit${pending.length === 1 ? '' : 's'} pending (${pending.map((p) => p.path).join(', ')})`,
+    { session: session.id, path: pending[0]!.path, files: pending.map((p) => p.path) },
+    `keep them first with hagent sync --session ${session.id} (or drop them), then update again`,
+  );
+}
+
+/**
+ * The merge base is what the session and the target agree on: their common ancestor with what
+ * the session has landed since (session/landed.ts) on top — a line the user changed after a
+ * land is the user's change, not a conflict — and the ancestor alone for a session started on
+ * another branch, whose files the target never had.
+ * Returns that tree-ish and the loose object store of the head (for the merge).
+ */
+async function agreedBase(ctx: RepoContext, session: Session, head: string, merged: string) {
+  const [landBase, store, common] = await Promise.all([
+    readLandBase(ctx, session, head),
+    looseObjectStore(ctx.commonDir, head),
+    mergeBase(ctx.cwd, head, merged).then((mb) => mb || session.base),
+  ]);
+  let agreed = landBase.since === 'target' ? landBase.treeish : common;
+  if (landBase.since === 'landed') {
+    const landedChanges = await diffTrees(ctx.cwd, session.base, landBase.treeish);
+    if (landedChanges.length)
+      agreed = await writeTreeWithChanges(ctx.cwd, common, landedChanges.map(headChange));
+  }
+  return { agreed, store };
+}
+
 async function updateLocked(
   ctx: RepoContext,
   session: Session,
@@ -182,35 +227,15 @@ async function updateLocked(
       'MERGE_IN_PROGRESS',
       `a merge is in progress in ${worktree}`,
       { session: session.id, worktree },
-      `resolve the conflicts in the files git lists (git -C ${worktree} status) and git add them, then run hagent sync --session ${session.id} to conclude it; or apply one patch that resolves them all`,
+      `resolve the conflicts in the files git lists (git -C ${worktree} status) and git add ` +
+        `them, then run hagent sync --session ${session.id} to conclude it; or apply one patch ` +
+        'that resolves them all',
     );
   }
   if (await isAncestor(ctx.cwd, merged, head)) return { ...base, commit: null, upToDate: true };
-  const pending = await outsideEdits(worktree);
-  if (pending.length) {
-    throw new HagentError(
-      'STALE_FILE',
-      `session ${session.id} has ${pending.length} outside edit${pending.length === 1 ? '' : 's'} pending (${pending.map((p) => p.path).join(', ')})`,
-      { session: session.id, path: pending[0]!.path, files: pending.map((p) => p.path) },
-      `keep them first with hagent sync --session ${session.id} (or drop them), then update again`,
-    );
-  }
+  await assertNoPendingEdits(session);
   if (rebase) return rebaseLocked(ctx, session, head, merged, base);
-  // The merge base is what the session and the target agree on: their common ancestor with what
-  // the session has landed since (session/landed.ts) on top — a line the user changed after a
-  // land is the user's change, not a conflict — and the ancestor alone for a session started on
-  // another branch, whose files the target never had.
-  const [landBase, store, common] = await Promise.all([
-    readLandBase(ctx, session, head),
-    looseObjectStore(ctx.commonDir, head),
-    mergeBase(ctx.cwd, head, merged).then((mb) => mb || session.base),
-  ]);
-  let agreed = landBase.since === 'target' ? landBase.treeish : common;
-  if (landBase.since === 'landed') {
-    const landedChanges = await diffTrees(ctx.cwd, session.base, landBase.treeish);
-    if (landedChanges.length)
-      agreed = await writeTreeWithChanges(ctx.cwd, common, landedChanges.map(headChange));
-  }
+  const { agreed, store } = await agreedBase(ctx, session, head, merged);
   const [baseTree, headTree, targetTree] = await treeIds(ctx.cwd, [agreed, head, merged]);
   // Conflict markers are labelled as `git merge <branch>` in the worktree labels them.
   const baseLabel = await gitText(['rev-parse', '--short', agreed], { cwd: ctx.cwd });
@@ -243,7 +268,10 @@ async function updateLocked(
       conflicts: m.conflicts,
     };
   }
-  const message = `hagent: merge ${branch} into session ${session.id}\n\nBrings ${branch} at ${merged.slice(0, 12)} into the session (hagent session update).\n\nHagent-Session: ${session.id}\nHagent-Op: update\n`;
+  const message =
+    `hagent: merge ${branch} into session ${session.id}\n\n` +
+    `Brings ${branch} at ${merged.slice(0, 12)} into the session (hagent session update).\n\n` +
+    `Hagent-Session: ${session.id}\nHagent-Op: update\n`;
   const commit = await commitTree(worktree, tree, [head, merged], message);
   await moveSession(
     ctx,
@@ -276,9 +304,13 @@ async function assertNothingInTheWay(
   const n = inTheWay.length;
   throw new HagentError(
     'DIRTY_TARGET',
-    `the update would overwrite ${n} untracked or ignored file${n === 1 ? '' : 's'} in the worktree of session ${session.id}: ${inTheWay.join(', ')}`,
+    `the update would overwrite ${n} untracked or ignored file${n === 1 ? '' : 's'} in the ` +
+      `worktree of session ${session.id}: ${inTheWay.join(', ')}`,
     { session: session.id, files: inTheWay, path: inTheWay[0]!, worktree: session.worktree },
-    `nothing was written; in ${session.worktree}, move ${n === 1 ? 'it' : 'them'} out of the worktree (or delete ${n === 1 ? 'it' : 'them'}), then run hagent session update --session ${session.id} again: the target's version${n === 1 ? '' : 's'} then take${n === 1 ? 's' : ''} ${n === 1 ? 'its' : 'their'} place`,
+    `nothing was written; in ${session.worktree}, move ${n === 1 ? 'it' : 'them'} out of the ` +
+      `worktree (or delete ${n === 1 ? 'it' : 'them'}), then run hagent session update --session ` +
+      `${session.id} again: the target's version${n === 1 ? '' : 's'} then ` +
+      `take${n === 1 ? 's' : ''} ${n === 1 ? 'its' : 'their'} place`,
   );
 }
 
@@ -308,14 +340,17 @@ async function leaveMergeInProgress(
     [trees.base, trees.ours, trees.theirs].map((t) => lsTree(ctx.cwd, t, conflicts)),
   );
   // A path no side has is one git made up to keep both sides (a file where the other side has a
-  // folder: `dir~<commit>`): git's stages cannot say that conflict, so it is refused, not half-left.
+  // folder: `dir~<commit>`): git's stages cannot say that conflict, so it is refused, not
+  // half-left.
   const madeUp = conflicts.filter((p) => ![base, ours, theirs].some((m) => m!.has(p)));
   if (madeUp.length) {
     throw new HagentError(
       'LAND_CONFLICT',
-      `merging ${branch} into the session meets a file where the other side has a folder: ${madeUp.join(', ')}`,
+      `merging ${branch} into the session meets a file where the other side has a folder: ` +
+        `${madeUp.join(', ')}`,
       { files: [...madeUp] },
-      `nothing was written; in ${worktree}, move or remove the file or folder in the way (then hagent sync), and update again`,
+      `nothing was written; in ${worktree}, move or remove the file or folder in the way (then ` +
+        `hagent sync), and update again`,
     );
   }
   const gitDir = worktreeGitDirSync(worktree);
@@ -359,7 +394,9 @@ async function leaveMergeInProgress(
               await writeMergeState(gitDir, {
                 head: merged,
                 mode: 'no-ff',
-                message: `Merge branch '${branch}' into the session\n\n# Conflicts:\n${conflicts.map((c) => `#\t${c}\n`).join('')}`,
+                message:
+                  `Merge branch '${branch}' into the session\n\n` +
+                  `# Conflicts:\n${conflicts.map((c) => `#\t${c}\n`).join('')}`,
               });
             },
             revert: async () => {
@@ -407,7 +444,8 @@ async function rebaseLocked(
   if (landBase.since !== 'base' || merges) {
     throw new HagentError(
       'LAND_CONFLICT',
-      `session ${session.id} ${merges ? 'has merge commits' : 'has landed work'}, which a rebase would replay wrongly`,
+      `session ${session.id} ${merges ? 'has merge commits' : 'has landed work'}, which a ` +
+        `rebase would replay wrongly`,
       { session: session.id },
       `merge instead: hagent session update --session ${session.id}`,
     );
@@ -432,9 +470,12 @@ async function rebaseLocked(
     if (!m.clean) {
       throw new HagentError(
         'LAND_CONFLICT',
-        `the session's commit ${c.slice(0, 12)} does not replay on ${branch}: conflicts in ${m.conflicts.join(', ')}`,
+        `the session's commit ${c.slice(0, 12)} does not replay on ${branch}: conflicts in ` +
+          `${m.conflicts.join(', ')}`,
         { session: session.id, commit: c, files: m.conflicts },
-        `nothing was written; merge instead: hagent session update --session ${session.id} (without --rebase: it leaves the conflicts to resolve in the worktree, then hagent sync --session ${session.id})`,
+        `nothing was written; merge instead: hagent session update --session ${session.id} ` +
+          `(without --rebase: it leaves the conflicts to resolve in the worktree, then hagent ` +
+          `sync --session ${session.id})`,
       );
     }
     if (m.tree === tipTree) continue; // already on the target
