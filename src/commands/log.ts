@@ -6,12 +6,20 @@
  */
 import { readJournal, type JournalEntry } from '../journal/index.js';
 import { openRepo } from '../session/index.js';
-import { palette, printJson, printLines, short, type Io, type Palette } from '../output/index.js';
+import {
+  cappedList,
+  palette,
+  printJson,
+  printLines,
+  short,
+  type Io,
+  type Palette,
+} from '../output/index.js';
 import { HagentError } from '../errors.js';
 
 function note(e: JournalEntry, p: Palette): string[] {
   const time = e.time.replace('T', ' ').replace(/\.\d+Z$/, 'Z');
-  const files = e.files?.length ? [`         files: ${e.files.join(', ')}`] : [];
+  const files = e.files?.length ? [`         files: ${cappedList(e.files)}`] : [];
   if (e.ok) {
     const head = e.head ? `  head ${short(e.head)}` : '';
     return [

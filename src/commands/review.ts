@@ -4,7 +4,7 @@
 import { refuseForAgent } from '../agents/marker.js';
 import { reviewSession } from '../review/index.js';
 import { openRepo, resolveSession } from '../session/index.js';
-import { palette, printJson, printLines, short, type Io } from '../output/index.js';
+import { cappedLines, palette, printJson, printLines, short, type Io } from '../output/index.js';
 import { driftLines, type CommonArgs } from './shared.js';
 import { HagentError } from '../errors.js';
 
@@ -62,10 +62,13 @@ export async function runReview(
     ),
   ];
   if (r.drift) lines.push(...driftLines(r.drift, p));
-  for (const f of r.files)
-    lines.push(
-      `  ${f.status} ${f.path.padEnd(40)} ${f.added === null ? 'binary' : `${p.green(`+${f.added}`)} ${p.red(`-${f.removed}`)}`}`,
-    );
+  lines.push(
+    ...cappedLines(
+      r.files,
+      (f) =>
+        `  ${f.status} ${f.path.padEnd(40)} ${f.added === null ? 'binary' : `${p.green(`+${f.added}`)} ${p.red(`-${f.removed}`)}`}`,
+    ),
+  );
   if (argv.patches || !argv.stat) {
     lines.push('', p.bold('Applied patches (newest first):'));
     for (const pt of r.patches) {
