@@ -5,7 +5,7 @@
  * `{entries: [...], damaged: N}` (entries as in journal.jsonl, newest last).
  */
 import { readJournal, type JournalEntry } from '../journal/index.js';
-import { openRepo } from '../session/index.js';
+import { openRepo, resolveSession } from '../session/index.js';
 import {
   cappedList,
   palette,
@@ -62,6 +62,9 @@ export async function runLog(
     ...(argv.n !== undefined ? { limit: argv.n } : {}),
     ...(argv.session !== undefined ? { session: argv.session } : {}),
   });
+  // No entry for a session that does not exist either: a mistyped id, refused as everywhere.
+  if (argv.session !== undefined && read.entries.length === 0 && !argv.failed)
+    await resolveSession(ctx, argv.session);
   if (argv.json) {
     printJson(io, { ok: true, entries: read.entries, damaged: read.damaged });
     return 0;
