@@ -3,7 +3,9 @@
  * (style.md §5 "lock scope is a function scope").
  *
  * Owns `<commonDir>/hagent/locks/<sessionId>.lock` and its takeover markers
- * `<sessionId>.lock.stale-<identity>` in that folder; writes nothing else. Imports only node
+ * `<sessionId>.lock.stale-<identity>` in that folder; writes nothing else. Also tells recovery
+ * whether a git lock file a killed command left still has a live owner
+ * ({@link gitLockMayBeHeld}). Imports only node
  * built-ins, zod and errors.ts (no git, no fsx, no session).
  *
  * ## Why git-style O_EXCL lock files and not proper-lockfile
@@ -48,6 +50,7 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   unlinkSync,
   writeSync,
   type BigIntStats,
@@ -448,4 +451,58 @@ export async function readLockHolder(
     state: judge(seen, now),
     ageMs: Math.max(0, ageMs(seen.stat, now)),
   };
+}
+
+/**
+ * Whether a live process on this host may still own the git lock file `lockFile` (an
+ * `index.lock`, `HEAD.lock` or ref `.lock`, which name no owner): a process that has it open, or
+ * a git whose current folder is inside one of `dirs` (the worktree and git dirs it locks: git
+ * closes a lock just before renaming it into place, so between the two only its folder shows
+ * it). A process whose open files cannot be read (another user's) counts when it is a git.
+ * Linux only, through /proc; where /proc cannot be read the answer is true (unknown), so callers
+ * keep waiting as before. Used by recovery to remove, at once, the lock a killed git left instead
+ * of waiting for it to age.
+ */
+export function gitLockMayBeHeld(lockFile: string, dirs: readonly string[]): boolean {
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((n) => /^\d+$/.test(n) && Number(n) !== process.pid);
+  } catch {
+    return true;
+  }
+  if (!pids.length) return true;
+  const inside = (p: string) => dirs.some((d) => p === d || p.startsWith(`${d}${path.sep}`));
+  for (const pid of pids) {
+    let comm = '';
+    try {
+      comm = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+    } catch {
+      continue; // ended meanwhile
+    }
+    const isGit = comm === 'git' || comm.startsWith('git-');
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch (e) {
+      if (errno(e) === 'ENOENT') continue; // ended meanwhile
+      if (isGit) return true; // another user's git: cannot tell what it holds
+      continue;
+    }
+    for (const fd of fds) {
+      try {
+        const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+        if (target === lockFile || target === `${lockFile} (deleted)`) return true;
+      } catch {
+        // closed meanwhile
+      }
+    }
+    if (isGit) {
+      try {
+        if (inside(readlinkSync(`/proc/${pid}/cwd`))) return true;
+      } catch (e) {
+        if (errno(e) !== 'ENOENT') return true;
+      }
+    }
+  }
+  return false;
 }
