@@ -27,7 +27,8 @@
  *
  * ## Takeover without two winners
  *
- * A holder is dead when it ran on this host and `kill(pid, 0)` fails with ESRCH, or the live
+ * A holder is dead when it ran on this host and `kill(pid, 0)` fails with ESRCH or it is a
+ * zombie (ended, not yet reaped: it runs no code), or the live
  * process with its pid started at another time than the holder recorded (a reused pid), or it started
  * before this machine booted, or its pid is ours but the token is not one we hold (pid reuse);
  * a lock file whose body cannot be parsed is dead only when older than {@link UNPARSABLE_MAX_AGE_MS}
@@ -109,6 +110,17 @@ function processStartTicks(pid: number): number | null {
   }
 }
 
+/** The parent pid of process `pid`, from `/proc/<pid>/stat` (field 4); null when unknown. */
+function parentOf(pid: string): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    return Number.isFinite(ppid) ? ppid : null;
+  } catch {
+    return null;
+  }
+}
+
 /** What `hagent doctor` learns about a session lock. `ageMs` is from the file's mtime. */
 export interface LockStatus {
   /** Absolute path of the lock file. */
@@ -175,15 +187,24 @@ function ageMs(stat: BigIntStats, now: number): number {
 }
 
 /**
- * True unless `kill(pid, 0)` says there is no such process on this host (ESRCH); a process of
- * another user (EPERM) is alive. Also used to sweep temp files named after their writer's pid.
+ * True unless `kill(pid, 0)` says there is no such process on this host (ESRCH), or the process
+ * has ended and only waits to be reaped (a zombie: state `Z` or `X` in `/proc/<pid>/stat`); a
+ * process of another user (EPERM) is alive. A killed command whose parent is slow to reap it
+ * (an orphan under a container's init) answers `kill(pid, 0)` for a while yet runs no code, so
+ * its lock is taken over at once. Also used to sweep temp files named after their writer's pid.
  */
 export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (e) {
     return errno(e) !== 'ESRCH';
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return true; // no /proc here (or it ended just now): kill(pid, 0) said it lives
   }
 }
 
@@ -458,7 +479,8 @@ export async function readLockHolder(
  * `index.lock`, `HEAD.lock` or ref `.lock`, which name no owner): a process that has it open, or
  * a git whose current folder is inside one of `dirs` (the worktree and git dirs it locks: git
  * closes a lock just before renaming it into place, so between the two only its folder shows
- * it). A process whose open files cannot be read (another user's) counts when it is a git.
+ * it). A process whose open files cannot be read (another user's) counts when it is a git;
+ * this process's own children do not.
  * Linux only, through /proc; where /proc cannot be read the answer is true (unknown), so callers
  * keep waiting as before. Used by recovery to remove, at once, the lock a killed git left instead
  * of waiting for it to age.
@@ -479,6 +501,9 @@ export function gitLockMayBeHeld(lockFile: string, dirs: readonly string[]): boo
     } catch {
       continue; // ended meanwhile
     }
+    // This process's own gits (its cat-file batch readers, working in the worktree) hold none
+    // of a killed command's locks: the caller runs recovery before it writes anything itself.
+    if (parentOf(pid) === process.pid) continue;
     const isGit = comm === 'git' || comm.startsWith('git-');
     let fds: string[];
     try {

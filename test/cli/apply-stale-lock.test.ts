@@ -48,6 +48,37 @@ t('a dead holder on this host is taken over at once: apply --lock-timeout 0 succ
   assert.is(readFileSync(path.join(s.worktree, 'a.txt'), 'utf8'), 'one\nTWO\nthree\n');
 });
 
+t('a holder that ended but is not reaped yet (a zombie) is dead: taken over at once', async () => {
+  const { repo, s } = repoWithSession();
+  if (!existsSync('/proc/self/stat')) {
+    console.log('  skipped: zombie holder (no /proc on this system)');
+    return;
+  }
+  // The inner sleep ends at once; its parent (exec'd into sleep 30) never reaps it.
+  const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 30'], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  try {
+    const zombie = Number(
+      await new Promise<string>((resolve) =>
+        parent.stdout!.once('data', (d) => resolve(String(d))),
+      ),
+    );
+    for (let i = 0; i < 200; i++) {
+      const state = readFileSync(`/proc/${zombie}/stat`, 'latin1').split(') ')[1]?.[0];
+      if (state === 'Z') break;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    writeLock(repo, zombie);
+    const r = hagent(s.worktree, ['apply', '-', '--lock-timeout', '0', '--json'], {
+      input: updatePatch('a.txt', 'two', 'TWO'),
+    });
+    assert.is(r.status, 0, r.stdout + r.stderr);
+  } finally {
+    parent.kill('SIGKILL');
+  }
+});
+
 t('a live holder is never taken over: LOCKED (exit 1) naming it, its lock left as it was', () => {
   const { repo, s } = repoWithSession();
   const live = spawn('sleep', ['30'], { stdio: 'ignore' });
