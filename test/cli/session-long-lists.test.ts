@@ -64,4 +64,15 @@ t('exactly 20 files: all listed, no "more" line', () => {
   assert.not.match(status.stdout, /more \(use --json for all\)/);
 });
 
+t('session end refused over 25 unlanded files: the message names 20, files has all 25', () => {
+  const { repo, s } = withOutsideEdits();
+  assert.is(hagent(s.worktree, ['sync']).status, 0);
+  const r = hagent(repo, ['session', 'end', 's1', '--json'], { unsetEnv: ['HAGENT_AGENT'] });
+  assert.is(r.status, 1, r.stdout);
+  assert.is(r.json.error.code, 'UNLANDED_WORK');
+  assert.is(r.json.error.files.length, 25);
+  assert.match(r.json.error.message, /many\/f19\.txt … and 5 more \(use --json for all\)$/);
+  assert.not.match(r.json.error.message, /f20/);
+});
+
 t.run();
