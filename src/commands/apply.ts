@@ -5,7 +5,15 @@ import { applyPatch, mergeLine } from '../apply/index.js';
 import { trace } from '../trace/index.js';
 import { HagentError } from '../errors.js';
 import { openRepo, resolveSession } from '../session/index.js';
-import { opLetter, palette, printJson, printLines, short, type Io } from '../output/index.js';
+import {
+  cappedLines,
+  opLetter,
+  palette,
+  printJson,
+  printLines,
+  short,
+  type Io,
+} from '../output/index.js';
 import { askYesNo, readPatchInput, recoveryLine, type CommonArgs } from './shared.js';
 
 export async function runApply(
@@ -65,7 +73,7 @@ export async function runApply(
       ? 'Dry run: the patch applies. It would update the following files:'
       : 'Success. Updated the following files:',
   ];
-  for (const f of r.files) lines.push(`${opLetter(f.op)} ${f.path}`);
+  lines.push(...cappedLines(r.files, (f) => `${opLetter(f.op)} ${f.path}`, ''));
   if (r.leniencies.length)
     lines.push(p.dim(`(accepted with leniencies: ${r.leniencies.join(', ')})`));
   for (const w of r.warnings) lines.push(p.yellow(`warning: ${w}`));

@@ -8,7 +8,7 @@ import { checkPatch } from '../check/index.js';
 import { openRepo, resolveSession } from '../session/index.js';
 import { loadConfig } from '../config/index.js';
 import { effectiveConfig } from '../policy/index.js';
-import { opLetter, palette, printJson, printLines, type Io } from '../output/index.js';
+import { cappedLines, opLetter, palette, printJson, printLines, type Io } from '../output/index.js';
 import { readPatchInput, type CommonArgs } from './shared.js';
 
 /** The directory to check against: --dir, else --session's worktree, else the enclosing worktree (or cwd). */
@@ -60,17 +60,22 @@ export async function runCheck(
   const lines = [
     `The patch applies (${r.format === 'codex' ? 'Codex patch' : 'unified diff'}) against ${dir}:`,
   ];
-  for (const f of r.files) {
-    lines.push(
-      `${opLetter(f.op)} ${f.from ? `${f.from} -> ` : ''}${f.path}  ${p.green(`+${f.added}`)} ${p.red(`-${f.removed}`)}${f.noop ? p.yellow('  (no change)') : ''}`,
-    );
-    for (const c of f.chunks)
-      lines.push(
-        p.dim(
-          `    chunk ${c.chunk}: lines ${c.startLine}-${c.startLine + Math.max(c.oldCount, 1) - 1} (${c.level})`,
-        ),
-      );
-  }
+  // One entry per file (its chunks below it), so a long patch is cut at whole files.
+  lines.push(
+    ...cappedLines(
+      r.files,
+      (f) =>
+        [
+          `${opLetter(f.op)} ${f.from ? `${f.from} -> ` : ''}${f.path}  ${p.green(`+${f.added}`)} ${p.red(`-${f.removed}`)}${f.noop ? p.yellow('  (no change)') : ''}`,
+          ...f.chunks.map((c) =>
+            p.dim(
+              `    chunk ${c.chunk}: lines ${c.startLine}-${c.startLine + Math.max(c.oldCount, 1) - 1} (${c.level})`,
+            ),
+          ),
+        ].join('\n'),
+      '',
+    ),
+  );
   if (r.leniencies.length)
     lines.push(p.dim(`(accepted with leniencies: ${r.leniencies.join(', ')})`));
   for (const w of r.warnings) lines.push(p.yellow(`warning: ${w}`));

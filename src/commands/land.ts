@@ -4,7 +4,7 @@
 import { refuseForAgent } from '../agents/marker.js';
 import { landSession, undoLand, type LandUndoResult } from '../land/index.js';
 import { openRepo, resolveSession } from '../session/index.js';
-import { palette, printJson, printLines, short, type Io } from '../output/index.js';
+import { cappedLines, palette, printJson, printLines, short, type Io } from '../output/index.js';
 import type { CommonArgs } from './shared.js';
 
 export async function runLand(
@@ -36,7 +36,7 @@ export async function runLand(
   const p = palette(io.color);
   printLines(io, [
     `${p.green('Landed')} session ${r.session} on ${r.target.replace('refs/heads/', '')} (${r.mode}): ${short(r.previous)} → ${short(r.commit)}`,
-    ...r.files.map((f) => `  ${f.status} ${f.path}`),
+    ...cappedLines(r.files, (f) => `  ${f.status} ${f.path}`),
     r.updatedWorktree
       ? p.dim(
           `updated ${r.files.length} file${r.files.length === 1 ? '' : 's'} in ${r.updatedWorktree}`,
@@ -57,7 +57,8 @@ export function printLandUndo(r: LandUndoResult, argv: CommonArgs, io: Io): numb
   const branch = r.target.replace('refs/heads/', '');
   printLines(io, [
     `${p.green('Took back')} the land of session ${r.session} from ${branch}: ${short(r.undone)} → ${short(r.restored)}`,
-    ...r.files.map(
+    ...cappedLines(
+      r.files,
       (f) =>
         `  ${f.status} ${f.path}${r.untouched.includes(f.path) ? p.yellow('  (changed since the land: left as it is)') : ''}`,
     ),

@@ -5,13 +5,21 @@
  * `{entries: [...], damaged: N}` (entries as in journal.jsonl, newest last).
  */
 import { readJournal, type JournalEntry } from '../journal/index.js';
-import { openRepo } from '../session/index.js';
-import { palette, printJson, printLines, short, type Io, type Palette } from '../output/index.js';
+import { openRepo, resolveSession } from '../session/index.js';
+import {
+  cappedList,
+  palette,
+  printJson,
+  printLines,
+  short,
+  type Io,
+  type Palette,
+} from '../output/index.js';
 import { HagentError } from '../errors.js';
 
 function note(e: JournalEntry, p: Palette): string[] {
   const time = e.time.replace('T', ' ').replace(/\.\d+Z$/, 'Z');
-  const files = e.files?.length ? [`         files: ${e.files.join(', ')}`] : [];
+  const files = e.files?.length ? [`         files: ${cappedList(e.files)}`] : [];
   if (e.ok) {
     const head = e.head ? `  head ${short(e.head)}` : '';
     return [
@@ -54,6 +62,9 @@ export async function runLog(
     ...(argv.n !== undefined ? { limit: argv.n } : {}),
     ...(argv.session !== undefined ? { session: argv.session } : {}),
   });
+  // No entry for a session that does not exist either: a mistyped id, refused as everywhere.
+  if (argv.session !== undefined && read.entries.length === 0 && !argv.failed)
+    await resolveSession(ctx, argv.session);
   if (argv.json) {
     printJson(io, { ok: true, entries: read.entries, damaged: read.damaged });
     return 0;

@@ -4,7 +4,15 @@
 import { runDoctor } from '../doctor/index.js';
 import { syncSession } from '../sync/index.js';
 import { openRepo, resolveSession } from '../session/index.js';
-import { palette, printJson, printLines, short, type Io } from '../output/index.js';
+import {
+  cappedLines,
+  cappedList,
+  palette,
+  printJson,
+  printLines,
+  short,
+  type Io,
+} from '../output/index.js';
 import { recoveryLine, type CommonArgs } from './shared.js';
 
 export async function runSync(argv: CommonArgs, io: Io): Promise<number> {
@@ -21,16 +29,21 @@ export async function runSync(argv: CommonArgs, io: Io): Promise<number> {
     r.commit && r.merged
       ? [
           `${p.green('Concluded')} the merge of ${short(r.merged)} as commit ${short(r.commit)}:`,
-          ...r.files.map((f) => `  ${f.status} ${f.path}`),
+          ...cappedLines(r.files, (f) => `  ${f.status} ${f.path}`),
         ]
       : r.commit
         ? [
             `${p.green('Adopted')} ${r.files.length} outside edit${r.files.length === 1 ? '' : 's'} as commit ${short(r.commit)} (marked outside):`,
-            ...r.files.map((f) => `  ${f.status} ${f.path}`),
+            ...cappedLines(r.files, (f) => `  ${f.status} ${f.path}`),
           ]
         : ['No outside edits to adopt.'],
   );
-  for (const k of r.skipped) io.stderr.write(`${p.yellow('left out:')} ${k.path}: ${k.reason}\n`);
+  const skipped = cappedLines(
+    r.skipped,
+    (k) => `${p.yellow('left out:')} ${k.path}: ${k.reason}`,
+    '',
+  );
+  if (skipped.length) io.stderr.write(`${skipped.join('\n')}\n`);
   return 0;
 }
 
@@ -46,7 +59,7 @@ export async function runDoctorCommand(argv: CommonArgs, io: Io): Promise<number
   ];
   for (const f of r.findings) {
     lines.push(
-      `  ${f.fixed ? p.green('fixed') : p.yellow('found')} ${f.message}${f.paths?.length ? ` (${f.paths.join(', ')})` : ''}`,
+      `  ${f.fixed ? p.green('fixed') : p.yellow('found')} ${f.message}${f.paths?.length ? ` (${cappedList(f.paths)})` : ''}`,
     );
     if (f.hint && !f.fixed) lines.push(`        ${p.cyan('hint:')} ${f.hint}`);
   }

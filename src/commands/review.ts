@@ -3,10 +3,13 @@
  */
 import { refuseForAgent } from '../agents/marker.js';
 import { reviewSession } from '../review/index.js';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { openRepo, resolveSession } from '../session/index.js';
-import { palette, printJson, printLines, short, type Io } from '../output/index.js';
+import type { RepoContext } from '../session/context.js';
+import { cappedLines, palette, printJson, printLines, short, type Io } from '../output/index.js';
 import { driftLines, type CommonArgs } from './shared.js';
-import { HagentError } from '../errors.js';
+import { HagentError, isHagentError } from '../errors.js';
 
 export async function runReview(
   argv: CommonArgs & {
@@ -44,6 +47,8 @@ export async function runReview(
     color: io.color,
     withPatchText: !!argv.patches,
     ...(approve ? { approve } : {}),
+  }).catch(async (e: unknown) => {
+    throw await approveTarget(ctx, session.id, session.worktree, e);
   });
   if (argv.json) {
     printJson(io, r);
@@ -62,10 +67,13 @@ export async function runReview(
     ),
   ];
   if (r.drift) lines.push(...driftLines(r.drift, p));
-  for (const f of r.files)
-    lines.push(
-      `  ${f.status} ${f.path.padEnd(40)} ${f.added === null ? 'binary' : `${p.green(`+${f.added}`)} ${p.red(`-${f.removed}`)}`}`,
-    );
+  lines.push(
+    ...cappedLines(
+      r.files,
+      (f) =>
+        `  ${f.status} ${f.path.padEnd(40)} ${f.added === null ? 'binary' : `${p.green(`+${f.added}`)} ${p.red(`-${f.removed}`)}`}`,
+    ),
+  );
   if (argv.patches || !argv.stat) {
     lines.push('', p.bold('Applied patches (newest first):'));
     for (const pt of r.patches) {
@@ -98,4 +106,42 @@ export async function runReview(
   else lines.push('', p.dim('Not approved yet: hagent review --approve [PATH…]'));
   printLines(io, lines);
   return 0;
+}
+
+/** A session id as a word (what `--approve ID` carries when its user meant `--session ID`). */
+const ID_LIKE = /^[A-Za-z0-9][A-Za-z0-9_-]*$/;
+
+/**
+ * `--approve` takes paths, so `review --approve fix-login` names a path of the current session.
+ * When such a word is not among the changes, is no file of the worktree and has no `/`, its user
+ * (nor a dot: a file name) most likely meant a session: an unknown one is refused as any unknown session is
+ * (SESSION_NOT_FOUND, exit 1, hint `hagent session list`); a known one gets the command that
+ * approves it. Any other error comes back unchanged.
+ */
+async function approveTarget(
+  ctx: RepoContext,
+  current: string,
+  worktree: string,
+  e: unknown,
+): Promise<unknown> {
+  if (!isHagentError(e) || e.code !== 'USAGE' || !Array.isArray(e.details.files)) return e;
+  const words = (e.details.files as string[]).filter(
+    (f) => ID_LIKE.test(f) && !existsSync(path.join(worktree, f)),
+  );
+  if (words.length !== 1 || e.details.files.length !== 1) return e;
+  const id = words[0]!;
+  const other = id === current ? null : await resolveSession(ctx, id).catch(() => null);
+  if (other)
+    return new HagentError(
+      'USAGE',
+      `${id} is a session, not a path of session ${current}: --approve takes paths`,
+      { session: id, files: [id] },
+      `approve that session with: hagent review --session ${id} --approve`,
+    );
+  return new HagentError(
+    'SESSION_NOT_FOUND',
+    `no session named ${JSON.stringify(id)}, and no path ${id} among the changes to land`,
+    { session: id, files: [id] },
+    `hagent session list shows the sessions of this repository; approve one with: hagent review --session ID --approve (${e.hint ?? 'or approve paths among the changes to land'})`,
+  );
 }

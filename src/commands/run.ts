@@ -5,7 +5,14 @@
 import { LAUNCHABLE, runAgent, shellQuote, type LaunchName } from '../agents/index.js';
 import { HagentError } from '../errors.js';
 import { openRepo } from '../session/index.js';
-import { palette, printJson, printLines, type Io } from '../output/index.js';
+import {
+  cappedLines,
+  cappedList,
+  palette,
+  printJson,
+  printLines,
+  type Io,
+} from '../output/index.js';
 
 export interface RunArgs {
   agent: string;
@@ -62,7 +69,7 @@ export async function runRun(argv: RunArgs, io: Io): Promise<number> {
   const lines = [
     '',
     `${p.bold(`hagent session ${r.session}`)}: ${r.commits} commit${r.commits === 1 ? '' : 's'}, ${r.files.length} file${r.files.length === 1 ? '' : 's'} changed${r.blocked.length ? `, ${r.blocked.length} attempt${r.blocked.length === 1 ? '' : 's'} blocked` : ''} (${LAUNCHABLE[r.agent].binary} exited ${r.exitCode})`,
-    ...r.files.map((f) => `  ${f.status} ${f.path}`),
+    ...cappedLines(r.files, (f) => `  ${f.status} ${f.path}`),
     ...r.blocked.map((b) => `  ${p.yellow('blocked')} ${b.code}: ${b.message}`),
     ...r.outsideChanged.map((o) => `  ${p.red('warning')} ${o.message}\n    hint: ${o.hint}`),
     ...(r.drift?.kind === 'other-branch' || r.drift?.kind === 'detached'
@@ -72,7 +79,7 @@ export async function runRun(argv: RunArgs, io: Io): Promise<number> {
       : []),
     ...(r.outsideEdits.length
       ? [
-          `  ${p.yellow('not yet committed:')} ${r.outsideEdits.join(', ')} (hagent sync --session ${r.session})`,
+          `  ${p.yellow('not yet committed:')} ${cappedList(r.outsideEdits)} (hagent sync --session ${r.session})`,
         ]
       : []),
     'Next:',

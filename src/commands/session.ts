@@ -12,7 +12,16 @@ import {
   sessionStatus,
   endSession,
 } from '../session/index.js';
-import { palette, printJson, printLines, short, type Io } from '../output/index.js';
+import {
+  cappedLines,
+  cappedList,
+  palette,
+  printError,
+  printJson,
+  printLines,
+  short,
+  type Io,
+} from '../output/index.js';
 import { askYesNo, driftLines, type CommonArgs } from './shared.js';
 
 export async function runStart(
@@ -97,11 +106,11 @@ export async function runStatus(argv: CommonArgs & { id?: string }, io: Io): Pro
       `  base:     ${short(s.base)}   head: ${short(s.head)}   patches: ${s.commits}`,
       `  target:   ${s.target ?? '-'}`,
       `  changed:  ${s.changed.length ? '' : 'nothing yet'}`,
-      ...s.changed.map((c) => `    ${c.status} ${c.path}`),
+      ...cappedLines(s.changed, (c) => `    ${c.status} ${c.path}`, '    '),
       ...(s.interrupted
         ? [
             p.red(
-              `  interrupted: ${/^[aeiou]/.test(s.interrupted.command) ? 'an' : 'a'} ${s.interrupted.command} (started ${s.interrupted.startedAt}) on ${s.interrupted.files.join(', ') || 'unknown files'}`,
+              `  interrupted: ${/^[aeiou]/.test(s.interrupted.command) ? 'an' : 'a'} ${s.interrupted.command} (started ${s.interrupted.startedAt}) on ${cappedList(s.interrupted.files) || 'unknown files'}`,
             ),
             p.dim(
               '    the next apply, undo, sync or land (or hagent doctor) finishes or undoes it first',
@@ -111,7 +120,7 @@ export async function runStatus(argv: CommonArgs & { id?: string }, io: Io): Pro
       ...(s.outsideEdits.length
         ? [
             p.yellow(`  outside edits pending (${s.outsideEdits.length}):`),
-            ...s.outsideEdits.map((c) => `    ${c.status} ${c.path}`),
+            ...cappedLines(s.outsideEdits, (c) => `    ${c.status} ${c.path}`, '    '),
           ]
         : []),
       ...(s.drift ? driftLines(s.drift, p) : []),
@@ -134,8 +143,8 @@ export async function runEnd(
     if (argv.yes) return true;
     if (!io.interactive || argv.json) return false; // refused: CONFIRMATION_REQUIRED, as apply does
     const lines = [
-      ...unlanded.map((p) => `  not landed:  ${p}`),
-      ...uncommitted.map((p) => `  uncommitted: ${p}`),
+      ...cappedLines(unlanded, (p) => `  not landed:  ${p}`),
+      ...cappedLines(uncommitted, (p) => `  uncommitted: ${p}`),
     ];
     io.stderr.write(`${lines.join('\n')}\n`);
     return askYesNo(io, 'End the session and drop these from it?');
@@ -159,32 +168,35 @@ export async function runUpdate(
 ): Promise<number> {
   const ctx = await openRepo(io.cwd);
   const session = await resolveSession(ctx, argv.id ?? argv.session);
-  const { updateSession } = await import('../update/index.js');
+  const { updateSession, conflictsRefusal } = await import('../update/index.js');
   const r = await updateSession(ctx, session, { rebase: !!argv.rebase, env: io.env });
+  // Stopped at conflicts: the merge waits in the worktree, so the command refuses (exit 1) with
+  // the result's fields kept beside the error (`ok: false`, as every refusal says).
+  const refusal = r.conflicts.length ? conflictsRefusal(r, session.worktree) : null;
   if (argv.json) {
-    printJson(io, r);
-    return 0;
+    printJson(io, refusal ? { ...r, ok: false, error: refusal.toJSON() } : r);
+    return refusal ? refusal.exitStatus : 0;
   }
   const p = palette(io.color);
   const branch = r.target.replace('refs/heads/', '');
   if (r.upToDate)
     printLines(io, [`Session ${r.session} already holds ${branch} (${short(r.merged)})`]);
-  else if (r.conflicts.length) {
+  else if (refusal) {
     printLines(io, [
       p.yellow(
         `Merging ${branch} into session ${r.session}: ${r.conflicts.length} file${r.conflicts.length === 1 ? '' : 's'} with conflicts`,
       ),
-      ...r.conflicts.map((f) => `  C ${f}`),
-      `In ${session.worktree}: edit each file to the lines you want (remove the <<<<<<< ======= >>>>>>> markers), git add it, then: hagent sync --session ${r.session}`,
-      `Or resolve every file listed in one hagent apply (or one MCP edit, write or apply_patch): that commit concludes the merge.`,
+      ...cappedLines(r.conflicts, (f) => `  C ${f}`),
     ]);
+    printError(io, refusal, false);
+    return refusal.exitStatus;
   } else {
     const what = argv.rebase
       ? `Rebased session ${r.session} on ${branch} (${short(r.merged)})`
       : `Merged ${branch} (${short(r.merged)}) into session ${r.session}`;
     printLines(io, [
       `${p.green(what)}: ${short(r.parent)} → ${short(r.commit!)}`,
-      ...r.files.map((f) => `  ${f.status} ${f.path}`),
+      ...cappedLines(r.files, (f) => `  ${f.status} ${f.path}`),
     ]);
   }
   return 0;

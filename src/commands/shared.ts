@@ -5,7 +5,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { HagentError } from '../errors.js';
-import type { Io, palette } from '../output/index.js';
+import { cappedList, type Io, type palette } from '../output/index.js';
 import type { Drift } from '../session/index.js';
 
 /** Options every command accepts. */
@@ -99,9 +99,9 @@ export function recoveryLine(r: {
         ? 'restored the files as they were before it'
         : 'discarded its damaged record';
   const outside = r.outside.length
-    ? `; left alone (changed by someone else): ${r.outside.join(', ')}`
+    ? `; left alone (changed by someone else): ${cappedList(r.outside)}`
     : '';
-  return `note: an interrupted ${r.command} was found and hagent ${what} (${r.files.join(', ') || 'no files'})${outside}`;
+  return `note: an interrupted ${r.command} was found and hagent ${what} (${cappedList(r.files) || 'no files'})${outside}`;
 }
 
 /** Human lines for a session's drift (session/drift.ts). */

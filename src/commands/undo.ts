@@ -5,7 +5,7 @@ import { refuseForAgent } from '../agents/marker.js';
 import { HagentError } from '../errors.js';
 import { redo, undo } from '../undo/index.js';
 import { openRepo, resolveSession } from '../session/index.js';
-import { palette, printJson, printLines, short, type Io } from '../output/index.js';
+import { cappedLines, palette, printJson, printLines, short, type Io } from '../output/index.js';
 import { recoveryLine, type CommonArgs } from './shared.js';
 
 export async function runUndo(
@@ -42,7 +42,7 @@ export async function runUndo(
   const p = palette(io.color);
   printLines(io, [
     `${p.green(r.direction === 'undo' ? 'Undid' : 'Redid')} ${r.steps} patch${r.steps === 1 ? '' : 'es'} in session ${r.session}: head ${short(r.from)} → ${short(r.to)}`,
-    ...r.files.map((f) => `  ${f.status} ${f.path}`),
+    ...cappedLines(r.files, (f) => `  ${f.status} ${f.path}`),
     p.dim(
       r.redoable
         ? `${r.redoable} patch${r.redoable === 1 ? '' : 'es'} can be brought back with: hagent undo --redo`

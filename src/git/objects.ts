@@ -160,13 +160,30 @@ export async function checkoutTreeDelta(
     r = await runGit(args, { cwd, allowFailure: true, detached: true });
   }
   if (r.exitCode !== 0) {
+    const { files, lock } = readTreeRefusal(r.stderr);
     throw new HagentError(
       'DIRTY_TARGET',
       `git refused to update the checkout: ${r.stderr.trim().split('\n')[0] ?? ''}`,
-      { stderr: r.stderr.trim() },
-      'commit or stash your changes to the files listed, then run the command again',
+      { stderr: r.stderr.trim(), files, ...(lock ? { lock } : {}) },
+      lock
+        ? `another git command holds ${lock}: wait for it; if none runs in ${cwd}, a killed one left it: remove it, then run the command again`
+        : `commit or stash your changes to ${files.length ? files.slice(0, 3).join(', ') : 'the files git names'}${files.length > 3 ? ' …' : ''}, then run the command again`,
     );
   }
+}
+
+/**
+ * What a refused `read-tree -m -u` names in its stderr: the paths of its `Entry 'P' not uptodate`
+ * / `would be overwritten` lines and of its tab-indented lists, and the lock file of an
+ * `Unable to create '…index.lock'`, so the refusal can say what is in the way.
+ */
+export function readTreeRefusal(stderr: string): { files: string[]; lock: string | null } {
+  const files = new Set<string>();
+  for (const m of stderr.matchAll(/^error: Entry '(.+)' (?:not uptodate|would be overwritten)/gm))
+    files.add(m[1]!);
+  for (const m of stderr.matchAll(/^\t(.+)$/gm)) files.add(m[1]!);
+  const lock = /Unable to create '(.+\.lock)'/.exec(stderr)?.[1] ?? null;
+  return { files: [...files], lock };
 }
 
 /**

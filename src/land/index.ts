@@ -7,6 +7,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { HagentError, isHagentError, toHagentError } from '../errors.js';
+import { cappedList } from '../output/index.js';
 import { mergeInProgress } from '../update/index.js';
 import {
   checkoutTreeDelta,
@@ -351,12 +352,21 @@ export async function landSession(
   return value;
 }
 
+/**
+ * The refusal of a checkout with changes in the land's way: the first files named (all in
+ * `details.files`), and the ways on — the user's own changes are committed or stashed; changes
+ * the user did not make are an interrupted hagent command's, which `hagent doctor` finishes or
+ * undoes (and a land that did complete is taken back with `hagent land --undo`).
+ */
+/** `p` as one word of a shell command line (single-quoted when it needs to be). */
+const shellWord = (p: string) => (/^[\w./@%+=:,-]+$/.test(p) ? p : `'${p.replace(/'/g, `'\\''`)}'`);
+
 function dirtyTargetError(worktree: string, dirty: readonly string[]): HagentError {
   return new HagentError(
     'DIRTY_TARGET',
-    `${dirty.length} file${dirty.length === 1 ? '' : 's'} the land would change ${dirty.length === 1 ? 'has' : 'have'} uncommitted changes in ${worktree}: ${dirty.join(', ')}`,
+    `${dirty.length} file${dirty.length === 1 ? '' : 's'} the land would change ${dirty.length === 1 ? 'has' : 'have'} uncommitted changes in ${worktree}: ${cappedList(dirty)}`,
     { files: [...dirty], worktree },
-    'commit or stash your changes to these files, then land again; nothing was touched',
+    `commit or stash your changes to ${dirty.length === 1 ? 'it' : 'them'} (git -C ${worktree} stash push -- ${dirty.slice(0, 3).map(shellWord).join(' ')}${dirty.length > 3 ? ' …' : ''}), then land again; nothing was touched. Changes you did not make are an interrupted hagent command's: run hagent doctor, then land again (or hagent land --undo to take the last land back)`,
   );
 }
 
@@ -384,6 +394,8 @@ async function updateCheckout(
         files.map((f) => f.path),
       );
       if (dirty.length) throw dirtyTargetError(worktree, dirty);
+      const named = Array.isArray(error.details.files) ? (error.details.files as string[]) : [];
+      if (named.length && !error.details.lock) throw dirtyTargetError(worktree, named);
     }
     throw error;
   }

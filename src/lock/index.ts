@@ -3,7 +3,9 @@
  * (style.md §5 "lock scope is a function scope").
  *
  * Owns `<commonDir>/hagent/locks/<sessionId>.lock` and its takeover markers
- * `<sessionId>.lock.stale-<identity>` in that folder; writes nothing else. Imports only node
+ * `<sessionId>.lock.stale-<identity>` in that folder; writes nothing else. Also tells recovery
+ * whether a git lock file a killed command left still has a live owner
+ * ({@link gitLockMayBeHeld}). Imports only node
  * built-ins, zod and errors.ts (no git, no fsx, no session).
  *
  * ## Why git-style O_EXCL lock files and not proper-lockfile
@@ -25,7 +27,8 @@
  *
  * ## Takeover without two winners
  *
- * A holder is dead when it ran on this host and `kill(pid, 0)` fails with ESRCH, or the live
+ * A holder is dead when it ran on this host and `kill(pid, 0)` fails with ESRCH or it is a
+ * zombie (ended, not yet reaped: it runs no code), or the live
  * process with its pid started at another time than the holder recorded (a reused pid), or it started
  * before this machine booted, or its pid is ours but the token is not one we hold (pid reuse);
  * a lock file whose body cannot be parsed is dead only when older than {@link UNPARSABLE_MAX_AGE_MS}
@@ -48,6 +51,7 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   unlinkSync,
   writeSync,
   type BigIntStats,
@@ -101,6 +105,17 @@ function processStartTicks(pid: number): number | null {
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     const ticks = Number(fields[19]); // field 22 overall
     return Number.isFinite(ticks) ? ticks : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The parent pid of process `pid`, from `/proc/<pid>/stat` (field 4); null when unknown. */
+function parentOf(pid: string): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    return Number.isFinite(ppid) ? ppid : null;
   } catch {
     return null;
   }
@@ -172,15 +187,24 @@ function ageMs(stat: BigIntStats, now: number): number {
 }
 
 /**
- * True unless `kill(pid, 0)` says there is no such process on this host (ESRCH); a process of
- * another user (EPERM) is alive. Also used to sweep temp files named after their writer's pid.
+ * True unless `kill(pid, 0)` says there is no such process on this host (ESRCH), or the process
+ * has ended and only waits to be reaped (a zombie: state `Z` or `X` in `/proc/<pid>/stat`); a
+ * process of another user (EPERM) is alive. A killed command whose parent is slow to reap it
+ * (an orphan under a container's init) answers `kill(pid, 0)` for a while yet runs no code, so
+ * its lock is taken over at once. Also used to sweep temp files named after their writer's pid.
  */
 export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (e) {
     return errno(e) !== 'ESRCH';
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return true; // no /proc here (or it ended just now): kill(pid, 0) said it lives
   }
 }
 
@@ -462,4 +486,62 @@ export async function readLockHolder(
     state: judge(seen, now),
     ageMs: Math.max(0, ageMs(seen.stat, now)),
   };
+}
+
+/**
+ * Whether a live process on this host may still own the git lock file `lockFile` (an
+ * `index.lock`, `HEAD.lock` or ref `.lock`, which name no owner): a process that has it open, or
+ * a git whose current folder is inside one of `dirs` (the worktree and git dirs it locks: git
+ * closes a lock just before renaming it into place, so between the two only its folder shows
+ * it). A process whose open files cannot be read (another user's) counts when it is a git;
+ * this process's own children do not.
+ * Linux only, through /proc; where /proc cannot be read the answer is true (unknown), so callers
+ * keep waiting as before. Used by recovery to remove, at once, the lock a killed git left instead
+ * of waiting for it to age.
+ */
+export function gitLockMayBeHeld(lockFile: string, dirs: readonly string[]): boolean {
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((n) => /^\d+$/.test(n) && Number(n) !== process.pid);
+  } catch {
+    return true;
+  }
+  if (!pids.length) return true;
+  const inside = (p: string) => dirs.some((d) => p === d || p.startsWith(`${d}${path.sep}`));
+  for (const pid of pids) {
+    let comm = '';
+    try {
+      comm = readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+    } catch {
+      continue; // ended meanwhile
+    }
+    // This process's own gits (its cat-file batch readers, working in the worktree) hold none
+    // of a killed command's locks: the caller runs recovery before it writes anything itself.
+    if (parentOf(pid) === process.pid) continue;
+    const isGit = comm === 'git' || comm.startsWith('git-');
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch (e) {
+      if (errno(e) === 'ENOENT') continue; // ended meanwhile
+      if (isGit) return true; // another user's git: cannot tell what it holds
+      continue;
+    }
+    for (const fd of fds) {
+      try {
+        const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+        if (target === lockFile || target === `${lockFile} (deleted)`) return true;
+      } catch {
+        // closed meanwhile
+      }
+    }
+    if (isGit) {
+      try {
+        if (inside(readlinkSync(`/proc/${pid}/cwd`))) return true;
+      } catch (e) {
+        if (errno(e) !== 'ENOENT') return true;
+      }
+    }
+  }
+  return false;
 }

@@ -151,3 +151,42 @@ export function opLetter(op: string): string {
 export function short(oid: string | null | undefined): string {
   return oid ? oid.slice(0, 12) : '-';
 }
+
+/**
+ * How many items a human list shows: a monorepo change can touch 10,000 files, and a terminal
+ * flooded with them hides the one line that says what to do. `--json` always carries them all.
+ */
+export const LIST_LIMIT = 20;
+
+/** The line that stands for the items a list leaves out. */
+function moreText(n: number): string {
+  return `… and ${n} more (use --json for all)`;
+}
+
+/**
+ * One line per item for the first {@link LIST_LIMIT} items of `items` (`line` renders one), then
+ * `<indent>… and N more (use --json for all)` when some were left out. `indent` is the left
+ * margin of that last line, matching the item lines.
+ * @example cappedLines(r.files, (f) => `  ${f.status} ${f.path}`, '  ')
+ */
+export function cappedLines<T>(
+  items: readonly T[],
+  line: (item: T) => string,
+  indent = '  ',
+  limit = LIST_LIMIT,
+): string[] {
+  const shown = items.slice(0, limit).map(line);
+  if (items.length > limit) shown.push(`${indent}${moreText(items.length - limit)}`);
+  return shown;
+}
+
+/**
+ * The first {@link LIST_LIMIT} of `items` joined with `, `, then `… and N more (use --json for
+ * all)`: for a list inside a one-line message or hint (the full list stays in the error's
+ * details, which `--json` prints).
+ * @example `uncommitted changes: ${cappedList(dirty)}`
+ */
+export function cappedList(items: readonly string[], limit = LIST_LIMIT): string {
+  const shown = items.slice(0, limit).join(', ');
+  return items.length > limit ? `${shown} ${moreText(items.length - limit)}` : shown;
+}

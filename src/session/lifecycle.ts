@@ -5,6 +5,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { HagentError } from '../errors.js';
+import { cappedList } from '../output/index.js';
 import {
   assertGitVersion,
   diffTrees,
@@ -31,7 +32,14 @@ import {
 import { copyFileNoClobber, isTempName, readEntry } from '../fsx/index.js';
 import { type RepoContext, resolveSession } from './context.js';
 import { isInside, worktreeRootFor } from './where.js';
-import { listSessions, SESSION_ID, sessionFilePath, writeSession, type Session } from './store.js';
+import {
+  listSessions,
+  removeSession,
+  SESSION_ID,
+  sessionFilePath,
+  writeSession,
+  type Session,
+} from './store.js';
 import { readIntent } from '../transaction/record.js';
 import { runTransaction } from '../transaction/run.js';
 import { finishInterruptedEnds } from '../transaction/recover.js';
@@ -698,11 +706,11 @@ export async function endSession(
         drift?.kind === 'rewound' && drift.pastBase
           ? `its branch was reset past its base, so these changes are not the session's work; ${drift.hint}; or pass --force --yes to end it anyway`
           : denied.length
-            ? `${denied.join(', ')} ${denied.length === 1 ? 'is a path' : 'are paths'} the policy protects, so a plain land refuses it: land it with hagent land --session ${s.id} --allow-denied, or take ${denied.length === 1 ? 'that path' : 'those paths'} out first (hagent undo --session ${s.id}, or a patch that reverts ${denied.length === 1 ? 'it' : 'them'}), or pass --force --yes to end it anyway (the head stays reachable as refs/hagent/${s.id}/ended)`
+            ? `${cappedList(denied)} ${denied.length === 1 ? 'is a path' : 'are paths'} the policy protects, so a plain land refuses it: land it with hagent land --session ${s.id} --allow-denied, or take ${denied.length === 1 ? 'that path' : 'those paths'} out first (hagent undo --session ${s.id}, or a patch that reverts ${denied.length === 1 ? 'it' : 'them'}), or pass --force --yes to end it anyway (the head stays reachable as refs/hagent/${s.id}/ended)`
             : `land it with hagent land --session ${s.id}, or pass --force --yes to end it anyway (the head stays reachable as refs/hagent/${s.id}/ended)`;
       throw new HagentError(
         'UNLANDED_WORK',
-        `session ${s.id} has work that has not landed: ${unlanded.join(', ')}`,
+        `session ${s.id} has work that has not landed: ${cappedList(unlanded)}`,
         { session: s.id, files: unlanded },
         hint,
       );
@@ -713,7 +721,7 @@ export async function endSession(
   ) {
     throw new HagentError(
       'CONFIRMATION_REQUIRED',
-      `ending session ${s.id} drops ${[unlanded.length ? `work that has not landed (${unlanded.join(', ')})` : '', uncommitted.length ? `uncommitted files (${uncommitted.join(', ')})` : ''].filter(Boolean).join(' and ')}`,
+      `ending session ${s.id} drops ${[unlanded.length ? `work that has not landed (${cappedList(unlanded)})` : '', uncommitted.length ? `uncommitted files (${cappedList(uncommitted)})` : ''].filter(Boolean).join(' and ')}`,
       { session: s.id, files: [...unlanded, ...uncommitted] },
       `pass --yes to end it anyway (the head stays reachable as refs/hagent/${s.id}/ended), or land it first`,
     );

@@ -40,7 +40,7 @@ import {
   stageZeroEntries,
 } from '../git/index.js';
 import { backupNameFor, readEntry, replaceIfHolds, tempNameFor } from '../fsx/index.js';
-import { pidAlive, withSessionLock } from '../lock/index.js';
+import { gitLockMayBeHeld, pidAlive, withSessionLock } from '../lock/index.js';
 import { indexEntriesOf } from './plan.js';
 import {
   intentPath,
@@ -146,22 +146,29 @@ function sessionOwnedRef(ref: string, session: string): boolean {
  * and the `.lock` of the session's own refs. Recovery runs under the session lock with the
  * transaction's process dead, and only hagent moves these under that lock, so a lock file made
  * since the transaction started is its: wait until it is 2 s old (an orphaned git child still
- * finishing removes it itself), then remove it. An older one is not ours and is left for git to
+ * finishing removes it itself), then remove it; a worktree's lock with no live owner at all
+ * (lock/gitLockMayBeHeld) goes at once. An older one is not ours and is left for git to
  * report. A lock of any other ref, or in a user's checkout, is never removed.
  */
 async function clearLocksLeftBy(commonDir: string, r: TxRecord): Promise<void> {
-  const locks = r.refs
+  const locks: { lock: string; ownerGone?: () => boolean }[] = r.refs
     .filter((m) => sessionOwnedRef(m.ref, r.session))
-    .map((m) => path.join(commonDir, ...m.ref.split('/')) + '.lock');
+    .map((m) => ({ lock: path.join(commonDir, ...m.ref.split('/')) + '.lock' }));
   for (const w of r.worktrees.filter((x) => x.owner === 'session')) {
     const gitDir = await fs
       .readFile(path.join(w.path, '.git'), 'utf8')
       .then((text) => parseGitFile(w.path, text))
       .catch(() => null);
-    if (gitDir) locks.push(path.join(gitDir, 'index.lock'), path.join(gitDir, 'HEAD.lock'));
+    // A worktree lock whose git was killed too is removed at once (no live process holds it
+    // open or runs git in that worktree), rather than after 2 s of every next command.
+    if (gitDir)
+      for (const name of ['index.lock', 'HEAD.lock']) {
+        const lock = path.join(gitDir, name);
+        locks.push({ lock, ownerGone: () => !gitLockMayBeHeld(lock, [w.path, gitDir]) });
+      }
   }
   const started = Date.parse(r.startedAt);
-  await Promise.all(locks.map((lock) => removeLockMadeSince(lock, started, 2000)));
+  await Promise.all(locks.map((l) => removeLockMadeSince(l.lock, started, 2000, l.ownerGone)));
 }
 
 /**
@@ -177,13 +184,18 @@ export async function clearLocksOfDeadHolder(
   worktree: string,
   since: number,
 ): Promise<void> {
-  const locks = [path.join(commonDir, 'refs', 'heads', 'hagent', `${session}.lock`)];
+  const ref = path.join(commonDir, 'refs', 'heads', 'hagent', `${session}.lock`);
   const gitDir = await fs
     .readFile(path.join(worktree, '.git'), 'utf8')
     .then((text) => parseGitFile(worktree, text))
     .catch(() => null);
-  if (gitDir) locks.push(path.join(gitDir, 'index.lock'), path.join(gitDir, 'HEAD.lock'));
-  await Promise.all(locks.map((lock) => removeLockMadeSince(lock, since, 2000)));
+  const locks: { lock: string; ownerGone?: () => boolean }[] = [{ lock: ref }];
+  if (gitDir)
+    for (const name of ['index.lock', 'HEAD.lock']) {
+      const lock = path.join(gitDir, name);
+      locks.push({ lock, ownerGone: () => !gitLockMayBeHeld(lock, [worktree, gitDir]) });
+    }
+  await Promise.all(locks.map((l) => removeLockMadeSince(l.lock, since, 2000, l.ownerGone)));
 }
 
 /** Whether `file` holds exactly `text` (false when missing or unreadable). */

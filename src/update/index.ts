@@ -14,6 +14,7 @@
 import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
+import { cappedList } from '../output/index.js';
 import {
   checkoutTreeDelta,
   commitTree,
@@ -110,6 +111,24 @@ export interface UpdateResult {
   conflicts: string[];
   upToDate: boolean;
   recovery?: Recovery;
+}
+
+/**
+ * The refusal an update that stopped at conflicts ends with: the merge is left in progress in
+ * the worktree (MERGE_HEAD, markers, unmerged entries) for the user or agent to resolve, so the
+ * command did not finish its job and exits 1. `MERGE_UNRESOLVED` is the code `hagent sync` gives
+ * for the same state; `details.files` lists every conflicted file (the message names the first
+ * ones). The hint names both ways on: conclude with sync (or one apply), or give up the merge
+ * with git's own `merge --abort` (hagent committed nothing, so the session is as before).
+ */
+export function conflictsRefusal(r: UpdateResult, worktree: string): HagentError {
+  const n = r.conflicts.length;
+  return new HagentError(
+    'MERGE_UNRESOLVED',
+    `merging ${r.target.replace('refs/heads/', '')} into session ${r.session} stopped at ${n} conflicted file${n === 1 ? '' : 's'}: ${cappedList(r.conflicts)}`,
+    { session: r.session, worktree, files: [...r.conflicts] },
+    `in ${worktree} edit each file to the lines you want (remove the <<<<<<< ======= >>>>>>> markers) and git add it, then run hagent sync --session ${r.session} to conclude the merge (or resolve them all in one hagent apply); to give the merge up instead: git -C ${worktree} merge --abort`,
+  );
 }
 
 /** True while a merge is in progress in the worktree (`MERGE_HEAD` in its git dir). */
@@ -227,9 +246,7 @@ async function updateLocked(
       'MERGE_IN_PROGRESS',
       `a merge is in progress in ${worktree}`,
       { session: session.id, worktree },
-      `resolve the conflicts in the files git lists (git -C ${worktree} status) and git add ` +
-        `them, then run hagent sync --session ${session.id} to conclude it; or apply one patch ` +
-        'that resolves them all',
+      `resolve the conflicts in the files git lists (git -C ${worktree} status) and git add them, then run hagent sync --session ${session.id} to conclude it; or apply one patch that resolves them all; or give it up: git -C ${worktree} merge --abort`,
     );
   }
   if (await isAncestor(ctx.cwd, merged, head)) return { ...base, commit: null, upToDate: true };

@@ -117,7 +117,7 @@ t('doctor keeps the index of a conflicted update, resolved part included', () =>
   writeFileSync(path.join(repo, 'e.txt'), 'e on main\n');
   git(repo, 'commit', '-qam', 'user');
   const update = hagent(repo, ['session', 'update', 'm', '--json']);
-  assert.is(update.status, 0, update.stdout + update.stderr);
+  assert.is(update.status, 1, update.stdout + update.stderr);
   assert.equal(update.json.conflicts, ['c.txt', 'd.txt']);
   writeFileSync(path.join(s.worktree, 'd.txt'), 'd1\nBOTH\n');
   git(s.worktree, 'add', 'd.txt');

@@ -1044,7 +1044,8 @@ t('a land conflict, then update, resolve, sync and land: the loop closes', () =>
   assert.is(conflict.json.error.code, 'LAND_CONFLICT');
   assert.match(conflict.json.error.hint, /hagent session update --session u/);
   const update = hagent(repo, ['session', 'update', 'u', '--json']);
-  assert.is(update.status, 0, update.stdout + update.stderr);
+  assert.is(update.status, 1, update.stdout + update.stderr);
+  assert.is(update.json.error.code, 'MERGE_UNRESOLVED');
   assert.equal(update.json.conflicts, ['c.txt']);
   assert.is(update.json.commit, null);
   assert.match(readFileSync(path.join(s.worktree, 'c.txt'), 'utf8'), /^<<<<<<< /m);
@@ -1439,7 +1440,7 @@ function renameModify(): { wt: string; scratch: string; id: string } {
   const r = spawnGitMerge(scratch, 'main');
   assert.is(r, 1, 'git merge conflicts too');
   const u = hagent(repo, ['session', 'update', 'rm', '--json']);
-  assert.is(u.status, 0, u.stdout + u.stderr);
+  assert.is(u.status, 1, u.stdout + u.stderr);
   assert.equal(u.json.conflicts, ['b.txt']);
   return { wt: s.worktree, scratch, id: 'rm' };
 }
@@ -1500,7 +1501,7 @@ t('conflict markers are labelled HEAD and the target branch, as git merge labels
   );
   writeFileSync(path.join(repo, 'c.txt'), 'l1\nUSER\nl3\n');
   git(repo, 'commit', '-qam', 'user');
-  assert.is(hagent(repo, ['session', 'update', 'lab', '--json']).status, 0);
+  assert.is(hagent(repo, ['session', 'update', 'lab', '--json']).status, 1);
   assert.is(
     readFileSync(path.join(s.worktree, 'c.txt'), 'utf8'),
     'l1\n<<<<<<< HEAD\nSESSION\n=======\nUSER\n>>>>>>> trunk\nl3\n',
@@ -1508,7 +1509,7 @@ t('conflict markers are labelled HEAD and the target branch, as git merge labels
   // diff3 style names the merge base by its short id, as git merge does.
   git(s.worktree, 'merge', '--abort');
   git(s.worktree, 'config', 'merge.conflictStyle', 'diff3');
-  assert.is(hagent(repo, ['session', 'update', 'lab', '--json']).status, 0);
+  assert.is(hagent(repo, ['session', 'update', 'lab', '--json']).status, 1);
   const base = git(repo, 'rev-parse', '--short', `${'hagent/lab'}~1`);
   assert.is(
     readFileSync(path.join(s.worktree, 'c.txt'), 'utf8'),
@@ -1714,7 +1715,7 @@ function conflicted(files: string[] = ['c.txt'], name = 's1') {
   writeFileSync(path.join(repo, 'other.txt'), 'x\ny\n');
   git(repo, 'commit', '-qam', 'user');
   const update = hagent(repo, ['session', 'update', '--session', name, '--json']);
-  assert.is(update.status, 0, update.stdout + update.stderr);
+  assert.is(update.status, 1, update.stdout + update.stderr);
   assert.equal(update.json.conflicts, files);
   return { repo, s, agentHead, target: git(repo, 'rev-parse', 'main') };
 }
