@@ -20,7 +20,7 @@
  * which must equal git's own offset at the time git answered.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { trace } from '../trace/index.js';
@@ -231,14 +231,15 @@ function keptIdentity(commonDir: string, key: string): Identity | null {
  */
 function keepIdentity(commonDir: string, entry: KeptIdentity): void {
   const file = keptFile(commonDir);
+  const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;
   try {
     if (!statSync(path.dirname(file), { throwIfNoEntry: false })?.isDirectory()) return;
     const entries = [entry, ...readKept(commonDir).filter((e) => e.key !== entry.key)];
-    const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;
     writeFileSync(tmp, `${JSON.stringify({ entries: entries.slice(0, KEPT_MAX) })}\n`);
     renameSync(tmp, file);
   } catch {
     // not kept: the next process asks git
+    rmSync(tmp, { force: true });
   }
 }
 
