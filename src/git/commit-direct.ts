@@ -5,18 +5,30 @@
  * critical path; the object is four header lines and the message.
  *
  * Who the author and committer are is git's to say (configuration files, `GIT_AUTHOR_NAME` and
- * friends, `EMAIL`, the system's user and host): git is asked once per process and repository
- * (`git var GIT_AUTHOR_IDENT` / `GIT_COMMITTER_IDENT`, which apply all of those, strictly as
- * commit-tree does), memoised under the worktree and every environment variable that can change
- * the answer. A date fixed in the environment (`GIT_AUTHOR_DATE`, `GIT_COMMITTER_DATE`) is
- * taken from git's answer as it is; otherwise the commit carries the current time and the local
- * offset as a number (`±hhmm`), which must equal git's own offset at the time git answered.
+ * friends, `EMAIL`): git is asked (`git var GIT_AUTHOR_IDENT` / `GIT_COMMITTER_IDENT`, which
+ * apply all of those, strictly as commit-tree does), and its answer is kept twice: for the
+ * process, and in the repository (`<git-common-dir>/hagent/identity-cache.json`) for the next
+ * processes — an agent's hook is a process per tool call, and asking git cost each of them three
+ * spawns (~30 ms). A kept answer holds for the same worktree and the same environment (every
+ * `GIT_*` variable, `EMAIL`, `HOME`, `XDG_CONFIG_HOME`, `TZ`, `PATH`) while every configuration
+ * file git read, or could read, is unchanged (inode, size, change and modification times): the
+ * files git named as the origin of a setting, the files they include, and the standard places
+ * (system, global, the repository's and the worktree's own). An identity git guessed from the
+ * system (no name or email configured or in the environment) is not kept. A date fixed in the
+ * environment (`GIT_AUTHOR_DATE`, `GIT_COMMITTER_DATE`) is taken from git's answer as it is;
+ * otherwise the commit carries the current time and the local offset as a number (`±hhmm`),
+ * which must equal git's own offset at the time git answered.
  */
+import { createHash } from 'node:crypto';
+import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { trace } from '../trace/index.js';
 import { runGit } from './run.js';
 import { askGit, traceFastPath, type FastPath } from './fast-path.js';
 import { readLooseObject, writeLooseObject, type LooseObjectStore } from './loose.js';
 import { isOid } from './object-format.js';
-import { commitTree } from './plumbing.js';
+import { commitTree, worktreeGitDirSync } from './plumbing.js';
 
 /** Environment variables besides `GIT_*` that git's identity or date can depend on. */
 const IDENTITY_ENV = ['EMAIL', 'HOME', 'XDG_CONFIG_HOME', 'TZ', 'PATH'];
@@ -63,37 +75,208 @@ function parseRole(line: string, fixed: boolean): Role | string {
   return { who: who!, fixedWhen: null };
 }
 
+/** One configuration setting as `git config --list --show-origin -z` prints it. */
+interface Setting {
+  /** The file it came from (absolute), or null (the command line, a blob). */
+  file: string | null;
+  key: string;
+  value: string;
+}
+
+/** Parses `git config --list --show-origin -z` run in `cwd` (`origin\0key\nvalue\0`…). Pure. */
+export function parseConfigList(out: string, cwd: string): Setting[] {
+  const parts = out.split('\0');
+  const settings: Setting[] = [];
+  for (let i = 0; i + 1 < parts.length; i += 2) {
+    const origin = parts[i]!;
+    const nl = parts[i + 1]!.indexOf('\n');
+    const key = nl < 0 ? parts[i + 1]! : parts[i + 1]!.slice(0, nl);
+    const value = nl < 0 ? '' : parts[i + 1]!.slice(nl + 1);
+    const file = origin.startsWith('file:') ? path.resolve(cwd, origin.slice(5)) : null;
+    settings.push({ file, key, value });
+  }
+  return settings;
+}
+
+/**
+ * Every file git reads, or would read, configuration from for commits made in `cwd`: the
+ * standard places (git-config(1) FILES, each moved or disabled by its variable), the files git
+ * named as origins, and the targets of their `include.path` / `includeIf.*.path` (a missing
+ * one included later would change the answer). Also the worktree's HEAD, which
+ * `includeIf.onbranch:` reads.
+ */
+function configFiles(cwd: string, commonDir: string, settings: readonly Setting[]): string[] {
+  const env = process.env;
+  const home = env.HOME ?? os.homedir();
+  const files = new Set<string>();
+  if (!env.GIT_CONFIG_NOSYSTEM) files.add(env.GIT_CONFIG_SYSTEM ?? '/etc/gitconfig');
+  if (env.GIT_CONFIG_GLOBAL) files.add(env.GIT_CONFIG_GLOBAL);
+  else {
+    files.add(path.join(env.XDG_CONFIG_HOME || path.join(home, '.config'), 'git', 'config'));
+    files.add(path.join(home, '.gitconfig'));
+  }
+  const gitDir = worktreeGitDirSync(cwd) ?? commonDir;
+  for (const f of [
+    path.join(commonDir, 'config'),
+    path.join(gitDir, 'config.worktree'),
+    path.join(gitDir, 'HEAD'),
+  ])
+    files.add(f);
+  for (const s of settings) {
+    if (s.file) files.add(s.file);
+    if (s.file && /^include(?:if\..*)?\.path$/.test(s.key) && s.value) {
+      const target = s.value.startsWith('~/') ? path.join(home, s.value.slice(2)) : s.value;
+      files.add(path.resolve(path.dirname(s.file), target));
+    }
+  }
+  return [...files];
+}
+
+/** A file's stamp: what any rewrite of it changes (inode, size, times), or `-` when missing. */
+function stamp(file: string): string {
+  try {
+    const st = statSync(file, { bigint: true, throwIfNoEntry: false });
+    if (!st) return '-';
+    // A device (GIT_CONFIG_GLOBAL=/dev/null) is stamped by its inode: writes elsewhere touch its times.
+    return st.isFile() ? `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}` : `other:${st.ino}`;
+  } catch {
+    return '?';
+  }
+}
+
+/** Whether git takes both roles' name and email from settings or the environment (not guessed). */
+function configured(settings: readonly Setting[]): boolean {
+  const keys = new Set(settings.map((s) => s.key));
+  const env = process.env;
+  return (['AUTHOR', 'COMMITTER'] as const).every((role) => {
+    const lower = role.toLowerCase();
+    const name = env[`GIT_${role}_NAME`] || keys.has(`${lower}.name`) || keys.has('user.name');
+    const email =
+      env[`GIT_${role}_EMAIL`] || keys.has(`${lower}.email`) || keys.has('user.email') || env.EMAIL;
+    return !!name && !!email;
+  });
+}
+
+/** git's answer, and the stamps of the files it depends on when it may be kept (else null). */
+interface Asked {
+  identity: Identity;
+  stamps: [string, string][] | null;
+}
+
 /** Asks git for the identity of commits made in `cwd` (three spawns, side by side). */
-async function askIdentity(cwd: string): Promise<Identity> {
+async function askIdentity(cwd: string, commonDir: string | null): Promise<Asked> {
   const opts = { cwd, allowFailure: true } as const;
-  const [author, committer, encoding] = await Promise.all([
+  // Stamped before git reads: a file changed while git reads it is then seen as changed.
+  const before = commonDir ? configFiles(cwd, commonDir, []).map((f) => [f, stamp(f)]) : [];
+  const [author, committer, config] = await Promise.all([
     runGit(['var', 'GIT_AUTHOR_IDENT'], opts),
     runGit(['var', 'GIT_COMMITTER_IDENT'], opts),
-    runGit(['config', '--get', 'i18n.commitEncoding'], opts),
+    runGit(['config', '--list', '--show-origin', '-z'], opts),
   ]);
+  const fail = (reason: string): Asked => ({ identity: askGit(reason), stamps: null });
   for (const r of [author, committer])
-    if (r.exitCode !== 0) return askGit(`git var: ${r.stderr.trim().split('\n').pop() ?? ''}`);
-  const enc = encoding.stdout.toString('utf8').trim();
-  if (encoding.exitCode === 0 && !/^utf-?8$/i.test(enc))
-    return askGit(`i18n.commitEncoding is ${enc}`); // git adds an `encoding` header
+    if (r.exitCode !== 0) return fail(`git var: ${r.stderr.trim().split('\n').pop() ?? ''}`);
+  if (config.exitCode !== 0) return fail('git config --list failed');
+  const settings = parseConfigList(config.stdout.toString('utf8'), cwd);
+  const enc = settings
+    .filter((s) => s.key === 'i18n.commitencoding')
+    .pop()
+    ?.value.trim();
+  if (enc !== undefined && !/^utf-?8$/i.test(enc)) return fail(`i18n.commitEncoding is ${enc}`); // git adds an `encoding` header
   const a = parseRole(author.stdout.toString('utf8').trim(), !!process.env.GIT_AUTHOR_DATE);
   const c = parseRole(committer.stdout.toString('utf8').trim(), !!process.env.GIT_COMMITTER_DATE);
-  if (typeof a === 'string') return askGit(a);
-  if (typeof c === 'string') return askGit(c);
-  return { kind: 'done', author: a, committer: c };
+  if (typeof a === 'string') return fail(a);
+  if (typeof c === 'string') return fail(c);
+  const identity: Identity = { kind: 'done', author: a, committer: c };
+  if (!commonDir || !configured(settings)) return { identity, stamps: null };
+  const stamps = configFiles(cwd, commonDir, settings).map((f): [string, string] => [f, stamp(f)]);
+  const changed = before.some(([f, s]) => stamps.find(([g]) => g === f)?.[1] !== s);
+  return { identity, stamps: changed ? null : stamps };
+}
+
+/** One kept answer of git (`identity-cache.json` holds the newest few). */
+interface KeptIdentity {
+  /** SHA-256 of {@link identityKey}. */
+  key: string;
+  stamps: [string, string][];
+  author: Role;
+  committer: Role;
+}
+
+const KEPT_MAX = 8;
+const keptFile = (commonDir: string) => path.join(commonDir, 'hagent', 'identity-cache.json');
+
+function readKept(commonDir: string): KeptIdentity[] {
+  try {
+    const kept = JSON.parse(readFileSync(keptFile(commonDir), 'utf8')) as { entries?: unknown };
+    return Array.isArray(kept.entries) ? (kept.entries as KeptIdentity[]) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** The kept answer for `key` whose files are all unchanged, or null. */
+function keptIdentity(commonDir: string, key: string): Identity | null {
+  const hit = readKept(commonDir).find((e) => e.key === key);
+  if (!hit || !Array.isArray(hit.stamps) || !hit.author || !hit.committer) return null;
+  if (!hit.stamps.every(([f, s]) => stamp(f) === s)) return null;
+  return { kind: 'done', author: hit.author, committer: hit.committer };
+}
+
+/**
+ * Keeps git's answer for the next processes: written whole under a temporary name and renamed
+ * (a reader sees the old file or the new one); a writer racing another may drop its entry,
+ * which only costs a later process one more question. Only where hagent's folder exists; any
+ * failure only means "not kept".
+ */
+function keepIdentity(commonDir: string, entry: KeptIdentity): void {
+  const file = keptFile(commonDir);
+  const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;
+  try {
+    if (!statSync(path.dirname(file), { throwIfNoEntry: false })?.isDirectory()) return;
+    const entries = [entry, ...readKept(commonDir).filter((e) => e.key !== entry.key)];
+    writeFileSync(tmp, `${JSON.stringify({ entries: entries.slice(0, KEPT_MAX) })}\n`);
+    renameSync(tmp, file);
+  } catch {
+    // not kept: the next process asks git
+    rmSync(tmp, { force: true });
+  }
+}
+
+async function identityOf(cwd: string, commonDir: string | null, key: string): Promise<Identity> {
+  const digest = createHash('sha256').update(key).digest('hex');
+  const kept = commonDir ? keptIdentity(commonDir, digest) : null;
+  if (kept) {
+    trace('identity: kept');
+    return kept;
+  }
+  const asked = await askIdentity(cwd, commonDir);
+  const id = asked.identity;
+  if (commonDir && asked.stamps && id.kind === 'done')
+    keepIdentity(commonDir, {
+      key: digest,
+      stamps: asked.stamps,
+      author: id.author,
+      committer: id.committer,
+    });
+  return id;
 }
 
 /**
  * git's identity for commits made in the worktree `cwd`, asked once per process and
- * environment ({@link identityKey}); the answer, `askGit` included, is kept for the process:
- * a long-lived server keeps the identity it started with. Never throws (a spawn failure is an
- * `askGit`).
+ * environment ({@link identityKey}) and kept in `commonDir` for the next processes while the
+ * configuration files are unchanged (see the file's header); the answer, `askGit` included, is
+ * kept for the process: a long-lived server keeps the identity it started with. Never throws (a
+ * spawn failure is an `askGit`).
+ * @param commonDir the repository's common dir, or null: asked of git in every process.
  */
-export function gitIdentity(cwd: string): Promise<Identity> {
+export function gitIdentity(cwd: string, commonDir: string | null = null): Promise<Identity> {
   const key = identityKey(cwd);
   let got = identities.get(key);
   if (!got) {
-    got = askIdentity(cwd).catch((e: unknown) => askGit(`git var: ${(e as Error).message}`));
+    got = identityOf(cwd, commonDir, key).catch((e: unknown) =>
+      askGit(`git var: ${(e as Error).message}`),
+    );
     identities.set(key, got);
   }
   return got;
@@ -141,7 +324,7 @@ export async function writeCommitDirect(
     return askGit('an object id of another shape');
   if (hasNoncharacter(message)) return askGit('a Unicode noncharacter in the message');
   if (message.includes('\0')) return askGit('a NUL in the message');
-  const identity = await gitIdentity(cwd);
+  const identity = await gitIdentity(cwd, path.dirname(store.objectsDir));
   if (identity.kind === 'askGit') return identity;
   const seconds = Math.floor(Date.now() / 1000);
   const now = `${seconds} ${timezoneOffset(seconds)}`;

@@ -51,9 +51,9 @@ export class Repo {
     return (this.format ??= objectFormat(this.commonDir));
   }
 
-  /** git's identity for commits made from `cwd`, asked once per process (commit-direct.ts). */
+  /** git's identity for commits made from `cwd`, asked once per process and kept (commit-direct.ts). */
   identity(): ReturnType<typeof gitIdentity> {
-    return gitIdentity(this.cwd);
+    return gitIdentity(this.cwd, this.commonDir);
   }
 
   /**

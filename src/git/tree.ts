@@ -132,11 +132,17 @@ function readTreesLoose(
   return trees;
 }
 
+/** Most bytes of packed objects {@link readTrees} copies into loose ones per read. */
+const LOOSEN_MAX_BYTES = 1 << 20;
+
 /**
  * Reads the trees at `dirs` ('' is the root) of `commit`: from loose objects in-process when all
  * of them are loose (with `store`; an apply's head trees on the paths it touches usually are,
  * written by the previous apply), else with one `cat-file --batch`. Missing or non-tree paths
- * map to an empty tree.
+ * map to an empty tree. What git read from a pack (the commit and those trees: an agent's first
+ * edit of a path, whose trees are the base commit's) is then written loose into a readable
+ * `store` too, the same bytes under the same ids, so the next process reading them (the edit's
+ * post-tool hook, the next edit in that folder) skips the spawn; `git gc` drops the copies.
  */
 async function readTrees(
   cwd: string,
@@ -149,13 +155,17 @@ async function readTrees(
   if (dirs.length === 0) return trees;
   const loose = store ? readTreesLoose(store, commit, dirs) : null;
   if (loose) return loose;
-  const input =
-    dirs.map((d) => (d === '' ? `${commit}^{tree}` : `${commit}:${d}`)).join('\n') + '\n';
+  const loosen = store?.readable === true;
+  const names = [
+    ...(loosen ? [commit] : []),
+    ...dirs.map((d) => (d === '' ? `${commit}^{tree}` : `${commit}:${d}`)),
+  ];
   const out = batch
-    ? await batch.contents(input.slice(0, -1).split('\n'))
-    : (await runGit(['cat-file', '--batch'], { cwd, input })).stdout;
+    ? await batch.contents(names)
+    : (await runGit(['cat-file', '--batch'], { cwd, input: `${names.join('\n')}\n` })).stdout;
+  const copies: { type: 'commit' | 'tree'; body: Buffer }[] = [];
   let pos = 0;
-  for (const d of dirs) {
+  for (const [i, d] of [...(loosen ? [null] : []), ...dirs].entries()) {
     const eol = out.indexOf(0x0a, pos);
     const header = out.toString('utf8', pos, eol).split(' ');
     pos = eol + 1;
@@ -163,11 +173,22 @@ async function readTrees(
       const size = Number(header[2]);
       const body = out.subarray(pos, pos + size);
       pos += size + 1;
-      trees.set(d, header[1] === 'tree' ? parseRawTree(body, formatOfOid(header[0]!)) : new Map());
-    } else {
+      if (header[1] === 'tree' || (i === 0 && loosen && header[1] === 'commit'))
+        copies.push({ type: header[1] as 'commit' | 'tree', body });
+      if (d !== null)
+        trees.set(
+          d,
+          header[1] === 'tree' ? parseRawTree(body, formatOfOid(header[0]!)) : new Map(),
+        );
+    } else if (d !== null) {
       trees.set(d, new Map()); // "<name> missing": a new folder
     }
   }
+  if (loosen && copies.reduce((n, c) => n + c.body.length, 0) <= LOOSEN_MAX_BYTES)
+    // Named by their own bytes: a copy can only ever be the object git read. Best effort.
+    await Promise.all(copies.map((c) => writeLooseObject(store!, c.type, c.body))).catch(
+      () => undefined,
+    );
   return trees;
 }
 
