@@ -14,8 +14,9 @@ import nodePath from 'node:path';
 import { HagentError } from '../errors.js';
 import { blobId } from './objects.js';
 import type { ObjectFormat } from './object-format.js';
-import { locateWorktreeDirect } from './plumbing.js';
+import { locateWorktreeDirect, type RepoLocation } from './plumbing.js';
 import { runGit } from './run.js';
+import { configRegexpMemo } from './config-memo.js';
 
 /** How git treats each of a set of worktree paths. */
 export interface Conversions {
@@ -72,7 +73,7 @@ export async function conversionsOf(cwd: string, paths: readonly string[]): Prom
   const result: Conversions = { converted: new Set(), missingDriver: new Map() };
   if (paths.length === 0) return result;
   const here = locateWorktreeDirect(cwd);
-  const config = await readConversionConfig(cwd);
+  const config = await readConversionConfig(cwd, here);
   const noAttributes =
     here?.topLevel != null &&
     !attributeSourcesExist(here.topLevel, here.commonDir, paths, config.get('core.attributesfile'));
@@ -112,18 +113,21 @@ export async function conversionsOf(cwd: string, paths: readonly string[]): Prom
   return result;
 }
 
-/** The configuration keys that decide conversions, as `git config -z --get-regexp` lists them. */
-async function readConversionConfig(cwd: string): Promise<Map<string, string>> {
-  const r = await runGit(
-    [
-      'config',
-      '-z',
-      '--get-regexp',
-      '^(core\\.(autocrlf|attributesfile)|filter\\..+\\.(clean|process))$',
-    ],
-    { cwd, allowFailure: true },
+/**
+ * The configuration keys that decide conversions, as `git config -z --get-regexp` lists them;
+ * kept between calls while no configuration file changed (config-memo.ts), so a long-running
+ * server spawns no git for them on every apply.
+ */
+async function readConversionConfig(
+  cwd: string,
+  here: RepoLocation | null,
+): Promise<Map<string, string>> {
+  const out = await configRegexpMemo(
+    cwd,
+    '^(core\\.(autocrlf|attributesfile)|filter\\..+\\.(clean|process))$',
+    here ? { gitDir: here.gitDir, commonDir: here.commonDir } : null,
   );
-  return parseConfigZ(r.stdout);
+  return parseConfigZ(out);
 }
 
 /**

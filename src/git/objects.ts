@@ -4,7 +4,8 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
-import { gitText, runGit } from './run.js';
+import { gitFailed, gitText, runGit, spawnGitFedLater } from './run.js';
+import { trace } from '../trace/index.js';
 import { literalPathspec, locateWorktreeDirect } from './plumbing.js';
 import {
   formatOfOid,
@@ -60,11 +61,7 @@ export async function updateIndex(
   indexFile?: string,
 ): Promise<void> {
   if (entries.length === 0) return;
-  const withId = entries.find((e) => e.oid !== null);
-  const zero = zeroOid(withId ? formatOfOid(withId.oid!) : await objectFormatAt(cwd));
-  const input = entries
-    .map((e) => (e.oid === null ? `0 ${zero}\t${e.path}\0` : `${e.mode} ${e.oid}\t${e.path}\0`))
-    .join('');
+  const input = await indexInfoOf(cwd, entries);
   const split = indexFile === undefined && (await shouldSplit(cwd));
   await runGit(['update-index', ...(split ? ['--split-index'] : []), '-z', '--index-info'], {
     cwd,
@@ -72,6 +69,61 @@ export async function updateIndex(
     detached: true,
     ...(indexFile ? { env: { GIT_INDEX_FILE: indexFile } } : {}),
   });
+}
+
+/** The `--index-info -z` records of `entries` (a removal names the zero id of the format). */
+async function indexInfoOf(cwd: string, entries: readonly IndexEntryUpdate[]): Promise<string> {
+  const withId = entries.find((e) => e.oid !== null);
+  const zero = zeroOid(withId ? formatOfOid(withId.oid!) : await objectFormatAt(cwd));
+  return entries
+    .map((e) => (e.oid === null ? `0 ${zero}\t${e.path}\0` : `${e.mode} ${e.oid}\t${e.path}\0`))
+    .join('');
+}
+
+/** An index update whose git is already running, waiting for its entries ({@link openIndexUpdate}). */
+export interface OpenIndexUpdate {
+  /**
+   * Sends `entries` and waits until git has written the index (none: as {@link abort}).
+   * @throws HagentError GIT_FAILED when git fails or could not start (the index is as it was).
+   */
+  commit(entries: readonly IndexEntryUpdate[]): Promise<void>;
+  /** Ends it with nothing sent: git changes nothing and exits. Never throws; may be called after commit. */
+  abort(): Promise<void>;
+}
+
+/**
+ * Starts {@link updateIndex}'s `git update-index -z --index-info` now and sends the entries
+ * later, so that git's start-up and its read of the index (at 100,000 entries most of the
+ * call: the shared index of a split one) overlap the caller's other steps, as the ref
+ * transaction's start does (ref-transaction.ts). git takes `index.lock` at its start and writes
+ * the index only when its input ends with entries in it: ended with none (`abort`, or hagent
+ * dead), it removes the lock and leaves the index as it was. In a process group of its own, as
+ * every index write of a transaction; an orphan's lock is handled by recovery like any other.
+ */
+export function openIndexUpdate(cwd: string): OpenIndexUpdate {
+  let ended = false;
+  let args: string[] = [];
+  const git = shouldSplit(cwd).then((split) => {
+    args = ['update-index', ...(split ? ['--split-index'] : []), '-z', '--index-info'];
+    return spawnGitFedLater(args, cwd);
+  });
+  const end = async (input: string): Promise<number> => {
+    const { child, exited } = await git;
+    if (!ended) child.stdin.end(input);
+    ended = true;
+    return exited;
+  };
+  return {
+    async commit(entries) {
+      const input = entries.length ? await indexInfoOf(cwd, entries) : '';
+      const code = await end(input);
+      trace('git update-index (started early)');
+      if (code !== 0) throw gitFailed(args, code, (await git).stderr());
+    },
+    async abort() {
+      await end('').catch(() => undefined);
+    },
+  };
 }
 
 /** An index at least this large is made a split index ({@link updateIndex}, {@link splitLargeIndex}). */

@@ -6,7 +6,7 @@
  * with git's reflog entries, whatever the ref backend, hooks and configuration.
  */
 import { HagentError } from '../errors.js';
-import { runGit, spawnGit } from './run.js';
+import { runGit, spawnGitFedLater } from './run.js';
 import { readRefsDirect } from './refs-direct.js';
 import { readRef } from './plumbing.js';
 
@@ -114,18 +114,11 @@ export function openRefTransaction(cwd: string, message: string): OpenRefTransac
   // In a process group of its own: a kill of hagent's group after the moves were sent leaves
   // git to finish them (or, cut off before `commit`, to move nothing) instead of dying between
   // `prepare` and `commit` with every ref locked; recovery waits for it (transaction/recover.ts).
-  const child = spawnGit(['update-ref', '--create-reflog', '-m', message, '--stdin', '-z'], {
-    cwd,
-    detached: true,
-  });
-  const err: Buffer[] = [];
-  child.stderr.on('data', (d: Buffer) => err.push(d));
-  child.stdout.resume();
-  child.stdin.on('error', () => undefined); // git may exit first: its exit code tells
-  const exited = new Promise<number>((resolve) => {
-    child.on('error', () => resolve(-1));
-    child.on('close', (code) => resolve(code ?? 1));
-  });
+  const {
+    child,
+    exited,
+    stderr: stderrText,
+  } = spawnGitFedLater(['update-ref', '--create-reflog', '-m', message, '--stdin', '-z'], cwd);
   return {
     pid: child.pid ?? null,
     async commit(moves) {
@@ -133,7 +126,7 @@ export function openRefTransaction(cwd: string, message: string): OpenRefTransac
       child.stdin.end(real.length ? refTransactionInput(real) : '');
       const code = await exited;
       if (code === 0 || real.length === 0) return;
-      const stderr = Buffer.concat(err).toString('utf8');
+      const stderr = stderrText();
       const name = failedRefOf(stderr);
       const m = real.find((x) => x.ref === name) ?? real[0]!;
       throw new HagentError(

@@ -140,20 +140,23 @@ export function runGit(args: readonly string[], options: RunGitOptions): Promise
       if (tracing())
         trace(`git ${args.slice(0, 2).join(' ')} (${result.durationMs.toFixed(1)} ms)`);
       if (result.exitCode !== 0 && !options.allowFailure) {
-        const firstLine = result.stderr.trim().split('\n').pop() ?? '';
-        reject(
-          new HagentError(
-            'GIT_FAILED',
-            `git ${args[0]} failed (exit ${result.exitCode})${firstLine ? `: ${firstLine}` : ''}`,
-            { argv: ['git', ...args], exitCode: result.exitCode, stderr: result.stderr.trim() },
-            'this git error was not expected; the files and refs are as they were before the command',
-          ),
-        );
+        reject(gitFailed(args, result.exitCode, result.stderr));
         return;
       }
       resolve(result);
     });
   });
+}
+
+/** The GIT_FAILED error of `git <args>` that exited `exitCode` with `stderr` (its last line shown). */
+export function gitFailed(args: readonly string[], exitCode: number, stderr: string): HagentError {
+  const firstLine = stderr.trim().split('\n').pop() ?? '';
+  return new HagentError(
+    'GIT_FAILED',
+    `git ${args[0]} failed (exit ${exitCode})${firstLine ? `: ${firstLine}` : ''}`,
+    { argv: ['git', ...args], exitCode, stderr: stderr.trim() },
+    'this git error was not expected; the files and refs are as they were before the command',
+  );
 }
 
 /**
@@ -207,4 +210,31 @@ export function spawnGit(
     windowsHide: true,
     ...(options.detached ? { detached: true } : {}),
   }) as ChildProcessWithoutNullStreams;
+}
+
+/** A git process started before its input is known ({@link spawnGitFedLater}). */
+export interface FedLater {
+  child: ChildProcessWithoutNullStreams;
+  /** git's exit code once it ended (-1: it could not start). */
+  exited: Promise<number>;
+  /** What git wrote on stderr so far. */
+  stderr(): string;
+}
+
+/**
+ * Starts `git <args>` detached (a process group of its own, {@link RunGitOptions.detached}),
+ * its stdout drained and stderr kept, for a caller that writes its input later: git's start-up
+ * then overlaps the caller's work (ref-transaction.ts, objects.ts `openIndexUpdate`).
+ */
+export function spawnGitFedLater(args: readonly string[], cwd: string): FedLater {
+  const child = spawnGit(args, { cwd, detached: true });
+  const err: Buffer[] = [];
+  child.stderr.on('data', (d: Buffer) => err.push(d));
+  child.stdout.resume();
+  child.stdin.on('error', () => undefined); // git may exit first: its exit code tells
+  const exited = new Promise<number>((resolve) => {
+    child.on('error', () => resolve(-1));
+    child.on('close', (code) => resolve(code ?? 1));
+  });
+  return { child, exited, stderr: () => Buffer.concat(err).toString('utf8') };
 }

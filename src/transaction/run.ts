@@ -8,7 +8,7 @@
  *    commit is written here;
  * 2. record: the intent record, once, fsynced together with the staged temp files;
  * 3. files: published (fsx's compare-and-swap renames, or a checkout step);
- * 4. index: the changed paths' entries;
+ * 4. index: the changed paths' entries (git started with the ref transaction's, fed here);
  * 5. refs: every ref move of the command in one atomic `git update-ref --stdin` transaction;
  * 6. the record is removed (a session end first removes its worktree and metadata).
  *
@@ -27,7 +27,13 @@ import {
   stageWrites,
   type Staged,
 } from '../fsx/index.js';
-import { openRefTransaction, updateIndex, writeNoteCommit, type NoteWriter } from '../git/index.js';
+import {
+  openIndexUpdate,
+  openRefTransaction,
+  updateIndex,
+  writeNoteCommit,
+  type NoteWriter,
+} from '../git/index.js';
 import { trace } from '../trace/index.js';
 import { indexEntriesOf, type TransactionPlan, type WorktreePlan } from './plan.js';
 import { intentPath, removeIntent, writeIntent, type TxRecord } from './record.js';
@@ -114,6 +120,8 @@ export async function runTransaction(
   record.gitPid = refTx.pid;
   const bytes = plan.worktrees.filter((w) => w.publish.kind === 'bytes');
   if (bytes.length > 1) throw new Error('BUG: one worktree of staged bytes per transaction');
+  // Likewise git's index update: it reads the index (and takes its lock) now, its entries at 4.
+  const indexTx = bytes[0] ? openIndexUpdate(bytes[0].path) : null;
   const done: { w: WorktreePlan; published: boolean; indexed: boolean }[] = [];
   let durable: Promise<void> = Promise.resolve();
   let ending = false;
@@ -187,14 +195,14 @@ export async function runTransaction(
     for (const step of done) {
       if (step.w.publish.kind !== 'bytes') continue;
       step.indexed = true;
-      await updateIndex(step.w.path, indexEntriesOf(step.w.files, 'next'));
+      await indexTx!.commit(indexEntriesOf(step.w.files, 'next'));
       trace('tx: index updated');
     }
     // 5. Refs, all at once.
     await refTx.commit(refs);
     trace('tx: refs moved');
   } catch (error) {
-    await refTx.abort();
+    await Promise.all([refTx.abort(), indexTx?.abort()]);
     // A session end that started is rolled forward by recovery: its record stays.
     const kept = (await rollback(done, hooks, error)) || ending;
     await durable;
