@@ -126,7 +126,7 @@ for (const [name, args] of scripts) {
   if (r.code !== 0 && (!last || Number(last[2]) === 0)) failed += 1;
   if (!last && r.code === 0) passed += 1;
 }
-// Figures of the safety envelope (issue 4), printed for the record: bench/ owns them, they pass
+// Figures of the safety envelope, printed for the record: bench/ owns them, they pass
 // or fail nothing here (timing is never a test).
 const figures =
   only || process.env.HAGENT_QUICK

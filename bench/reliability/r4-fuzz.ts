@@ -113,7 +113,7 @@ function seedPatch(r: () => number, state: Map<string, string>, n: number): stri
   return `*** Begin Patch\n${ops.join('')}*** End Patch\n`;
 }
 
-/** Breaks a patch: 1–3 of the mutations of issue 4 R4. */
+/** Breaks a patch: 1–3 of the mutations of the fuzz figure R4. */
 function mutate(r: () => number, text: string): string {
   let lines = text.split('\n');
   const muts = int(r, 1, 4);

@@ -498,7 +498,7 @@ function changeSize(plan: Plan): ChangeSize {
 const PREVIEW_MAX_LINES = 60;
 
 /**
- * What a human sees before saying yes (issue: safety envelope §2): the file list with op kinds
+ * What a human sees before saying yes: the file list with op kinds
  * and line counts, then a unified diff preview (at most 60 lines, computed with diff@9 and a
  * timeout so a huge file cannot stall the prompt).
  */
@@ -650,7 +650,7 @@ function withoutPaths(
  * file's bytes), index, one ref transaction (branch, redo ref, notes ref) → post-apply hook.
  * A watcher on the targets runs from the snapshot until after the commit.
  * Every attempt, applied or refused, is appended to the journal.
- * Rules: patch-language.md §1–§7; design.md invariants 1–4; issue "safety envelope" §2–§8.
+ * Rules: patch-language.md §1–§7; design.md invariants 1–4; docs/architecture.md.
  * @throws HagentError with any code of patch-language.md §6, plus WATCH_FAILED, TARGET_MOVED,
  *   GIT_FAILED; nothing is left half-written.
  */
@@ -1244,7 +1244,7 @@ async function applyTransaction(
 
 /**
  * `--base COMMIT` compare-and-swap: when the session head moved since COMMIT, refuse if any
- * target differs between COMMIT and the head (issue: safety envelope §4).
+ * target differs between COMMIT and the head.
  * @throws HagentError STALE_FILE (or UNKNOWN_REV for a base that names no commit).
  */
 async function assertBaseFresh(

@@ -1,6 +1,6 @@
 /**
  * check: parse and locate a patch against a directory without writing anything — per file and
- * chunk, where it would land and at which comparison level (issue: patch engine §4).
+ * chunk, where it would land and at which comparison level.
  */
 import {
   absoluteRoots,

@@ -2,7 +2,7 @@
  * doctor: finds and mends what interrupted or outside actions can leave behind — a pending
  * transaction (finished or undone), stray hagent temp files, missing worktrees, refs and index
  * out of step, a lock whose holder died, and worktrees or branches no session owns
- * (issue: safety envelope §3).
+ * (docs/architecture.md, the transaction).
  */
 import { promises as fs, realpathSync } from 'node:fs';
 import path from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * The write half of a transaction over worktree files (issue: safety envelope §3):
+ * The write half of a transaction over worktree files (docs/architecture.md):
  * stage every new file as a temp file beside its target (written, fsynced), then publish with
  * renames (each preceded by a compare-and-swap check of the target's bytes), then fsync the
  * folders. Temp names are `.<name>.hagent-<txid>.tmp`, so they can be told apart from the user's

@@ -2,7 +2,7 @@
  * Building a new root tree from a commit and a few changed paths without reading or writing an
  * index: only the trees on the changed paths are read (`git cat-file --batch`) and written
  * (`git mktree --batch`), so the cost grows with the patch, not with the repository
- * (issue: session cycle, "apply on 100,000 files ÷ apply on 1,000 files ≤ 1.2").
+ * (the figure "apply on 100,000 files ÷ apply on 1,000 files ≤ 1.2", docs/performance.md).
  */
 import { HagentError } from '../errors.js';
 import { formatOfOid, hashObject, oidByteLength, type ObjectFormat } from './object-format.js';

@@ -100,7 +100,7 @@ export interface LandOptions {
   allowDenied?: boolean;
 }
 
-/** JSON of `hagent land` (issue 2 §5). */
+/** JSON of `hagent land`. */
 export interface LandResult {
   ok: true;
   session: string;
@@ -212,7 +212,7 @@ interface LandMerge {
 }
 
 /**
- * What a land merges into the target (issue: no work lost §1): the session's changes since
+ * What a land merges into the target: the session's changes since
  * what it already landed — its land base — not since its start, so nothing that is on the target
  * already is taken back; limited to the approved paths.
  * @throws HagentError NOTHING_TO_LAND when every approved change has landed already.

@@ -76,7 +76,7 @@ const RUNTIME_ENV = {
 } as const;
 
 /**
- * Merges defaults ← config file ← environment (patch-language.md §5b; issue: safety envelope §1).
+ * Merges defaults ← config file ← environment (patch-language.md §5b).
  * Built-in denied paths always stay; `deniedPaths` adds to them.
  * @throws HagentError USAGE for a malformed environment value.
  */

@@ -298,7 +298,7 @@ export function confirmationReasons(size: ChangeSize, policy: Policy): string[] 
   return reasons;
 }
 
-/** Environment variables that override a policy number for one run (issue: safety envelope §1). */
+/** Environment variables that override a policy number for one run. */
 export const POLICY_ENV = {
   HAGENT_MAX_FILES: 'maxFiles',
   HAGENT_MAX_CHANGED_LINES: 'maxChangedLines',

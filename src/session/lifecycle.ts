@@ -1,5 +1,5 @@
 /**
- * Session start, list, status and end (issue: the session cycle).
+ * Session start, list, status and end.
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
@@ -147,7 +147,7 @@ export interface StartOptions {
   env?: Readonly<Record<string, string | undefined>>;
 }
 
-/** JSON of `hagent session start` (issue 2 §2). */
+/** JSON of `hagent session start`. */
 export interface StartResult {
   id: string;
   worktree: string;

@@ -1,7 +1,7 @@
 /**
  * sync: adopts edits made in a session worktree outside hagent (by hand, by a build, by the
- * agent's shell) into one commit marked as outside, so they become reviewable and undoable
- * (issue: safety envelope §4). The same commit, limited to named paths and carrying its own op
+ * agent's shell) into one commit marked as outside, so they become reviewable and undoable.
+ * The same commit, limited to named paths and carrying its own op
  * and trailers, records what an agent's native tool wrote (agents/: one commit per tool call).
  */
 import { HagentError } from '../errors.js';

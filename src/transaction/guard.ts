@@ -1,5 +1,5 @@
 /**
- * The envelope every writing command runs in (issue: safety envelope §3, §6, §8): the session
+ * The envelope every writing command runs in: the session
  * lock, recovery of an interrupted transaction, and one journal line per attempt — applied or
  * refused — whatever the command.
  */

@@ -1,6 +1,6 @@
 /**
  * Watching the targets of an apply for outside writes, from before the staleness check until
- * after the commit (issue: safety envelope §5). One `fs.watch` per folder that holds a target
+ * after the commit. One `fs.watch` per folder that holds a target
  * (or, for a target in a folder that does not exist yet, its nearest existing ancestor): the
  * kernel reports every create, write, rename and delete of a direct child by name (inotify on
  * Linux, FSEvents on macOS, ReadDirectoryChangesW on Windows), with no stat of the siblings.

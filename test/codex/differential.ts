@@ -1,6 +1,6 @@
 /**
  * Differential test of hagent's patch engine against the real Codex `apply_patch` engine
- * (issue 3, "Tests that no one here wrote the answers to").
+ * (tests whose answers no one here wrote).
  *
  * Generates COUNT (default 2,000) patches from seeded random edits of real files (this repo's
  * sources; the npm packages of the replay cache when present), applies each with hagent's pure

@@ -335,7 +335,7 @@ export function chunksFor(
   return out;
 }
 
-/** Degradations a model's copy of context suffers (property tests; issue 3). */
+/** Degradations a model's copy of context suffers (property tests). */
 export const degradations = {
   trailingWhitespace: (l: string) => l.trimEnd(),
   tabsToSpaces: (l: string) => l.replace(/\t/g, '    '),

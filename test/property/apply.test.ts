@@ -1,5 +1,5 @@
 /**
- * Properties of applying a patch made from an edit of a real file (issue 3):
+ * Properties of applying a patch made from an edit of a real file:
  * it gives exactly the edited file, also when its context was degraded the way models degrade it,
  * as long as the degraded context is still unique.
  */

@@ -1,7 +1,7 @@
 /**
  * Any mutation of a valid patch (dropped, duplicated, swapped or truncated lines, random bytes,
  * wrappers) ends in a plan or a HagentError with a known code — never another exception, and the
- * snapshot given to the planner is never modified (the engine writes nothing). Issue 3.
+ * snapshot given to the planner is never modified (the engine writes nothing).
  */
 import fc from 'fast-check';
 import { suite } from 'uvu';

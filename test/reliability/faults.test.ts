@@ -1,5 +1,5 @@
 /**
- * Issue 4 "Proven under faults", short versions of bench/reliability/run.ts (same scenarios,
+ * Proven under faults: short versions of bench/reliability/run.ts (same scenarios,
  * smaller counts, from bench/reliability/r1-kill.ts … r5-paths.ts, io-diskfull.ts): kill -9,
  * concurrent writers, an outside writer, hostile patches, hostile paths and a real full disk.
  * Each scenario returns its failures; none is expected. Full, read-only, immutable and failing

@@ -1,4 +1,4 @@
-// Rule: patch-language.md §3.3, §3.8, §6 and issue 3 §3 ("diagnostics that teach"): refusals carry
+// Rule: patch-language.md §3.3, §3.8, §6 (diagnostics that teach): refusals carry
 // structured details an agent can act on, through parsePatch/planPatch and formatResult.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
