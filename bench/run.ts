@@ -468,8 +468,16 @@ function benchEnvelope(
   };
 }
 
-/** Figure 4: land --yes of a fresh one-patch session vs git merge --squash + git commit of its branch. */
-function benchLand(repo: BenchRepo, ready: StartJson[]): { hagent: number; git: number } {
+/**
+ * Figure 4: land --yes of a fresh one-patch session vs git merge --squash + git commit of its
+ * branch. Both sides bring the same commit onto `main` and update its checkout. The figure is
+ * not net of Node's start (`node -e 0`, measured beside it and printed): at 1k files that start
+ * alone is several times git's whole job.
+ */
+function benchLand(
+  repo: BenchRepo,
+  ready: StartJson[],
+): { hagent: number; git: number; node: number } {
   const rounds = runsFor(repo.n, 5, 3);
   const tag = Date.now().toString(36);
   const target = git(['rev-parse', 'HEAD'], repo.dir).trim();
@@ -502,6 +510,7 @@ function benchLand(repo: BenchRepo, ready: StartJson[]): { hagent: number; git: 
         resetTarget();
         return ms;
       },
+      node: () => run(process.execPath, ['-e', '0'], repo.dir).ms,
     },
     {
       setup: (r) => {
@@ -522,7 +531,11 @@ function benchLand(repo: BenchRepo, ready: StartJson[]): { hagent: number; git: 
     },
   );
   detail('land', samples);
-  return { hagent: median(samples.hagent!), git: median(samples.git!) };
+  return {
+    hagent: median(samples.hagent!),
+    git: median(samples.git!),
+    node: median(samples.node!),
+  };
 }
 
 // ---------------------------------------------------------------- main
@@ -605,7 +618,7 @@ async function main(): Promise<void> {
       if (wants('land')) {
         try {
           const l = benchLand(repo, ready);
-          verdict(`land (${sizeLabel(n)} files)`, l.hagent, l.git, 2);
+          verdict(`land (${sizeLabel(n)} files; node floor ${fmt(l.node)})`, l.hagent, l.git, 2);
         } catch (e) {
           failed(`land (${sizeLabel(n)} files)`, e);
         }

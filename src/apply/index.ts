@@ -34,6 +34,7 @@ import {
   looseObjectStore,
   writeLooseObject,
   writeCommit,
+  Repo,
   type LooseObjectStore,
   type CommitTrees,
   type CatFileBatch,
@@ -684,6 +685,8 @@ export async function applyPatch(
       // the reads below.
       const conversions = conversionsOf(session.worktree, pathsToRead(parsed));
       conversions.catch(() => undefined); // awaited in applyLocked
+      // git's identity for the commit (three spawns, once per process), asked now to overlap too.
+      if (!options.dryRun) void Repo.of(ctx).from(session.worktree).identity();
       const { head, redo } = await readSessionRefs(ctx, session);
       trace('apply: refs read');
       const watch =

@@ -22,6 +22,9 @@ import {
   looseObjectStore,
   mergeTrees,
   readRefPreferDirect,
+  Repo,
+  type LooseObjectStore,
+  type TreeMerge,
   moveRefs,
   writeCommit,
   writeInternalCommit,
@@ -209,12 +212,15 @@ interface LandMerge {
   theirsTree: string;
   /** The paths that side changes against the land base. */
   pending: TreeChange[];
+  /** Tree of the target's commit: the other side of the merge. */
+  previousTree: string;
 }
 
 /**
- * What a land merges into the target: the session's changes since
- * what it already landed — its land base — not since its start, so nothing that is on the target
- * already is taken back; limited to the approved paths.
+ * What a land merges into the target commit `previous` (issue: no work lost §1): the session's
+ * changes since what it already landed — its land base — not since its start, so nothing that
+ * is on the target already is taken back; limited to the approved paths. The diff and the three
+ * trees are read side by side (two git calls).
  * @throws HagentError NOTHING_TO_LAND when every approved change has landed already.
  */
 async function planMerge(
@@ -222,10 +228,14 @@ async function planMerge(
   session: Session,
   head: string,
   paths: readonly string[] | null,
+  previous: string,
 ): Promise<LandMerge> {
   const cwd = ctx.cwd;
   const landBase = await readLandBase(ctx, session, head);
-  const pending = await diffTrees(cwd, landBase.treeish, head, paths ?? []);
+  const [pending, [baseTree, headTree, previousTree]] = await Promise.all([
+    diffTrees(cwd, landBase.treeish, head, paths ?? []),
+    treeIds(cwd, [landBase.treeish, head, previous]),
+  ]);
   if (pending.length === 0) {
     throw new HagentError(
       'NOTHING_TO_LAND',
@@ -236,12 +246,38 @@ async function planMerge(
         : 'nothing to do; end the session with hagent session end',
     );
   }
-  const [baseTree, headTree] = await treeIds(cwd, [landBase.treeish, head]);
   const theirsTree =
     paths === null
       ? headTree!
       : await writeTreeWithChanges(cwd, landBase.treeish, pending.map(headChange));
-  return { landBase, baseTree: baseTree!, theirsTree, pending };
+  return { landBase, baseTree: baseTree!, theirsTree, pending, previousTree: previousTree! };
+}
+
+/**
+ * The merge of a land and what it changes on the target. When the target's tree is the merge
+ * base (nothing landed on it since the land base, the usual case) the three-way merge is the
+ * session's side itself, as `git merge` fast-forwards: no merge-tree, and for a whole-session
+ * land the changes are the plan's pending ones, so no second diff either.
+ * @throws HagentError GIT_FAILED.
+ */
+async function mergeOnTarget(
+  cwd: string,
+  store: LooseObjectStore | null,
+  plan: LandMerge,
+  previous: string,
+  wholeSession: boolean,
+): Promise<{ merged: TreeMerge; changed: () => Promise<TreeChange[]> }> {
+  if (plan.previousTree === plan.baseTree) {
+    trace('land: the target is at the land base: the merge is the session side');
+    const merged = { tree: plan.theirsTree, clean: true, conflicts: [] };
+    return {
+      merged,
+      changed: () =>
+        wholeSession ? Promise.resolve(plan.pending) : diffTrees(cwd, previous, merged.tree),
+    };
+  }
+  const merged = await mergeTrees(cwd, store, plan.baseTree, plan.previousTree, plan.theirsTree);
+  return { merged, changed: () => diffTrees(cwd, previous, merged.tree) };
 }
 
 /**
@@ -465,8 +501,10 @@ async function landLocked(
       'recreate the branch, or merge the session branch yourself',
     );
 
+  // git's identity for the commit, asked now (three spawns) to overlap the reads of the merge.
+  void Repo.of(ctx).identity();
   const [plan, store] = await Promise.all([
-    planMerge(ctx, session, head, approval.paths),
+    planMerge(ctx, session, head, approval.paths, previous),
     looseObjectStore(ctx.commonDir, previous),
   ]);
   const denied = await notOnTarget(
@@ -483,8 +521,13 @@ async function landLocked(
       `nothing was written; drop them from the session (hagent undo, or approve only the other files: hagent review --approve PATH…), or, if you want them on ${target.replace('refs/heads/', '')}, land with --allow-denied`,
     );
   }
-  const [previousTree] = await treeIds(cwd, [previous]);
-  const merged = await mergeTrees(cwd, store, plan.baseTree, previousTree!, plan.theirsTree);
+  const { merged, changed: changedOnTarget } = await mergeOnTarget(
+    cwd,
+    store,
+    plan,
+    previous,
+    approval.paths === null,
+  );
   const { tree, conflicts } = merged;
   if (!merged.clean) {
     throw new HagentError(
@@ -510,12 +553,13 @@ async function landLocked(
     oldOid: plan.landBase.ref,
   });
   // Independent reads side by side: what changes, the patch subjects for the message, the checkouts.
-  const [changed, subjects, worktrees] = await Promise.all([
-    diffTrees(cwd, previous, tree),
+  const [changed, subjects, worktrees, backupRef] = await Promise.all([
+    changedOnTarget(),
     options.message === undefined
       ? patchSubjects(ctx, session, head, approval.paths)
       : Promise.resolve([]),
     listWorktrees(cwd, ctx.commonDir),
+    nextLandedRef(ctx, session),
   ]);
   const files = changed.map((c) => ({ path: c.path, status: c.status }));
   const gitlinks = gitlinksTurnedIntoFolders(changed);
@@ -574,7 +618,6 @@ async function landLocked(
   );
   trace(made.inProcess ? 'land: committed in-process' : 'land: committed');
   const commit = made.oid;
-  const backupRef = await nextLandedRef(ctx, session);
   const landBase = await landBaseMove(commit);
   // The approval the land used (recorded when --yes made it), in the same ref transaction.
   const approvalRefMove = await approvalMove(ctx, store, session, stored, approval);
@@ -613,11 +656,16 @@ async function landLocked(
   // The session file keeps a list of lands for display; every decision of a later land reads
   // the refs just moved (the land base, the approval), so a kill before this write loses no
   // state a land depends on, and a failure of it does not undo or deny the land: a warning.
+  // Nor does a crash that loses it, so it is not fsynced (two synchronous fsyncs saved).
   const warnings: string[] = [];
-  await writeSession(ctx.commonDir, {
-    ...session,
-    lands: [...session.lands, { head, commit, target, mode, at: new Date().toISOString() }],
-  }).catch((e: unknown) => {
+  await writeSession(
+    ctx.commonDir,
+    {
+      ...session,
+      lands: [...session.lands, { head, commit, target, mode, at: new Date().toISOString() }],
+    },
+    { durable: false },
+  ).catch((e: unknown) => {
     warnings.push(
       `landed; the session record could not be updated (${toHagentError(e).message}): its list of lands misses this one, which changes nothing a later land or undo decides`,
     );

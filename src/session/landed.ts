@@ -19,6 +19,7 @@ import {
   type TreeChange,
   mergeBase,
   isAncestor,
+  Repo,
 } from '../git/index.js';
 import type { RepoContext } from './context.js';
 import type { Session } from './store.js';
@@ -57,10 +58,12 @@ export async function readLandBase(
   head?: string,
 ): Promise<LandBase> {
   const cwd = ctx.cwd;
-  const [ref, target] = await Promise.all([
-    readRef(cwd, landBaseRef(session)),
-    session.target ? readRef(cwd, session.target) : Promise.resolve(null),
+  const refs = await Repo.of(ctx).readRefs([
+    landBaseRef(session),
+    ...(session.target ? [session.target] : []),
   ]);
+  const ref = refs.get(landBaseRef(session)) ?? null;
+  const target = session.target ? (refs.get(session.target) ?? null) : null;
   // What has landed and is still on the target: a land the user took off the target (reset past
   // its commit) no longer counts, nor what was recorded on top of it.
   const landed = ref ? await landedStillOnTarget(cwd, session, ref, target) : null;
