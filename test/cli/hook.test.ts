@@ -3,12 +3,13 @@
  * Codex, Gemini CLI, Cursor, Copilot CLI): the answer has the agent's exact shape, refused edits
  * never reach disk, recorded edits are one commit each, and outside a session nothing happens.
  * Cursor and Copilot CLI cannot run here, so these payload tests are their only tests.
+ * Also: the commit identity kept across hook processes, and a first edit under packed trees.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { git, hagent, makeRepo, startSession } from '../helpers/index.js';
+import { git, hagent, makeRepo, startSession, tempDir } from '../helpers/index.js';
 
 const test = suite('hagent hook');
 
@@ -658,6 +659,171 @@ test("gemini and codex: a shell command that changed the user's checkout is repo
   assert.is(c.status, 0, c.stderr);
   assert.is(c.stdout, '');
   assert.match(c.stderr, /WARNING from hagent: .*tracked files changed: a\.txt/);
+});
+
+// --- Commit identity ---
+// The identity of the commits an agent's hooks make (a process per tool call): git's answer
+// (`git var`) is kept in the repository for the next hook processes, and a kept answer is never
+// used once it may be wrong: another `GIT_AUTHOR_NAME` in the environment, a changed
+// `user.name` in the repository's config or in a file it includes, a new global config file.
+// HAGENT_TRACE says whether git was asked (`git var`) or the kept answer was used.
+
+/** The helpers' identity and dates left out: the configuration decides, as for a user. */
+const UNSET = [
+  'GIT_AUTHOR_DATE',
+  'GIT_COMMITTER_DATE',
+  'GIT_AUTHOR_NAME',
+  'GIT_AUTHOR_EMAIL',
+  'GIT_COMMITTER_NAME',
+  'GIT_COMMITTER_EMAIL',
+];
+
+function setupIdentity(name: string) {
+  const repo = makeRepo({ 'a.txt': 'a\n' });
+  git(repo, 'config', 'user.name', 'Grace Hopper');
+  git(repo, 'config', 'user.email', 'grace@example.com');
+  const r = hagent(repo, ['session', 'start', '--json', '--name', name], { unsetEnv: UNSET });
+  assert.is(r.status, 0, r.stderr);
+  return { repo, wt: r.json.worktree as string, branch: r.json.branch as string };
+}
+
+let call = 0;
+
+/**
+ * One native Write through Claude Code's hooks (pre, the write, post) with `env`.
+ * @returns the commit's author and committer (`name <email>|name <email>`) and the trace.
+ */
+function edit(
+  s: { repo: string; wt: string; branch: string },
+  env: Record<string, string> = {},
+): { who: string; trace: string } {
+  call += 1;
+  const file = path.join(s.wt, 'a.txt');
+  const payload = (event: string) =>
+    JSON.stringify({
+      hook_event_name: event,
+      cwd: s.wt,
+      tool_name: 'Write',
+      tool_use_id: `toolu_${call}`,
+      tool_input: { file_path: file, content: `edit ${call}\n` },
+    });
+  const opts = {
+    unsetEnv: UNSET.filter((k) => !(k in env)),
+    env: { HAGENT_TRACE: '1', ...env },
+  };
+  const pre = hagent(s.wt, ['hook', 'claude'], { ...opts, input: payload('PreToolUse') });
+  assert.is(pre.status, 0, pre.stderr);
+  writeFileSync(file, `edit ${call}\n`);
+  const post = hagent(s.wt, ['hook', 'claude'], { ...opts, input: payload('PostToolUse') });
+  assert.is(post.status, 0, post.stderr);
+  assert.match(post.stdout, /hagent recorded this edit as commit/);
+  assert.match(post.stderr, /commit: in-process/);
+  return {
+    who: git(s.repo, 'log', '-1', '--format=%an <%ae>|%cn <%ce>', s.branch),
+    trace: post.stderr,
+  };
+}
+
+const GRACE = 'Grace Hopper <grace@example.com>|Grace Hopper <grace@example.com>';
+const asked = (trace: string) => /git var GIT_AUTHOR_IDENT/.test(trace);
+const kept = (trace: string) => /identity: kept/.test(trace);
+
+test('git is asked once; the next hook processes use the kept answer', () => {
+  const s = setupIdentity('kept');
+  const first = edit(s);
+  assert.is(first.who, GRACE);
+  assert.ok(asked(first.trace), first.trace);
+  for (let i = 0; i < 2; i++) {
+    const next = edit(s);
+    assert.is(next.who, GRACE);
+    assert.ok(kept(next.trace) && !asked(next.trace), next.trace);
+  }
+});
+
+test('a GIT_AUTHOR_NAME override is followed, and the configured name comes back without it', () => {
+  const s = setupIdentity('override');
+  assert.is(edit(s).who, GRACE);
+  const over = edit(s, { GIT_AUTHOR_NAME: 'Ada Lovelace' });
+  assert.is(over.who, 'Ada Lovelace <grace@example.com>|Grace Hopper <grace@example.com>');
+  assert.ok(asked(over.trace), 'another environment: git is asked');
+  assert.is(
+    edit(s, { GIT_AUTHOR_NAME: 'Ada Lovelace' }).who.split('|')[0],
+    'Ada Lovelace <grace@example.com>',
+  );
+  const back = edit(s);
+  assert.is(back.who, GRACE);
+  assert.ok(kept(back.trace), 'the first environment keeps its own answer');
+});
+
+test('a changed user.name, in the config or in a file it includes, is followed', () => {
+  const s = setupIdentity('renamed');
+  assert.is(edit(s).who, GRACE);
+  git(s.repo, 'config', 'user.name', 'Rear Admiral Hopper');
+  const renamed = edit(s);
+  assert.is(renamed.who.split('|')[0], 'Rear Admiral Hopper <grace@example.com>');
+  assert.ok(asked(renamed.trace), renamed.trace);
+  // An include whose file does not exist yet, then appears with another name.
+  const extra = path.join(tempDir(), 'identity.inc');
+  git(s.repo, 'config', 'include.path', extra);
+  assert.is(edit(s).who.split('|')[0], 'Rear Admiral Hopper <grace@example.com>');
+  assert.ok(kept(edit(s).trace));
+  writeFileSync(extra, '[user]\n\tname = Amazing Grace\n');
+  const included = edit(s);
+  assert.is(included.who, 'Amazing Grace <grace@example.com>|Amazing Grace <grace@example.com>');
+  assert.ok(asked(included.trace), included.trace);
+});
+
+test('a global config file that appears is followed', () => {
+  const s = setupIdentity('global');
+  const home = tempDir();
+  const global = path.join(home, 'gitconfig');
+  git(s.repo, 'config', '--unset', 'user.name');
+  writeFileSync(global, '[user]\n\tname = First Global\n');
+  const env = { GIT_CONFIG_GLOBAL: global };
+  assert.is(edit(s, env).who.split('|')[0], 'First Global <grace@example.com>');
+  assert.ok(kept(edit(s, env).trace));
+  writeFileSync(global, '[user]\n\tname = Second Global\n');
+  assert.is(edit(s, env).who.split('|')[0], 'Second Global <grace@example.com>');
+});
+
+// --- Packed trees ---
+// A native edit of a file whose trees are packed (the base commit of a repository after `git gc`,
+// the usual case for a real repository): the pre-tool hook reads them with one `git cat-file`
+// and keeps loose copies, so the post-tool hook reads them in-process; the commit is the one git
+// would make and the repository stays sound. HAGENT_TRACE names the git processes each ran.
+
+test('the post-tool hook of a first edit under packed trees spawns no cat-file', () => {
+  const repo = makeRepo({ 'src/lib/a.txt': 'a\n', 'src/lib/b.txt': 'b\n', 'top.txt': 't\n' });
+  git(repo, 'gc', '--quiet', '--prune=now');
+  assert.is(git(repo, 'count-objects', '-v').match(/^count: (\d+)/m)?.[1], '0', 'all packed');
+  const s = startSession(repo, ['--name', 'packed']);
+  const file = path.join(s.worktree, 'src', 'lib', 'a.txt');
+  const payload = (event: string) =>
+    JSON.stringify({
+      hook_event_name: event,
+      cwd: s.worktree,
+      tool_name: 'Write',
+      tool_use_id: 'toolu_packed',
+      tool_input: { file_path: file, content: 'a2\n' },
+    });
+  const env = { HAGENT_TRACE: '1' };
+  const pre = hagent(s.worktree, ['hook', 'claude'], { input: payload('PreToolUse'), env });
+  assert.is(pre.status, 0, pre.stderr);
+  assert.match(pre.stderr, /git cat-file --batch/, 'the pre-tool hook reads the packed trees');
+  writeFileSync(file, 'a2\n');
+  const post = hagent(s.worktree, ['hook', 'claude'], { input: payload('PostToolUse'), env });
+  assert.is(post.status, 0, post.stderr);
+  assert.match(post.stdout, /hagent recorded this edit as commit/);
+  assert.not.match(post.stderr, /git cat-file/, post.stderr);
+  assert.is(git(repo, 'show', `${s.branch}:src/lib/a.txt`), 'a2');
+  assert.is(git(repo, 'show', `${s.branch}:src/lib/b.txt`), 'b');
+  assert.is(git(repo, 'rev-parse', `${s.branch}~1`), s.base);
+  assert.is(git(s.worktree, 'status', '--porcelain'), '');
+  git(repo, 'fsck', '--strict', '--no-dangling');
+  // The copies are git's own objects: gc drops them again.
+  git(repo, 'gc', '--quiet', '--prune=now');
+  git(repo, 'fsck', '--strict', '--no-dangling');
+  assert.is(git(repo, 'show', `${s.branch}:src/lib/a.txt`), 'a2');
 });
 
 test.run();

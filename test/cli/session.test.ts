@@ -1,5 +1,6 @@
 /**
  * `hagent session start|list|status|end|update` through the real CLI on real repositories.
+ * Also: long file lists in human output, and a session update stopped at conflicts.
  */
 import { spawnSync } from 'node:child_process';
 import {
@@ -19,6 +20,7 @@ import {
   git,
   hagent,
   makeRepo,
+  repoWithSession,
   startSession,
   tempDir,
   TEST_CACHE,
@@ -2084,5 +2086,146 @@ t(
     assert.is(git(s.worktree, 'status', '--porcelain'), '');
   },
 );
+
+// --- Long file lists ---
+// Long file lists in human output: a change over many files shows the first 20 and one
+// "… and N more (use --json for all)" line; `--json` keeps every file.
+
+const MORE = /^ {2}… and 5 more \(use --json for all\)$/m;
+
+/** 25 new files written in the session worktree outside hagent. */
+function withOutsideEdits() {
+  const { repo, s } = repoWithSession();
+  const files: Record<string, string> = {};
+  for (let i = 0; i < 25; i++) files[`many/f${String(i).padStart(2, '0')}.txt`] = `${i}\n`;
+  writeFiles(s.worktree, files);
+  return { repo, s };
+}
+
+t('session status lists 20 outside edits and says how many more; --json has all 25', () => {
+  const { repo } = withOutsideEdits();
+  const human = hagent(repo, ['session', 'status', 's1']);
+  assert.is(human.status, 0, human.stderr);
+  assert.match(human.stdout, /outside edits pending \(25\)/);
+  assert.is(human.stdout.match(/^ {4}A many\//gm)?.length, 20);
+  assert.match(human.stdout, /^ {4}… and 5 more \(use --json for all\)$/m);
+  const json = hagent(repo, ['session', 'status', 's1', '--json']);
+  assert.is(json.json.outsideEdits.length, 25);
+});
+
+t('sync, status, undo and land print the first 20 files, then "… and 5 more"', () => {
+  const { repo, s } = withOutsideEdits();
+  const sync = hagent(s.worktree, ['sync']);
+  assert.is(sync.status, 0, sync.stderr);
+  assert.is(sync.stdout.match(/^ {2}A many\//gm)?.length, 20);
+  assert.match(sync.stdout, MORE);
+  const status = hagent(repo, ['session', 'status', 's1']);
+  assert.is(status.stdout.match(/^ {4}A many\//gm)?.length, 20);
+  assert.match(status.stdout, /^ {4}… and 5 more \(use --json for all\)$/m);
+  assert.is(hagent(repo, ['session', 'status', 's1', '--json']).json.changed.length, 25);
+  const review = hagent(repo, ['review', '--stat']);
+  assert.is(review.stdout.match(/^ {2}A many\//gm)?.length, 20);
+  assert.match(review.stdout, MORE);
+  assert.is(hagent(repo, ['review', '--approve', '--json']).status, 0);
+  const land = hagent(repo, ['land'], { unsetEnv: ['HAGENT_AGENT'] });
+  assert.is(land.status, 0, land.stderr);
+  assert.is(land.stdout.match(/^ {2}A many\//gm)?.length, 20);
+  assert.match(land.stdout, MORE);
+  const undo = hagent(path.join(s.worktree), ['undo', '--json']);
+  assert.is(undo.status, 0, undo.stdout);
+  assert.is(undo.json.files.length, 25, '--json keeps the whole list');
+});
+
+t('exactly 20 files: all listed, no "more" line', () => {
+  const { repo, s } = repoWithSession();
+  const files: Record<string, string> = {};
+  for (let i = 0; i < 20; i++) files[`few/f${i}.txt`] = `${i}\n`;
+  writeFiles(s.worktree, files);
+  const status = hagent(repo, ['session', 'status', 's1']);
+  assert.is(status.stdout.match(/^ {4}A few\//gm)?.length, 20);
+  assert.not.match(status.stdout, /more \(use --json for all\)/);
+});
+
+t('session end refused over 25 unlanded files: the message names 20, files has all 25', () => {
+  const { repo, s } = withOutsideEdits();
+  assert.is(hagent(s.worktree, ['sync']).status, 0);
+  const r = hagent(repo, ['session', 'end', 's1', '--json'], { unsetEnv: ['HAGENT_AGENT'] });
+  assert.is(r.status, 1, r.stdout);
+  assert.is(r.json.error.code, 'UNLANDED_WORK');
+  assert.is(r.json.error.files.length, 25);
+  assert.match(r.json.error.message, /many\/f19\.txt … and 5 more \(use --json for all\)$/);
+  assert.not.match(r.json.error.message, /f20/);
+});
+
+// --- session update at conflicts ---
+// `hagent session update` that stops at conflicts: refused (exit 1, MERGE_UNRESOLVED) with the
+// files and the ways on (sync, or git merge --abort) in the hint; the merge stays in progress.
+
+/** A session whose a.txt line two and main's line two both changed. */
+function conflicting() {
+  const { repo, s } = repoWithSession();
+  assert.is(
+    hagent(s.worktree, ['apply', '-'], { input: updatePatch('a.txt', 'two', 'SESSION') }).status,
+    0,
+  );
+  writeFileSync(path.join(repo, 'a.txt'), 'one\nMAIN\nthree\n');
+  git(repo, 'commit', '-qam', 'user');
+  return { repo, s };
+}
+
+const mergeHead = (worktree: string) =>
+  existsSync(path.join(git(worktree, 'rev-parse', '--absolute-git-dir'), 'MERGE_HEAD'));
+
+t(
+  '--json: exit 1, ok false, the result fields kept, error MERGE_UNRESOLVED naming the files',
+  () => {
+    const { repo, s } = conflicting();
+    const r = hagent(repo, ['session', 'update', 's1', '--json']);
+    assert.is(r.status, 1, r.stdout);
+    assert.is(r.json.ok, false);
+    assert.equal(r.json.conflicts, ['a.txt']);
+    assert.is(r.json.commit, null);
+    assert.is(r.json.session, 's1');
+    assert.is(r.json.error.code, 'MERGE_UNRESOLVED');
+    assert.equal(r.json.error.files, ['a.txt']);
+    assert.match(r.json.error.message, /stopped at 1 conflicted file: a\.txt/);
+    assert.match(r.json.error.hint, /git add it, then run hagent sync --session s1/);
+    assert.match(r.json.error.hint, /merge --abort/);
+    assert.ok(mergeHead(s.worktree), 'the merge stays in progress');
+    assert.match(readFileSync(path.join(s.worktree, 'a.txt'), 'utf8'), /<<<<<<< HEAD/);
+  },
+);
+
+t('human: the conflicted files on stdout, error and hint on stderr; both ways on work', () => {
+  const { repo, s } = conflicting();
+  const r = hagent(repo, ['session', 'update', 's1']);
+  assert.is(r.status, 1);
+  assert.match(r.stdout, /1 file with conflicts\n {2}C a\.txt/);
+  assert.match(r.stderr, /^error\[MERGE_UNRESOLVED\]: merging main into session s1/m);
+  assert.match(r.stderr, /hint: .*hagent sync --session s1/);
+  // Following the hint's second way: git merge --abort, and the session is as before.
+  const abort = r.stderr.match(/git -C (\S+) merge --abort/);
+  assert.ok(abort, r.stderr);
+  git(abort![1]!, 'merge', '--abort');
+  assert.not.ok(mergeHead(s.worktree));
+  assert.is(hagent(repo, ['session', 'status', 's1', '--json']).json.outsideEdits.length, 0);
+  // Again, and the first way: resolve, git add, hagent sync.
+  assert.is(hagent(repo, ['session', 'update', 's1', '--json']).status, 1);
+  writeFileSync(path.join(s.worktree, 'a.txt'), 'one\nBOTH\nthree\n');
+  git(s.worktree, 'add', 'a.txt');
+  const sync = hagent(repo, ['sync', '--session', 's1', '--json']);
+  assert.is(sync.status, 0, sync.stdout);
+  assert.not.ok(mergeHead(s.worktree));
+  assert.is(hagent(repo, ['session', 'update', 's1', '--json']).json.upToDate, true);
+});
+
+t('a second update while the merge waits: MERGE_IN_PROGRESS, hint naming merge --abort', () => {
+  const { repo } = conflicting();
+  hagent(repo, ['session', 'update', 's1']);
+  const again = hagent(repo, ['session', 'update', 's1', '--json']);
+  assert.is(again.status, 1);
+  assert.is(again.json.error.code, 'MERGE_IN_PROGRESS');
+  assert.match(again.json.error.hint, /merge --abort/);
+});
 
 t.run();
