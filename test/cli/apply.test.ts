@@ -1359,8 +1359,9 @@ t('a live holder is never taken over: LOCKED (exit 1) naming it, its lock left a
 });
 
 /**
- * A `git` on PATH whose `update-index` (the index write of a transaction) takes the worktree's
- * index.lock as git does, then is killed with hagent: the lock stays, with no owner alive.
+ * A `git` on PATH whose `update-index` (the index write of a transaction, started early and fed
+ * its entries once the files are published) takes the worktree's index.lock when its first entry
+ * arrives, then is killed with hagent: the lock stays, with no owner alive.
  */
 function killAtIndexWrite(): Record<string, string> {
   const bin = tempDir('hagent-killidx-');
@@ -1368,7 +1369,8 @@ function killAtIndexWrite(): Record<string, string> {
     path.join(bin, 'git'),
     `#!/bin/sh
 case " $* " in
-  *" update-index "*) : > "$("${REAL_GIT}" rev-parse --absolute-git-dir)/index.lock"; kill -9 $PPID; exit 0 ;;
+  *" update-index "*) head -c 1 >/dev/null
+    : > "$("${REAL_GIT}" rev-parse --absolute-git-dir)/index.lock"; kill -9 $PPID; exit 0 ;;
 esac
 exec "${REAL_GIT}" "$@"
 `,
