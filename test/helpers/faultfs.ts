@@ -226,7 +226,10 @@ export function captureState(repo: string, worktree: string): RepoState {
   walk(repo, 'main:', (r) => r === '.git', files);
   const records = new Map<string, string>();
   const hagentDir = path.join(repo, '.git', 'hagent');
-  walk(hagentDir, '', (r) => r === 'journal.jsonl' || r === 'worktrees', records);
+  // The journal, the worktree pool and the kept answer of git's identity (a cache: any command
+  // may write it, a refused one too) are not state a command must put back.
+  const notState = new Set(['journal.jsonl', 'worktrees', 'identity-cache.json']);
+  walk(hagentDir, '', (r) => notState.has(r), records);
   // hagent's own folders (locks/, tx/, land/) are made on first use; only the records count.
   for (const k of [...records.keys()]) if (k.endsWith('/')) records.delete(k);
   const index = [repo, worktree].map((d) => git(d, 'ls-files', '-s')).join('\n--\n');

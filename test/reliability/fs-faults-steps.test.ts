@@ -162,13 +162,6 @@ const COMMANDS: Command[] = [
     },
     reset: async (fx) =>
       void (await startSession(await mainCtx(fx), { name: SECOND, env: process.env })),
-    gap: {
-      failure: /refused but the worktrees changed/,
-      why:
-        'session end removes (or pools) the worktree before its transaction record is written; ' +
-        'a refusal there leaves the session recorded without its worktree, which running ' +
-        'session end again finishes (checked here), but it is not the state before',
-    },
   },
 ];
 
