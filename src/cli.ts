@@ -69,7 +69,10 @@ type Runner = (argv: never, io: Io) => Promise<number>;
  * at the end, or `--name --`, which yargs makes '') or twice (an array) is a usage error here.
  * @throws HagentError USAGE.
  */
-function handler(load: () => Promise<Runner>) {
+/** The commands that read the words after `--`: a command line, or paths to approve. */
+const TAKES_WORDS_AFTER_DASHES = new Set<CommandName>(['exec', 'guard', 'review']);
+
+function handler(name: CommandName, load: () => Promise<Runner>) {
   return async (argv: Record<string, unknown>) => {
     for (const key of VALUE_OPTIONS) {
       const value = argv[key];
@@ -85,6 +88,17 @@ function handler(load: () => Promise<Runner>) {
           `give it once: ${example}`,
         );
     }
+    // yargs leaves the words after `--` in `_`, after the command's own words; a command that
+    // does not read them must not run as if they were absent (`session end -- typo` would end
+    // the default session).
+    const extra = ((argv._ as unknown[] | undefined) ?? []).slice(name.split(' ').length);
+    if (extra.length && !TAKES_WORDS_AFTER_DASHES.has(name))
+      throw new HagentError(
+        'USAGE',
+        `hagent ${name} takes no words after --: ${extra.join(' ')}`,
+        { words: extra.map(String) },
+        `give them before --, as its arguments (hagent ${name} --help shows them)`,
+      );
     trace('cli: arguments parsed');
     const run = await load();
     trace('cli: command loaded');
@@ -171,7 +185,7 @@ function defineCommand(y: Argv, name: CommandName, word: string): Argv {
       const epilog = EPILOGS[name];
       return epilog ? b.epilog(epilog()) : b;
     },
-    handler(RUNNERS[name]),
+    handler(name, RUNNERS[name]),
   );
 }
 

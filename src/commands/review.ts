@@ -130,7 +130,14 @@ async function approveTarget(
   );
   if (words.length !== 1 || e.details.files.length !== 1) return e;
   const id = words[0]!;
-  const other = id === current ? null : await resolveSession(ctx, id).catch(() => null);
+  if (id === current)
+    return new HagentError(
+      'USAGE',
+      `${id} is this session's name, not one of its paths: --approve takes paths`,
+      { session: id, files: [id] },
+      `approve the whole session with: hagent review --session ${id} --approve`,
+    );
+  const other = await resolveSession(ctx, id).catch(() => null);
   if (other)
     return new HagentError(
       'USAGE',

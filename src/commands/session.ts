@@ -147,7 +147,7 @@ export async function runEnd(
       ...cappedLines(uncommitted, (p) => `  uncommitted: ${p}`),
     ];
     io.stderr.write(`${lines.join('\n')}\n`);
-    return askYesNo(io, 'End the session and drop these from it?');
+    return askYesNo(io, 'End the session? (what is listed stays reachable as its ended ref)');
   };
   const r = await endSession(ctx, argv.id ?? argv.session, {
     force: !!argv.force,
@@ -157,9 +157,20 @@ export async function runEnd(
   if (argv.json) printJson(io, { ok: true, ...r });
   else
     printLines(io, [
-      `Ended session ${r.id}${r.keptAs ? ` (its work that had not landed is kept as ${r.keptAs}, head ${short(r.head!)})` : ''}${r.pooled ? '; its worktree is kept, clean, for the next session start' : ''}`,
+      `Ended session ${r.id}${r.keptAs ? ` (${keptWhat(r)} kept as ${r.keptAs}; see it with: git show --stat ${r.keptAs})` : ''}${r.pooled ? '; its worktree is kept, clean, for the next session start' : ''}`,
     ]);
   return 0;
+}
+
+/** What a forced end kept under `ended`: work that had not landed, uncommitted files, or both. */
+function keptWhat(r: { unlanded: string[]; uncommitted: string[] }): string {
+  const parts = [
+    r.unlanded.length ? 'its work that had not landed' : '',
+    r.uncommitted.length
+      ? `its ${r.uncommitted.length} uncommitted file${r.uncommitted.length === 1 ? '' : 's'}`
+      : '',
+  ].filter(Boolean);
+  return parts.length === 2 ? `${parts[0]} and ${parts[1]} are` : `${parts[0] ?? 'its head'} is`;
 }
 
 export async function runUpdate(

@@ -402,7 +402,7 @@ function dirtyTargetError(worktree: string, dirty: readonly string[]): HagentErr
     'DIRTY_TARGET',
     `${dirty.length} file${dirty.length === 1 ? '' : 's'} the land would change ${dirty.length === 1 ? 'has' : 'have'} uncommitted changes in ${worktree}: ${cappedList(dirty)}`,
     { files: [...dirty], worktree },
-    `commit or stash your changes to ${dirty.length === 1 ? 'it' : 'them'} (git -C ${worktree} stash push -- ${dirty.slice(0, 3).map(shellWord).join(' ')}${dirty.length > 3 ? ' …' : ''}), then land again; nothing was touched. Changes you did not make are an interrupted hagent command's: run hagent doctor, then land again (or hagent land --undo to take the last land back)`,
+    `commit or stash your changes to ${dirty.length === 1 ? 'it' : 'them'} (git -C ${worktree} stash push --include-untracked${dirty.length > 3 ? '' : ` -- ${dirty.map(shellWord).join(' ')}`}), then land again; nothing was touched. Changes you did not make are an interrupted hagent command's: run hagent doctor, then land again (or hagent land --undo to take the last land back)`,
   );
 }
 
@@ -479,7 +479,9 @@ async function landLocked(
         'APPROVAL_OUTDATED',
         `session ${session.id} moved after its approval (approved ${approval.head.slice(0, 12)}, head ${head.slice(0, 12)})`,
         { session: session.id, approved: approval.head, head },
-        'review the new patches and approve again, or land with --yes',
+        approval.paths
+          ? `review the new patches and approve again (hagent review --session ${session.id} --approve ${approval.paths.slice(0, 3).map(shellWord).join(' ')}${approval.paths.length > 3 ? ' …' : ''}), or land with --yes, which lands the whole current head, not only the approved paths`
+          : `review the new patches and approve again (hagent review --session ${session.id} --approve), or land the current head with --yes`,
       );
     // --yes lands the current head without an approval: all of it, not the old approval's paths.
     approval = { head, paths: null, at: new Date().toISOString() };
@@ -532,11 +534,11 @@ async function landLocked(
   if (!merged.clean) {
     throw new HagentError(
       'LAND_CONFLICT',
-      `landing session ${session.id} on ${target} conflicts in ${conflicts.length} file${conflicts.length === 1 ? '' : 's'}: ${conflicts.join(', ')}`,
+      `landing session ${session.id} on ${target} conflicts in ${conflicts.length} file${conflicts.length === 1 ? '' : 's'}: ${cappedList(conflicts)}`,
       { session: session.id, target, files: conflicts },
       mergeInProgress(session.worktree)
-        ? `nothing was written; the session's update is still merging ${target.replace('refs/heads/', '')}: resolve the conflict markers in ${session.worktree} (or apply a patch that does), run hagent sync --session ${session.id}, then land again`
-        : `nothing was written; run hagent session update --session ${session.id} (it merges ${target.replace('refs/heads/', '')} into the session and leaves conflict markers in its worktree), resolve them there, run hagent sync --session ${session.id}, then land again`,
+        ? `nothing was written; the session's update is still merging ${target.replace('refs/heads/', '')}: resolve the conflict markers in ${session.worktree} and git add each file (or apply a patch that resolves them), run hagent sync --session ${session.id}, then land again`
+        : `nothing was written; run hagent session update --session ${session.id} (it merges ${target.replace('refs/heads/', '')} into the session and leaves conflict markers in its worktree), resolve them there and git add each file, run hagent sync --session ${session.id}, then land again`,
     );
   }
   // The next land base: the session's side of this merge, over the last one, with the commit

@@ -3,6 +3,7 @@
  * approval of its current head (all paths or some).
  */
 import { HagentError } from '../errors.js';
+import { cappedList } from '../output/index.js';
 import {
   diffNumstat,
   diffText,
@@ -228,7 +229,7 @@ export async function reviewSession(
           'USAGE',
           `not among the changes to land: ${what.join(', ')}`,
           { files: unknown },
-          `approve paths among: ${[...known].join(', ')}`,
+          `approve paths among: ${cappedList([...known])}`,
         );
       }
       paths = [...new Set(options.approve)].sort();

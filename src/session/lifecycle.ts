@@ -8,6 +8,7 @@ import { HagentError } from '../errors.js';
 import { cappedList } from '../output/index.js';
 import {
   assertGitVersion,
+  parseGitFile,
   diffTrees,
   firstParentChain,
   readHeadDirectSync,
@@ -50,7 +51,7 @@ import { approvalRef, readApproval } from './approval.js';
 import { readDrift, worktreeHeadDrift, type Drift } from './drift.js';
 import { loadConfig } from '../config/index.js';
 import { deniedReason } from '../policy/index.js';
-import { DEPENDENCY_FOLDERS, enterPool, takeFromPool } from './pool.js';
+import { commitWorktreeBytes, DEPENDENCY_FOLDERS, enterPool, takeFromPool } from './pool.js';
 
 /** Branch of a session: `hagent/<id>`; its full ref is `refs/heads/hagent/<id>`. */
 export function sessionBranch(id: string): string {
@@ -609,10 +610,15 @@ export interface EndResult {
   deletedBranch: boolean;
   /** Head commit when the session ended. */
   head: string | null;
-  /** `refs/hagent/<id>/ended`, kept when the session ended with work that had not landed; else null. */
+  /**
+   * `refs/hagent/<id>/ended`, kept when the session ended with work that had not landed or with
+   * uncommitted files (committed on the head); else null.
+   */
   keptAs: string | null;
   /** Paths of work that had not landed (forced end): kept under `keptAs`. */
   unlanded: string[];
+  /** Uncommitted files of the worktree a forced end took away: kept under `keptAs` too. */
+  uncommitted: string[];
   /** Set when this call only finished a session end that was interrupted (killed). */
   recovered?: string;
 }
@@ -639,7 +645,7 @@ function keepHint(s: Session): string {
   const back = off
     ? `git -C ${s.worktree} switch hagent/${s.id}${off.kind === 'other-branch' ? ` (then git -C ${s.worktree} merge ${off.branch.replace('refs/heads/', '')} for what was committed there)` : ''}, then `
     : '';
-  return `keep them with ${back}hagent sync --session ${s.id} (then review and land), or pass --force --yes to drop them`;
+  return `keep them with ${back}hagent sync --session ${s.id} (then review and land), or pass --force --yes to end it anyway (they are kept, committed, as refs/hagent/${s.id}/ended)`;
 }
 
 /**
@@ -665,6 +671,7 @@ export async function endSession(
       deletedBranch: true,
       head: null,
       keptAs: null,
+      uncommitted: [],
       unlanded: [],
       recovered: was.action,
     };
@@ -692,7 +699,7 @@ export async function endSession(
     if (uncommitted.length) {
       throw new HagentError(
         'UNLANDED_WORK',
-        `session ${s.id} has ${uncommitted.length} uncommitted file${uncommitted.length === 1 ? '' : 's'} in its worktree`,
+        `session ${s.id} has ${uncommitted.length} uncommitted file${uncommitted.length === 1 ? '' : 's'} in its worktree: ${cappedList(uncommitted)}`,
         { session: s.id, files: uncommitted },
         keepHint(s),
       );
@@ -721,13 +728,17 @@ export async function endSession(
   ) {
     throw new HagentError(
       'CONFIRMATION_REQUIRED',
-      `ending session ${s.id} drops ${[unlanded.length ? `work that has not landed (${cappedList(unlanded)})` : '', uncommitted.length ? `uncommitted files (${cappedList(uncommitted)})` : ''].filter(Boolean).join(' and ')}`,
+      `ending session ${s.id} takes away ${[unlanded.length ? `work that has not landed (${cappedList(unlanded)})` : '', uncommitted.length ? `uncommitted files (${cappedList(uncommitted)})` : ''].filter(Boolean).join(' and ')}`,
       { session: s.id, files: [...unlanded, ...uncommitted] },
-      `pass --yes to end it anyway (the head stays reachable as refs/hagent/${s.id}/ended), or land it first`,
+      `pass --yes to end it anyway (the head and any uncommitted files stay reachable as refs/hagent/${s.id}/ended), or land it first`,
     );
   }
   const checked = unlanded.length === 0 && uncommitted.length === 0;
-  const keptAs = head && unlanded.length ? `refs/hagent/${s.id}/ended` : null;
+  // Uncommitted files a forced end drops are kept too: committed on the head (unreferenced until
+  // the ref transaction below keeps them as `ended`), so nothing is lost, only put away.
+  const kept =
+    head && uncommitted.length && worktreeExists ? await commitUncommitted(ctx, s, head) : head;
+  const keptAs = head && (unlanded.length || kept !== head) ? `refs/hagent/${s.id}/ended` : null;
   let removedWorktree = false;
   let pooled = false;
   // One transaction, rolled forward once recorded (transaction/run.ts, `end`): the record; the
@@ -751,7 +762,7 @@ export async function endSession(
         message: 'hagent: session end',
         worktrees: [],
         refs: [
-          ...(keptAs ? [{ ref: keptAs, old: null, new: head, unchecked: true }] : []),
+          ...(keptAs ? [{ ref: keptAs, old: null, new: kept, unchecked: true }] : []),
           ...(head ? [{ ref: sessionRef(s), old: head, new: null }] : []),
           ...[redo, landBase, approved].map((ref) => ({
             ref,
@@ -780,7 +791,34 @@ export async function endSession(
     );
   });
   const deletedBranch = !!head;
-  return { id: s.id, removedWorktree, pooled, deletedBranch, head, keptAs, unlanded };
+  return {
+    id: s.id,
+    removedWorktree,
+    pooled,
+    deletedBranch,
+    head,
+    keptAs,
+    unlanded,
+    uncommitted: kept !== head ? uncommitted : [],
+  };
+}
+
+/**
+ * Commits the uncommitted files of session `s`'s worktree (tracked and untracked, not ignored)
+ * on `head`, from a copy of the worktree's index: what `session end --force` keeps as `ended`.
+ * @returns the commit id. @throws HagentError GIT_FAILED.
+ */
+async function commitUncommitted(ctx: RepoContext, s: Session, head: string): Promise<string> {
+  const text = await fs.readFile(path.join(s.worktree, '.git'), 'utf8').catch(() => '');
+  const gitDir = parseGitFile(s.worktree, text);
+  return commitWorktreeBytes(
+    ctx.commonDir,
+    ctx.cwd,
+    gitDir ? { worktree: s.worktree, gitDir } : { worktree: s.worktree },
+    gitDir ? path.join(gitDir, 'index') : null,
+    [head],
+    `hagent: uncommitted files of session ${s.id} when it ended\n`,
+  );
 }
 
 /**

@@ -381,27 +381,48 @@ async function keepBytes(commonDir: string, cwd: string, entry: PoolEntry): Prom
   const head = entry.admin ? ((await readText(path.join(entry.admin, 'HEAD')))?.trim() ?? '') : '';
   const known = entry.admin !== null && /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(head);
   if (known && (await uncommitted(entry, 'all')).length === 0) return null;
-  const index = path.join(commonDir, 'hagent', `pool-keep-${entry.name}-${process.pid}.index`);
+  const commit = await commitWorktreeBytes(
+    commonDir,
+    cwd,
+    known ? at(entry) : { worktree: entry.path, gitDir: commonDir },
+    known ? path.join(entry.admin!, 'index') : null,
+    known ? [head] : [],
+    `hagent: what a pooled worktree held when it was removed (${entry.name})\n`,
+  );
+  await updateRefCas(
+    cwd,
+    `refs/hagent/pool-kept/${entry.name}`,
+    commit,
+    null,
+    'hagent: pooled worktree kept',
+  );
+  return commit;
+}
+
+/**
+ * Commits everything a worktree holds that git does not ignore (tracked and untracked files) on
+ * `parents`, through a temporary index made from `fromIndex` when given (only changed files are
+ * read again), so the worktree's own index is left as it is. The commit is unreferenced: the
+ * caller keeps it under a ref. @returns its id. @throws HagentError GIT_FAILED.
+ */
+export async function commitWorktreeBytes(
+  commonDir: string,
+  cwd: string,
+  where: WorktreeAt,
+  fromIndex: string | null,
+  parents: readonly string[],
+  message: string,
+): Promise<string> {
+  const index = path.join(
+    commonDir,
+    'hagent',
+    `keep-${process.pid}-${Math.random().toString(36).slice(2)}.index`,
+  );
   await fs.mkdir(path.dirname(index), { recursive: true });
   try {
-    // From the worktree's own index when git knows it (only changed files are read again).
-    if (known) await fs.copyFile(path.join(entry.admin!, 'index'), index).catch(() => undefined);
-    const where = known ? at(entry) : { worktree: entry.path, gitDir: commonDir };
+    if (fromIndex) await fs.copyFile(fromIndex, index).catch(() => undefined);
     const tree = await treeOfWorktree(where, index);
-    const commit = await commitTree(
-      cwd,
-      tree,
-      known ? [head] : [],
-      `hagent: what a pooled worktree held when it was removed (${entry.name})\n`,
-    );
-    await updateRefCas(
-      cwd,
-      `refs/hagent/pool-kept/${entry.name}`,
-      commit,
-      null,
-      'hagent: pooled worktree kept',
-    );
-    return commit;
+    return await commitTree(cwd, tree, parents, message);
   } finally {
     await fs.rm(index, { force: true });
   }

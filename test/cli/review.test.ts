@@ -172,4 +172,27 @@ t('every command taking --session refuses an unknown one with SESSION_NOT_FOUND,
   }
 });
 
+t('review --approve <this session>: USAGE naming the command that approves it whole', () => {
+  const { repo, s } = withChange();
+  const r = hagent(repo, ['review', '--approve', s.id, '--json'], { unsetEnv: ['HAGENT_AGENT'] });
+  assert.is(r.status, 2, r.stdout);
+  assert.is(r.json.error.code, 'USAGE');
+  assert.match(r.json.error.hint, new RegExp(`hagent review --session ${s.id} --approve`));
+});
+
+t('words after -- are refused by a command that reads none: nothing is ended or undone', () => {
+  const { repo, s } = withChange();
+  for (const args of [
+    ['session', 'end', '--force', '--yes', '--', 'typo-name'],
+    ['undo', '--session', s.id, '--', '2'],
+    ['session', 'status', '--', 'nosuch'],
+  ]) {
+    const r = hagent(repo, [...args, '--json'], { unsetEnv: ['HAGENT_AGENT'] });
+    assert.is(r.status, 2, `${args.join(' ')}: ${r.stdout}${r.stderr}`);
+    assert.match(r.stdout + r.stderr, /takes no words after --/);
+  }
+  assert.is(hagent(repo, ['session', 'list', '--json']).json.sessions.length, 1, 'not ended');
+  assert.match(git(s.worktree, 'show', 'HEAD:a.txt'), /TWO/, 'not undone');
+});
+
 t.run();

@@ -804,7 +804,7 @@ t('a session with unlanded work never enters the pool, even with --force', () =>
 });
 
 t(
-  'a landed session with an uncommitted or untracked file is not pooled (--force drops it, as before)',
+  'a landed session with an uncommitted or untracked file is not pooled; --force keeps the file as ended',
   () => {
     for (const [name, edit] of [
       ['m1', 'a.txt'],
@@ -817,6 +817,10 @@ t(
       const end = hagent(repo, ['session', 'end', name, '--force', '--yes', '--json']);
       assert.is(end.json.pooled, false, edit);
       assert.is(pool(s.worktree).entries.length, 0);
+      assert.is(end.json.keptAs, `refs/hagent/${name}/ended`, edit);
+      assert.equal(end.json.uncommitted, [edit]);
+      assert.is(git(repo, 'show', `refs/hagent/${name}/ended:${edit}`), 'left in the worktree');
+      assert.is(git(repo, 'rev-parse', `refs/hagent/${name}/ended^`), end.json.head, 'on the head');
     }
   },
 );
