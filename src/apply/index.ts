@@ -14,7 +14,6 @@ import { HagentError, isHagentError } from '../errors.js';
 import {
   blobId,
   worktreeGitDirSync,
-  gitText,
   readLooseObject,
   formatOfOid,
   submodulesOf,
@@ -40,6 +39,7 @@ import {
   type CatFileBatch,
   type NoteWriter,
   hasSkipWorktreeBit,
+  commitText,
 } from '../git/index.js';
 import { readEntry, type Staged, type TargetWrite } from '../fsx/index.js';
 import { assertPreApplyAccepted, runUserHook } from '../user-hooks/index.js';
@@ -1120,7 +1120,7 @@ async function assertNotLastPatch(
   let message: string | null = null;
   const loose = store ? readLooseObject(store, head) : null;
   if (loose && loose.type === 'commit') message = loose.content.toString('utf8');
-  else message = await gitText(['cat-file', 'commit', head], { cwd: worktree }).catch(() => null);
+  else message = (await commitText(worktree, head)) || null;
   const trailer = message ? /^Hagent-Patch-Sha256: ([0-9a-f]{64})$/m.exec(message) : null;
   if (!trailer || trailer[1] !== createHash('sha256').update(patchText).digest('hex')) return;
   throw new HagentError(

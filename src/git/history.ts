@@ -157,3 +157,88 @@ export async function absoluteGitDir(cwd: string): Promise<string> {
   const r = await runGit(['rev-parse', '--path-format=absolute', '--git-dir'], { cwd });
   return r.stdout.toString('utf8').trim();
 }
+
+/** The abbreviated id of `rev` (`git rev-parse --short`), as git labels it. @throws GIT_FAILED. */
+export async function shortId(cwd: string, rev: string): Promise<string> {
+  return gitText(['rev-parse', '--short', rev], { cwd });
+}
+
+/** The id `rev` names (`git rev-parse`, e.g. `c^1`). @throws HagentError GIT_FAILED. */
+export async function revParse(cwd: string, rev: string): Promise<string> {
+  return gitText(['rev-parse', rev], { cwd });
+}
+
+/** The tree ids of `revs`, in order (`git rev-parse REV^{tree}…`). @throws GIT_FAILED. */
+export async function treeIdsOf(cwd: string, revs: readonly string[]): Promise<string[]> {
+  const out = await gitText(['rev-parse', ...revs.map((r) => `${r}^{tree}`)], { cwd });
+  return out.split('\n');
+}
+
+/** The newest merge commit of `range`, or '' when it has none (`git rev-list --merges -n1`). */
+export async function newestMerge(cwd: string, range: string): Promise<string> {
+  return gitText(['rev-list', '--merges', '-n1', range], { cwd });
+}
+
+/**
+ * The first-parent commits of `head` not reachable from any of `exclude`, oldest first
+ * (`git rev-list --reverse --first-parent HEAD ^X…`). @throws HagentError GIT_FAILED.
+ */
+export async function firstParentsOldestFirst(
+  cwd: string,
+  range: string,
+  exclude: readonly string[],
+): Promise<string[]> {
+  const out = await gitText(
+    ['rev-list', '--reverse', '--first-parent', range, ...exclude.map((e) => `^${e}`)],
+    { cwd },
+  );
+  return out.split('\n').filter(Boolean);
+}
+
+/**
+ * The first-parent chain of `ref` back to (excluding) `base`, newest first, each with its parents:
+ * `[commit, parent1, parent2?]` (`git rev-list --first-parent --parents`). @throws GIT_FAILED.
+ */
+export async function firstParentChainWithParents(
+  cwd: string,
+  ref: string,
+  base: string,
+): Promise<string[][]> {
+  const out = await gitText(['rev-list', '--first-parent', '--parents', ref, `^${base}`], { cwd });
+  return out
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => l.split(' '));
+}
+
+/** One line (`id subject`) per commit of `range` (`git rev-list --oneline`). @throws GIT_FAILED. */
+export async function onelineCommits(cwd: string, range: string): Promise<string[]> {
+  return (await gitText(['rev-list', '--oneline', range], { cwd })).split('\n').filter(Boolean);
+}
+
+/** The whole message of `commit` (`git log -1 --format=%B`). @throws HagentError GIT_FAILED. */
+export async function commitMessageOf(cwd: string, commit: string): Promise<string> {
+  return gitText(['log', '-1', '--format=%B', commit], { cwd });
+}
+
+/** The raw text of commit object `oid` (`git cat-file commit`); '' when git cannot read it. */
+export async function commitText(cwd: string, oid: string): Promise<string> {
+  return gitText(['cat-file', 'commit', oid], { cwd, allowFailure: true });
+}
+
+/** Remote-tracking branches that contain `commit` (`git for-each-ref --contains`). */
+export async function remoteBranchesContaining(cwd: string, commit: string): Promise<string[]> {
+  const out = await gitText(
+    ['for-each-ref', '--format=%(refname)', '--contains', commit, 'refs/remotes/'],
+    { cwd },
+  );
+  return out.split('\n').filter(Boolean);
+}
+
+/**
+ * Writes the index file `indexFile` as a tree, objects it names need not exist
+ * (`git write-tree --missing-ok`). @returns the tree id. @throws HagentError GIT_FAILED.
+ */
+export async function writeTreeOfIndex(cwd: string, indexFile: string): Promise<string> {
+  return gitText(['write-tree', '--missing-ok'], { cwd, env: { GIT_INDEX_FILE: indexFile } });
+}

@@ -12,12 +12,15 @@ import { HagentError } from '../errors.js';
 import {
   diffTrees,
   dirtyPaths,
-  gitText,
   listWorktrees,
   readRef,
   restorePathsFrom,
   unstagePathsHolding,
   isAncestor,
+  firstParentChainWithParents,
+  onelineCommits,
+  remoteBranchesContaining,
+  revParse,
 } from '../git/index.js';
 import {
   landBaseRef,
@@ -58,15 +61,8 @@ async function lastLandCommit(
   const ref = await readRef(ctx.cwd, landBaseRef(session));
   if (ref) {
     // Each line: a land base and its parents (first: the land base before it, or the session base).
-    const chain = (
-      await gitText(['rev-list', '--first-parent', '--parents', ref, `^${session.base}`], {
-        cwd: ctx.cwd,
-      })
-    )
-      .split('\n')
-      .filter(Boolean);
-    for (const line of chain) {
-      const [landBase, , landed] = line.split(' ');
+    const chain = await firstParentChainWithParents(ctx.cwd, ref, session.base);
+    for (const [landBase, , landed] of chain) {
       if (landed) return { commit: landed, landBase: landBase! };
     }
     return null;
@@ -122,9 +118,7 @@ async function undoLandLocked(ctx: RepoContext, session: Session): Promise<LandU
   if (now !== last.commit) {
     const onTop =
       now && (await isAncestor(cwd, last.commit, now))
-        ? (await gitText(['rev-list', '--oneline', `${last.commit}..${now}`], { cwd }))
-            .split('\n')
-            .filter(Boolean)
+        ? await onelineCommits(cwd, `${last.commit}..${now}`)
         : [];
     throw new HagentError(
       'TARGET_MOVED',
@@ -136,14 +130,7 @@ async function undoLandLocked(ctx: RepoContext, session: Session): Promise<LandU
     );
   }
   // Pushed: any remote-tracking branch holds it (an upstream can be unset; the push stays).
-  const remotes = (
-    await gitText(
-      ['for-each-ref', '--format=%(refname)', '--contains', last.commit, 'refs/remotes/'],
-      { cwd },
-    )
-  )
-    .split('\n')
-    .filter(Boolean);
+  const remotes = await remoteBranchesContaining(cwd, last.commit);
   if (remotes.length) {
     throw new HagentError(
       'LAND_PUSHED',
@@ -152,7 +139,7 @@ async function undoLandLocked(ctx: RepoContext, session: Session): Promise<LandU
       `nothing was touched; undo it with a new commit on ${branch} instead: git revert ${last.commit.slice(0, 12)}`,
     );
   }
-  const restored = await gitText(['rev-parse', `${last.commit}^1`], { cwd });
+  const restored = await revParse(cwd, `${last.commit}^1`);
   const changed = await diffTrees(cwd, restored, last.commit);
   const files = changed.map((c) => ({ path: c.path, status: c.status }));
   const worktrees = (await listWorktrees(cwd, ctx.commonDir)).filter((w) => w.branch === target);
@@ -179,7 +166,7 @@ async function undoLandLocked(ctx: RepoContext, session: Session): Promise<LandU
     // Back to the land base before that land; the ref holds the newest one (the land-base chain
     // may go on past the land with records of changes the target held already).
     const current = (await readRef(cwd, landBaseRef(session)))!;
-    const before = await gitText(['rev-parse', `${last.landBase}^1`], { cwd });
+    const before = await revParse(cwd, `${last.landBase}^1`);
     if (before === session.base) deleteLandBase = true;
     else landBaseMove = { ref: landBaseRef(session), newOid: before, oldOid: current };
     last.landBase = current;

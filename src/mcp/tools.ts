@@ -15,7 +15,7 @@ import { applyPatch, mergeLine, type ApplyOptions, type ApplyResult } from '../a
 import { checkPatch } from '../check/index.js';
 import { execInSession, type ExecResult } from '../exec/index.js';
 import { toHagentError, HagentError } from '../errors.js';
-import { blobId, gitText, objectFormat, readRef } from '../git/index.js';
+import { blobId, objectFormat, readRef, countCommits } from '../git/index.js';
 import { readJournal } from '../journal/index.js';
 import { printError } from '../output/index.js';
 import { planEdit, planWrite, type ParsedPatch } from '../patch/index.js';
@@ -228,11 +228,7 @@ export function createServer(binding: SessionBinding, version: string): McpServe
         const targetDrift = targetHead
           ? {
               targetHead,
-              commits: Number(
-                await gitText(['rev-list', '--count', `${s.base}..${targetHead}`], {
-                  cwd: binding.ctx.cwd,
-                }),
-              ),
+              commits: await countCommits(binding.ctx.cwd, `${s.base}..${targetHead}`),
             }
           : null;
         return { ok: true as const, ...s, targetDrift };

@@ -12,7 +12,7 @@
  * Sessions made by earlier versions kept their approval in the session's JSON file: it is read
  * while the ref does not exist, and the first approval or land replaces it with the ref.
  */
-import { gitText, readRefPreferDirect, writeInternalCommit } from '../git/index.js';
+import { readRefPreferDirect, writeInternalCommit, commitText, treeIdsOf } from '../git/index.js';
 import type { LooseObjectStore, RefMove } from '../git/index.js';
 import type { RepoContext } from './context.js';
 import type { Approval, Session } from './store.js';
@@ -66,7 +66,7 @@ export function parseApprovalCommit(text: string): Approval | null {
 export async function readApproval(ctx: RepoContext, session: Session): Promise<ApprovalState> {
   const ref = await readRefPreferDirect(ctx.cwd, ctx.commonDir, approvalRef(session));
   if (!ref) return { approval: session.approval ?? null, ref: null };
-  const text = await gitText(['cat-file', 'commit', ref], { cwd: ctx.cwd, allowFailure: true });
+  const text = await commitText(ctx.cwd, ref);
   return { approval: parseApprovalCommit(text), ref };
 }
 
@@ -80,12 +80,12 @@ export async function writeApproval(
   session: Pick<Session, 'id'>,
   approval: Approval,
 ): Promise<string> {
-  const tree = await gitText(['rev-parse', `${approval.head}^{tree}`], { cwd: ctx.cwd });
+  const [tree] = await treeIdsOf(ctx.cwd, [approval.head]);
   const body = JSON.stringify({ paths: approval.paths, at: approval.at });
   return writeInternalCommit(
     ctx.cwd,
     store,
-    tree,
+    tree!,
     [approval.head],
     `hagent: approval of session ${session.id}\n\n${body}\n`,
   );

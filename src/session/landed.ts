@@ -10,7 +10,6 @@
  */
 import {
   diffTrees,
-  gitText,
   lsTree,
   mergeTrees,
   readRef,
@@ -20,6 +19,9 @@ import {
   mergeBase,
   isAncestor,
   Repo,
+  treeIdsOf,
+  refNames,
+  firstParentChainWithParents,
 } from '../git/index.js';
 import type { RepoContext } from './context.js';
 import type { Session } from './store.js';
@@ -129,12 +131,7 @@ async function landedStillOnTarget(
   ref: string,
   target: string | null,
 ): Promise<{ commit: string; landCommit: string | undefined } | null> {
-  const chain = (
-    await gitText(['rev-list', '--first-parent', '--parents', ref, `^${session.base}`], { cwd })
-  )
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => l.split(' '));
+  const chain = await firstParentChainWithParents(cwd, ref, session.base);
   let from = 0;
   for (let i = 0; i < chain.length; i++) {
     const landCommit = chain[i]![2];
@@ -154,10 +151,7 @@ export function headChange(c: TreeChange): { path: string; mode: string; oid: st
 }
 
 /** Tree ids of several revisions or tree-ish values, in one git call. */
-export async function treeIds(cwd: string, revs: readonly string[]): Promise<string[]> {
-  const out = await gitText(['rev-parse', ...revs.map((r) => `${r}^{tree}`)], { cwd });
-  return out.split('\n');
-}
+export const treeIds = treeIdsOf;
 
 /**
  * The paths of a session's work that are not on its target: what changed between its land base
@@ -202,9 +196,7 @@ export async function nextLandedRef(
   session: Pick<Session, 'id'>,
 ): Promise<string> {
   const prefix = `refs/hagent/${session.id}/landed/`;
-  const out = await gitText(['for-each-ref', '--format=%(refname)', prefix], { cwd: ctx.cwd });
-  const taken = out
-    .split('\n')
+  const taken = (await refNames(ctx.cwd, prefix))
     .map((r) => Number(r.slice(prefix.length)))
     .filter((n) => Number.isInteger(n));
   return `${prefix}${Math.max(0, ...taken) + 1}`;

@@ -19,7 +19,6 @@ import {
   checkoutTreeDelta,
   commitTree,
   diffTrees,
-  gitText,
   looseObjectStore,
   lsTree,
   mergeTrees,
@@ -42,6 +41,10 @@ import {
   removeMergeState,
   writeMergeState,
   isAncestor,
+  shortId,
+  newestMerge,
+  firstParentsOldestFirst,
+  commitMessageOf,
 } from '../git/index.js';
 import { loadConfig } from '../config/index.js';
 import {
@@ -255,7 +258,7 @@ async function updateLocked(
   const { agreed, store } = await agreedBase(ctx, session, head, merged);
   const [baseTree, headTree, targetTree] = await treeIds(ctx.cwd, [agreed, head, merged]);
   // Conflict markers are labelled as `git merge <branch>` in the worktree labels them.
-  const baseLabel = await gitText(['rev-parse', '--short', agreed], { cwd: ctx.cwd });
+  const baseLabel = await shortId(ctx.cwd, agreed);
   const m = await mergeTreesForWorktree(ctx.cwd, store, baseTree!, headTree!, targetTree!, {
     ours: 'HEAD',
     theirs: branch,
@@ -456,7 +459,7 @@ async function rebaseLocked(
   // its first-parent diff would bring back what the user took out. The merge knows better.
   const [landBase, merges] = await Promise.all([
     readLandBase(ctx, session, head),
-    gitText(['rev-list', '--merges', '-n1', `${session.base}..${head}`], { cwd: ctx.cwd }),
+    newestMerge(ctx.cwd, `${session.base}..${head}`),
   ]);
   if (landBase.since !== 'base' || merges) {
     throw new HagentError(
@@ -469,14 +472,7 @@ async function rebaseLocked(
   }
   // Every commit since the base, not since the last land: a partial land leaves work in commits
   // before it, and a commit whose change is on the target already replays as nothing.
-  const commits = (
-    await gitText(
-      ['rev-list', '--reverse', '--first-parent', `${session.base}..${head}`, `^${onto}`],
-      { cwd: ctx.cwd },
-    )
-  )
-    .split('\n')
-    .filter(Boolean);
+  const commits = await firstParentsOldestFirst(ctx.cwd, `${session.base}..${head}`, [onto]);
   const store = await looseObjectStore(ctx.commonDir, head);
   let tip = onto;
   let tipTree = await treeOf(worktree, onto);
@@ -496,7 +492,7 @@ async function rebaseLocked(
       );
     }
     if (m.tree === tipTree) continue; // already on the target
-    const message = await gitText(['log', '-1', '--format=%B', c], { cwd: ctx.cwd });
+    const message = await commitMessageOf(ctx.cwd, c);
     tip = await commitTree(worktree, m.tree, [tip], `${message}\n`);
     tipTree = m.tree;
     replayed.push({ from: c, to: tip });

@@ -15,7 +15,7 @@ import { HagentError } from '../errors.js';
 import {
   blobId,
   formatOfOid,
-  gitText,
+  writeTreeOfIndex,
   lsTree,
   updateIndex,
   worktreeGitDirSync,
@@ -219,10 +219,7 @@ export async function mergedTreeWith(
   try {
     await fs.copyFile(path.join(gitDir, 'index'), copy);
     await updateIndex(worktree, entries, copy);
-    return await gitText(['write-tree', '--missing-ok'], {
-      cwd: worktree,
-      env: { GIT_INDEX_FILE: copy },
-    });
+    return await writeTreeOfIndex(worktree, copy);
   } finally {
     await fs.rm(copy, { force: true });
   }
