@@ -399,8 +399,14 @@ export const COMMANDS = {
     description:
       'finish interrupted work, remove stray temp files, report refs and worktrees out of step',
     positionals: [],
-    options: { ...JSON_OPTION, ...SESSION_OPTION },
-    examples: [['$0 doctor', 'check every session']],
+    options: {
+      ...JSON_OPTION,
+      session: { type: 'string', description: 'check only this session (default: every session)' },
+    },
+    examples: [
+      ['$0 doctor', 'check every session'],
+      ['$0 doctor --session fix-login', 'check one session'],
+    ],
   },
   run: {
     description:

@@ -19,7 +19,7 @@ export async function runUndo(
     throw new HagentError(
       'USAGE',
       `${argv.redo ? 'redo' : 'undo'} takes a positive whole number of steps${Number.isNaN(steps) ? '' : `, not ${steps}`}`,
-      { steps: String(argv.steps) },
+      { steps: Number.isNaN(steps) ? null : steps },
       argv.redo ? 'e.g. hagent undo --redo 2' : 'e.g. hagent undo 2',
     );
   const ctx = await openRepo(io.cwd);
