@@ -34,8 +34,9 @@ import {
   updatePatch,
   writeFiles,
   writeIntentRecord,
+  IDENTITY_VARS,
 } from '../helpers/index.js';
-import { killAtRefTransaction } from '../helpers/kill-git.js';
+import { killAtIndexWrite, killAtRefTransaction } from '../helpers/kill-git.js';
 import { testOrSkip } from '../helpers/skip.js';
 
 const t = suite('apply');
@@ -940,15 +941,6 @@ t(
 // These tests leave the helpers' fixed dates (and identity variables) out, so the repository's
 // config decides.
 
-const UNSET = [
-  'GIT_AUTHOR_DATE',
-  'GIT_COMMITTER_DATE',
-  'GIT_AUTHOR_NAME',
-  'GIT_AUTHOR_EMAIL',
-  'GIT_COMMITTER_NAME',
-  'GIT_COMMITTER_EMAIL',
-];
-
 function repoWithIdentity(files: Record<string, string>): string {
   const repo = makeRepo(files);
   git(repo, 'config', 'user.name', 'Grace Hopper');
@@ -957,7 +949,9 @@ function repoWithIdentity(files: Record<string, string>): string {
 }
 
 function start(repo: string, name: string): { worktree: string; branch: string } {
-  const r = hagent(repo, ['session', 'start', '--json', '--name', name], { unsetEnv: UNSET });
+  const r = hagent(repo, ['session', 'start', '--json', '--name', name], {
+    unsetEnv: IDENTITY_VARS,
+  });
   assert.is(r.status, 0, r.stderr);
   return r.json;
 }
@@ -970,7 +964,7 @@ function appendLine(file: string, last: string, line: string): string {
 function apply(worktree: string, patch: string): { commit: string; inProcess: boolean } {
   const r = hagent(worktree, ['apply', '-', '--json', '--yes'], {
     input: patch,
-    unsetEnv: UNSET,
+    unsetEnv: IDENTITY_VARS,
     env: { HAGENT_TRACE: '1' },
   });
   assert.is(r.status, 0, r.stdout + r.stderr);
@@ -1050,13 +1044,14 @@ t(
     apply(s.worktree, appendLine('a.txt', 'a', 'a2'));
     apply(s.worktree, appendLine('b.txt', 'b', 'b2'));
     assert.is(
-      hagent(repo, ['review', '--session', 'lander', '--approve', '--json'], { unsetEnv: UNSET })
-        .status,
+      hagent(repo, ['review', '--session', 'lander', '--approve', '--json'], {
+        unsetEnv: IDENTITY_VARS,
+      }).status,
       0,
     );
     const before = git(repo, 'rev-parse', 'main');
     const r = hagent(repo, ['land', '--session', 'lander', '--yes', '--json'], {
-      unsetEnv: UNSET,
+      unsetEnv: IDENTITY_VARS,
       env: { HAGENT_TRACE: '1' },
     });
     assert.is(r.status, 0, r.stdout + r.stderr);
@@ -1082,7 +1077,7 @@ t('four sessions applying side by side: every commit made, noted and reachable',
   const repo = repoWithIdentity({ 'a.txt': 'a\n', 'b.txt': 'b\n', 'c.txt': 'c\n', 'd.txt': 'd\n' });
   const sessions = ['a', 'b', 'c', 'd'].map((n) => ({ n, s: start(repo, `side-${n}`) }));
   const env: NodeJS.ProcessEnv = { ...process.env, ...GIT_ENV };
-  for (const k of UNSET) delete env[k];
+  for (const k of IDENTITY_VARS) delete env[k];
   const run = (cwd: string, patch: string) =>
     new Promise<{ status: number; out: string }>((resolve) => {
       const child = spawn(process.execPath, [BIN, 'apply', '-', '--json', '--yes'], { cwd, env });
@@ -1271,8 +1266,6 @@ t('the next command moves the branch and the notes ref of the killed apply toget
 // once, even with `--lock-timeout 0`; a live holder's is not. The worktree's index.lock left by a
 // git killed with its apply is cleared by the next command's recovery, which completes the apply.
 
-const REAL_GIT = spawnSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).stdout.trim();
-
 /** Writes the session lock of `s1` as a holder with `pid` on this host would. */
 function writeLock(repo: string, pid: number): string {
   const dir = path.join(repo, '.git', 'hagent', 'locks');
@@ -1357,27 +1350,6 @@ t('a live holder is never taken over: LOCKED (exit 1) naming it, its lock left a
     live.kill('SIGKILL');
   }
 });
-
-/**
- * A `git` on PATH whose `update-index` (the index write of a transaction, started early and fed
- * its entries once the files are published) takes the worktree's index.lock when its first entry
- * arrives, then is killed with hagent: the lock stays, with no owner alive.
- */
-function killAtIndexWrite(): Record<string, string> {
-  const bin = tempDir('hagent-killidx-');
-  writeFileSync(
-    path.join(bin, 'git'),
-    `#!/bin/sh
-case " $* " in
-  *" update-index "*) head -c 1 >/dev/null
-    : > "$("${REAL_GIT}" rev-parse --absolute-git-dir)/index.lock"; kill -9 $PPID; exit 0 ;;
-esac
-exec "${REAL_GIT}" "$@"
-`,
-    { mode: 0o755 },
-  );
-  return { PATH: `${bin}${path.delimiter}${process.env.PATH ?? ''}` };
-}
 
 t(
   'an index.lock left by a git killed with its apply: the next apply completes it, lock gone',

@@ -9,7 +9,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { git, hagent, makeRepo, startSession, tempDir } from '../helpers/index.js';
+import { git, hagent, IDENTITY_VARS, makeRepo, startSession, tempDir } from '../helpers/index.js';
 
 const test = suite('hagent hook');
 
@@ -669,20 +669,14 @@ test("gemini and codex: a shell command that changed the user's checkout is repo
 // HAGENT_TRACE says whether git was asked (`git var`) or the kept answer was used.
 
 /** The helpers' identity and dates left out: the configuration decides, as for a user. */
-const UNSET = [
-  'GIT_AUTHOR_DATE',
-  'GIT_COMMITTER_DATE',
-  'GIT_AUTHOR_NAME',
-  'GIT_AUTHOR_EMAIL',
-  'GIT_COMMITTER_NAME',
-  'GIT_COMMITTER_EMAIL',
-];
 
 function setupIdentity(name: string) {
   const repo = makeRepo({ 'a.txt': 'a\n' });
   git(repo, 'config', 'user.name', 'Grace Hopper');
   git(repo, 'config', 'user.email', 'grace@example.com');
-  const r = hagent(repo, ['session', 'start', '--json', '--name', name], { unsetEnv: UNSET });
+  const r = hagent(repo, ['session', 'start', '--json', '--name', name], {
+    unsetEnv: IDENTITY_VARS,
+  });
   assert.is(r.status, 0, r.stderr);
   return { repo, wt: r.json.worktree as string, branch: r.json.branch as string };
 }
@@ -708,7 +702,7 @@ function edit(
       tool_input: { file_path: file, content: `edit ${call}\n` },
     });
   const opts = {
-    unsetEnv: UNSET.filter((k) => !(k in env)),
+    unsetEnv: IDENTITY_VARS.filter((k) => !(k in env)),
     env: { HAGENT_TRACE: '1', ...env },
   };
   const pre = hagent(s.wt, ['hook', 'claude'], { ...opts, input: payload('PreToolUse') });

@@ -32,6 +32,16 @@ export const CASES_DIR = process.env.HAGENT_CASES ?? path.resolve(ROOT, '..', 's
  */
 export const TEST_CACHE = path.join(os.tmpdir(), `hagent-test-cache-${process.pid}`);
 
+/** The helpers' fixed identity and dates, for tests that let the repository's config decide. */
+export const IDENTITY_VARS = [
+  'GIT_AUTHOR_DATE',
+  'GIT_COMMITTER_DATE',
+  'GIT_AUTHOR_NAME',
+  'GIT_AUTHOR_EMAIL',
+  'GIT_COMMITTER_NAME',
+  'GIT_COMMITTER_EMAIL',
+];
+
 export const GIT_ENV: Record<string, string> = {
   GIT_AUTHOR_NAME: 'Test User',
   GIT_AUTHOR_EMAIL: 'test@example.com',
