@@ -8,9 +8,9 @@
  *   node --import tsx bench/docs.ts [--sizes 1000,20000,100000] [--runs N] [--only FIGURE,…]
  *     [--skip NAME,…] [--out docs/performance.md]
  *
- * `--sizes`, `--runs` and `--only` go to bench/run.ts (the session cycle against git); `--skip`
- * leaves out benches by name (patch, lock, guard, cycle). `npm run bench:docs` builds first: the
- * cycle bench drives dist/hagent.cjs.
+ * `--sizes`, `--runs` and `--only` go to bench/run.ts (the session cycle against git), `--sizes`
+ * also to bench/mcp.ts; `--skip` leaves out benches by name (patch, lock, guard, cycle, mcp).
+ * `npm run bench:docs` builds first: the cycle and MCP benches drive dist/hagent.cjs.
  */
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -143,6 +143,16 @@ function main(): void {
         "The targets are set for 20,000 and 100,000 files: at 1,000 files Node's own start " +
         "(`node -e 0`) outweighs git's whole job, so the 1k figures show where the time goes. " +
         'Every figure is noisy when the load average is above the number of CPUs.',
+    },
+    {
+      name: 'mcp',
+      title: 'MCP server',
+      argv: ['mcp.ts', ...(args.sizes ? ['--sizes', args.sizes] : [])],
+      command: `npm run bench:mcp${args.sizes ? ` -- --sizes ${args.sizes}` : ''}`,
+      after: /^summary:/,
+      note:
+        'The server is the built one, spawned and driven by the official SDK client over stdio; ' +
+        "git's side is `git apply --index` + `git commit` of the same change, in the same rounds.",
     },
   ];
   const started = new Date();
