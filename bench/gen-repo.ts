@@ -57,6 +57,60 @@ export function benchRoot(): string {
   return path.join(os.tmpdir(), 'hagent-bench');
 }
 
+let lockHeld = false;
+
+/**
+ * Makes this process the only bench using the cache folder until it exits: `resetRepo` removes
+ * every worktree and ref of a cached repository, so a second bench on the same cache would break
+ * the first (and two benches at once measure each other anyway). A second one waits, saying for
+ * whom; a lock whose process is gone is taken over. Another cache folder (`TMPDIR=…`) runs
+ * apart.
+ */
+export function holdBenchLock(log: (s: string) => void): void {
+  if (lockHeld) return;
+  mkdirSync(benchRoot(), { recursive: true });
+  const file = path.join(benchRoot(), 'bench.lock');
+  let told = false;
+  for (;;) {
+    try {
+      writeFileSync(file, `${process.pid}\n`, { flag: 'wx' });
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const text = readText(file);
+    const holder = Number(text);
+    // An empty file is one being written: its writer is alive.
+    if (text !== '' && !alive(holder)) {
+      if (readText(file) === text) rmSync(file, { force: true });
+      continue;
+    }
+    if (!told) log(`waiting for the bench of process ${holder} (it uses ${benchRoot()}) …`);
+    told = true;
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 500);
+  }
+  lockHeld = true;
+  process.once('exit', () => rmSync(file, { force: true }));
+}
+
+function readText(file: string): string {
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch {
+    return 'gone';
+  }
+}
+
+function alive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** Runs git synchronously; throws with stderr on failure. */
 export function git(args: readonly string[], cwd: string, extra: SpawnSyncOptions = {}): string {
   const r = spawnSync('git', args, {
@@ -244,6 +298,7 @@ export async function ensureRepo(
   n: number,
   log: (s: string) => void = () => undefined,
 ): Promise<BenchRepo> {
+  holdBenchLock(log);
   const dir = repoDir(n);
   if (existsSync(markerPath(dir))) {
     const meta = JSON.parse(readFileSync(markerPath(dir), 'utf8')) as { commit: string };
