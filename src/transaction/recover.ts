@@ -148,7 +148,8 @@ function sessionOwnedRef(ref: string, session: string): boolean {
  * since the transaction started is its: wait until it is 2 s old (an orphaned git child still
  * finishing removes it itself), then remove it; a worktree's lock with no live owner at all
  * (lock/gitLockMayBeHeld) goes at once. An older one is not ours and is left for git to
- * report. A lock of any other ref, or in a user's checkout, is never removed.
+ * report. A lock of any other ref is never removed, nor one in a user's checkout but by
+ * {@link lockedCheckout}.
  */
 async function clearLocksLeftBy(commonDir: string, r: TxRecord): Promise<void> {
   const locks: { lock: string; ownerGone?: () => boolean }[] = r.refs
@@ -227,19 +228,31 @@ async function orphanedGitDone(commonDir: string, r: TxRecord): Promise<void> {
   while (Date.now() < until && (await busy())) await new Promise((res) => setTimeout(res, 20));
 }
 
-/** The `index.lock` of a user's checkout in the record, if one exists now. */
+/**
+ * The `index.lock` of a user's checkout in the record, if one exists now. A lock made since the
+ * transaction started that no live process may hold (lock/gitLockMayBeHeld: none has it open or
+ * runs git in that checkout) is the one the transaction's own git left when the kill took it
+ * too: it is removed, and the checkout is then put back like any other. Any other lock is the
+ * user's (or unknown) and blocks: a user's checkout is never unlocked on a guess.
+ */
 async function lockedCheckout(r: TxRecord): Promise<{ worktree: string; lock: string } | null> {
+  const started = Date.parse(r.startedAt);
   for (const w of r.worktrees.filter((x) => x.owner === 'checkout')) {
     const g = await absoluteGitDir(w.path).catch(() => null);
     if (g === null) continue;
     const lock = path.join(g, 'index.lock');
+    const st = await fs.stat(lock).catch(() => null);
+    if (st === null) continue;
+    const orphan = st.mtimeMs >= started - 1000 && !gitLockMayBeHeld(lock, [w.path, g]);
     if (
-      await fs.stat(lock).then(
+      orphan &&
+      (await fs.rm(lock).then(
         () => true,
         () => false,
-      )
+      ))
     )
-      return { worktree: w.path, lock };
+      continue;
+    return { worktree: w.path, lock };
   }
   return null;
 }

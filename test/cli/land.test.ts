@@ -2,13 +2,16 @@
  * `hagent land` and `hagent land --undo` through the real CLI on real repositories.
  * Also: a land killed before its one ref transaction, the approval ref, and a dirty target.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import {
   chmodSync,
   existsSync,
   lstatSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
+  readlinkSync,
+  realpathSync,
   rmSync,
   symlinkSync,
   writeFileSync,
@@ -1011,30 +1014,70 @@ t('after a kill, a target the user moved is left as it is', () => {
 });
 
 t(
-  'a land killed inside read-tree (index.lock left): refused with the lock named, then put back and landed',
+  "a land killed inside read-tree (its git's index.lock left, no one holds it): the lock goes, the checkout is put back, the land goes",
   () => {
-    const { repo, main } = approvedSession();
+    const { repo } = approvedSession();
     const lock = path.join(repo, '.git', 'index.lock');
     killedLand(repo, killingGit('halfway', { path: 'a.txt', text: 'one\nTWO\n' }));
     assert.ok(existsSync(lock));
-    const blocked = hagent(repo, ['land', '--json']);
-    assert.is(blocked.status, 1);
-    assert.is(blocked.json.error.code, 'DIRTY_TARGET');
-    assert.ok(blocked.json.error.hint.includes(lock), blocked.json.error.hint);
-    assert.is(git(repo, 'rev-parse', 'main'), main);
-    assert.is(
-      readFileSync(path.join(repo, 'a.txt'), 'utf8'),
-      'one\nTWO\n',
-      'nothing touched while locked',
-    );
-    spawnSync('rm', ['-f', lock]);
     const r = hagent(repo, ['land', '--json']);
     assert.is(r.status, 0, r.stdout + r.stderr);
     assert.is(r.json.recovered.action, 'restored');
+    assert.not.ok(existsSync(lock));
     assert.is(git(repo, 'status', '--porcelain'), '');
     assert.is(git(repo, 'rev-parse', 'main'), r.json.commit);
   },
 );
+
+t(
+  'the same lock held open by a live process: refused with the lock named, nothing touched; once it is let go, the land goes',
+  () => {
+    const { repo, main } = approvedSession();
+    const lock = path.join(repo, '.git', 'index.lock');
+    killedLand(repo, killingGit('halfway', { path: 'a.txt', text: 'one\nTWO\n' }));
+    const holder = spawn('sh', ['-c', `exec 9<>"$1"; echo open; exec sleep 60`, 'sh', lock], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    try {
+      // Wait until the holder has the lock open.
+      for (let i = 0; i < 200 && !heldBy(holder.pid!, lock); i++) spawnSync('sleep', ['0.02']);
+      assert.ok(heldBy(holder.pid!, lock), 'the holder has the lock open');
+      const blocked = hagent(repo, ['land', '--json']);
+      assert.is(blocked.status, 1);
+      assert.is(blocked.json.error.code, 'DIRTY_TARGET');
+      assert.ok(blocked.json.error.hint.includes(lock), blocked.json.error.hint);
+      assert.ok(existsSync(lock), 'a held lock stays');
+      assert.is(git(repo, 'rev-parse', 'main'), main);
+      assert.is(
+        readFileSync(path.join(repo, 'a.txt'), 'utf8'),
+        'one\nTWO\n',
+        'nothing touched while locked',
+      );
+    } finally {
+      holder.kill('SIGKILL');
+    }
+    for (let i = 0; i < 200 && heldBy(holder.pid!, lock); i++) spawnSync('sleep', ['0.02']);
+    const r = hagent(repo, ['land', '--json']);
+    assert.is(r.status, 0, r.stdout + r.stderr);
+    assert.is(r.json.recovered.action, 'restored');
+    assert.is(git(repo, 'status', '--porcelain'), '');
+  },
+);
+
+/** Whether process `pid` has `file` open (Linux /proc). */
+function heldBy(pid: number, file: string): boolean {
+  try {
+    return readdirSync(`/proc/${pid}/fd`).some((fd) => {
+      try {
+        return readlinkSync(`/proc/${pid}/fd/${fd}`) === realpathSync(file);
+      } catch {
+        return false;
+      }
+    });
+  } catch {
+    return false;
+  }
+}
 
 t('a land refused for a dirty file leaves no record behind', () => {
   const { repo } = approvedSession();
