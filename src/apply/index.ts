@@ -37,6 +37,7 @@ import {
   type LooseObjectStore,
   type CommitTrees,
   type CatFileBatch,
+  type RefTransactionProcess,
   type NoteWriter,
   hasSkipWorktreeBit,
   commitText,
@@ -130,6 +131,8 @@ export interface ApplyOptions {
    * A warm object reader for the head's trees when they are not loose (the MCP server keeps one).
    */
   objects?: CatFileBatch;
+  /** A kept `git update-ref --stdin` for the ref moves (the MCP server keeps one). */
+  refs?: RefTransactionProcess;
   /**
    * The effective configuration, when the caller keeps it loaded (the MCP server); else read from
    * the repository.
@@ -734,6 +737,7 @@ function publish(
   store: LooseObjectStore | null,
   watch: TargetWatch | null,
   merge: MergeState | null,
+  refs: RefTransactionProcess | undefined,
 ): ReturnType<typeof runTransaction> {
   const writes = tx.writes;
   return runTransaction(
@@ -764,7 +768,7 @@ function publish(
           }
         : {}),
     },
-    tx.txid,
+    { txid: tx.txid, ...(refs ? { refs } : {}) },
   );
 }
 
@@ -899,7 +903,7 @@ async function applyLocked(
     conversions,
     objects: options.objects,
   });
-  const outcome = await publish(ctx, worktree, tx, store, watch, merge);
+  const outcome = await publish(ctx, worktree, tx, store, watch, merge, options.refs);
   result.commit = tx.commit;
   result.warnings.push(...outcome.warnings);
   await outcome.durable;

@@ -46,6 +46,7 @@ export {
   moveRefs,
   openRefTransaction,
   type OpenRefTransaction,
+  RefTransactionProcess,
   readRefs,
   refTransactionInput,
   failedRefOf,

@@ -6,7 +6,7 @@
  * with git's reflog entries, whatever the ref backend, hooks and configuration.
  */
 import { HagentError } from '../errors.js';
-import { runGit, spawnGitFedLater } from './run.js';
+import { runGit, spawnGitFedLater, type FedLater } from './run.js';
 import { readRefsDirect } from './refs-direct.js';
 import { readRef } from './plumbing.js';
 
@@ -79,13 +79,17 @@ export async function moveRefs(
     allowFailure: true,
     detached: true,
   });
-  if (r.exitCode === 0) return;
-  const name = failedRefOf(r.stderr);
+  if (r.exitCode !== 0) throw refusedMove(real, r.stderr);
+}
+
+/** The TARGET_MOVED error of a failed transaction of `real`, naming the ref git names. Pure. */
+function refusedMove(real: readonly RefMove[], stderr: string): HagentError {
+  const name = failedRefOf(stderr);
   const m = real.find((x) => x.ref === name) ?? real[0]!;
-  throw new HagentError(
+  return new HagentError(
     'TARGET_MOVED',
     `${m.ref} moved while hagent was working (expected ${m.old?.slice(0, 12) ?? 'no ref'})`,
-    { ref: m.ref, expected: m.old, stderr: r.stderr.trim() },
+    { ref: m.ref, expected: m.old, stderr: stderr.trim() },
     'someone else updated it at the same moment; nothing moved; run the command again',
   );
 }
@@ -125,22 +129,111 @@ export function openRefTransaction(cwd: string, message: string): OpenRefTransac
       const real = moves.filter(isRealMove);
       child.stdin.end(real.length ? refTransactionInput(real) : '');
       const code = await exited;
-      if (code === 0 || real.length === 0) return;
-      const stderr = stderrText();
-      const name = failedRefOf(stderr);
-      const m = real.find((x) => x.ref === name) ?? real[0]!;
-      throw new HagentError(
-        'TARGET_MOVED',
-        `${m.ref} moved while hagent was working (expected ${m.old?.slice(0, 12) ?? 'no ref'})`,
-        { ref: m.ref, expected: m.old, stderr: stderr.trim() },
-        'someone else updated it at the same moment; nothing moved; run the command again',
-      );
+      if (code !== 0 && real.length) throw refusedMove(real, stderrText());
     },
     async abort() {
       child.stdin.end();
       await exited;
     },
   };
+}
+
+/**
+ * One `git update-ref --stdin -z` kept running by a long-lived process (the MCP server) and fed
+ * one transaction per command: git takes a new `start` after a `commit` and answers each
+ * `start`, `prepare` and `commit` with a `<command>: ok` line, so a command's ref moves cost a
+ * write and a read instead of a git process (spawning one from the server's ~110 MB blocks it
+ * 2–5 ms here). Between transactions git has read nothing and holds no lock.
+ *
+ * The same guarantees as {@link openRefTransaction}: git runs in a process group of its own, a
+ * transaction cut off before its `commit` line (hagent killed) moves nothing, and a failed
+ * compare-and-swap moves nothing and ends git. Whenever git has ended (a refusal, or it was
+ * killed between calls) the next transaction starts a new one; a git found dead while sending
+ * that never answered `start` has moved nothing, and the transaction is sent once more to a new
+ * git. The reflog line is fixed when git starts: `message`, for every transaction it runs.
+ */
+export class RefTransactionProcess {
+  private git: { fed: FedLater; cwd: string; out: string; ended: boolean } | null = null;
+  private busy = false;
+
+  constructor(private readonly message: string) {}
+
+  /** The running git for `cwd`, started if none is (or it ended, or ran elsewhere). */
+  private start(cwd: string): NonNullable<RefTransactionProcess['git']> {
+    if (this.git && !this.git.ended && this.git.cwd === cwd) return this.git;
+    this.close();
+    const fed = spawnGitFedLater(
+      ['update-ref', '--create-reflog', '-m', this.message, '--stdin', '-z'],
+      cwd,
+    );
+    const git = { fed, cwd, out: '', ended: false };
+    fed.child.stdout.on('data', (d: Buffer) => (git.out += d.toString('utf8')));
+    void fed.exited.then(() => (git.ended = true));
+    this.hold(git, false);
+    this.git = git;
+    return git;
+  }
+
+  /** Whether git keeps this process alive: only while a transaction waits for it. */
+  private hold(git: NonNullable<RefTransactionProcess['git']>, held: boolean): void {
+    const { child } = git.fed;
+    for (const s of [child, child.stdin, child.stdout, child.stderr])
+      (s as unknown as { ref?: () => void; unref?: () => void })[held ? 'ref' : 'unref']?.();
+  }
+
+  /**
+   * A transaction on this process ({@link OpenRefTransaction}); `cwd` as for
+   * {@link openRefTransaction}. While one is open, another gets a git of its own.
+   */
+  open(cwd: string): OpenRefTransaction {
+    if (this.busy) return openRefTransaction(cwd, this.message);
+    this.busy = true;
+    const first = this.start(cwd);
+    const send = async (git: typeof first, input: string): Promise<'ok' | 'unanswered'> => {
+      git.out = '';
+      this.hold(git, true);
+      git.fed.child.stdin.write(input);
+      const ended = git.fed.exited.then(() => 'ended' as const);
+      for (;;) {
+        if (git.out.includes('commit: ok\n')) return 'ok';
+        const next = new Promise<void>((res) => git.fed.child.stdout.once('data', () => res()));
+        if ((await Promise.race([next, ended])) === 'ended') {
+          if (git.out.includes('commit: ok\n')) return 'ok';
+          if (git.out === '') return 'unanswered';
+          throw new Error('ended'); // answered `start` and died: as a failed transaction
+        }
+      }
+    };
+    return {
+      pid: first.fed.child.pid ?? null,
+      commit: async (moves) => {
+        try {
+          const real = moves.filter(isRealMove);
+          if (real.length === 0) return;
+          const input = refTransactionInput(real);
+          let git = first;
+          let outcome = await send(git, input).catch(() => 'failed' as const);
+          if (outcome === 'unanswered') {
+            git = this.start(cwd);
+            outcome = await send(git, input).catch(() => 'failed' as const);
+          }
+          if (outcome !== 'ok') throw refusedMove(real, git.fed.stderr());
+        } finally {
+          if (this.git) this.hold(this.git, false);
+          this.busy = false;
+        }
+      },
+      abort: async () => {
+        this.busy = false; // nothing was sent: git waits for the next `start`
+      },
+    };
+  }
+
+  /** Ends git (it moves nothing more and exits). Never throws. */
+  close(): void {
+    if (this.git && !this.git.ended) this.git.fed.child.stdin.end();
+    this.git = null;
+  }
 }
 
 /**

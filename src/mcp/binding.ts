@@ -1,7 +1,7 @@
 /**
  * The session one MCP server serves, and what it keeps warm between calls: the repository
  * context, the parsed configuration (re-read every call, re-parsed only when its text changed),
- * one `git cat-file --batch-command` process, and the blob id of every file this server read or
+ * one `git cat-file --batch-command` and one `git update-ref --stdin` process, and the blob id of every file this server read or
  * wrote (the "prior read" that lets `write` replace a file).
  *
  * Each call re-checks the session: its metadata file by one stat (re-read whenever the file was
@@ -11,7 +11,13 @@
  */
 import { cachedConfigLoader } from '../config/index.js';
 import { promises as fs } from 'node:fs';
-import { CatFileBatch, looseObjectStore, readCommitTrees, type CommitTrees } from '../git/index.js';
+import {
+  CatFileBatch,
+  looseObjectStore,
+  readCommitTrees,
+  RefTransactionProcess,
+  type CommitTrees,
+} from '../git/index.js';
 import type { EffectiveConfig } from '../policy/index.js';
 import {
   readSession,
@@ -27,6 +33,11 @@ export class SessionBinding {
   private readonly loadConfig = cachedConfigLoader();
   /** Warm object reader for trees that are not loose (packed repositories). */
   readonly objects: CatFileBatch;
+  /**
+   * One `git update-ref --stdin` kept for the applies' ref moves (no git spawned per apply); its
+   * reflog line says the move came from this server.
+   */
+  readonly refs = new RefTransactionProcess('hagent apply (hagent mcp)');
   /** path → blob id of the bytes this server last read or wrote there (null: it wrote a delete). */
   readonly known = new Map<string, string | null>();
   /** The session record and the stat of the file it came from (see {@link session}). */
@@ -82,5 +93,6 @@ export class SessionBinding {
   /** Ends the warm processes. */
   close(): void {
     this.objects.close();
+    this.refs.close();
   }
 }

@@ -185,6 +185,7 @@ export function createServer(binding: SessionBinding, version: string): McpServe
       env: binding.env,
       config,
       objects: binding.objects,
+      refs: binding.refs,
       reportBlobs: true,
       ...extra,
     });

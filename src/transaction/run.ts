@@ -33,6 +33,7 @@ import {
   updateIndex,
   writeNoteCommit,
   type NoteWriter,
+  type RefTransactionProcess,
 } from '../git/index.js';
 import { trace } from '../trace/index.js';
 import { indexEntriesOf, type TransactionPlan, type WorktreePlan } from './plan.js';
@@ -48,6 +49,17 @@ export interface TransactionHooks {
   published?: () => Promise<void>;
   /** Extra undo when a later step fails (`indexed`: the index had been updated, and is put back). */
   rollback?: (indexed: boolean) => Promise<void>;
+}
+
+/** How {@link runTransaction} runs. */
+export interface TransactionOptions {
+  /** The transaction id (temp file names carry it); a fresh one by default. */
+  txid?: string;
+  /**
+   * A kept `git update-ref --stdin` for the ref moves (a long-lived server's), instead of one
+   * started for this transaction; its reflog line is its own.
+   */
+  refs?: RefTransactionProcess;
 }
 
 /** What {@link runTransaction} did. */
@@ -100,8 +112,9 @@ export async function runTransaction(
   plan: TransactionPlan,
   objects: NoteWriter,
   hooks: TransactionHooks = {},
-  txid: string = newTxid(),
+  options: TransactionOptions = {},
 ): Promise<TransactionOutcome> {
+  const txid = options.txid ?? newTxid();
   const warnings: string[] = [];
   const refs = [...plan.refs];
   // 1. The note commit, unreferenced until the notes ref moves with the others.
@@ -116,7 +129,7 @@ export async function runTransaction(
   }
   const record = recordOf({ ...plan, refs }, txid, new Date());
   // git's start-up overlaps the steps below; it reads the moves only at step 5.
-  const refTx = openRefTransaction(cwd, plan.message);
+  const refTx = options.refs?.open(cwd) ?? openRefTransaction(cwd, plan.message);
   record.gitPid = refTx.pid;
   const bytes = plan.worktrees.filter((w) => w.publish.kind === 'bytes');
   if (bytes.length > 1) throw new Error('BUG: one worktree of staged bytes per transaction');
