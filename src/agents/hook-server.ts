@@ -51,6 +51,8 @@ const FOLDER_PREFIX = 'hagent-hook-';
 export interface HookServer {
   /** The socket's path, for {@link HOOK_SOCKET_ENV}. */
   socket: string;
+  /** Hook calls answered so far (not counting those told to fall back). */
+  served(): number;
   /** Stops accepting, waits for the requests under way, removes the socket and its folder. */
   close(): Promise<void>;
 }
@@ -182,6 +184,7 @@ export async function startHookServer(): Promise<HookServer | null> {
   }
   let queue: Promise<unknown> = Promise.resolve();
   let closing = false;
+  let served = 0;
   const open = new Set<Socket>();
   const server: Server = createServer((conn) => {
     open.add(conn);
@@ -208,7 +211,10 @@ export async function startHookServer(): Promise<HookServer | null> {
       const run = queue.then(() => serve(request));
       queue = run.catch(() => undefined);
       run.then(
-        (a) => writeAnswer(conn, a),
+        (a) => {
+          if (!('fallback' in a)) served++;
+          writeAnswer(conn, a);
+        },
         (e: unknown) => writeAnswer(conn, { fallback: `the server failed: ${String(e)}` }),
       );
     });
@@ -238,6 +244,7 @@ export async function startHookServer(): Promise<HookServer | null> {
   process.on('SIGHUP', onSignal);
   return {
     socket,
+    served: () => served,
     close: async () => {
       closing = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -267,6 +267,11 @@ export interface RunResult {
   outsideChanged: { message: string; hint: string }[];
   /** How the session moved without hagent when the agent exited (e.g. its worktree on another branch), or null. */
   drift: Drift | null;
+  /**
+   * Hook calls this run's hook server answered (hook-server.ts); the others were handled by their
+   * own process (a fallback). Null when no server could be started.
+   */
+  hooksServed: number | null;
   /** Files the agent left that are in no commit yet. */
   outsideEdits: string[];
   /**
@@ -362,6 +367,7 @@ export async function runAgent(
       .filter((e) => e.time >= since && e.code === 'OUTSIDE_CHANGED')
       .map((e) => ({ message: e.message ?? '', hint: e.hint ?? '' })),
     drift: status.drift,
+    hooksServed: server ? server.served() : null,
     outsideEdits: outside,
     removed,
   };
