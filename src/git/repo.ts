@@ -24,7 +24,8 @@ const handles = new Map<string, Repo>();
  * identities): the next call sees the repository as a new process would. The hook server calls
  * it before each request (agents/hook-server.ts), so a long-lived process never answers from a
  * state an earlier request saw. git's configuration answers are not forgotten: config-memo.ts
- * already re-reads them whenever a configuration file changed.
+ * already re-reads them whenever a configuration file changed, and keys them by the variables
+ * that move configuration.
  */
 export function forgetRepoMemos(): void {
   handles.clear();
