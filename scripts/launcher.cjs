@@ -103,7 +103,73 @@ function hookOutsideSessions() {
   return true;
 }
 
-if (!hookOutsideSessions()) loadCli();
+if (!hookOutsideSessions()) askHookServer(loadCli);
+
+/**
+ * Under `hagent run` the plain hook line is answered by the run itself, over the Unix socket
+ * named in HAGENT_HOOK_SOCKET (src/agents/hook-server.ts has the protocol): no bundle to load,
+ * no repository to read cold. Only a whole answer counts; any failure before it arrives (no
+ * socket, a refused or broken connection, no connection within 2 s, an answer that does not
+ * parse, the server's own "handle it yourself") runs `fallback`, which handles the hook here
+ * with the input already read, as without a server.
+ */
+function askHookServer(fallback) {
+  const socket = process.env.HAGENT_HOOK_SOCKET;
+  const input = globalThis.__hagentHookInput;
+  if (!socket || typeof input !== 'string' || bundleName() !== 'hook') return fallback();
+  const [, , , agent, event] = process.argv;
+  const conn = require('node:net').connect(socket);
+  let settled = false;
+  const fail = () => {
+    if (settled) return;
+    settled = true;
+    clearTimeout(timer);
+    conn.destroy();
+    fallback();
+  };
+  const timer = setTimeout(fail, 2000);
+  const chunks = [];
+  conn.on('connect', () => {
+    clearTimeout(timer);
+    const request = {
+      v: 1,
+      agent,
+      event: event ?? null,
+      input,
+      cwd: process.cwd(),
+      env: process.env,
+    };
+    conn.write(`${JSON.stringify(request)}\n`);
+  });
+  conn.on('data', (chunk) => chunks.push(chunk));
+  conn.on('error', fail);
+  conn.on('close', () => {
+    if (settled) return;
+    let a;
+    try {
+      const text = Buffer.concat(chunks).toString('utf8');
+      a = text.endsWith('\n') ? JSON.parse(text) : null;
+    } catch {
+      a = null;
+    }
+    const whole = a && a.v === 1 && typeof a.stdout === 'string' && typeof a.stderr === 'string';
+    if (!whole || !Number.isInteger(a.exitCode)) return fail();
+    settled = true;
+    writeAll(1, a.stdout);
+    writeAll(2, a.stderr);
+    process.exitCode = a.exitCode;
+  });
+}
+
+/** Writes `text` to the descriptor; what a non-blocking pipe does not take at once goes through Node's stream. */
+function writeAll(fd, text) {
+  let bytes = Buffer.from(text, 'utf8');
+  try {
+    while (bytes.length) bytes = bytes.subarray(writeSync(fd, bytes));
+  } catch {
+    (fd === 1 ? process.stdout : process.stderr).write(bytes);
+  }
+}
 
 /**
  * The plain hook line `hagent hook AGENT [EVENT]` (what agents' configurations run) starts the

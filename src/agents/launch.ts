@@ -5,7 +5,7 @@
  * have none that works here (Gemini skips a system settings file below a folder others can write
  * to, such as the temp folder): their hook file is written inside the session worktree (never
  * the user's checkout or home) and kept out of the session's commits. No agent can move its folder from a hook, hence the launcher
- * (agents.md §0.1).
+ * (agents.md §0.1). While the agent runs, this process serves its hooks (hook-server.ts).
  */
 import { spawn } from 'node:child_process';
 import { accessSync, constants, promises as fs } from 'node:fs';
@@ -25,6 +25,7 @@ import {
 } from '../session/index.js';
 import { ownedFilesPath } from '../sync/index.js';
 import { agentHookFile, claudeHooks, codexConfigArgs } from './config.js';
+import { HOOK_SOCKET_ENV, startHookServer } from './hook-server.js';
 import { agentMarkerEnv } from './marker.js';
 import type { AgentName } from './normalize.js';
 
@@ -266,6 +267,11 @@ export interface RunResult {
   outsideChanged: { message: string; hint: string }[];
   /** How the session moved without hagent when the agent exited (e.g. its worktree on another branch), or null. */
   drift: Drift | null;
+  /**
+   * Hook calls this run's hook server answered (hook-server.ts); the others were handled by their
+   * own process (a fallback). Null when no server could be started.
+   */
+  hooksServed: number | null;
   /** Files the agent left that are in no commit yet. */
   outsideEdits: string[];
   /**
@@ -313,10 +319,15 @@ export async function runAgent(
     options.args,
     options.hookCommand,
   );
+  // The agent's hook processes hand their events to this process (hook-server.ts); without a
+  // server (no socket could be made) each handles its own, and an inherited socket is not used.
+  const server = await startHookServer();
+  plan.env[HOOK_SOCKET_ENV] = server?.socket ?? '';
   let exitCode: number;
   try {
     exitCode = await runAgentProcess(plan, session.worktree, options.env);
   } finally {
+    await server?.close();
     await removeWorktreeHookFile(ctx.commonDir, session, LAUNCHABLE[name].agent);
   }
   const status = await sessionStatus(ctx, session.id);
@@ -356,6 +367,7 @@ export async function runAgent(
       .filter((e) => e.time >= since && e.code === 'OUTSIDE_CHANGED')
       .map((e) => ({ message: e.message ?? '', hint: e.hint ?? '' })),
     drift: status.drift,
+    hooksServed: server ? server.served() : null,
     outsideEdits: outside,
     removed,
   };

@@ -266,7 +266,8 @@ async function identityOf(cwd: string, commonDir: string | null, key: string): P
  * git's identity for commits made in the worktree `cwd`, asked once per process and
  * environment ({@link identityKey}) and kept in `commonDir` for the next processes while the
  * configuration files are unchanged (see the file's header); the answer, `askGit` included, is
- * kept for the process: a long-lived server keeps the identity it started with. Never throws (a
+ * kept for the process: a long-lived server keeps the identity it started with, unless it
+ * calls {@link forgetIdentities} (the hook server does, before each request). Never throws (a
  * spawn failure is an `askGit`).
  * @param commonDir the repository's common dir, or null: asked of git in every process.
  */
@@ -280,6 +281,15 @@ export function gitIdentity(cwd: string, commonDir: string | null = null): Promi
     identities.set(key, got);
   }
   return got;
+}
+
+/**
+ * Forgets the identities this process asked for, so the next {@link gitIdentity} is as in a new
+ * process (the kept file, checked against its files' stamps, then git). For a long-lived process
+ * that must see what a process of its own would (the hook server, agents/hook-server.ts).
+ */
+export function forgetIdentities(): void {
+  identities.clear();
 }
 
 /**

@@ -11,7 +11,8 @@
  * that is not a file or the command line, or a file written within the last second (git's "racy" rule: a second write
  * in the same clock tick would keep the same mtime; ctime, in the signature, catches a write
  * whose mtime was set back). The process's environment is fixed for its
- * life, so `GIT_CONFIG_*` variables and `-c` options stay as they were.
+ * life, so `GIT_CONFIG_*` variables and `-c` options stay as they were; where it is not (the hook
+ * server runs each request in the request's environment), they are part of the memo's key.
  */
 import { statSync } from 'node:fs';
 import os from 'node:os';
@@ -46,6 +47,17 @@ function candidateFiles(gitDir: string | null, commonDir: string | null): string
   return files;
 }
 
+/**
+ * The variables that move or add configuration (`GIT_CONFIG_*`, `GIT_CONFIG_PARAMETERS`, HOME,
+ * XDG_CONFIG_HOME), part of the memo's key: the hook server changes the environment per request.
+ */
+function configEnv(): string[] {
+  return Object.entries(process.env)
+    .filter(([k]) => k.startsWith('GIT_CONFIG') || k === 'HOME' || k === 'XDG_CONFIG_HOME')
+    .map(([k, v]) => `${k}=${v}`)
+    .sort();
+}
+
 /** The stat signature of `files`, or null when one changed too recently to be trusted. */
 function signatureOf(files: readonly string[]): string | null {
   const now = Date.now();
@@ -74,7 +86,7 @@ export async function configRegexpMemo(
   pattern: string,
   where: { gitDir: string; commonDir: string } | null,
 ): Promise<Buffer> {
-  const key = `${cwd}\0${pattern}`;
+  const key = [cwd, pattern, ...configEnv()].join('\0');
   const before = kept.get(key);
   if (before && where && signatureOf(before.files) === before.signature) return before.value;
   const files = candidateFiles(where?.gitDir ?? null, where?.commonDir ?? null);

@@ -26,7 +26,7 @@ export {
   type DirectCommit,
   type MadeCommit,
 } from './commit-direct.js';
-export { Repo } from './repo.js';
+export { Repo, forgetRepoMemos } from './repo.js';
 export * from './merge.js';
 export * from './history.js';
 export * from './worktrees.js';

@@ -50,6 +50,11 @@ export function hashObject(
 
 const cache = new Map<string, ObjectFormat>();
 
+/** Forgets the formats read so far (a long-lived process's fresh start, like {@link forgetIdentities}). */
+export function forgetObjectFormats(): void {
+  cache.clear();
+}
+
 /**
  * The object format of the repository whose git common dir is `commonDir`, from
  * `extensions.objectFormat` in its `config` (git reads extensions from that file only, and a

@@ -7,10 +7,10 @@
  * process runs: the object format, and git's identity for commits (commit-direct.ts).
  */
 import { askGit, traceFastPath } from './fast-path.js';
-import { gitIdentity, writeCommit, type MadeCommit } from './commit-direct.js';
+import { forgetIdentities, gitIdentity, writeCommit, type MadeCommit } from './commit-direct.js';
 import { firstParentSubjectsDirect } from './commits-direct.js';
 import { looseObjectStore, type LooseObjectStore } from './loose.js';
-import { objectFormat, zeroOid, type ObjectFormat } from './object-format.js';
+import { forgetObjectFormats, objectFormat, zeroOid, type ObjectFormat } from './object-format.js';
 import { readTreeIntoIndex, updateIndex, writeTree, type IndexEntryUpdate } from './objects.js';
 import { readRef } from './plumbing.js';
 import { readRefsDirect } from './refs-direct.js';
@@ -18,6 +18,20 @@ import { refOids } from './history.js';
 import { gitText } from './run.js';
 
 const handles = new Map<string, Repo>();
+
+/**
+ * Forgets every memo of this module and of the ones it reads through (handles, object formats,
+ * identities): the next call sees the repository as a new process would. The hook server calls
+ * it before each request (agents/hook-server.ts), so a long-lived process never answers from a
+ * state an earlier request saw. git's configuration answers are not forgotten: config-memo.ts
+ * already re-reads them whenever a configuration file changed, and keys them by the variables
+ * that move configuration.
+ */
+export function forgetRepoMemos(): void {
+  handles.clear();
+  forgetObjectFormats();
+  forgetIdentities();
+}
 
 /** The repository seen from `cwd` (a worktree, or any folder git finds it from). */
 export class Repo {

@@ -165,6 +165,11 @@ export function sessionAsFound(commonDir: string, record: Session): Promise<Sess
 /** Sessions whose worktree {@link followMove} found moved with the repository, by common dir. */
 const moved = new Map<string, Set<string>>();
 
+/** Forgets the moves seen so far: a long-lived process's fresh start (agents/hook-server.ts). */
+export function forgetMovedSessions(): void {
+  moved.clear();
+}
+
 /** Ids of the sessions of `commonDir` that this process found moved and repaired. */
 export function movedSessions(commonDir: string): string[] {
   return [...(moved.get(commonDir) ?? [])];

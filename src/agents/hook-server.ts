@@ -1,0 +1,269 @@
+/**
+ * The hook server of `hagent run`: the agent's hook processes hand their event to the `hagent run`
+ * that launched the agent, over a Unix socket, instead of each loading and compiling hagent's
+ * hook bundle and reading the repository cold (a hook runs twice per tool call). The launcher
+ * (scripts/launcher.cjs) is the client: it sends what {@link handleHook} needs and prints the
+ * answer; on any failure before a whole answer arrives it handles the hook itself, as without a
+ * server. So the server is only ever a shortcut, never a second behaviour:
+ *
+ * - Each request runs exactly {@link handleHook}, which reads the session, the configuration and
+ *   the files afresh. What a process memoises (git identity, object formats, repository
+ *   handles, moved sessions) is forgotten before each request, the request's environment stands
+ *   in for `process.env` and its folder for the working folder while it runs: git, the user's
+ *   hooks and every reader of the environment see what they would in a hook process of its own.
+ *   Hence one request at a time (a queue); hooks of one session wait on its lock anyway.
+ * - The socket lives in a fresh folder of the temp folder only this user can enter (0700), named
+ *   to the agent in {@link HOOK_SOCKET_ENV}; it is removed when the run ends, on SIGTERM or
+ *   SIGHUP, and on exit. One left by a killed run refuses connections (the client falls back)
+ *   and is swept by the next run.
+ *
+ * Protocol, one exchange per connection: the client writes one JSON line
+ * `{v, agent, event, input, cwd, env}`; the server answers one JSON line `{v, exitCode, stdout,
+ * stderr}`, or `{v, fallback: reason}` when the client must handle the hook itself (another
+ * protocol version, an unknown agent, a folder that is gone), and closes.
+ */
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { forgetRepoMemos } from '../git/index.js';
+import { pidAlive } from '../lock/index.js';
+import { forgetMovedSessions } from '../session/index.js';
+import { handleHook } from './hook.js';
+import { AGENTS, type AgentName } from './normalize.js';
+import type { HookAnswer } from './respond.js';
+
+/** The variable naming the socket to the agent, and so to its hook processes. */
+export const HOOK_SOCKET_ENV = 'HAGENT_HOOK_SOCKET';
+
+/** The protocol's version: a client of another version is told to fall back. */
+export const HOOK_PROTOCOL = 1;
+
+/** The longest socket path every supported system takes (sun_path: 108 bytes on Linux, 104 on macOS). */
+const SOCKET_PATH_MAX = 103;
+
+/** Requests larger than this are refused (the client falls back); a hook event is far smaller. */
+const REQUEST_MAX_BYTES = 256 << 20;
+
+const FOLDER_PREFIX = 'hagent-hook-';
+
+/** A running hook server. */
+export interface HookServer {
+  /** The socket's path, for {@link HOOK_SOCKET_ENV}. */
+  socket: string;
+  /** Hook calls answered so far (not counting those told to fall back). */
+  served(): number;
+  /** Stops accepting, waits for the requests under way, removes the socket and its folder. */
+  close(): Promise<void>;
+}
+
+/** One request, as the client sends it. */
+interface HookRequest {
+  v: number;
+  agent: AgentName;
+  event: string | null;
+  input: string;
+  cwd: string;
+  env: Record<string, string>;
+}
+
+/** The request in `line`, or the reason the client must handle it itself. */
+function parseRequest(line: string): HookRequest | string {
+  let r: Partial<HookRequest>;
+  try {
+    r = JSON.parse(line) as Partial<HookRequest>;
+  } catch {
+    return 'the request is not JSON';
+  }
+  if (r.v !== HOOK_PROTOCOL) return `protocol ${String(r.v)}, this server speaks ${HOOK_PROTOCOL}`;
+  if (!AGENTS.includes(r.agent as AgentName)) return `unknown agent ${JSON.stringify(r.agent)}`;
+  if (typeof r.input !== 'string' || typeof r.cwd !== 'string' || !path.isAbsolute(r.cwd))
+    return 'the request lacks its input or folder';
+  if (r.event !== null && typeof r.event !== 'string') return 'the event is not a string';
+  if (!r.env || typeof r.env !== 'object') return 'the request lacks its environment';
+  for (const v of Object.values(r.env))
+    if (typeof v !== 'string') return 'the environment holds a value that is not a string';
+  return r as HookRequest;
+}
+
+/**
+ * Makes `env` this process's environment and `cwd` its working folder until the returned
+ * function puts back the ones it had. The real environment is changed (not `process.env`
+ * replaced by a plain object), so what reads it natively (TZ for dates, HOME) sees it too.
+ * @throws the error of process.chdir when `cwd` is gone (nothing changed then).
+ */
+function enter(env: Record<string, string>, cwd: string): () => void {
+  const savedCwd = process.cwd();
+  const savedEnv = { ...process.env } as Record<string, string>;
+  process.chdir(cwd);
+  const become = (next: Record<string, string>) => {
+    for (const k of Object.keys(process.env)) if (!Object.hasOwn(next, k)) delete process.env[k];
+    for (const [k, v] of Object.entries(next)) if (process.env[k] !== v) process.env[k] = v;
+  };
+  become(env);
+  return () => {
+    become(savedEnv);
+    try {
+      process.chdir(savedCwd);
+    } catch {
+      // the run's own folder is gone: nothing reads it (commands below commands/ take paths)
+    }
+  };
+}
+
+/**
+ * Handles one request as a hook process of its own would (module header). The socket variable
+ * is left out of the environment: a hagent the handler starts (a user hook's) runs in-process.
+ */
+async function serve(request: HookRequest): Promise<HookAnswer | { fallback: string }> {
+  const env = { ...request.env };
+  delete env[HOOK_SOCKET_ENV];
+  let leave: () => void;
+  try {
+    leave = enter(env, request.cwd);
+  } catch (e) {
+    return { fallback: `cannot enter ${request.cwd}: ${(e as Error).message}` };
+  }
+  try {
+    forgetRepoMemos();
+    forgetMovedSessions();
+    return await handleHook(request.agent, request.event ?? undefined, request.input, {
+      cwd: request.cwd,
+      env,
+    });
+  } finally {
+    leave();
+  }
+}
+
+/**
+ * Removes the socket folders of runs that were killed (their pid, in the folder's name, is gone),
+ * of this user only. Best effort.
+ */
+function sweepStaleFolders(tmp: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(tmp);
+  } catch {
+    return;
+  }
+  const uid = process.getuid?.();
+  for (const name of names) {
+    const m = /^hagent-hook-(\d+)-/.exec(name);
+    if (!m || Number(m[1]) === process.pid || pidAlive(Number(m[1]))) continue;
+    const dir = path.join(tmp, name);
+    try {
+      const st = statSync(dir);
+      if (st.isDirectory() && (uid === undefined || st.uid === uid))
+        rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // gone already, or not ours to remove
+    }
+  }
+}
+
+/**
+ * Starts the hook server of one `hagent run` (module header): a socket in a fresh 0700 folder
+ * under the temp folder. Resolves with null when no socket can be made there (a temp path too
+ * long for a socket, a folder that cannot be written): the hooks then run in-process, as before.
+ */
+export async function startHookServer(): Promise<HookServer | null> {
+  const tmp = os.tmpdir();
+  sweepStaleFolders(tmp);
+  let dir: string;
+  try {
+    dir = mkdtempSync(path.join(tmp, `${FOLDER_PREFIX}${process.pid}-`));
+  } catch {
+    return null;
+  }
+  const socket = path.join(dir, 's');
+  const removeFolder = () => rmSync(dir, { recursive: true, force: true });
+  if (Buffer.byteLength(socket) > SOCKET_PATH_MAX) {
+    removeFolder();
+    return null;
+  }
+  let queue: Promise<unknown> = Promise.resolve();
+  let closing = false;
+  let served = 0;
+  const open = new Set<Socket>();
+  const server: Server = createServer((conn) => {
+    open.add(conn);
+    conn.on('close', () => open.delete(conn));
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const answer = (body: object) => {
+      done = true;
+      conn.end(`${JSON.stringify({ v: HOOK_PROTOCOL, ...body })}\n`);
+    };
+    conn.on('error', () => conn.destroy());
+    conn.on('data', (chunk: Buffer) => {
+      if (done) return;
+      size += chunk.length;
+      if (size > REQUEST_MAX_BYTES) return answer({ fallback: 'the request is too large' });
+      const nl = chunk.indexOf(10);
+      if (nl < 0) return void chunks.push(chunk);
+      chunks.push(chunk.subarray(0, nl));
+      done = true;
+      const request = parseRequest(Buffer.concat(chunks).toString('utf8'));
+      if (typeof request === 'string') return answer({ fallback: request });
+      if (closing) return answer({ fallback: 'the run is ending' });
+      const run = queue.then(() => serve(request));
+      queue = run.catch(() => undefined);
+      run.then(
+        (a) => {
+          if (!('fallback' in a)) served++;
+          writeAnswer(conn, a);
+        },
+        (e: unknown) => writeAnswer(conn, { fallback: `the server failed: ${String(e)}` }),
+      );
+    });
+  });
+  const ok = await new Promise<boolean>((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(socket, () => resolve(true));
+  });
+  if (!ok) {
+    removeFolder();
+    return null;
+  }
+  server.on('error', () => undefined);
+  // A run ended by a signal removes its folder, then dies of the signal as it did before.
+  const onSignal = (signal: NodeJS.Signals) => {
+    removeFolder();
+    detach();
+    process.kill(process.pid, signal);
+  };
+  const detach = () => {
+    process.off('exit', removeFolder);
+    process.off('SIGTERM', onSignal);
+    process.off('SIGHUP', onSignal);
+  };
+  process.on('exit', removeFolder);
+  process.on('SIGTERM', onSignal);
+  process.on('SIGHUP', onSignal);
+  return {
+    socket,
+    served: () => served,
+    close: async () => {
+      closing = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      await queue;
+      // Requests under way are answered; a client that never sent a whole request is let go.
+      for (const conn of open) conn.destroy();
+      await closed;
+      removeFolder();
+      detach();
+    },
+  };
+}
+
+/** Sends `answer` and closes; a client gone meanwhile is no error (it fell back or was killed). */
+function writeAnswer(conn: Socket, answer: HookAnswer | { fallback: string }): void {
+  if (conn.destroyed) return;
+  const body =
+    'fallback' in answer
+      ? { fallback: answer.fallback }
+      : { exitCode: answer.exitCode, stdout: answer.stdout, stderr: answer.stderr };
+  conn.end(`${JSON.stringify({ v: HOOK_PROTOCOL, ...body })}\n`);
+}
