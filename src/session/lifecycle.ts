@@ -737,11 +737,14 @@ export async function endSession(
           : denied.length
             ? `${cappedList(denied)} ${denied.length === 1 ? 'is a path' : 'are paths'} the policy protects, so a plain land refuses it: land it with hagent land --session ${s.id} --allow-denied, or take ${denied.length === 1 ? 'that path' : 'those paths'} out first (hagent undo --session ${s.id}, or a patch that reverts ${denied.length === 1 ? 'it' : 'them'}), or pass --force --yes to end it anyway (the head stays reachable as refs/hagent/${s.id}/ended)`
             : `${landHint(s, coverage)}, or pass --force --yes to end it anyway (the head stays reachable as refs/hagent/${s.id}/ended)`;
-      const approvedPart = coverage.notApproved.length
-        ? coverage.toLand.length
-          ? `; approved: ${cappedList(coverage.toLand, 5)}, not approved yet: ${cappedList(coverage.notApproved, 5)}`
-          : `, none of it approved${coverage.landed.length ? ` (approved and landed: ${cappedList(coverage.landed, 5)})` : ''}`
-        : '';
+      // Only an approval of this head has parts to tell apart (the hint says how to approve).
+      const approvedPart = !coverage.current
+        ? ''
+        : coverage.notApproved.length
+          ? coverage.toLand.length
+            ? `; approved: ${cappedList(coverage.toLand, 5)}, not approved yet: ${cappedList(coverage.notApproved, 5)}`
+            : `, none of it approved${coverage.landed.length ? ` (approved and landed: ${cappedList(coverage.landed, 5)})` : ''}`
+          : '';
       throw new HagentError(
         'UNLANDED_WORK',
         `session ${s.id} has work that has not landed: ${cappedList(unlanded)}${approvedPart}`,
