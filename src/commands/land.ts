@@ -3,8 +3,16 @@
  */
 import { refuseForAgent } from '../agents/marker.js';
 import { landSession, undoLand, type LandUndoResult } from '../land/index.js';
-import { openRepo, resolveSession } from '../session/index.js';
-import { cappedLines, palette, printJson, printLines, short, type Io } from '../output/index.js';
+import { approveCommand, openRepo, resolveSession } from '../session/index.js';
+import {
+  cappedLines,
+  cappedList,
+  palette,
+  printJson,
+  printLines,
+  short,
+  type Io,
+} from '../output/index.js';
 import type { CommonArgs } from './shared.js';
 
 export async function runLand(
@@ -42,6 +50,13 @@ export async function runLand(
           `updated ${r.files.length} file${r.files.length === 1 ? '' : 's'} in ${r.updatedWorktree}`,
         )
       : p.dim('the target branch is not checked out anywhere; only the ref moved'),
+    ...(r.coverage.notApproved.length
+      ? [
+          p.yellow(
+            `Not approved yet, so not landed: ${cappedList(r.coverage.notApproved)}. Approve with: ${approveCommand(r.session, r.coverage.notApproved)}, then hagent land --session ${r.session}`,
+          ),
+        ]
+      : []),
     ...r.warnings.map((w) => p.yellow(`warning: ${w}`)),
   ]);
   return 0;

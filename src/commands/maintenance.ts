@@ -36,7 +36,7 @@ export async function runSync(argv: CommonArgs, io: Io): Promise<number> {
             `${p.green('Adopted')} ${r.files.length} outside edit${r.files.length === 1 ? '' : 's'} as commit ${short(r.commit)} (marked outside):`,
             ...cappedLines(r.files, (f) => `  ${f.status} ${f.path}`),
           ]
-        : ['No outside edits to adopt.'],
+        : [`Nothing to adopt: session ${r.session} has no outside edits (nothing was committed).`],
   );
   const skipped = cappedLines(
     r.skipped,

@@ -244,13 +244,15 @@ export const COMMANDS = {
       patches: { type: 'boolean', description: 'list the applied patches with their text' },
       approve: {
         type: 'array',
-        description: 'approve the current head: every file, or the PATHs given',
+        description:
+          'approve the current head: every file, or the PATHs given (relative to the current folder; a folder approves its changed files; added to what is approved already)',
       },
     },
     examples: [
       ['$0 review', 'stat, patches and the coloured diff'],
       ['$0 review --approve', 'approve everything at the current head'],
       ['$0 review --approve src/a.ts src/b.ts', 'approve two files only'],
+      ['$0 review --approve docs/', 'then approve the changed files under docs/ too'],
       ['$0 review --approve -- -notes.txt', 'a path that starts with a dash, after --'],
     ],
   },

@@ -2,12 +2,21 @@
  * `hagent review`: stat, diff, patches and approval of a session.
  */
 import { refuseForAgent } from '../agents/marker.js';
-import { reviewSession } from '../review/index.js';
-import { existsSync } from 'node:fs';
+import { matchChangedPaths, reviewSession, type ReviewResult } from '../review/index.js';
+import { existsSync, realpathSync } from 'node:fs';
 import path from 'node:path';
-import { openRepo, resolveSession } from '../session/index.js';
+import { approveCommand, openRepo, resolveSession } from '../session/index.js';
 import type { RepoContext } from '../session/context.js';
-import { cappedLines, palette, printJson, printLines, short, type Io } from '../output/index.js';
+import {
+  cappedLines,
+  cappedList,
+  palette,
+  printJson,
+  printLines,
+  short,
+  type Io,
+  type Palette,
+} from '../output/index.js';
 import { driftLines, type CommonArgs } from './shared.js';
 import { HagentError, isHagentError } from '../errors.js';
 
@@ -32,21 +41,22 @@ export async function runReview(
       `approve them with: hagent review --approve -- ${afterDashes.join(' ')}`,
     );
   }
-  const paths = [...(Array.isArray(argv.approve) ? argv.approve : []), ...afterDashes];
+  const given = [...(Array.isArray(argv.approve) ? argv.approve : []), ...afterDashes];
   const ctx = await openRepo(io.cwd);
   const session = await resolveSession(ctx, argv.session);
   const approve =
     argv.approve === undefined || argv.approve === false
       ? undefined
-      : paths.length
-        ? paths
+      : given.length
+        ? repoRelative(io.cwd, ctx.location.topLevel, session.worktree, given)
         : (true as const);
-  const wantDiff = !argv.stat && !argv.patches;
+  // An approval prints a confirmation, not the diff the user has just read (--json keeps it).
+  const wantDiff = !argv.stat && !argv.patches && (!approve || !!argv.json);
   const r = await reviewSession(ctx, session, {
-    diff: argv.json ? !argv.stat && !argv.patches : wantDiff,
+    diff: wantDiff,
     color: io.color,
     withPatchText: !!argv.patches,
-    ...(approve ? { approve } : {}),
+    ...(approve ? { approve, given } : {}),
   }).catch(async (e: unknown) => {
     throw await approveTarget(ctx, session.id, session.worktree, e);
   });
@@ -54,7 +64,24 @@ export async function runReview(
     printJson(io, r);
     return 0;
   }
-  const p = palette(io.color);
+  printLines(
+    io,
+    r.approvedNow && approve ? approvedLines(r, approve, io.color) : reviewLines(r, argv, io.color),
+  );
+  return 0;
+}
+
+/** The human review: the stat, the patches, the diff, then where the approval stands. */
+function reviewLines(r: ReviewResult, argv: { stat?: boolean; patches?: boolean }, color: boolean) {
+  const p = palette(color);
+  if (r.files.length === 0 && !r.drift)
+    return [
+      r.since !== 'base'
+        ? `Nothing to review: everything session ${r.session} changed has landed. End it with: hagent session end ${r.session}`
+        : r.patches.length
+          ? `Nothing to review: the patches of session ${r.session} leave no change against its base ${short(r.base)}. End it with: hagent session end ${r.session}`
+          : `Nothing to review: session ${r.session} has no changes since its base ${short(r.base)}. Apply a patch first.`,
+    ];
   const since =
     r.since === 'base'
       ? `base ${short(r.base)}`
@@ -90,22 +117,68 @@ export async function runReview(
     }
   }
   if (r.diff) lines.push('', r.diff.trimEnd());
+  lines.push('', ...approvalLines(r, p));
+  return lines;
+}
+
+/**
+ * After `--approve`: what this command approved (`specs` matched against the changes), what the
+ * approval of the head covers now, and the next command.
+ */
+function approvedLines(r: ReviewResult, specs: true | string[], color: boolean): string[] {
+  const p = palette(color);
+  const a = r.approval!;
+  const named =
+    specs === true
+      ? null
+      : matchChangedPaths(
+          r.files.map((f) => f.path),
+          specs,
+        ).paths;
+  const more =
+    a.paths === null
+      ? named
+        ? ['Every file was approved at this head already; it still is.']
+        : []
+      : a.paths.length > named!.length
+        ? [`Approved at this head now: ${cappedList(a.paths)}.`]
+        : [];
+  return [
+    p.cyan(
+      `Approved ${named ? cappedList(named) : 'every file'} of session ${r.session} at head ${short(a.head)}.`,
+    ),
+    ...more.map((l) => p.dim(l)),
+    ...approvalLines(r, p),
+  ];
+}
+
+/**
+ * Where the approval stands, in the words land and session end use: the approved changes to
+ * land and the command that lands them, approved paths that have landed, changes not approved
+ * yet and the command that approves them.
+ */
+function approvalLines(r: ReviewResult, p: Palette): string[] {
   const a = r.approval;
-  if (a && a.head === r.head)
+  const c = r.coverage;
+  const lines: string[] = [];
+  if (a && !c.current)
     lines.push(
-      '',
-      p.cyan(
-        `${r.approvedNow ? 'Approved' : 'Approved earlier'}: ${a.paths ? a.paths.join(', ') : 'all files'} at ${short(a.head)}. Land with: hagent land`,
-      ),
-    );
-  else if (a)
-    lines.push(
-      '',
       p.yellow(`An approval exists for ${short(a.head)}, but the head moved since: approve again.`),
     );
-  else lines.push('', p.dim('Not approved yet: hagent review --approve [PATH…]'));
-  printLines(io, lines);
-  return 0;
+  if (c.landed.length) lines.push(p.dim(`Approved and landed already: ${cappedList(c.landed)}`));
+  if (c.toLand.length)
+    lines.push(
+      p.cyan(
+        `Approved to land${a?.paths ? `: ${cappedList(c.toLand)}` : ': every file'}. Land with: hagent land --session ${r.session}`,
+      ),
+    );
+  if (c.notApproved.length)
+    lines.push(
+      (c.current ? p.yellow : p.dim)(
+        `Not approved yet: ${cappedList(c.notApproved)}. Approve with: ${c.current ? approveCommand(r.session, c.notApproved) : `hagent review --session ${r.session} --approve [PATH…]`}${c.toLand.length ? '' : `, then hagent land --session ${r.session}`}`,
+      ),
+    );
+  return lines;
 }
 
 /** A session id as a word (what `--approve ID` carries when its user meant `--session ID`). */
@@ -151,4 +224,41 @@ async function approveTarget(
     { session: id, files: [id] },
     `hagent session list shows the sessions of this repository; approve one with: hagent review --session ID --approve (${e.hint ?? 'or approve paths among the changes to land'})`,
   );
+}
+
+/**
+ * The paths given to `--approve` as repository-relative pathspecs: each is relative to the
+ * current folder, as git takes a pathspec (`./a.txt`, `sub/`, `..`, an absolute path inside the
+ * checkout or the session's worktree); `''` is the repository's root.
+ * @throws HagentError USAGE for a path outside the repository.
+ */
+function repoRelative(
+  cwd: string,
+  topLevel: string | null,
+  worktree: string,
+  given: readonly string[],
+): string[] {
+  const real = (p: string) => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return path.resolve(p);
+    }
+  };
+  const here = real(cwd);
+  const roots = [topLevel, real(worktree)].filter((r): r is string => !!r);
+  return given.map((g) => {
+    const abs = path.resolve(here, g);
+    const root = roots.find((r) => abs === r || abs.startsWith(`${r}${path.sep}`));
+    if (!root && !topLevel && !path.isAbsolute(g))
+      return path.posix.normalize(g).replace(/\/$/, '');
+    if (!root)
+      throw new HagentError(
+        'USAGE',
+        `${g} is outside the repository`,
+        { files: [g] },
+        'name paths inside the repository, relative to the current folder (hagent review lists the changed ones)',
+      );
+    return path.relative(root, abs).split(path.sep).join('/');
+  });
 }

@@ -97,7 +97,9 @@ export async function runList(argv: CommonArgs, io: Io): Promise<number> {
 export async function runStatus(argv: CommonArgs & { id?: string }, io: Io): Promise<number> {
   const ctx = await openRepo(io.cwd);
   const s = await sessionStatus(ctx, argv.id ?? argv.session);
-  if (argv.json) printJson(io, { ok: true, ...s });
+  const { mergeWaiting } = await import('../update/index.js');
+  const merge = s.worktreeExists && s.head ? await mergeWaiting(s, s.head) : null;
+  if (argv.json) printJson(io, { ok: true, ...s, merge });
   else {
     const p = palette(io.color);
     printLines(io, [
@@ -115,6 +117,19 @@ export async function runStatus(argv: CommonArgs & { id?: string }, io: Io): Pro
             p.dim(
               '    the next apply, undo, sync or land (or hagent doctor) finishes or undoes it first',
             ),
+          ]
+        : []),
+      ...(merge
+        ? [
+            p.yellow(
+              `  merge in progress: ${short(merge.mergeHead)}${merge.byUpdate ? ` (hagent session update of ${s.target?.replace('refs/heads/', '') ?? 'its target'})` : ''}, ${merge.unresolved.length ? `${merge.unresolved.length} of ${merge.conflicted.length} conflicted file${merge.conflicted.length === 1 ? '' : 's'} unresolved` : 'every conflict resolved'}:`,
+            ),
+            ...cappedLines(
+              merge.conflicted,
+              (f) => `    ${merge.unresolved.includes(f) ? 'C' : 'R'} ${f}`,
+              '    ',
+            ),
+            p.dim(`    hint: ${merge.hint}`),
           ]
         : []),
       ...(s.outsideEdits.length

@@ -7,7 +7,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { HagentError, isHagentError, toHagentError } from '../errors.js';
-import { cappedList } from '../output/index.js';
+import { cappedList, shellWord } from '../output/index.js';
 import { mergeInProgress } from '../update/index.js';
 import {
   checkoutTreeDelta,
@@ -34,7 +34,9 @@ import {
   absoluteGitDir,
 } from '../git/index.js';
 import {
+  approvalCoverage,
   approvalMove,
+  approveCommand,
   guardTarget,
   headChange,
   isInside,
@@ -48,6 +50,7 @@ import {
   sessionHead,
   treeIds,
   writeSession,
+  type ApprovalCoverage,
   type LandBase,
   type RepoContext,
   type Session,
@@ -122,6 +125,11 @@ export interface LandResult {
   allowedDenied?: DeniedPath[];
   /** What went wrong after the land was done (the target moved either way). */
   warnings: string[];
+  /**
+   * The approval after this land, as `review` reports it: approved paths now `landed`, and the
+   * session's changes `notApproved` that stay to land (a partial approval's rest).
+   */
+  coverage: ApprovalCoverage;
 }
 
 /** A path of a land that the policy refuses, and why. */
@@ -217,6 +225,31 @@ interface LandMerge {
 }
 
 /**
+ * The refusal of a land that has nothing approved left to bring (`message` says why), in the
+ * words review uses: the approved paths that have landed, the changes not approved yet and the
+ * command that approves them (`details.coverage`, the shape of review's `coverage`); when the
+ * approval covered everything, the way to end the session.
+ */
+function nothingToLand(
+  session: Session,
+  message: string,
+  coverage: ApprovalCoverage,
+  extra: Record<string, unknown> = {},
+): HagentError {
+  const rest = coverage.notApproved;
+  return new HagentError(
+    'NOTHING_TO_LAND',
+    rest.length
+      ? `${message}${coverage.landed.length ? ` (${cappedList(coverage.landed, 5)})` : ''}; not approved yet: ${cappedList(rest, 10)}`
+      : message,
+    { session: session.id, ...extra, coverage },
+    rest.length
+      ? `approve the rest with ${approveCommand(session.id, rest)}, then hagent land --session ${session.id}; or end the session without it: hagent session end ${session.id} --force --yes (its head stays reachable as refs/hagent/${session.id}/ended)`
+      : `nothing to do; end the session with hagent session end ${session.id}`,
+  );
+}
+
+/**
  * What a land merges into the target commit `previous` (issue: no work lost §1): the session's
  * changes since what it already landed — its land base — not since its start, so nothing that
  * is on the target already is taken back; limited to the approved paths. The diff and the three
@@ -237,13 +270,15 @@ async function planMerge(
     treeIds(cwd, [landBase.treeish, head, previous]),
   ]);
   if (pending.length === 0) {
-    throw new HagentError(
-      'NOTHING_TO_LAND',
+    const all = paths ? await diffTrees(cwd, landBase.treeish, head) : [];
+    throw nothingToLand(
+      session,
       `every approved change of session ${session.id} has landed already`,
-      { session: session.id },
-      paths
-        ? 'approve the files that have not landed (hagent review lists them), or end the session with hagent session end'
-        : 'nothing to do; end the session with hagent session end',
+      approvalCoverage(
+        { head, paths: paths ? [...paths] : null, at: '' },
+        head,
+        all.map((c) => c.path),
+      ),
     );
   }
   const theirsTree =
@@ -394,9 +429,6 @@ export async function landSession(
  * the user did not make are an interrupted hagent command's, which `hagent doctor` finishes or
  * undoes (and a land that did complete is taken back with `hagent land --undo`).
  */
-/** `p` as one word of a shell command line (single-quoted when it needs to be). */
-const shellWord = (p: string) => (/^[\w./@%+=:,-]+$/.test(p) ? p : `'${p.replace(/'/g, `'\\''`)}'`);
-
 function dirtyTargetError(worktree: string, dirty: readonly string[]): HagentError {
   return new HagentError(
     'DIRTY_TARGET',
@@ -465,13 +497,20 @@ async function landLocked(
   const stored = await readApproval(ctx, session);
   let approval = stored.approval;
   if (!approval) {
-    if (!options.yes)
+    if (!options.yes) {
+      const pending = (
+        await diffTrees(cwd, (await readLandBase(ctx, session, head)).treeish, head)
+      ).map((c) => c.path);
+      const coverage = approvalCoverage(null, head, pending);
+      if (pending.length === 0)
+        throw nothingToLand(session, `session ${session.id} has no changes to land`, coverage);
       throw new HagentError(
         'NOT_APPROVED',
         `nothing in session ${session.id} is approved`,
-        { session: session.id },
-        'review it with hagent review, approve with hagent review --approve, or land with --yes',
+        { session: session.id, coverage },
+        `review it with hagent review --session ${session.id}, approve with hagent review --session ${session.id} --approve [PATH…], or land with --yes`,
       );
+    }
     approval = { head, paths: null, at: new Date().toISOString() };
   } else if (approval.head !== head) {
     if (!options.yes)
@@ -581,11 +620,16 @@ async function landLocked(
       [{ ref: move.ref, old: move.oldOid, new: move.newOid }],
       `hagent land ${session.id}: already on ${target}`,
     );
-    throw new HagentError(
-      'NOTHING_TO_LAND',
+    const all = approval.paths ? await diffTrees(cwd, plan.landBase.treeish, head) : [];
+    throw nothingToLand(
+      session,
       `${target} already holds every approved change of session ${session.id}; recorded as landed`,
-      { session: session.id, target },
-      'nothing to do; end the session with hagent session end',
+      approvalCoverage(
+        approval,
+        head,
+        all.map((c) => c.path).filter((p) => !approval.paths!.includes(p)),
+      ),
+      { target },
     );
   }
 
@@ -672,6 +716,8 @@ async function landLocked(
       `landed; the session record could not be updated (${toHagentError(e).message}): its list of lands misses this one, which changes nothing a later land or undo decides`,
     );
   });
+  // What is left of the session after a partial land: the changes not approved (review's words).
+  const rest = approval.paths ? await diffTrees(cwd, plan.theirsTree, head) : [];
   return {
     warnings,
     ok: true,
@@ -684,5 +730,10 @@ async function landLocked(
     updatedWorktree: checkout?.path ?? null,
     backupRef,
     ...(denied.length ? { allowedDenied: denied } : {}),
+    coverage: approvalCoverage(
+      approval,
+      head,
+      rest.map((c) => c.path),
+    ),
   };
 }

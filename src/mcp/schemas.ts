@@ -330,6 +330,14 @@ export const ReviewOutput = z.object({
     .object({ head: z.string(), paths: z.array(z.string()).nullable(), at: z.string() })
     .nullable(),
   approvedNow: z.boolean(),
+  coverage: z
+    .object({
+      current: z.boolean(),
+      toLand: z.array(z.string()),
+      landed: z.array(z.string()),
+      notApproved: z.array(z.string()),
+    })
+    .describe('what the approval covers of files: to land, landed already, not approved yet'),
 });
 
 /** `hagent log --json`, this session's entries only. */

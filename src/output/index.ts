@@ -147,6 +147,11 @@ export function opLetter(op: string): string {
   return op === 'add' ? 'A' : op === 'delete' ? 'D' : 'M';
 }
 
+/** `word` as one word of a POSIX shell command line (single-quoted when it needs to be), for hints. */
+export function shellWord(word: string): string {
+  return /^[\w./@%+=:,-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
 /** Shortens a commit id for humans. */
 export function short(oid: string | null | undefined): string {
   return oid ? oid.slice(0, 12) : '-';

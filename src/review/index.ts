@@ -16,13 +16,17 @@ import {
 } from '../git/index.js';
 import { withSessionLock } from '../lock/index.js';
 import {
+  approvalCoverage,
   approvalMove,
+  approveCommand,
+  widenApproval,
   patchesFrom,
   readApproval,
   readDrift,
   readLandBase,
   sessionHead,
   type Approval,
+  type ApprovalCoverage,
   type ApprovalState,
   type Drift,
   type LandBase,
@@ -65,14 +69,21 @@ export interface ReviewResult {
   diff?: string;
   approval: Approval | null;
   approvedNow: boolean;
+  /** What the approval covers of `files`: to land, landed already, not approved yet. */
+  coverage: ApprovalCoverage;
 }
 
-/** Options of {@link reviewSession}. `approve`: true = every path; a list = those paths. */
+/**
+ * Options of {@link reviewSession}. `approve`: true = every path; a list = those paths,
+ * repository-relative, each a changed file or a folder holding some ('' or '.': the root).
+ */
 export interface ReviewOptions {
   diff?: boolean;
   color?: boolean;
   withPatchText?: boolean;
   approve?: true | string[];
+  /** The paths as the user typed them (named in a refusal beside the resolved ones). */
+  given?: string[];
 }
 
 /** Parses `git diff --numstat -z` (no renames). Pure. */
@@ -133,6 +144,27 @@ export async function sessionPatchRange(
     session.target ? readRef(ctx.cwd, session.target) : null,
   ]);
   return [`${from}..${head}`, ...(target ? [`^${target}`] : [])];
+}
+
+/**
+ * The changed files each of `specs` names, as a git pathspec without wildcards does: the file
+ * itself, or every changed file under a folder (`''` and `.` are the whole repository). `specs`
+ * are repository-relative, `/`-separated, normalised (no `./`, no trailing `/`). Pure.
+ * @returns the matched files (sorted, once each) and the specs that match none.
+ */
+export function matchChangedPaths(
+  changed: readonly string[],
+  specs: readonly string[],
+): { paths: string[]; unmatched: string[] } {
+  const paths = new Set<string>();
+  const unmatched: string[] = [];
+  for (const spec of specs) {
+    const root = spec === '' || spec === '.';
+    const hits = changed.filter((c) => root || c === spec || c.startsWith(`${spec}/`));
+    if (hits.length === 0) unmatched.push(spec);
+    for (const h of hits) paths.add(h);
+  }
+  return { paths: [...paths].sort(), unmatched };
 }
 
 /**
@@ -216,25 +248,32 @@ export async function reviewSession(
     }
     let paths: string[] | null = null;
     if (options.approve !== true) {
-      const known = new Set(files.map((f) => f.path));
-      const unknown = options.approve.filter((p) => !known.has(p));
-      if (unknown.length) {
+      const specs = options.approve;
+      const known = files.map((f) => f.path);
+      const matched = matchChangedPaths(known, specs);
+      if (matched.unmatched.length) {
+        const unknown = matched.unmatched;
         const landed = new Set(
           (await diffTrees(cwd, session.base, head, unknown)).map((c) => c.path),
         );
-        const what = unknown.map(
-          (p) => `${p} (${landed.has(p) ? 'landed already' : 'not changed by this session'})`,
-        );
+        const wasLanded = (p: string) =>
+          [...landed].some((l) => l === p || l.startsWith(`${p}/`) || p === '' || p === '.');
+        const asGiven = (p: string) => options.given?.[specs.indexOf(p)] ?? p;
+        const what = unknown.map((p) => {
+          const why = wasLanded(p) ? 'landed already' : 'not changed by this session';
+          const named = p === '' ? '.' : p;
+          return asGiven(p) === named ? `${named} (${why})` : `${asGiven(p)} (${named}: ${why})`;
+        });
         throw new HagentError(
           'USAGE',
           `not among the changes to land: ${what.join(', ')}`,
-          { files: unknown },
-          `approve paths among: ${cappedList([...known])}`,
+          { session: session.id, files: unknown.map(asGiven), paths: unknown, changed: known },
+          `approve paths among: ${cappedList(known, 10)} (${approveCommand(session.id, known)})`,
         );
       }
-      paths = [...new Set(options.approve)].sort();
+      paths = matched.paths;
     }
-    approval = { head, paths, at: new Date().toISOString() };
+    approval = widenApproval(stored.approval, head, paths, new Date().toISOString());
     await recordApproval(ctx, session, stored, approval);
     approvedNow = true;
   }
@@ -250,6 +289,11 @@ export async function reviewSession(
     drift,
     approval,
     approvedNow,
+    coverage: approvalCoverage(
+      approval,
+      head,
+      files.map((f) => f.path),
+    ),
   };
   if (diff !== null) result.diff = diff;
   return result;

@@ -14,6 +14,7 @@
  */
 import { readRefPreferDirect, writeInternalCommit, commitText, treeIdsOf } from '../git/index.js';
 import type { LooseObjectStore, RefMove } from '../git/index.js';
+import { shellWord } from '../output/index.js';
 import type { RepoContext } from './context.js';
 import type { Approval, Session } from './store.js';
 
@@ -107,4 +108,68 @@ export async function approvalMove(
   if (now.ref && now.approval === approval)
     return { ref, old: now.ref, new: now.ref, verify: true };
   return { ref, old: now.ref, new: await writeApproval(ctx, store, session, approval) };
+}
+
+/**
+ * What an approval covers of a session's changes to land (`pending`: what changed since its land
+ * base, as `review` lists it), so that review, land and session end tell the same story of a
+ * partial approval. Pure.
+ */
+export interface ApprovalCoverage {
+  /** The approval is of the session's current head (false: none, or the head moved since). */
+  current: boolean;
+  /** Approved changes that have not landed: what `hagent land` brings. */
+  toLand: string[];
+  /** Approved paths that are no longer among the changes to land: they have landed. */
+  landed: string[];
+  /** Changes to land that the approval does not cover: `hagent review --approve` them first. */
+  notApproved: string[];
+}
+
+/** The {@link ApprovalCoverage} of `approval` over `pending` at `head`. Pure. */
+export function approvalCoverage(
+  approval: Approval | null,
+  head: string,
+  pending: readonly string[],
+): ApprovalCoverage {
+  if (!approval || approval.head !== head)
+    return { current: false, toLand: [], landed: [], notApproved: [...pending] };
+  if (approval.paths === null)
+    return { current: true, toLand: [...pending], landed: [], notApproved: [] };
+  const approved = new Set(approval.paths);
+  const changed = new Set(pending);
+  return {
+    current: true,
+    toLand: pending.filter((p) => approved.has(p)),
+    landed: approval.paths.filter((p) => !changed.has(p)),
+    notApproved: pending.filter((p) => !approved.has(p)),
+  };
+}
+
+/**
+ * The approval a new `review --approve` records at `head`: `paths` (null: every path) added to
+ * the approval of the same head already recorded, so approving in steps never drops what was
+ * approved before; an approval of an older head is replaced (the changes moved under it). Pure.
+ */
+export function widenApproval(
+  previous: Approval | null,
+  head: string,
+  paths: readonly string[] | null,
+  at: string,
+): Approval {
+  const kept = previous?.head === head ? previous.paths : [];
+  if (paths === null || kept === null) return { head, paths: null, at };
+  return { head, paths: [...new Set([...kept, ...paths])].sort(), at };
+}
+
+/**
+ * The command that approves `paths` of a session (all of them when the list is long), for
+ * hints. Pure.
+ */
+export function approveCommand(session: string, paths: readonly string[]): string {
+  const words = paths.map(shellWord);
+  const dash = paths.some((p) => p.startsWith('-')) ? ' --' : '';
+  return paths.length === 0 || paths.length > 5
+    ? `hagent review --session ${session} --approve`
+    : `hagent review --session ${session} --approve${dash} ${words.join(' ')}`;
 }

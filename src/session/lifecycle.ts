@@ -47,7 +47,13 @@ import { finishInterruptedEnds } from '../transaction/recover.js';
 import { withSessionLock } from '../lock/index.js';
 import { readJournal } from '../journal/index.js';
 import { landBaseRef, unlandedPaths } from './landed.js';
-import { approvalRef, readApproval } from './approval.js';
+import {
+  approvalCoverage,
+  approvalRef,
+  approveCommand,
+  readApproval,
+  type ApprovalCoverage,
+} from './approval.js';
 import { readDrift, worktreeHeadDrift, type Drift } from './drift.js';
 import { loadConfig } from '../config/index.js';
 import { deniedReason } from '../policy/index.js';
@@ -649,6 +655,21 @@ function keepHint(s: Session): string {
 }
 
 /**
+ * The way to land a session's unlanded work, as its approval stands (`coverage`, over the
+ * unlanded paths): land what is approved, approve what is not (review's words).
+ */
+function landHint(s: Session, coverage: ApprovalCoverage): string {
+  const land = `hagent land --session ${s.id}`;
+  if (coverage.notApproved.length === 0) return `land it with ${land}`;
+  const approve = coverage.current
+    ? approveCommand(s.id, coverage.notApproved)
+    : `hagent review --session ${s.id} --approve [PATH…]`;
+  return coverage.toLand.length
+    ? `land the approved part with ${land} and approve the rest with ${approve} (then land again)`
+    : `approve it with ${approve}, then ${land}`;
+}
+
+/**
  * Ends a session: removes its worktree, its branch and its metadata. Refuses to drop work that
  * has not landed ({@link unlandedPaths}) or uncommitted files in its worktree unless `force`, and
  * then only once `confirm` says yes; the head then stays reachable as `refs/hagent/<id>/ended`.
@@ -706,6 +727,7 @@ export async function endSession(
     }
     if (unlanded.length) {
       const drift = head ? await readDrift(ctx, s, head) : null;
+      const coverage = approvalCoverage((await readApproval(ctx, s)).approval, head!, unlanded);
       // A path the policy protects makes a plain land refuse (LAND_DENIED): the hint says how past it.
       const policy = (await loadConfig(ctx, options.env ?? {})).policy;
       const denied = unlanded.filter((p) => deniedReason(p, policy) !== null);
@@ -714,11 +736,19 @@ export async function endSession(
           ? `its branch was reset past its base, so these changes are not the session's work; ${drift.hint}; or pass --force --yes to end it anyway`
           : denied.length
             ? `${cappedList(denied)} ${denied.length === 1 ? 'is a path' : 'are paths'} the policy protects, so a plain land refuses it: land it with hagent land --session ${s.id} --allow-denied, or take ${denied.length === 1 ? 'that path' : 'those paths'} out first (hagent undo --session ${s.id}, or a patch that reverts ${denied.length === 1 ? 'it' : 'them'}), or pass --force --yes to end it anyway (the head stays reachable as refs/hagent/${s.id}/ended)`
-            : `land it with hagent land --session ${s.id}, or pass --force --yes to end it anyway (the head stays reachable as refs/hagent/${s.id}/ended)`;
+            : `${landHint(s, coverage)}, or pass --force --yes to end it anyway (the head stays reachable as refs/hagent/${s.id}/ended)`;
+      // Only an approval of this head has parts to tell apart (the hint says how to approve).
+      const approvedPart = !coverage.current
+        ? ''
+        : coverage.notApproved.length
+          ? coverage.toLand.length
+            ? `; approved: ${cappedList(coverage.toLand, 5)}, not approved yet: ${cappedList(coverage.notApproved, 5)}`
+            : `, none of it approved${coverage.landed.length ? ` (approved and landed: ${cappedList(coverage.landed, 5)})` : ''}`
+          : '';
       throw new HagentError(
         'UNLANDED_WORK',
-        `session ${s.id} has work that has not landed: ${cappedList(unlanded)}`,
-        { session: s.id, files: unlanded },
+        `session ${s.id} has work that has not landed: ${cappedList(unlanded)}${approvedPart}`,
+        { session: s.id, files: unlanded, coverage },
         hint,
       );
     }

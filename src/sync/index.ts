@@ -168,7 +168,14 @@ export async function syncSession(
     options,
     async () => {
       const r = await syncLocked(ctx, session, config.policy, as);
-      return { value: r, files: r.files.map((f) => f.path), head: r.commit ?? r.parent };
+      // `hagent sync` with nothing to adopt wrote nothing: it is no operation of the journal.
+      const noop = as === ADOPT_OUTSIDE && r.commit === null;
+      return {
+        value: r,
+        files: r.files.map((f) => f.path),
+        head: r.commit ?? r.parent,
+        ...(noop ? { journal: false } : {}),
+      };
     },
   );
   if (recovery) value.recovery = recovery;

@@ -27,11 +27,14 @@ export interface GuardedOutcome<T> {
   files?: string[];
   head?: string;
   patch?: string;
+  /** False when the body found nothing to do and wrote nothing: no journal line for it. */
+  journal?: boolean;
 }
 
 /**
  * Runs `body` holding the session lock, after recovering an interrupted transaction, and
- * journals the attempt. `journal: false` (dry runs, read-only calls) skips the journal line of
+ * journals the attempt. `journal: false` (dry runs, read-only calls), or an outcome saying it
+ * did nothing (`journal: false` there), skips the journal line of
  * a success.
  * @returns the body's value and what recovery did (null when nothing was pending).
  * @throws whatever the body throws (journaled first), or HagentError LOCKED.
@@ -92,7 +95,7 @@ export async function guardedWrite<T>(
       },
     );
     trace('guard: unlocked');
-    if (options.journal !== false) {
+    if (options.journal !== false && out.journal !== false) {
       await appendJournal(target.commonDir, {
         ...base,
         ...(out.files ? { files: out.files } : {}),

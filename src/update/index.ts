@@ -34,6 +34,7 @@ import {
   updateIndex,
   worktreeGitDirSync,
   writeTreeWithChanges,
+  unmergedEntries,
   type ConflictStage,
   type TreeChange,
   mergeBase,
@@ -68,7 +69,12 @@ import {
   runTransaction,
   type Recovery,
 } from '../transaction/index.js';
-import { conflictRecordPath, writeConflictRecord } from './conflicts.js';
+import {
+  conflictRecordPath,
+  markersLeft,
+  readConflictRecord,
+  writeConflictRecord,
+} from './conflicts.js';
 
 export {
   conflictBlockLine,
@@ -130,14 +136,67 @@ export function conflictsRefusal(r: UpdateResult, worktree: string): HagentError
     'MERGE_UNRESOLVED',
     `merging ${r.target.replace('refs/heads/', '')} into session ${r.session} stopped at ${n} conflicted file${n === 1 ? '' : 's'}: ${cappedList(r.conflicts)}`,
     { session: r.session, worktree, files: [...r.conflicts] },
-    `in ${worktree} edit each file to the lines you want (remove the <<<<<<< ======= >>>>>>> markers) and git add it, then run hagent sync --session ${r.session} to conclude the merge (or resolve them all in one hagent apply); to give the merge up instead: git -C ${worktree} merge --abort`,
+    resolveHint(worktree, r.session),
   );
+}
+
+/** How to finish a merge left with conflicts in `worktree`, or give it up (git's own abort). */
+function resolveHint(worktree: string, session: string): string {
+  return `in ${worktree} edit each file to the lines you want (remove the <<<<<<< ======= >>>>>>> markers) and git add it, then run hagent sync --session ${session} to conclude the merge (or resolve them all in one hagent apply); to give the merge up instead: git -C ${worktree} merge --abort`;
 }
 
 /** True while a merge is in progress in the worktree (`MERGE_HEAD` in its git dir). */
 export function mergeInProgress(worktree: string): boolean {
   const gitDir = worktreeGitDirSync(worktree);
   return !!gitDir && existsSync(path.join(gitDir, 'MERGE_HEAD'));
+}
+
+/** A merge waiting in a session worktree, as `hagent session status` shows it. */
+export interface MergeWaiting {
+  /** The commit being merged (`MERGE_HEAD`). */
+  mergeHead: string;
+  /** True when `hagent session update` left it (its conflict record names it); false: the agent's own `git merge`. */
+  byUpdate: boolean;
+  /** Every path the merge left conflicted (unmerged, or recorded by the update). */
+  conflicted: string[];
+  /** Those still unresolved: unmerged in the index, or still holding a conflict block. */
+  unresolved: string[];
+  /** How to finish it, or give it up. */
+  hint: string;
+}
+
+/**
+ * The merge in progress in a session's worktree over its head, read only (nothing concluded or
+ * cleaned up: a `MERGE_HEAD` the head holds already is the trace of a concluded merge, and counts
+ * as none); null when there is none.
+ * @throws HagentError GIT_FAILED.
+ */
+export async function mergeWaiting(
+  session: Pick<Session, 'id' | 'worktree'>,
+  head: string,
+): Promise<MergeWaiting | null> {
+  const worktree = session.worktree;
+  const gitDir = worktreeGitDirSync(worktree);
+  if (!gitDir) return null;
+  const text = await fs.readFile(path.join(gitDir, 'MERGE_HEAD'), 'utf8').catch(() => '');
+  const mergeHead = /^[0-9a-f]{40,64}/.exec(text)?.[0] ?? null;
+  if (!mergeHead || (await isAncestor(worktree, mergeHead, head))) return null;
+  const [record, stages] = await Promise.all([
+    readConflictRecord(worktree, mergeHead, head),
+    unmergedEntries(worktree),
+  ]);
+  const unmerged = [...new Set(stages.map((st) => st.path))];
+  const conflicted = [...new Set([...unmerged, ...(record?.files ?? [])])].sort();
+  const marked = await markersLeft(
+    worktree,
+    (record?.files ?? []).filter((f) => !unmerged.includes(f)),
+  );
+  const unresolved = [...new Set([...unmerged, ...marked.map((m) => m.path)])].sort();
+  const s = session.id;
+  const hint = unresolved.length
+    ? resolveHint(worktree, s)
+    : `every conflict is resolved: conclude the merge with hagent sync --session ${s}; to give it up instead: git -C ${worktree} merge --abort`;
+  return { mergeHead, byUpdate: record !== null, conflicted, unresolved, hint };
 }
 
 /** Options of {@link updateSession}. */

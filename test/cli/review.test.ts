@@ -195,4 +195,145 @@ t('words after -- are refused by a command that reads none: nothing is ended or 
   assert.match(git(s.worktree, 'show', 'HEAD:a.txt'), /TWO/, 'not undone');
 });
 
+// --- Approving in steps, by path as git takes it ---
+
+/** A repository with p1.txt, p2.txt, sub/p3.txt, sub/p4.txt and a session "st" changing all four. */
+function fourChanges() {
+  const repo = makeRepo({
+    'p1.txt': '1\n',
+    'p2.txt': '2\n',
+    'sub/p3.txt': '3\n',
+    'sub/p4.txt': '4\n',
+  });
+  const s = startSession(repo, ['--name', 'st']);
+  const r = hagent(s.worktree, ['apply', '-', '--json'], {
+    input:
+      '*** Begin Patch\n*** Update File: p1.txt\n-1\n+1x\n*** Update File: p2.txt\n-2\n+2x\n' +
+      '*** Update File: sub/p3.txt\n-3\n+3x\n*** Update File: sub/p4.txt\n-4\n+4x\n*** End Patch\n',
+  });
+  assert.is(r.status, 0, r.stdout + r.stderr);
+  return { repo, s };
+}
+
+t(
+  'a second --approve adds to the approval of the same head; it prints a confirmation, not the diff',
+  () => {
+    const { repo } = fourChanges();
+    const first = hagent(repo, ['review', '--approve', 'p1.txt']);
+    assert.is(first.status, 0, first.stderr);
+    assert.not.match(first.stdout, /^[-+]{3} /m, 'no diff after approving');
+    assert.not.match(first.stdout, /Applied patches/);
+    assert.match(first.stdout, /^Approved p1\.txt of session st at head [0-9a-f]{12}\.$/m);
+    assert.match(first.stdout, /Land with: hagent land --session st/);
+    assert.match(
+      first.stdout,
+      /Not approved yet: p2\.txt, sub\/p3\.txt, sub\/p4\.txt\. Approve with: hagent review --session st --approve p2\.txt sub\/p3\.txt sub\/p4\.txt/,
+    );
+    const second = hagent(repo, ['review', '--approve', 'p2.txt', '--json']);
+    assert.is(second.status, 0, second.stdout);
+    assert.equal(second.json.approval.paths, ['p1.txt', 'p2.txt'], 'the union, not a replacement');
+    assert.ok(second.json.diff, '--json still carries the diff');
+    assert.equal(second.json.coverage, {
+      current: true,
+      toLand: ['p1.txt', 'p2.txt'],
+      landed: [],
+      notApproved: ['sub/p3.txt', 'sub/p4.txt'],
+    });
+    const human = hagent(repo, ['review', '--approve', 'sub/p3.txt']);
+    assert.match(human.stdout, /^Approved sub\/p3\.txt of session st/m);
+    assert.match(human.stdout, /Approved at this head now: p1\.txt, p2\.txt, sub\/p3\.txt\./);
+    const all = hagent(repo, ['review', '--approve', '--json']);
+    assert.is(all.json.approval.paths, null, '--approve without paths approves every file');
+    const some = hagent(repo, ['review', '--approve', 'p1.txt']);
+    assert.match(some.stdout, /Every file was approved at this head already; it still is\./);
+    assert.is(hagent(repo, ['review', '--json']).json.approval.paths, null);
+    // A new head: the approval of the old one is not widened but replaced.
+    const s = hagent(repo, ['session', 'status', '--json']).json;
+    hagent(s.worktree, ['apply', '-'], { input: updatePatch('p1.txt', '1x', '1y') });
+    const fresh = hagent(repo, ['review', '--approve', 'p2.txt', '--json']);
+    assert.equal(fresh.json.approval.paths, ['p2.txt']);
+  },
+);
+
+t(
+  '--approve takes pathspecs relative to the current folder: ./p, sub/, sub, a file of a subfolder',
+  () => {
+    const { repo } = fourChanges();
+    const dot = hagent(repo, ['review', '--approve', './p2.txt', '--json']);
+    assert.is(dot.status, 0, dot.stdout);
+    assert.equal(dot.json.approval.paths, ['p2.txt']);
+    const folder = hagent(repo, ['review', '--approve', 'sub', '--json']);
+    assert.equal(folder.json.approval.paths, ['p2.txt', 'sub/p3.txt', 'sub/p4.txt']);
+    const { repo: repo2 } = fourChanges();
+    const slash = hagent(repo2, ['review', '--approve', 'sub/', '--json']);
+    assert.equal(
+      slash.json.approval.paths,
+      ['sub/p3.txt', 'sub/p4.txt'],
+      'a folder approves its changed files',
+    );
+    // From a subfolder of the checkout, and of the session worktree: relative to it, as git is.
+    const { repo: repo3, s: s3 } = fourChanges();
+    const sub = hagent(path.join(repo3, 'sub'), [
+      'review',
+      '--approve',
+      'p3.txt',
+      '../p1.txt',
+      '--json',
+    ]);
+    assert.is(sub.status, 0, sub.stdout);
+    assert.equal(sub.json.approval.paths, ['p1.txt', 'sub/p3.txt']);
+    const inWorktree = hagent(
+      path.join(s3.worktree, 'sub'),
+      ['review', '--approve', '.', '--json'],
+      {
+        unsetEnv: ['HAGENT_AGENT'],
+      },
+    );
+    assert.equal(inWorktree.json.approval.paths, ['p1.txt', 'sub/p3.txt', 'sub/p4.txt']);
+    // A path that matches no changed file: refused, naming it as given and as resolved.
+    const none = hagent(path.join(repo, 'sub'), ['review', '--approve', 'p9.txt', '--json']);
+    assert.is(none.status, 2, none.stdout);
+    assert.is(none.json.error.code, 'USAGE');
+    assert.match(
+      none.json.error.message,
+      /not among the changes to land: p9\.txt \(sub\/p9\.txt: not changed by this session\)/,
+    );
+    assert.equal(none.json.error.files, ['p9.txt']);
+    assert.equal(none.json.error.paths, ['sub/p9.txt']);
+    assert.match(none.json.error.hint, /p1\.txt, p2\.txt, sub\/p3\.txt, sub\/p4\.txt/);
+    const outside = hagent(repo, ['review', '--approve', '../elsewhere.txt', '--json']);
+    assert.is(outside.status, 2);
+    assert.match(outside.json.error.message, /outside the repository/);
+    assert.equal(
+      hagent(repo, ['review', '--json']).json.approval.paths,
+      ['p2.txt', 'sub/p3.txt', 'sub/p4.txt'],
+      'refusals approved nothing',
+    );
+    // The hint works when followed.
+    const hinted = none.json.error.hint
+      .match(/\((hagent review [^)]*)\)/)[1]
+      .split(' ')
+      .slice(1);
+    assert.is(hagent(repo, hinted).status, 0);
+  },
+);
+
+t('an empty session: review says there is nothing to review, and land agrees', () => {
+  const repo = makeRepo({ 'a.txt': 'a\n' });
+  startSession(repo, ['--name', 'e1']);
+  const r = hagent(repo, ['review']);
+  assert.is(r.status, 0, r.stderr);
+  assert.match(
+    r.stdout,
+    /^Nothing to review: session e1 has no changes since its base [0-9a-f]{12}\. Apply a patch first\.$/m,
+  );
+  assert.not.match(r.stdout, /Not approved yet/);
+  const land = hagent(repo, ['land', '--json']);
+  assert.is(land.json.error.code, 'NOTHING_TO_LAND');
+  assert.match(land.json.error.hint, /apply a patch first/);
+  const approve = hagent(repo, ['review', '--approve', '--json']);
+  assert.is(approve.json.error.code, 'NOTHING_TO_LAND');
+  assert.match(approve.json.error.hint, /apply a patch first/);
+});
+
 t.run();

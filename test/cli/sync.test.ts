@@ -57,4 +57,24 @@ t('sync leaves out what the path policy denies, and reports it', () => {
   );
 });
 
+t('a sync with nothing to adopt says so, and writes no journal line and no commit', () => {
+  const repo = makeRepo({ 'a.txt': 'a\n' });
+  const s = startSession(repo, ['--name', 'n1']);
+  writeFiles(s.worktree, { 'a.txt': 'hand edit\n' });
+  assert.is(hagent(s.worktree, ['sync', '--json']).status, 0);
+  const head = git(repo, 'rev-parse', s.branch);
+  const journal = () => hagent(repo, ['log', '--json']).json.entries.length;
+  const before = journal();
+  const again = hagent(s.worktree, ['sync']);
+  assert.is(again.status, 0, again.stderr);
+  assert.match(again.stdout, /^Nothing to adopt: session n1 has no outside edits/);
+  const json = hagent(s.worktree, ['sync', '--json']);
+  assert.is(json.json.commit, null);
+  assert.equal(json.json.files, []);
+  assert.is(journal(), before, 'no journal line for a sync that did nothing');
+  assert.is(git(repo, 'rev-parse', s.branch), head, 'no commit');
+  assert.is(hagent(s.worktree, ['undo', '--json']).status, 0, 'undo takes back the real sync');
+  assert.is(git(repo, 'rev-parse', s.branch), s.base);
+});
+
 t.run();
