@@ -124,8 +124,11 @@ it('create, edit, shell edit and delete each become one commit; .env, .git/confi
       worktree: string;
       commits: number;
       blocked: { code: string }[];
+      hooksServed: number | null;
     };
     const wt = summary.worktree;
+    // The real agent's hook processes reached this run's hook server (not only their fallback).
+    assert.ok((summary.hooksServed ?? 0) > 0, `hooks served: ${summary.hooksServed}`);
     const results = server.results;
     assert.ok(
       results.get('toolu_write') && !results.get('toolu_write')!.isError,

@@ -64,6 +64,11 @@ it('write_file and a shell edit become commits; a key file and rm -rf ~ are refu
       agentEnv('gemini', server.url, (found as { bin: string }).bin),
     );
     assert.is(r.status, 0, r.stderr + r.stdout);
+    const served = (
+      JSON.parse(r.stdout.slice(r.stdout.lastIndexOf('\n{') + 1)) as { hooksServed: number | null }
+    ).hooksServed;
+    // The real agent's hook processes reached this run's hook server (not only their fallback).
+    assert.ok((served ?? 0) > 0, `hooks served: ${served}`);
     const wt = hagent(repo, ['session', 'status', 'g1', '--json']).json.worktree as string;
     const text = (id: string) => server.results.get(id)?.text ?? '';
     assert.match(text('g_env'), /hagent refused this: error\[PATH_DENIED\]/);
