@@ -192,9 +192,9 @@ export async function startHookServer(): Promise<HookServer | null> {
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
-    const answer = (body: object) => {
+    const answer = (body: { fallback: string }) => {
       done = true;
-      conn.end(`${JSON.stringify({ v: HOOK_PROTOCOL, ...body })}\n`);
+      writeAnswer(conn, body);
     };
     conn.on('error', () => conn.destroy());
     conn.on('data', (chunk: Buffer) => {
