@@ -33,6 +33,7 @@ import { BENCH_ENV, ensureRepo, git, resetRepo, type BenchRepo } from './gen-rep
 import { makePatches } from './patches.js';
 import { openRepo } from '../src/session/index.js';
 import { createServer, SessionBinding } from '../src/mcp/index.js';
+import { splitLargeIndex } from '../src/git/objects.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const HAGENT = path.join(ROOT, 'dist', 'hagent.cjs');
@@ -130,6 +131,64 @@ async function interleave(
   return samples;
 }
 
+/**
+ * What design.md's invariants alone cost for the 3-file change, with none of hagent's own work
+ * (no parse, staleness check, objects, lock, journal or transport): an intent record and three
+ * temp files written, fsynced with the record's folder, renamed over the targets (their bytes
+ * unchanged), the folders fsynced, and the three entries given to `git update-index`, the
+ * process that owns the index (split when large, as in a session worktree); then the record
+ * removed. It changes nothing but that worktree's index stat data, so it runs in a worktree of
+ * its own.
+ */
+async function durableFloor(
+  worktree: string,
+  paths: readonly string[],
+  gitDir: string,
+): Promise<number> {
+  const fsp = await import('node:fs/promises');
+  const ls = spawnSync('git', ['ls-files', '-s', '-z', '--', ...paths], {
+    cwd: worktree,
+    env: BENCH_ENV,
+  });
+  const entries = ls.stdout
+    .toString('utf8')
+    .split('\0')
+    .filter(Boolean)
+    .map((e) => {
+      const [meta, rel] = e.split('\t') as [string, string];
+      const [mode, oid] = meta.split(' ') as [string, string];
+      return `${mode} ${oid}\t${rel}\0`;
+    })
+    .join('');
+  const bytes = await Promise.all(paths.map((p) => fsp.readFile(path.join(worktree, p))));
+  const fsyncOf = async (p: string) => {
+    const h = await fsp.open(p, 'r');
+    try {
+      await h.sync();
+    } finally {
+      await h.close();
+    }
+  };
+  const record = path.join(gitDir, 'bench-floor-intent');
+  const t0 = now();
+  const tmps = paths.map((p) => path.join(worktree, `${p}.bench-floor-tmp`));
+  await fsp.writeFile(record, JSON.stringify({ paths, tmps }));
+  await Promise.all(tmps.map((t, i) => fsp.writeFile(t, bytes[i]!)));
+  await Promise.all([record, gitDir, ...tmps].map(fsyncOf));
+  await Promise.all(tmps.map((t, i) => fsp.rename(t, path.join(worktree, paths[i]!))));
+  await Promise.all(
+    [...new Set(paths.map((p) => path.dirname(path.join(worktree, p))))].map(fsyncOf),
+  );
+  const r = spawnSync('git', ['update-index', '-z', '--index-info'], {
+    cwd: worktree,
+    env: BENCH_ENV,
+    input: entries,
+  });
+  if (r.status !== 0) throw new Error(`git update-index: ${r.stderr}`);
+  await fsp.unlink(record);
+  return now() - t0;
+}
+
 interface SizeFigures {
   apply: number;
   git: number;
@@ -180,8 +239,13 @@ async function benchSize(repo: BenchRepo): Promise<SizeFigures> {
     } // warm-up, and a check that all apply
     gitApply(0);
     gitApply(1);
+    const fwt = path.join(repo.dir, '.git', 'bench-wt', `${gid}-floor`);
+    git(['worktree', 'add', '-q', '--detach', fwt, repo.commit], repo.dir);
+    await splitLargeIndex(fwt); // as hagent does to a session worktree's large index
+    const gitDir = git(['rev-parse', '--absolute-git-dir'], fwt).trim();
     const s = await interleave(RUNS * 2, {
       git: (r) => gitApply(r % 2),
+      floor: () => durableFloor(fwt, patches.paths, gitDir),
       ...Object.fromEntries(contenders.map((c) => [c.name, (r: number) => applyOf(c)(r % 2)])),
     });
     const figures: SizeFigures = { apply: median(s.mcp!), git: median(s.git!) };
@@ -190,6 +254,10 @@ async function benchSize(repo: BenchRepo): Promise<SizeFigures> {
       figures.apply,
       figures.git,
       0.5,
+    );
+    const floor = median(s.floor!);
+    say(
+      `  floor of a durable apply, the same rounds (${label(repo.n)} files): intent record, temp files, fsyncs, renames and git's index update alone ${fmt(floor)}, ${(floor / figures.git).toFixed(2)} × git (what the invariants cost before hagent's own work)`,
     );
     if (BASELINE) {
       figures.baseline = median(s.baseline!);
@@ -308,6 +376,10 @@ async function benchSize(repo: BenchRepo): Promise<SizeFigures> {
       });
     }
     git(['worktree', 'remove', '--force', gwt], repo.dir);
+    spawnSync('git', ['worktree', 'remove', '--force', `${gwt}-floor`], {
+      cwd: repo.dir,
+      env: BENCH_ENV,
+    });
     git(['branch', '-q', '-D', `bench/${gid}`], repo.dir);
   }
 }

@@ -283,10 +283,8 @@ export async function absoluteRoots(
     const real = await fs.realpath(p).catch(() => p);
     return [...new Set([path.resolve(p), real])];
   };
-  return {
-    worktree: await both(worktree),
-    mainCheckout: mainCheckout ? await both(mainCheckout) : [],
-  };
+  const [wt, main] = await Promise.all([both(worktree), mainCheckout ? both(mainCheckout) : []]);
+  return { worktree: wt, mainCheckout: main };
 }
 
 /** `plan` with the warnings checkOpPaths left on `parsed` in front of its own. Pure. */

@@ -21,6 +21,8 @@ export async function resolveToolPath(
   mainCheckout: string | null,
   policy: Policy,
 ): Promise<string> {
+  // A relative path needs no roots (their realpaths are two file-system calls).
+  if (!raw.startsWith('/') || raw.startsWith('//')) return checkPath(raw, policy);
   const roots = await absoluteRoots(worktree, mainCheckout);
   const r = relativizeAbsolute(raw, roots);
   if (r.kind === 'relative' && raw.startsWith('/')) {

@@ -56,10 +56,16 @@ export async function readFile(
     ...config.policy,
     suffixes: { mode: 'deny', list: [] },
   });
-  const [entry, { head }] = await Promise.all([
-    readEntry(session.worktree, rel),
-    readSessionRefs(binding.ctx, session),
-  ]);
+  // The file, and the head's blob and merge state at the path, looked up at once.
+  const inHeadAndMerge = readSessionRefs(binding.ctx, session).then(({ head }) =>
+    Promise.all([
+      head,
+      binding.headTrees(head, rel, session.worktree),
+      readMergeState(session.worktree, head),
+    ]),
+  );
+  inHeadAndMerge.catch(() => undefined); // awaited below, after the file's checks
+  const entry = await readEntry(session.worktree, rel);
   if (entry.kind === 'symlink')
     throw new HagentError(
       'PATH_DENIED',
@@ -99,10 +105,10 @@ export async function readFile(
       'hagent reads and writes UTF-8 text files only',
     );
   }
-  const trees = await binding.headTrees(head, rel, session.worktree);
+  const [head, trees, merge] = await inHeadAndMerge;
   const inHead = entriesAt(trees, [rel]).get(rel);
   const blob = blobId(entry.bytes, formatOfOid(head));
-  const conflicted = (await readMergeState(session.worktree, head))?.conflicted.has(rel) ?? false;
+  const conflicted = merge?.conflicted.has(rel) ?? false;
   binding.known.set(rel, blob);
   const lines = splitText(text).texts;
   const start = Math.min(offset, lines.length + 1);
