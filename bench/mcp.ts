@@ -192,6 +192,8 @@ async function durableFloor(
 interface SizeFigures {
   apply: number;
   git: number;
+  /** {@link durableFloor}'s median in the same rounds. */
+  floor: number;
   baseline?: number;
 }
 
@@ -248,14 +250,18 @@ async function benchSize(repo: BenchRepo): Promise<SizeFigures> {
       floor: () => durableFloor(fwt, patches.paths, gitDir),
       ...Object.fromEntries(contenders.map((c) => [c.name, (r: number) => applyOf(c)(r % 2)])),
     });
-    const figures: SizeFigures = { apply: median(s.mcp!), git: median(s.git!) };
+    const figures: SizeFigures = {
+      apply: median(s.mcp!),
+      git: median(s.git!),
+      floor: median(s.floor!),
+    };
     verdict(
       `apply_patch round trip, 3-file patch (${label(repo.n)} files)`,
       figures.apply,
       figures.git,
       0.5,
     );
-    const floor = median(s.floor!);
+    const floor = figures.floor;
     say(
       `  floor of a durable apply, the same rounds (${label(repo.n)} files): intent record, temp files, fsyncs, renames and git's index update alone ${fmt(floor)}, ${(floor / figures.git).toFixed(2)} × git (what the invariants cost before hagent's own work)`,
     );
@@ -530,6 +536,10 @@ async function main(): Promise<void> {
     const ratio = bySize.get(large)!.apply / bySize.get(small)!.apply;
     say(
       `apply_patch round trip ${label(large)} ÷ ${label(small)} files, from the per-size rounds (minutes apart): ${fmt(bySize.get(large)!.apply)} vs ${fmt(bySize.get(small)!.apply)}, ratio ${ratio.toFixed(2)}`,
+    );
+    const [fl, fs] = [bySize.get(large)!.floor, bySize.get(small)!.floor];
+    say(
+      `  floor of a durable apply ${label(large)} ÷ ${label(small)} files, per-size rounds: ${fmt(fl)} vs ${fmt(fs)}, ratio ${(fl / fs).toFixed(2)}`,
     );
     const [bl, bs] = [bySize.get(large)!.baseline, bySize.get(small)!.baseline];
     if (bl !== undefined && bs !== undefined)
