@@ -246,6 +246,22 @@ export const StatusOutput = z.object({
       commits: z.number().int().describe('commits on the target since the base'),
     })
     .nullable(),
+  merge: z
+    .object({
+      mergeHead: oid,
+      byUpdate: z
+        .boolean()
+        .describe('left by hagent session update (false: a git merge of the agent)'),
+      conflicted: z.array(z.string()),
+      unresolved: z
+        .array(z.string())
+        .describe('still unmerged in the index or holding a conflict block'),
+      hint: z.string(),
+    })
+    .nullable()
+    .describe(
+      'a merge waiting in the worktree (as hagent session status shows it); null when none',
+    ),
 });
 
 /** The `read` tool's structured result: the blob id of the bytes on disk (the staleness token) and the line counts; the numbered lines are its text content. */

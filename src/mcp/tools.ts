@@ -23,6 +23,7 @@ import { reviewSession } from '../review/index.js';
 import { sessionStatus } from '../session/index.js';
 import { syncSession } from '../sync/index.js';
 import { redo, undo } from '../undo/index.js';
+import { mergeWaiting } from '../update/index.js';
 import type { SessionBinding } from './binding.js';
 import { resolveToolPath } from './paths.js';
 import { readFile } from './read.js';
@@ -218,7 +219,7 @@ export function createServer(binding: SessionBinding, version: string): McpServe
   register(
     'status',
     'Session status',
-    'The session: base, head, patches, files changed against the base, outside edits pending in the worktree, an interrupted command, how the session branch moved without hagent (drift), and how far the target branch moved since the base (targetDrift).',
+    'The session: base, head, patches, files changed against the base, outside edits pending in the worktree, an interrupted command, how the session branch moved without hagent (drift), how far the target branch moved since the base (targetDrift), and a merge waiting in the worktree with its conflicted files (merge).',
     S.StatusInput,
     S.StatusOutput,
     READ_ONLY,
@@ -232,7 +233,8 @@ export function createServer(binding: SessionBinding, version: string): McpServe
               commits: await countCommits(binding.ctx.cwd, `${s.base}..${targetHead}`),
             }
           : null;
-        return { ok: true as const, ...s, targetDrift };
+        const merge = s.worktreeExists && s.head ? await mergeWaiting(s, s.head) : null;
+        return { ok: true as const, ...s, targetDrift, merge };
       }, json),
   );
 

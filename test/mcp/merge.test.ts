@@ -42,6 +42,19 @@ t(
     const { repo, s, agentHead, target } = conflicted();
     const c = await connectMcp(repo, ['--session', 's1']);
     try {
+      const st = await c.call('status', {});
+      assert.is(st.isError, false, st.text);
+      assert.equal(
+        { ...st.data.merge, hint: undefined },
+        {
+          mergeHead: target,
+          byUpdate: true,
+          conflicted: ['c.txt'],
+          unresolved: ['c.txt'],
+          hint: undefined,
+        },
+        'status shows the merge waiting, as hagent session status does',
+      );
       const r = await c.call('read', { path: 'c.txt' });
       assert.is(r.isError, false, r.text);
       assert.match(r.text, /^2\t<<<<<<< HEAD$/m);
@@ -88,6 +101,7 @@ t(
       );
       const again = await c.call('read', { path: 'c.txt' });
       assert.is(again.data.outsideEdit, false);
+      assert.is((await c.call('status', {})).data.merge, null, 'no merge waits once concluded');
     } finally {
       await c.close();
     }
