@@ -44,17 +44,15 @@ async function readEntryOnce(root: string, rel: string): Promise<DiskEntry> {
   let cur = root;
   for (let i = 0; i < parts.length; i++) {
     cur = path.join(cur, parts[i]!);
+    // Synchronous, as in assertNoSymlink: each lstat ~20 µs against a thread-pool round trip.
     let st;
     try {
-      st = await fs.lstat(cur);
+      st = fs.lstatSync(cur);
     } catch (e) {
-      if (
-        (e as NodeJS.ErrnoException).code === 'ENOENT' ||
-        (e as NodeJS.ErrnoException).code === 'ENOTDIR'
-      )
-        return { kind: 'missing' };
+      if ((e as NodeJS.ErrnoException).code === 'ENOTDIR') return { kind: 'missing' };
       throw e;
     }
+    if (!st) return { kind: 'missing' };
     if (st.isSymbolicLink()) return { kind: 'symlink', component: parts.slice(0, i + 1).join('/') };
     const last = i === parts.length - 1;
     if (!last) {
