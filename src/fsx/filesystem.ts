@@ -38,6 +38,7 @@ export interface FileSystem {
   lstat(p: string): Promise<Stat>;
   lstatSync(p: string): Stat | undefined;
   readFile(p: string): Promise<Buffer>;
+  readFileSync(p: string): Buffer;
   readdir(p: string): Promise<DirEntry[]>;
   open(p: string, flags: number, mode?: number): Promise<FileHandle>;
   openSync(p: string, flags: number, mode?: number): number;
@@ -63,6 +64,7 @@ export const nodeFileSystem: FileSystem = {
   lstat: (p) => fsp.lstat(p),
   lstatSync: (p) => nodeFs.lstatSync(p, { throwIfNoEntry: false }),
   readFile: (p) => fsp.readFile(p),
+  readFileSync: (p) => nodeFs.readFileSync(p),
   readdir: (p) => fsp.readdir(p, { withFileTypes: true }),
   open: (p, flags, mode) => fsp.open(p, flags, mode),
   openSync: (p, flags, mode) => nodeFs.openSync(p, flags, mode),

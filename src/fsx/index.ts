@@ -38,6 +38,9 @@ export async function readEntry(root: string, rel: string): Promise<DiskEntry> {
   }
 }
 
+/** Files up to this size are read synchronously by {@link readEntry}. */
+const SYNC_READ_MAX_BYTES = 1024 * 1024;
+
 async function readEntryOnce(root: string, rel: string): Promise<DiskEntry> {
   const fs = currentFileSystem();
   const parts = rel.split('/');
@@ -61,7 +64,9 @@ async function readEntryOnce(root: string, rel: string): Promise<DiskEntry> {
     }
     if (st.isDirectory()) return { kind: 'directory' };
     if (!st.isFile()) return { kind: 'other' };
-    const bytes = await fs.readFile(cur);
+    // A small file is read at once too (four thread-pool round trips otherwise); a large one
+    // without holding up the event loop.
+    const bytes = st.size <= SYNC_READ_MAX_BYTES ? fs.readFileSync(cur) : await fs.readFile(cur);
     return { kind: 'file', bytes, executable: (st.mode & 0o111) !== 0 };
   }
   return { kind: 'missing' };

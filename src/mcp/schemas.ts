@@ -264,7 +264,7 @@ export const StatusOutput = z.object({
     ),
 });
 
-/** The `read` tool's structured result: the blob id of the bytes on disk (the staleness token) and the line counts; the numbered lines are its text content. */
+/** The `read` tool's structured result: the numbered lines, the blob id of the bytes on disk (the staleness token) and the line counts. */
 export const ReadOutput = z.object({
   ok: z.literal(true),
   session: z.string(),
@@ -287,6 +287,9 @@ export const ReadOutput = z.object({
   startLine: z.number().int(),
   endLine: z.number().int(),
   truncated: z.boolean(),
+  text: z
+    .string()
+    .describe('the lines startLine to endLine, each "<n>\\t<line>", joined by newlines'),
 });
 
 /** `hagent undo --json` / `hagent undo --redo --json`. */

@@ -238,12 +238,12 @@ export function createServer(binding: SessionBinding, version: string): McpServe
       }, json),
   );
 
-  // The lines travel once, in the text content (a header line, then "<n>\t<line>" lines); the
-  // structured content holds the rest. Sent twice, they doubled a read's round trip over stdio.
+  // The lines travel in both contents: clients differ in which one the model sees (the real
+  // Claude Code gives it the structured content whenever a tool returns one, never the text).
   register(
     'read',
     'Read a file',
-    'A file of the session worktree: the text is a header line (path, line range, blob id), then the lines as "<n>\\t<text>"; the structured result holds the blob id, the token that edit, write and apply_patch compare against, and the line counts. offset/limit select lines (default: the first 2000).',
+    'A file of the session worktree: the text is a header line (path, line range, blob id), then the lines as "<n>\\t<text>"; the structured result holds the same lines (text), the blob id, the token that edit, write and apply_patch compare against, and the line counts. offset/limit select lines (default: the first 2000).',
     S.ReadInput,
     S.ReadOutput,
     READ_ONLY,
@@ -252,7 +252,6 @@ export function createServer(binding: SessionBinding, version: string): McpServe
         () => readFile(binding, a.path, a.offset, a.limit),
         (r) =>
           `${r.path}: lines ${r.startLine}-${r.endLine} of ${r.totalLines}, blob ${r.blob}${r.outsideEdit ? ' (differs from the session head: an outside edit; sync adopts it)' : ''}${r.conflicted ? ' (conflicted by the merge in progress: resolving every conflicted file in one change concludes it)' : ''}\n${r.text}`,
-        ({ text: _lines, ...rest }) => rest,
       ),
   );
 

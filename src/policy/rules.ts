@@ -177,8 +177,24 @@ export function relativizeAbsolute(raw: string, roots: AbsoluteRoots): Relativiz
   return { kind: 'relative', path: raw };
 }
 
-/** Converts a glob (`**`, `*`, `?`) to an anchored, case-insensitive RegExp. Pure. */
+const compiled = new Map<string, RegExp>();
+
+/**
+ * Converts a glob (`**`, `*`, `?`) to an anchored, case-insensitive RegExp. Pure; each glob is
+ * compiled once per process (a server checks the same denied globs on every call), the memo
+ * bounded by clearing it past 1,000 globs.
+ */
 export function globToRegExp(glob: string): RegExp {
+  let made = compiled.get(glob);
+  if (!made) {
+    if (compiled.size >= 1000) compiled.clear();
+    made = compileGlob(glob);
+    compiled.set(glob, made);
+  }
+  return made;
+}
+
+function compileGlob(glob: string): RegExp {
   let re = '';
   for (let i = 0; i < glob.length; i++) {
     const c = glob[i]!;

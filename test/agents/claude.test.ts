@@ -339,6 +339,29 @@ it('hagent integrate claude + claude --worktree NAME: the worktree is a hagent s
   }
 });
 
+/**
+ * Claude Code in `wt` against the scripted model server, in its default permission mode (no
+ * --dangerously-skip-permissions: its rules decide), after the user once accepted its trust
+ * dialog in `repo` (session worktrees share that trust): only then does it apply the project's
+ * allow rule for hagent's tools.
+ */
+function runTrustedClaude(repo: string, wt: string, url: string, prompt: string) {
+  const env: Record<string, string> = {
+    ...agentEnv('claude', url, (found as { bin: string }).bin),
+    PATH: pathWithHagent(),
+  };
+  writeFileSync(
+    path.join(env.HOME!, '.claude.json'),
+    JSON.stringify({ projects: { [realpathSync(repo)]: { hasTrustDialogAccepted: true } } }),
+  );
+  return runAsync(
+    (found as { bin: string }).bin,
+    ['-p', prompt, '--output-format', 'json'],
+    wt,
+    env,
+  );
+}
+
 it('hagent integrate claude --mcp --strict: Claude Code edits through mcp__hagent__edit and mcp__hagent__apply_patch (two commits); its own permission rules refuse native Edit and Write', async () => {
   const repo = makeRepo({ 'a.txt': 'one\ntwo\n', 'b.txt': 'bee\n' });
   const integrate = hagent(repo, ['integrate', 'claude', '--mcp', '--strict', '--json']);
@@ -386,23 +409,7 @@ it('hagent integrate claude --mcp --strict: Claude Code edits through mcp__hagen
     { text: 'Done.' },
   ]);
   try {
-    const env: Record<string, string> = {
-      ...agentEnv('claude', server.url, (found as { bin: string }).bin),
-      PATH: pathWithHagent(),
-    };
-    // The user once accepted Claude Code's trust dialog in the repository (session worktrees share
-    // its trust): only then does Claude apply the project's allow rule for hagent's tools.
-    writeFileSync(
-      path.join(env.HOME!, '.claude.json'),
-      JSON.stringify({ projects: { [realpathSync(repo)]: { hasTrustDialogAccepted: true } } }),
-    );
-    // No --dangerously-skip-permissions: Claude Code's default permission mode and its rules decide.
-    const r = await runAsync(
-      (found as { bin: string }).bin,
-      ['-p', 'make the scripted edits', '--output-format', 'json'],
-      wt,
-      env,
-    );
+    const r = await runTrustedClaude(repo, wt, server.url, 'make the scripted edits');
     assert.is(r.status, 0, r.stderr + r.stdout);
     const offered = (
       server.requests.find(
@@ -446,6 +453,68 @@ it('hagent integrate claude --mcp --strict: Claude Code edits through mcp__hagen
     assert.is(review.json.patches.length, 2, JSON.stringify(review.json.patches));
     assert.equal(review.json.files.map((f: { path: string }) => f.path).sort(), ['a.txt', 'c.txt']);
     assert.is(sessionLog(repo, 'm1').length, 2);
+  } finally {
+    await server.close();
+  }
+});
+
+it('strict mode, a whole piece of work through hagent mcp: Claude Code calls every tool of the server (status, read, edit with the blob read, write, check, apply_patch, exec, undo, redo, sync, review, log)', async () => {
+  const repo = makeRepo({ 'a.txt': 'one\ntwo\n' });
+  assert.is(hagent(repo, ['integrate', 'claude', '--mcp', '--strict']).status, 0);
+  git(repo, 'add', '.mcp.json', '.claude/settings.json');
+  git(repo, 'commit', '-q', '-m', 'hagent MCP server, strict mode');
+  const start = hagent(repo, ['session', 'start', '--name', 'all', '--json']);
+  assert.is(start.status, 0, start.stderr);
+  const wt = start.json.worktree as string;
+  const patch = '*** Begin Patch\n*** Add File: c.txt\n+sea\n*** End Patch\n';
+  const call = (id: string, name: string, input: Record<string, unknown>) => ({
+    calls: [{ id, name: `mcp__hagent__${name}`, input }],
+  });
+  let results: Map<string, { text: string; isError: boolean }> | null = null;
+  const server = await startModelServer([
+    call('t_status', 'status', {}),
+    call('t_read', 'read', { path: 'a.txt' }),
+    // The blob id the read reported is the edit's compare-and-swap token. Claude Code gives the
+    // model the structured content (JSON) of a tool's result, not its text.
+    () =>
+      call('t_edit', 'edit', {
+        path: 'a.txt',
+        old_string: 'one',
+        new_string: 'uno',
+        expected_blob:
+          /"blob":"([0-9a-f]{40})"/.exec(results?.get('t_read')?.text ?? '')?.[1] ?? 'none',
+      }),
+    call('t_write', 'write', { path: 'd.txt', content: 'dee\n' }),
+    call('t_check', 'check', { patch }),
+    call('t_patch', 'apply_patch', { patch }),
+    call('t_exec', 'exec', { command: 'echo made > e.txt' }),
+    call('t_undo', 'undo', {}),
+    call('t_redo', 'redo', {}),
+    call('t_sync', 'sync', {}),
+    call('t_review', 'review', { stat: true }),
+    call('t_log', 'log', {}),
+    { text: 'Done.' },
+  ]);
+  results = server.results;
+  try {
+    const r = await runTrustedClaude(repo, wt, server.url, 'do the scripted work');
+    assert.is(r.status, 0, r.stderr + r.stdout);
+    const ids = ['t_status', 't_read', 't_edit', 't_write', 't_check', 't_patch', 't_exec'];
+    for (const id of [...ids, 't_undo', 't_redo', 't_sync', 't_review', 't_log']) {
+      const res = server.results.get(id);
+      assert.ok(res && !res.isError, `${id}: ${res?.text}`);
+    }
+    // What the model saw of the read: the file's numbered lines.
+    assert.match(server.results.get('t_read')!.text, /"text":"1\\tone\\n2\\ttwo"/);
+    assert.match(server.results.get('t_edit')!.text, /a\.txt/);
+    assert.match(server.results.get('t_review')!.text, /e\.txt/);
+    assert.is(readFileSync(path.join(wt, 'a.txt'), 'utf8'), 'uno\ntwo\n');
+    assert.is(readFileSync(path.join(wt, 'd.txt'), 'utf8'), 'dee\n');
+    assert.is(readFileSync(path.join(wt, 'c.txt'), 'utf8'), 'sea\n');
+    assert.is(readFileSync(path.join(wt, 'e.txt'), 'utf8'), 'made\n', 'undone, then redone');
+    // One commit each for the edit, the write, the patch and the command (redone).
+    assert.is(sessionLog(repo, 'all').length, 4, JSON.stringify(sessionLog(repo, 'all')));
+    assert.is(git(wt, 'status', '--porcelain'), '');
   } finally {
     await server.close();
   }

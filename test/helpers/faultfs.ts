@@ -128,6 +128,7 @@ export class FaultyFileSystem implements FileSystem {
   lstat = async (p: string) => (this.call('lstat', p), nodeFileSystem.lstat(p));
   lstatSync = (p: string) => (this.call('lstatSync', p), nodeFileSystem.lstatSync(p));
   readFile = async (p: string) => (this.call('readFile', p), nodeFileSystem.readFile(p));
+  readFileSync = (p: string) => (this.call('readFileSync', p), nodeFileSystem.readFileSync(p));
   readdir = async (p: string) => (this.call('readdir', p), nodeFileSystem.readdir(p));
   open = async (p: string, flags: number, mode?: number) => {
     this.call('open', p);

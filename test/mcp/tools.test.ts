@@ -94,7 +94,11 @@ t('read gives numbered lines, a range, and the blob id git gives the bytes on di
     assert.is(r.isError, false, r.text);
     assert.is(lines(r.text), '1\tone\n2\ttwo\n3\tthree');
     assert.is(r.text.split('\n')[0], `a.txt: lines 1-3 of 3, blob ${r.data.blob}`);
-    assert.is(r.data.text, undefined, 'the lines travel once, in the text');
+    assert.is(
+      r.data.text,
+      lines(r.text),
+      'the lines are in the structured content too (Claude Code gives the model only that)',
+    );
     assert.is(r.data.blob, hashObject(path.join(s.worktree, 'a.txt')));
     assert.is(r.data.headBlob, r.data.blob);
     assert.is(r.data.outsideEdit, false);

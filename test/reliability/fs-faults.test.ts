@@ -61,7 +61,7 @@ const applyFaults: [string, string, Rule[], { shortWrites?: number }?][] = [
   ['a failing fsync of a staged file', 'EIO', [{ op: /^handle\.sync$/, path: TMP, nth: 3 }]],
   ['a failing fsync of the intent record', 'EIO', [{ op: /^handle\.sync$/, path: INTENT }]],
   ['a failing close of a staged file', 'EIO', [{ op: /^handle\.close$/, path: TMP }]],
-  ['a device error reading a target', 'EIO', [{ op: /^readFile$/, path: /\/a\.txt$/ }]],
+  ['a device error reading a target', 'EIO', [{ op: /^readFile(Sync)?$/, path: /\/a\.txt$/ }]],
   [
     'a device error on lstat while checking for symlinks',
     'EIO',
@@ -136,7 +136,11 @@ t('undo and redo: faults in their reads and intent records are refused cleanly',
     ['a full disk writing the intent record', 'ENOSPC', [{ op: /^writeSync$/, path: INTENT }]],
     ['a failing fsync of the intent record', 'EIO', [{ op: /^fsyncSync$/, path: INTENT }]],
     ['a rename across file systems', 'EXDEV', [{ op: /^renameSync$/, path: INTENT }]],
-    ['a device error reading a file to check it', 'EIO', [{ op: /^readFile$/, path: /\/a\.txt$/ }]],
+    [
+      'a device error reading a file to check it',
+      'EIO',
+      [{ op: /^readFile(Sync)?$/, path: /\/a\.txt$/ }],
+    ],
     ['a read-only file system', 'EROFS', [{ op: MUTATING }]],
   ];
   for (const [what, errno, rules] of cases) {
