@@ -36,6 +36,7 @@ import {
   type Recovery,
 } from '../transaction/index.js';
 import { loadConfig } from '../config/index.js';
+import { mergeWaiting } from '../update/index.js';
 
 /** JSON of `hagent undo` / `hagent undo --redo`. Commits are ids; `files` changed in the worktree. */
 export interface UndoResult {
@@ -159,9 +160,38 @@ async function move(
 }
 
 /**
+ * Refuses to move the session while a merge waits in its worktree (`MERGE_HEAD` not yet in the
+ * head: `session update` stopped at conflicts, or the agent's own `git merge`). Moving the head
+ * under it would check out files without the conflicts, and the next sync would record the
+ * merge as resolved with the target's side dropped.
+ * @throws HagentError MERGE_IN_PROGRESS with the conflicted files and how to conclude or abort.
+ */
+async function assertNoMergeWaiting(
+  session: Session,
+  head: string,
+  command: 'undo' | 'redo',
+): Promise<void> {
+  const merge = await mergeWaiting(session, head);
+  if (!merge) return;
+  throw new HagentError(
+    'MERGE_IN_PROGRESS',
+    `a merge is in progress in ${session.worktree}: ${command} would drop its conflicts`,
+    {
+      session: session.id,
+      worktree: session.worktree,
+      mergeHead: merge.mergeHead,
+      conflicted: merge.conflicted,
+      unresolved: merge.unresolved,
+    },
+    `${merge.hint}; then ${command === 'undo' ? 'hagent undo' : 'hagent undo --redo'} again`,
+  );
+}
+
+/**
  * Moves the session back `steps` applied patches (default 1), under the session lock, after
  * recovering an interrupted transaction; journaled.
- * @throws HagentError UNDO_PAST_BASE (fewer patches than asked), STALE_FILE, TARGET_MOVED.
+ * @throws HagentError UNDO_PAST_BASE (fewer patches than asked), MERGE_IN_PROGRESS (a merge
+ *   waits in the worktree), STALE_FILE, TARGET_MOVED.
  */
 export async function undo(
   ctx: RepoContext,
@@ -203,6 +233,7 @@ async function undoLocked(ctx: RepoContext, session: Session, steps: number): Pr
       'e.g. hagent undo 2',
     );
   const head = await sessionHead(ctx, session);
+  await assertNoMergeWaiting(session, head, 'undo');
   const chain = await firstParentChain(ctx.cwd, session.base, head);
   if (steps > chain.length) {
     throw new HagentError(
@@ -243,7 +274,8 @@ async function undoLocked(ctx: RepoContext, session: Session, steps: number): Pr
 
 /**
  * Brings back `steps` undone patches (default 1).
- * @throws HagentError NOTHING_TO_REDO (no undone patch, or a new apply came since), STALE_FILE.
+ * @throws HagentError NOTHING_TO_REDO (no undone patch, or a new apply came since),
+ *   MERGE_IN_PROGRESS, STALE_FILE.
  */
 export async function redo(
   ctx: RepoContext,
@@ -263,6 +295,7 @@ async function redoLocked(ctx: RepoContext, session: Session, steps: number): Pr
       'e.g. hagent undo --redo 2',
     );
   const head = await sessionHead(ctx, session);
+  await assertNoMergeWaiting(session, head, 'redo');
   const furthest = await readRef(ctx.cwd, redoRef(session));
   const forward =
     furthest && (await isAncestor(ctx.cwd, head, furthest))

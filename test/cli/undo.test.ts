@@ -150,4 +150,49 @@ t('a redo killed before its refs moved is finished: branch forward, redo ref gon
   assert.is(git(repo, 'for-each-ref', 'refs/hagent/u2/redo'), '');
 });
 
+t(
+  'undo and redo refuse while a merge waits in the worktree (its conflicts would be dropped), and go once it is concluded',
+  () => {
+    const repo = makeRepo({ 'a.txt': 'one\n' });
+    const s = startSession(repo, ['--name', 'um']);
+    assert.is(
+      hagent(s.worktree, ['apply', '-'], { input: updatePatch('a.txt', 'one', 'session') }).status,
+      0,
+    );
+    assert.is(
+      hagent(s.worktree, ['apply', '-'], {
+        input: '*** Begin Patch\n*** Add File: during.txt\n+x\n*** End Patch\n',
+      }).status,
+      0,
+    );
+    assert.is(hagent(s.worktree, ['undo', '--json']).status, 0);
+    writeFileSync(path.join(repo, 'a.txt'), 'main\n');
+    git(repo, 'commit', '-q', '-am', 'main moves');
+    assert.is(hagent(repo, ['session', 'update', '--json']).json.error.code, 'MERGE_UNRESOLVED');
+    const conflicted = readFileSync(path.join(s.worktree, 'a.txt'), 'utf8');
+    const head = git(repo, 'rev-parse', 'hagent/um');
+    for (const args of [['undo'], ['undo', '--redo']]) {
+      const r = hagent(s.worktree, [...args, '--json']);
+      assert.is(r.status, 1, r.stdout);
+      assert.is(r.json.error.code, 'MERGE_IN_PROGRESS');
+      assert.equal(r.json.error.conflicted, ['a.txt']);
+      assert.match(r.json.error.hint, /merge --abort/);
+      assert.is(git(repo, 'rev-parse', 'hagent/um'), head, `${args.join(' ')} moved nothing`);
+      assert.is(readFileSync(path.join(s.worktree, 'a.txt'), 'utf8'), conflicted);
+    }
+    const text = hagent(s.worktree, ['undo']);
+    assert.match(
+      text.stderr,
+      /error\[MERGE_IN_PROGRESS\]: a merge is in progress in .*: undo would drop its conflicts/,
+    );
+    // Concluded by resolving and syncing: the merge commit can be undone (back to before it).
+    writeFileSync(path.join(s.worktree, 'a.txt'), 'both\n');
+    git(s.worktree, 'add', 'a.txt');
+    assert.is(hagent(s.worktree, ['sync', '--json']).status, 0);
+    const undone = hagent(s.worktree, ['undo', '--json']);
+    assert.is(undone.status, 0, undone.stdout);
+    assert.is(readFileSync(path.join(s.worktree, 'a.txt'), 'utf8'), 'session\n');
+  },
+);
+
 t.run();
