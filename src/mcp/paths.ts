@@ -12,6 +12,7 @@ import { checkPath, relativizeAbsolute, type Policy } from '../policy/index.js';
 /**
  * `raw` as a normalized worktree-relative path, checked against `policy`.
  * @param mainCheckout the user's main checkout (the configuration's root), null when none.
+ * @param warnings receives the note that a main-checkout path was mapped to the session's copy.
  * @throws HagentError PATH_DENIED naming `raw`: an absolute path outside both folders, a path
  *   leading outside the worktree, or one the policy protects.
  */
@@ -20,6 +21,7 @@ export async function resolveToolPath(
   worktree: string,
   mainCheckout: string | null,
   policy: Policy,
+  warnings?: string[],
 ): Promise<string> {
   // A relative path needs no roots (their realpaths are two file-system calls).
   if (!raw.startsWith('/') || raw.startsWith('//')) return checkPath(raw, policy);
@@ -36,5 +38,10 @@ export async function resolveToolPath(
       `use a path relative to the worktree root (or an absolute path inside ${where}); hagent never writes outside the session`,
     );
   }
-  return checkPath(r.path, policy);
+  const rel = checkPath(r.path, policy);
+  if (r.kind === 'main-checkout')
+    warnings?.push(
+      `${raw} is in the main checkout (${r.root}); this is the session's copy, ${rel}: the main checkout changes only when the session lands`,
+    );
+  return rel;
 }

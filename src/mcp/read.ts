@@ -30,6 +30,8 @@ export interface ReadResult {
   startLine: number;
   endLine: number;
   truncated: boolean;
+  /** A main-checkout path mapped to the session's copy (paths.ts). */
+  warnings?: string[];
   text: string;
 }
 
@@ -52,10 +54,14 @@ export async function readFile(
   limit = DEFAULT_READ_LINES,
 ): Promise<ReadResult> {
   const [session, config] = await Promise.all([binding.session(), binding.config()]);
-  const rel = await resolveToolPath(rawPath, session.worktree, config.root, {
-    ...config.policy,
-    suffixes: { mode: 'deny', list: [] },
-  });
+  const warnings: string[] = [];
+  const rel = await resolveToolPath(
+    rawPath,
+    session.worktree,
+    config.root,
+    { ...config.policy, suffixes: { mode: 'deny', list: [] } },
+    warnings,
+  );
   // The file, and the head's blob and merge state at the path, looked up at once.
   const inHeadAndMerge = readSessionRefs(binding.ctx, session).then(({ head }) =>
     Promise.all([
@@ -128,6 +134,7 @@ export async function readFile(
     startLine: start,
     endLine: end,
     truncated: start > 1 || end < lines.length,
+    ...(warnings.length ? { warnings } : {}),
     text: shown.join('\n'),
   };
 }

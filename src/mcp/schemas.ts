@@ -287,6 +287,10 @@ export const ReadOutput = z.object({
   startLine: z.number().int(),
   endLine: z.number().int(),
   truncated: z.boolean(),
+  warnings: z
+    .array(z.string())
+    .optional()
+    .describe("a path in the main checkout was read as the session's copy"),
   text: z
     .string()
     .describe('the lines startLine to endLine, each "<n>\\t<line>", joined by newlines'),

@@ -251,7 +251,7 @@ export function createServer(binding: SessionBinding, version: string): McpServe
       answer(
         () => readFile(binding, a.path, a.offset, a.limit),
         (r) =>
-          `${r.path}: lines ${r.startLine}-${r.endLine} of ${r.totalLines}, blob ${r.blob}${r.outsideEdit ? ' (differs from the session head: an outside edit; sync adopts it)' : ''}${r.conflicted ? ' (conflicted by the merge in progress: resolving every conflicted file in one change concludes it)' : ''}\n${r.text}`,
+          `${r.path}: lines ${r.startLine}-${r.endLine} of ${r.totalLines}, blob ${r.blob}${r.outsideEdit ? ' (differs from the session head: an outside edit; sync adopts it)' : ''}${r.conflicted ? ' (conflicted by the merge in progress: resolving every conflicted file in one change concludes it)' : ''}${(r.warnings ?? []).map((w) => ` (warning: ${w})`).join('')}\n${r.text}`,
       ),
   );
 

@@ -27,6 +27,16 @@ t('read and edit accept an absolute path inside the worktree or the main checkou
       const r = await c.call('read', { path: p });
       assert.is(r.isError, false, `${p}: ${r.text}`);
       assert.is(r.data.path, 'a.txt');
+      const mapped = p === path.join(repo, 'a.txt');
+      assert.is(r.data.warnings?.length ?? 0, mapped ? 1 : 0, `${p}: ${r.data.warnings}`);
+      if (mapped) {
+        assert.match(
+          r.data.warnings[0],
+          /is in the main checkout .*this is the session's copy, a\.txt/,
+        );
+        assert.match(r.text.split('\n')[0]!, /\(warning: .* is in the main checkout/);
+        assert.is(r.text.split('\n')[1], '1\tone', 'the lines follow the header line');
+      }
     }
     const r = await c.call('read', { path: 'a.txt' });
     const e = await c.call('edit', {
