@@ -287,7 +287,7 @@ export function checkLimits(size: ChangeSize, policy: Policy): void {
       'LIMIT_EXCEEDED',
       `the patch touches ${size.files} files; the limit is ${policy.maxFiles}`,
       { count: size.files, limit: policy.maxFiles },
-      'split the patch into smaller ones',
+      `split the patch into smaller ones of at most ${policy.maxFiles} file${policy.maxFiles === 1 ? '' : 's'}; or the human raises maxFiles in .hagent/config.json`,
     );
   }
   if (size.changedLines > policy.maxChangedLines) {
@@ -295,7 +295,7 @@ export function checkLimits(size: ChangeSize, policy: Policy): void {
       'LIMIT_EXCEEDED',
       `the patch changes ${size.changedLines} lines; the limit is ${policy.maxChangedLines}`,
       { count: size.changedLines, limit: policy.maxChangedLines },
-      'split the patch into smaller ones',
+      `split the change into patches of at most ${policy.maxChangedLines} changed lines (a large new file: create it with its first part, then add the rest); or the human raises maxChangedLines in .hagent/config.json`,
     );
   }
 }

@@ -75,6 +75,10 @@ t('apply enforces the configured limits and denied paths', () => {
   const s = startSession(repo);
   const limit = hagent(s.worktree, ['apply', '-', '--json'], { input: twoFiles });
   assert.is(limit.json.error.code, 'LIMIT_EXCEEDED');
+  assert.match(
+    limit.json.error.hint,
+    /at most 1 file; or the human raises maxFiles in \.hagent\/config\.json/,
+  );
   const denied = hagent(s.worktree, ['apply', '-', '--json'], {
     input: '*** Begin Patch\n*** Add File: secrets/x.txt\n+x\n*** End Patch\n',
   });

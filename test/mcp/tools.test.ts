@@ -464,6 +464,7 @@ t('a 5 MB patch is applied through the protocol', async () => {
     assert.ok(patch.length > 5_000_000, `${patch.length} bytes`);
     const refused = await c.call('apply_patch', { patch });
     assert.is(refused.data.error.code, 'CONFIRMATION_REQUIRED', '700 lines need a yes');
+    assert.match(refused.data.error.hint, /call the tool again with yes: true/);
     const r = await c.call('apply_patch', { patch, yes: true });
     assert.is(r.isError, false, r.text.slice(0, 300));
     const bytes = readFileSync(path.join(s.worktree, 'big.txt'), 'utf8');
