@@ -15,6 +15,12 @@ import { resolveToolPath } from './paths.js';
 /** Lines returned when no `limit` is given. */
 export const DEFAULT_READ_LINES = 2000;
 
+/**
+ * A line longer than this is shown cut, with its length (as Claude Code's own Read does): one
+ * minified line must not flood the agent's context. Editing it needs a shorter `old_string`.
+ */
+export const MAX_LINE_CHARS = 2000;
+
 /** Result of {@link readFile}; the `read` tool's output (schemas.ts `ReadOutput`). */
 export interface ReadResult {
   ok: true;
@@ -30,6 +36,8 @@ export interface ReadResult {
   startLine: number;
   endLine: number;
   truncated: boolean;
+  /** How many of the shown lines were cut at {@link MAX_LINE_CHARS}. */
+  cutLines?: number;
   /** A main-checkout path mapped to the session's copy (paths.ts). */
   warnings?: string[];
   text: string;
@@ -120,7 +128,17 @@ export async function readFile(
   const start = Math.min(offset, lines.length + 1);
   const end = Math.min(lines.length, start + limit - 1);
   const shown: string[] = [];
-  for (let n = start; n <= end; n++) shown.push(`${n}\t${lines[n - 1]}`);
+  let cutLines = 0;
+  for (let n = start; n <= end; n++) {
+    const line = lines[n - 1]!;
+    if (line.length <= MAX_LINE_CHARS) shown.push(`${n}\t${line}`);
+    else {
+      cutLines++;
+      shown.push(
+        `${n}\t${line.slice(0, MAX_LINE_CHARS)}… [line cut: ${line.length} characters in all]`,
+      );
+    }
+  }
   return {
     ok: true,
     session: session.id,
@@ -134,6 +152,7 @@ export async function readFile(
     startLine: start,
     endLine: end,
     truncated: start > 1 || end < lines.length,
+    ...(cutLines ? { cutLines } : {}),
     ...(warnings.length ? { warnings } : {}),
     text: shown.join('\n'),
   };

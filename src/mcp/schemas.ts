@@ -287,6 +287,11 @@ export const ReadOutput = z.object({
   startLine: z.number().int(),
   endLine: z.number().int(),
   truncated: z.boolean(),
+  cutLines: z
+    .number()
+    .int()
+    .optional()
+    .describe('how many shown lines were longer than 2,000 characters and are shown cut'),
   warnings: z
     .array(z.string())
     .optional()

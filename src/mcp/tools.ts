@@ -248,7 +248,7 @@ export function createServer(binding: SessionBinding, version: string): McpServe
   register(
     'read',
     'Read a file',
-    'A file of the session worktree: the text is a header line (path, line range, blob id), then the lines as "<n>\\t<text>"; the structured result holds the same lines (text), the blob id, the token that edit, write and apply_patch compare against, and the line counts. offset/limit select lines (default: the first 2000).',
+    'A file of the session worktree: the text is a header line (path, line range, blob id), then the lines as "<n>\\t<text>"; the structured result holds the same lines (text), the blob id, the token that edit, write and apply_patch compare against, and the line counts. offset/limit select lines (default: the first 2000); a line longer than 2,000 characters is shown cut, with its length.',
     S.ReadInput,
     S.ReadOutput,
     READ_ONLY,
@@ -256,7 +256,7 @@ export function createServer(binding: SessionBinding, version: string): McpServe
       answer(
         () => readFile(binding, a.path, a.offset, a.limit),
         (r) =>
-          `${r.path}: lines ${r.startLine}-${r.endLine} of ${r.totalLines}, blob ${r.blob}${r.outsideEdit ? ' (differs from the session head: an outside edit; sync adopts it)' : ''}${r.conflicted ? ' (conflicted by the merge in progress: resolving every conflicted file in one change concludes it)' : ''}${(r.warnings ?? []).map((w) => ` (warning: ${w})`).join('')}\n${r.text}`,
+          `${r.path}: lines ${r.startLine}-${r.endLine} of ${r.totalLines}, blob ${r.blob}${r.outsideEdit ? ' (differs from the session head: an outside edit; sync adopts it)' : ''}${r.conflicted ? ' (conflicted by the merge in progress: resolving every conflicted file in one change concludes it)' : ''}${r.cutLines ? ` (${r.cutLines} line${r.cutLines === 1 ? '' : 's'} longer than 2,000 characters shown cut)` : ''}${(r.warnings ?? []).map((w) => ` (warning: ${w})`).join('')}\n${r.text}`,
       ),
   );
 

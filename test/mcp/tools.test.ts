@@ -456,6 +456,29 @@ t(
   },
 );
 
+t('read shows a line longer than 2,000 characters cut, with its length', async () => {
+  const { repo, s } = setup();
+  writeFileSync(path.join(s.worktree, 'min.js'), `short\n${'y'.repeat(300_000)}\nend\n`);
+  await withServer(repo, ['--session', 's1'], async (c) => {
+    const r = await c.call('read', { path: 'min.js' });
+    assert.is(r.isError, false, r.text);
+    assert.is(r.data.cutLines, 1);
+    assert.ok(r.text.length < 3000, `${r.text.length} characters`);
+    assert.match(r.text.split('\n')[0]!, /\(1 line longer than 2,000 characters shown cut\)/);
+    assert.is(
+      lines(r.text).split('\n')[1],
+      `2\t${'y'.repeat(2000)}… [line cut: 300000 characters in all]`,
+    );
+    assert.is(lines(r.text).split('\n')[2], '3\tend');
+    assert.is(r.data.text, lines(r.text));
+    assert.is(
+      r.data.blob,
+      hashObject(path.join(s.worktree, 'min.js')),
+      'the blob is of the whole file',
+    );
+  });
+});
+
 t('a 5 MB patch is applied through the protocol', async () => {
   const { repo, s } = setup();
   await withServer(repo, ['--session', 's1'], async (c) => {
