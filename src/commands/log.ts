@@ -24,6 +24,7 @@ function note(e: JournalEntry, p: Palette): string[] {
     const head = e.head ? `  head ${short(e.head)}` : '';
     return [
       `${p.green('applied')}  ${p.dim(time)}  ${p.bold(e.session)}  ${e.command}${head}`,
+      ...(e.message ? [`         ${e.message}`] : []),
       ...files,
     ];
   }

@@ -94,6 +94,7 @@ function adoptAsExec(command: string, end: string): AdoptAs {
       .map((l) => `    ${l}`)
       .join('\n')}`,
     journalText: command,
+    journalMessage: `the command: ${end}`,
   };
 }
 

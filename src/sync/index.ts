@@ -96,6 +96,8 @@ export interface AdoptAs {
   trailers?: string[];
   /** The original text the journal keeps (hashed and redacted), e.g. the command. */
   journalText?: string;
+  /** The journal entry's message, e.g. how the command ended (`exit 1`, `timed out …`). */
+  journalMessage?: string;
   /** Only these worktree-relative paths are adopted. */
   paths?: readonly string[];
   /** Text kept as the commit's note (the session's notes ref, git/notes.ts). */
@@ -161,6 +163,7 @@ export async function syncSession(
   const options = {
     timeoutMs: as.lockTimeoutMs ?? config.runtime.lockTimeoutMs,
     ...(journalText !== undefined ? { patch: journalText } : {}),
+    ...(as.journalMessage !== undefined ? { message: as.journalMessage } : {}),
   };
   const { value, recovery } = await guardedWrite(
     guardTarget(ctx, session),

@@ -42,7 +42,14 @@ export interface GuardedOutcome<T> {
 export async function guardedWrite<T>(
   target: GuardTarget,
   command: string,
-  options: { timeoutMs: number; patch?: string; journal?: boolean; allowBlocked?: boolean },
+  options: {
+    timeoutMs: number;
+    patch?: string;
+    /** The message of the entry when the write goes (a refusal's is its error's). */
+    message?: string;
+    journal?: boolean;
+    allowBlocked?: boolean;
+  },
   body: (recovery: Recovery | null) => Promise<GuardedOutcome<T>>,
 ): Promise<{ value: T; recovery: Recovery | null }> {
   const started = performance.now();
@@ -98,6 +105,7 @@ export async function guardedWrite<T>(
     if (options.journal !== false && out.journal !== false) {
       await appendJournal(target.commonDir, {
         ...base,
+        ...(options.message !== undefined ? { message: options.message } : {}),
         ...(out.files ? { files: out.files } : {}),
         ...(out.head ? { head: out.head } : {}),
         ...(out.patch !== undefined ? { patch: out.patch } : {}),

@@ -115,6 +115,13 @@ t(
     const human = hagent(s.worktree, ['exec', '--timeout', '1', '--', 'sleep 300']);
     assert.is(human.status, 1);
     assert.match(human.stderr, /timed out after 1 s/);
+    // The journal says how each command ended, not only that hagent's part went.
+    const log = hagent(s.worktree, ['log', '--json']).json.entries;
+    const execs = log.filter((e: { command: string }) => e.command === 'exec');
+    assert.equal(
+      execs.map((e: { message?: string }) => e.message),
+      ['the command: timed out after 1 s, killed', 'the command: timed out after 1 s, killed'],
+    );
   },
 );
 
