@@ -10,6 +10,7 @@
  * head commit's trees for `read`, per head.
  */
 import { cachedConfigLoader } from '../config/index.js';
+import { HagentError } from '../errors.js';
 import { promises as fs } from 'node:fs';
 import {
   CatFileBatch,
@@ -42,6 +43,8 @@ export class SessionBinding {
   readonly known = new Map<string, string | null>();
   /** The session record and the stat of the file it came from (see {@link session}). */
   private record: { key: string; value: Session } | null = null;
+  /** When the served session was created: a later session of the same name is another one. */
+  private createdAt: string | undefined;
   private trees: { head: string; byPath: Map<string, CommitTrees> } = {
     head: '',
     byPath: new Map(),
@@ -58,15 +61,28 @@ export class SessionBinding {
   /**
    * The session as it is now on disk: the record is re-read whenever a stat of its file differs
    * from the one it was read with (device, inode, size, mtime, ctime).
-   * @throws HagentError SESSION_NOT_FOUND once the session has ended.
+   * @throws HagentError SESSION_NOT_FOUND once the session has ended, also when a new session
+   *   of the same name has taken its place.
    */
   async session(): Promise<Session> {
     const file = sessionFilePath(this.ctx.commonDir, this.sessionId);
     const st = await fs.stat(file, { bigint: true }).catch(() => null);
     if (!st) return readSession(this.ctx.commonDir, this.sessionId); // gone: says SESSION_NOT_FOUND
     const key = `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
-    if (this.record?.key !== key)
-      this.record = { key, value: await readSessionRecord(this.ctx.commonDir, this.sessionId) };
+    if (this.record?.key !== key) {
+      const value = await readSessionRecord(this.ctx.commonDir, this.sessionId);
+      // The session this server started with, not a later one given the same name: the blob ids
+      // it remembers, and the agent's view, belong to the first.
+      this.createdAt ??= value.createdAt;
+      if (value.createdAt !== this.createdAt)
+        throw new HagentError(
+          'SESSION_NOT_FOUND',
+          `session ${this.sessionId} that this server served has ended; a new session has the same name`,
+          { session: this.sessionId, servedSince: this.createdAt, newCreatedAt: value.createdAt },
+          'restart the MCP server (reconnect it in the agent) to serve the new session',
+        );
+      this.record = { key, value };
+    }
     return sessionAsFound(this.ctx.commonDir, structuredClone(this.record.value));
   }
 

@@ -531,6 +531,17 @@ t(
       assert.is(hagent(repo, ['session', 'end', 's1', '--json']).status, 0);
       const ended = await c.call('status');
       assert.is(ended.data.error.code, 'SESSION_NOT_FOUND');
+      // A new session given the same name is not the one this server served.
+      assert.is(hagent(repo, ['session', 'start', '--name', 's1', '--json']).status, 0);
+      for (const [tool, args] of [
+        ['status', {}],
+        ['write', { path: 'new.txt', content: 'x\n' }],
+      ] as const) {
+        const other = await c.call(tool, args);
+        assert.is(other.data.error?.code, 'SESSION_NOT_FOUND', `${tool}: ${other.text}`);
+        assert.match(other.data.error.message, /has ended; a new session has the same name/);
+        assert.match(other.data.error.hint, /restart the MCP server/);
+      }
     });
   },
 );
