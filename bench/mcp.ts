@@ -22,7 +22,7 @@
  * client over stdio, as an agent's client does. Repositories come from bench/gen-repo.ts.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { promises as fsp, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -137,21 +137,16 @@ async function interleave(
  * temp files written, fsynced with the record's folder, renamed over the targets (their bytes
  * unchanged), the folders fsynced, and the three entries given to `git update-index`, the
  * process that owns the index (split when large, as in a session worktree); then the record
- * removed. It changes nothing but that worktree's index stat data, so it runs in a worktree of
- * its own.
+ * removed. It changes nothing but the index stat data of `worktree`, a worktree of its own.
+ * @returns one timed run (ms); the entries and bytes are read once, untimed.
  */
 async function durableFloor(
   worktree: string,
   paths: readonly string[],
-  gitDir: string,
-): Promise<number> {
-  const fsp = await import('node:fs/promises');
-  const ls = spawnSync('git', ['ls-files', '-s', '-z', '--', ...paths], {
-    cwd: worktree,
-    env: BENCH_ENV,
-  });
-  const entries = ls.stdout
-    .toString('utf8')
+): Promise<() => Promise<number>> {
+  await splitLargeIndex(worktree);
+  const gitDir = git(['rev-parse', '--absolute-git-dir'], worktree).trim();
+  const entries = git(['ls-files', '-s', '-z', '--', ...paths], worktree)
     .split('\0')
     .filter(Boolean)
     .map((e) => {
@@ -161,6 +156,9 @@ async function durableFloor(
     })
     .join('');
   const bytes = await Promise.all(paths.map((p) => fsp.readFile(path.join(worktree, p))));
+  const record = path.join(gitDir, 'bench-floor-intent');
+  const tmps = paths.map((p) => path.join(worktree, `${p}.bench-floor-tmp`));
+  const folders = [...new Set(paths.map((p) => path.dirname(path.join(worktree, p))))];
   const fsyncOf = async (p: string) => {
     const h = await fsp.open(p, 'r');
     try {
@@ -169,24 +167,22 @@ async function durableFloor(
       await h.close();
     }
   };
-  const record = path.join(gitDir, 'bench-floor-intent');
-  const t0 = now();
-  const tmps = paths.map((p) => path.join(worktree, `${p}.bench-floor-tmp`));
-  await fsp.writeFile(record, JSON.stringify({ paths, tmps }));
-  await Promise.all(tmps.map((t, i) => fsp.writeFile(t, bytes[i]!)));
-  await Promise.all([record, gitDir, ...tmps].map(fsyncOf));
-  await Promise.all(tmps.map((t, i) => fsp.rename(t, path.join(worktree, paths[i]!))));
-  await Promise.all(
-    [...new Set(paths.map((p) => path.dirname(path.join(worktree, p))))].map(fsyncOf),
-  );
-  const r = spawnSync('git', ['update-index', '-z', '--index-info'], {
-    cwd: worktree,
-    env: BENCH_ENV,
-    input: entries,
-  });
-  if (r.status !== 0) throw new Error(`git update-index: ${r.stderr}`);
-  await fsp.unlink(record);
-  return now() - t0;
+  return async () => {
+    const t0 = now();
+    await fsp.writeFile(record, JSON.stringify({ paths, tmps }));
+    await Promise.all(tmps.map((t, i) => fsp.writeFile(t, bytes[i]!)));
+    await Promise.all([record, gitDir, ...tmps].map(fsyncOf));
+    await Promise.all(tmps.map((t, i) => fsp.rename(t, path.join(worktree, paths[i]!))));
+    await Promise.all(folders.map(fsyncOf));
+    const r = spawnSync('git', ['update-index', '-z', '--index-info'], {
+      cwd: worktree,
+      env: BENCH_ENV,
+      input: entries,
+    });
+    if (r.status !== 0) throw new Error(`git update-index: ${r.stderr}`);
+    await fsp.unlink(record);
+    return now() - t0;
+  };
 }
 
 interface SizeFigures {
@@ -224,6 +220,7 @@ async function startContender(repo: BenchRepo, name: string, bin: string): Promi
 async function benchSize(repo: BenchRepo): Promise<SizeFigures> {
   const gid = `mcp-${Date.now().toString(36)}`;
   const gwt = path.join(repo.dir, '.git', 'bench-wt', gid);
+  const fwt = `${gwt}-floor`; // the floor's worktree (durableFloor)
   git(['worktree', 'add', '-q', '-b', `bench/${gid}`, gwt, repo.commit], repo.dir);
   const contenders: Contender[] = [];
   try {
@@ -241,13 +238,11 @@ async function benchSize(repo: BenchRepo): Promise<SizeFigures> {
     } // warm-up, and a check that all apply
     gitApply(0);
     gitApply(1);
-    const fwt = path.join(repo.dir, '.git', 'bench-wt', `${gid}-floor`);
     git(['worktree', 'add', '-q', '--detach', fwt, repo.commit], repo.dir);
-    await splitLargeIndex(fwt); // as hagent does to a session worktree's large index
-    const gitDir = git(['rev-parse', '--absolute-git-dir'], fwt).trim();
+    const floorRun = await durableFloor(fwt, patches.paths);
     const s = await interleave(RUNS * 2, {
       git: (r) => gitApply(r % 2),
-      floor: () => durableFloor(fwt, patches.paths, gitDir),
+      floor: floorRun,
       ...Object.fromEntries(contenders.map((c) => [c.name, (r: number) => applyOf(c)(r % 2)])),
     });
     const figures: SizeFigures = {
@@ -261,9 +256,8 @@ async function benchSize(repo: BenchRepo): Promise<SizeFigures> {
       figures.git,
       0.5,
     );
-    const floor = figures.floor;
     say(
-      `  floor of a durable apply, the same rounds (${label(repo.n)} files): intent record, temp files, fsyncs, renames and git's index update alone ${fmt(floor)}, ${(floor / figures.git).toFixed(2)} × git (what the invariants cost before hagent's own work)`,
+      `  floor of a durable apply, the same rounds (${label(repo.n)} files): intent record, temp files, fsyncs, renames and git's index update alone ${fmt(figures.floor)}, ${(figures.floor / figures.git).toFixed(2)} × git (what the invariants cost before hagent's own work)`,
     );
     if (BASELINE) {
       figures.baseline = median(s.baseline!);
@@ -382,7 +376,7 @@ async function benchSize(repo: BenchRepo): Promise<SizeFigures> {
       });
     }
     git(['worktree', 'remove', '--force', gwt], repo.dir);
-    spawnSync('git', ['worktree', 'remove', '--force', `${gwt}-floor`], {
+    spawnSync('git', ['worktree', 'remove', '--force', fwt], {
       cwd: repo.dir,
       env: BENCH_ENV,
     });
