@@ -9,7 +9,6 @@ import {
   listSessionSummaries,
   listBrokenSessions,
   corruptHint,
-  sessionStatus,
   endSession,
 } from '../session/index.js';
 import {
@@ -96,9 +95,8 @@ export async function runList(argv: CommonArgs, io: Io): Promise<number> {
 
 export async function runStatus(argv: CommonArgs & { id?: string }, io: Io): Promise<number> {
   const ctx = await openRepo(io.cwd);
-  const s = await sessionStatus(ctx, argv.id ?? argv.session);
-  const { mergeWaiting } = await import('../update/index.js');
-  const merge = s.worktreeExists && s.head ? await mergeWaiting(s, s.head) : null;
+  const { sessionStatusWithMerge } = await import('../update/index.js');
+  const { merge, ...s } = await sessionStatusWithMerge(ctx, argv.id ?? argv.session);
   if (argv.json) printJson(io, { ok: true, ...s, merge });
   else {
     const p = palette(io.color);

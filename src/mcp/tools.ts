@@ -20,10 +20,9 @@ import { readJournal } from '../journal/index.js';
 import { printError } from '../output/index.js';
 import { planEdit, planWrite, type ParsedPatch } from '../patch/index.js';
 import { reviewSession } from '../review/index.js';
-import { sessionStatus } from '../session/index.js';
 import { syncSession } from '../sync/index.js';
 import { redo, undo } from '../undo/index.js';
-import { mergeWaiting } from '../update/index.js';
+import { sessionStatusWithMerge } from '../update/index.js';
 import type { SessionBinding } from './binding.js';
 import { resolveToolPath } from './paths.js';
 import { readFile } from './read.js';
@@ -230,7 +229,7 @@ export function createServer(binding: SessionBinding, version: string): McpServe
     READ_ONLY,
     () =>
       answer(async () => {
-        const s = await sessionStatus(binding.ctx, (await binding.session()).id);
+        const s = await sessionStatusWithMerge(binding.ctx, (await binding.session()).id);
         const targetHead = s.target ? await readRef(binding.ctx.cwd, s.target) : null;
         const targetDrift = targetHead
           ? {
@@ -238,8 +237,7 @@ export function createServer(binding: SessionBinding, version: string): McpServe
               commits: await countCommits(binding.ctx.cwd, `${s.base}..${targetHead}`),
             }
           : null;
-        const merge = s.worktreeExists && s.head ? await mergeWaiting(s, s.head) : null;
-        return { ok: true as const, ...s, targetDrift, merge };
+        return { ok: true as const, ...s, targetDrift };
       }, json),
   );
 

@@ -108,10 +108,39 @@ function assertFresh(f: Freshness): void {
 }
 
 /**
+ * Refuses to move the session while a merge waits in its worktree (`MERGE_HEAD` not yet in the
+ * head: `session update` stopped at conflicts, or the agent's own `git merge`). Moving the head
+ * under it would check out files without the conflicts, and the next sync would record the
+ * merge as resolved with the target's side dropped.
+ * @throws HagentError MERGE_IN_PROGRESS with the conflicted files and how to conclude or abort.
+ */
+async function assertNoMergeWaiting(
+  session: Session,
+  head: string,
+  command: 'undo' | 'redo',
+): Promise<void> {
+  const merge = await mergeWaiting(session, head);
+  if (!merge) return;
+  throw new HagentError(
+    'MERGE_IN_PROGRESS',
+    `a merge is in progress in ${session.worktree}: ${command} would drop its conflicts`,
+    {
+      session: session.id,
+      worktree: session.worktree,
+      mergeHead: merge.mergeHead,
+      conflicted: merge.conflicted,
+      unresolved: merge.unresolved,
+    },
+    `${merge.hint}; then ${command === 'undo' ? 'hagent undo' : 'hagent undo --redo'} again`,
+  );
+}
+
+/**
  * Moves the session from `from` to `to` as one transaction: the worktree's changed files and
  * index (git's checkout of the tree difference), then the session branch and `redoMoves` (the
  * redo ref) in one ref transaction, so a kill never loses the redo ref.
- * @throws HagentError STALE_FILE (outside edits on a path the move changes), TARGET_MOVED.
+ * @throws HagentError MERGE_IN_PROGRESS (a merge waits in the worktree), STALE_FILE (outside
+ *   edits on a path the move changes), TARGET_MOVED.
  */
 async function move(
   ctx: RepoContext,
@@ -122,6 +151,7 @@ async function move(
   steps: number,
   redoMoves: RefMove[],
 ): Promise<{ files: { path: string; status: string }[] }> {
+  await assertNoMergeWaiting(session, from, direction);
   const changes = await diffTrees(ctx.cwd, from, to);
   const worktree = session.worktree;
   assertFresh(
@@ -157,34 +187,6 @@ async function move(
     { cwd: worktree, commonDir: ctx.commonDir, gitDir: null, store: null },
   );
   return { files: changes.map((c) => ({ path: c.path, status: c.status })) };
-}
-
-/**
- * Refuses to move the session while a merge waits in its worktree (`MERGE_HEAD` not yet in the
- * head: `session update` stopped at conflicts, or the agent's own `git merge`). Moving the head
- * under it would check out files without the conflicts, and the next sync would record the
- * merge as resolved with the target's side dropped.
- * @throws HagentError MERGE_IN_PROGRESS with the conflicted files and how to conclude or abort.
- */
-async function assertNoMergeWaiting(
-  session: Session,
-  head: string,
-  command: 'undo' | 'redo',
-): Promise<void> {
-  const merge = await mergeWaiting(session, head);
-  if (!merge) return;
-  throw new HagentError(
-    'MERGE_IN_PROGRESS',
-    `a merge is in progress in ${session.worktree}: ${command} would drop its conflicts`,
-    {
-      session: session.id,
-      worktree: session.worktree,
-      mergeHead: merge.mergeHead,
-      conflicted: merge.conflicted,
-      unresolved: merge.unresolved,
-    },
-    `${merge.hint}; then ${command === 'undo' ? 'hagent undo' : 'hagent undo --redo'} again`,
-  );
 }
 
 /**
@@ -233,7 +235,6 @@ async function undoLocked(ctx: RepoContext, session: Session, steps: number): Pr
       'e.g. hagent undo 2',
     );
   const head = await sessionHead(ctx, session);
-  await assertNoMergeWaiting(session, head, 'undo');
   const chain = await firstParentChain(ctx.cwd, session.base, head);
   if (steps > chain.length) {
     throw new HagentError(
@@ -295,7 +296,6 @@ async function redoLocked(ctx: RepoContext, session: Session, steps: number): Pr
       'e.g. hagent undo --redo 2',
     );
   const head = await sessionHead(ctx, session);
-  await assertNoMergeWaiting(session, head, 'redo');
   const furthest = await readRef(ctx.cwd, redoRef(session));
   const forward =
     furthest && (await isAncestor(ctx.cwd, head, furthest))

@@ -57,6 +57,7 @@ import {
   retireRedoMoves,
   sessionHead,
   sessionRef,
+  sessionStatus,
   treeIds,
   type ChangedFile,
   type RepoContext,
@@ -197,6 +198,16 @@ export async function mergeWaiting(
     ? resolveHint(worktree, s)
     : `every conflict is resolved: conclude the merge with hagent sync --session ${s}; to give it up instead: git -C ${worktree} merge --abort`;
   return { mergeHead, byUpdate: record !== null, conflicted, unresolved, hint };
+}
+
+/**
+ * `sessionStatus` with the merge waiting in the session's worktree ({@link mergeWaiting}; null
+ * when none): what `hagent session status` and the MCP `status` tool report.
+ * @throws HagentError SESSION_NOT_FOUND, GIT_FAILED.
+ */
+export async function sessionStatusWithMerge(ctx: RepoContext, id?: string) {
+  const s = await sessionStatus(ctx, id);
+  return { ...s, merge: s.worktreeExists && s.head ? await mergeWaiting(s, s.head) : null };
 }
 
 /** Options of {@link updateSession}. */

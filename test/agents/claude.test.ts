@@ -10,7 +10,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { agentBinary, agentEnv, hagentAsync, runAsync, pathWithHagent } from '../helpers/agents.js';
 import { testOrSkip } from '../helpers/skip.js';
-import { startModelServer, type Step } from '../helpers/model-server.js';
+import { startModelServer, type ModelServer, type Step } from '../helpers/model-server.js';
 import { git, hagent, makeRepo } from '../helpers/index.js';
 
 const test = suite('real Claude Code through hagent run');
@@ -339,6 +339,34 @@ it('hagent integrate claude + claude --worktree NAME: the worktree is a hagent s
   }
 });
 
+/** The tool names Claude Code offered the model in its first main-loop request. */
+function toolsOffered(server: ModelServer): string[] {
+  return (
+    server.requests.find(
+      (q) => q.path.endsWith('/messages') && Array.isArray(q.body.tools) && q.body.tools.length,
+    )?.body.tools ?? []
+  ).map((t: { name: string }) => t.name);
+}
+
+/**
+ * `hagent integrate claude --mcp --strict` in `repo` (the two files it writes checked), committed
+ * as the user would so every session worktree carries it, then a session `name`.
+ * @returns the session worktree.
+ */
+function strictSession(repo: string, name: string): string {
+  const integrate = hagent(repo, ['integrate', 'claude', '--mcp', '--strict', '--json']);
+  assert.is(integrate.status, 0, integrate.stderr);
+  assert.equal(
+    integrate.json.files.map((f: { file: string }) => path.relative(repo, f.file)),
+    ['.mcp.json', path.join('.claude', 'settings.json')],
+  );
+  git(repo, 'add', '.mcp.json', '.claude/settings.json');
+  git(repo, 'commit', '-q', '-m', 'hagent MCP server, strict mode');
+  const start = hagent(repo, ['session', 'start', '--name', name, '--json']);
+  assert.is(start.status, 0, start.stderr);
+  return start.json.worktree as string;
+}
+
 /**
  * Claude Code in `wt` against the scripted model server, in its default permission mode (no
  * --dangerously-skip-permissions: its rules decide), after the user once accepted its trust
@@ -364,18 +392,7 @@ function runTrustedClaude(repo: string, wt: string, url: string, prompt: string)
 
 it('hagent integrate claude --mcp --strict: Claude Code edits through mcp__hagent__edit and mcp__hagent__apply_patch (two commits); its own permission rules refuse native Edit and Write', async () => {
   const repo = makeRepo({ 'a.txt': 'one\ntwo\n', 'b.txt': 'bee\n' });
-  const integrate = hagent(repo, ['integrate', 'claude', '--mcp', '--strict', '--json']);
-  assert.is(integrate.status, 0, integrate.stderr);
-  assert.equal(
-    integrate.json.files.map((f: { file: string }) => path.relative(repo, f.file)),
-    ['.mcp.json', path.join('.claude', 'settings.json')],
-  );
-  // Committed, as the user would, so every session worktree carries the configuration.
-  git(repo, 'add', '.mcp.json', '.claude/settings.json');
-  git(repo, 'commit', '-q', '-m', 'hagent MCP server, strict mode');
-  const start = hagent(repo, ['session', 'start', '--name', 'm1', '--json']);
-  assert.is(start.status, 0, start.stderr);
-  const wt = start.json.worktree as string;
+  const wt = strictSession(repo, 'm1');
   const patch = '*** Begin Patch\n*** Add File: c.txt\n+sea\n*** End Patch\n';
   const server = await startModelServer([
     {
@@ -411,11 +428,7 @@ it('hagent integrate claude --mcp --strict: Claude Code edits through mcp__hagen
   try {
     const r = await runTrustedClaude(repo, wt, server.url, 'make the scripted edits');
     assert.is(r.status, 0, r.stderr + r.stdout);
-    const offered = (
-      server.requests.find(
-        (q) => q.path.endsWith('/messages') && Array.isArray(q.body.tools) && q.body.tools.length,
-      )?.body.tools ?? []
-    ).map((t: { name: string }) => t.name);
+    const offered = toolsOffered(server);
     assert.ok(
       offered.includes('mcp__hagent__edit') && offered.includes('mcp__hagent__apply_patch'),
       offered.join(','),
@@ -460,50 +473,45 @@ it('hagent integrate claude --mcp --strict: Claude Code edits through mcp__hagen
 
 it('strict mode, a whole piece of work through hagent mcp: Claude Code calls every tool of the server (status, read, edit with the blob read, write, check, apply_patch, exec, undo, redo, sync, review, log)', async () => {
   const repo = makeRepo({ 'a.txt': 'one\ntwo\n' });
-  assert.is(hagent(repo, ['integrate', 'claude', '--mcp', '--strict']).status, 0);
-  git(repo, 'add', '.mcp.json', '.claude/settings.json');
-  git(repo, 'commit', '-q', '-m', 'hagent MCP server, strict mode');
-  const start = hagent(repo, ['session', 'start', '--name', 'all', '--json']);
-  assert.is(start.status, 0, start.stderr);
-  const wt = start.json.worktree as string;
+  const wt = strictSession(repo, 'all');
   const patch = '*** Begin Patch\n*** Add File: c.txt\n+sea\n*** End Patch\n';
-  const call = (id: string, name: string, input: Record<string, unknown>) => ({
-    calls: [{ id, name: `mcp__hagent__${name}`, input }],
+  const call = (name: string, input: Record<string, unknown>) => ({
+    calls: [{ id: `t_${name}`, name: `mcp__hagent__${name}`, input }],
   });
-  let results: Map<string, { text: string; isError: boolean }> | null = null;
-  const server = await startModelServer([
-    call('t_status', 'status', {}),
-    call('t_read', 'read', { path: 'a.txt' }),
+  const server: ModelServer = await startModelServer([
+    call('status', {}),
+    call('read', { path: 'a.txt' }),
     // The blob id the read reported is the edit's compare-and-swap token. Claude Code gives the
     // model the structured content (JSON) of a tool's result, not its text.
     () =>
-      call('t_edit', 'edit', {
+      call('edit', {
         path: 'a.txt',
         old_string: 'one',
         new_string: 'uno',
         expected_blob:
-          /"blob":"([0-9a-f]{40})"/.exec(results?.get('t_read')?.text ?? '')?.[1] ?? 'none',
+          /"blob":"([0-9a-f]{40})"/.exec(server.results.get('t_read')?.text ?? '')?.[1] ?? 'none',
       }),
-    call('t_write', 'write', { path: 'd.txt', content: 'dee\n' }),
-    call('t_check', 'check', { patch }),
-    call('t_patch', 'apply_patch', { patch }),
-    call('t_exec', 'exec', { command: 'echo made > e.txt' }),
-    call('t_undo', 'undo', {}),
-    call('t_redo', 'redo', {}),
-    call('t_sync', 'sync', {}),
-    call('t_review', 'review', { stat: true }),
-    call('t_log', 'log', {}),
+    call('write', { path: 'd.txt', content: 'dee\n' }),
+    call('check', { patch }),
+    call('apply_patch', { patch }),
+    call('exec', { command: 'echo made > e.txt' }),
+    call('undo', {}),
+    call('redo', {}),
+    call('sync', {}),
+    call('review', { stat: true }),
+    call('log', {}),
     { text: 'Done.' },
   ]);
-  results = server.results;
   try {
     const r = await runTrustedClaude(repo, wt, server.url, 'do the scripted work');
     assert.is(r.status, 0, r.stderr + r.stdout);
-    const ids = ['t_status', 't_read', 't_edit', 't_write', 't_check', 't_patch', 't_exec'];
-    for (const id of [...ids, 't_undo', 't_redo', 't_sync', 't_review', 't_log']) {
-      const res = server.results.get(id);
-      assert.ok(res && !res.isError, `${id}: ${res?.text}`);
-    }
+    const offered = toolsOffered(server)
+      .filter((n) => n.startsWith('mcp__hagent__'))
+      .map((n) => n.slice('mcp__hagent__'.length))
+      .sort();
+    const called = [...server.results.keys()].map((id) => id.slice('t_'.length)).sort();
+    assert.equal(called, offered, 'every tool the server offers was called');
+    for (const [id, res] of server.results) assert.ok(!res.isError, `${id}: ${res.text}`);
     // What the model saw of the read: the file's numbered lines.
     assert.match(server.results.get('t_read')!.text, /"text":"1\\tone\\n2\\ttwo"/);
     assert.match(server.results.get('t_edit')!.text, /a\.txt/);
