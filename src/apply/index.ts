@@ -140,6 +140,11 @@ export interface ApplyOptions {
   config?: EffectiveConfig & { root: string | null };
   /** `--yes`: confirm risky patches without asking. */
   yes?: boolean;
+  /**
+   * How this caller gives the human's yes, for CONFIRMATION_REQUIRED's hint (default: `run again
+   * with --yes`), e.g. an MCP tool's `yes: true`.
+   */
+  howToConfirm?: string;
   /** `--dry-run`: plan and check everything, write nothing. */
   dryRun?: boolean;
   /** Overrides the repository's configured policy (tests, library callers). */
@@ -947,7 +952,7 @@ async function confirmOrRefuse(
       { reasons, files: files.map((f) => f.path), confirmed: options.confirm ? false : null },
       options.confirm
         ? 'the answer was no; nothing was written'
-        : 'ask the human, then run again with --yes',
+        : `ask the human; with their yes, ${options.howToConfirm ?? 'run again with --yes'}`,
     );
   }
 }

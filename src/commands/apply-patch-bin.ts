@@ -50,12 +50,8 @@ export async function runApplyPatchBin(args: readonly string[], io: Io): Promise
     patchText,
     env: io.env,
     ...(cwd && !cwd.startsWith('..') ? { cwd } : {}),
-  }).catch((e: unknown) => {
     // This program has no --yes: the hint names the command that has one.
-    if ((e as HagentError).code === 'CONFIRMATION_REQUIRED')
-      (e as HagentError).hint =
-        'ask the human; with their yes, apply it with: hagent apply --yes - (the patch on stdin)';
-    throw e;
+    howToConfirm: 'apply it with: hagent apply --yes - (the patch on stdin)',
   });
   const shown = (p: string) => (cwd && !cwd.startsWith('..') ? path.posix.relative(cwd, p) : p);
   const lines = ['Success. Updated the following files:'];

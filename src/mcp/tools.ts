@@ -187,12 +187,8 @@ export function createServer(binding: SessionBinding, version: string): McpServe
       objects: binding.objects,
       refs: binding.refs,
       reportBlobs: true,
+      howToConfirm: 'call the tool again with yes: true',
       ...extra,
-    }).catch((e: unknown) => {
-      // The tools have no --yes flag: the hint names their argument.
-      if (e instanceof HagentError && e.code === 'CONFIRMATION_REQUIRED')
-        e.hint = 'ask the human; with their yes, call the tool again with yes: true';
-      throw e;
     });
     if (r.commit) for (const [p, b] of Object.entries(r.blobs ?? {})) binding.known.set(p, b);
     return r;

@@ -1226,6 +1226,19 @@ t('a risky patch is refused with a hint naming hagent apply --yes, since the bin
   assert.ok(existsSync(path.join(s.worktree, 'a.txt')));
 });
 
+t('without a terminal a risky patch is refused with a hint naming --yes, which applies it', () => {
+  const repo = makeRepo({ 'b.txt': 'keep\n' });
+  const s = startSession(repo);
+  const patch = '*** Begin Patch\n*** Delete File: b.txt\n*** End Patch\n';
+  const r = hagent(s.worktree, ['apply', '-', '--json'], { input: patch });
+  assert.is(r.status, 1, r.stdout);
+  assert.is(r.json.error.code, 'CONFIRMATION_REQUIRED');
+  assert.is(r.json.error.hint, 'ask the human; with their yes, run again with --yes');
+  assert.ok(existsSync(path.join(s.worktree, 'b.txt')));
+  assert.is(hagent(s.worktree, ['apply', '-', '--yes'], { input: patch }).status, 0);
+  assert.not.ok(existsSync(path.join(s.worktree, 'b.txt')));
+});
+
 t('outside any session it is refused', () => {
   const repo = makeRepo({ 'a.txt': 'a\n' });
   const r = runApplyPatch(repo, ['*** Begin Patch\n*** Add File: b.txt\n+b\n*** End Patch']);
