@@ -36,7 +36,7 @@ export function refuseForAgent(
     'HUMAN_ONLY',
     `${what} is for the human: run it from your own shell`,
     { command: what, marker: AGENT_MARKER, session: value },
-    // The way round (unsetting the marker) is in the README for the human, not here for the agent.
+    // The way round (unsetting the marker) is in docs/agents.md for the human, not here for the agent.
     `nothing was changed; an agent cannot ${verbOf(what)}: tell the user the work is ready and ask them to run ${what} in their own terminal`,
   );
 }

@@ -1,6 +1,6 @@
 /**
  * zod schemas of the MCP tools: what each takes, and what each returns — the `--json` shapes of
- * the matching CLI commands (README "Commands"), so an agent reads one vocabulary whether it
+ * the matching CLI commands (docs/commands.md), so an agent reads one vocabulary whether it
  * calls `hagent apply --json` or the `apply_patch` tool. The TypeScript types of those shapes
  * live beside their commands; `tools.ts` checks each result against them at compile time.
  */

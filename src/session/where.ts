@@ -1,6 +1,6 @@
 /**
  * Where session worktrees live: one folder per repository under a root — by default the user's
- * cache folder, configurable with `worktreeRoot` (README "Where session worktrees live").
+ * cache folder, configurable with `worktreeRoot` (docs/worktrees.md).
  * Existing sessions are never moved: each session record names its own worktree.
  */
 import { createHash } from 'node:crypto';

@@ -448,7 +448,7 @@ t(
 
 // Where session worktrees live, through the real CLI: the default folder in the user's cache, a
 // configured `worktreeRoot`, sessions started where earlier versions put them, and two repositories
-// side by side (README "Where session worktrees live").
+// side by side (docs/worktrees.md).
 
 /** A patch adding `file` with its own name as its one line. */
 const ADD_NAMED = (file: string): string =>
@@ -641,7 +641,7 @@ t('two repositories of the same name never share a folder', () => {
 
 // Recycled worktrees through the real CLI: which ended sessions enter the pool, what a pooled
 // worktree keeps, how session start moves one to a new base, and how an entry with anything
-// unexpected is refused and removed without losing a byte (README "Recycled worktrees").
+// unexpected is refused and removed without losing a byte (docs/worktrees.md).
 
 const ADD = (file: string, line: string): string =>
   `*** Begin Patch\n*** Add File: ${file}\n+${line}\n*** End Patch\n`;
