@@ -16,6 +16,7 @@ import {
   type CommandSpec,
   type OptionSpec,
 } from './commands/options.js';
+import { commandDocsLink } from './commands/docs.js';
 import { HagentError, toHagentError } from './errors.js';
 import { GUARD_RULE_NAMES } from './guard/rules.js';
 import { printError, processIo, type Io } from './output/index.js';
@@ -182,8 +183,9 @@ function defineCommand(y: Argv, name: CommandName, word: string): Argv {
         Object.fromEntries(Object.entries(spec.options).map(([k, o]) => [k, yargsOption(o)])),
       );
       for (const [line, what] of spec.examples) b = b.example(line, what);
+      const docs = `Docs: ${commandDocsLink(name)}`;
       const epilog = EPILOGS[name];
-      return epilog ? b.epilog(epilog()) : b;
+      return b.epilog(epilog ? `${epilog()}\n\n${docs}` : docs);
     },
     handler(name, RUNNERS[name]),
   );
