@@ -1,7 +1,8 @@
 /**
  * The documentation keeps up with the code: every command of the CLI's own option table has its
  * section in docs/commands.md (with each of its options named there) and `--help` links it; every
- * error code of src/errors.ts has its row in docs/errors.md with its exit status; README.md stays
+ * error code of src/errors.ts has its row in docs/errors.md with its exit status, every key of
+ * .hagent/config.json its row in docs/config.md; README.md stays
  * within 300 lines and gives the test command .ci/run runs; every relative link of README.md and
  * docs/ resolves, anchors included. A failure names what is missing.
  */
@@ -12,6 +13,7 @@ import * as assert from 'uvu/assert';
 import { commandDocsLink } from '../../src/commands/docs.js';
 import { COMMANDS, type CommandName } from '../../src/commands/options.js';
 import { EXIT_STATUS } from '../../src/errors.js';
+import { configJsonSchema } from '../../src/policy/config-schema.js';
 import { hagent, ROOT } from '../helpers/index.js';
 
 const t = suite('docs');
@@ -146,6 +148,15 @@ t('every error code of src/errors.ts is in docs/errors.md, with its exit status'
     [],
     `docs/errors.md documents codes src/errors.ts lacks: ${unknown.join(', ')}`,
   );
+});
+
+t('every key of .hagent/config.json has its row in docs/config.md', () => {
+  const page = read('docs/config.md');
+  const keys = Object.keys(
+    (configJsonSchema() as { properties: Record<string, unknown> }).properties,
+  ).filter((k) => k !== '$schema');
+  const missing = keys.filter((k) => !new RegExp(`^\\| \`${k}[\`.]`, 'm').test(page));
+  assert.equal(missing, [], `docs/config.md has no "| \`KEY\` |" row for: ${missing.join(', ')}`);
 });
 
 t('README.md is at most 300 lines', () => {
