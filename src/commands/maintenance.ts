@@ -47,8 +47,13 @@ export async function runSync(argv: CommonArgs, io: Io): Promise<number> {
   return 0;
 }
 
-export async function runDoctorCommand(argv: CommonArgs, io: Io): Promise<number> {
-  const r = await runDoctor(await openRepo(io.cwd), argv.session, io.env);
+export async function runDoctorCommand(
+  argv: CommonArgs & { 'restore-worktree'?: boolean },
+  io: Io,
+): Promise<number> {
+  const r = await runDoctor(await openRepo(io.cwd), argv.session, io.env, {
+    restoreWorktree: argv['restore-worktree'] === true,
+  });
   if (argv.json) {
     printJson(io, r);
     return 0;

@@ -404,9 +404,14 @@ export const COMMANDS = {
     options: {
       ...JSON_OPTION,
       session: { type: 'string', description: 'check only this session (default: every session)' },
+      'restore-worktree': {
+        type: 'boolean',
+        description: 'check a session worktree you removed out again from its branch',
+      },
     },
     examples: [
       ['$0 doctor', 'check every session'],
+      ['$0 doctor --session fix-login --restore-worktree', 'recreate a removed session worktree'],
       ['$0 doctor --session fix-login', 'check one session'],
     ],
   },

@@ -10,6 +10,7 @@ import {
   listBrokenSessions,
   corruptHint,
   endSession,
+  missingWorktreeHint,
 } from '../session/index.js';
 import {
   cappedLines,
@@ -103,6 +104,7 @@ export async function runStatus(argv: CommonArgs & { id?: string }, io: Io): Pro
     printLines(io, [
       `${p.bold(`Session ${s.id}`)} (${s.state})`,
       `  worktree: ${s.worktree}${s.worktreeExists ? '' : p.red(' (missing)')}`,
+      ...(s.worktreeExists ? [] : [p.dim(`    ${missingWorktreeHint(s.id)}`)]),
       `  base:     ${short(s.base)}   head: ${short(s.head)}   patches: ${s.commits}`,
       `  target:   ${s.target ?? '-'}`,
       `  changed:  ${s.changed.length ? '' : 'nothing yet'}`,

@@ -36,7 +36,9 @@ import {
   hagentDir,
   inspectPool,
   listSessions,
+  missingWorktreeHint,
   movedSessions,
+  restoreWorktree,
   readSession,
   sessionRef,
   trimPool,
@@ -90,6 +92,12 @@ export interface DoctorReport {
   pool: PoolReport | null;
 }
 
+/** What doctor may do beyond its safe repairs, each only when the human asks. */
+export interface DoctorOptions {
+  /** `--restore-worktree`: check a session worktree the user removed out again from its branch. */
+  restoreWorktree?: boolean;
+}
+
 /**
  * Checks one session (or every session) and the repository's hagent state; mends what it
  * safely can (under the session lock) and reports the rest with a hint.
@@ -99,6 +107,7 @@ export async function runDoctor(
   ctx: RepoContext,
   id: string | undefined,
   env: Readonly<Record<string, string | undefined>> = {},
+  options: DoctorOptions = {},
 ): Promise<DoctorReport> {
   const config = await loadConfig(ctx, env);
   // Every session counts for the orphan check, whichever one is checked: a worktree or branch of
@@ -140,7 +149,7 @@ export async function runDoctor(
     // One session that cannot be checked (a live writer, an interrupted transaction doctor may
     // not finish) is reported, and the others are still checked.
     try {
-      await checkSession(ctx, s, config.runtime.lockTimeoutMs, findings, recoveries);
+      await checkSession(ctx, s, config.runtime.lockTimeoutMs, findings, recoveries, options);
     } catch (error) {
       if (!isHagentError(error)) throw error;
       findings.push({
@@ -327,6 +336,7 @@ async function checkSession(
   timeoutMs: number,
   findings: Finding[],
   recoveries: Recovery[],
+  options: DoctorOptions,
 ): Promise<void> {
   const lock = await readLockHolder(ctx.commonDir, s.id);
   if (lock?.state === 'dead')
@@ -342,14 +352,27 @@ async function checkSession(
     () => false,
   );
   if (!exists) {
-    findings.push({
-      kind: 'missing-worktree',
-      session: s.id,
-      message: `session ${s.id}: its worktree ${s.worktree} is missing`,
-      fixed: false,
-      hint: `end it with: hagent session end ${s.id} --force (its branch stays reachable)`,
-    });
-    return;
+    const branchHead = await readRef(ctx.cwd, sessionRef(s));
+    if (options.restoreWorktree && branchHead) {
+      const r = await restoreWorktree(ctx, s);
+      findings.push({
+        kind: 'missing-worktree',
+        session: s.id,
+        message: `session ${s.id}: its worktree ${s.worktree} was missing; checked out again at ${r.head.slice(0, 12)}`,
+        fixed: true,
+      });
+    } else {
+      findings.push({
+        kind: 'missing-worktree',
+        session: s.id,
+        message: `session ${s.id}: its worktree ${s.worktree} is missing${branchHead ? '' : `, and its branch ${s.branch} is gone`}`,
+        fixed: false,
+        hint: branchHead
+          ? missingWorktreeHint(s.id)
+          : `end it with: hagent session end ${s.id} --force`,
+      });
+      return;
+    }
   }
   if (!(await readRef(ctx.cwd, sessionRef(s)))) {
     findings.push({

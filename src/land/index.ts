@@ -401,23 +401,28 @@ export async function landSession(
   const config = await loadConfig(ctx, options.env ?? {});
   const timeoutMs = config.runtime.lockTimeoutMs;
   const { value } = await withLandTarget(ctx.commonDir, session, 'land', timeoutMs, () =>
-    guardedWrite(guardTarget(ctx, session), 'land', { timeoutMs }, async (recovery) => {
-      // An interrupted land was recovered by the envelope (transaction/recover.ts).
-      const recovered = recovery?.command === 'land' ? landRecoveryOf(recovery) : null;
-      if (recovered) trace(`land: an interrupted land ${recovered.action}`);
-      // Re-read the metadata under the lock: an approval may have been recorded meanwhile.
-      const r = await landLocked(
-        ctx,
-        await readSession(ctx.commonDir, session.id),
-        options,
-        config.policy,
-      );
-      return {
-        value: recovered ? { ...r, recovered } : r,
-        files: r.files.map((f) => f.path),
-        head: r.commit,
-      };
-    }),
+    guardedWrite(
+      guardTarget(ctx, session),
+      'land',
+      { timeoutMs, withoutWorktree: true },
+      async (recovery) => {
+        // An interrupted land was recovered by the envelope (transaction/recover.ts).
+        const recovered = recovery?.command === 'land' ? landRecoveryOf(recovery) : null;
+        if (recovered) trace(`land: an interrupted land ${recovered.action}`);
+        // Re-read the metadata under the lock: an approval may have been recorded meanwhile.
+        const r = await landLocked(
+          ctx,
+          await readSession(ctx.commonDir, session.id),
+          options,
+          config.policy,
+        );
+        return {
+          value: recovered ? { ...r, recovered } : r,
+          files: r.files.map((f) => f.path),
+          head: r.commit,
+        };
+      },
+    ),
   );
   return value;
 }

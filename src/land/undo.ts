@@ -86,10 +86,15 @@ export async function undoLand(
   const config = await loadConfig(ctx, env);
   const timeoutMs = config.runtime.lockTimeoutMs;
   const { value } = await withLandTarget(ctx.commonDir, session, 'land --undo', timeoutMs, () =>
-    guardedWrite(guardTarget(ctx, session), 'land --undo', { timeoutMs }, async () => {
-      const r = await undoLandLocked(ctx, await readSession(ctx.commonDir, session.id));
-      return { value: r, files: r.files.map((f) => f.path), head: r.restored };
-    }),
+    guardedWrite(
+      guardTarget(ctx, session),
+      'land --undo',
+      { timeoutMs, withoutWorktree: true },
+      async () => {
+        const r = await undoLandLocked(ctx, await readSession(ctx.commonDir, session.id));
+        return { value: r, files: r.files.map((f) => f.path), head: r.restored };
+      },
+    ),
   );
   return value;
 }
