@@ -49,6 +49,7 @@ import {
 import { finishInterruptedEnds, guardedWrite, type Recovery } from '../transaction/index.js';
 import { landRecoveryOf, type LandRecovery } from '../land/index.js';
 import { mergeInProgress } from '../update/index.js';
+import { planGc, type GcItem } from '../gc/index.js';
 
 /** One finding. `fixed` says whether doctor mended it; otherwise `hint` says how. */
 export interface Finding {
@@ -90,6 +91,12 @@ export interface DoctorReport {
   findings: Finding[];
   recoveries: Recovery[];
   pool: PoolReport | null;
+  /**
+   * What sessions left behind (gc/): refs and agent folders of sessions that are gone, worktree
+   * folders of repositories that are gone, each with what `hagent gc` does with it. Null when
+   * one session was checked.
+   */
+  leftovers: GcItem[] | null;
 }
 
 /** What doctor may do beyond its safe repairs, each only when the human asks. */
@@ -195,7 +202,8 @@ export async function runDoctor(
   const pool =
     root && id === undefined ? await repairPool(ctx, root, config.runtime.pool, findings) : null;
   findings.push(...(await orphans(ctx, all, await sessionFileIds(ctx.commonDir), root)));
-  return { ok: true, sessions: sessions.map((s) => s.id), findings, recoveries, pool };
+  const leftovers = id === undefined ? (await planGc(ctx, { env })).items : null;
+  return { ok: true, sessions: sessions.map((s) => s.id), findings, recoveries, pool, leftovers };
 }
 
 /**

@@ -10,6 +10,7 @@ export * from './approval.js';
 export * from './drift.js';
 export * from './where.js';
 export * from './restore.js';
+export * from './orphans.js';
 export {
   discardPoolEntry,
   inspectPool,
