@@ -86,7 +86,11 @@ export async function planGc(ctx: RepoContext, options: GcOptions = {}): Promise
   const liveMemo = new Map<string, boolean>();
   const live = async (id: string) => {
     if (!liveMemo.has(id))
-      liveMemo.set(id, files.has(id) || (await readIntent(ctx.commonDir, id)) !== null);
+      liveMemo.set(
+        id,
+        // An unreadable record counts as one: conservative.
+        files.has(id) || (await readIntent(ctx.commonDir, id).catch(() => 'damaged')) !== null,
+      );
     return liveMemo.get(id)!;
   };
   const items: GcItem[] = [];

@@ -18,7 +18,15 @@
  */
 import fc from 'fast-check';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -41,7 +49,7 @@ import { runs } from './support.js';
 const test = suite('property: no work lost');
 process.env.XDG_CACHE_HOME = TEST_CACHE;
 
-const on = (name: string) => (process.env[name] === '1' ? 1 : 0);
+const on = (name: string) => (process.env[name] === '1' ? 3 : 0);
 
 type Op =
   | { kind: 'apply'; s: number }
@@ -63,7 +71,7 @@ const S = fc.integer({ min: 0, max: 1 });
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 4, arbitrary: S.map((s) => ({ kind: 'apply' as const, s })) },
   { weight: 2, arbitrary: S.map((s) => ({ kind: 'outside' as const, s })) },
-  { weight: 1, arbitrary: S.map((s) => ({ kind: 'sync' as const, s })) },
+  { weight: 2, arbitrary: S.map((s) => ({ kind: 'sync' as const, s })) },
   { weight: 3, arbitrary: S.map((s) => ({ kind: 'land' as const, s })) },
   { weight: 2, arbitrary: S.map((s) => ({ kind: 'landUndo' as const, s })) },
   { weight: 1, arbitrary: S.map((s) => ({ kind: 'update' as const, s })) },
@@ -103,6 +111,7 @@ const EXPECTED = new Set([
   'UNLANDED_WORK',
   'SESSION_DRIFTED',
   'LAND_UNDO_MOVED',
+  'STALE_FILE',
 ]);
 
 const blobOf = (repo: string, text: string) =>
@@ -119,6 +128,7 @@ async function runProgram(ops: readonly Op[]): Promise<void> {
   let n = 0;
   let generation = 0;
   const reused: string[] = [];
+  let deleter: string | null = null;
   const ctx = await openRepo(repo);
   const session = async (s: number) => {
     if (!sessions[s]) {
@@ -238,20 +248,27 @@ async function runProgram(ops: readonly Op[]): Promise<void> {
           break;
         }
         case 'reuse': {
-          if (existsSync(path.join(repo, 'd.txt'))) {
-            // Delete d.txt in a session (its land deletes it from the checkout).
-            const s = await session(0);
-            await applyPatch(ctx, await readSession(ctx.commonDir, s.name), {
-              patchText: '*** Begin Patch\n*** Delete File: d.txt\n*** End Patch\n',
-              yes: true,
-              noWatch: true,
-            }).catch((e: unknown) => refused(e, tag));
-            break;
-          }
-          mkdirSync(path.join(repo, 'd.txt'), { recursive: true });
-          const rel = `d.txt/mine${++n}.txt`;
-          writeFileSync(path.join(repo, rel), `the user's ${n}\n`);
-          reused.push(rel);
+          // A session deletes d.txt, lands, the user makes a folder d.txt with files of
+          // theirs, and the land is taken back (each step one op).
+          const s = await session(0);
+          const d = path.join(repo, 'd.txt');
+          const isFolder = existsSync(d) && statSync(d).isDirectory();
+          if (deleter !== s.name) {
+            deleter = s.name;
+            if (!isFolder)
+              await applyPatch(ctx, await readSession(ctx.commonDir, s.name), {
+                patchText: '*** Begin Patch\n*** Delete File: d.txt\n*** End Patch\n',
+                yes: true,
+                noWatch: true,
+              });
+          } else if (existsSync(d) && !isFolder) {
+            await landSession(ctx, await readSession(ctx.commonDir, s.name), { yes: true });
+          } else if (!existsSync(d)) {
+            mkdirSync(d);
+            const rel = `d.txt/mine${++n}.txt`;
+            writeFileSync(path.join(repo, rel), `the user's ${n}\n`);
+            reused.push(rel);
+          } else await undoLand(ctx, await readSession(ctx.commonDir, s.name), process.env);
           break;
         }
       }
