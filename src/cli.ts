@@ -138,6 +138,7 @@ const RUNNERS: Record<CommandName, () => Promise<Runner>> = {
     return (argv: Parameters<typeof runMcp>[0], cliIo: Io) => runMcp(argv, cliIo, packageVersion());
   },
   demo: async () => (await import('./commands/demo.js')).runDemo,
+  gc: async () => (await import('./commands/gc.js')).runGc,
 };
 
 /** Text after a command's examples in its `--help`. */

@@ -3,7 +3,7 @@
  */
 import { runDoctor } from '../doctor/index.js';
 import { syncSession } from '../sync/index.js';
-import { openRepo, resolveSession } from '../session/index.js';
+import { humanBytes, openRepo, resolveSession } from '../session/index.js';
 import {
   cappedLines,
   cappedList,
@@ -47,8 +47,13 @@ export async function runSync(argv: CommonArgs, io: Io): Promise<number> {
   return 0;
 }
 
-export async function runDoctorCommand(argv: CommonArgs, io: Io): Promise<number> {
-  const r = await runDoctor(await openRepo(io.cwd), argv.session, io.env);
+export async function runDoctorCommand(
+  argv: CommonArgs & { restoreWorktree?: boolean },
+  io: Io,
+): Promise<number> {
+  const r = await runDoctor(await openRepo(io.cwd), argv.session, io.env, {
+    restoreWorktree: argv.restoreWorktree === true,
+  });
   if (argv.json) {
     printJson(io, r);
     return 0;
@@ -66,6 +71,12 @@ export async function runDoctorCommand(argv: CommonArgs, io: Io): Promise<number
   if (r.pool)
     lines.push(
       `Pool: ${r.pool.worktrees.length} recycled worktree${r.pool.worktrees.length === 1 ? '' : 's'} of at most ${r.pool.limit}, in ${r.pool.root}/.pool`,
+    );
+  const drop = (r.leftovers ?? []).filter((i) => i.action === 'drop');
+  const kept = (r.leftovers ?? []).length - drop.length;
+  if (drop.length || kept)
+    lines.push(
+      `Left behind: ${drop.length} item${drop.length === 1 ? '' : 's'} hagent gc drops (${humanBytes(drop.reduce((n, i) => n + (i.bytes ?? 0), 0))})${kept ? `, ${kept} it keeps` : ''}; see them with hagent gc --dry-run`,
     );
   printLines(io, lines);
   return 0;

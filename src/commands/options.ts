@@ -404,9 +404,14 @@ export const COMMANDS = {
     options: {
       ...JSON_OPTION,
       session: { type: 'string', description: 'check only this session (default: every session)' },
+      'restore-worktree': {
+        type: 'boolean',
+        description: 'check a session worktree you removed out again from its branch',
+      },
     },
     examples: [
       ['$0 doctor', 'check every session'],
+      ['$0 doctor --session fix-login --restore-worktree', 'recreate a removed session worktree'],
       ['$0 doctor --session fix-login', 'check one session'],
     ],
   },
@@ -529,6 +534,34 @@ export const COMMANDS = {
       ['$0 mcp', 'serve the session you are in (or the only one)'],
       ['$0 mcp --session fix-login', 'serve a named session'],
       ['$0 mcp --new --name fix-login', 'start a session and serve it'],
+    ],
+  },
+  gc: {
+    description:
+      'drop what ended sessions left behind (refs, agent folders) and worktree folders of repositories that are gone',
+    positionals: [
+      {
+        name: 'names',
+        type: 'string',
+        variadic: true,
+        description:
+          'gone sessions to drop whole, or worktree folders of a repository that may only be unmounted',
+      },
+    ],
+    options: {
+      ...JSON_OPTION,
+      'dry-run': { type: 'boolean', description: 'list what would be dropped, drop nothing' },
+      yes: { type: 'boolean', description: 'drop without asking (needed without a terminal)' },
+      'older-than': {
+        type: 'number',
+        description:
+          'also drop the kept refs of gone sessions (ended, undone, dropped, …) whose commit is older than DAYS',
+      },
+    },
+    examples: [
+      ['$0 gc --dry-run', 'what would be dropped, and what is kept and why'],
+      ['$0 gc --yes --json', 'drop it without asking'],
+      ['$0 gc --older-than 30', 'also the ended work of sessions gone for a month'],
     ],
   },
   demo: {

@@ -1,6 +1,7 @@
 /**
  * `hagent session start|list|status|end`: thin wrappers over session/.
  */
+import path from 'node:path';
 import { refuseForAgent } from '../agents/marker.js';
 import {
   openRepo,
@@ -10,6 +11,9 @@ import {
   listBrokenSessions,
   corruptHint,
   endSession,
+  missingWorktreeHint,
+  orphanNote,
+  repoKey,
 } from '../session/index.js';
 import {
   cappedLines,
@@ -33,6 +37,13 @@ export async function runStart(
     ...(argv.base ? { base: argv.base } : {}),
     env: io.env,
   });
+  // Worktrees of repositories that are gone, told once a day (session/orphans.ts).
+  const folder = path.dirname(r.worktree);
+  const note =
+    path.basename(folder) === repoKey(ctx.commonDir)
+      ? await orphanNote(path.dirname(folder))
+      : null;
+  if (note) io.stderr.write(`note: ${note}\n`);
   if (argv.json) printJson(io, { ok: true, ...r });
   else {
     const p = palette(io.color);
@@ -103,6 +114,7 @@ export async function runStatus(argv: CommonArgs & { id?: string }, io: Io): Pro
     printLines(io, [
       `${p.bold(`Session ${s.id}`)} (${s.state})`,
       `  worktree: ${s.worktree}${s.worktreeExists ? '' : p.red(' (missing)')}`,
+      ...(s.worktreeExists ? [] : [p.dim(`    ${missingWorktreeHint(s.id)}`)]),
       `  base:     ${short(s.base)}   head: ${short(s.head)}   patches: ${s.commits}`,
       `  target:   ${s.target ?? '-'}`,
       `  changed:  ${s.changed.length ? '' : 'nothing yet'}`,

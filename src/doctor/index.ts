@@ -36,7 +36,9 @@ import {
   hagentDir,
   inspectPool,
   listSessions,
+  missingWorktreeHint,
   movedSessions,
+  restoreWorktree,
   readSession,
   sessionRef,
   trimPool,
@@ -47,6 +49,7 @@ import {
 import { finishInterruptedEnds, guardedWrite, type Recovery } from '../transaction/index.js';
 import { landRecoveryOf, type LandRecovery } from '../land/index.js';
 import { mergeInProgress } from '../update/index.js';
+import { planGc, type GcItem } from '../gc/index.js';
 
 /** One finding. `fixed` says whether doctor mended it; otherwise `hint` says how. */
 export interface Finding {
@@ -88,6 +91,18 @@ export interface DoctorReport {
   findings: Finding[];
   recoveries: Recovery[];
   pool: PoolReport | null;
+  /**
+   * What sessions left behind (gc/): refs and agent folders of sessions that are gone, worktree
+   * folders of repositories that are gone, each with what `hagent gc` does with it. Null when
+   * one session was checked.
+   */
+  leftovers: GcItem[] | null;
+}
+
+/** What doctor may do beyond its safe repairs, each only when the human asks. */
+export interface DoctorOptions {
+  /** `--restore-worktree`: check a session worktree the user removed out again from its branch. */
+  restoreWorktree?: boolean;
 }
 
 /**
@@ -99,6 +114,7 @@ export async function runDoctor(
   ctx: RepoContext,
   id: string | undefined,
   env: Readonly<Record<string, string | undefined>> = {},
+  options: DoctorOptions = {},
 ): Promise<DoctorReport> {
   const config = await loadConfig(ctx, env);
   // Every session counts for the orphan check, whichever one is checked: a worktree or branch of
@@ -140,7 +156,7 @@ export async function runDoctor(
     // One session that cannot be checked (a live writer, an interrupted transaction doctor may
     // not finish) is reported, and the others are still checked.
     try {
-      await checkSession(ctx, s, config.runtime.lockTimeoutMs, findings, recoveries);
+      await checkSession(ctx, s, config.runtime.lockTimeoutMs, findings, recoveries, options);
     } catch (error) {
       if (!isHagentError(error)) throw error;
       findings.push({
@@ -186,7 +202,8 @@ export async function runDoctor(
   const pool =
     root && id === undefined ? await repairPool(ctx, root, config.runtime.pool, findings) : null;
   findings.push(...(await orphans(ctx, all, await sessionFileIds(ctx.commonDir), root)));
-  return { ok: true, sessions: sessions.map((s) => s.id), findings, recoveries, pool };
+  const leftovers = id === undefined ? (await planGc(ctx, { env })).items : null;
+  return { ok: true, sessions: sessions.map((s) => s.id), findings, recoveries, pool, leftovers };
 }
 
 /**
@@ -327,6 +344,7 @@ async function checkSession(
   timeoutMs: number,
   findings: Finding[],
   recoveries: Recovery[],
+  options: DoctorOptions,
 ): Promise<void> {
   const lock = await readLockHolder(ctx.commonDir, s.id);
   if (lock?.state === 'dead')
@@ -342,14 +360,27 @@ async function checkSession(
     () => false,
   );
   if (!exists) {
-    findings.push({
-      kind: 'missing-worktree',
-      session: s.id,
-      message: `session ${s.id}: its worktree ${s.worktree} is missing`,
-      fixed: false,
-      hint: `end it with: hagent session end ${s.id} --force (its branch stays reachable)`,
-    });
-    return;
+    const branchHead = await readRef(ctx.cwd, sessionRef(s));
+    if (options.restoreWorktree && branchHead) {
+      const r = await restoreWorktree(ctx, s);
+      findings.push({
+        kind: 'missing-worktree',
+        session: s.id,
+        message: `session ${s.id}: its worktree ${s.worktree} was missing; checked out again at ${r.head.slice(0, 12)}`,
+        fixed: true,
+      });
+    } else {
+      findings.push({
+        kind: 'missing-worktree',
+        session: s.id,
+        message: `session ${s.id}: its worktree ${s.worktree} is missing${branchHead ? '' : `, and its branch ${s.branch} is gone`}`,
+        fixed: false,
+        hint: branchHead
+          ? missingWorktreeHint(s.id)
+          : `end it with: hagent session end ${s.id} --force`,
+      });
+      return;
+    }
   }
   if (!(await readRef(ctx.cwd, sessionRef(s)))) {
     findings.push({

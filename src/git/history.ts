@@ -83,6 +83,28 @@ export async function refNames(cwd: string, prefix: string): Promise<string[]> {
   return out.split('\n').filter(Boolean);
 }
 
+/**
+ * Every ref under the `prefixes` with its object id and, when it names a commit, the
+ * commit's committer time in epoch seconds (`git for-each-ref`); null for another object.
+ */
+export async function refsWithDates(
+  cwd: string,
+  prefixes: readonly string[],
+): Promise<{ ref: string; oid: string; committed: number | null }[]> {
+  const out = await gitText(
+    ['for-each-ref', '--format=%(refname)%00%(objectname)%00%(committerdate:unix)', ...prefixes],
+    { cwd },
+  );
+  return out
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [ref, oid, at] = line.split('\0');
+      const committed = at ? Number(at) : NaN;
+      return { ref: ref!, oid: oid!, committed: Number.isFinite(committed) ? committed : null };
+    });
+}
+
 /** Ref name → object id of those of `refs` that exist (`git for-each-ref`). */
 export async function refOids(cwd: string, refs: readonly string[]): Promise<Map<string, string>> {
   const out = await gitText(['for-each-ref', '--format=%(refname) %(objectname)', ...refs], {

@@ -41,6 +41,24 @@ export async function worktreeAdd(
 }
 
 /**
+ * Checks the existing branch `branch` out in a new worktree `worktree` (`git worktree add`),
+ * from the repository of `cwd`. `force` (`--force`) lets git reuse a registration whose folder
+ * is gone (git refuses "a missing but already registered worktree", and a branch checked out in
+ * one): the caller has made sure no present worktree holds the branch.
+ * @throws HagentError GIT_FAILED.
+ */
+export async function worktreeAddBranch(
+  cwd: string,
+  worktree: string,
+  branch: string,
+  force: boolean,
+): Promise<void> {
+  await runGit(['worktree', 'add', '--quiet', ...(force ? ['--force'] : []), worktree, branch], {
+    cwd,
+  });
+}
+
+/**
  * Removes the worktree `worktree` whatever it holds (`git worktree remove --force`; twice
  * `--force` with `locked`: also when it is locked). @returns whether git removed it.
  */

@@ -64,6 +64,7 @@ import {
 import { loadConfig } from '../config/index.js';
 import { deniedReason, type Policy } from '../policy/index.js';
 import { trace } from '../trace/index.js';
+import { withLandTarget } from './target-lock.js';
 
 /** What recovery did of an interrupted land (transaction/recover.ts, seen from the land). */
 export interface LandRecovery {
@@ -398,27 +399,30 @@ export async function landSession(
   options: LandOptions = {},
 ): Promise<LandResult> {
   const config = await loadConfig(ctx, options.env ?? {});
-  const { value } = await guardedWrite(
-    guardTarget(ctx, session),
-    'land',
-    { timeoutMs: config.runtime.lockTimeoutMs },
-    async (recovery) => {
-      // An interrupted land was recovered by the envelope (transaction/recover.ts).
-      const recovered = recovery?.command === 'land' ? landRecoveryOf(recovery) : null;
-      if (recovered) trace(`land: an interrupted land ${recovered.action}`);
-      // Re-read the metadata under the lock: an approval may have been recorded meanwhile.
-      const r = await landLocked(
-        ctx,
-        await readSession(ctx.commonDir, session.id),
-        options,
-        config.policy,
-      );
-      return {
-        value: recovered ? { ...r, recovered } : r,
-        files: r.files.map((f) => f.path),
-        head: r.commit,
-      };
-    },
+  const timeoutMs = config.runtime.lockTimeoutMs;
+  const { value } = await withLandTarget(ctx.commonDir, session, 'land', timeoutMs, () =>
+    guardedWrite(
+      guardTarget(ctx, session),
+      'land',
+      { timeoutMs, withoutWorktree: true },
+      async (recovery) => {
+        // An interrupted land was recovered by the envelope (transaction/recover.ts).
+        const recovered = recovery?.command === 'land' ? landRecoveryOf(recovery) : null;
+        if (recovered) trace(`land: an interrupted land ${recovered.action}`);
+        // Re-read the metadata under the lock: an approval may have been recorded meanwhile.
+        const r = await landLocked(
+          ctx,
+          await readSession(ctx.commonDir, session.id),
+          options,
+          config.policy,
+        );
+        return {
+          value: recovered ? { ...r, recovered } : r,
+          files: r.files.map((f) => f.path),
+          head: r.commit,
+        };
+      },
+    ),
   );
   return value;
 }

@@ -32,6 +32,7 @@ import {
 import { guardTarget } from '../session/index.js';
 import { changesOfDiff, guardedWrite, runTransaction } from '../transaction/index.js';
 import { loadConfig } from '../config/index.js';
+import { withLandTarget } from './target-lock.js';
 
 /** JSON of `hagent land --undo`. */
 export interface LandUndoResult {
@@ -83,14 +84,17 @@ export async function undoLand(
   env: Readonly<Record<string, string | undefined>> = {},
 ): Promise<LandUndoResult> {
   const config = await loadConfig(ctx, env);
-  const { value } = await guardedWrite(
-    guardTarget(ctx, session),
-    'land --undo',
-    { timeoutMs: config.runtime.lockTimeoutMs },
-    async () => {
-      const r = await undoLandLocked(ctx, await readSession(ctx.commonDir, session.id));
-      return { value: r, files: r.files.map((f) => f.path), head: r.restored };
-    },
+  const timeoutMs = config.runtime.lockTimeoutMs;
+  const { value } = await withLandTarget(ctx.commonDir, session, 'land --undo', timeoutMs, () =>
+    guardedWrite(
+      guardTarget(ctx, session),
+      'land --undo',
+      { timeoutMs, withoutWorktree: true },
+      async () => {
+        const r = await undoLandLocked(ctx, await readSession(ctx.commonDir, session.id));
+        return { value: r, files: r.files.map((f) => f.path), head: r.restored };
+      },
+    ),
   );
   return value;
 }

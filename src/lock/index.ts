@@ -2,8 +2,9 @@
  * lock: one writing operation (apply, sync, undo, land, exec commit) per session at a time
  * (style.md §5 "lock scope is a function scope").
  *
- * Owns `<commonDir>/hagent/locks/<sessionId>.lock` and its takeover markers
- * `<sessionId>.lock.stale-<identity>` in that folder; writes nothing else. Also tells recovery
+ * Owns `<commonDir>/hagent/locks/<sessionId>.lock`, the target locks of lands
+ * (`locks/targets/<hash>.lock`, {@link withTargetLock}) and their takeover markers
+ * `<name>.lock.stale-<identity>` in those folders; writes nothing else. Also tells recovery
  * whether a git lock file a killed command left still has a live owner
  * ({@link gitLockMayBeHeld}). Imports only node
  * built-ins, zod and errors.ts (no git, no fsx, no session).
@@ -56,7 +57,7 @@ import {
   writeSync,
   type BigIntStats,
 } from 'node:fs';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import * as z from 'zod/mini';
@@ -345,6 +346,12 @@ function describeHolder(h: LockHolder | null): string {
   return `${h.command} (pid ${h.pid} on ${h.hostname}, since ${h.startedAt})`;
 }
 
+/** What a lock guards, for its `LOCKED` error: the message's subject and the details' key. */
+interface LockSubject {
+  label: string;
+  details: Record<string, string>;
+}
+
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -354,7 +361,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  */
 async function acquire(
   file: string,
-  sessionId: string,
+  subject: LockSubject,
   command: string,
   timeoutMs: number,
 ): Promise<{ holder: LockHolder; deadSince: number | null }> {
@@ -387,9 +394,9 @@ async function acquire(
       const h = seen.holder;
       throw new HagentError(
         'LOCKED',
-        `session ${sessionId} is busy: ${describeHolder(h)} holds its lock`,
+        `${subject.label} is busy: ${describeHolder(h)} holds its lock`,
         {
-          session: sessionId,
+          ...subject.details,
           holder: h
             ? { pid: h.pid, hostname: h.hostname, command: h.command, startedAt: h.startedAt }
             : null,
@@ -447,9 +454,53 @@ export async function withSessionLock<T>(
 ): Promise<T> {
   const file = lockPath(commonDir, sessionId);
   const timeoutMs = Math.max(0, options.timeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS);
-  const { holder: held, deadSince } = await acquire(file, sessionId, holder.command, timeoutMs);
+  const { holder: held, deadSince } = await acquire(
+    file,
+    { label: `session ${sessionId}`, details: { session: sessionId } },
+    holder.command,
+    timeoutMs,
+  );
   try {
     return await fn({ deadSince });
+  } finally {
+    release(file, held.token);
+  }
+}
+
+/**
+ * Runs `fn` while holding the lock of the branch `ref` (a land's target), one land or land
+ * undo per target at a time across sessions: a land reads the target, writes the user's
+ * checkout of it and its index (shared by every session landing there), then moves the target
+ * by compare-and-swap. Two such lands at once made one of them refuse `TARGET_MOVED` after
+ * both had written the checkout, and the refused one's revert could meet the other's
+ * `index.lock`, leaving its change staged. Serialized, a land reads the target only after the
+ * previous one finished. The lock file is `<commonDir>/hagent/locks/targets/<hash of ref>.lock`,
+ * the same kind as a session's (holder named, a dead holder taken over, see the module header).
+ * Take it before the session lock (so the recovery of an interrupted land, which may write the
+ * checkout, runs under it too) and never the other way round, so no two commands wait for each
+ * other. The session lock alone serializes only one session's writes.
+ * @param ref full ref name of the branch (`refs/heads/main`).
+ * @throws HagentError LOCKED after `timeoutMs` (default 10 s) with `details.target`; whatever
+ *   `fn` throws, unchanged.
+ */
+export async function withTargetLock<T>(
+  commonDir: string,
+  ref: string,
+  holder: { command: string },
+  options: { timeoutMs?: number },
+  fn: () => Promise<T>,
+): Promise<T> {
+  const name = createHash('sha256').update(ref).digest('hex').slice(0, 32);
+  const file = path.join(locksDir(commonDir), 'targets', `${name}.lock`);
+  const timeoutMs = Math.max(0, options.timeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS);
+  const { holder: held } = await acquire(
+    file,
+    { label: `target ${ref}`, details: { target: ref } },
+    holder.command,
+    timeoutMs,
+  );
+  try {
+    return await fn();
   } finally {
     release(file, held.token);
   }

@@ -9,6 +9,8 @@ export * from './landed.js';
 export * from './approval.js';
 export * from './drift.js';
 export * from './where.js';
+export * from './restore.js';
+export * from './orphans.js';
 export {
   discardPoolEntry,
   inspectPool,

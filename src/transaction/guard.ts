@@ -49,6 +49,11 @@ export async function guardedWrite<T>(
     message?: string;
     journal?: boolean;
     allowBlocked?: boolean;
+    /**
+     * The command writes nothing in the session worktree (land, land --undo): a worktree the
+     * user removed does not stop it. A worktree present but broken still does.
+     */
+    withoutWorktree?: boolean;
   },
   body: (recovery: Recovery | null) => Promise<GuardedOutcome<T>>,
 ): Promise<{ value: T; recovery: Recovery | null }> {
@@ -74,7 +79,8 @@ export async function guardedWrite<T>(
             target.worktree,
             taken.deadSince,
           );
-        await assertWorktreeIntact(target);
+        if (!options.withoutWorktree || (await worktreeFolderExists(target.worktree)))
+          await assertWorktreeIntact(target);
         const recovery = await recoverTransaction(
           target.commonDir,
           target.session,
@@ -146,6 +152,14 @@ function blockedError(r: Recovery): HagentError {
   );
 }
 
+/** Whether anything is at `worktree` (a missing folder is the user's removal of it). */
+function worktreeFolderExists(worktree: string): Promise<boolean> {
+  return fs.lstat(worktree).then(
+    () => true,
+    () => false,
+  );
+}
+
 const real = (p: string) => {
   try {
     return realpathSync(p);
@@ -197,7 +211,7 @@ export async function assertWorktreeIntact(target: GuardTarget): Promise<void> {
   if (!st?.isDirectory())
     throw broken(
       `its worktree ${target.worktree} is missing`,
-      `end the session with: hagent session end ${target.session} --force (its branch stays reachable)`,
+      `nothing was written; recreate it from the session branch with: hagent doctor --session ${target.session} --restore-worktree (or land the session without it, or end it: hagent session end ${target.session})`,
     );
   if (await worktreeLinksIntact(target)) return;
   const r = await revParseLines(target.worktree, [

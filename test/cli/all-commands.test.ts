@@ -78,6 +78,7 @@ t('every command takes --json and prints one JSON object with ok', () => {
     'session update': { cwd: () => repo, args: [] },
     log: { cwd: () => repo, args: [] },
     doctor: { cwd: () => repo, args: [] },
+    gc: { cwd: () => repo, args: ['--dry-run'] },
     'config show': { cwd: () => repo, args: [] },
     'config schema': { cwd: () => repo, args: [] },
     'session end': { cwd: () => repo, args: ['--force', '--yes'] },
