@@ -122,6 +122,28 @@ export const ADOPT_OUTSIDE: AdoptAs = {
   trailers: ['Hagent-Outside: true'],
 };
 
+/**
+ * The first step of every way an agent's command comes in (`hagent exec`, the MCP exec tool, the
+ * pre-tool hook of a shell call, directly or through the hook server): edits already pending in
+ * the worktree (the human's, a build's) are adopted as their own outside commit before the
+ * command runs, so the command's commit, and its undo, hold only what the command changed.
+ * Checked without the lock first (a no-op sync would only add a journal line). `options` take
+ * the lock's wait and the attribution of parallel tool calls (agents/hook.ts).
+ * @returns the outside commit's result, or null when nothing was pending.
+ * @throws HagentError as {@link syncSession}.
+ */
+export async function adoptPendingOutside(
+  ctx: RepoContext,
+  session: Session,
+  env: Readonly<Record<string, string | undefined>> = {},
+  options: Pick<AdoptAs, 'lockTimeoutMs' | 'attribute'> = {},
+): Promise<SyncResult | null> {
+  if ((await outsideEdits(session.worktree)).length === 0) return null;
+  const as =
+    options.lockTimeoutMs || options.attribute ? { ...ADOPT_OUTSIDE, ...options } : ADOPT_OUTSIDE;
+  return syncSession(ctx, session, env, as);
+}
+
 /** Pathspec that leaves hagent's own temp files out. */
 const EXCLUDE_TEMPS = ':(exclude,glob)**/.*.hagent-*.tmp';
 
