@@ -9,6 +9,8 @@ export * from './landed.js';
 export * from './approval.js';
 export * from './drift.js';
 export * from './where.js';
+export { nestedRepositories, stageWorktree, type StagedWorktree } from './snapshot.js';
+export { recoverSessionHead, type RecoveredHead } from './recover-head.js';
 export {
   discardPoolEntry,
   inspectPool,

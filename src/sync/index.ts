@@ -13,7 +13,6 @@ import {
   readRefs,
   sessionNotesRef,
   writeTree,
-  stageAll,
   stagedChanges,
   readTreeIntoIndexDetached,
   resetPathsTo,
@@ -25,6 +24,7 @@ import {
   guardTarget,
   outsideEdits,
   readSessionRefs,
+  stageWorktree,
   retireRedoMoves,
   sessionRef,
   type ChangedFile,
@@ -233,15 +233,15 @@ async function syncLocked(
     await assertConflictsResolved(worktree);
     if (record) await assertNoMarkersLeft(worktree, record);
   }
-  // In a process group of its own, like every index write of a transaction (git/run.ts).
-  await stageAll(worktree, [
-    '.',
-    EXCLUDE_TEMPS,
-    ...(await ownedExcludes(ctx.commonDir, session.id)),
-  ]);
-  // The same path policy as a patch (patch-language.md §5b): denied names and symlinks stay out.
+  // The same path policy as a patch (patch-language.md §5b): denied names are never hashed,
+  // nested repositories go in as their files (session/snapshot.ts); symlinks stay out.
+  const pre = await stageWorktree(worktree, policy, {
+    pathspecs: ['.', EXCLUDE_TEMPS, ...(await ownedExcludes(ctx.commonDir, session.id))],
+  });
   const staged = await stagedChanges(worktree);
-  let skipped = policySkips(staged, policy);
+  // A denied path the agent staged itself (`git add -f .env`) is in both lists.
+  const seen = new Set(pre.skipped.map((k) => k.path));
+  let skipped = [...pre.skipped, ...policySkips(staged, policy).filter((k) => !seen.has(k.path))];
   if (mergeHead && skipped.length) skipped = await targetsOwn(worktree, mergeHead, staged, skipped);
   if (skipped.length) await resetSkipped(worktree, skipped, record);
   const tree = await writeTree(worktree);
