@@ -139,9 +139,7 @@ export async function adoptPendingOutside(
   options: Pick<AdoptAs, 'lockTimeoutMs' | 'attribute'> = {},
 ): Promise<SyncResult | null> {
   if ((await outsideEdits(session.worktree)).length === 0) return null;
-  const as =
-    options.lockTimeoutMs || options.attribute ? { ...ADOPT_OUTSIDE, ...options } : ADOPT_OUTSIDE;
-  return syncSession(ctx, session, env, as);
+  return syncSession(ctx, session, env, { ...ADOPT_OUTSIDE, ...options });
 }
 
 /** Pathspec that leaves hagent's own temp files out. */
@@ -194,7 +192,7 @@ export async function syncSession(
     async () => {
       const r = await syncLocked(ctx, session, config.policy, as);
       // `hagent sync` with nothing to adopt wrote nothing: it is no operation of the journal.
-      const noop = as === ADOPT_OUTSIDE && r.commit === null;
+      const noop = as.op === ADOPT_OUTSIDE.op && !as.paths && r.commit === null;
       return {
         value: r,
         files: r.files.map((f) => f.path),
