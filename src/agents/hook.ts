@@ -36,7 +36,7 @@ import {
   type RepoContext,
   type Session,
 } from '../session/index.js';
-import { ADOPT_OUTSIDE, syncSession } from '../sync/index.js';
+import { ADOPT_OUTSIDE, adoptPendingOutside, syncSession } from '../sync/index.js';
 import { normalizeEvent, type AgentEvent, type AgentName } from './normalize.js';
 import { block, noEffect, warnAfterTool, withContext, type HookAnswer } from './respond.js';
 
@@ -324,6 +324,15 @@ async function preTool(event: AgentEvent, bound: Bound, hc: HookContext): Promis
         { rule: verdict.rule, command: verdict.command },
         verdict.hint,
       );
+    // Edits pending before the command (the human's) get their own outside commit first, as
+    // `hagent exec` does, so the post-tool commit holds only what the command changed.
+    // Off the session branch nothing can be committed (the command may be the way back), and a
+    // failure here must not block the command: the post-tool hook still records what it can.
+    if (!worktreeHeadDrift(bound.session))
+      await adoptPendingOutside(bound.ctx, bound.session, hc.env, {
+        lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS,
+        attribute: claimedEdits(bound, event.toolUseId),
+      }).catch(() => null);
     // What the text cannot show (a script it runs, a program's own writes) is seen afterwards:
     // the user's main checkout as it is now, for the post-tool hook to compare.
     const { snapshotOutside } = await import('../exec/outside.js');

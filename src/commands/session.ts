@@ -183,6 +183,13 @@ export async function runEnd(
   else
     printLines(io, [
       `Ended session ${r.id}${r.keptAs ? ` (${keptWhat(r)} kept as ${r.keptAs}; see it with: git show --stat ${r.keptAs})` : ''}${r.pooled ? '; its worktree is kept, clean, for the next session start' : ''}`,
+      ...(r.recoveredFrom
+        ? [
+            `  its branch was gone: its head ${r.head?.slice(0, 12)} was found in the ${r.recoveredFrom}`,
+          ]
+        : []),
+      ...r.leftOut.map((k) => `  left out (never put in git): ${k.path}: ${k.reason}`),
+      ...r.nested.map((n) => `  removed the nested repository ${n} (its .git with it)`),
     ]);
   return 0;
 }

@@ -8,6 +8,7 @@ import { promises as fs, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { isTempName } from '../fsx/index.js';
 import {
+  createRef,
   isAncestor,
   listWorktrees,
   mergeBase,
@@ -40,6 +41,7 @@ import {
   movedSessions,
   restoreWorktree,
   readSession,
+  recoverSessionHead,
   sessionRef,
   trimPool,
   worktreeRootFor,
@@ -383,14 +385,9 @@ async function checkSession(
     }
   }
   if (!(await readRef(ctx.cwd, sessionRef(s)))) {
-    findings.push({
-      kind: 'missing-branch',
-      session: s.id,
-      message: `session ${s.id}: its branch ${s.branch} is gone`,
-      fixed: false,
-      hint: `end it with: hagent session end ${s.id} --force`,
-    });
-    return;
+    const restored = await restoreBranch(ctx, s);
+    findings.push(restored);
+    if (!restored.fixed) return;
   }
   const { value } = await guardedWrite(
     guardTarget(ctx, s),
@@ -416,6 +413,33 @@ async function checkSession(
     },
   );
   findings.push(...value);
+}
+
+/**
+ * A session branch the user deleted comes back at the newest head hagent knows of it (the
+ * worktree's reflog, the journal: session/recover-head.ts), created only where no branch of
+ * that name exists again (compare-and-swap). Unfixed, with the way to end it, when none is known.
+ */
+async function restoreBranch(ctx: RepoContext, s: Session): Promise<Finding> {
+  const found = await recoverSessionHead(ctx, s);
+  const gone = `session ${s.id}: its branch ${s.branch} is gone`;
+  if (
+    found &&
+    (await createRef(ctx.cwd, sessionRef(s), found.head, 'hagent doctor: session branch restored'))
+  )
+    return {
+      kind: 'missing-branch',
+      session: s.id,
+      message: `${gone}: restored at ${found.head.slice(0, 12)}, its last head (from the ${found.from})`,
+      fixed: true,
+    };
+  return {
+    kind: 'missing-branch',
+    session: s.id,
+    message: `${gone}, and hagent knows no head of it`,
+    fixed: false,
+    hint: `end it with: hagent session end ${s.id} --force --yes`,
+  };
 }
 
 /** The finding of an interrupted land that doctor met (land/recover.ts). */

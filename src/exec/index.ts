@@ -10,13 +10,8 @@ import { HagentError, toHagentError } from '../errors.js';
 import { agentMarkerEnv } from '../agents/marker.js';
 import { guardCommand, sessionGuardContext } from '../guard/index.js';
 import { appendJournal } from '../journal/index.js';
-import {
-  outsideEdits,
-  type RepoContext,
-  type Session,
-  type ChangedFile,
-} from '../session/index.js';
-import { syncSession, type AdoptAs, type SyncResult } from '../sync/index.js';
+import type { RepoContext, Session, ChangedFile } from '../session/index.js';
+import { adoptPendingOutside, syncSession, type AdoptAs, type SyncResult } from '../sync/index.js';
 import {
   journalOutsideChange,
   outsideChangeSince,
@@ -139,11 +134,9 @@ export async function execInSession(
   const maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
   assertLimits(timeoutS, maxOutputBytes);
   await refuseUnlessAllowed(ctx, session, command, env);
-  // Pending outside edits get their own commit first (checked without the lock: a no-op sync
-  // would only add a journal line), so the exec commit holds only what the command changed.
-  const before = (await outsideEdits(session.worktree)).length
-    ? await syncSession(ctx, session, env)
-    : null;
+  // Pending outside edits get their own commit first, so the exec commit holds only what the
+  // command changed (the step every way in shares: sync/index.ts).
+  const before = await adoptPendingOutside(ctx, session, env);
   const commandEnv = commandEnvOf(session, env);
   const watch = await snapshotOutside(ctx, session);
   const run = await runShell(command, {

@@ -24,11 +24,6 @@ export async function hasSkipWorktreeBit(cwd: string, rel: string): Promise<bool
   );
 }
 
-/** Stages every change under `pathspecs` (`git add -A --`), detached. @throws GIT_FAILED. */
-export async function stageAll(cwd: string, pathspecs: readonly string[]): Promise<void> {
-  await runGit(['add', '-A', '--', ...pathspecs], { cwd, detached: true });
-}
-
 /** What the index holds against HEAD (`diff-index --cached --no-renames`). @throws GIT_FAILED. */
 export async function stagedChanges(cwd: string): Promise<TreeChange[]> {
   const r = await runGit(['diff-index', '--cached', '-z', '--no-renames', 'HEAD'], { cwd });

@@ -186,12 +186,59 @@ export async function ignoredPaths(cwd: string, paths: readonly string[]): Promi
 }
 
 /**
- * Stages everything of the worktree git does not ignore into the index file `indexFile` and
- * writes it as a tree (`git add -A`, `git write-tree`). @returns the tree id.
+ * The changes of the worktree under `pathspecs` against the index (`GIT_INDEX_FILE` `indexFile`
+ * when given): `git status --porcelain=v1 -z --untracked-files=all --no-renames` records (`XY
+ * path`). An untracked folder shows only when it holds a repository of its own (`?? sub/`).
+ * @throws HagentError GIT_FAILED.
  */
-export async function treeOfWorktree(at: At, indexFile: string): Promise<string> {
+export async function worktreeChanges(
+  at: At,
+  pathspecs: readonly string[],
+  indexFile?: string,
+): Promise<string[]> {
+  const args = ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--no-renames'];
+  const r = await run(at, [...args, '--', ...pathspecs], {
+    noOptionalLocks: true,
+    ...(indexFile ? { env: { GIT_INDEX_FILE: indexFile } } : {}),
+  });
+  return nul(r.stdout).filter((rec) => rec.length > 3);
+}
+
+/**
+ * The files of the repository whose working tree is `dir` (a repository nested in a worktree):
+ * tracked and untracked ones its own ignore rules keep (`git ls-files -c -o --exclude-standard`),
+ * relative to `dir`; a repository nested in it shows as `name/`. Empty when git cannot read it.
+ */
+export async function nestedRepoFiles(dir: string): Promise<string[]> {
+  const r = await runGit(['ls-files', '-z', '-c', '-o', '--exclude-standard', '--deduplicate'], {
+    cwd: dir,
+    allowFailure: true,
+    noOptionalLocks: true,
+  });
+  return r.exitCode === 0 ? nul(r.stdout) : [];
+}
+
+/**
+ * Stages exactly `paths` as the worktree holds them (`git update-index --add --remove --replace
+ * -z --stdin`, into `indexFile` when given), detached: a file is hashed and added, a missing one
+ * removed. Nothing else of the worktree is read. @throws HagentError GIT_FAILED.
+ */
+export async function stageExactPaths(
+  at: At,
+  paths: readonly string[],
+  indexFile?: string,
+): Promise<void> {
+  if (paths.length === 0) return;
+  await run(at, ['update-index', '--add', '--remove', '--replace', '-z', '--stdin'], {
+    input: paths.join('\0') + '\0',
+    detached: true,
+    ...(indexFile ? { env: { GIT_INDEX_FILE: indexFile } } : {}),
+  });
+}
+
+/** Writes the index file `indexFile` as a tree (`git write-tree`). @returns the tree id. */
+export async function treeOfIndexFile(at: At, indexFile: string): Promise<string> {
   const env = { GIT_INDEX_FILE: indexFile };
-  await run(at, ['add', '-A', '--', '.'], { env });
   return (await run(at, ['write-tree'], { env })).stdout.toString('utf8').trim();
 }
 

@@ -33,6 +33,7 @@ import { guardTarget } from '../session/index.js';
 import { changesOfDiff, guardedWrite, runTransaction } from '../transaction/index.js';
 import { loadConfig } from '../config/index.js';
 import { withLandTarget } from './target-lock.js';
+import { readEntry } from '../fsx/index.js';
 
 /** JSON of `hagent land --undo`. */
 export interface LandUndoResult {
@@ -156,13 +157,9 @@ async function undoLandLocked(ctx: RepoContext, session: Session): Promise<LandU
     );
   }
   const checkout = worktrees[0]?.path ?? null;
-  // Files changed since the land (staged or not, or in the way) keep their bytes.
-  const untouched = checkout
-    ? await dirtyPaths(
-        checkout,
-        files.map((f) => f.path),
-      )
-    : [];
+  // Files changed since the land (staged or not, or in the way) keep their bytes; so does a
+  // path the user reused (a folder where the land deleted a file, a file or link on the way).
+  const untouched = checkout ? await reusedOrChanged(checkout, changed) : [];
   // The land base goes back with the target: to the land base before this land, or away.
   let landBaseMove: { ref: string; newOid: string; oldOid: string } | null = null;
   let deleteLandBase = false;
@@ -241,4 +238,42 @@ async function undoLandLocked(ctx: RepoContext, session: Session): Promise<LandU
     untouched,
     updatedWorktree: checkout,
   };
+}
+
+/**
+ * The paths of a land (`changed`: restored → land commit) that putting back would lose
+ * something of the user's, in the checkout `checkout`, sorted: those changed since the land
+ * (staged or not, untracked or ignored at the path), those with a changed, untracked or ignored
+ * file below them (a folder the user made where the land deleted a file), and those that
+ * cannot be reached without going through something else than a folder: a symbolic link, or a
+ * file that is not itself one of the land's files taken away by this undo.
+ * @throws HagentError GIT_FAILED.
+ */
+async function reusedOrChanged(
+  checkout: string,
+  changed: readonly { path: string; status: string }[],
+): Promise<string[]> {
+  const paths = changed.map((c) => c.path);
+  const dirty = await dirtyPaths(checkout, paths);
+  const out = new Set(dirty.filter((p) => paths.includes(p)));
+  // Files the undo removes (the land added them) and that hold the land's bytes: in the way of nothing.
+  const goes = new Set(
+    changed.filter((c) => c.status === 'A' && !out.has(c.path)).map((c) => c.path),
+  );
+  for (const p of paths) {
+    if (out.has(p)) continue;
+    if (dirty.some((d) => d.startsWith(`${p}/`))) {
+      out.add(p);
+      continue;
+    }
+    const entry = await readEntry(checkout, p);
+    if (
+      (entry.kind === 'directory' && !paths.some((q) => q.startsWith(`${p}/`))) ||
+      entry.kind === 'symlink' ||
+      entry.kind === 'other' ||
+      (entry.kind === 'missing' && entry.underFile !== undefined && !goes.has(entry.underFile))
+    )
+      out.add(p);
+  }
+  return [...out].sort();
 }

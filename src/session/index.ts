@@ -11,6 +11,8 @@ export * from './drift.js';
 export * from './where.js';
 export * from './restore.js';
 export * from './orphans.js';
+export { nestedRepositories, stageWorktree, type StagedWorktree } from './snapshot.js';
+export { recoverSessionHead, type RecoveredHead } from './recover-head.js';
 export {
   discardPoolEntry,
   inspectPool,

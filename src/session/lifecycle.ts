@@ -8,6 +8,7 @@ import { HagentError } from '../errors.js';
 import { cappedList } from '../output/index.js';
 import {
   assertGitVersion,
+  createRef,
   parseGitFile,
   diffTrees,
   firstParentChain,
@@ -56,8 +57,10 @@ import {
 } from './approval.js';
 import { readDrift, worktreeHeadDrift, type Drift } from './drift.js';
 import { loadConfig } from '../config/index.js';
-import { deniedReason } from '../policy/index.js';
+import { deniedReason, type Policy } from '../policy/index.js';
 import { commitWorktreeBytes, DEPENDENCY_FOLDERS, enterPool, takeFromPool } from './pool.js';
+import { nestedRepositories } from './snapshot.js';
+import { recoverSessionHead } from './recover-head.js';
 
 /** Branch of a session: `hagent/<id>`; its full ref is `refs/heads/hagent/<id>`. */
 export function sessionBranch(id: string): string {
@@ -122,9 +125,14 @@ export async function readSessionRefs(
       'SESSION_NOT_FOUND',
       `session ${session.id}: its branch ${sessionBranch(session.id)} is gone`,
       { session: session.id },
-      `end it with: hagent session end ${session.id} --force`,
+      branchGoneHint(session.id),
     );
   return { head, redo: refs.get(redoRef(session)) ?? null };
+}
+
+/** How to go on when a session's branch is gone: doctor puts it back at the head hagent knows. */
+export function branchGoneHint(id: string): string {
+  return `restore it with: hagent doctor --session ${id} (the branch comes back at the session's last head, from the worktree's reflog or the journal); or end it with: hagent session end ${id} --force --yes (its head is kept as refs/hagent/${id}/ended)`;
 }
 
 /** Current head commit of a session. @throws HagentError SESSION_NOT_FOUND when its branch is gone. */
@@ -135,7 +143,7 @@ export async function sessionHead(ctx: RepoContext, session: Session): Promise<s
       'SESSION_NOT_FOUND',
       `session ${session.id}: its branch ${sessionBranch(session.id)} is gone`,
       { session: session.id },
-      `end it with: hagent session end ${session.id} --force`,
+      branchGoneHint(session.id),
     );
   return head;
 }
@@ -625,6 +633,12 @@ export interface EndResult {
   unlanded: string[];
   /** Uncommitted files of the worktree a forced end took away: kept under `keptAs` too. */
   uncommitted: string[];
+  /** Uncommitted files the path policy refuses (`.env`): never put in a git object, so not kept. */
+  leftOut: { path: string; reason: string }[];
+  /** Repositories nested in the worktree, removed with it: their files are kept, their `.git` is not. */
+  nested: string[];
+  /** Where the head came from when the branch was gone (deleted by the user): `reflog` or `journal`. */
+  recoveredFrom?: string;
   /** Set when this call only finished a session end that was interrupted (killed). */
   recovered?: string;
 }
@@ -652,6 +666,22 @@ function keepHint(s: Session): string {
     ? `git -C ${s.worktree} switch hagent/${s.id}${off.kind === 'other-branch' ? ` (then git -C ${s.worktree} merge ${off.branch.replace('refs/heads/', '')} for what was committed there)` : ''}, then `
     : '';
   return `keep them with ${back}hagent sync --session ${s.id} (then review and land), or pass --force --yes to end it anyway (they are kept, committed, as refs/hagent/${s.id}/ended)`;
+}
+
+/**
+ * A plain end refuses to remove repositories nested in the worktree (`git init sub`, a cloned
+ * dependency): their files go into commits as ordinary files, but their own history (`.git`)
+ * exists only there.
+ * @throws HagentError UNLANDED_WORK naming them (details.nested).
+ */
+function refuseNestedRepositories(s: Session, nested: readonly string[]): never {
+  const one = nested.length === 1;
+  throw new HagentError(
+    'UNLANDED_WORK',
+    `session ${s.id}'s worktree holds ${one ? 'a repository' : `${nested.length} repositories`} of ${one ? 'its' : 'their'} own (${cappedList(nested)}), whose history exists only there`,
+    { session: s.id, files: [...nested], nested: [...nested] },
+    `copy what you need of ${one ? 'it' : 'them'} first (e.g. cp -r ${path.join(s.worktree, nested[0]!)} <elsewhere>, or git -C ${path.join(s.worktree, nested[0]!)} push <remote>), then end it with --force --yes (the files stay in the session's commits, kept as refs/hagent/${s.id}/ended when not landed; the nested .git is removed)`,
+  );
 }
 
 /**
@@ -694,6 +724,8 @@ export async function endSession(
       keptAs: null,
       uncommitted: [],
       unlanded: [],
+      leftOut: [],
+      nested: [],
       recovered: was.action,
     };
   }
@@ -706,17 +738,29 @@ export async function endSession(
       `cd to your own checkout first, then: hagent session end ${s.id}`,
     );
   }
-  const head = await readRef(ctx.cwd, sessionRef(s));
+  // A branch the user deleted: its head is still known (session/recover-head.ts) and kept.
+  // It is put back first (compare-and-swap on its absence), so what follows sees the session as
+  // it was: the worktree's edits against that head, its unlanded work.
+  let branchHead = await readRef(ctx.cwd, sessionRef(s));
+  const recovered = branchHead ? null : await recoverSessionHead(ctx, s);
+  if (
+    recovered &&
+    (await createRef(ctx.cwd, sessionRef(s), recovered.head, 'hagent: session branch restored'))
+  )
+    branchHead = recovered.head;
+  const head = branchHead ?? recovered?.head ?? null;
   const worktreeExists = await fs.stat(s.worktree).then(
     () => true,
     () => false,
   );
-  const [pending, unlanded] = await Promise.all([
+  const [pending, unlanded, nested] = await Promise.all([
     worktreeExists ? outsideEdits(s.worktree) : Promise.resolve([]),
     head ? unlandedPaths(ctx, s, head) : Promise.resolve([]),
+    worktreeExists ? nestedRepositories(s.worktree) : Promise.resolve([]),
   ]);
   const uncommitted = pending.map((p) => p.path);
   if (!options.force) {
+    if (nested.length) refuseNestedRepositories(s, nested);
     if (uncommitted.length) {
       throw new HagentError(
         'UNLANDED_WORK',
@@ -753,22 +797,28 @@ export async function endSession(
       );
     }
   } else if (
-    (unlanded.length || uncommitted.length) &&
-    !(await (options.confirm ?? (async () => false))(unlanded, uncommitted))
+    (unlanded.length || uncommitted.length || nested.length) &&
+    !(await (options.confirm ?? (async () => false))(unlanded, [...uncommitted, ...nested]))
   ) {
     throw new HagentError(
       'CONFIRMATION_REQUIRED',
-      `ending session ${s.id} takes away ${[unlanded.length ? `work that has not landed (${cappedList(unlanded)})` : '', uncommitted.length ? `uncommitted files (${cappedList(uncommitted)})` : ''].filter(Boolean).join(' and ')}`,
-      { session: s.id, files: [...unlanded, ...uncommitted] },
+      `ending session ${s.id} takes away ${[unlanded.length ? `work that has not landed (${cappedList(unlanded)})` : '', uncommitted.length ? `uncommitted files (${cappedList(uncommitted)})` : '', nested.length ? `nested repositories (${cappedList(nested)})` : ''].filter(Boolean).join(' and ')}`,
+      { session: s.id, files: [...unlanded, ...uncommitted], nested },
       `pass --yes to end it anyway (the head and any uncommitted files stay reachable as refs/hagent/${s.id}/ended), or land it first`,
     );
   }
   const checked = unlanded.length === 0 && uncommitted.length === 0;
   // Uncommitted files a forced end drops are kept too: committed on the head (unreferenced until
-  // the ref transaction below keeps them as `ended`), so nothing is lost, only put away.
-  const kept =
-    head && uncommitted.length && worktreeExists ? await commitUncommitted(ctx, s, head) : head;
-  const keptAs = head && (unlanded.length || kept !== head) ? `refs/hagent/${s.id}/ended` : null;
+  // the ref transaction below keeps them as `ended`), so nothing is lost, only put away; what
+  // the policy refuses is left out of every git object.
+  const policy = (await loadConfig(ctx, options.env ?? {})).policy;
+  const snap =
+    head && uncommitted.length && worktreeExists
+      ? await commitUncommitted(ctx, s, head, policy)
+      : null;
+  const kept = snap?.commit ?? head;
+  const keptAs =
+    head && (unlanded.length || kept !== head || recovered) ? `refs/hagent/${s.id}/ended` : null;
   let removedWorktree = false;
   let pooled = false;
   // One transaction, rolled forward once recorded (transaction/run.ts, `end`): the record; the
@@ -793,7 +843,7 @@ export async function endSession(
         worktrees: [],
         refs: [
           ...(keptAs ? [{ ref: keptAs, old: null, new: kept, unchecked: true }] : []),
-          ...(head ? [{ ref: sessionRef(s), old: head, new: null }] : []),
+          ...(branchHead ? [{ ref: sessionRef(s), old: branchHead, new: null }] : []),
           ...[redo, landBase, approved].map((ref) => ({
             ref,
             old: now.get(ref) ?? null,
@@ -806,7 +856,8 @@ export async function endSession(
           worktree: s.worktree,
           sessionFile: sessionFilePath(ctx.commonDir, s.id),
           beforeRefs: async () => {
-            if (worktreeExists && head)
+            // A nested repository's history exists only in the worktree: never into the pool.
+            if (worktreeExists && head && !nested.length && !recovered)
               pooled = await poolOnEnd(ctx, s, head, checked, options.env ?? {});
           },
           afterRefs: async () => {
@@ -820,7 +871,9 @@ export async function endSession(
       { cwd: ctx.cwd, commonDir: ctx.commonDir, gitDir: null, store: null },
     );
   });
-  const deletedBranch = !!head;
+  const deletedBranch = !!branchHead;
+  const leftOut = snap?.skipped ?? [];
+  const out = new Set(leftOut.map((k) => k.path));
   return {
     id: s.id,
     removedWorktree,
@@ -829,7 +882,10 @@ export async function endSession(
     head,
     keptAs,
     unlanded,
-    uncommitted: kept !== head ? uncommitted : [],
+    uncommitted: kept !== head ? uncommitted.filter((p) => !out.has(p)) : [],
+    leftOut,
+    nested,
+    ...(recovered ? { recoveredFrom: recovered.from } : {}),
   };
 }
 
@@ -838,7 +894,12 @@ export async function endSession(
  * on `head`, from a copy of the worktree's index: what `session end --force` keeps as `ended`.
  * @returns the commit id. @throws HagentError GIT_FAILED.
  */
-async function commitUncommitted(ctx: RepoContext, s: Session, head: string): Promise<string> {
+async function commitUncommitted(
+  ctx: RepoContext,
+  s: Session,
+  head: string,
+  policy: Policy,
+): Promise<{ commit: string; skipped: { path: string; reason: string }[] }> {
   const text = await fs.readFile(path.join(s.worktree, '.git'), 'utf8').catch(() => '');
   const gitDir = parseGitFile(s.worktree, text);
   return commitWorktreeBytes(
@@ -848,6 +909,7 @@ async function commitUncommitted(ctx: RepoContext, s: Session, head: string): Pr
     gitDir ? path.join(gitDir, 'index') : null,
     [head],
     `hagent: uncommitted files of session ${s.id} when it ended\n`,
+    policy,
   );
 }
 

@@ -20,7 +20,7 @@ import {
   removeIgnoredFiles,
   statusRecords,
   switchToNewBranch,
-  treeOfWorktree,
+  treeOfIndexFile,
   updateRefCas,
   worktreeGitDirSync,
   worktreeRemove,
@@ -28,6 +28,8 @@ import {
   pointWorktreeAdminAt,
   removeWorktreeAdmin,
 } from '../git/index.js';
+import { DEFAULT_POLICY, type Policy } from '../policy/index.js';
+import { stageWorktree, type StagedWorktree } from './snapshot.js';
 
 /** Ignored folders a pooled worktree keeps by default (with what `.worktreeinclude` names). */
 export const DEPENDENCY_FOLDERS: readonly string[] = [
@@ -381,7 +383,7 @@ async function keepBytes(commonDir: string, cwd: string, entry: PoolEntry): Prom
   const head = entry.admin ? ((await readText(path.join(entry.admin, 'HEAD')))?.trim() ?? '') : '';
   const known = entry.admin !== null && /^[0-9a-f]{40}([0-9a-f]{24})?$/.test(head);
   if (known && (await uncommitted(entry, 'all')).length === 0) return null;
-  const commit = await commitWorktreeBytes(
+  const { commit } = await commitWorktreeBytes(
     commonDir,
     cwd,
     known ? at(entry) : { worktree: entry.path, gitDir: commonDir },
@@ -400,10 +402,12 @@ async function keepBytes(commonDir: string, cwd: string, entry: PoolEntry): Prom
 }
 
 /**
- * Commits everything a worktree holds that git does not ignore (tracked and untracked files) on
- * `parents`, through a temporary index made from `fromIndex` when given (only changed files are
- * read again), so the worktree's own index is left as it is. The commit is unreferenced: the
- * caller keeps it under a ref. @returns its id. @throws HagentError GIT_FAILED.
+ * Commits everything a worktree holds that git does not ignore (tracked and untracked files, the
+ * files of nested repositories) on `parents`, through a temporary index made from `fromIndex`
+ * when given (only changed files are read again), so the worktree's own index is left as it is;
+ * what `policy` refuses is left out and never hashed (snapshot.ts). The commit is unreferenced:
+ * the caller keeps it under a ref. @returns its id and what was left out.
+ * @throws HagentError GIT_FAILED.
  */
 export async function commitWorktreeBytes(
   commonDir: string,
@@ -412,7 +416,8 @@ export async function commitWorktreeBytes(
   fromIndex: string | null,
   parents: readonly string[],
   message: string,
-): Promise<string> {
+  policy: Policy = DEFAULT_POLICY,
+): Promise<{ commit: string } & StagedWorktree> {
   const index = path.join(
     commonDir,
     'hagent',
@@ -421,8 +426,9 @@ export async function commitWorktreeBytes(
   await fs.mkdir(path.dirname(index), { recursive: true });
   try {
     if (fromIndex) await fs.copyFile(fromIndex, index).catch(() => undefined);
-    const tree = await treeOfWorktree(where, index);
-    return await commitTree(cwd, tree, parents, message);
+    const staged = await stageWorktree(where, policy, { indexFile: index });
+    const tree = await treeOfIndexFile(where, index);
+    return { commit: await commitTree(cwd, tree, parents, message), ...staged };
   } finally {
     await fs.rm(index, { force: true });
   }

@@ -13,7 +13,6 @@ import {
   readRefs,
   sessionNotesRef,
   writeTree,
-  stageAll,
   stagedChanges,
   readTreeIntoIndexDetached,
   resetPathsTo,
@@ -25,6 +24,7 @@ import {
   guardTarget,
   outsideEdits,
   readSessionRefs,
+  stageWorktree,
   retireRedoMoves,
   sessionRef,
   type ChangedFile,
@@ -122,6 +122,26 @@ export const ADOPT_OUTSIDE: AdoptAs = {
   trailers: ['Hagent-Outside: true'],
 };
 
+/**
+ * The first step of every way an agent's command comes in (`hagent exec`, the MCP exec tool, the
+ * pre-tool hook of a shell call, directly or through the hook server): edits already pending in
+ * the worktree (the human's, a build's) are adopted as their own outside commit before the
+ * command runs, so the command's commit, and its undo, hold only what the command changed.
+ * Checked without the lock first (a no-op sync would only add a journal line). `options` take
+ * the lock's wait and the attribution of parallel tool calls (agents/hook.ts).
+ * @returns the outside commit's result, or null when nothing was pending.
+ * @throws HagentError as {@link syncSession}.
+ */
+export async function adoptPendingOutside(
+  ctx: RepoContext,
+  session: Session,
+  env: Readonly<Record<string, string | undefined>> = {},
+  options: Pick<AdoptAs, 'lockTimeoutMs' | 'attribute'> = {},
+): Promise<SyncResult | null> {
+  if ((await outsideEdits(session.worktree)).length === 0) return null;
+  return syncSession(ctx, session, env, { ...ADOPT_OUTSIDE, ...options });
+}
+
 /** Pathspec that leaves hagent's own temp files out. */
 const EXCLUDE_TEMPS = ':(exclude,glob)**/.*.hagent-*.tmp';
 
@@ -172,7 +192,7 @@ export async function syncSession(
     async () => {
       const r = await syncLocked(ctx, session, config.policy, as);
       // `hagent sync` with nothing to adopt wrote nothing: it is no operation of the journal.
-      const noop = as === ADOPT_OUTSIDE && r.commit === null;
+      const noop = as.op === ADOPT_OUTSIDE.op && !as.paths && r.commit === null;
       return {
         value: r,
         files: r.files.map((f) => f.path),
@@ -211,15 +231,15 @@ async function syncLocked(
     await assertConflictsResolved(worktree);
     if (record) await assertNoMarkersLeft(worktree, record);
   }
-  // In a process group of its own, like every index write of a transaction (git/run.ts).
-  await stageAll(worktree, [
-    '.',
-    EXCLUDE_TEMPS,
-    ...(await ownedExcludes(ctx.commonDir, session.id)),
-  ]);
-  // The same path policy as a patch (patch-language.md §5b): denied names and symlinks stay out.
+  // The same path policy as a patch (patch-language.md §5b): denied names are never hashed,
+  // nested repositories go in as their files (session/snapshot.ts); symlinks stay out.
+  const pre = await stageWorktree(worktree, policy, {
+    pathspecs: ['.', EXCLUDE_TEMPS, ...(await ownedExcludes(ctx.commonDir, session.id))],
+  });
   const staged = await stagedChanges(worktree);
-  let skipped = policySkips(staged, policy);
+  // A denied path the agent staged itself (`git add -f .env`) is in both lists.
+  const seen = new Set(pre.skipped.map((k) => k.path));
+  let skipped = [...pre.skipped, ...policySkips(staged, policy).filter((k) => !seen.has(k.path))];
   if (mergeHead && skipped.length) skipped = await targetsOwn(worktree, mergeHead, staged, skipped);
   if (skipped.length) await resetSkipped(worktree, skipped, record);
   const tree = await writeTree(worktree);

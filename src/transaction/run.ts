@@ -33,6 +33,7 @@ import {
   updateIndex,
   writeNoteCommit,
   type NoteWriter,
+  type RefMove,
   type RefTransactionProcess,
 } from '../git/index.js';
 import { trace } from '../trace/index.js';
@@ -101,6 +102,24 @@ export function recordOf(plan: TransactionPlan, txid: string, startedAt: Date): 
 }
 
 /**
+ * Each head a session branch `hagent/<id>` is given is kept as `refs/hagent/<id>/head` too, in
+ * the same ref transaction: a commit hagent made stays reachable when the user deletes the
+ * branch (docs/reliability.md, "No work lost"), and `hagent doctor` restores the branch from it.
+ * A branch deleted by hagent itself keeps its last head there (session end's `ended` and gc
+ * decide its fate). Pure.
+ */
+export function keptHeads(moves: readonly RefMove[]): RefMove[] {
+  const out: RefMove[] = [];
+  for (const m of moves) {
+    const id = /^refs\/heads\/hagent\/(.+)$/.exec(m.ref)?.[1];
+    const kept = id ? `refs/hagent/${id}/head` : null;
+    if (kept && m.new && !moves.some((r) => r.ref === kept))
+      out.push({ ref: kept, old: null, new: m.new, unchecked: true });
+  }
+  return out;
+}
+
+/**
  * Runs `plan` (module header). `commonDir`: the repository's git common dir; `cwd`: where git
  * runs the ref transaction (the session worktree); `objects`: where the note commit is written.
  * @throws HagentError TARGET_MOVED when a ref's compare-and-swap fails, EXTERNAL_EDIT from the
@@ -116,7 +135,7 @@ export async function runTransaction(
 ): Promise<TransactionOutcome> {
   const txid = options.txid ?? newTxid();
   const warnings: string[] = [];
-  const refs = [...plan.refs];
+  const refs = [...plan.refs, ...keptHeads(plan.refs)];
   // 1. The note commit, unreferenced until the notes ref moves with the others.
   if (plan.note) {
     const n = plan.note;

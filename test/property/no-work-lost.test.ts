@@ -11,10 +11,10 @@
  *   session), and a folder beside the repository is untouched.
  * A refusal is fine when it is one of the expected codes, and touches nothing.
  *
- * States other classes of issue 26 fix are generated only when turned on (weights 0 by default):
- * HAGENT_PROP_BRANCH_DELETION=1 (the session branch deleted by the user), HAGENT_PROP_NESTED=1
- * (a nested git repository made in a worktree), HAGENT_PROP_REUSED=1 (a path a land deleted
- * reused by the user as a folder, then land --undo). HAGENT_PROP_RUNS sets the number of runs.
+ * Among the user's steps: the session branch deleted (HAGENT_PROP_BRANCH_DELETION), a nested git
+ * repository made in a worktree (HAGENT_PROP_NESTED), a path a land deleted reused by the user as
+ * a folder, then land --undo (HAGENT_PROP_REUSED); each generated unless its variable is 0.
+ * HAGENT_PROP_RUNS sets the number of runs.
  */
 import fc from 'fast-check';
 import { execFileSync } from 'node:child_process';
@@ -43,13 +43,14 @@ import { undoLand } from '../../src/land/index.js';
 import { updateSession } from '../../src/update/index.js';
 import { syncSession } from '../../src/sync/index.js';
 import { restoreWorktree } from '../../src/session/index.js';
+import { runDoctor } from '../../src/doctor/index.js';
 import { git, makeRepo, TEST_CACHE, tempDir } from '../helpers/index.js';
 import { runs } from './support.js';
 
 const test = suite('property: no work lost');
 process.env.XDG_CACHE_HOME = TEST_CACHE;
 
-const on = (name: string) => (process.env[name] === '1' ? 3 : 0);
+const on = (name: string) => (process.env[name] === '0' ? 0 : 3);
 
 type Op =
   | { kind: 'apply'; s: number }
@@ -234,6 +235,8 @@ async function runProgram(ops: readonly Op[]): Promise<void> {
           const s = sessions[op.s];
           if (!s) break;
           git(repo, 'update-ref', '-d', `refs/heads/hagent/${s.name}`);
+          // What every refusal then says to do (class 4): doctor puts the branch back.
+          await runDoctor(ctx, s.name, {});
           break;
         }
         case 'nested': {
