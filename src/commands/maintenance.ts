@@ -67,6 +67,19 @@ export async function runDoctorCommand(argv: CommonArgs, io: Io): Promise<number
     lines.push(
       `Pool: ${r.pool.worktrees.length} recycled worktree${r.pool.worktrees.length === 1 ? '' : 's'} of at most ${r.pool.limit}, in ${r.pool.root}/.pool`,
     );
+  const sb = r.sandbox;
+  if (sb.on)
+    lines.push(
+      `Sandbox: on (${sb.bwrap}; network ${sb.network ? 'on' : 'off'}): commands run walled in their session`,
+    );
+  else if (sb.configured) lines.push(p.dim(`Sandbox: ${sb.reason}`));
+  else
+    lines.push(
+      p.red(
+        `Sandbox: ${sb.reason}; ${sb.required ? 'exec refuses ("sandbox": "required")' : 'the shell guard alone checks commands'}`,
+      ),
+      `        ${p.cyan('hint:')} ${sb.hint}`,
+    );
   printLines(io, lines);
   return 0;
 }

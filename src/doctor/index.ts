@@ -47,6 +47,7 @@ import {
 import { finishInterruptedEnds, guardedWrite, type Recovery } from '../transaction/index.js';
 import { landRecoveryOf, type LandRecovery } from '../land/index.js';
 import { mergeInProgress } from '../update/index.js';
+import { sandboxSettings, sandboxStatus, type SandboxStatus } from '../sandbox/index.js';
 
 /** One finding. `fixed` says whether doctor mended it; otherwise `hint` says how. */
 export interface Finding {
@@ -88,6 +89,8 @@ export interface DoctorReport {
   findings: Finding[];
   recoveries: Recovery[];
   pool: PoolReport | null;
+  /** Whether `hagent exec` runs commands in the operating-system sandbox here, and why not. */
+  sandbox: SandboxStatus;
 }
 
 /**
@@ -186,7 +189,8 @@ export async function runDoctor(
   const pool =
     root && id === undefined ? await repairPool(ctx, root, config.runtime.pool, findings) : null;
   findings.push(...(await orphans(ctx, all, await sessionFileIds(ctx.commonDir), root)));
-  return { ok: true, sessions: sessions.map((s) => s.id), findings, recoveries, pool };
+  const sandbox = sandboxStatus(sandboxSettings(config.sandbox, env.HOME || undefined), env);
+  return { ok: true, sessions: sessions.map((s) => s.id), findings, recoveries, pool, sandbox };
 }
 
 /**

@@ -54,25 +54,18 @@ export async function sandboxFor(
   settings: SandboxSettings,
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<SandboxChoice> {
-  if (settings.mode === 'off')
-    return {
-      on: false,
-      reason: 'sandbox off (.hagent/config.json "sandbox": "off"): the shell guard alone',
-      hint: 'remove "sandbox": "off" from .hagent/config.json to wall the agent’s shell in',
-      configured: true,
-    };
-  const probe = probeSandbox(env);
-  if (!probe.available) {
-    if (settings.mode === 'required')
+  const status = sandboxStatus(settings, env);
+  if (!status.on) {
+    if (status.required)
       throw new HagentError(
         'SANDBOX_UNAVAILABLE',
-        `${probe.reason}; .hagent/config.json says "sandbox": "required", so nothing ran`,
-        { reason: probe.reason },
-        probe.hint,
+        `${status.reason}; .hagent/config.json says "sandbox": "required", so nothing ran`,
+        { reason: status.reason },
+        status.hint,
       );
-    return { on: false, reason: probe.reason, hint: probe.hint, configured: false };
+    return { on: false, reason: status.reason, hint: status.hint, configured: status.configured };
   }
-  return { on: true, launch: await prepareSandbox({ ...target, settings, bwrap: probe.bwrap }) };
+  return { on: true, launch: await prepareSandbox({ ...target, settings, bwrap: status.bwrap }) };
 }
 
 /**
@@ -93,4 +86,42 @@ export function sandboxedEnv(base: NodeJS.ProcessEnv, launch: SandboxLaunch): No
   });
   env.GIT_CONFIG_COUNT = String(n + extra.length);
   return env;
+}
+
+/** Whether commands would run in a sandbox here, for `hagent doctor` and the MCP `status`. */
+export type SandboxStatus =
+  | { on: true; bwrap: string; network: boolean; writable: string[] }
+  | { on: false; configured: boolean; required: boolean; reason: string; hint: string };
+
+/**
+ * Whether the session's commands run in a sandbox, per `settings`, without preparing one (one
+ * probe, cached per process). Never throws.
+ */
+export function sandboxStatus(
+  settings: SandboxSettings,
+  env: Readonly<Record<string, string | undefined>>,
+): SandboxStatus {
+  if (settings.mode === 'off')
+    return {
+      on: false,
+      configured: true,
+      required: false,
+      reason: 'sandbox off (.hagent/config.json "sandbox": "off"): the shell guard alone',
+      hint: 'remove "sandbox": "off" from .hagent/config.json to wall the agent’s shell in',
+    };
+  const probe = probeSandbox(env);
+  if (!probe.available)
+    return {
+      on: false,
+      configured: false,
+      required: settings.mode === 'required',
+      reason: probe.reason,
+      hint: probe.hint,
+    };
+  return {
+    on: true,
+    bwrap: probe.bwrap,
+    network: settings.network,
+    writable: settings.writable,
+  };
 }
