@@ -74,6 +74,10 @@ export const EXIT_STATUS = {
   HUMAN_ONLY: 1,
   /** A journal code, not a refusal: the user's main checkout or target branch changed while a guarded shell command ran. */
   OUTSIDE_CHANGED: 1,
+  /** `"sandbox": "required"` and no sandbox can start here: nothing ran. */
+  SANDBOX_UNAVAILABLE: 1,
+  /** A journal code, not a refusal: the sandbox stopped a write of a command (path and why). */
+  SANDBOX_DENIED: 1,
   // agents
   OUTSIDE_WORKTREE: 1,
   AGENT_NOT_INSTALLED: 1,

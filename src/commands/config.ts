@@ -3,6 +3,7 @@
  * the JSON Schema of `.hagent/config.json`.
  */
 import { loadConfig } from '../config/index.js';
+import { sandboxSettings } from '../sandbox/index.js';
 import { openRepo, worktreeRootFor } from '../session/index.js';
 import { palette, printJson, printLines, type Io } from '../output/index.js';
 
@@ -15,6 +16,7 @@ export async function runConfigShow(argv: { json?: boolean }, io: Io): Promise<n
     ...c.runtime,
     worktreeRoot: worktreeRootFor(ctx.commonDir, c.root, c.runtime.worktreeRoot, io.env),
     guard: c.guard,
+    sandbox: sandboxSettings(c.sandbox),
   };
   if (argv.json) {
     printJson(io, { ok: true, file: c.file, values, sources: c.sources });

@@ -3,7 +3,7 @@
  * shell command in the session worktree; what it changed becomes one `Hagent-Op: exec` commit.
  * Exit 0 when the command exited 0 in time, 1 when it failed, timed out or was refused.
  */
-import { execInSession } from '../exec/index.js';
+import { execInSession, type ExecSandbox } from '../exec/index.js';
 import { openRepo, resolveSession } from '../session/index.js';
 import { palette, printJson, short, type Io } from '../output/index.js';
 import { commandText } from './guard.js';
@@ -63,8 +63,27 @@ export async function runExec(argv: ExecArgs, io: Io): Promise<number> {
   lines.push(`hagent: ${end} in ${(r.durationMs / 1000).toFixed(1)} s${cut}${commit}`);
   for (const k of r.skipped)
     lines.push(p.yellow(`hagent: left out of the commit: ${k.path}: ${k.reason}`));
+  lines.push(...sandboxLines(r.sandbox, p));
   if (r.outside)
     lines.push(p.red(`hagent: warning: ${r.outside.message}`), p.red(`  hint: ${r.outside.hint}`));
   io.stderr.write(`${lines.join('\n')}\n`);
   return r.ok ? 0 : 1;
+}
+
+/**
+ * What the agent is told of the sandbox: each write it stopped, with the path and why; or, when
+ * none could start, that the guard alone checked the command (the configured `off` says nothing).
+ */
+function sandboxLines(s: ExecSandbox, p: ReturnType<typeof palette>): string[] {
+  if (!s.on)
+    return s.configured
+      ? []
+      : [
+          p.red(`hagent: warning: ${s.reason}; the shell guard alone checked this command`),
+          p.red(`  hint: ${s.hint}`),
+        ];
+  return [
+    ...s.denied.map((d) => p.yellow(`hagent sandbox: ${d.path}: ${d.reason}`)),
+    ...s.problems.map((x) => p.yellow(`hagent sandbox: ${x}`)),
+  ];
 }

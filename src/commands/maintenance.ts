@@ -78,6 +78,19 @@ export async function runDoctorCommand(
     lines.push(
       `Left behind: ${drop.length} item${drop.length === 1 ? '' : 's'} hagent gc drops (${humanBytes(drop.reduce((n, i) => n + (i.bytes ?? 0), 0))})${kept ? `, ${kept} it keeps` : ''}; see them with hagent gc --dry-run`,
     );
+  const sb = r.sandbox;
+  if (sb.on)
+    lines.push(
+      `Sandbox: on (${sb.bwrap}; network ${sb.network ? 'on' : 'off'}): commands run walled in their session`,
+    );
+  else if (sb.configured) lines.push(p.dim(`Sandbox: ${sb.reason}`));
+  else
+    lines.push(
+      p.red(
+        `Sandbox: ${sb.reason}; ${sb.required ? 'exec refuses ("sandbox": "required")' : 'the shell guard alone checks commands'}`,
+      ),
+      `        ${p.cyan('hint:')} ${sb.hint}`,
+    );
   printLines(io, lines);
   return 0;
 }

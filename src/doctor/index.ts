@@ -52,6 +52,7 @@ import { finishInterruptedEnds, guardedWrite, type Recovery } from '../transacti
 import { landRecoveryOf, type LandRecovery } from '../land/index.js';
 import { mergeInProgress } from '../update/index.js';
 import { planGc, type GcItem } from '../gc/index.js';
+import { sandboxSettings, sandboxStatus, type SandboxStatus } from '../sandbox/index.js';
 
 /** One finding. `fixed` says whether doctor mended it; otherwise `hint` says how. */
 export interface Finding {
@@ -99,6 +100,8 @@ export interface DoctorReport {
    * one session was checked.
    */
   leftovers: GcItem[] | null;
+  /** Whether `hagent exec` runs commands in the operating-system sandbox here, and why not. */
+  sandbox: SandboxStatus;
 }
 
 /** What doctor may do beyond its safe repairs, each only when the human asks. */
@@ -205,7 +208,16 @@ export async function runDoctor(
     root && id === undefined ? await repairPool(ctx, root, config.runtime.pool, findings) : null;
   findings.push(...(await orphans(ctx, all, await sessionFileIds(ctx.commonDir), root)));
   const leftovers = id === undefined ? (await planGc(ctx, { env })).items : null;
-  return { ok: true, sessions: sessions.map((s) => s.id), findings, recoveries, pool, leftovers };
+  const sandbox = sandboxStatus(sandboxSettings(config.sandbox, env.HOME || undefined), env);
+  return {
+    ok: true,
+    sessions: sessions.map((s) => s.id),
+    findings,
+    recoveries,
+    pool,
+    leftovers,
+    sandbox,
+  };
 }
 
 /**

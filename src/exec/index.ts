@@ -19,8 +19,10 @@ import {
   type OutsideChange,
 } from './outside.js';
 import { runShell, type RunOutcome } from './run.js';
+import { afterSandbox, envInSandbox, execSandbox, type ExecSandbox } from './sandboxed.js';
 
 export type { Cut, RunOutcome } from './run.js';
+export type { ExecSandbox } from './sandboxed.js';
 export {
   journalOutsideChange,
   outsideChangeSince,
@@ -55,7 +57,8 @@ export interface ExecOptions {
  * files it changed that the path policy keeps out of commits (they stay as outside edits);
  * `outside` null, or what changed in the user's main checkout while the command ran (its HEAD or
  * target branch moved, tracked files or the index written: see outside.ts), also journaled as
- * OUTSIDE_CHANGED — reported, never undone.
+ * OUTSIDE_CHANGED — reported, never undone; `sandbox` whether the command ran in the operating-system
+ * sandbox and what it stopped ({@link ExecSandbox}).
  */
 export interface ExecResult extends RunOutcome {
   ok: boolean;
@@ -66,6 +69,7 @@ export interface ExecResult extends RunOutcome {
   adopted: string | null;
   skipped: { path: string; reason: string }[];
   outside: OutsideChange | null;
+  sandbox: ExecSandbox;
 }
 
 /** The command as the subject shows it: its first line, at most 40 characters. */
@@ -120,8 +124,11 @@ function howItEnded(
 
 /**
  * Runs `command` in `session`'s worktree after the guard, and commits what it changed.
+ * The command runs in the session's sandbox where one can start (src/sandbox/), else under the
+ * guard alone, as the result's `sandbox` says.
  * @throws HagentError GUARD_BLOCKED (journaled; nothing ran), USAGE for a bad timeout or cap,
- *   LOCKED, CONFIG_INVALID, WORKTREE_BROKEN from the session envelope.
+ *   SANDBOX_UNAVAILABLE (`"sandbox": "required"`; nothing ran), LOCKED, CONFIG_INVALID,
+ *   WORKTREE_BROKEN from the session envelope.
  */
 export async function execInSession(
   ctx: RepoContext,
@@ -137,14 +144,17 @@ export async function execInSession(
   // Pending outside edits get their own commit first, so the exec commit holds only what the
   // command changed (the step every way in shares: sync/index.ts).
   const before = await adoptPendingOutside(ctx, session, env);
-  const commandEnv = commandEnvOf(session, env);
+  const sandbox = await execSandbox(ctx, session, env);
+  const commandEnv = envInSandbox(sandbox, commandEnvOf(session, env));
   const watch = await snapshotOutside(ctx, session);
   const run = await runShell(command, {
     cwd: session.worktree,
     env: commandEnv,
     timeoutMs: Math.round(timeoutS * 1000),
     maxOutputBytes,
+    ...(sandbox.on ? { wrap: sandbox.launch.argv } : {}),
   });
+  const walled = await afterSandbox(ctx, session, sandbox, command, `${run.stdout}\n${run.stderr}`);
   const end = howItEnded(run, timeoutS);
   const outside = await outsideChangeSince(ctx, session, watch);
   if (outside) await journalOutsideChange(ctx, session, 'exec', outside, command);
@@ -158,7 +168,7 @@ export async function execInSession(
     throw new HagentError(
       e.code,
       `the command ran (${end}) but what it changed was not committed: ${e.message}`,
-      { ...e.details, exec: outcome, ...(outside ? { outside } : {}) },
+      { ...e.details, exec: outcome, ...(outside ? { outside } : {}), sandbox: walled },
       'its changes stay in the worktree; ' +
         (e.hint?.replace(/^nothing was written; /, '') ?? 'fix the cause, then run hagent sync'),
       { cause: e },
@@ -174,6 +184,7 @@ export async function execInSession(
     adopted: before?.commit ?? null,
     skipped: after.skipped,
     outside,
+    sandbox: walled,
   };
 }
 

@@ -37,6 +37,8 @@ export interface RunOptions {
   timeoutMs: number;
   /** Bytes kept of each stream: the first half and the last half. */
   maxOutputBytes: number;
+  /** A program and its options the shell runs under (a sandbox's argv prefix, ending with `--`). */
+  wrap?: readonly string[];
 }
 
 /** Grace between SIGTERM and SIGKILL of a timed-out group, and how long the pipes may stay open after the shell exits. */
@@ -126,7 +128,8 @@ export function runShell(command: string, options: RunOptions): Promise<RunOutco
     let timedOut = false;
     let settled = false;
     const timers: NodeJS.Timeout[] = [];
-    const child = spawn(shellPath(), ['-c', command], {
+    const argv = [...(options.wrap ?? []), shellPath(), '-c', command];
+    const child = spawn(argv[0]!, argv.slice(1), {
       cwd: options.cwd,
       env: options.env,
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -210,6 +210,23 @@ const sessionDrift = z
 /** `hagent session status --json`, plus `targetDrift`: how far the target branch moved since the session's base. */
 export const StatusOutput = z.object({
   ok: z.literal(true),
+  sandbox: z
+    .union([
+      z.object({
+        on: z.literal(true),
+        bwrap: z.string(),
+        network: z.boolean(),
+        writable: z.array(z.string()),
+      }),
+      z.object({
+        on: z.literal(false),
+        configured: z.boolean(),
+        required: z.boolean(),
+        reason: z.string(),
+        hint: z.string(),
+      }),
+    ])
+    .describe('whether exec runs in the operating-system sandbox here, and why not'),
   id: z.string(),
   worktree: z.string(),
   branch: z.string(),
@@ -431,5 +448,26 @@ export const ExecOutput = z.object({
     .nullable()
     .describe(
       "what changed in the user's main checkout while the command ran (never undone), or null",
+    ),
+  sandbox: z
+    .union([
+      z.object({
+        on: z.literal(true),
+        denied: z.array(
+          z.object({ code: z.literal('SANDBOX_DENIED'), path: z.string(), reason: z.string() }),
+        ),
+        objects: z.number().int(),
+        branch: z.object({ old: oid.nullable(), new: oid }).nullable(),
+        problems: z.array(z.string()),
+      }),
+      z.object({
+        on: z.literal(false),
+        configured: z.boolean(),
+        reason: z.string(),
+        hint: z.string(),
+      }),
+    ])
+    .describe(
+      'whether the command ran in the operating-system sandbox, and each write it stopped (path and why)',
     ),
 });

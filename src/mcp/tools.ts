@@ -20,6 +20,7 @@ import { readJournal } from '../journal/index.js';
 import { printError } from '../output/index.js';
 import { planEdit, planWrite, type ParsedPatch } from '../patch/index.js';
 import { reviewSession } from '../review/index.js';
+import { sandboxSettings, sandboxStatus } from '../sandbox/index.js';
 import { syncSession } from '../sync/index.js';
 import { redo, undo } from '../undo/index.js';
 import { sessionStatusWithMerge } from '../update/index.js';
@@ -124,6 +125,11 @@ function execText(r: ExecResult): string {
   return [
     `${end} in ${(r.durationMs / 1000).toFixed(1)} s${cut}; ${commit}`,
     ...(r.outside ? [`WARNING: ${r.outside.message}`, `hint: ${r.outside.hint}`] : []),
+    ...(r.sandbox.on
+      ? r.sandbox.denied.map((d) => `hagent sandbox: ${d.path}: ${d.reason}`)
+      : r.sandbox.configured
+        ? []
+        : [`WARNING: ${r.sandbox.reason}; the shell guard alone checked this command`]),
     ...(r.stdout ? ['--- stdout', r.stdout.trimEnd()] : []),
     ...(r.stderr ? ['--- stderr', r.stderr.trimEnd()] : []),
   ].join('\n');
@@ -233,7 +239,12 @@ export function createServer(binding: SessionBinding, version: string): McpServe
               commits: await countCommits(binding.ctx.cwd, `${s.base}..${targetHead}`),
             }
           : null;
-        return { ok: true as const, ...s, targetDrift };
+        const config = await binding.config();
+        const sandbox = sandboxStatus(
+          sandboxSettings(config.sandbox, binding.env.HOME || undefined),
+          binding.env,
+        );
+        return { ok: true as const, sandbox, ...s, targetDrift };
       }, json),
   );
 

@@ -8,6 +8,7 @@ import { GUARD_RULE_NAMES } from '../guard/rules.js';
 import type { ConfigFile } from './config.js';
 
 const count = z.number().int().min(0);
+const sandboxMode = z.enum(['auto', 'required', 'off']);
 
 /** Schema of `.hagent/config.json`. Unknown keys are errors (a typo must not be ignored). */
 export const ConfigSchema: z.ZodType<ConfigFile> = z.strictObject({
@@ -70,6 +71,30 @@ export const ConfigSchema: z.ZodType<ConfigFile> = z.strictObject({
     })
     .optional()
     .describe('the shell guard of hagent exec and the agent hooks'),
+  sandbox: z
+    .union([
+      sandboxMode,
+      z.strictObject({
+        mode: sandboxMode.optional(),
+        writable: z
+          .array(
+            z
+              .string()
+              .regex(/^(\/|~\/)/, 'an absolute path or one under "~/"')
+              .describe('a folder writable in the sandbox'),
+          )
+          .optional()
+          .describe('folders writable in the sandbox besides the default caches'),
+        network: z
+          .boolean()
+          .optional()
+          .describe('whether sandboxed commands reach the network (default true)'),
+      }),
+    ])
+    .optional()
+    .describe(
+      'the operating-system sandbox of hagent exec and the MCP exec tool: "auto" (default: on where one can start), "required" (refuse where none can), "off", or {mode, writable, network}',
+    ),
 });
 
 /**

@@ -25,7 +25,19 @@ export interface ConfigFile {
   recycleIgnored?: string[];
   /** The shell guard's relaxations for this repository (rule names of the guard). */
   guard?: { allow?: string[] };
+  /** The operating-system sandbox of the agent's shell (docs/sandbox.md). */
+  sandbox?: SandboxConfig;
 }
+
+/**
+ * `"sandbox"` of the config file: a mode (`auto` default, `required`, `off`), or the object form
+ * with more writable folders (absolute or `~/`) and whether the network stays reachable.
+ */
+export type SandboxConfig =
+  | 'auto'
+  | 'required'
+  | 'off'
+  | { mode?: 'auto' | 'required' | 'off'; writable?: string[]; network?: boolean };
 
 /** Settings beyond the patch policy. */
 export interface Runtime {
@@ -65,6 +77,8 @@ export interface EffectiveConfig {
   runtime: Runtime;
   /** The shell guard's settings: rules relaxed for this repository (empty by default). */
   guard: { allow: string[] };
+  /** The config file's `"sandbox"` as written; null when absent (the sandbox's defaults). */
+  sandbox: SandboxConfig | null;
   sources: Record<string, Source>;
   file: string | null;
 }
@@ -103,12 +117,15 @@ export function effectiveConfig(
     'pool',
     'recycleIgnored',
     'guard',
+    'sandbox',
   ])
     sources[key] = 'default';
   const guard = { allow: [] as string[] };
   if (file) applyFile(file, policy, runtime, guard, sources);
   applyEnv(env, policy, runtime, sources);
-  return { policy, runtime, guard, sources, file: fileName };
+  const sandbox = file?.sandbox ?? null;
+  if (sandbox !== null) sources.sandbox = 'config';
+  return { policy, runtime, guard, sandbox, sources, file: fileName };
 }
 
 /** The config file's settings over the defaults; `deniedPaths` adds to the built-in ones. */

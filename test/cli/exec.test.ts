@@ -13,6 +13,12 @@ import { git, hagent, makeRepo, startSession, tempDir } from '../helpers/index.j
 
 const t = suite('exec');
 
+/**
+ * `hagent exec` where no sandbox can start (no bwrap): the guard alone, and what a command does
+ * outside the session is only seen afterwards. test/cli/sandbox.test.ts tests the wall itself.
+ */
+const unwalled = (cwd: string, args: string[]) => hagent(cwd, args, { env: { HAGENT_BWRAP: '' } });
+
 /** True while `pid` runs (a zombie left for a reaper that never comes counts as dead). */
 const alive = (pid: number): boolean => {
   try {
@@ -53,6 +59,7 @@ t('a command that edits files becomes one exec commit, shown by review and dropp
     'adopted',
     'skipped',
     'outside',
+    'sandbox',
   ]);
   assert.is(r.json.ok, true);
   assert.is(r.json.exitCode, 0);
@@ -89,7 +96,7 @@ t(
   () => {
     const repo = makeRepo();
     const s = startSession(repo);
-    const r = hagent(s.worktree, [
+    const r = unwalled(s.worktree, [
       'exec',
       '--json',
       '--timeout',
@@ -112,7 +119,7 @@ t(
       git(s.worktree, 'log', '-1', '--format=%B'),
       /Command \(timed out after 1 s, killed\)/,
     );
-    const human = hagent(s.worktree, ['exec', '--timeout', '1', '--', 'sleep 300']);
+    const human = unwalled(s.worktree, ['exec', '--timeout', '1', '--', 'sleep 300']);
     assert.is(human.status, 1);
     assert.match(human.stderr, /timed out after 1 s/);
     // The journal says how each command ended, not only that hagent's part went.
@@ -259,7 +266,7 @@ t(
     git(remote, 'init', '-q', '--bare');
     git(repo, 'remote', 'add', 'origin', remote);
     const s = startSession(repo);
-    const before = hagent(s.worktree, [
+    const before = unwalled(s.worktree, [
       'exec',
       '--json',
       '--',
@@ -271,7 +278,7 @@ t(
       path.join(repo, '.hagent', 'config.json'),
       JSON.stringify({ guard: { allow: ['git-push'] } }),
     );
-    const after = hagent(s.worktree, [
+    const after = unwalled(s.worktree, [
       'exec',
       '--json',
       '--',
@@ -287,7 +294,7 @@ t(
   () => {
     const repo = makeRepo();
     const s = startSession(repo);
-    const r = hagent(s.worktree, [
+    const r = unwalled(s.worktree, [
       'exec',
       '--json',
       '--',
@@ -344,7 +351,7 @@ t(
       `git -C '${repo}' commit -qam sneaky\necho x > '${path.join(repo, 'README.md')}'\n`,
     );
     const before = git(repo, 'rev-parse', 'main');
-    const r = hagent(s.worktree, ['exec', '--json', '--', 'sh s.sh']);
+    const r = unwalled(s.worktree, ['exec', '--json', '--', 'sh s.sh']);
     assert.is(r.status, 0, r.stdout + r.stderr);
     const o = r.json.outside;
     assert.ok(o, 'outside reported');
@@ -380,14 +387,14 @@ t(
     );
     // The human form says it on stderr.
     writeFileSync(path.join(s.worktree, 't.sh'), `echo y >> '${path.join(repo, 'README.md')}'\n`);
-    const h = hagent(s.worktree, ['exec', '--', 'sh t.sh']);
+    const h = unwalled(s.worktree, ['exec', '--', 'sh t.sh']);
     assert.match(
       h.stderr,
       /warning: the user's main checkout .* changed while the command ran.*README\.md/,
     );
     assert.match(h.stderr, /hint: nothing was undone/);
     // A command that stays inside reports nothing.
-    const quiet = hagent(s.worktree, ['exec', '--json', '--', 'echo in > in.txt']);
+    const quiet = unwalled(s.worktree, ['exec', '--json', '--', 'echo in > in.txt']);
     assert.is(quiet.json.outside, null);
   },
 );
@@ -398,7 +405,7 @@ t(
     const repo = makeRepo();
     const s = startSession(repo);
     writeFileSync(path.join(s.worktree, 'sw.sh'), `git -C '${repo}' switch -q -c feature-x\n`);
-    const r = hagent(s.worktree, ['exec', '--json', '--', 'sh sw.sh']);
+    const r = unwalled(s.worktree, ['exec', '--json', '--', 'sh sw.sh']);
     assert.is(r.status, 0, r.stdout + r.stderr);
     const headMove = r.json.outside.refs.find((x: { ref: string }) => x.ref === 'HEAD');
     assert.is(headMove.before, git(repo, 'rev-parse', 'main'));

@@ -4,12 +4,14 @@
  * repository's state (commits, files, journal), as an agent would see it.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { BIN, git, GIT_ENV, hagent, makeRepo, startSession } from '../helpers/index.js';
 import { connectMcp, type McpConnection } from '../helpers/mcp.js';
+import { sandboxMissing } from '../helpers/sandbox.js';
+import { testOrSkip } from '../helpers/skip.js';
 
 const t = suite('hagent mcp: every tool through the SDK client');
 
@@ -350,17 +352,51 @@ t(
 );
 
 t(
-  "exec reports a script's write into the user's checkout as outside, in the data and the text",
+  "exec without a sandbox reports a script's write into the user's checkout as outside, in the data and the text",
   async () => {
     const { repo, s } = setup();
     writeFileSync(path.join(s.worktree, 's.sh'), `echo x >> '${path.join(repo, 'a.txt')}'\n`);
-    await withServer(repo, ['--session', 's1'], async (c) => {
+    const c = await connectMcp(repo, ['--session', 's1'], { HAGENT_BWRAP: '' });
+    try {
       const r = await c.call('exec', { command: 'sh s.sh' });
       assert.is(r.isError, false, r.text);
       assert.equal(r.data.outside.paths, ['a.txt']);
       assert.match(r.text, /WARNING: the user's main checkout .* changed while the command ran/);
+      assert.match(r.text, /WARNING: no sandbox: .*the shell guard alone checked this command/);
+      assert.is(r.data.sandbox.on, false);
+      const status = await c.call('status', {});
+      assert.is(status.data.sandbox.on, false);
+      assert.match(status.data.sandbox.reason, /bubblewrap \(bwrap\) is not installed/);
       const quiet = await c.call('exec', { command: 'true' });
       assert.is(quiet.data.outside, null);
+    } finally {
+      await c.close();
+    }
+  },
+);
+
+testOrSkip(
+  t,
+  'sandbox',
+  sandboxMissing,
+)(
+  "exec in the sandbox: a script's write into the user's checkout is stopped, and the agent told why",
+  async () => {
+    const { repo, s } = setup();
+    const before = readFileSync(path.join(repo, 'a.txt'), 'utf8');
+    writeFileSync(path.join(s.worktree, 's.sh'), `echo x >> '${path.join(repo, 'a.txt')}'\n`);
+    await withServer(repo, ['--session', 's1'], async (c) => {
+      const status = await c.call('status', {});
+      assert.is(status.data.sandbox.on, true, status.text);
+      const r = await c.call('exec', { command: 'sh s.sh' });
+      assert.is(r.isError, false, r.text);
+      assert.is(r.data.outside, null);
+      assert.is(readFileSync(path.join(repo, 'a.txt'), 'utf8'), before);
+      assert.equal(r.data.sandbox.denied[0].path, realpathSync(path.join(repo, 'a.txt')));
+      assert.match(
+        r.text,
+        /hagent sandbox: .*a\.txt: read-only: outside the session worktree; the user's checkout changes only through hagent land/,
+      );
     });
   },
 );
