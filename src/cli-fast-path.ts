@@ -125,7 +125,8 @@ export function readFastCommand(argv: readonly string[]): FastCommand | null {
 }
 
 /**
- * The command line of `hagent run AGENT [--name N] [--base REV] [--session ID] [--json] [-- ARGS…]`:
+ * The command line of `hagent run AGENT [--name N] [--base REV] [--session ID] [--no-sandbox] [--json]
+ * [-- ARGS…]`:
  * options before `--` are hagent's, everything after it the agent's, untouched.
  * @throws HagentError USAGE for an unknown option, a missing value or a missing agent.
  */
@@ -133,7 +134,10 @@ export function parseRunArgs(
   args: readonly string[],
 ): ArgsOf<'run'> & { agent: string; agentArgs: string[] } {
   const cut = args.indexOf('--');
-  const own = cut < 0 ? args : args.slice(0, cut);
+  const all = cut < 0 ? args : args.slice(0, cut);
+  // The one negated flag of run (parseArgs of Node 20 has no negation).
+  const own = all.filter((a) => a !== '--no-sandbox');
+  const noSandbox = own.length !== all.length;
   let parsed;
   try {
     parsed = parseArgs({
@@ -173,5 +177,10 @@ export function parseRunArgs(
     // `--json` counts when given; the other values as they are.
     if (value !== undefined && value !== false) given[camelCase(key)] = value;
   }
-  return { agent, ...(given as ArgsOf<'run'>), agentArgs: cut < 0 ? [] : args.slice(cut + 1) };
+  return {
+    agent,
+    ...(given as ArgsOf<'run'>),
+    ...(noSandbox ? { sandbox: false } : {}),
+    agentArgs: cut < 0 ? [] : args.slice(cut + 1),
+  };
 }

@@ -115,9 +115,13 @@ function enter(env: Record<string, string>, cwd: string): () => void {
  * Handles one request as a hook process of its own would (module header). The socket variable
  * is left out of the environment: a hagent the handler starts (a user hook's) runs in-process.
  */
-async function serve(request: HookRequest): Promise<HookAnswer | { fallback: string }> {
+async function serve(
+  request: HookRequest,
+  options: HookServerOptions,
+): Promise<HookAnswer | { fallback: string }> {
   const env = { ...request.env };
   delete env[HOOK_SOCKET_ENV];
+  for (const k of options.dropEnv ?? []) delete env[k];
   let leave: () => void;
   try {
     leave = enter(env, request.cwd);
@@ -162,12 +166,20 @@ function sweepStaleFolders(tmp: string): void {
   }
 }
 
+/** How a run's server handles requests beyond {@link handleHook}. */
+export interface HookServerOptions {
+  /** Runs around each request (the run's sandbox settles before and follows after). */
+  around?: <T>(serve: () => Promise<T>) => Promise<T>;
+  /** Variables of the agent's environment its hooks must not see (the sandbox's git store). */
+  dropEnv?: readonly string[];
+}
+
 /**
  * Starts the hook server of one `hagent run` (module header): a socket in a fresh 0700 folder
  * under the temp folder. Resolves with null when no socket can be made there (a temp path too
  * long for a socket, a folder that cannot be written): the hooks then run in-process, as before.
  */
-export async function startHookServer(): Promise<HookServer | null> {
+export async function startHookServer(options: HookServerOptions = {}): Promise<HookServer | null> {
   const tmp = os.tmpdir();
   sweepStaleFolders(tmp);
   let dir: string;
@@ -208,7 +220,9 @@ export async function startHookServer(): Promise<HookServer | null> {
       const request = parseRequest(Buffer.concat(chunks).toString('utf8'));
       if (typeof request === 'string') return answer({ fallback: request });
       if (closing) return answer({ fallback: 'the run is ending' });
-      const run = queue.then(() => serve(request));
+      const run = queue.then(() =>
+        options.around ? options.around(() => serve(request, options)) : serve(request, options),
+      );
       queue = run.catch(() => undefined);
       run.then(
         (a) => {

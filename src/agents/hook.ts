@@ -341,6 +341,10 @@ async function preTool(event: AgentEvent, bound: Bound, hc: HookContext): Promis
       await writeJsonFile(watchFile(bound, event.toolUseId), snap, { durable: false }).catch(
         () => undefined,
       );
+    // The wall behind the guard: the command itself runs inside the session's sandbox.
+    const { rewriteIntoSandbox } = await import('./sandbox-shell.js');
+    const rewritten = await rewriteIntoSandbox(event, bound, hc.env);
+    if (rewritten) return rewritten;
   }
   return noEffect(agent);
 }
@@ -618,7 +622,10 @@ async function postTool(event: AgentEvent, bound: Bound, hc: HookContext): Promi
   if (event.action === 'shell') {
     const command = event.command ?? '';
     trailers.push(`Hagent-Command: ${command}`);
-    const outside = await outsideReport(event, bound);
+    // The commits the command made inside the sandbox first, and what the sandbox stopped.
+    const { settleAfterShell } = await import('./sandbox-shell.js');
+    const walled = (await settleAfterShell(event, bound, event.output)).join('\n');
+    const outside = [await outsideReport(event, bound), walled].filter(Boolean).join('\n');
     let r;
     try {
       r = await syncSession(bound.ctx, bound.session, hc.env, {

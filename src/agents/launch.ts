@@ -27,6 +27,14 @@ import { ownedFilesPath } from '../sync/index.js';
 import { agentHookFile, claudeHooks, codexConfigArgs } from './config.js';
 import { HOOK_SOCKET_ENV, startHookServer } from './hook-server.js';
 import { agentMarkerEnv } from './marker.js';
+import {
+  aroundHook,
+  endRunSandbox,
+  prepareRunSandbox,
+  requireRunSandbox,
+  sandboxedPlan,
+} from './run-sandbox.js';
+import { SANDBOX_GIT_VARS, settleSandbox } from '../sandbox/index.js';
 import type { AgentName } from './normalize.js';
 
 /** What `hagent run` can launch, by the name the user types. */
@@ -275,6 +283,11 @@ export interface RunResult {
   /** Files the agent left that are in no commit yet. */
   outsideEdits: string[];
   /**
+   * Whether the whole agent ran inside the session's operating-system sandbox (docs/sandbox.md);
+   * when not, why not and what to do (said loudly at the start too).
+   */
+  sandbox: { on: true } | { on: false; reason: string; hint: string };
+  /**
    * True when the run started the session, the agent exited non-zero and the session held no
    * work (no commit, no file left): the session was ended, its worktree and branch removed.
    */
@@ -297,9 +310,14 @@ export async function runAgent(
     args: readonly string[];
     hookCommand: string;
     env: Readonly<Record<string, string | undefined>>;
+    /** False: the agent runs without the sandbox (`--no-sandbox`). */
+    sandbox?: boolean;
+    /** Told once, before the agent starts, when it runs without a sandbox it could have had. */
+    warn?: (text: string) => void;
   },
 ): Promise<RunResult> {
   const binary = findAgentBinary(name, options.env);
+  await requireRunSandbox(ctx, options.env, options.sandbox === false);
   let session: Session;
   if (options.session !== undefined) session = await readSession(ctx.commonDir, options.session);
   else {
@@ -319,16 +337,37 @@ export async function runAgent(
     options.args,
     options.hookCommand,
   );
+  const agent = LAUNCHABLE[name].agent;
+  let walled: Awaited<ReturnType<typeof prepareRunSandbox>>;
+  try {
+    walled = await prepareRunSandbox(ctx, session, agent, options.env, options.sandbox === false);
+  } catch (e) {
+    await removeWorktreeHookFile(ctx.commonDir, session, agent);
+    throw e;
+  }
+  if (!walled.on && !walled.configured)
+    options.warn?.(
+      `hagent: the agent runs WITHOUT a sandbox: ${walled.reason}. Only the shell guard checks its commands (${walled.hint}).`,
+    );
   // The agent's hook processes hand their events to this process (hook-server.ts); without a
   // server (no socket could be made) each handles its own, and an inherited socket is not used.
-  const server = await startHookServer();
+  const launch = walled.on ? walled.launch : null;
+  const server = await startHookServer(
+    launch ? { around: (serve) => aroundHook(launch, serve), dropEnv: SANDBOX_GIT_VARS } : {},
+  );
   plan.env[HOOK_SOCKET_ENV] = server?.socket ?? '';
+  const started = launch ? sandboxedPlan(plan, launch, options.env) : plan;
   let exitCode: number;
   try {
-    exitCode = await runAgentProcess(plan, session.worktree, options.env);
+    exitCode = await runAgentProcess(started, session.worktree, options.env);
   } finally {
     await server?.close();
-    await removeWorktreeHookFile(ctx.commonDir, session, LAUNCHABLE[name].agent);
+    // The agent's last commits made inside come out before the summary reads the session.
+    if (launch) {
+      await settleSandbox(launch).catch(() => undefined);
+      await endRunSandbox(ctx.commonDir, launch).catch(() => undefined);
+    }
+    await removeWorktreeHookFile(ctx.commonDir, session, agent);
   }
   const status = await sessionStatus(ctx, session.id);
   const journal = await readJournal(ctx.commonDir, { session: session.id, failed: true });
@@ -370,5 +409,6 @@ export async function runAgent(
     hooksServed: server ? server.served() : null,
     outsideEdits: outside,
     removed,
+    sandbox: walled.on ? { on: true } : { on: false, reason: walled.reason, hint: walled.hint },
   };
 }

@@ -39,9 +39,21 @@ export interface AgentEvent {
   patch: string | null;
   /** The tool's input as the agent sent it (kept in the commit's note). */
   input: unknown;
+  /** Post-tool: the text of the tool's result (every string in it, one per line); '' when none. */
+  output: string;
   /** WorktreeCreate: the requested name; WorktreeRemove: the worktree's path. */
   worktreeName?: string;
   worktreePath?: string;
+}
+
+/** Every string inside `v` (a tool's result: a string, or objects such as `{stdout, stderr}`), one per line. Pure. */
+function textOf(v: unknown, depth = 0): string {
+  if (typeof v === 'string') return v;
+  if (depth > 4 || v === null || typeof v !== 'object') return '';
+  return Object.values(v as Record<string, unknown>)
+    .map((x) => textOf(x, depth + 1))
+    .filter(Boolean)
+    .join('\n');
 }
 
 const KINDS: Record<string, EventKind> = {
@@ -216,6 +228,7 @@ export function normalizeEvent(
     command,
     patch,
     input,
+    output: kind === 'post-tool' ? textOf(p.tool_response ?? p.toolResult ?? p.output) : '',
   };
   if (kind === 'worktree-create') {
     const name = str(p.name) ?? str(p.worktree_name) ?? str(p.slug);

@@ -76,3 +76,62 @@ export function warnAfterTool(agent: AgentName, event: AgentEvent, text: string)
   }
   return noEffect(agent, text);
 }
+
+/**
+ * Lets a shell call go with its command replaced (the sandbox's rewrite), in each agent's
+ * input-rewriting form (agents.md §1.1 "Rewrite input"): Claude Code and Codex
+ * `hookSpecificOutput.updatedInput` (the whole input, with `allow`: Codex takes it only so, and
+ * Claude Code's deny and ask rules still apply after a hook's allow), Gemini CLI
+ * `hookSpecificOutput.tool_input` (merged), Cursor `updated_input` with `permission: allow`,
+ * Copilot CLI top-level `modifiedArgs`. `input` is the tool's input as the agent sent it;
+ * `field` the key of the command in it. `note` goes to stderr (shown in the agents' hook logs).
+ */
+export function rewriteShell(
+  agent: AgentName,
+  event: AgentEvent,
+  input: Record<string, unknown>,
+  field: string,
+  command: string,
+  note = '',
+): HookAnswer {
+  const updated = { ...input, [field]: command };
+  const stderr = note ? `${note}\n` : '';
+  switch (agent) {
+    case 'claude':
+    case 'codex':
+      return {
+        exitCode: 0,
+        stdout: `${JSON.stringify({
+          hookSpecificOutput: {
+            hookEventName: event.eventName || 'PreToolUse',
+            permissionDecision: 'allow',
+            updatedInput: updated,
+          },
+        })}\n`,
+        stderr,
+      };
+    case 'gemini':
+      return {
+        exitCode: 0,
+        stdout: `${JSON.stringify({
+          hookSpecificOutput: {
+            hookEventName: event.eventName || 'BeforeTool',
+            tool_input: updated,
+          },
+        })}\n`,
+        stderr,
+      };
+    case 'cursor':
+      return {
+        exitCode: 0,
+        stdout: `${JSON.stringify({ permission: 'allow', updated_input: updated })}\n`,
+        stderr,
+      };
+    case 'copilot':
+      return {
+        exitCode: 0,
+        stdout: `${JSON.stringify({ permissionDecision: 'allow', modifiedArgs: updated })}\n`,
+        stderr,
+      };
+  }
+}

@@ -433,6 +433,12 @@ export const COMMANDS = {
       name: { type: 'string', description: 'session id of the new session' },
       base: { type: 'string', description: 'commit the new session starts from (default: HEAD)' },
       session: { type: 'string', description: 'resume this session instead of starting one' },
+      sandbox: {
+        type: 'boolean',
+        default: true,
+        description:
+          "the whole agent inside the session's sandbox (default; --no-sandbox: the guard alone)",
+      },
     },
     examples: [
       ['$0 run claude', 'a new session; Claude Code starts inside its worktree'],

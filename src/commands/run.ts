@@ -20,6 +20,8 @@ export interface RunArgs {
   base?: string;
   session?: string;
   json?: boolean;
+  /** False with --no-sandbox. */
+  sandbox?: boolean;
   /** Everything after `--`, for the agent. */
   agentArgs: string[];
 }
@@ -52,6 +54,8 @@ export async function runRun(argv: RunArgs, io: Io): Promise<number> {
     args: argv.agentArgs,
     hookCommand: selfHookCommand(),
     env: io.env,
+    sandbox: argv.sandbox !== false,
+    warn: (text) => io.stderr.write(`${palette(io.color).red(text)}\n`),
   });
   if (argv.json) {
     printJson(io, r);

@@ -31,6 +31,14 @@ export {
 } from './launch.js';
 export { settleSandbox, type SettleResult } from './settle.js';
 export { denialLines, sandboxDenials, whyReadOnly, type SandboxDenial } from './explain.js';
+export {
+  agentHomePaths,
+  mirrorBranch,
+  SANDBOX_ENV,
+  SANDBOX_GIT_VARS,
+  sandboxedShellCommand,
+  withReadOnly,
+} from './agent.js';
 
 /** Whether a command runs in a sandbox, and why not when it does not. */
 export type SandboxChoice =

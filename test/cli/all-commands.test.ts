@@ -370,7 +370,10 @@ t(
       `#!/bin/sh\necho "$HAGENT_AGENT" > '${record}'\necho two > a.txt\n'${process.execPath}' '${BIN}' sync >/dev/null\n'${process.execPath}' '${BIN}' land --yes --json >> '${record}'\nexit 0\n`,
       { mode: 0o755 },
     );
-    const r = hagent(repo, ['run', 'claude', '--name', 'r1'], { env: { HAGENT_CLAUDE_BIN: bin } });
+    // Without the sandbox (which would stop the record's write outside the worktree): the marker alone.
+    const r = hagent(repo, ['run', 'claude', '--name', 'r1', '--no-sandbox'], {
+      env: { HAGENT_CLAUDE_BIN: bin },
+    });
     assert.is(r.status, 0, r.stdout + r.stderr);
     const rec = readFileSync(record, 'utf8');
     assert.is(rec.split('\n')[0], 'r1', 'the marker holds the session id');

@@ -415,7 +415,7 @@ test('gemini: AfterTool of replace records the edit; run_shell_command AfterTool
   assert.equal(subjects(repo), ['hagent: exec echo c > c.txt', 'hagent: replace a.txt']);
 });
 
-test('cursor: afterFileEdit records the edit; beforeShellExecution of a blocked command denies in JSON; an allowed one answers {}', () => {
+test('cursor: afterFileEdit records the edit; beforeShellExecution of a blocked command denies in JSON; an allowed one answers {} without a sandbox', () => {
   const { repo, wt } = setup();
   writeFileSync(path.join(wt, 'a.txt'), 'two\n');
   const r = hook(wt, ['cursor'], {
@@ -437,11 +437,15 @@ test('cursor: afterFileEdit records the edit; beforeShellExecution of a blocked 
   });
   assert.is(bad.json.permission, 'deny');
   assert.match(bad.json.agent_message, /GUARD_BLOCKED/);
-  const ok = hook(wt, ['cursor'], {
-    hook_event_name: 'beforeShellExecution',
-    workspace_roots: [wt],
-    command: 'ls',
-    cwd: wt,
+  // Where no sandbox can start (the rewrite into one: hook-sandbox.test.ts).
+  const ok = hagent(wt, ['hook', 'cursor'], {
+    input: JSON.stringify({
+      hook_event_name: 'beforeShellExecution',
+      workspace_roots: [wt],
+      command: 'ls',
+      cwd: wt,
+    }),
+    env: { HAGENT_BWRAP: '' },
   });
   assert.is(ok.stdout, '{}\n');
 });

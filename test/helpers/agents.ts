@@ -123,6 +123,8 @@ export function agentEnv(agent: TestAgent, serverUrl: string, bin: string): Reco
       IS_SANDBOX: '1',
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
       DISABLE_AUTOUPDATER: '1',
+      // hagent's MCP server starts slowly on a loaded machine; Claude Code's own limit is 30 s.
+      MCP_TIMEOUT: '120000',
     };
   if (agent === 'gemini') {
     // An API key as the auth method (else it asks to log in), and no folder-trust prompt.
