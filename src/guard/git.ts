@@ -538,7 +538,11 @@ function fetch({ w, r, f, protectedBranches }: GitCall): void {
   for (const o of f.operands.slice(1)) {
     const dst = o.value.includes(':') ? o.value.slice(o.value.lastIndexOf(':') + 1) : '';
     if (dst && protectedRef(dst, protectedBranches))
-      return w.block('git-protected-ref', `git fetch ${o.value} writes the branch ${dst}`, r.text);
+      return w.block(
+        'git-protected-ref',
+        `git fetch's refspec ${o.value} writes the branch ${dst}`,
+        r.text,
+      );
   }
   return;
 }

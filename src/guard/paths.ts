@@ -126,7 +126,7 @@ export function whose(frame: Frame, p: string): string {
     return "the user's checkout: it changes only through hagent land";
   const sessions = sessionsFolder(frame);
   if (sessions && within(real, sessions) && real !== sessions)
-    return "another session's worktree: each session changes only its own";
+    return "the folder of the repository's session worktrees: each session changes only its own";
   if (real === frame.home || within(frame.home, real))
     return 'the home folder or a folder holding it';
   return '';

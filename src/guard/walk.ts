@@ -622,10 +622,16 @@ export class Walker {
   private shell(name: string, args: Field[], r: Run): void {
     let i = 0;
     let command = false;
+    // -s (and a lone -) read the code from stdin; the words after are its arguments.
+    let fromStdin = false;
     for (; i < args.length; i++) {
       const v = args[i]!.value;
       if (args[i]!.dynamic)
         return this.block('unresolved', `${name} gets ${v}, only known when it runs`, r.text);
+      if (v === '-') {
+        fromStdin = true;
+        break;
+      }
       if (v === '--') {
         i++;
         break;
@@ -643,6 +649,7 @@ export class Walker {
       }
       if (/^-[a-zA-Z]+$/.test(v)) {
         if (v.includes('c')) command = true;
+        else if (v.includes('s')) fromStdin = true;
         continue;
       }
       if (v.startsWith('--') || v.startsWith('+')) continue;
@@ -653,7 +660,7 @@ export class Walker {
       if (!str) return;
       return this.shellString(str, r, args.slice(i + 1));
     }
-    if (i < args.length) {
+    if (i < args.length && !fromStdin) {
       const file = args[i]!.value;
       // bash <(curl …), sh /dev/stdin: the code comes from somewhere the guard cannot read.
       if (/^\/dev\/(fd\/\d+|stdin)$|^\/proc\/self\/fd\//.test(file)) {

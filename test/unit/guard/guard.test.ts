@@ -116,7 +116,7 @@ test('scratch writes in the temp folder pass, unless the folder is inside a git 
   assert.equal(guardCommand(`rm -rf ${scratch}/build-*`, ctx), { allowed: true });
 });
 
-test('a refusal of what is not the session says whose it is: the user checkout, the git folder, another session', () => {
+test('a refusal of what is not the session says whose it is: the user checkout, the git folder, the other sessions', () => {
   const reason = (c: string): string => {
     const v = guardCommand(c, MACHINE_CTX);
     return v.allowed ? '(allowed)' : v.reason;
@@ -133,8 +133,11 @@ test('a refusal of what is not the session says whose it is: the user checkout, 
     reason('cp hook.sh /home/dev/src/shop/.git/hooks/pre-commit'),
     /repository's git folder/,
   );
-  assert.match(reason('rm -rf ../s2'), /another session's worktree/);
-  assert.match(reason('cd .. && rm -rf s2'), /another session's worktree/);
+  assert.match(reason('rm -rf ../s2'), /session worktrees: each session changes only its own/);
+  assert.match(
+    reason('cd .. && rm -rf s2'),
+    /session worktrees: each session changes only its own/,
+  );
 });
 
 test("the tools' package caches in the home folder are scratch; the rest of it, and the cache folder holding the sessions, are not", () => {
