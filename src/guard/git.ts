@@ -368,14 +368,20 @@ function repack({ w, r, f }: GitCall): void {
 /**
  * Removing, pruning or moving worktrees can take the session's own; `add` writes where it is told.
  */
-function worktree({ w, r, sub, rest, f, cwd }: GitCall): void {
+function worktree({ w, r, sub, rest, f, cwd, protectedBranches }: GitCall): void {
   if (f.operands[0]?.dynamic) requireKnown(w, sub, rest, r);
   const action = f.operands[0]?.value;
   if (action === 'remove' || action === 'prune' || action === 'move')
     return w.block('git-worktree', `git worktree ${action}`, r.text);
   if (action === 'add') {
-    const dest = f.operands[1];
+    const words = withoutValues(rest, ['-b', '-B', '--reason']);
+    const dest = rest.find((a) => a.value === words[1]);
     if (dest) w.checkWrite(dest, { cwd, vars: r.scope.vars }, 'git worktree add', r.text);
+    // A checkout of the target branch elsewhere would let commits there move it.
+    const branch = optionAfter(rest, ['-B']) ?? (optionAfter(rest, ['-b']) ? undefined : words[2]);
+    const detached = rest.some((a) => a.value === '--detach' || a.value === '-d');
+    if (branch && !detached && protectedBranches.includes(branch.replace(/^refs\/heads\//, '')))
+      return w.block('git-protected-ref', `git worktree add checks out ${branch}`, r.text);
   }
   return;
 }

@@ -16,7 +16,7 @@ export const GUARD_RULES = {
   'git-push-force':
     'force-pushes or deletes on a remote (--force, +refspec, :refspec, --delete, --mirror, --prune)',
   'git-protected-ref':
-    "deletes, moves or renames hagent's branches and refs (hagent/*, refs/hagent/*, its notes), the session's target branch or a tag, or switches the session worktree onto the target branch",
+    "deletes, moves or renames hagent's branches and refs (hagent/*, refs/hagent/*, its notes), the session's target branch or a tag, or checks the target branch out (git switch main, git worktree add DIR main)",
   'git-reset-hard':
     'resets --hard to another revision, dropping hagent commits from the session branch',
   'git-reflog-expire': 'expires or deletes reflog entries (the way back to dropped commits)',
