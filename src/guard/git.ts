@@ -130,7 +130,7 @@ export function checkGit(
   const elsewhere = placeCheck(w, r);
   const globals = globalOptions(w, args, r, elsewhere);
   if (!globals) return;
-  const { end: i, cwd, aliases } = globals;
+  const { end: i, cwd, aliases, settings } = globals;
   checkEnvironment(w, r, cwd, elsewhere);
   const subField = args[i];
   if (!subField) return;
@@ -170,7 +170,7 @@ export function checkGit(
   const has = (s: string, ...long: string[]): boolean =>
     f.short.has(s) || long.some((l) => f.long.has(l));
   const rule = SUBCOMMANDS.get(sub);
-  if (rule) rule({ w, r, sub, rest, f, has, cwd, elsewhere, protectedBranches, frame });
+  if (rule) rule({ w, r, sub, rest, f, has, cwd, elsewhere, protectedBranches, frame, settings });
 }
 
 /**
@@ -346,10 +346,17 @@ function reflog({ w, r, sub, rest, f }: GitCall): void {
 }
 
 /** `gc --prune` drops unreachable objects (what undo may need), unless `--prune=never`. */
-function gc({ w, r, rest }: GitCall): void {
+function gc({ w, r, sub, rest, settings }: GitCall): void {
   const prune = rest.find((a) => a.value === '--prune' || a.value.startsWith('--prune='));
   if (prune && prune.value !== '--prune=never')
     return w.block('git-gc-prune', `git gc ${prune.value}`, r.text);
+  // -c gc.pruneExpire=now (or the reflog's expiry) makes a plain gc prune what undo may need.
+  const expire = settings.find((x) =>
+    /^gc\.(pruneexpire|reflogexpire|reflogexpireunreachable|worktreepruneexpire)=(?!never$)/i.test(
+      x,
+    ),
+  );
+  if (expire) return w.block('git-gc-prune', `git -c ${expire} ${sub}`, r.text);
   return;
 }
 
@@ -606,7 +613,7 @@ const GIT_RULES: [readonly string[], GitRule][] = [
   [['symbolic-ref'], symbolicRef],
   [['reset'], reset],
   [['reflog'], reflog],
-  [['gc'], gc],
+  [['gc', 'maintenance'], gc],
   [['prune'], ({ w, r }) => w.block('git-gc-prune', 'git prune', r.text)],
   [['repack'], repack],
   [['worktree'], worktree],
@@ -652,6 +659,8 @@ interface GitCall {
   elsewhere(what: string, p: string | null, gitDir?: boolean): void;
   protectedBranches: readonly string[];
   frame: Frame;
+  /** The `-c NAME=VALUE` settings given before the subcommand. */
+  settings: readonly string[];
 }
 
 /**
@@ -686,9 +695,10 @@ function globalOptions(
   args: Field[],
   r: Run,
   elsewhere: (what: string, p: string | null, gitDir?: boolean) => void,
-): { end: number; cwd: string | null; aliases: Map<string, string> } | null {
+): { end: number; cwd: string | null; aliases: Map<string, string>; settings: string[] } | null {
   let cwd = r.scope.cwd;
   const aliases = new Map<string, string>();
+  const settings: string[] = [];
   const unresolved = (detail: string): null => {
     w.block('unresolved', detail, r.text);
     return null;
@@ -725,11 +735,17 @@ function globalOptions(
       if (!value || value.dynamic)
         return unresolved(`git ${opt} gets a path only known when it runs`);
       elsewhere(`git ${opt}`, resolveIn(value, cwd), opt === '--git-dir');
-    } else if (opt === '-c' || (opt.startsWith('-c') && !opt.startsWith('--'))) {
+    } else if (
+      opt === '-c' ||
+      opt === '--config-env' ||
+      (opt.startsWith('-c') && !opt.startsWith('--'))
+    ) {
       if (!value) continue;
-      if (value.dynamic) return unresolved('git -c gets a setting only known when it runs');
+      if (opt === '--config-env') value = configEnv(value, r);
+      if (value.dynamic) return unresolved(`git ${opt} gets a setting only known when it runs`);
       const m = /^alias\.([^=]+)=(.*)$/s.exec(value.value);
       if (m) aliases.set(m[1]!, m[2]!);
+      settings.push(value.value);
       const run = SHELL_SETTINGS.exec(value.value);
       if (run)
         w.shellString(
@@ -744,7 +760,22 @@ function globalOptions(
         );
     }
   }
-  return { end: i, cwd, aliases };
+  return { end: i, cwd, aliases, settings };
+}
+
+/**
+ * `--config-env=NAME=VAR` as the `-c NAME=VALUE` it stands for: VAR's value when the command sets
+ * it; unknown (dynamic) when the setting is one whose value matters (shell code, an alias, the
+ * work tree, gc's expiry), else the name with an empty value.
+ */
+function configEnv(value: Field, r: Run): Field {
+  const k = value.value.lastIndexOf('=');
+  if (k < 0) return value;
+  const name = value.value.slice(0, k);
+  const v = r.env.get(value.value.slice(k + 1));
+  if (typeof v === 'string') return { ...value, value: `${name}=${v}` };
+  const matters = SHELL_SETTINGS.test(`${name}=`) || /^(alias\.|core\.worktree$|gc\.)/i.test(name);
+  return { ...value, value: `${name}=`, dynamic: matters };
 }
 
 /** Variables that send git elsewhere, or that git runs as shell code (editors, pagers, ssh). */
@@ -763,6 +794,10 @@ function checkEnvironment(
       name === 'GIT_DIR',
     );
   }
+  // Settings given through the environment: the guard does not read their encoding.
+  for (const name of ['GIT_CONFIG_PARAMETERS', 'GIT_CONFIG_COUNT'])
+    if (r.env.has(name))
+      w.block('unresolved', `git reads settings from ${name}; pass them with git -c`, r.text);
   // Variables whose value git runs as a shell command.
   for (const name of [
     'GIT_SSH_COMMAND',
