@@ -5,7 +5,7 @@
  * reflog, unreachable objects, worktrees, stash entries, shared configuration.
  */
 import path from 'node:path';
-import { placeOf, type Frame } from './paths.js';
+import { placeOf, scratchRepo, whose, type Frame } from './paths.js';
 import { resolveIn } from './args.js';
 import type { Run, Walker } from './walk.js';
 import { mayBeOptions, type Field } from './words.js';
@@ -33,14 +33,15 @@ const GIT_PLACE_VARS = [
   'GIT_OBJECT_DIRECTORY',
 ];
 
-/** `-c NAME=VALUE` settings whose value git runs as a shell command. */
+/** `-c NAME=VALUE` settings whose value git runs as a shell command (names as RegExp sources). */
 const SHELL_SETTINGS = new RegExp(
   `^(${[
-    ...['core.sshcommand', 'core.pager', 'core.editor', 'core.fsmonitor', 'sequence.editor'],
-    ...['diff.external', 'credential.helper', 'pager.[^=]+', 'gpg.program', 'core.askpass'],
-  ]
-    .map((name) => name.replaceAll('.', '\\.'))
-    .join('|')})=(.*)$`,
+    ...['core\\.sshcommand', 'core\\.pager', 'core\\.editor', 'core\\.fsmonitor'],
+    ...['sequence\\.editor', 'diff\\.external', 'credential\\.helper', 'pager\\.[^=]+'],
+    ...['gpg\\.program', 'core\\.askpass', 'core\\.gitproxy', 'uploadpack\\.packobjectshook'],
+    ...['filter\\.[^=]+\\.(?:clean|smudge|process)', 'diff\\.[^=]+\\.(?:textconv|command)'],
+    'merge\\.[^=]+\\.driver',
+  ].join('|')})=(.*)$`,
   'is',
 );
 
@@ -129,7 +130,7 @@ export function checkGit(
   const elsewhere = placeCheck(w, r);
   const globals = globalOptions(w, args, r, elsewhere);
   if (!globals) return;
-  const { end: i, cwd, aliases } = globals;
+  const { end: i, cwd, aliases, settings } = globals;
   checkEnvironment(w, r, cwd, elsewhere);
   const subField = args[i];
   if (!subField) return;
@@ -169,7 +170,7 @@ export function checkGit(
   const has = (s: string, ...long: string[]): boolean =>
     f.short.has(s) || long.some((l) => f.long.has(l));
   const rule = SUBCOMMANDS.get(sub);
-  if (rule) rule({ w, r, sub, rest, f, has, cwd, elsewhere, protectedBranches, frame });
+  if (rule) rule({ w, r, sub, rest, f, has, cwd, elsewhere, protectedBranches, frame, settings });
 }
 
 /**
@@ -248,7 +249,35 @@ function checkoutReset({ w, r, sub, rest, protectedBranches }: GitCall): void {
   const reset = optionAfter(rest, resetOpts);
   if (reset && protectedRef(reset, protectedBranches))
     return w.block('git-protected-ref', `git ${sub} resets the branch ${reset}`, r.text);
+  // A lone branch operand switches the worktree to it (with a path after it, checkout only reads).
+  const operands = withoutValues(rest, ['-b', '-c', '-B', '-C', '--orphan', '--conflict']);
+  if (
+    !reset &&
+    !rest.some((a) => a.value === '--' || /^-[bcd]|^--(create|orphan|detach)/.test(a.value)) &&
+    operands.length === 1 &&
+    protectedBranches.includes(operands[0]!.replace(/^refs\/heads\//, ''))
+  )
+    return w.block(
+      'git-protected-ref',
+      `git ${sub} ${operands[0]} moves the session worktree off its branch onto ${operands[0]}`,
+      r.text,
+    );
   return;
+}
+
+/** The words of `args` that are neither options nor the value of one of `withValue`. */
+function withoutValues(args: readonly Field[], withValue: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let k = 0; k < args.length; k++) {
+    const v = args[k]!.value;
+    if (v === '--') {
+      out.push(...args.slice(k + 1).map((a) => a.value));
+      break;
+    }
+    if (withValue.includes(v)) k++;
+    else if (!v.startsWith('-')) out.push(v);
+  }
+  return out;
 }
 
 /**
@@ -267,6 +296,14 @@ function updateRef({ w, r, rest, f, has, protectedBranches }: GitCall): void {
     (a, k) => !(a.value === '-m' || rest[k - 1]?.value === '-m') && !a.value.startsWith('-'),
   );
   const ref = words[0];
+  if (ref?.value.startsWith('refs/replace/'))
+    return w.block('git-history-rewrite', `git update-ref ${ref.value}`, r.text);
+  if (ref?.value === 'refs/stash' && has('d'))
+    return w.block(
+      'git-stash-drop',
+      'git update-ref -d refs/stash drops every stash entry',
+      r.text,
+    );
   if (ref && protectedRef(ref.value, protectedBranches))
     return w.block(
       'git-protected-ref',
@@ -309,10 +346,17 @@ function reflog({ w, r, sub, rest, f }: GitCall): void {
 }
 
 /** `gc --prune` drops unreachable objects (what undo may need), unless `--prune=never`. */
-function gc({ w, r, rest }: GitCall): void {
+function gc({ w, r, sub, rest, settings }: GitCall): void {
   const prune = rest.find((a) => a.value === '--prune' || a.value.startsWith('--prune='));
   if (prune && prune.value !== '--prune=never')
     return w.block('git-gc-prune', `git gc ${prune.value}`, r.text);
+  // -c gc.pruneExpire=now (or the reflog's expiry) makes a plain gc prune what undo may need.
+  const expire = settings.find((x) =>
+    /^gc\.(pruneexpire|reflogexpire|reflogexpireunreachable|worktreepruneexpire)=(?!never$)/i.test(
+      x,
+    ),
+  );
+  if (expire) return w.block('git-gc-prune', `git -c ${expire} ${sub}`, r.text);
   return;
 }
 
@@ -331,14 +375,20 @@ function repack({ w, r, f }: GitCall): void {
 /**
  * Removing, pruning or moving worktrees can take the session's own; `add` writes where it is told.
  */
-function worktree({ w, r, sub, rest, f, cwd }: GitCall): void {
+function worktree({ w, r, sub, rest, f, cwd, protectedBranches }: GitCall): void {
   if (f.operands[0]?.dynamic) requireKnown(w, sub, rest, r);
   const action = f.operands[0]?.value;
   if (action === 'remove' || action === 'prune' || action === 'move')
     return w.block('git-worktree', `git worktree ${action}`, r.text);
   if (action === 'add') {
-    const dest = f.operands[1];
+    const words = withoutValues(rest, ['-b', '-B', '--reason']);
+    const dest = rest.find((a) => a.value === words[1]);
     if (dest) w.checkWrite(dest, { cwd, vars: r.scope.vars }, 'git worktree add', r.text);
+    // A checkout of the target branch elsewhere would let commits there move it.
+    const branch = optionAfter(rest, ['-B']) ?? (optionAfter(rest, ['-b']) ? undefined : words[2]);
+    const detached = rest.some((a) => a.value === '--detach' || a.value === '-d');
+    if (branch && !detached && protectedBranches.includes(branch.replace(/^refs\/heads\//, '')))
+      return w.block('git-protected-ref', `git worktree add checks out ${branch}`, r.text);
   }
   return;
 }
@@ -456,14 +506,88 @@ function submodule({ w, r, rest }: GitCall): void {
   return;
 }
 
-/** `rebase -x CMD` runs CMD as shell code after each commit. */
-function rebase({ w, r, rest }: GitCall): void {
+/**
+ * `rebase -x CMD` runs CMD as shell code after each commit; `rebase UPSTREAM BRANCH` (or
+ * `--root BRANCH`) first checks BRANCH out and rewrites it: not a branch hagent protects.
+ */
+function rebase({ w, r, rest, has, protectedBranches }: GitCall): void {
+  const operands = withoutValues(rest, ['-x', '--exec', '--onto', '-s', '--strategy', '-X']);
+  const branch = operands[has('', '--root') ? 0 : 1];
+  if (branch && protectedBranches.includes(branch.replace(/^refs\/heads\//, '')))
+    return w.block('git-history-rewrite', `git rebase rewrites the branch ${branch}`, r.text);
   for (let k = 0; k < rest.length; k++) {
     const v = rest[k]!.value;
     if (v === '-x' || v === '--exec') {
       const c = rest[k + 1];
       if (c) w.shellString(c, r, []);
     } else if (v.startsWith('--exec=')) w.shellString({ ...rest[k]!, value: v.slice(7) }, r, []);
+  }
+  return;
+}
+
+/** Remotes live in the repository's shared configuration: adding, changing or removing one writes it. */
+function remote({ w, r, f }: GitCall): void {
+  const action = f.operands[0]?.value;
+  if (action && ['add', 'set-url', 'remove', 'rm', 'rename', 'set-branches'].includes(action))
+    return w.block(
+      'git-config-write',
+      `git remote ${action} changes the repository's remotes`,
+      r.text,
+    );
+  return;
+}
+
+/** Replace refs change what every branch of the repository shows: listing them only reads. */
+function replace({ w, r, f, has }: GitCall): void {
+  if (has('l', '--list') || (f.operands.length === 0 && !has('d', '--delete'))) return;
+  return w.block('git-history-rewrite', 'git replace changes what every branch shows', r.text);
+}
+
+/**
+ * A fetch refspec `SRC:DST` writes the local ref DST: not a branch or ref hagent protects (`git
+ * fetch . +hagent/<id>:main` lands the session's work behind the user's back).
+ */
+function fetch({ w, r, f, protectedBranches }: GitCall): void {
+  for (const o of f.operands.slice(1)) {
+    const dst = o.value.includes(':') ? o.value.slice(o.value.lastIndexOf(':') + 1) : '';
+    if (dst && protectedRef(dst, protectedBranches))
+      return w.block(
+        'git-protected-ref',
+        `git fetch's refspec ${o.value} writes the branch ${dst}`,
+        r.text,
+      );
+  }
+  return;
+}
+
+/** Deleting or moving a tag changes one the user's checkout shares. */
+function tag({ w, r, sub, rest, has }: GitCall): void {
+  if (!has('d', '--delete') && !has('f', '--force')) return;
+  requireKnown(w, sub, rest, r);
+  return w.block(
+    'git-protected-ref',
+    `git tag ${has('d', '--delete') ? '-d deletes' : '-f moves'} a tag of the repository`,
+    r.text,
+  );
+}
+
+/**
+ * `--output=FILE` (log, diff, show, …), `-o DIR` (format-patch) and `checkout-index --prefix=DIR`
+ * write where they are told.
+ */
+function outputs({ w, r, sub, rest, cwd }: GitCall): void {
+  const names =
+    sub === 'checkout-index'
+      ? ['--prefix']
+      : sub === 'format-patch'
+        ? ['--output', '-o', '--output-directory']
+        : ['--output'];
+  for (let k = 0; k < rest.length; k++) {
+    const v = rest[k]!.value;
+    const n = names.find((x) => v === x || v.startsWith(`${x}=`));
+    if (!n) continue;
+    const file = v === n ? rest[k + 1] : { ...rest[k]!, value: v.slice(n.length + 1) };
+    if (file) w.checkWrite(file, { cwd, vars: r.scope.vars }, `git ${sub} ${n}`, r.text);
   }
   return;
 }
@@ -489,7 +613,7 @@ const GIT_RULES: [readonly string[], GitRule][] = [
   [['symbolic-ref'], symbolicRef],
   [['reset'], reset],
   [['reflog'], reflog],
-  [['gc'], gc],
+  [['gc', 'maintenance'], gc],
   [['prune'], ({ w, r }) => w.block('git-gc-prune', 'git prune', r.text)],
   [['repack'], repack],
   [['worktree'], worktree],
@@ -505,6 +629,15 @@ const GIT_RULES: [readonly string[], GitRule][] = [
   [['submodule'], submodule],
   [['rebase'], rebase],
   [['archive'], archive],
+  [['remote'], remote],
+  [['replace'], replace],
+  [['fetch'], fetch],
+  [['tag'], tag],
+  [
+    ['log', 'diff', 'show', 'whatchanged', 'range-diff', 'diff-tree', 'diff-index', 'diff-files'],
+    outputs,
+  ],
+  [['format-patch', 'checkout-index'], outputs],
 ];
 
 const SUBCOMMANDS: ReadonlyMap<string, GitRule> = new Map(
@@ -523,18 +656,31 @@ interface GitCall {
   has(s: string, ...long: string[]): boolean;
   /** The folder git runs in (after -C), null when only known at run time. */
   cwd: string | null;
-  elsewhere(what: string, p: string | null): void;
+  elsewhere(what: string, p: string | null, gitDir?: boolean): void;
   protectedBranches: readonly string[];
   frame: Frame;
+  /** The `-c NAME=VALUE` settings given before the subcommand. */
+  settings: readonly string[];
 }
 
-/** Refuses git pointed at a place outside the session worktree (or at one only known later). */
-function placeCheck(w: Walker, r: Run): (what: string, p: string | null) => void {
-  return (what, p) => {
+/**
+ * Refuses git pointed at a place outside the session worktree (or at one only known later). A git
+ * folder (`gitDir`) may be the worktree's own `.git` link: git follows it to the session's admin
+ * folder.
+ */
+function placeCheck(w: Walker, r: Run): (what: string, p: string | null, gitDir?: boolean) => void {
+  return (what, p, gitDir = false) => {
     if (p === null) return w.block('unresolved', `${what} is only known when it runs`, r.text);
-    const place = placeOf(w.session.frame, p, true);
-    if (place !== 'inside' && place !== 'worktree-root')
-      w.block('git-elsewhere', `${what} is ${p}, outside the session worktree`, r.text);
+    const { frame } = w.session;
+    const place = placeOf(frame, p, true);
+    if (gitDir && place === 'worktree-git' && p === path.join(frame.worktree, '.git')) return;
+    if (place === 'inside' || place === 'worktree-root' || scratchRepo(frame, p)) return;
+    const note = whose(frame, p);
+    w.block(
+      'git-elsewhere',
+      `${what} is ${p}, outside the session worktree${note ? ` (${note})` : ''}`,
+      r.text,
+    );
   };
 }
 
@@ -548,10 +694,11 @@ function globalOptions(
   w: Walker,
   args: Field[],
   r: Run,
-  elsewhere: (what: string, p: string | null) => void,
-): { end: number; cwd: string | null; aliases: Map<string, string> } | null {
+  elsewhere: (what: string, p: string | null, gitDir?: boolean) => void,
+): { end: number; cwd: string | null; aliases: Map<string, string>; settings: string[] } | null {
   let cwd = r.scope.cwd;
   const aliases = new Map<string, string>();
+  const settings: string[] = [];
   const unresolved = (detail: string): null => {
     w.block('unresolved', detail, r.text);
     return null;
@@ -587,12 +734,18 @@ function globalOptions(
     } else if (opt === '--git-dir' || opt === '--work-tree') {
       if (!value || value.dynamic)
         return unresolved(`git ${opt} gets a path only known when it runs`);
-      elsewhere(`git ${opt}`, resolveIn(value, cwd));
-    } else if (opt === '-c' || (opt.startsWith('-c') && !opt.startsWith('--'))) {
+      elsewhere(`git ${opt}`, resolveIn(value, cwd), opt === '--git-dir');
+    } else if (
+      opt === '-c' ||
+      opt === '--config-env' ||
+      (opt.startsWith('-c') && !opt.startsWith('--'))
+    ) {
       if (!value) continue;
-      if (value.dynamic) return unresolved('git -c gets a setting only known when it runs');
+      if (opt === '--config-env') value = configEnv(value, r);
+      if (value.dynamic) return unresolved(`git ${opt} gets a setting only known when it runs`);
       const m = /^alias\.([^=]+)=(.*)$/s.exec(value.value);
       if (m) aliases.set(m[1]!, m[2]!);
+      settings.push(value.value);
       const run = SHELL_SETTINGS.exec(value.value);
       if (run)
         w.shellString(
@@ -607,7 +760,22 @@ function globalOptions(
         );
     }
   }
-  return { end: i, cwd, aliases };
+  return { end: i, cwd, aliases, settings };
+}
+
+/**
+ * `--config-env=NAME=VAR` as the `-c NAME=VALUE` it stands for: VAR's value when the command sets
+ * it; unknown (dynamic) when the setting is one whose value matters (shell code, an alias, the
+ * work tree, gc's expiry), else the name with an empty value.
+ */
+function configEnv(value: Field, r: Run): Field {
+  const k = value.value.lastIndexOf('=');
+  if (k < 0) return value;
+  const name = value.value.slice(0, k);
+  const v = r.env.get(value.value.slice(k + 1));
+  if (typeof v === 'string') return { ...value, value: `${name}=${v}` };
+  const matters = SHELL_SETTINGS.test(`${name}=`) || /^(alias\.|core\.worktree$|gc\.)/i.test(name);
+  return { ...value, value: `${name}=`, dynamic: matters };
 }
 
 /** Variables that send git elsewhere, or that git runs as shell code (editors, pagers, ssh). */
@@ -615,13 +783,21 @@ function checkEnvironment(
   w: Walker,
   r: Run,
   cwd: string | null,
-  elsewhere: (what: string, p: string | null) => void,
+  elsewhere: (what: string, p: string | null, gitDir?: boolean) => void,
 ): void {
   for (const name of GIT_PLACE_VARS) {
     if (!r.env.has(name)) continue;
     const v = r.env.get(name);
-    elsewhere(name, v === null || v === undefined ? null : path.resolve(cwd ?? '/', v));
+    elsewhere(
+      name,
+      v === null || v === undefined ? null : path.resolve(cwd ?? '/', v),
+      name === 'GIT_DIR',
+    );
   }
+  // Settings given through the environment: the guard does not read their encoding.
+  for (const name of ['GIT_CONFIG_PARAMETERS', 'GIT_CONFIG_COUNT'])
+    if (r.env.has(name))
+      w.block('unresolved', `git reads settings from ${name}; pass them with git -c`, r.text);
   // Variables whose value git runs as a shell command.
   for (const name of [
     'GIT_SSH_COMMAND',

@@ -34,6 +34,10 @@ export interface GuardContext {
   protectedBranches?: readonly string[];
   /** Relaxations from .hagent/config.json (e.g. allow git push); never from inside a session. */
   allow?: readonly string[];
+  /** The user's main checkout: named in refusals of what reaches it, never a scratch repository. */
+  checkout?: string;
+  /** The repository's git common folder: named in refusals, never a scratch repository. */
+  gitDir?: string;
 }
 
 export type GuardVerdict =
@@ -60,7 +64,10 @@ export type GuardVerdict =
  */
 export function guardCommand(command: string, ctx: GuardContext): GuardVerdict {
   const walker = new Walker({
-    frame: makeFrame(ctx.worktree, ctx.home ?? os.homedir()),
+    frame: makeFrame(ctx.worktree, ctx.home ?? os.homedir(), {
+      ...(ctx.checkout ? { checkout: ctx.checkout } : {}),
+      ...(ctx.gitDir ? { gitDir: ctx.gitDir } : {}),
+    }),
     protectedBranches: ctx.protectedBranches ?? [],
     allow: new Set(ctx.allow ?? []),
   });

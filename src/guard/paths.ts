@@ -12,6 +12,30 @@ import path from 'node:path';
 const DEVICES =
   /^\/dev\/(null|zero|stdout|stderr|stdin|tty|fd\/\d+|random|urandom)$|^\/proc\/self\/fd\/\d+$/;
 
+/**
+ * The package caches of the everyday tools, below the home folder: clearing or filling one
+ * (`rm -rf ~/.npm/_cacache` after a broken install) is scratch work, not the user's files.
+ */
+const TOOL_CACHES = [
+  '.npm',
+  '.yarn/berry/cache',
+  '.cache/yarn',
+  '.cache/pnpm',
+  '.local/share/pnpm/store',
+  '.pnpm-store',
+  '.cache/pip',
+  '.cache/uv',
+  '.cache/pypoetry',
+  '.cache/go-build',
+  'go/pkg/mod',
+  '.cargo/registry',
+  '.cargo/git',
+  '.m2/repository',
+  '.gradle/caches',
+  '.cache/node-gyp',
+  '.cache/ms-playwright',
+];
+
 /** Folders where scratch files belong; writes there are allowed unless they reach a checkout. */
 function tempRoots(): string[] {
   const roots = new Set<string>();
@@ -59,7 +83,7 @@ export type Place =
   | 'worktree-git' // its `.git` link (or anything below it)
   | 'inside' // a file or folder inside the worktree
   | 'device' // /dev/null and friends
-  | 'scratch' // below the system temp folder, not inside any git checkout, not holding the worktree
+  | 'scratch' // below the system temp folder (not inside any git checkout), or in a tool's package cache
   | 'temp-root' // a temp folder itself (rm -rf /tmp/* is not scratch)
   | 'home-or-root' // '/', the home folder, or a folder holding the worktree or the home folder
   | 'outside';
@@ -69,10 +93,69 @@ export interface Frame {
   worktree: string;
   home: string;
   temps: string[];
+  /** The user's main checkout, when known. */
+  checkout?: string;
+  /** The repository's git common folder (config, hooks, refs, objects), when known. */
+  gitDir?: string;
 }
 
-export function makeFrame(worktree: string, home: string): Frame {
-  return { worktree: realish(worktree), home: realish(home), temps: tempRoots() };
+export function makeFrame(
+  worktree: string,
+  home: string,
+  repo: { checkout?: string; gitDir?: string } = {},
+): Frame {
+  return {
+    worktree: realish(worktree),
+    home: realish(home),
+    temps: tempRoots(),
+    ...(repo.checkout ? { checkout: realish(repo.checkout) } : {}),
+    ...(repo.gitDir ? { gitDir: realish(repo.gitDir) } : {}),
+  };
+}
+
+/**
+ * Whose a path outside the worktree is, said so the agent knows why it may not change it: the
+ * repository's git folder, the user's checkout, another session's worktree, the home folder.
+ * '' when it is none of these.
+ */
+export function whose(frame: Frame, p: string): string {
+  const real = realish(p);
+  if (frame.gitDir && within(real, frame.gitDir))
+    return "the repository's git folder, shared with the user's checkout: only hagent changes it";
+  if (frame.checkout && within(real, frame.checkout))
+    return "the user's checkout: it changes only through hagent land";
+  const sessions = sessionsFolder(frame);
+  if (sessions && within(real, sessions) && real !== sessions)
+    return "the folder of the repository's session worktrees: each session changes only its own";
+  if (real === frame.home || within(frame.home, real))
+    return 'the home folder or a folder holding it';
+  return '';
+}
+
+/**
+ * True when git may run in `p` although it is outside the worktree: a scratch clone in the temp
+ * folder (`git clone … /tmp/x && cd /tmp/x && git log`), not the user's checkout, its git folder
+ * or a session's worktree.
+ */
+export function scratchRepo(frame: Frame, p: string): boolean {
+  const real = realish(p);
+  if (!frame.temps.some((t) => within(real, t))) return false;
+  if (within(frame.worktree, real) || within(frame.home, real)) return false;
+  if (frame.checkout && (within(real, frame.checkout) || within(frame.checkout, real)))
+    return false;
+  if (frame.gitDir && (within(real, frame.gitDir) || within(frame.gitDir, real))) return false;
+  const sessions = sessionsFolder(frame);
+  return !sessions || !within(real, sessions);
+}
+
+/**
+ * The folder holding the session worktrees of the repository (the worktree's parent), or null when
+ * that parent is a folder of everything (the temp folder, the home folder, /).
+ */
+function sessionsFolder(frame: Frame): string | null {
+  const parent = path.dirname(frame.worktree);
+  if (parent === '/' || within(frame.home, parent) || frame.temps.includes(parent)) return null;
+  return parent;
 }
 
 /** True when some folder from `p` up to (not including) `stop` holds a `.git`: a checkout. */
@@ -97,8 +180,10 @@ export function placeOf(frame: Frame, p: string, followLast: boolean): Place {
   }
   if (real === '/' || real === home || within(worktree, real) || within(home, real))
     return 'home-or-root';
-  // The home folder's files are never scratch, even with a temp folder inside it.
-  if (within(real, home)) return 'outside';
+  // The home folder's files are never scratch, even with a temp folder inside it; its tools'
+  // package caches are.
+  if (within(real, home))
+    return TOOL_CACHES.some((c) => within(real, path.join(home, c))) ? 'scratch' : 'outside';
   for (const t of frame.temps) {
     if (real === t) return 'temp-root';
     if (within(real, t)) return inCheckout(real, t) ? 'outside' : 'scratch';

@@ -16,7 +16,7 @@ export const GUARD_RULES = {
   'git-push-force':
     'force-pushes or deletes on a remote (--force, +refspec, :refspec, --delete, --mirror, --prune)',
   'git-protected-ref':
-    "deletes, moves or renames hagent's branches and refs (hagent/*, refs/hagent/*, its notes) or the session's target branch",
+    "deletes, moves or renames hagent's branches and refs (hagent/*, refs/hagent/*, its notes), the session's target branch or a tag, or checks the target branch out (git switch main, git worktree add DIR main)",
   'git-reset-hard':
     'resets --hard to another revision, dropping hagent commits from the session branch',
   'git-reflog-expire': 'expires or deletes reflog entries (the way back to dropped commits)',
@@ -25,8 +25,9 @@ export const GUARD_RULES = {
   'git-worktree': 'removes, prunes or moves git worktrees (the session worktree among them)',
   'git-stash-drop': 'drops or clears stash entries',
   'git-config-write':
-    "changes the repository's or the user's git configuration (shared by every worktree)",
-  'git-history-rewrite': 'rewrites history of every branch (filter-branch, filter-repo)',
+    "changes the repository's or the user's git configuration or remotes (shared by every worktree)",
+  'git-history-rewrite':
+    'rewrites history of every branch or of the target branch (filter-branch, filter-repo, replace refs, rebasing the target)',
   'hagent-human-only':
     "runs one of hagent's human-only commands (review --approve, land, land --undo, undo --land, session end, integrate)",
   'agent-marker':
@@ -55,7 +56,7 @@ export const GUARD_HINTS: Record<GuardRule, string> = {
     'do not push from a session: the user reviews and lands the work with hagent review / hagent land (a repository may allow it: guard.allow ["git-push"] in .hagent/config.json)',
   'git-push-force': 'never force-push from a session; the user lands the work with hagent land',
   'git-protected-ref':
-    'leave hagent/* and the target branch alone; undo work with hagent undo, the user lands or ends the session',
+    'stay on the session branch and leave hagent/*, the target branch and tags alone: hagent commits your work there, undo it with hagent undo; the user lands it onto the target or ends the session',
   'git-reset-hard':
     'to drop applied work use hagent undo (it stays undoable); git reset --hard HEAD (discarding uncommitted edits) is allowed',
   'git-reflog-expire': 'leave the reflog alone; hagent undo works without it',
@@ -64,9 +65,9 @@ export const GUARD_HINTS: Record<GuardRule, string> = {
   'git-stash-drop':
     'keep stash entries (git stash pop/apply are allowed); ask the user to drop them',
   'git-config-write':
-    'read configuration only (git config --get); pass settings per command with git -c key=value',
+    'read configuration only (git config --get, git remote -v); pass settings per command with git -c key=value; ask the user to change remotes',
   'git-history-rewrite':
-    'do not rewrite history from a session; hagent undo rolls back applied work',
+    'do not rewrite history outside the session branch (rebasing the session branch itself is fine); hagent undo rolls back applied work',
   'hagent-human-only':
     'tell the user the work is ready: they review, approve and land it (and end sessions, change hook or MCP settings) from their own shell; hagent status, review, apply, check, undo, sync and log stay yours',
   'agent-marker':

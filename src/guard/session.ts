@@ -22,5 +22,7 @@ export async function sessionGuardContext(
     worktree: session.worktree,
     protectedBranches: target ? [target] : [],
     allow: config.guard.allow,
+    ...(config.root ? { checkout: config.root } : {}),
+    gitDir: ctx.commonDir,
   };
 }

@@ -277,19 +277,24 @@ function remove({ w, name, args, r }: Call): void {
   return;
 }
 
-/** mv removes its sources and writes its destination: every operand must be writable. */
+/** crontab replaces or removes the user's scheduled jobs (kept outside the worktree); -l lists them. */
+function crontab({ w, args, r }: Call): void {
+  if (args.length === 1 && args[0]!.value === '-l') return;
+  return w.block('write-outside', "crontab changes the user's scheduled jobs", r.text);
+}
+
+/**
+ * mv removes its sources and writes its destination: every source must be removable, the
+ * destination writable (a folder it moves into, such as the temp folder, is not taken away).
+ */
 function move({ w, args, r }: Call): void {
   const ops = operands(args, ['-t', '--target-directory', '-S', '--suffix']);
   const target = optionValue(args, ['-t', '--target-directory']);
   if (target) w.checkWrite(target, r.scope, 'mv -t', r.text);
-  for (const f of ops.list)
-    w.checkWrite(
-      f,
-      r.scope,
-      'mv (it removes its sources and writes its destination)',
-      r.text,
-      true,
-    );
+  const sources = target || ops.list.length < 2 ? ops.list : ops.list.slice(0, -1);
+  for (const f of sources) w.checkWrite(f, r.scope, 'mv (it removes its sources)', r.text, true);
+  if (sources.length < ops.list.length)
+    w.checkWrite(ops.list[ops.list.length - 1]!, r.scope, "mv's destination", r.text);
   return;
 }
 
@@ -667,6 +672,7 @@ const TABLE: [readonly string[], Verb][] = [
   [['make', 'gmake', 'ninja'], build],
   [['zip', '7z', '7za', 'jar'], archive],
   [['unzip'], unzip],
+  [['crontab'], crontab],
 ];
 
 /**

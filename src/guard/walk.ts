@@ -29,7 +29,8 @@ import {
 } from './hagent.js';
 import { checkInlineCode, INTERPRETERS } from './interp.js';
 import { AGENT_MARKER } from '../agents/marker.js';
-import { globBase, globRegExp, placeOf, type Frame, type Place } from './paths.js';
+import { isLineFilter, listedPaths } from './lists.js';
+import { globBase, globRegExp, placeOf, whose, type Frame, type Place } from './paths.js';
 import { GUARD_HINTS, GUARD_RULES, type GuardRule } from './rules.js';
 import { VERBS } from './verbs.js';
 import {
@@ -62,8 +63,8 @@ export interface Scope {
 export interface Stdin {
   /** Known text (echo/printf of literals, a heredoc, a here-string). */
   literal?: string;
-  /** Paths a producer lists (find ROOT, ls DIR): what xargs will append. */
-  roots?: string[];
+  /** Paths standing for what a producer lists (find ROOT, ls DIR): what xargs will append. */
+  paths?: string[];
   /** Fed by a pipe whose output is unknown. */
   unknown?: boolean;
 }
@@ -192,7 +193,10 @@ export class Walker {
     depth: number,
   ): string | null {
     const st = script?.commands;
-    if (!script || st?.length !== 1 || st[0]!.command.type !== 'Command') return null;
+    if (!script || st?.length !== 1) return null;
+    if (st[0]!.command.type === 'Pipeline')
+      return this.listedBy(st[0]!.command.commands, script.source ?? src, scope, depth);
+    if (st[0]!.command.type !== 'Command') return null;
     const cmd = st[0]!.command;
     if (!cmd.name || cmd.prefix.length) return null;
     const es = this.expandScope(scope, script.source ?? src, depth + 1);
@@ -228,7 +232,25 @@ export class Walker {
       ['inside', 'worktree-root'].includes(placeOf(this.session.frame, scope.cwd, true))
     )
       return this.session.frame.worktree;
-    return null;
+    return listedPaths(name, words, scope.cwd)?.join('\n') ?? null;
+  }
+
+  /**
+   * The output of a pipeline inside `$(…)` when it is a list of paths: a lister, then only line
+   * filters (`git diff --name-only | grep '\.ts$'`). Null otherwise.
+   */
+  private listedBy(
+    commands: readonly SyntaxNode[],
+    src: string,
+    scope: Scope,
+    depth: number,
+  ): string | null {
+    let feed: Stdin | null = null;
+    for (const c of commands) {
+      feed = this.producedBy(c, scope, src, depth + 1, feed);
+      if (!feed.paths) return null;
+    }
+    return feed?.paths?.join('\n') ?? null;
   }
 
   /** Walks every command/process substitution below `node` (they run before the command). */
@@ -255,8 +277,9 @@ export class Walker {
         node.commands.forEach((c, i) => {
           const sub: Scope =
             node.commands.length > 1 ? { cwd: scope.cwd, vars: new Map(scope.vars) } : scope;
-          this.node(c, src, sub, depth, i === 0 ? feed : (feed ?? { unknown: true }));
-          feed = this.producedBy(c, sub, src, depth);
+          const input = i === 0 ? feed : (feed ?? { unknown: true });
+          this.node(c, src, sub, depth, input);
+          feed = this.producedBy(c, sub, src, depth, input);
         });
         return;
       }
@@ -355,7 +378,13 @@ export class Walker {
   }
 
   /** What a pipeline member writes on stdout, as far as it is known. */
-  private producedBy(node: SyntaxNode, scope: Scope, src: string, depth: number): Stdin {
+  private producedBy(
+    node: SyntaxNode,
+    scope: Scope,
+    src: string,
+    depth: number,
+    input: Stdin | null,
+  ): Stdin {
     if (node.type !== 'Command' || !node.name) return { unknown: true };
     const es = this.expandScope(scope, src, depth);
     const argv = [node.name, ...node.suffix]
@@ -368,31 +397,10 @@ export class Walker {
       return { literal: args.filter((a, i) => !(i === 0 && /^-[neE]+$/.test(a))).join(' ') };
     if (name === 'printf' && args.length && !args[0]!.includes('%'))
       return { literal: args[0]!.replace(/\\n/g, '\n') };
-    // These list paths relative to the folder they run in.
-    if (
-      (name === 'git' && /^(ls-files|diff|status|grep)$/.test(args[0] ?? '')) ||
-      ((name === 'grep' || name === 'rg') &&
-        args.some((a) => /^-[a-zA-Z]*l/.test(a) || a === '--files' || a === '--files-with-matches'))
-    ) {
-      return { roots: scope.cwd ? [scope.cwd] : [] };
-    }
-    if (name === 'find' || name === 'ls' || name === 'fd') {
-      const roots = args.filter((a) => !a.startsWith('-') && !a.startsWith('(') && a !== '!');
-      const first =
-        name === 'find'
-          ? roots.slice(
-              0,
-              Math.max(
-                1,
-                args.findIndex((a) => a.startsWith('-') || a === '(' || a === '!'),
-              ),
-            )
-          : roots;
-      const rootsAbs = (first.length && name !== 'fd' ? first : ['.']).map((r) =>
-        scope.cwd ? path.resolve(scope.cwd, r) : r,
-      );
-      return { roots: rootsAbs };
-    }
+    const paths = listedPaths(name, args, scope.cwd);
+    if (paths) return { paths };
+    // grep PATTERN, sort, head… pass a list of paths on as it came.
+    if (input?.paths && isLineFilter(name, args)) return input;
     return { unknown: true };
   }
 
@@ -614,10 +622,16 @@ export class Walker {
   private shell(name: string, args: Field[], r: Run): void {
     let i = 0;
     let command = false;
+    // -s (and a lone -) read the code from stdin; the words after are its arguments.
+    let fromStdin = false;
     for (; i < args.length; i++) {
       const v = args[i]!.value;
       if (args[i]!.dynamic)
         return this.block('unresolved', `${name} gets ${v}, only known when it runs`, r.text);
+      if (v === '-') {
+        fromStdin = true;
+        break;
+      }
       if (v === '--') {
         i++;
         break;
@@ -635,6 +649,7 @@ export class Walker {
       }
       if (/^-[a-zA-Z]+$/.test(v)) {
         if (v.includes('c')) command = true;
+        else if (v.includes('s')) fromStdin = true;
         continue;
       }
       if (v.startsWith('--') || v.startsWith('+')) continue;
@@ -645,7 +660,7 @@ export class Walker {
       if (!str) return;
       return this.shellString(str, r, args.slice(i + 1));
     }
-    if (i < args.length) {
+    if (i < args.length && !fromStdin) {
       const file = args[i]!.value;
       // bash <(curl …), sh /dev/stdin: the code comes from somewhere the guard cannot read.
       if (/^\/dev\/(fd\/\d+|stdin)$|^\/proc\/self\/fd\//.test(file)) {
@@ -843,7 +858,8 @@ export class Walker {
 
   /**
    * A path a command writes (or, with `removes`, takes away, as mv does with its sources).
-   * Allowed inside the worktree (not its .git link), on devices, in scratch space.
+   * Allowed inside the worktree (not its .git link), on devices, in scratch space, and into the
+   * temp folder itself (not taking it away).
    */
   checkWrite(f: Field, scope: Scope, what: string, text: string, removes = false): void {
     const p = this.locate(f, scope, what, removes ? 'rm-outside' : 'write-outside', text);
@@ -855,7 +871,14 @@ export class Walker {
     if (place === 'worktree-root' && removes)
       return this.block('worktree-git', `${what} moves the worktree itself`, text);
     if (place === 'worktree-root') return; // writing into the worktree folder (cp x .)
-    this.block(removes ? 'rm-outside' : 'write-outside', `${what} reaches ${p.resolved}`, text);
+    // Writing into the temp folder itself (cp -r dist /tmp, tar -C /tmp) makes scratch files.
+    if (place === 'temp-root' && !removes) return;
+    const note = whose(this.session.frame, p.resolved);
+    this.block(
+      removes ? 'rm-outside' : 'write-outside',
+      `${what} reaches ${p.resolved}${note ? ` (${note})` : ''}`,
+      text,
+    );
   }
 
   /** A path a command deletes. Allowed inside the worktree and in scratch space. */
@@ -872,12 +895,11 @@ export class Walker {
           (place === 'worktree-root' ? 'the session worktree itself' : "the worktree's .git link"),
         text,
       );
-    this.block(
-      'rm-outside',
-      `${verb} reaches ${p.resolved}` +
-        (place === 'home-or-root' ? ' (the home folder, / or a folder holding the worktree)' : ''),
-      text,
-    );
+    const note =
+      place === 'home-or-root'
+        ? 'the home folder, / or a folder holding the worktree'
+        : whose(this.session.frame, p.resolved);
+    this.block('rm-outside', `${verb} reaches ${p.resolved}${note ? ` (${note})` : ''}`, text);
   }
 
   /**
@@ -1075,12 +1097,7 @@ function inputFields(r: Run): Field[] {
     const words = s.literal.split(/\s+/).filter(Boolean);
     return words.map((value) => ({ value, dynamic: false, glob: false }));
   }
-  if (s?.roots)
-    return s.roots.map((root) => ({
-      value: path.posix.join(root, 'found'),
-      dynamic: false,
-      glob: false,
-    }));
+  if (s?.paths) return s.paths.map((value) => ({ value, dynamic: false, glob: false }));
   // Input the guard cannot see (a file, an unknown producer, the terminal): its words are unknown.
   return [{ value: '(the words xargs reads)', dynamic: true, glob: false }];
 }

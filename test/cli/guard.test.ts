@@ -60,6 +60,26 @@ t('the human form names the rule, the command and the hint on stderr', () => {
   assert.is(ok.stdout, 'allowed: git status\n');
 });
 
+t(
+  "a command aimed at the user's checkout is refused with a reason naming it and hagent land",
+  () => {
+    const repo = makeRepo();
+    const s = startSession(repo);
+    const r = hagent(s.worktree, ['guard', '--json', '--', `git -C ${repo} checkout -- .`]);
+    assert.is(r.status, 1, r.stdout + r.stderr);
+    assert.is(r.json.error.rule, 'git-elsewhere');
+    assert.match(r.json.error.message, /the user's checkout: it changes only through hagent land/);
+    const hook = hagent(s.worktree, [
+      'guard',
+      '--json',
+      '--',
+      `echo x > ${path.join(repo, '.git', 'hooks', 'pre-commit')}`,
+    ]);
+    assert.is(hook.status, 1);
+    assert.match(hook.json.error.message, /the repository's git folder/);
+  },
+);
+
 t('the command is read from stdin when no words are given; an empty stdin is a usage error', () => {
   const repo = makeRepo();
   const s = startSession(repo);

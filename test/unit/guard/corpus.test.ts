@@ -1,5 +1,5 @@
 /**
- * The guard against its corpus: the dangerous commands (every bypass class of the design: quoting,
+ * The guard against its corpora: the dangerous commands (every bypass class of the design: quoting,
  * $IFS, ANSI-C quoting, wrappers, launcher prefixes, assignments, flags through variables, +refspecs,
  * git pointed elsewhere, interpreters, xargs, find -exec, substitutions, heredocs fed to shells) must
  * be refused at ≥ 95 % — the misses are printed — and the everyday commands never.
@@ -7,7 +7,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { guardCommand } from '../../../src/guard/index.js';
-import { CORPUS_CTX as CTX, readCorpus } from './corpus.js';
+import { CORPUS_CTX as CTX, MACHINE_CTX, readCorpus } from './corpus.js';
 
 const test = suite('guard corpus');
 
@@ -43,6 +43,34 @@ test('no everyday command is refused', () => {
     refused.map((x) => `${x.c} → ${x.v.allowed ? '' : `${x.v.rule}: ${x.v.reason}`}`),
     [],
   );
+});
+
+test('on a user machine layout: every everyday command allowed, every dangerous one refused with a reason', () => {
+  const everyday = readCorpus('machine-everyday.txt');
+  const dangerous = readCorpus('machine-dangerous.txt');
+  assert.ok(everyday.length >= 150, `${everyday.length} everyday`);
+  assert.ok(dangerous.length >= 100, `${dangerous.length} dangerous`);
+  const refused = everyday
+    .map((c) => ({ c, v: guardCommand(c, MACHINE_CTX) }))
+    .filter((x) => !x.v.allowed);
+  const verdicts = dangerous.map((c) => ({ c, v: guardCommand(c, MACHINE_CTX) }));
+  const missed = verdicts.filter((x) => x.v.allowed).map((x) => x.c);
+  console.log(
+    `  machine layout: ${everyday.length - refused.length}/${everyday.length} everyday allowed, ` +
+      `${dangerous.length - missed.length}/${dangerous.length} dangerous refused`,
+  );
+  assert.equal(
+    refused.map((x) => `${x.c} → ${x.v.allowed ? '' : `${x.v.rule}: ${x.v.reason}`}`),
+    [],
+  );
+  assert.equal(missed, []);
+  for (const { c, v } of verdicts) {
+    if (v.allowed) continue;
+    assert.ok(
+      v.reason && v.hint && v.rule && v.command,
+      `a refusal of ${c} says why and what to do`,
+    );
+  }
 });
 
 test.run();

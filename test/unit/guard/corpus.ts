@@ -13,7 +13,23 @@ export const CORPUS_CTX: GuardContext = {
   protectedBranches: ['main'],
 };
 
-export function readCorpus(file: 'dangerous.txt' | 'everyday.txt'): string[] {
+/**
+ * A session laid out as on a user's machine: the worktree under the user's cache folder (the
+ * default `worktreeRoot`), the user's checkout elsewhere in the home folder, the agent's cwd the
+ * worktree.
+ */
+export const MACHINE_CTX: GuardContext = {
+  worktree: '/home/dev/.cache/hagent/worktrees/shop-0123456789ab/s1',
+  home: '/home/dev',
+  protectedBranches: ['main'],
+  checkout: '/home/dev/src/shop',
+  gitDir: '/home/dev/src/shop/.git',
+};
+
+export type CorpusFile =
+  'dangerous.txt' | 'everyday.txt' | 'machine-dangerous.txt' | 'machine-everyday.txt';
+
+export function readCorpus(file: CorpusFile): string[] {
   const out: string[] = [];
   for (const line of readFileSync(path.join(DIR, file), 'utf8').split('\n')) {
     if (line.startsWith('| ')) out[out.length - 1] += `\n${line.slice(2)}`;

@@ -9,7 +9,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { GUARD_RULE_NAMES, guardCommand, type GuardContext } from '../../../src/guard/index.js';
 import { git, tempDir } from '../../helpers/index.js';
-import { CORPUS_CTX as CTX } from './corpus.js';
+import { CORPUS_CTX as CTX, MACHINE_CTX } from './corpus.js';
 
 const test = suite('guard');
 
@@ -114,6 +114,94 @@ test('scratch writes in the temp folder pass, unless the folder is inside a git 
     'everything in the temp folder',
   );
   assert.equal(guardCommand(`rm -rf ${scratch}/build-*`, ctx), { allowed: true });
+});
+
+test('a refusal of what is not the session says whose it is: the user checkout, the git folder, the other sessions', () => {
+  const reason = (c: string): string => {
+    const v = guardCommand(c, MACHINE_CTX);
+    return v.allowed ? '(allowed)' : v.reason;
+  };
+  assert.match(
+    reason('git -C /home/dev/src/shop checkout -- .'),
+    /\(the user's checkout: it changes only through hagent land\)$/,
+  );
+  assert.match(
+    reason('echo x > ~/src/shop/src/a.ts'),
+    /user's checkout: it changes only through hagent land/,
+  );
+  assert.match(
+    reason('cp hook.sh /home/dev/src/shop/.git/hooks/pre-commit'),
+    /repository's git folder/,
+  );
+  assert.match(reason('rm -rf ../s2'), /session worktrees: each session changes only its own/);
+  assert.match(
+    reason('cd .. && rm -rf s2'),
+    /session worktrees: each session changes only its own/,
+  );
+});
+
+test("the tools' package caches in the home folder are scratch; the rest of it, and the cache folder holding the sessions, are not", () => {
+  for (const ok of [
+    'rm -rf ~/.npm/_cacache',
+    'rm -rf ~/.npm',
+    'rm -rf ~/.cache/pip',
+    'rm -rf ~/go/pkg/mod/cache',
+    'rm -rf ~/.cargo/registry/cache',
+  ])
+    assert.equal(guardCommand(ok, MACHINE_CTX), { allowed: true }, ok);
+  for (const no of ['rm -rf ~/.cache', 'rm -rf ~/.cache/hagent', 'rm ~/.npmrc', 'rm -rf ~/.cargo'])
+    assert.is(guardCommand(no, MACHINE_CTX).allowed, false, no);
+});
+
+test('git runs in a scratch clone in the temp folder, not in the user checkout there nor its git folder', () => {
+  const checkout = tempDir();
+  git(checkout, 'init', '-q');
+  const clone = tempDir();
+  git(clone, 'init', '-q');
+  const ctx: GuardContext = {
+    worktree: tempDir(),
+    home: '/home/dev',
+    checkout,
+    gitDir: path.join(checkout, '.git'),
+  };
+  assert.equal(guardCommand(`cd ${clone} && git checkout -b x && git log -1`, ctx), {
+    allowed: true,
+  });
+  assert.equal(guardCommand(`git -C ${clone} reset --hard`, ctx), { allowed: true });
+  for (const no of [
+    `git -C ${checkout} status`,
+    `cd ${checkout} && git stash`,
+    `git --git-dir=${checkout}/.git log`,
+    `git -C ${checkout}/.git log`,
+  ])
+    assert.is(guardCommand(no, ctx).allowed, false, no);
+  assert.is(
+    guardCommand(`git -C ${clone} reset --hard`, { ...ctx, worktree: path.join(clone, 'wt') })
+      .allowed,
+    false,
+    'a folder holding the worktree is not scratch',
+  );
+});
+
+test('a path list made by a lister is judged where the lister looked, in $(...) as through xargs', () => {
+  for (const ok of [
+    "sed -i 's/a/b/' $(git ls-files '*.ts')",
+    "sed -i 's/a/b/' $(grep -rl a src)",
+    "rm -f $(git diff --name-only | grep '\\.orig$' | sort -u)",
+    "rm $(find . -name '*.orig')",
+    "git ls-files | grep '\\.snap$' | xargs rm -f",
+  ])
+    assert.equal(guardCommand(ok, MACHINE_CTX), { allowed: true }, ok);
+  for (const no of [
+    'rm -f $(grep -rl a /home/dev/src/shop)',
+    'grep -rl a /home/dev/src/shop | xargs rm -f',
+    'rm -f $(cat list.txt)',
+    'git diff HEAD~1 | xargs rm -f',
+    'git ls-files | grep a /etc/passwd | xargs rm -f',
+    'rm -rf $(find . -name .git)',
+    `find ${MACHINE_CTX.worktree} -maxdepth 0 | xargs rm -rf`,
+  ])
+    assert.is(guardCommand(no, MACHINE_CTX).allowed, false, no);
 });
 
 test('it never throws, whatever the input', () => {
