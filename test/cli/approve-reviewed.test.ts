@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { BIN, GIT_ENV, git, hagent, look, makeRepo, startSession } from '../helpers/index.js';
+import { connectMcp } from '../helpers/mcp.js';
 import { testOrSkip } from '../helpers/skip.js';
 
 const t = suite('approve-reviewed');
@@ -199,5 +200,26 @@ t('a rename shows as one; approving one side approves the move whole, and it lan
   assert.equal(b.json.approval.paths, ['new.txt', 'old.txt']);
   assert.equal(b.json.movedWith, [{ from: 'old.txt', to: 'new.txt', similarity: 100 }]);
 });
+
+t(
+  'the MCP review tool shows the head and the move; the agent reading it approves nothing for the human',
+  async () => {
+    const repo = makeRepo({ 'old.txt': 'a\nb\nc\n' });
+    startSession(repo, ['--name', 's1']);
+    const c = await connectMcp(repo, ['--session', 's1']);
+    try {
+      const mv = await c.call('exec', { command: 'git mv old.txt new.txt' });
+      assert.is(mv.isError, false, mv.text);
+      const rv = await c.call('review', { stat: true });
+      assert.is(rv.isError, false, rv.text);
+      assert.is(rv.data.head, git(repo, 'rev-parse', 'hagent/s1'));
+      assert.equal(rv.data.renames, [{ from: 'old.txt', to: 'new.txt', similarity: 100 }]);
+    } finally {
+      await c.close();
+    }
+    const r = hagent(repo, ['review', '--approve', '--json'], { unsetEnv: ['HAGENT_AGENT'] });
+    assert.is(r.json.error.code, 'NOT_REVIEWED');
+  },
+);
 
 t.run();
