@@ -45,6 +45,12 @@ export const EXIT_STATUS = {
   UNLANDED_WORK: 1,
   NOT_APPROVED: 1,
   APPROVAL_OUTDATED: 1,
+  /** `review --approve`: the session's head is not the one the review in this terminal showed (or `--head` named). */
+  HEAD_MOVED: 1,
+  /** `review --approve` with no `--head` in a terminal where no review of the session was shown. */
+  NOT_REVIEWED: 1,
+  /** A user's git hook (pre-commit, commit-msg, reference-transaction…) refused the land commit. */
+  HOOK_REFUSED: 1,
   LAND_CONFLICT: 1,
   LAND_DENIED: 1,
   SESSION_DRIFTED: 1,

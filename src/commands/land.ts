@@ -22,6 +22,7 @@ export async function runLand(
     message?: string;
     yes?: boolean;
     allowDenied?: boolean;
+    verify?: boolean;
     undo?: boolean;
   },
   io: Io,
@@ -35,6 +36,7 @@ export async function runLand(
     ...(argv.message ? { message: argv.message } : {}),
     yes: !!argv.yes,
     allowDenied: !!argv.allowDenied,
+    noVerify: argv.verify === false,
     env: io.env,
   });
   if (argv.json) {
@@ -54,6 +56,13 @@ export async function runLand(
       ? [
           p.yellow(
             `Not approved yet, so not landed: ${cappedList(r.coverage.notApproved)}. Approve with: ${approveCommand(r.session, r.coverage.notApproved)}, then hagent land --session ${r.session}`,
+          ),
+        ]
+      : []),
+    ...(r.hooks.ran.length || r.hooks.skipped.length
+      ? [
+          p.dim(
+            `your git hooks: ${[...new Set(r.hooks.ran.map((h) => h.hook))].join(', ') || 'none'} ran${r.hooks.skipped.length ? `; ${r.hooks.skipped.join(', ')} skipped (--no-verify)` : ''}`,
           ),
         ]
       : []),

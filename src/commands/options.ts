@@ -245,12 +245,19 @@ export const COMMANDS = {
       approve: {
         type: 'array',
         description:
-          'approve the current head: every file, or the PATHs given (relative to the current folder; a folder approves its changed files; added to what is approved already)',
+          'approve the head the last review in this terminal showed: every file, or the PATHs given (relative to the current folder; a folder approves its changed files; added to what is approved already)',
+      },
+      head: {
+        type: 'string',
+        description:
+          'with --approve: the head to approve (for scripts; refused if the session moved past it)',
+        example: 'SHA',
       },
     },
     examples: [
       ['$0 review', 'stat, patches and the coloured diff'],
-      ['$0 review --approve', 'approve everything at the current head'],
+      ['$0 review --approve', 'approve everything at the head this terminal was shown'],
+      ['$0 review --approve --head 3f2a9c1', 'a script approves the head it names'],
       ['$0 review --approve src/a.ts src/b.ts', 'approve two files only'],
       ['$0 review --approve docs/', 'then approve the changed files under docs/ too'],
       ['$0 review --approve -- -notes.txt', 'a path that starts with a dash, after --'],
@@ -284,6 +291,12 @@ export const COMMANDS = {
         description:
           'land paths the policy protects (.env, .hagent/, symlinks…) that the session changed',
       },
+      verify: {
+        type: 'boolean',
+        default: true,
+        description:
+          "run your git commit hooks on the land commit (--no-verify skips pre-commit and commit-msg, as git commit does; recorded in the land's message)",
+      },
       undo: {
         type: 'boolean',
         description:
@@ -298,6 +311,7 @@ export const COMMANDS = {
         'you reviewed the protected paths the session changed and want them',
       ],
       ['$0 land --merge -m "feat: login" --json', ''],
+      ['$0 land --no-verify', 'skip your pre-commit and commit-msg hooks, as git commit does'],
     ],
   },
   undo: {

@@ -1,8 +1,10 @@
 /**
  * `hagent review`: stat, diff, patches and approval of a session.
  */
-import { refuseForAgent } from '../agents/marker.js';
+import { AGENT_MARKER, refuseForAgent } from '../agents/marker.js';
 import { matchChangedPaths, reviewSession, type ReviewResult } from '../review/index.js';
+import { reviewedHead } from '../review/approve.js';
+import { recordSeen } from '../review/seen.js';
 import { existsSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { approveCommand, openRepo, resolveSession } from '../session/index.js';
@@ -25,6 +27,7 @@ export async function runReview(
     stat?: boolean;
     patches?: boolean;
     approve?: string[] | boolean;
+    head?: string;
     _?: (string | number)[];
   },
   io: Io,
@@ -41,6 +44,13 @@ export async function runReview(
       `approve them with: hagent review --approve -- ${afterDashes.join(' ')}`,
     );
   }
+  if (argv.head !== undefined && (argv.approve === undefined || argv.approve === false))
+    throw new HagentError(
+      'USAGE',
+      '--head names the head an approval approves: it goes with --approve',
+      {},
+      `approve that head with: hagent review --approve --head ${argv.head}`,
+    );
   const given = [...(Array.isArray(argv.approve) ? argv.approve : []), ...afterDashes];
   const ctx = await openRepo(io.cwd);
   const session = await resolveSession(ctx, argv.session);
@@ -56,10 +66,25 @@ export async function runReview(
     diff: wantDiff,
     color: io.color,
     withPatchText: !!argv.patches,
-    ...(approve ? { approve, given } : {}),
+    ...(approve ? { approve, given, ...(await reviewedHead(ctx, session.id, argv.head)) } : {}),
   }).catch(async (e: unknown) => {
     throw await approveTarget(ctx, session.id, session.worktree, e);
   });
+  // What a human was shown, for this terminal's next `--approve`; an agent's review shows no human.
+  const seenNote =
+    !approve && !io.env[AGENT_MARKER]
+      ? await recordSeen(
+          ctx.commonDir,
+          r.session,
+          r.head,
+          r.files.map((f) => f.path),
+        ).then(
+          () => null,
+          (e: unknown) =>
+            `note: this review could not be recorded for --approve (${e instanceof Error ? e.message : String(e)}); approve with --head ${r.head}`,
+        )
+      : null;
+  if (seenNote) io.stderr.write(`${seenNote}\n`);
   if (argv.json) {
     printJson(io, r);
     return 0;
@@ -94,13 +119,7 @@ function reviewLines(r: ReviewResult, argv: { stat?: boolean; patches?: boolean 
     ),
   ];
   if (r.drift) lines.push(...driftLines(r.drift, p));
-  lines.push(
-    ...cappedLines(
-      r.files,
-      (f) =>
-        `  ${f.status} ${f.path.padEnd(40)} ${f.added === null ? 'binary' : `${p.green(`+${f.added}`)} ${p.red(`-${f.removed}`)}`}`,
-    ),
-  );
+  lines.push(...cappedLines(fileLines(r), (l) => l(p)));
   if (argv.patches || !argv.stat) {
     lines.push('', p.bold('Applied patches (newest first):'));
     for (const pt of r.patches) {
@@ -118,7 +137,32 @@ function reviewLines(r: ReviewResult, argv: { stat?: boolean; patches?: boolean 
   }
   if (r.diff) lines.push('', r.diff.trimEnd());
   lines.push('', ...approvalLines(r, p));
+  lines.push(
+    p.dim(
+      `Shown: head ${short(r.head)}. hagent review --approve in this terminal approves this head; anything the agent applies after it is refused until you review again.`,
+    ),
+  );
   return lines;
+}
+
+/**
+ * One line per changed file, a rename as one `R old → new` line (its delete and add merged), in
+ * the order of `files`.
+ */
+function fileLines(r: ReviewResult): ((p: Palette) => string)[] {
+  const to = new Map(r.renames.map((m) => [m.to, m]));
+  const from = new Set(r.renames.map((m) => m.from));
+  const counts = (f: ReviewResult['files'][number], p: Palette) =>
+    f.added === null ? 'binary' : `${p.green(`+${f.added}`)} ${p.red(`-${f.removed}`)}`;
+  return r.files
+    .filter((f) => !from.has(f.path))
+    .map((f) => {
+      const m = to.get(f.path);
+      return m
+        ? (p: Palette) =>
+            `  R ${`${m.from} → ${m.to}`.padEnd(40)} ${p.dim(`(${m.similarity}% similar)`)}`
+        : (p: Palette) => `  ${f.status} ${f.path.padEnd(40)} ${counts(f, p)}`;
+    });
 }
 
 /**
@@ -146,6 +190,9 @@ function approvedLines(r: ReviewResult, specs: true | string[], color: boolean):
   return [
     p.cyan(
       `Approved ${named ? cappedList(named) : 'every file'} of session ${r.session} at head ${short(a.head)}.`,
+    ),
+    ...(r.movedWith ?? []).map((m) =>
+      p.dim(`${m.from} → ${m.to} is one move: both sides approved, so the move lands whole.`),
     ),
     ...more.map((l) => p.dim(l)),
     ...approvalLines(r, p),

@@ -2,7 +2,7 @@
  * git: the plumbing hagent drives. `run.ts` is the only place that spawns git; each verb sits
  * beside a pure parser of its output. Imports nothing from the other folders but errors.ts.
  */
-export { runGit, gitText, type GitResult, type RunGitOptions } from './run.js';
+export { runGit, gitText, REPOSITORY_ENV, type GitResult, type RunGitOptions } from './run.js';
 export * from './plumbing.js';
 export * from './objects.js';
 export * from './tree.js';
@@ -64,3 +64,5 @@ export { pruneWorktrees, removeWorktree } from './worktree-remove.js';
 export * from './index-ops.js';
 export * from './merge-state.js';
 export { removeLockMadeSince } from './locks.js';
+export * from './renames.js';
+export * from './hooks-path.js';

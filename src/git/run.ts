@@ -73,7 +73,8 @@ const HYGIENE = [
   'maintenance.auto=false',
 ];
 
-const DROPPED_ENV = [
+/** Variables that point git at another repository, index or object store (a calling hook's). */
+export const REPOSITORY_ENV = [
   'GIT_DIR',
   'GIT_WORK_TREE',
   'GIT_INDEX_FILE',
@@ -81,6 +82,10 @@ const DROPPED_ENV = [
   'GIT_COMMON_DIR',
   'GIT_OBJECT_DIRECTORY',
   'GIT_ALTERNATE_OBJECT_DIRECTORIES',
+];
+
+const DROPPED_ENV = [
+  ...REPOSITORY_ENV,
   'LC_ALL',
   'LANGUAGE',
   'GIT_EDITOR',

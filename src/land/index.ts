@@ -65,6 +65,13 @@ import { loadConfig } from '../config/index.js';
 import { deniedReason, type Policy } from '../policy/index.js';
 import { trace } from '../trace/index.js';
 import { withLandTarget } from './target-lock.js';
+import {
+  findLandHooks,
+  runCommitHooks,
+  runPostCommit,
+  runRefHook,
+  type LandHooksReport,
+} from './hooks.js';
 
 /** What recovery did of an interrupted land (transaction/recover.ts, seen from the land). */
 export interface LandRecovery {
@@ -105,6 +112,8 @@ export interface LandOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** `--allow-denied`: land paths the policy denies (the user's explicit override; they are listed in `allowedDenied`). */
   allowDenied?: boolean;
+  /** `--no-verify`: skip the user's pre-commit and commit-msg hooks, as git commit does (land/hooks.ts). */
+  noVerify?: boolean;
 }
 
 /** JSON of `hagent land`. */
@@ -131,6 +140,8 @@ export interface LandResult {
    * session's changes `notApproved` that stay to land (a partial approval's rest).
    */
   coverage: ApprovalCoverage;
+  /** The user's git hooks run for the land commit (land/hooks.ts). */
+  hooks: LandHooksReport;
 }
 
 /** A path of a land that the policy refuses, and why. */
@@ -651,6 +662,20 @@ async function landLocked(
   const checkout = checkouts[0];
   await assertNoRebaseOf(ctx.commonDir, target);
   if (checkout) await assertNoOperationInProgress(ctx, checkout.path, target);
+  // The user's own hooks, as git commit would run them for this commit (land/hooks.ts).
+  // Without a checkout of the target, the main worktree's: never a session worktree's.
+  const hooks = await findLandHooks(
+    worktrees[0]?.path ?? cwd,
+    ctx.commonDir,
+    checkout?.path ?? null,
+  );
+  const verified = await runCommitHooks(hooks, cwd, {
+    checkout: checkout?.path ?? null,
+    previous,
+    tree,
+    message,
+    noVerify: !!options.noVerify,
+  });
   // The land as one transaction (transaction/run.ts): the commit and the next land base are
   // written first (unreferenced: a refused land leaves at most those objects); then the record;
   // then the checkout of the target, if any, on the changed files only; then the target, the
@@ -664,13 +689,15 @@ async function landLocked(
     store,
     tree,
     mode === 'merge' ? [previous, head] : [previous],
-    message.endsWith('\n') ? message : `${message}\n`,
+    verified.endsWith('\n') ? verified : `${verified}\n`,
   );
   trace(made.inProcess ? 'land: committed in-process' : 'land: committed');
   const commit = made.oid;
   const landBase = await landBaseMove(commit);
   // The approval the land used (recorded when --yes made it), in the same ref transaction.
   const approvalRefMove = await approvalMove(ctx, store, session, stored, approval);
+  const targetMove = { ref: target, old: previous, new: commit };
+  await runRefHook(hooks, 'prepared', targetMove);
   await runTransaction(
     ctx.commonDir,
     cwd,
@@ -702,12 +729,18 @@ async function landLocked(
       rollForward: false,
     },
     { cwd, commonDir: ctx.commonDir, gitDir: ctx.location.gitDir, store },
-  );
+  ).catch(async (e: unknown) => {
+    await runRefHook(hooks, 'aborted', targetMove);
+    throw e;
+  });
+  await runRefHook(hooks, 'committed', targetMove);
   // The session file keeps a list of lands for display; every decision of a later land reads
   // the refs just moved (the land base, the approval), so a kill before this write loses no
   // state a land depends on, and a failure of it does not undo or deny the land: a warning.
   // Nor does a crash that loses it, so it is not fsynced (two synchronous fsyncs saved).
   const warnings: string[] = [];
+  const postCommit = await runPostCommit(hooks);
+  if (postCommit) warnings.push(postCommit);
   await writeSession(
     ctx.commonDir,
     {
@@ -734,6 +767,7 @@ async function landLocked(
     updatedWorktree: checkout?.path ?? null,
     backupRef,
     ...(denied.length ? { allowedDenied: denied } : {}),
+    hooks: hooks.report,
     coverage: approvalCoverage(
       approval,
       head,

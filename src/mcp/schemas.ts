@@ -383,6 +383,9 @@ export const ReviewOutput = z.object({
       notApproved: z.array(z.string()),
     })
     .describe('what the approval covers of files: to land, landed already, not approved yet'),
+  renames: z
+    .array(z.object({ from: z.string(), to: z.string(), similarity: z.number() }))
+    .describe('files moved (each also a D and an A entry of files); approved as one move'),
 });
 
 /** `hagent log --json`, this session's entries only. */

@@ -7,13 +7,16 @@ import { cappedList } from '../output/index.js';
 import {
   diffNumstat,
   diffText,
+  diffRenames,
   diffTrees,
   firstParentLogWithNames,
   looseObjectStore,
   moveRefs,
   readSessionNote,
   readRef,
+  type Rename,
 } from '../git/index.js';
+import { assertReviewedHead, type ReviewedFrom } from './moved.js';
 import { withSessionLock } from '../lock/index.js';
 import {
   approvalCoverage,
@@ -71,6 +74,10 @@ export interface ReviewResult {
   approvedNow: boolean;
   /** What the approval covers of `files`: to land, landed already, not approved yet. */
   coverage: ApprovalCoverage;
+  /** Files moved (git's rename detection): each is a `D` and an `A` entry of `files` too. */
+  renames: Rename[];
+  /** Renames of which this approval named one side: both sides were approved, as one move. */
+  movedWith?: Rename[];
 }
 
 /**
@@ -84,6 +91,13 @@ export interface ReviewOptions {
   approve?: true | string[];
   /** The paths as the user typed them (named in a refusal beside the resolved ones). */
   given?: string[];
+  /**
+   * The head the human reviewed: an approval is refused (HEAD_MOVED) when the session moved since
+   * in a way the approval would cover. Absent: the current head is approved as it is.
+   */
+  reviewedHead?: string;
+  /** Where {@link reviewedHead} came from, for the refusal's words. */
+  reviewedFrom?: ReviewedFrom;
 }
 
 /** Parses `git diff --numstat -z` (no renames). Pure. */
@@ -102,7 +116,11 @@ export function parseNumstat(
   return map;
 }
 
-/** Parses `git log -z --format=%x01%H%x00%cI%x00%s%x00%(trailers:key=Hagent-Op,valueonly,separator=%x02) --name-status`. Pure. */
+/** The `git log` format of a session's patches, read by {@link parseLogNameStatus}. */
+export const PATCH_LOG_FORMAT =
+  '%x01%H%x00%cI%x00%s%x00%(trailers:key=Hagent-Op,valueonly,separator=%x02)';
+
+/** Parses `git log -z --format=PATCH_LOG_FORMAT --name-status`. Pure. */
 export function parseLogNameStatus(out: Buffer): ReviewPatch[] {
   const patches: ReviewPatch[] = [];
   for (const rec of out.toString('utf8').split('\x01')) {
@@ -207,15 +225,12 @@ export async function reviewSession(
     readDrift(ctx, session, head),
   ]);
   const from = landBase.treeish;
-  const [changes, numstat, log, diff] = await Promise.all([
+  const [changes, numstat, log, diff, renames] = await Promise.all([
     diffTrees(cwd, from, head),
     diffNumstat(cwd, from, head),
-    firstParentLogWithNames(
-      cwd,
-      '%x01%H%x00%cI%x00%s%x00%(trailers:key=Hagent-Op,valueonly,separator=%x02)',
-      range,
-    ),
+    firstParentLogWithNames(cwd, PATCH_LOG_FORMAT, range),
     options.diff ? diffText(cwd, from, head, !!options.color) : Promise.resolve(null),
+    diffRenames(cwd, from, head),
   ]);
   const stats = parseNumstat(numstat);
   const files = changes.map((c) => ({
@@ -235,6 +250,7 @@ export async function reviewSession(
   const stored = await readApproval(ctx, session);
   let approval = stored.approval;
   let approvedNow = false;
+  let movedWith: Rename[] = [];
   if (options.approve !== undefined) {
     if (files.length === 0) {
       throw new HagentError(
@@ -271,8 +287,17 @@ export async function reviewSession(
           `approve paths among: ${cappedList(known, 10)} (${approveCommand(session.id, known)})`,
         );
       }
-      paths = matched.paths;
+      ({ paths, movedWith } = withRenamePartners(matched.paths, renames));
     }
+    if (options.reviewedHead !== undefined)
+      await assertReviewedHead(
+        cwd,
+        session.id,
+        options.reviewedHead,
+        head,
+        paths,
+        options.reviewedFrom ?? 'named',
+      );
     approval = widenApproval(stored.approval, head, paths, new Date().toISOString());
     await recordApproval(ctx, session, stored, approval);
     approvedNow = true;
@@ -294,7 +319,24 @@ export async function reviewSession(
       head,
       files.map((f) => f.path),
     ),
+    renames,
+    ...(movedWith.length ? { movedWith } : {}),
   };
   if (diff !== null) result.diff = diff;
   return result;
+}
+
+/**
+ * `paths` with the other side of every rename of which they name one side: a move is approved
+ * as a whole (approving only its delete would land the delete alone). Pure.
+ * @returns the paths (sorted, once each) and the renames that were completed.
+ */
+export function withRenamePartners(
+  paths: readonly string[],
+  renames: readonly Rename[],
+): { paths: string[]; movedWith: Rename[] } {
+  const named = new Set(paths);
+  const movedWith = renames.filter((r) => named.has(r.from) !== named.has(r.to));
+  for (const r of movedWith) named.add(named.has(r.from) ? r.to : r.from);
+  return { paths: [...named].sort(), movedWith };
 }

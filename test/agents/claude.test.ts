@@ -11,7 +11,7 @@ import * as assert from 'uvu/assert';
 import { agentBinary, agentEnv, hagentAsync, runAsync, pathWithHagent } from '../helpers/agents.js';
 import { testOrSkip } from '../helpers/skip.js';
 import { startModelServer, type ModelServer, type Step } from '../helpers/model-server.js';
-import { git, hagent, makeRepo } from '../helpers/index.js';
+import { git, hagent, makeRepo, look } from '../helpers/index.js';
 
 const test = suite('real Claude Code through hagent run');
 const found = agentBinary('claude');
@@ -197,6 +197,7 @@ it('create, edit, shell edit and delete each become one commit; .env, .git/confi
       'p2.txt',
       'sh.txt',
     ]);
+    look(repo, 'c1');
     assert.is(hagent(repo, ['review', '--session', 'c1', '--approve']).status, 0);
     const land = hagent(repo, ['land', '--session', 'c1', '--json']);
     assert.is(land.status, 0, land.stderr + land.stdout);

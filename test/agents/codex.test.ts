@@ -14,7 +14,7 @@ import * as assert from 'uvu/assert';
 import { agentBinary, agentEnv, hagentAsync, runAsync, pathWithHagent } from '../helpers/agents.js';
 import { testOrSkip } from '../helpers/skip.js';
 import { startModelServer } from '../helpers/model-server.js';
-import { git, hagent, makeRepo } from '../helpers/index.js';
+import { git, hagent, makeRepo, look } from '../helpers/index.js';
 
 const test = suite('real Codex CLI through hagent run');
 const found = agentBinary('codex');
@@ -117,6 +117,7 @@ it('apply_patch is applied once by hagent (one commit, Codex-shaped success); an
     assert.is(git(wt, 'status', '--porcelain'), '');
     const review = hagent(repo, ['review', '--session', 'x1', '--json']);
     assert.is(review.json.patches.length, log.length);
+    look(repo, 'x1');
     assert.is(hagent(repo, ['review', '--session', 'x1', '--approve']).status, 0);
     const land = hagent(repo, ['land', '--session', 'x1', '--json']);
     assert.is(land.status, 0, land.stderr + land.stdout);

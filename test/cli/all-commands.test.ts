@@ -28,6 +28,7 @@ import {
   updatePatch,
   writeFiles,
   writeIntentRecord,
+  look,
 } from '../helpers/index.js';
 import { connectMcp } from '../helpers/mcp.js';
 import { testOrSkip } from '../helpers/skip.js';
@@ -73,7 +74,7 @@ t('every command takes --json and prints one JSON object with ok', () => {
     exec: { cwd: wt, args: ['--', 'true'] },
     undo: { cwd: wt, args: [] },
     sync: { cwd: wt, args: [], before: () => writeFileSync(path.join(wt(), 'b.txt'), 'outside\n') },
-    review: { cwd: () => repo, args: ['--approve'] },
+    review: { cwd: () => repo, args: ['--approve'], before: () => look(repo) },
     land: { cwd: () => repo, args: ['--yes'] },
     'session update': { cwd: () => repo, args: [] },
     log: { cwd: () => repo, args: [] },
@@ -257,6 +258,7 @@ t(
     assert.is(hagent(s.worktree, ['undo', '--json'], { env: AGENT }).status, 0);
     assert.is(hagent(s.worktree, ['undo', '--redo', '--json'], { env: AGENT }).status, 0);
     // Without the marker (the human, or `env -u HAGENT_AGENT`), approve and land run.
+    look(s.worktree);
     assert.is(
       hagent(s.worktree, ['review', '--approve', '--json'], { env: { HAGENT_AGENT: '' } }).status,
       0,
@@ -571,6 +573,7 @@ function fullCycle(
   checks(s.worktree);
   const review = ok(repo, ['review']);
   assert.equal(review.files.map((f: any) => f.path).sort(), ['a.txt', newFile].sort());
+  look(repo);
   ok(repo, ['review', '--approve']);
   ok(repo, ['land']);
   assert.is(git(repo, 'status', '--porcelain'), '', "the user's checkout is clean after the land");
@@ -686,6 +689,7 @@ t('*.bat text eol=crlf: only the .bat files are converted; a delete of one is no
   assert.is(readFileSync(path.join(s.worktree, 'new.bat'), 'utf8'), 'echo new\r\n');
   assert.is(readFileSync(path.join(s.worktree, 'a.txt'), 'utf8'), 'LF\n');
   assert.is(git(s.worktree, 'status', '--porcelain'), '');
+  look(repo);
   ok(repo, ['review', '--approve']);
   ok(repo, ['land']);
   assert.is(git(repo, 'status', '--porcelain'), '');
@@ -825,6 +829,7 @@ lfsTest(
       'fresh\n',
       'the worktree holds the content',
     );
+    look(repo);
     ok(repo, ['review', '--approve']);
     ok(repo, ['land']);
     assert.is(git(repo, 'status', '--porcelain'), '', "the user's checkout is clean after land");
@@ -898,6 +903,7 @@ t("submodules: a land never turns a gitlink into a folder, and the hint's way ou
   writeFiles(s.worktree, { 'sub/y.txt': 'y\n', 'a.txt': 'one\nTWO\nthree\n' });
   git(s.worktree, 'add', 'sub/y.txt', 'a.txt');
   git(s.worktree, 'commit', '-q', '-m', 'agent commit');
+  look(repo);
   ok(repo, ['review', '--approve']);
   const r = run(repo, ['land', '--json']);
   assert.is(r.status, 1, r.stdout);
@@ -909,6 +915,7 @@ t("submodules: a land never turns a gitlink into a folder, and the hint's way ou
   git(s.worktree, 'checkout', s.base, '--', 'sub');
   rmSync(path.join(s.worktree, 'sub', 'y.txt'));
   ok(s.worktree, ['sync']);
+  look(repo);
   ok(repo, ['review', '--approve']);
   ok(repo, ['land']);
   assert.is(git(repo, 'rev-parse', 'main:sub'), gitlink);
@@ -926,6 +933,7 @@ function fullCycleFrom(repo: string, worktree: string): void {
     ok(worktree, ['sync']).files.map((f: any) => f.path),
     ['outside.txt'],
   );
+  look(repo);
   ok(repo, ['review', '--approve']);
   ok(repo, ['land']);
   assert.is(git(repo, 'status', '--porcelain'), '');
@@ -963,6 +971,7 @@ t('sparse checkouts: a file outside the cone is refused as such, with a hint tha
   );
   git(s.worktree, 'sparse-checkout', 'add', 'out');
   ok(s.worktree, ['apply', '-'], updatePatch('out/b.txt', 'b', 'B'));
+  look(repo);
   ok(repo, ['review', '--approve']);
   ok(repo, ['land']);
   assert.is(git(repo, 'status', '--porcelain'), '');
@@ -1041,6 +1050,7 @@ t(
     ok(wt1, ['apply', '-'], add('n.txt', 'new'));
     ok(wt1, ['undo']);
     ok(wt1, ['undo', '--redo']);
+    look(moved);
     ok(moved, ['review', '--approve']);
     ok(moved, ['land']);
     assert.is(git(moved, 'status', '--porcelain'), '');

@@ -35,6 +35,7 @@ import {
   writeFiles,
   writeIntentRecord,
   IDENTITY_VARS,
+  look,
 } from '../helpers/index.js';
 import { killAtIndexWrite, killAtRefTransaction } from '../helpers/kill-git.js';
 import { testOrSkip } from '../helpers/skip.js';
@@ -1043,6 +1044,7 @@ t(
     const s = start(repo, 'lander');
     apply(s.worktree, appendLine('a.txt', 'a', 'a2'));
     apply(s.worktree, appendLine('b.txt', 'b', 'b2'));
+    look(repo, 'lander');
     assert.is(
       hagent(repo, ['review', '--session', 'lander', '--approve', '--json'], {
         unsetEnv: IDENTITY_VARS,

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { git, hagent, makeRepo, startSession } from '../helpers/index.js';
+import { git, hagent, makeRepo, startSession, look } from '../helpers/index.js';
 
 const t = suite('land-approval');
 
@@ -28,6 +28,7 @@ const onMain = (repo: string, file: string) => git(repo, 'show', `main:${file}`)
 
 t('a partial approval, then land: review, land and session end agree on what is left', () => {
   const { repo } = threeChanges();
+  look(repo);
   assert.is(hagent(repo, ['review', '--approve', 'p1.txt']).status, 0);
   const land = hagent(repo, ['land', '--json']);
   assert.is(land.status, 0, land.stdout);
@@ -76,6 +77,7 @@ t('a partial approval, then land: review, land and session end agree on what is 
     /^approve it with hagent review --session pa --approve p2\.txt sub\/p3\.txt, then hagent land --session pa/,
   );
   // Approve part of the rest: session end names both parts.
+  look(repo);
   assert.is(hagent(repo, ['review', '--approve', 'p2.txt']).status, 0);
   const mixed = hagent(repo, ['session', 'end', '--json']);
   assert.match(mixed.json.error.message, /approved: p2\.txt, not approved yet: sub\/p3\.txt/);
@@ -89,6 +91,7 @@ t('a partial approval, then land: review, land and session end agree on what is 
     second.stdout,
     /Not approved yet, so not landed: sub\/p3\.txt\. Approve with: hagent review --session pa --approve sub\/p3\.txt/,
   );
+  look(repo, 'pa');
   assert.is(hagent(repo, ['review', '--session', 'pa', '--approve', 'sub/p3.txt']).status, 0);
   assert.is(hagent(repo, ['land', '--session', 'pa']).status, 0);
   const done = hagent(repo, ['review']);
@@ -99,8 +102,10 @@ t('a partial approval, then land: review, land and session end agree on what is 
 
 t('land, land --undo, land --undo, land: every approved path lands again', () => {
   const { repo } = threeChanges();
+  look(repo);
   assert.is(hagent(repo, ['review', '--approve', 'p1.txt']).status, 0);
   assert.is(hagent(repo, ['land', '--json']).status, 0);
+  look(repo);
   assert.is(hagent(repo, ['review', '--approve', 'p2.txt']).status, 0);
   const second = hagent(repo, ['land', '--json']);
   assert.is(second.status, 0, second.stdout);

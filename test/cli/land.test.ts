@@ -30,6 +30,7 @@ import {
   startSession,
   tempDir,
   updatePatch,
+  look,
 } from '../helpers/index.js';
 import { killAtRefTransaction } from '../helpers/kill-git.js';
 
@@ -43,6 +44,7 @@ t('land squashes approved work onto the checked-out target and updates only thos
   const notApproved = hagent(repo, ['land', '--json']);
   assert.is(notApproved.status, 1);
   assert.is(notApproved.json.error.code, 'NOT_APPROVED');
+  look(repo);
   assert.is(hagent(repo, ['review', '--approve', '--json']).status, 0);
   const before = git(repo, 'rev-parse', 'main');
   const r = hagent(repo, ['land', '--json']);
@@ -93,6 +95,7 @@ t('a partial land does not count as landed: session end still refuses', () => {
     input:
       '*** Begin Patch\n*** Update File: a.txt\n-two\n+TWO\n*** Update File: b.txt\n-bee\n+BEE\n*** End Patch\n',
   });
+  look(repo);
   hagent(repo, ['review', '--approve', 'b.txt']);
   assert.is(hagent(repo, ['land', '--json']).status, 0);
   assert.is(hagent(repo, ['session', 'list', '--json']).json.sessions[0].landed, false);
@@ -116,6 +119,7 @@ t('land of a partial approval brings only the approved files', () => {
     input:
       '*** Begin Patch\n*** Update File: a.txt\n-two\n+TWO\n*** Update File: b.txt\n-bee\n+BEE\n*** End Patch\n',
   });
+  look(repo);
   assert.is(hagent(repo, ['review', '--approve', 'b.txt', '--json']).status, 0);
   const r = hagent(repo, ['land', '--json']);
   assert.is(r.status, 0, r.stdout);
@@ -131,6 +135,7 @@ t('land of a partial approval brings only the approved files', () => {
 t('land refuses when the head moved after approval, unless --yes', () => {
   const { repo, s } = repoWithSession();
   hagent(s.worktree, ['apply', '-'], { input: updatePatch('a.txt', 'two', 'TWO') });
+  look(repo);
   hagent(repo, ['review', '--approve']);
   hagent(s.worktree, ['apply', '-'], { input: updatePatch('b.txt', 'bee', 'BEE') });
   const r = hagent(repo, ['land', '--json']);
@@ -301,6 +306,7 @@ function apply(worktree: string, patch: string): string {
 }
 
 function approveAndLand(repo: string, session: string, paths: string[] = []): any {
+  look(repo, session);
   const a = hagent(repo, ['review', '--session', session, '--approve', ...paths, '--json']);
   assert.is(a.status, 0, a.stdout + a.stderr);
   const l = hagent(repo, ['land', '--session', session, '--json']);
@@ -385,6 +391,7 @@ t('partial approval, then the rest: the rest lands, then the session is landed',
     'review shows what is left to land',
   );
   assert.is(review.since, 'landed');
+  look(repo, 'p');
   const again = hagent(repo, ['review', '--session', 'p', '--approve', 'a.txt', '--json']);
   assert.is(again.status, 2);
   assert.match(again.json.error.message, /a\.txt \(landed already\)/);
@@ -533,6 +540,7 @@ t('land --yes after the head moved past a partial approval lands the whole head'
     s.worktree,
     '*** Begin Patch\n*** Update File: a.txt\n-a\n+A\n*** Update File: b.txt\n-b\n+B\n*** End Patch\n',
   );
+  look(repo, 'py');
   assert.is(hagent(repo, ['review', '--session', 'py', '--approve', 'a.txt', '--json']).status, 0);
   apply(s.worktree, updatePatch('c.txt', 'c', 'C'));
   const r = hagent(repo, ['land', '--session', 'py', '--yes', '--json']);
@@ -602,11 +610,13 @@ t(
     assert.match(refused.json.error.hint, /--allow-denied/);
     assert.is(git(repo, 'rev-parse', 'main'), before, 'nothing landed');
     assert.not.ok(existsSync(path.join(repo, '.env')));
+    look(repo, 'g');
     const partial = hagent(repo, ['review', '--session', 'g', '--approve', 'a.txt', '--json']);
     assert.is(partial.status, 0);
     const safe = hagent(repo, ['land', '--session', 'g', '--json']);
     assert.is(safe.status, 0, safe.stdout);
     assert.equal(safe.json.files, [{ path: 'a.txt', status: 'M' }], 'the approved safe part lands');
+    look(repo, 'g');
     assert.is(hagent(repo, ['review', '--session', 'g', '--approve', '--json']).status, 0);
     const forced = hagent(repo, ['land', '--session', 'g', '--allow-denied', '--json']);
     assert.is(forced.status, 0, forced.stdout);
@@ -758,6 +768,7 @@ function landed(files: Record<string, string>, patch: string, name = 'u') {
   const s = startSession(repo, ['--name', name]);
   const a = hagent(s.worktree, ['apply', '-', '--yes', '--json'], { input: patch });
   assert.is(a.status, 0, a.stdout);
+  look(repo, name);
   assert.is(hagent(repo, ['review', '--session', name, '--approve', '--json']).status, 0);
   const l = hagent(repo, ['land', '--session', name, '--json']);
   assert.is(l.status, 0, l.stdout);
@@ -935,6 +946,7 @@ function approvedSession(): { repo: string; worktree: string; main: string } {
     '*** Begin Patch\n*** Update File: a.txt\n one\n-two\n+TWO\n*** Add File: dir/new.txt\n+new\n*** Delete File: gone.txt\n*** End Patch\n';
   const applied = hagent(s.worktree, ['apply', '-', '--yes', '--json'], { input: patch });
   assert.is(applied.status, 0, applied.stdout + applied.stderr);
+  look(repo);
   assert.is(hagent(repo, ['review', '--approve', '--json']).status, 0);
   return { repo, worktree: s.worktree, main: git(repo, 'rev-parse', 'main') };
 }
@@ -1132,6 +1144,7 @@ t('a file the land turned into a folder comes back as the file', () => {
     '*** Begin Patch\n*** Delete File: x\n*** Add File: x/inside.txt\n+inside\n*** End Patch\n';
   const applied = hagent(s.worktree, ['apply', '-', '--yes', '--json'], { input: patch });
   assert.is(applied.status, 0, applied.stdout + applied.stderr);
+  look(repo);
   assert.is(hagent(repo, ['review', '--approve', '--json']).status, 0);
   const main = git(repo, 'rev-parse', 'main');
   killedLand(repo, killingGit('after'));
@@ -1154,6 +1167,7 @@ t('the checkout is put back, no ref moved, and the next land lands it', () => {
   const s = startSession(repo, ['--name', 'l1']);
   const patch = '*** Begin Patch\n*** Update File: a.txt\n@@\n-one\n+ONE\n*** End Patch\n';
   assert.is(hagent(s.worktree, ['apply', '-', '--json'], { input: patch }).status, 0);
+  look(repo);
   assert.is(hagent(repo, ['review', '--approve', '--json']).status, 0);
   const main = git(repo, 'rev-parse', 'main');
   const killed = hagent(repo, ['land', '--json'], { env: killAtRefTransaction() });
@@ -1204,6 +1218,7 @@ const sessionFile = (repo: string) => path.join(repo, '.git', 'hagent', 'session
 t('review --approve points the approval ref at a commit of the head and the paths', () => {
   const { repo, head } = twoFiles();
   assert.is(refOf(repo, REF), '', 'no approval yet');
+  look(repo);
   const r = hagent(repo, ['review', '--approve', 'a.txt', '--json']);
   assert.is(r.status, 0, r.stdout + r.stderr);
   assert.equal(r.json.approval.paths, ['a.txt']);
@@ -1217,6 +1232,7 @@ t('review --approve points the approval ref at a commit of the head and the path
   assert.is(status.json.approved, true);
   assert.is(status.json.state, 'approved');
   // Approving again (all paths) moves the ref to a new commit: the last approval counts.
+  look(repo);
   assert.is(hagent(repo, ['review', '--approve', '--json']).status, 0);
   assert.is.not(refOf(repo, REF), oid);
   assert.match(git(repo, 'log', '-1', '--format=%B', REF), /"paths":null/);
@@ -1225,6 +1241,7 @@ t('review --approve points the approval ref at a commit of the head and the path
 
 t('land keeps the approval it landed in the same ref transaction as the target', () => {
   const { repo, head } = twoFiles();
+  look(repo);
   assert.is(hagent(repo, ['review', '--approve', 'a.txt', '--json']).status, 0);
   const approved = refOf(repo, REF);
   const r = hagent(repo, ['land', '--json']);
@@ -1254,6 +1271,7 @@ t(
 
 t('land --undo leaves the approval, so the session is approved again', () => {
   const { repo } = twoFiles();
+  look(repo);
   assert.is(hagent(repo, ['review', '--approve', '--json']).status, 0);
   const approved = refOf(repo, REF);
   assert.is(hagent(repo, ['land', '--json']).status, 0);
@@ -1289,6 +1307,7 @@ t("a session's JSON approval of an earlier version is still honoured", () => {
 
 t('session end deletes the approval ref with the branch', () => {
   const { repo } = twoFiles();
+  look(repo);
   assert.is(hagent(repo, ['review', '--approve', '--json']).status, 0);
   assert.is(hagent(repo, ['land', '--json']).status, 0);
   const r = hagent(repo, ['session', 'end', 's1', '--json']);
@@ -1299,6 +1318,7 @@ t('session end deletes the approval ref with the branch', () => {
 
 t('a session end killed at its ref transaction is finished by doctor', () => {
   const { repo, worktree, head } = twoFiles();
+  look(repo);
   assert.is(hagent(repo, ['review', '--approve', '--json']).status, 0);
   const killed = hagent(repo, ['session', 'end', 's1', '--force', '--yes', '--json'], {
     env: killAtRefTransaction(),
@@ -1352,6 +1372,7 @@ function approvedOver25() {
   for (let i = 0; i < 25; i++)
     writeFileSync(path.join(s.worktree, `f${String(i).padStart(2, '0')}.txt`), `y${i}\n`);
   assert.is(hagent(s.worktree, ['sync']).status, 0);
+  look(repo);
   assert.is(hagent(repo, ['review', '--approve', '--json'], human).status, 0);
   return { repo, s };
 }

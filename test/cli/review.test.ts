@@ -13,6 +13,7 @@ import {
   repoWithSession,
   startSession,
   updatePatch,
+  look,
 } from '../helpers/index.js';
 
 const t = suite('review');
@@ -38,9 +39,11 @@ t('review shows stat, patches and diff; --approve records the head', () => {
   assert.not.match(human.stdout, /\u001b\[/, 'no colours in a pipe');
   const withText = hagent(repo, ['review', '--patches', '--json']);
   assert.match(withText.json.patches[1].patch, /\*\*\* Update File: a.txt/);
+  look(repo);
   const a = hagent(repo, ['review', '--approve', '--json']);
   assert.is(a.json.approval.head, git(repo, 'rev-parse', 'hagent/s1'));
   assert.is(a.json.approval.paths, null);
+  look(repo);
   const bad = hagent(repo, ['review', '--approve', 'zzz.txt', '--json']);
   assert.is(bad.status, 2, 'an unknown path is a usage error');
   assert.is(bad.json.error.code, 'USAGE');
@@ -54,6 +57,7 @@ t('review --approve -- -x approves the file named -x only', () => {
       '*** Begin Patch\n*** Update File: a.txt\n-a\n+A\n*** Update File: -x\n-x\n+X\n*** End Patch\n',
   });
   assert.is(applied.status, 0, applied.stdout);
+  look(repo);
   const r = hagent(repo, ['review', '--approve', '--json', '--', '-x']);
   assert.is(r.status, 0, r.stdout + r.stderr);
   assert.equal(r.json.approval.paths, ['-x']);
@@ -77,17 +81,17 @@ t('an object missing from the repository: GIT_FAILED with git’s message, nothi
   const r = hagent(repo, ['review', '--session', 'g1', '--json']);
   assert.is(r.status, 1, r.stdout + r.stderr);
   assert.is(r.json.error.code, 'GIT_FAILED');
-  // review runs git diff and git log at once: either may be the one to report it.
+  // review runs git diff, diff-tree and log at once: either may be the one to report it.
   assert.match(
     r.json.error.message,
-    /^git (diff|log) failed \(exit 128\): fatal: unable to read tree/,
+    /^git (diff|diff-tree|log) failed \(exit 128\): fatal: unable to read tree/,
   );
   assert.ok(r.json.error.message.includes(tree), r.json.error.message);
   assert.is(r.json.error.argv[0], 'git');
   assert.match(r.json.error.hint, /the files and refs are as they were before the command/);
   const text = hagent(repo, ['review', '--session', 'g1']);
   assert.is(text.status, 1);
-  assert.match(text.stderr, /^error\[GIT_FAILED\]: git (diff|log) failed/);
+  assert.match(text.stderr, /^error\[GIT_FAILED\]: git (diff|diff-tree|log) failed/);
   assert.is(git(repo, 'rev-parse', 'hagent/g1'), head, 'the session branch did not move');
 });
 
@@ -104,6 +108,7 @@ function withChange() {
 
 t('review --approve nosuch: SESSION_NOT_FOUND, exit 1, hint names session list and paths', () => {
   const { repo } = withChange();
+  look(repo);
   const r = hagent(repo, ['review', '--approve', 'nosuch', '--json'], {
     unsetEnv: ['HAGENT_AGENT'],
   });
@@ -118,6 +123,7 @@ t('review --approve nosuch: SESSION_NOT_FOUND, exit 1, hint names session list a
 t('review --approve <another session>: USAGE naming the command that approves it', () => {
   const { repo } = withChange();
   startSession(repo, ['--name', 'other']);
+  look(repo, 's1');
   const r = hagent(repo, ['review', '--session', 's1', '--approve', 'other', '--json'], {
     unsetEnv: ['HAGENT_AGENT'],
   });
@@ -128,6 +134,7 @@ t('review --approve <another session>: USAGE naming the command that approves it
 
 t('a path that is not among the changes stays a USAGE error about paths', () => {
   const { repo } = withChange();
+  look(repo);
   const r = hagent(repo, ['review', '--approve', 'b.txt', '--json'], {
     unsetEnv: ['HAGENT_AGENT'],
   });
@@ -174,6 +181,7 @@ t('every command taking --session refuses an unknown one with SESSION_NOT_FOUND,
 
 t('review --approve <this session>: USAGE naming the command that approves it whole', () => {
   const { repo, s } = withChange();
+  look(repo);
   const r = hagent(repo, ['review', '--approve', s.id, '--json'], { unsetEnv: ['HAGENT_AGENT'] });
   assert.is(r.status, 2, r.stdout);
   assert.is(r.json.error.code, 'USAGE');
@@ -219,6 +227,7 @@ t(
   'a second --approve adds to the approval of the same head; it prints a confirmation, not the diff',
   () => {
     const { repo } = fourChanges();
+    look(repo);
     const first = hagent(repo, ['review', '--approve', 'p1.txt']);
     assert.is(first.status, 0, first.stderr);
     assert.not.match(first.stdout, /^[-+]{3} /m, 'no diff after approving');
@@ -229,6 +238,7 @@ t(
       first.stdout,
       /Not approved yet: p2\.txt, sub\/p3\.txt, sub\/p4\.txt\. Approve with: hagent review --session st --approve p2\.txt sub\/p3\.txt sub\/p4\.txt/,
     );
+    look(repo);
     const second = hagent(repo, ['review', '--approve', 'p2.txt', '--json']);
     assert.is(second.status, 0, second.stdout);
     assert.equal(second.json.approval.paths, ['p1.txt', 'p2.txt'], 'the union, not a replacement');
@@ -239,17 +249,21 @@ t(
       landed: [],
       notApproved: ['sub/p3.txt', 'sub/p4.txt'],
     });
+    look(repo);
     const human = hagent(repo, ['review', '--approve', 'sub/p3.txt']);
     assert.match(human.stdout, /^Approved sub\/p3\.txt of session st/m);
     assert.match(human.stdout, /Approved at this head now: p1\.txt, p2\.txt, sub\/p3\.txt\./);
+    look(repo);
     const all = hagent(repo, ['review', '--approve', '--json']);
     assert.is(all.json.approval.paths, null, '--approve without paths approves every file');
+    look(repo);
     const some = hagent(repo, ['review', '--approve', 'p1.txt']);
     assert.match(some.stdout, /Every file was approved at this head already; it still is\./);
     assert.is(hagent(repo, ['review', '--json']).json.approval.paths, null);
     // A new head: the approval of the old one is not widened but replaced.
     const s = hagent(repo, ['session', 'status', '--json']).json;
     hagent(s.worktree, ['apply', '-'], { input: updatePatch('p1.txt', '1x', '1y') });
+    look(repo);
     const fresh = hagent(repo, ['review', '--approve', 'p2.txt', '--json']);
     assert.equal(fresh.json.approval.paths, ['p2.txt']);
   },
@@ -259,12 +273,15 @@ t(
   '--approve takes pathspecs relative to the current folder: ./p, sub/, sub, a file of a subfolder',
   () => {
     const { repo } = fourChanges();
+    look(repo);
     const dot = hagent(repo, ['review', '--approve', './p2.txt', '--json']);
     assert.is(dot.status, 0, dot.stdout);
     assert.equal(dot.json.approval.paths, ['p2.txt']);
+    look(repo);
     const folder = hagent(repo, ['review', '--approve', 'sub', '--json']);
     assert.equal(folder.json.approval.paths, ['p2.txt', 'sub/p3.txt', 'sub/p4.txt']);
     const { repo: repo2 } = fourChanges();
+    look(repo2);
     const slash = hagent(repo2, ['review', '--approve', 'sub/', '--json']);
     assert.equal(
       slash.json.approval.paths,
@@ -273,6 +290,7 @@ t(
     );
     // From a subfolder of the checkout, and of the session worktree: relative to it, as git is.
     const { repo: repo3, s: s3 } = fourChanges();
+    look(path.join(repo3, 'sub'));
     const sub = hagent(path.join(repo3, 'sub'), [
       'review',
       '--approve',
@@ -282,6 +300,7 @@ t(
     ]);
     assert.is(sub.status, 0, sub.stdout);
     assert.equal(sub.json.approval.paths, ['p1.txt', 'sub/p3.txt']);
+    look(path.join(s3.worktree, 'sub'));
     const inWorktree = hagent(
       path.join(s3.worktree, 'sub'),
       ['review', '--approve', '.', '--json'],
@@ -291,6 +310,7 @@ t(
     );
     assert.equal(inWorktree.json.approval.paths, ['p1.txt', 'sub/p3.txt', 'sub/p4.txt']);
     // A path that matches no changed file: refused, naming it as given and as resolved.
+    look(path.join(repo, 'sub'));
     const none = hagent(path.join(repo, 'sub'), ['review', '--approve', 'p9.txt', '--json']);
     assert.is(none.status, 2, none.stdout);
     assert.is(none.json.error.code, 'USAGE');
@@ -301,6 +321,7 @@ t(
     assert.equal(none.json.error.files, ['p9.txt']);
     assert.equal(none.json.error.paths, ['sub/p9.txt']);
     assert.match(none.json.error.hint, /p1\.txt, p2\.txt, sub\/p3\.txt, sub\/p4\.txt/);
+    look(repo);
     const outside = hagent(repo, ['review', '--approve', '../elsewhere.txt', '--json']);
     assert.is(outside.status, 2);
     assert.match(outside.json.error.message, /outside the repository/);
@@ -331,6 +352,7 @@ t('an empty session: review says there is nothing to review, and land agrees', (
   const land = hagent(repo, ['land', '--json']);
   assert.is(land.json.error.code, 'NOTHING_TO_LAND');
   assert.match(land.json.error.hint, /apply a patch first/);
+  look(repo);
   const approve = hagent(repo, ['review', '--approve', '--json']);
   assert.is(approve.json.error.code, 'NOTHING_TO_LAND');
   assert.match(approve.json.error.hint, /apply a patch first/);

@@ -27,6 +27,7 @@ import {
   updatePatch,
   writeFiles,
   writeIntentRecord,
+  look,
 } from '../helpers/index.js';
 
 const t = suite('session');
@@ -1264,6 +1265,7 @@ t('--rebase after a land is refused (the merge knows what landed), and nothing m
     }).status,
     0,
   );
+  look(repo, 'pr');
   assert.is(hagent(repo, ['review', '--session', 'pr', '--approve', 'a.txt', '--json']).status, 0);
   assert.is(hagent(repo, ['land', '--session', 'pr', '--json']).status, 0);
   assert.is(
@@ -2130,6 +2132,7 @@ t('sync, status, undo and land print the first 20 files, then "… and 5 more"',
   const review = hagent(repo, ['review', '--stat']);
   assert.is(review.stdout.match(/^ {2}A many\//gm)?.length, 20);
   assert.match(review.stdout, MORE);
+  look(repo);
   assert.is(hagent(repo, ['review', '--approve', '--json']).status, 0);
   const land = hagent(repo, ['land'], { unsetEnv: ['HAGENT_AGENT'] });
   assert.is(land.status, 0, land.stderr);

@@ -135,6 +135,16 @@ export function hagent(
   return { status: r.status ?? -1, stdout: r.stdout, stderr: r.stderr, json };
 }
 
+/**
+ * The human reads a session's review (`hagent review --stat`, no agent marker): what a later
+ * `hagent review --approve` from this process's terminal approves. Does not assert: a test of a
+ * refusal may look at a session that cannot be reviewed.
+ */
+export function look(cwd: string, session?: string): CliResult {
+  const s = session === undefined ? [] : ['--session', session];
+  return hagent(cwd, ['review', '--stat', '--json', ...s], { unsetEnv: ['HAGENT_AGENT'] });
+}
+
 /** A patch replacing the line `from` of `file` with `to`: one chunk, no context. */
 export const updatePatch = (file: string, from: string, to: string): string =>
   `*** Begin Patch\n*** Update File: ${file}\n-${from}\n+${to}\n*** End Patch\n`;

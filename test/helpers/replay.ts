@@ -21,6 +21,7 @@ import {
   startSession,
   tempDir,
   type CliResult,
+  look,
 } from './index.js';
 import {
   countHunks,
@@ -511,6 +512,7 @@ export function replayForm(
   if (count !== '1' || git(repo, 'rev-parse', `${after}^`) !== before)
     return fail(`expected exactly one new commit on ${s.branch}, got ${count}`);
 
+  look(repo);
   const rv = hagent(repo, ['review', '--stat', '--json', '--approve']);
   if (rv.status !== 0 || rv.json?.ok !== true) return fail(`review --approve failed: ${brief(rv)}`);
   const land = hagent(repo, ['land', '--json']);

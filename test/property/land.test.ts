@@ -23,7 +23,7 @@ import {
   reviewSession,
   startSession,
 } from '../../src/index.js';
-import { git, hagent, makeRepo, TEST_CACHE } from '../helpers/index.js';
+import { git, hagent, makeRepo, TEST_CACHE, look } from '../helpers/index.js';
 import { runs } from './support.js';
 
 const test = suite('property: land keeps the target');
@@ -129,6 +129,7 @@ const cli: Driver = {
     assert.is(r.status, 0, r.stdout + r.stderr);
   },
   async approve(repo, name, files) {
+    look(repo, name);
     const r = hagent(repo, ['review', '--session', name, '--approve', ...(files ?? []), '--json']);
     return r.status === 0 ? 'ok' : r.json.error.code;
   },
