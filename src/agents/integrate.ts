@@ -45,13 +45,28 @@ export const HOOK_FILES: Record<
   },
 };
 
+/**
+ * The name of hagent's server in every agent's MCP configuration (Claude Code's tools are then
+ * `mcp__hagent__<tool>`).
+ */
+export const MCP_SERVER = 'hagent';
+
+/** Where each agent keeps its project MCP servers, relative to the repository (posix). */
+export const MCP_PROJECT_FILES: Record<AgentName, string> = {
+  claude: '.mcp.json',
+  codex: '.codex/config.toml',
+  gemini: '.gemini/settings.json',
+  cursor: '.cursor/mcp.json',
+  copilot: '.github/mcp.json',
+};
+
 /** The command an installed hook runs: plain `hagent` on PATH (README: npm install -g . or npm link). */
 export function installedHookCommand(agent: AgentName): string {
   return `hagent hook ${agent}`;
 }
 
 /** True for a hook handler hagent installed (`command` or Copilot's `bash`). */
-function isOurs(handler: unknown): boolean {
+export function isOurs(handler: unknown): boolean {
   const h = handler as { command?: unknown; bash?: unknown } | null;
   const cmd =
     typeof h?.command === 'string' ? h.command : typeof h?.bash === 'string' ? h.bash : null;
