@@ -11,6 +11,7 @@ import path from 'node:path';
 import { HagentError } from '../errors.js';
 import { agentHookFile } from './config.js';
 import { AGENTS, type AgentName } from './normalize.js';
+import { protectionOf, type Protection } from './main-checkout.js';
 
 type Json = Record<string, unknown>;
 
@@ -130,6 +131,8 @@ export interface IntegrateResult {
   snippet: Json | null;
   /** Set with --remove --print: `snippet` is what the file would become. */
   removal?: true;
+  /** What these hooks protect, exactly (absent with --remove). */
+  protection?: Protection;
 }
 
 /**
@@ -164,8 +167,9 @@ export async function integrateAgent(
     : path.join(options.root, HOOK_FILES[a].project);
   const snippet = agentHookFile(a, installedHookCommand(a), { worktrees: true });
   const scope = options.user ? 'user' : 'project';
+  const protection = options.remove ? {} : { protection: protectionOf(a, scope) };
   if (options.print && !options.remove)
-    return { ok: true, agent: a, scope, file, action: 'printed', snippet };
+    return { ok: true, agent: a, scope, file, action: 'printed', snippet, ...protection };
   const { raw, value: existing } = await readJsonObject(file);
   // --remove --print: the file as the removal would leave it (null: there is no file), written nowhere.
   if (options.print)
@@ -182,7 +186,8 @@ export async function integrateAgent(
   const next = mergeHookConfig(existing, snippet, !!options.remove);
   const text = `${JSON.stringify(next, null, 2)}\n`;
   const unchanged = raw !== null && JSON.stringify(next) === JSON.stringify(existing);
-  if (unchanged) return { ok: true, agent: a, scope, file, action: 'unchanged', snippet };
+  if (unchanged)
+    return { ok: true, agent: a, scope, file, action: 'unchanged', snippet, ...protection };
   if (options.remove && raw === null)
     return { ok: true, agent: a, scope, file, action: 'unchanged', snippet };
   // Copilot's file is hagent's alone: removing its hooks removes the file.
@@ -198,6 +203,7 @@ export async function integrateAgent(
     file,
     action: options.remove ? 'removed' : had ? 'updated' : 'added',
     snippet,
+    ...protection,
   };
 }
 

@@ -232,3 +232,32 @@ export async function checkoutWarning(
     humanText: `hagent: this agent runs in your checkout ${here.top}, NOT in a hagent session: ${refused ? 'its file writes and destructive git are refused' : 'nothing it does is recorded or undoable (mainCheckout: warn)'}. Start a session with: ${start}`,
   };
 }
+
+/** Each agent's tools hagent's hooks see: the native edit tools and the shell. */
+const TOOLS: Record<AgentName, { edit: string; shell: string }> = {
+  claude: { edit: 'Write, Edit and NotebookEdit', shell: 'Bash' },
+  codex: { edit: 'apply_patch', shell: 'its shell tools' },
+  gemini: { edit: 'write_file and replace', shell: 'run_shell_command' },
+  cursor: { edit: 'Write, Edit and Delete', shell: 'its shell' },
+  copilot: { edit: 'edit, create and apply_patch', shell: 'bash' },
+};
+
+/** What `hagent integrate AGENT` protects, exactly: in a session, outside one, and not at all. */
+export interface Protection {
+  inSession: string;
+  outsideSession: string;
+  notProtected: string;
+}
+
+/** The {@link Protection} of `agent`'s hooks installed at `scope`. PURE. */
+export function protectionOf(agent: AgentName, scope: 'project' | 'user'): Protection {
+  const t = TOOLS[agent];
+  return {
+    inSession: `in a hagent session (${sessionStartHint(agent)}${agent === 'claude' ? '' : ', or the agent started in a session worktree'}): every ${t.edit} call is checked (inside the worktree, path policy, staleness) and becomes one commit; ${t.shell} commands are guarded (destructive git, deletes and writes outside the worktree, hagent's human-only steps) and what they change is committed${scope === 'project' ? '; a new session worktree gets this file even when it is not committed' : ''}`,
+    outsideSession:
+      scope === 'project'
+        ? `in this repository's checkouts outside a session: ${t.edit} writes to the checkout, and rm/mv and git that changes the checkout, index, refs or configuration are refused (MAIN_CHECKOUT)${agent === 'claude' ? ', and the agent and you are told at its start that it is not protected' : ''}; "mainCheckout": "warn" in .hagent/config.json only warns`
+        : 'outside a session nothing is refused, except in repositories wired at project scope or whose .hagent/config.json sets "mainCheckout"',
+    notProtected: `hooks fail open: with hagent not on PATH (hagent doctor checks it), a crash or a timeout the tool runs unchecked; outside a session, what a shell command writes by itself (echo > file, scripts, npm run) is not seen${agent === 'codex' ? "; Codex reads a project's .codex/ only in a project you trusted" : ''}${agent === 'cursor' || agent === 'copilot' ? `; ${agent}'s hooks were checked against its documented payloads, not its real binary` : ''}`,
+  };
+}

@@ -31,8 +31,19 @@ const bash = (command: string) => ({
 
 test('session start: the uncommitted hook file is copied into the worktree, hidden from git; session status sees no outside edit', () => {
   const repo = makeRepo({ 'a.txt': 'one\n' });
-  assert.is(hagent(repo, ['integrate', 'claude']).status, 0);
-  assert.is(hagent(repo, ['integrate', 'gemini']).status, 0);
+  const integrate = hagent(repo, ['integrate', 'claude']);
+  assert.is(integrate.status, 0);
+  // integrate says exactly what is protected, and what is not.
+  assert.match(integrate.stdout, /Protected in a hagent session .*Write, Edit and NotebookEdit/);
+  assert.match(
+    integrate.stdout,
+    /Outside a session in this repository's checkouts .*refused \(MAIN_CHECKOUT\)/,
+  );
+  assert.match(integrate.stdout, /Not protected: hooks fail open/);
+  assert.match(
+    hagent(repo, ['integrate', 'gemini', '--json']).json.protection.inSession,
+    /write_file and replace/,
+  );
   const start = hagent(repo, ['session', 'start', '--name', 's1', '--json']);
   assert.is(start.status, 0, start.stderr);
   assert.equal(start.json.wiring, {
