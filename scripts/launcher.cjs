@@ -93,6 +93,7 @@ const PROJECT_HOOK_FILES = {
   codex: '.codex/hooks.json',
   gemini: '.gemini/settings.json',
   cursor: '.cursor/hooks.json',
+  'cursor-agent': '.cursor/hooks.json',
   copilot: '.github/hooks/hagent.json',
 };
 
@@ -113,7 +114,7 @@ function checkoutMayBeWired(dir, agent) {
   };
   const file = PROJECT_HOOK_FILES[agent];
   return (
-    (file !== undefined && new RegExp(`hook\\s+${agent}\\b`).test(read(file))) ||
+    (file !== undefined && /hook\s+(claude|codex|gemini|cursor|copilot)\b/.test(read(file))) ||
     read('.hagent/config.json').includes('"mainCheckout"')
   );
 }
@@ -129,6 +130,11 @@ function hookOutsideSessions() {
   }
   // Handed to the bundle in every case: reading it there through process.stdin cost ~2 ms more.
   globalThis.__hagentHookInput = input;
+  // Under `hagent run`, only the run's own hooks act (src/agents/hook.ts RUN_HOOKS_ENV).
+  if (process.env.HAGENT_RUN_HOOKS === '1' && process.env.HAGENT_HOOK_SOURCE !== 'run') {
+    if (agent === 'cursor' || agent === 'cursor-agent') writeSync(1, '{}\n');
+    return true;
+  }
   // `hagent run` names its session: the bundle finds it.
   if (process.env.HAGENT_WORKTREE || process.env.HAGENT_SESSION) return false;
   try {
@@ -147,7 +153,7 @@ function hookOutsideSessions() {
   } catch {
     return false;
   }
-  if (agent === 'cursor') writeSync(1, '{}\n');
+  if (agent === 'cursor' || agent === 'cursor-agent') writeSync(1, '{}\n');
   return true;
 }
 

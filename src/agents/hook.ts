@@ -47,6 +47,15 @@ import {
   type HookAnswer,
 } from './respond.js';
 
+/**
+ * Set by `hagent run` for the agent it launches: the run installed hooks of its own, marked by
+ * {@link RUN_HOOK_SOURCE}; any other hagent hook of the agent (a committed project file) has no
+ * effect then, or each event would be handled twice (one refusal counted as two).
+ */
+export const RUN_HOOKS_ENV = 'HAGENT_RUN_HOOKS';
+/** The prefix of the run's own hook command (a shell assignment, as agents run hooks through one). */
+export const RUN_HOOK_SOURCE = 'HAGENT_HOOK_SOURCE=run';
+
 /** How long a hook waits for its session's lock: concurrent tool calls queue, they never fail on it. */
 export const HOOK_LOCK_TIMEOUT_MS = 120_000;
 
@@ -87,6 +96,7 @@ export async function handleHook(
   }
   const event = normalizeEvent(agent, eventArg, payload);
   trace('hook: event read');
+  if (hc.env[RUN_HOOKS_ENV] === '1' && hc.env.HAGENT_HOOK_SOURCE !== 'run') return noEffect(agent);
   let bound: Bound | null = null;
   try {
     if (event.kind === 'worktree-create') return await worktreeCreate(event, hc);
@@ -792,6 +802,6 @@ async function worktreeRemove(event: AgentEvent, hc: HookContext): Promise<HookA
   }
   return noEffect(
     event.agent,
-    `hagent: session ${session.id} keeps its worktree: it has work that has not landed (hagent review --session ${session.id}, then hagent land)`,
+    `hagent: session ${session.id} keeps its worktree: it has work that has not landed (hagent review --session ${session.id}, then hagent review --session ${session.id} --approve, then hagent land --session ${session.id})`,
   );
 }

@@ -26,7 +26,7 @@ import {
   readTextOrNull,
   writeFileAtomic,
 } from './integrate.js';
-import { AGENTS, type AgentName } from './normalize.js';
+import { AGENTS, agentName, type AgentName } from './normalize.js';
 import { setKey, setTable } from './toml-lines.js';
 
 type Json = Record<string, unknown>;
@@ -589,6 +589,7 @@ export async function integrateMcp(
     env: Env;
   },
 ): Promise<McpIntegrateResult> {
+  agent = agentName(agent);
   if (!(AGENTS as readonly string[]).includes(agent))
     throw new HagentError(
       'USAGE',

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
 import { agentHookFile } from './config.js';
-import { AGENTS, type AgentName } from './normalize.js';
+import { AGENTS, agentName, type AgentName } from './normalize.js';
 import { protectionOf, type Protection } from './main-checkout.js';
 
 type Json = Record<string, unknown>;
@@ -153,6 +153,7 @@ export async function integrateAgent(
     env: Readonly<Record<string, string | undefined>>;
   },
 ): Promise<IntegrateResult> {
+  agent = agentName(agent);
   if (!(AGENTS as readonly string[]).includes(agent))
     throw new HagentError(
       'USAGE',

@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { agentBinary, agentEnv, runAsync, pathWithHagent } from '../helpers/agents.js';
+import { agentBinary, agentEnv, hagentAsync, runAsync, pathWithHagent } from '../helpers/agents.js';
 import { testOrSkip } from '../helpers/skip.js';
 import { startModelServer, type Step } from '../helpers/model-server.js';
 import { git, hagent, makeRepo } from '../helpers/index.js';
@@ -127,6 +127,53 @@ itClaude(
     assert.is(readFileSync(path.join(repo, 'a.txt'), 'utf8'), 'one\n');
     assert.not.ok(existsSync(path.join(repo, 'n.txt')));
     assert.is(git(repo, 'rev-parse', 'HEAD'), head);
+  },
+);
+
+itClaude(
+  'hagent run claude in a repository with committed hagent hooks: each event is handled once (one refused command, one blocked attempt)',
+  async () => {
+    const repo = makeRepo({ 'a.txt': 'one\n' });
+    assert.is(hagent(repo, ['integrate', 'claude']).status, 0);
+    git(repo, 'add', '.claude/settings.json');
+    git(repo, 'commit', '-q', '-m', 'hagent hooks');
+    const server = await startModelServer([
+      {
+        calls: [
+          {
+            id: 'toolu_push',
+            name: 'Bash',
+            input: { command: 'git push --force origin HEAD:main' },
+          },
+        ],
+      },
+      { text: 'Done.' },
+    ]);
+    try {
+      const bin = (claude as { bin: string }).bin;
+      const env = { ...agentEnv('claude', server.url, bin), PATH: pathWithHagent() };
+      const r = await hagentAsync(
+        repo,
+        [
+          'run',
+          'claude',
+          '--name',
+          'once',
+          '--json',
+          '--',
+          '-p',
+          'x',
+          '--dangerously-skip-permissions',
+        ],
+        env,
+      );
+      assert.is(r.status, 0, r.stderr + r.stdout);
+      assert.match(server.results.get('toolu_push')?.text ?? '', /error\[GUARD_BLOCKED\]/);
+      const summary = JSON.parse(r.stdout.slice(r.stdout.lastIndexOf('\n{') + 1));
+      assert.is(summary.blocked.length, 1, JSON.stringify(summary.blocked));
+    } finally {
+      await server.close();
+    }
   },
 );
 
