@@ -29,17 +29,16 @@ const os = require('node:os');
 const path = require('node:path');
 const vm = require('node:vm');
 
-// `hagent hook AGENT`: an agent runs it on every tool call, in every repository once installed at
-// user scope. Outside any hagent session it must cost about a bare `node` start, so that case is
-// decided here, before the ~800 KB bundle loads: the event is read from stdin (and handed to the
-// bundle when it does load), and only when no session's worktree holds the event's folder is the
-// no-effect answer given here. Any doubt loads the bundle, which decides the same way.
-function sessionsMayHold(dir) {
+/**
+ * The repository around `dir`: its top folder (real path) and git common dir; null outside any
+ * repository; 'doubt' when it cannot be told here (the bundle decides then).
+ */
+function repositoryOf(dir) {
   let d;
   try {
     d = realpathSync(dir);
   } catch {
-    return true;
+    return 'doubt';
   }
   for (;;) {
     const dotGit = path.join(d, '.git');
@@ -50,30 +49,74 @@ function sessionsMayHold(dir) {
       st = null;
     }
     if (st) {
-      let common = dotGit;
-      if (st.isFile()) {
-        const m = /^gitdir: (.+?)\r?\n?$/.exec(readFileSync(dotGit, 'utf8'));
-        if (!m) return true;
-        const gitDir = path.resolve(d, m[1]);
-        common = existsSync(path.join(gitDir, 'commondir'))
-          ? path.resolve(gitDir, readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim())
-          : gitDir;
-      }
-      const sessions = path.join(common, 'hagent', 'sessions');
-      if (!existsSync(sessions)) return false;
-      for (const name of readdirSync(sessions)) {
-        if (!name.endsWith('.json')) continue;
-        const wt = JSON.parse(readFileSync(path.join(sessions, name), 'utf8')).worktree;
-        if (typeof wt !== 'string') return true;
-        const rel = path.relative(realpathSync(wt), dir === d ? d : realpathSync(dir));
-        if (rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel))) return true;
-      }
-      return false;
+      if (!st.isFile()) return { top: d, common: dotGit };
+      const m = /^gitdir: (.+?)\r?\n?$/.exec(readFileSync(dotGit, 'utf8'));
+      if (!m) return 'doubt';
+      const gitDir = path.resolve(d, m[1]);
+      const common = existsSync(path.join(gitDir, 'commondir'))
+        ? path.resolve(gitDir, readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim())
+        : gitDir;
+      return { top: d, common };
     }
     const parent = path.dirname(d);
-    if (parent === d) return false;
+    if (parent === d) return null;
     d = parent;
   }
+}
+
+// `hagent hook AGENT`: an agent runs it on every tool call, in every repository once installed at
+// user scope. Outside any hagent session it must cost about a bare `node` start, so that case is
+// decided here, before the ~800 KB bundle loads: the event is read from stdin (and handed to the
+// bundle when it does load), and only when no session's worktree holds the event's folder is the
+// no-effect answer given here. Any doubt loads the bundle, which decides the same way.
+function sessionsMayHold(dir) {
+  const repo = repositoryOf(dir);
+  if (repo === 'doubt') return true;
+  if (repo === null) return false;
+  const sessions = path.join(repo.common, 'hagent', 'sessions');
+  if (!existsSync(sessions)) return false;
+  for (const name of readdirSync(sessions)) {
+    if (!name.endsWith('.json')) continue;
+    const wt = JSON.parse(readFileSync(path.join(sessions, name), 'utf8')).worktree;
+    if (typeof wt !== 'string') return true;
+    const rel = path.relative(realpathSync(wt), realpathSync(dir));
+    if (rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel))) return true;
+  }
+  return false;
+}
+
+// Each agent's project hook file (src/agents/integrate.ts HOOK_FILES). In a repository whose main
+// checkout wires the agent with hagent's hooks, an agent outside any session has its writes and
+// destructive git refused (src/agents/main-checkout.ts): those events load the bundle.
+const PROJECT_HOOK_FILES = {
+  claude: '.claude/settings.json',
+  codex: '.codex/hooks.json',
+  gemini: '.gemini/settings.json',
+  cursor: '.cursor/hooks.json',
+  'cursor-agent': '.cursor/hooks.json',
+  copilot: '.github/hooks/hagent.json',
+};
+
+/** True when `dir`'s repository may wire `agent` by hagent integrate (any doubt: true). */
+function checkoutMayBeWired(dir, agent) {
+  const repo = repositoryOf(dir);
+  if (repo === 'doubt') return true;
+  if (repo === null) return false;
+  // The main checkout holds the common dir as `.git`; a bare repository's worktrees: doubt.
+  if (path.basename(repo.common) !== '.git') return true;
+  const main = path.dirname(repo.common);
+  const read = (rel) => {
+    try {
+      return readFileSync(path.join(main, rel), 'utf8');
+    } catch {
+      return '';
+    }
+  };
+  const file = PROJECT_HOOK_FILES[agent];
+  return (
+    (file !== undefined && /hook\s+(claude|codex|gemini|cursor|copilot)\b/.test(read(file))) ||
+    read('.hagent/config.json').includes('"mainCheckout"')
+  );
 }
 
 function hookOutsideSessions() {
@@ -87,6 +130,11 @@ function hookOutsideSessions() {
   }
   // Handed to the bundle in every case: reading it there through process.stdin cost ~2 ms more.
   globalThis.__hagentHookInput = input;
+  // Under `hagent run`, only the run's own hooks act (src/agents/hook.ts RUN_HOOKS_ENV).
+  if (process.env.HAGENT_RUN_HOOKS === '1' && process.env.HAGENT_HOOK_SOURCE !== 'run') {
+    if (agent === 'cursor' || agent === 'cursor-agent') writeSync(1, '{}\n');
+    return true;
+  }
   // `hagent run` names its session: the bundle finds it.
   if (process.env.HAGENT_WORKTREE || process.env.HAGENT_SESSION) return false;
   try {
@@ -96,10 +144,16 @@ function hookOutsideSessions() {
     const roots = Array.isArray(p.workspace_roots) ? p.workspace_roots : [];
     const dirs = [p.cwd, roots[0], process.cwd()].filter((x) => typeof x === 'string' && x);
     if (dirs.some((x) => sessionsMayHold(path.resolve(x)))) return false;
+    // Events hagent answers outside a session: a tool call about to run, an agent session starting.
+    if (
+      /pre.?tool|before|session.?start/i.test(event) &&
+      checkoutMayBeWired(path.resolve(dirs[0] ?? '.'), agent)
+    )
+      return false;
   } catch {
     return false;
   }
-  if (agent === 'cursor') writeSync(1, '{}\n');
+  if (agent === 'cursor' || agent === 'cursor-agent') writeSync(1, '{}\n');
   return true;
 }
 

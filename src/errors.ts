@@ -86,6 +86,8 @@ export const EXIT_STATUS = {
   SANDBOX_DENIED: 1,
   // agents
   OUTSIDE_WORKTREE: 1,
+  /** An agent wired by `hagent integrate` wrote, or ran destructive git, in a checkout that is no hagent session. */
+  MAIN_CHECKOUT: 1,
   AGENT_NOT_INSTALLED: 1,
   // usage and bugs
   USAGE: 2,

@@ -38,7 +38,23 @@ import {
 } from '../session/index.js';
 import { ADOPT_OUTSIDE, adoptPendingOutside, syncSession } from '../sync/index.js';
 import { normalizeEvent, type AgentEvent, type AgentName } from './normalize.js';
-import { block, noEffect, warnAfterTool, withContext, type HookAnswer } from './respond.js';
+import {
+  block,
+  noEffect,
+  warnAfterTool,
+  warnAtStart,
+  withContext,
+  type HookAnswer,
+} from './respond.js';
+
+/**
+ * Set by `hagent run` for the agent it launches: the run installed hooks of its own, marked by
+ * {@link RUN_HOOK_SOURCE}; any other hagent hook of the agent (a committed project file) has no
+ * effect then, or each event would be handled twice (one refusal counted as two).
+ */
+export const RUN_HOOKS_ENV = 'HAGENT_RUN_HOOKS';
+/** The prefix of the run's own hook command (a shell assignment, as agents run hooks through one). */
+export const RUN_HOOK_SOURCE = 'HAGENT_HOOK_SOURCE=run';
 
 /** How long a hook waits for its session's lock: concurrent tool calls queue, they never fail on it. */
 export const HOOK_LOCK_TIMEOUT_MS = 120_000;
@@ -80,13 +96,14 @@ export async function handleHook(
   }
   const event = normalizeEvent(agent, eventArg, payload);
   trace('hook: event read');
+  if (hc.env[RUN_HOOKS_ENV] === '1' && hc.env.HAGENT_HOOK_SOURCE !== 'run') return noEffect(agent);
   let bound: Bound | null = null;
   try {
     if (event.kind === 'worktree-create') return await worktreeCreate(event, hc);
     if (event.kind === 'worktree-remove') return await worktreeRemove(event, hc);
     bound = await findSession(event, hc);
     trace('hook: session found');
-    if (!bound) return noEffect(agent);
+    if (!bound) return await outsideSession(event, hc);
     switch (event.kind) {
       case 'pre-tool':
         return await preTool(event, bound, hc);
@@ -130,6 +147,29 @@ export async function handleHook(
       stderr: `hagent hook: error[${e.code}]: ${e.message}${e.hint ? `\n  hint: ${e.hint}` : ''}\n`,
     };
   }
+}
+
+/**
+ * An event outside any session: in a checkout of a repository wired by `hagent integrate`, writes
+ * and destructive git are refused and the agent session is told it is not protected
+ * (main-checkout.ts); elsewhere nothing happens.
+ * @throws HagentError MAIN_CHECKOUT.
+ */
+async function outsideSession(event: AgentEvent, hc: HookContext): Promise<HookAnswer> {
+  if (event.kind !== 'pre-tool' && event.kind !== 'session-start') return noEffect(event.agent);
+  const { checkoutWarning, refuseInCheckout } = await import('./main-checkout.js');
+  if (event.kind === 'pre-tool') {
+    await refuseInCheckout(event, hc.cwd, hc.env);
+    return noEffect(event.agent);
+  }
+  const warning = await checkoutWarning(
+    event.agent,
+    path.resolve(hc.cwd, event.cwd ?? '.'),
+    hc.env,
+  );
+  return warning
+    ? warnAtStart(event.agent, event, warning.agentText, warning.humanText)
+    : noEffect(event.agent);
 }
 
 /** hagent's refusal as the model reads it: the code, the one-line message, the details that help, the hint. */
@@ -735,10 +775,16 @@ async function worktreeCreate(event: AgentEvent, hc: HookContext): Promise<HookA
       .replace(/^[.-]+/, '')
       .slice(0, 64) || undefined;
   const started = await startSession(ctx, { ...(name ? { name } : {}), env: hc.env });
+  // The hook file that made this call may be uncommitted: the worktree gets hagent's wiring.
+  const { carrySessionWiring, notCarriedWarning } = await import('./worktree-wiring.js');
+  const wiring = await carrySessionWiring(ctx, started.worktree);
+  const warn = wiring.notCarried.length
+    ? `${notCarriedWarning(started.id, wiring.notCarried)}\n`
+    : '';
   return {
     exitCode: 0,
     stdout: `${started.worktree}\n`,
-    stderr: `hagent: session ${started.id} on ${started.branch}\n`,
+    stderr: `hagent: session ${started.id} on ${started.branch}\n${warn}`,
   };
 }
 
@@ -772,6 +818,6 @@ async function worktreeRemove(event: AgentEvent, hc: HookContext): Promise<HookA
   }
   return noEffect(
     event.agent,
-    `hagent: session ${session.id} keeps its worktree: it has work that has not landed (hagent review --session ${session.id}, then hagent land)`,
+    `hagent: session ${session.id} keeps its worktree: it has work that has not landed (hagent review --session ${session.id}, then hagent review --session ${session.id} --approve, then hagent land --session ${session.id})`,
   );
 }

@@ -18,18 +18,21 @@ import os from 'node:os';
 import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { HagentError } from '../errors.js';
-import { commandProblem, parseJsonObject, readTextOrNull, writeFileAtomic } from './integrate.js';
-import { AGENTS, type AgentName } from './normalize.js';
+import {
+  commandProblem,
+  MCP_PROJECT_FILES,
+  MCP_SERVER,
+  parseJsonObject,
+  readTextOrNull,
+  writeFileAtomic,
+} from './integrate.js';
+import { AGENTS, agentName, type AgentName } from './normalize.js';
 import { setKey, setTable } from './toml-lines.js';
 
 type Json = Record<string, unknown>;
 type Env = Readonly<Record<string, string | undefined>>;
 
-/**
- * The name of hagent's server in every agent's MCP configuration (Claude Code's tools are then
- * `mcp__hagent__<tool>`).
- */
-export const MCP_SERVER = 'hagent';
+export { MCP_SERVER } from './integrate.js';
 
 /** The command an installed MCP server runs: plain `hagent` on PATH, as the installed hooks do. */
 export function installedMcpCommand(): { command: string; args: string[] } {
@@ -158,24 +161,19 @@ function home(env: Env): string {
  * The MCP server files of each agent (project path relative to the repository; user path absolute).
  */
 export function mcpServerFile(agent: AgentName, user: boolean, root: string, env: Env): string {
+  if (!user) return path.join(root, MCP_PROJECT_FILES[agent]);
   const h = home(env);
   switch (agent) {
     case 'claude':
-      return user ? path.join(h, '.claude.json') : path.join(root, '.mcp.json');
+      return path.join(h, '.claude.json');
     case 'codex':
-      return user
-        ? path.join(env.CODEX_HOME ?? path.join(h, '.codex'), 'config.toml')
-        : path.join(root, '.codex', 'config.toml');
+      return path.join(env.CODEX_HOME ?? path.join(h, '.codex'), 'config.toml');
     case 'gemini':
-      return user
-        ? path.join(h, '.gemini', 'settings.json')
-        : path.join(root, '.gemini', 'settings.json');
+      return path.join(h, '.gemini', 'settings.json');
     case 'cursor':
-      return user ? path.join(h, '.cursor', 'mcp.json') : path.join(root, '.cursor', 'mcp.json');
+      return path.join(h, '.cursor', 'mcp.json');
     case 'copilot':
-      return user
-        ? path.join(env.COPILOT_HOME ?? path.join(h, '.copilot'), 'mcp-config.json')
-        : path.join(root, '.github', 'mcp.json');
+      return path.join(env.COPILOT_HOME ?? path.join(h, '.copilot'), 'mcp-config.json');
   }
 }
 
@@ -591,6 +589,7 @@ export async function integrateMcp(
     env: Env;
   },
 ): Promise<McpIntegrateResult> {
+  agent = agentName(agent);
   if (!(AGENTS as readonly string[]).includes(agent))
     throw new HagentError(
       'USAGE',

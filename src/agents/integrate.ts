@@ -10,7 +10,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
 import { agentHookFile } from './config.js';
-import { AGENTS, type AgentName } from './normalize.js';
+import { AGENTS, agentName, type AgentName } from './normalize.js';
+import { protectionOf, type Protection } from './main-checkout.js';
 
 type Json = Record<string, unknown>;
 
@@ -45,13 +46,28 @@ export const HOOK_FILES: Record<
   },
 };
 
+/**
+ * The name of hagent's server in every agent's MCP configuration (Claude Code's tools are then
+ * `mcp__hagent__<tool>`).
+ */
+export const MCP_SERVER = 'hagent';
+
+/** Where each agent keeps its project MCP servers, relative to the repository (posix). */
+export const MCP_PROJECT_FILES: Record<AgentName, string> = {
+  claude: '.mcp.json',
+  codex: '.codex/config.toml',
+  gemini: '.gemini/settings.json',
+  cursor: '.cursor/mcp.json',
+  copilot: '.github/mcp.json',
+};
+
 /** The command an installed hook runs: plain `hagent` on PATH (README: npm install -g . or npm link). */
 export function installedHookCommand(agent: AgentName): string {
   return `hagent hook ${agent}`;
 }
 
 /** True for a hook handler hagent installed (`command` or Copilot's `bash`). */
-function isOurs(handler: unknown): boolean {
+export function isOurs(handler: unknown): boolean {
   const h = handler as { command?: unknown; bash?: unknown } | null;
   const cmd =
     typeof h?.command === 'string' ? h.command : typeof h?.bash === 'string' ? h.bash : null;
@@ -115,6 +131,8 @@ export interface IntegrateResult {
   snippet: Json | null;
   /** Set with --remove --print: `snippet` is what the file would become. */
   removal?: true;
+  /** What these hooks protect, exactly (absent with --remove). */
+  protection?: Protection;
 }
 
 /**
@@ -135,6 +153,7 @@ export async function integrateAgent(
     env: Readonly<Record<string, string | undefined>>;
   },
 ): Promise<IntegrateResult> {
+  agent = agentName(agent);
   if (!(AGENTS as readonly string[]).includes(agent))
     throw new HagentError(
       'USAGE',
@@ -149,8 +168,9 @@ export async function integrateAgent(
     : path.join(options.root, HOOK_FILES[a].project);
   const snippet = agentHookFile(a, installedHookCommand(a), { worktrees: true });
   const scope = options.user ? 'user' : 'project';
+  const protection = options.remove ? {} : { protection: protectionOf(a, scope) };
   if (options.print && !options.remove)
-    return { ok: true, agent: a, scope, file, action: 'printed', snippet };
+    return { ok: true, agent: a, scope, file, action: 'printed', snippet, ...protection };
   const { raw, value: existing } = await readJsonObject(file);
   // --remove --print: the file as the removal would leave it (null: there is no file), written nowhere.
   if (options.print)
@@ -167,7 +187,8 @@ export async function integrateAgent(
   const next = mergeHookConfig(existing, snippet, !!options.remove);
   const text = `${JSON.stringify(next, null, 2)}\n`;
   const unchanged = raw !== null && JSON.stringify(next) === JSON.stringify(existing);
-  if (unchanged) return { ok: true, agent: a, scope, file, action: 'unchanged', snippet };
+  if (unchanged)
+    return { ok: true, agent: a, scope, file, action: 'unchanged', snippet, ...protection };
   if (options.remove && raw === null)
     return { ok: true, agent: a, scope, file, action: 'unchanged', snippet };
   // Copilot's file is hagent's alone: removing its hooks removes the file.
@@ -183,6 +204,7 @@ export async function integrateAgent(
     file,
     action: options.remove ? 'removed' : had ? 'updated' : 'added',
     snippet,
+    ...protection,
   };
 }
 

@@ -26,6 +26,8 @@ import {
 import { ownedFilesPath } from '../sync/index.js';
 import { agentHookFile, claudeHooks, codexConfigArgs } from './config.js';
 import { HOOK_SOCKET_ENV, startHookServer } from './hook-server.js';
+import { RUN_HOOK_SOURCE, RUN_HOOKS_ENV } from './hook.js';
+import { holdsHagentWiring } from './worktree-wiring.js';
 import { agentMarkerEnv } from './marker.js';
 import {
   aroundHook,
@@ -170,12 +172,15 @@ export async function prepareLaunch(
   hookCommand: string,
 ): Promise<LaunchPlan> {
   const agent = LAUNCHABLE[name].agent;
-  const command = `${hookCommand} ${agent}`;
+  // Marked as the run's own: hagent hooks the repository also wires (committed project files)
+  // stand aside for it, so each event is handled once (handleHook, RUN_HOOKS_ENV).
+  const command = `${RUN_HOOK_SOURCE} ${hookCommand} ${agent}`;
   const runDir = path.join(hagentDir(commonDir), 'agents', session.id);
   // The marker: a hagent the agent runs refuses the human's verbs (land, approve, session end, …).
   const env: Record<string, string> = {
     HAGENT_SESSION: session.id,
     HAGENT_WORKTREE: session.worktree,
+    [RUN_HOOKS_ENV]: '1',
     ...agentMarkerEnv(session.id),
   };
   switch (agent) {
@@ -204,6 +209,11 @@ export async function prepareLaunch(
         () => true,
         () => false,
       );
+      // Already wired (the session worktree got the user's uncommitted file): those hooks act.
+      if (exists && holdsHagentWiring('hooks', await fs.readFile(file, 'utf8').catch(() => ''))) {
+        delete env[RUN_HOOKS_ENV];
+        return { command: binary, args: [...args], env };
+      }
       if (exists)
         throw new HagentError(
           'UNSUPPORTED_FILE',

@@ -11,6 +11,14 @@
 export const AGENTS = ['claude', 'codex', 'gemini', 'cursor', 'copilot'] as const;
 export type AgentName = (typeof AGENTS)[number];
 
+/**
+ * An agent's name as hagent's commands take it: Cursor's CLI binary is `cursor-agent`, and every
+ * command (run, integrate, hook) takes either name for Cursor. Other names are returned as given.
+ */
+export function agentName(name: string): string {
+  return name === 'cursor-agent' ? 'cursor' : name;
+}
+
 /** What happens in hagent's terms. */
 export type EventKind =
   | 'pre-tool'

@@ -135,3 +135,23 @@ export function rewriteShell(
       };
   }
 }
+
+/**
+ * A session-start warning: the model reads `agentText` (Claude Code's `additionalContext`), the
+ * human sees `humanText` (`systemMessage`); agents whose session start carries no text get the
+ * human's line on stderr with exit 0.
+ */
+export function warnAtStart(
+  agent: AgentName,
+  event: AgentEvent,
+  agentText: string,
+  humanText: string,
+): HookAnswer {
+  if (agent === 'claude' && event.kind === 'session-start')
+    return {
+      exitCode: 0,
+      stdout: `${JSON.stringify({ systemMessage: humanText, hookSpecificOutput: { hookEventName: event.eventName, additionalContext: agentText } })}\n`,
+      stderr: '',
+    };
+  return noEffect(agent, humanText);
+}

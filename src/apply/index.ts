@@ -145,6 +145,11 @@ export interface ApplyOptions {
    * with --yes`), e.g. an MCP tool's `yes: true`.
    */
   howToConfirm?: string;
+  /**
+   * How this caller sees and keeps outside edits, for STALE_FILE's hint (default: the CLI's
+   * `hagent session status` and `hagent sync`), e.g. the MCP server's status and sync tools.
+   */
+  staleHint?: string;
   /** `--dry-run`: plan and check everything, write nothing. */
   dryRun?: boolean;
   /** Overrides the repository's configured policy (tests, library callers). */
@@ -444,7 +449,11 @@ async function freshness(
  * @throws HagentError STALE_FILE naming the first path and both blob ids; OUTSIDE_SPARSE when
  *   that path is only outside the sparse checkout.
  */
-function assertFresh(worktree: string, f: Awaited<ReturnType<typeof freshness>>): void {
+function assertFresh(
+  worktree: string,
+  f: Awaited<ReturnType<typeof freshness>>,
+  staleHint = 'run hagent session status to see outside edits; keep them with hagent sync (or drop them)',
+): void {
   if (f.kind === 'fresh' || !('first' in f)) return;
   const { path: p, what, headBlob, diskBlob, sparse } = f.first;
   if (sparse)
@@ -460,8 +469,7 @@ function assertFresh(worktree: string, f: Awaited<ReturnType<typeof freshness>>)
     'STALE_FILE',
     `${p} ${what} since the session's last commit`,
     { path: p, headBlob, diskBlob, files: f.paths },
-    'run hagent session status to see outside edits; keep them with hagent sync (or drop ' +
-      'them), re-read the file and rebuild the patch from its current content',
+    `${staleHint}, re-read the file and rebuild the patch from its current content`,
   );
 }
 
@@ -814,6 +822,7 @@ async function readCurrent(
         trees,
         diskIds,
       ),
+      options.staleHint,
     );
   if (options.expectBlobs) assertExpectedBlobs(snapshot, options.expectBlobs, diskIds);
   trace('apply: staleness checked');

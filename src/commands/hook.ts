@@ -5,12 +5,12 @@
 import { writeSync } from 'node:fs';
 // Not agents/index.js: the launcher and installer modules it also holds are not a hook's to load.
 import { handleHook } from '../agents/hook.js';
-import { AGENTS, type AgentName } from '../agents/normalize.js';
+import { AGENTS, agentName, type AgentName } from '../agents/normalize.js';
 import { HagentError } from '../errors.js';
 import type { Io } from '../output/index.js';
 
 export async function runHook(argv: { agent?: string; event?: string }, io: Io): Promise<number> {
-  const agent = argv.agent as AgentName;
+  const agent = agentName(argv.agent ?? '') as AgentName;
   if (!AGENTS.includes(agent))
     throw new HagentError(
       'USAGE',

@@ -105,6 +105,13 @@ export async function runIntegrate(argv: IntegrateArgs, io: Io): Promise<number>
           'Now `claude --worktree NAME` starts a hagent session; or launch any agent with: hagent run claude',
         ]
       : []),
+    ...(r.protection
+      ? [
+          `${p.bold('Protected')} ${r.protection.inSession}.`,
+          `${p.bold('Outside a session')} ${r.protection.outsideSession}.`,
+          `${p.yellow('Not protected:')} ${r.protection.notProtected}.`,
+        ]
+      : []),
   ]);
   return 0;
 }

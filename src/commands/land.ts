@@ -3,6 +3,7 @@
  */
 import { refuseForAgent } from '../agents/marker.js';
 import { landSession, undoLand, type LandUndoResult } from '../land/index.js';
+import { hasFallbackIdentity } from '../git/index.js';
 import { approveCommand, openRepo, resolveSession } from '../session/index.js';
 import {
   cappedLines,
@@ -39,6 +40,10 @@ export async function runLand(
     noVerify: argv.verify === false,
     env: io.env,
   });
+  if (await hasFallbackIdentity(ctx.cwd, r.commit))
+    r.warnings.push(
+      `git has no identity configured: the land commit ${short(r.commit)} is authored "hagent <hagent@localhost>"; set yours (git config --global user.name "Your Name" and git config --global user.email you@example.com), then hagent land --undo and hagent land to land it under your name`,
+    );
   if (argv.json) {
     printJson(io, r);
     return 0;

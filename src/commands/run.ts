@@ -32,6 +32,8 @@ export function selfHookCommand(): string {
 }
 
 export async function runRun(argv: RunArgs, io: Io): Promise<number> {
+  // The agent's name as integrate and hook take it: cursor is cursor-agent's.
+  if (argv.agent === 'cursor') argv = { ...argv, agent: 'cursor-agent' };
   if (!(argv.agent in LAUNCHABLE))
     throw new HagentError(
       'USAGE',
@@ -86,9 +88,10 @@ export async function runRun(argv: RunArgs, io: Io): Promise<number> {
           `  ${p.yellow('not yet committed:')} ${cappedList(r.outsideEdits)} (hagent sync --session ${r.session})`,
         ]
       : []),
-    'Next:',
-    `  hagent review --session ${r.session}      see the changes`,
-    `  hagent land --session ${r.session}        bring them onto your branch`,
+    'Next: hagent review, then hagent review --approve, then hagent land:',
+    `  hagent review --session ${r.session}             see the changes`,
+    `  hagent review --session ${r.session} --approve   approve what you saw`,
+    `  hagent land --session ${r.session}               bring them onto your branch`,
     `  hagent run ${r.agent} --session ${r.session}   continue this session`,
   ];
   printLines(io, lines);

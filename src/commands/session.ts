@@ -26,6 +26,7 @@ import {
   type Io,
 } from '../output/index.js';
 import { askYesNo, driftLines, type CommonArgs } from './shared.js';
+import { carrySessionWiring, notCarriedWarning } from '../agents/worktree-wiring.js';
 
 export async function runStart(
   argv: CommonArgs & { name?: string; base?: string },
@@ -44,7 +45,8 @@ export async function runStart(
       ? await orphanNote(path.dirname(folder))
       : null;
   if (note) io.stderr.write(`note: ${note}\n`);
-  if (argv.json) printJson(io, { ok: true, ...r });
+  const wiring = await carrySessionWiring(ctx, r.worktree);
+  if (argv.json) printJson(io, { ok: true, ...r, wiring });
   else {
     const p = palette(io.color);
     printLines(io, [
@@ -57,6 +59,10 @@ export async function runStart(
             `  copied from .worktreeinclude: ${r.included.length} file${r.included.length === 1 ? '' : 's'}`,
           ]
         : []),
+      ...(wiring.carried.length
+        ? [`  agent wiring copied (uncommitted in your checkout): ${wiring.carried.join(', ')}`]
+        : []),
+      ...(wiring.notCarried.length ? [p.red(notCarriedWarning(r.id, wiring.notCarried))] : []),
       `Next: cd ${r.worktree} && hagent apply patch.txt`,
     ]);
   }

@@ -23,6 +23,7 @@ import { readLockHolder } from '../lock/index.js';
 import { loadConfig, mainCheckoutRoot } from '../config/index.js';
 import { installedHooks } from '../agents/integrate.js';
 import { installedMcpServers } from '../agents/integrate-mcp.js';
+import { carryWiring, missingWiring } from '../agents/worktree-wiring.js';
 import { isHagentError } from '../errors.js';
 import {
   corruptHint,
@@ -72,7 +73,8 @@ export interface Finding {
     | 'orphan-branch'
     | 'pooled-worktree'
     | 'hook-command'
-    | 'mcp-command';
+    | 'mcp-command'
+    | 'agent-wiring';
   session?: string;
   message: string;
   fixed: boolean;
@@ -173,6 +175,7 @@ export async function runDoctor(
       });
     }
   }
+  findings.push(...(await sessionWiringFindings(ctx, sessions)));
   // An agent hook whose command does not resolve fails open: in Claude Code it silently disables the gate.
   for (const h of await installedHooks(await mainCheckoutRoot(ctx), env)) {
     if (!h.resolves)
@@ -587,4 +590,46 @@ async function orphans(
       });
   }
   return found;
+}
+
+/**
+ * Each session worktree must carry the agent wiring the main checkout has (hagent's hooks, its
+ * MCP server), or an agent started there runs unguarded: what can be copied is (fixed), what
+ * cannot is reported with how to mend it (agents/worktree-wiring.ts).
+ */
+async function sessionWiringFindings(
+  ctx: RepoContext,
+  sessions: readonly Session[],
+): Promise<Finding[]> {
+  const main = await mainCheckoutRoot(ctx).catch(() => null);
+  if (!main) return [];
+  const out: Finding[] = [];
+  for (const s of sessions) {
+    if (
+      !(await fs.stat(s.worktree).then(
+        () => true,
+        () => false,
+      ))
+    )
+      continue;
+    const { carried } = await carryWiring(main, s.worktree);
+    if (carried.length)
+      out.push({
+        kind: 'agent-wiring',
+        session: s.id,
+        message: `session ${s.id}: its worktree lacked the agent wiring of your checkout; copied (hidden from git): ${carried.join(', ')}`,
+        fixed: true,
+        paths: carried,
+      });
+    for (const m of await missingWiring(main, s.worktree))
+      out.push({
+        kind: 'agent-wiring',
+        session: s.id,
+        message: `session ${s.id}: ${m.agent} started in its worktree runs without hagent's ${m.kind === 'hooks' ? 'hooks' : 'MCP server'}: its ${m.file} lacks them (yours is not committed, or differs)`,
+        fixed: false,
+        hint: `commit ${m.file} (git add ${m.file} && git commit), or run hagent integrate ${m.agent}${m.kind === 'mcp' ? ' --mcp' : ''} --user; then start a new session`,
+        paths: [m.file],
+      });
+  }
+  return out;
 }

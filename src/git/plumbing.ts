@@ -369,6 +369,17 @@ const FALLBACK_IDENTITY = {
   GIT_COMMITTER_EMAIL: 'hagent@localhost',
 };
 
+/**
+ * Whether `commit` was written with hagent's fallback identity (git had no user configured):
+ * the human must be told, since the commit carries no name of theirs.
+ */
+export async function hasFallbackIdentity(cwd: string, commit: string): Promise<boolean> {
+  const who = await gitText(['log', '-1', '--no-show-signature', '--format=%ae%n%ce', commit], {
+    cwd,
+  });
+  return who.split('\n').some((e) => e === FALLBACK_IDENTITY.GIT_AUTHOR_EMAIL);
+}
+
 /** Longest message passed as an argument (Linux caps one argument at 128 KiB, MAX_ARG_STRLEN). */
 const MESSAGE_ARG_MAX = 100_000;
 

@@ -217,9 +217,12 @@ function squashMessage(
   files: readonly { path: string; status: string }[],
   paths: string[] | null,
 ): string {
-  const lines = subjects.map((s) => `- ${s.replace(/^hagent: /, '')}`);
+  // A partial land names the files it lands: a patch subject may name files it leaves behind.
+  const lines = paths
+    ? files.map((f) => `- ${f.status} ${f.path}`)
+    : subjects.map((s) => `- ${s.replace(/^hagent: /, '')}`);
   const scope = paths ? ` (approved: ${paths.length} of the session's files)` : '';
-  return `hagent: land session ${session.id} (${lines.length} patch${lines.length === 1 ? '' : 'es'}, ${files.length} file${files.length === 1 ? '' : 's'})${scope}\n\n${lines.join('\n')}\n\nHagent-Session: ${session.id}\nHagent-Op: land\nHagent-Head: ${head}\n`;
+  return `hagent: land session ${session.id} (${subjects.length} patch${subjects.length === 1 ? '' : 'es'}, ${files.length} file${files.length === 1 ? '' : 's'})${scope}\n\n${lines.join('\n')}\n\nHagent-Session: ${session.id}\nHagent-Op: land\nHagent-Head: ${head}\n`;
 }
 
 /** What a land merges, over which merge base: see {@link planMerge}. */

@@ -15,13 +15,15 @@ import { applyPatch, mergeLine, type ApplyOptions, type ApplyResult } from '../a
 import { checkPatch } from '../check/index.js';
 import { execInSession, type ExecResult } from '../exec/index.js';
 import { toHagentError, HagentError } from '../errors.js';
-import { blobId, objectFormat, readRef, countCommits } from '../git/index.js';
+import { blobId, formatOfOid, lsTree, objectFormat, readRef, countCommits } from '../git/index.js';
+import { readEntry } from '../fsx/index.js';
+import { sessionHead } from '../session/index.js';
 import { readJournal } from '../journal/index.js';
 import { printError } from '../output/index.js';
 import { planEdit, planWrite, type ParsedPatch } from '../patch/index.js';
 import { reviewSession } from '../review/index.js';
 import { sandboxSettings, sandboxStatus } from '../sandbox/index.js';
-import { syncSession } from '../sync/index.js';
+import { ADOPT_OUTSIDE, syncSession } from '../sync/index.js';
 import { redo, undo } from '../undo/index.js';
 import { sessionStatusWithMerge } from '../update/index.js';
 import type { SessionBinding } from './binding.js';
@@ -186,6 +188,7 @@ export function createServer(binding: SessionBinding, version: string): McpServe
   ): Promise<ApplyResult> => {
     const [session, config] = await Promise.all([binding.session(), binding.config()]);
     trace('mcp: session and config read');
+    if (extra.expectBlobs) await adoptExpected(session, extra.expectBlobs);
     const r = await applyPatch(binding.ctx, session, {
       patchText: '',
       env: binding.env,
@@ -194,10 +197,41 @@ export function createServer(binding: SessionBinding, version: string): McpServe
       refs: binding.refs,
       reportBlobs: true,
       howToConfirm: 'call the tool again with yes: true',
+      staleHint:
+        'call the status tool to see outside edits; the sync tool keeps them as a commit of their own',
       ...extra,
     });
     if (r.commit) for (const [p, b] of Object.entries(r.blobs ?? {})) binding.known.set(p, b);
     return r;
+  };
+  /**
+   * A file the caller read after an outside change (its expected blob is what the disk holds,
+   * not the session head) is edited on top of that change: the change is adopted first as an
+   * outside commit of its own (as sync does), so the edit's commit holds only the edit.
+   */
+  const adoptExpected = async (
+    session: Awaited<ReturnType<typeof binding.session>>,
+    expected: Readonly<Record<string, string | null>>,
+  ): Promise<void> => {
+    const named = Object.entries(expected).filter(
+      (e): e is [string, string] => typeof e[1] === 'string',
+    );
+    if (named.length === 0) return;
+    const head = await sessionHead(binding.ctx, session);
+    const inHead = await lsTree(
+      session.worktree,
+      head,
+      named.map(([p]) => p),
+    );
+    const adopt: string[] = [];
+    for (const [p, want] of named) {
+      const entry = await readEntry(session.worktree, p).catch(() => null);
+      if (entry?.kind !== 'file') continue;
+      const disk = blobId(entry.bytes, formatOfOid(want));
+      if (disk === want && inHead.get(p)?.oid !== disk) adopt.push(p);
+    }
+    if (adopt.length)
+      await syncSession(binding.ctx, session, binding.env, { ...ADOPT_OUTSIDE, paths: adopt });
   };
   /** A tool's path argument by the one rule (paths.ts); apply then maps it the same way, with its warning. */
   const toolPath = async (raw: string): Promise<string> => {

@@ -60,6 +60,12 @@ export const ConfigSchema: z.ZodType<ConfigFile> = z.strictObject({
     .describe(
       'ignored files a pooled worktree keeps, as gitignore patterns (default: what .worktreeinclude names, plus node_modules/, .venv/, venv/, target/, vendor/)',
     ),
+  mainCheckout: z
+    .enum(['refuse', 'warn'])
+    .optional()
+    .describe(
+      'an agent wired by hagent integrate, started in a checkout that is no hagent session: "refuse" its file writes and destructive git (default), or only "warn" it and the human',
+    ),
   guard: z
     .strictObject({
       allow: z

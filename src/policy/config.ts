@@ -23,6 +23,8 @@ export interface ConfigFile {
   worktreeRoot?: string;
   pool?: number;
   recycleIgnored?: string[];
+  /** What an agent wired by `hagent integrate` may do in a checkout that is no session (agents/main-checkout.ts). */
+  mainCheckout?: 'refuse' | 'warn';
   /** The shell guard's relaxations for this repository (rule names of the guard). */
   guard?: { allow?: string[] };
   /** The operating-system sandbox of the agent's shell (docs/sandbox.md). */
@@ -57,6 +59,11 @@ export interface Runtime {
    * dependency folders.
    */
   recycleIgnored: string[] | null;
+  /**
+   * An integrated agent started in the user's checkout (no session): `refuse` its file writes and
+   * destructive git with how to start a session, or only `warn` (the agent and the human are told).
+   */
+  mainCheckout: 'refuse' | 'warn';
 }
 
 export const DEFAULT_RUNTIME: Runtime = {
@@ -66,6 +73,7 @@ export const DEFAULT_RUNTIME: Runtime = {
   worktreeRoot: null,
   pool: 2,
   recycleIgnored: null,
+  mainCheckout: 'refuse',
 };
 
 /** Where a setting's value came from. */
@@ -116,6 +124,7 @@ export function effectiveConfig(
     'worktreeRoot',
     'pool',
     'recycleIgnored',
+    'mainCheckout',
     'guard',
     'sandbox',
   ])
@@ -163,6 +172,7 @@ function applyFile(
     'worktreeRoot',
     'pool',
     'recycleIgnored',
+    'mainCheckout',
   ] as const) {
     if (file[key] !== undefined) {
       (runtime as unknown as Record<string, unknown>)[key] = file[key];

@@ -192,7 +192,7 @@ export async function syncSession(
     async () => {
       const r = await syncLocked(ctx, session, config.policy, as);
       // `hagent sync` with nothing to adopt wrote nothing: it is no operation of the journal.
-      const noop = as.op === ADOPT_OUTSIDE.op && !as.paths && r.commit === null;
+      const noop = as.op === ADOPT_OUTSIDE.op && r.commit === null;
       return {
         value: r,
         files: r.files.map((f) => f.path),

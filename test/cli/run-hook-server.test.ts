@@ -102,6 +102,12 @@ function runDriver(
     env: { HAGENT_CLAUDE_BIN: bin, DRIVER_PLAN: planFile, DRIVER_OUT: out, ...extraEnv },
     unsetEnv,
   });
+  // spawnSync waits for the driver too (it holds the run's stdout): no record means the driver
+  // never finished, and the run's own output says why.
+  assert.ok(
+    existsSync(out),
+    `the driver wrote no record; hagent run: ${r.status} ${r.stderr}${r.stdout}`,
+  );
   const record = JSON.parse(readFileSync(out, 'utf8')) as Record_;
   return { r, record };
 }
