@@ -7,6 +7,8 @@
  * command — reviewable, and undoable with `hagent undo` like a patch.
  */
 import { HagentError, toHagentError } from '../errors.js';
+import { realpathSync } from 'node:fs';
+import { endAgentProcess, registerAgentProcess } from '../agents/ancestry.js';
 import { agentMarkerEnv } from '../agents/marker.js';
 import { guardCommand, sessionGuardContext } from '../guard/index.js';
 import { appendJournal } from '../journal/index.js';
@@ -151,6 +153,7 @@ export async function execInSession(
     env: commandEnv,
     timeoutMs: Math.round(timeoutS * 1000),
     maxOutputBytes,
+    onSpawn: registerShell(ctx, session),
   });
   const end = howItEnded(run, timeoutS);
   const outside = await outsideChangeSince(ctx, session, watch);
@@ -181,6 +184,24 @@ export async function execInSession(
     adopted: before?.commit ?? null,
     skipped: after.skipped,
     outside,
+  };
+}
+
+/**
+ * Records the command's shell as an agent's process while it runs, and its window after
+ * (agents/ancestry.ts): what it starts cannot run the human's commands.
+ */
+function registerShell(ctx: RepoContext, session: Session): (pid: number | null) => void {
+  let file: string | null = null;
+  let repo: string | null;
+  try {
+    repo = realpathSync(ctx.commonDir);
+  } catch {
+    repo = ctx.commonDir;
+  }
+  return (pid) => {
+    if (pid !== null) file = registerAgentProcess(pid, 'exec', session.id, repo);
+    else endAgentProcess(file);
   };
 }
 

@@ -1,0 +1,338 @@
+/**
+ * Who is calling: the process ancestry of a hagent command, checked against the processes hagent
+ * knows to be agents — the proof behind the human-only commands (docs/human-only.md).
+ *
+ * The agent marker (marker.ts) is an environment variable, which any process can drop. What a
+ * process cannot change is its ancestors: the Linux kernel keeps each process's parent
+ * (`/proc/<pid>/stat`), and a process cannot rewrite another's start time, its command line or the
+ * environment it was started with (`/proc/<pid>/environ`). A caller is an agent's when one of its
+ * ancestors (itself included) is:
+ * - a process hagent registered as an agent's (`registerAgentProcess`): the agent `hagent run`
+ *   started, the shell of `hagent exec` and of the MCP `exec` while it runs, the agent whose hook
+ *   ran (`hagent hook`: the hook's first ancestor that is not a shell). An entry names the pid and
+ *   its start time (field 22 of stat, clock ticks since boot), so a reused pid never matches;
+ * - in the process session or group of such a process (a background job, `nohup`, a double fork
+ *   without `setsid`: re-parented to init, but still in the shell's session);
+ * - started with the agent marker in its environment (the marker dropped later does not count);
+ * - a hagent process that runs agents' commands (`hagent run`, `exec`, `mcp`), by its command line;
+ * - a process detached from its parent (its parent is init or a user manager) that started during
+ *   an exec's run (the exec's window is kept for a day): `setsid -f`, or a double fork with
+ *   `setsid`.
+ * Linux only (`/proc`); elsewhere only the marker counts.
+ */
+import {
+  closeSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+/** One process as `/proc/<pid>/stat` gives it. `start`: clock ticks after boot, as text. */
+export interface ProcInfo {
+  pid: number;
+  ppid: number;
+  pgrp: number;
+  sid: number;
+  start: string;
+  comm: string;
+}
+
+/** What registered a process as an agent's. */
+export type AgentKind = 'run' | 'exec' | 'hook';
+
+/** One registry entry (a file `<pid>-<start>.json`). `since`/`until`: clock ticks after boot. */
+interface Entry {
+  pid: number;
+  start: string;
+  kind: AgentKind;
+  session: string | null;
+  /** The repository's git common dir (exec windows count only for their own repository). */
+  repo: string | null;
+  since: number;
+  until?: number;
+}
+
+/** Why the caller is an agent's: the process that proves it and how it was found. */
+export interface AgentAncestor {
+  pid: number;
+  kind: AgentKind | 'marker' | 'hagent';
+  how: string;
+  session: string | null;
+}
+
+/** An exec's window is kept this long after it ended (clock ticks: a day). */
+const WINDOW_KEPT_TICKS = 24 * 3600 * 100;
+/** Linux's USER_HZ, the unit of stat's start time, is 100 on every architecture hagent runs on. */
+const TICKS_PER_SECOND = 100;
+const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'fish', 'env', 'timeout', 'nice']);
+
+/** The registry folder: under the user's home from the password database, never the environment (which a caller sets). */
+export function registryDir(): string {
+  let home: string;
+  try {
+    home = os.userInfo().homedir;
+  } catch {
+    home = os.tmpdir();
+  }
+  return path.join(home, '.cache', 'hagent', 'agents');
+}
+
+/** `/proc/<pid>/stat` parsed; null when the process is gone or there is no /proc. */
+export function procInfo(pid: number): ProcInfo | null {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  const close = text.lastIndexOf(')');
+  const f = text.slice(close + 2).split(' ');
+  if (f.length < 20) return null;
+  return {
+    pid,
+    ppid: Number(f[1]),
+    pgrp: Number(f[2]),
+    sid: Number(f[3]),
+    start: f[19]!,
+    comm: text.slice(text.indexOf('(') + 1, close),
+  };
+}
+
+/** `pid` and its ancestors, nearest first, up to (not including) init; at most 64. */
+export function ancestry(pid: number = process.pid): ProcInfo[] {
+  const chain: ProcInfo[] = [];
+  for (let p = procInfo(pid); p && p.pid > 1 && chain.length < 64; p = procInfo(p.ppid))
+    chain.push(p);
+  return chain;
+}
+
+/** Clock ticks since boot now (the unit of stat's start time). */
+function nowTicks(): number {
+  try {
+    return Math.round(
+      Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]) * TICKS_PER_SECOND,
+    );
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Records `pid` as an agent's process (`kind`), with its start time; the file's name is returned
+ * for {@link endAgentProcess}. Null when the process is gone or nothing could be written (then
+ * the other proofs still hold). Never throws.
+ */
+export function registerAgentProcess(
+  pid: number,
+  kind: AgentKind,
+  session: string | null,
+  repo: string | null = null,
+): string | null {
+  const info = procInfo(pid);
+  if (!info) return null;
+  const dir = registryDir();
+  const file = path.join(dir, `${pid}-${info.start}.json`);
+  const entry: Entry = {
+    pid,
+    start: info.start,
+    kind,
+    session,
+    repo,
+    since: Number(info.start),
+  };
+  try {
+    mkdirSync(dir, { recursive: true });
+    const fd = openSync(file, 'w', 0o600);
+    try {
+      writeSync(fd, JSON.stringify(entry));
+    } finally {
+      closeSync(fd);
+    }
+    return file;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The registered process ended: an exec keeps its window (when it ran, for detached processes it
+ * started: {@link agentAncestor}); any other entry goes. Never throws.
+ */
+export function endAgentProcess(file: string | null): void {
+  if (!file) return;
+  try {
+    const entry = JSON.parse(readFileSync(file, 'utf8')) as Entry;
+    if (entry.kind !== 'exec') {
+      rmSync(file, { force: true });
+      return;
+    }
+    const fd = openSync(file, 'w', 0o600);
+    try {
+      writeSync(fd, JSON.stringify({ ...entry, until: nowTicks() }));
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // a removed entry: the other proofs still hold
+  }
+}
+
+/**
+ * Registers the agent a hook process serves: the hook's first ancestor that is not a shell the
+ * agent ran the hook command through (`sh -c`: a shell that leads no process session). A hook
+ * run by hand from a terminal finds its interactive shell (a session leader) first and registers
+ * nothing. Done once per agent process. Never throws.
+ */
+export function registerHookAgent(session: string | null): void {
+  const agent = ancestry()
+    .slice(1)
+    .find((p) => !(SHELLS.has(p.comm) && p.sid !== p.pid));
+  if (!agent || SHELLS.has(agent.comm)) return;
+  try {
+    readFileSync(path.join(registryDir(), `${agent.pid}-${agent.start}.json`));
+    return;
+  } catch {
+    registerAgentProcess(agent.pid, 'hook', session);
+  }
+}
+
+/** The registry's entries; entries of processes gone (and exec windows past a day) are removed. */
+function entries(): Entry[] {
+  const dir = registryDir();
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const now = nowTicks();
+  const out: Entry[] = [];
+  for (const name of names) {
+    const file = path.join(dir, name);
+    let entry: Entry;
+    try {
+      entry = JSON.parse(readFileSync(file, 'utf8')) as Entry;
+    } catch {
+      continue;
+    }
+    const alive = procInfo(entry.pid)?.start === entry.start;
+    const windowKept = entry.kind === 'exec' && now - (entry.until ?? now) < WINDOW_KEPT_TICKS;
+    if (!alive && !windowKept) {
+      rmSync(file, { force: true });
+      continue;
+    }
+    out.push(alive ? entry : { ...entry, until: entry.until ?? now });
+  }
+  return out;
+}
+
+/** The environment a process was started with holds a non-empty `name`. */
+function startedWith(pid: number, name: string): string | null {
+  try {
+    const env = readFileSync(`/proc/${pid}/environ`, 'utf8');
+    for (const kv of env.split('\0'))
+      if (kv.startsWith(`${name}=`) && kv.length > name.length + 1)
+        return kv.slice(name.length + 1);
+  } catch {
+    // another user's process, or gone
+  }
+  return null;
+}
+
+/** The hagent subcommand a process runs when it is `hagent run|exec|mcp` (by its command line). */
+function hagentHost(pid: number): string | null {
+  let argv: string[];
+  try {
+    argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  } catch {
+    return null;
+  }
+  const at = argv.findIndex((a) => /(^|\/)(hagent|hagent\.cjs)$/.test(a));
+  if (at < 0) return null;
+  const verb = argv.slice(at + 1).find((a) => !a.startsWith('-'));
+  return verb === 'run' || verb === 'exec' || verb === 'mcp' ? verb : null;
+}
+
+/**
+ * The process that shows the caller (`pid`, this process by default) works for an agent, or
+ * null: see this file's comment for each proof. `marker` names the agent marker variable; `repo`
+ * the git common dir the caller works on (exec windows count for their own repository only).
+ * Linux only (null without /proc). Never throws.
+ */
+export function agentAncestor(
+  marker: string,
+  repo: string | null,
+  pid: number = process.pid,
+): AgentAncestor | null {
+  const chain = ancestry(pid);
+  if (chain.length === 0) return null;
+  const registered = entries();
+  for (const [i, p] of chain.entries()) {
+    for (const e of registered) {
+      if (e.until !== undefined) continue;
+      if (e.pid === p.pid && e.start === p.start)
+        return {
+          pid: p.pid,
+          kind: e.kind,
+          how: `process ${p.pid} (${p.comm}) is ${what(e)}`,
+          session: e.session,
+        };
+      if ((p.sid === e.pid || p.pgrp === e.pid) && Number(p.start) >= Number(e.start))
+        return {
+          pid: p.pid,
+          kind: e.kind,
+          how: `process ${p.pid} (${p.comm}) is in the process ${p.sid === e.pid ? 'session' : 'group'} of ${what(e)}`,
+          session: e.session,
+        };
+    }
+    const session = startedWith(p.pid, marker);
+    if (session !== null && i > 0)
+      return {
+        pid: p.pid,
+        kind: 'marker',
+        how: `process ${p.pid} (${p.comm}) was started with ${marker}`,
+        session,
+      };
+    const host = i > 0 ? hagentHost(p.pid) : null;
+    if (host)
+      return {
+        pid: p.pid,
+        kind: 'hagent',
+        how: `process ${p.pid} is hagent ${host}, which runs agents' commands`,
+        session: null,
+      };
+  }
+  // Detached: the outermost process whose parent is init or a user manager, started in an exec.
+  const top = chain.find((p, i) => p.ppid <= 1 || chain[i + 1]?.comm === 'systemd');
+  if (top) {
+    const started = Number(top.start);
+    const window = registered.find(
+      (e) =>
+        e.kind === 'exec' &&
+        repo !== null &&
+        e.repo === repo &&
+        started >= Number(e.start) &&
+        started <= (e.until ?? Infinity),
+    );
+    if (window)
+      return {
+        pid: top.pid,
+        kind: 'exec',
+        how: `process ${top.pid} (${top.comm}) detached itself while ${what(window)} ran`,
+        session: window.session,
+      };
+  }
+  return null;
+}
+
+function what(e: Entry): string {
+  const of = e.session ? ` of session ${e.session}` : '';
+  if (e.kind === 'run') return `the agent hagent run started${of}`;
+  if (e.kind === 'exec') return `the shell of a hagent exec${of}`;
+  return `an agent whose hagent hook ran${of}`;
+}
