@@ -38,6 +38,8 @@ export interface ProcInfo {
   ppid: number;
   pgrp: number;
   sid: number;
+  /** The controlling terminal (`tty_nr`), 0 for none. */
+  tty: number;
   start: string;
   comm: string;
 }
@@ -98,6 +100,7 @@ export function procInfo(pid: number): ProcInfo | null {
     ppid: Number(f[1]),
     pgrp: Number(f[2]),
     sid: Number(f[3]),
+    tty: Number(f[4]),
     start: f[19]!,
     comm: text.slice(text.indexOf('(') + 1, close),
   };
@@ -184,15 +187,18 @@ export function endAgentProcess(file: string | null): void {
 
 /**
  * Registers the agent a hook process serves: the hook's first ancestor that is not a shell the
- * agent ran the hook command through (`sh -c`: a shell that leads no process session). A hook
- * run by hand from a terminal finds its interactive shell (a session leader) first and registers
- * nothing. Done once per agent process. Never throws.
+ * agent ran the hook command through. Agents run their hook command line with `sh -c` (Claude
+ * Code in a process session of its own); such a shell has no controlling terminal or leads no
+ * session, where a user's interactive shell has a terminal and leads its session. Nothing is
+ * registered for a hook started without such a shell (a program calling it directly) or run by
+ * hand from a terminal (the interactive shell comes first). Once per agent process. Never throws.
  */
 export function registerHookAgent(session: string | null): void {
-  const agent = ancestry()
-    .slice(1)
-    .find((p) => !(SHELLS.has(p.comm) && p.sid !== p.pid));
-  if (!agent || SHELLS.has(agent.comm)) return;
+  const chain = ancestry().slice(1);
+  const agentShell = (p: ProcInfo) => SHELLS.has(p.comm) && (p.tty === 0 || p.sid !== p.pid);
+  const at = chain.findIndex((p) => !agentShell(p));
+  const agent = chain[at];
+  if (at < 1 || !agent || SHELLS.has(agent.comm)) return;
   try {
     readFileSync(path.join(registryDir(), `${agent.pid}-${agent.start}.json`));
     return;
