@@ -60,9 +60,10 @@ export interface ExecOptions {
  * worktree, committed as `commit` (null when it changed nothing); `adopted` the commit of
  * outside edits found pending before the command ran (null when there were none); `skipped`
  * files it changed that the path policy keeps out of commits (they stay as outside edits);
- * `outside` null, or what changed in the user's main checkout while the command ran (its HEAD or
- * target branch moved, tracked files or the index written: see outside.ts), also journaled as
- * OUTSIDE_CHANGED — reported, never undone.
+ * `outside` null, or what changed outside the session while the command ran (the checkout's
+ * files, untracked and ignored ones too, refs, git's own files, `.hagent/config.json`: see
+ * outside.ts), also journaled as OUTSIDE_CHANGED; hagent's config and small removed files are put
+ * back, the rest reported with the commands that restore it.
  */
 export interface ExecResult extends RunOutcome {
   ok: boolean;
