@@ -5,12 +5,13 @@
  * HUMAN_ONLY by the caller's process ancestry (agents/ancestry.ts), the target branch does not
  * move, and the human's own `hagent land` afterwards still works.
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { pathWithHagent } from '../helpers/agents.js';
-import { git, hagent, makeRepo, startSession } from '../helpers/index.js';
+import { git, GIT_ENV, hagent, makeRepo, startSession, tempDir } from '../helpers/index.js';
 
 const t = suite('human-only steps through hagent exec');
 
@@ -120,5 +121,32 @@ t('setsid -f (detached, re-parented to init) is refused after the command ended'
   assert.is(human.status, 0, human.stdout + human.stderr);
   assert.is(git(repo, 'show', 'main:b.txt'), 'two');
 });
+
+t(
+  'an integrate-wired agent in the main checkout (its hook answered outside any session) cannot land',
+  () => {
+    const { repo } = approved();
+    // A stand-in agent: runs its hook command line through sh, as agents do, then a shell command.
+    const agent = path.join(tempDir('hagent-agent-'), 'agent.cjs');
+    writeFileSync(
+      agent,
+      `const { execSync } = require('node:child_process');
+const event = JSON.stringify({ hook_event_name: 'PreToolUse', cwd: process.cwd(), tool_name: 'Bash', tool_input: { command: 'true' } });
+execSync('cat | hagent hook claude', { input: event, shell: '/bin/sh' });
+process.stdout.write(execSync('env -u HAGENT_AGENT ${LAND} || true', { shell: '/bin/sh' }));
+`,
+    );
+    const r = spawnSync(process.execPath, [agent], {
+      cwd: repo,
+      env: { ...process.env, ...GIT_ENV, PATH },
+      encoding: 'utf8',
+    });
+    assert.is(r.status, 0, r.stderr);
+    const out = JSON.parse(r.stdout).error;
+    assert.is(out?.code, 'HUMAN_ONLY', r.stdout);
+    assert.match(out.how, /an agent whose hagent hook ran/);
+    assert.is(git(repo, 'log', '-1', '--format=%s', 'main'), 'initial', 'main did not move');
+  },
+);
 
 t.run();
