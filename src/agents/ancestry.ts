@@ -164,25 +164,30 @@ export function registerAgentProcess(
 
 /**
  * The registered process ended: an exec keeps its window (when it ran, for detached processes it
- * started: {@link agentAncestor}); any other entry goes. Never throws.
+ * started: {@link agentAncestor}) as `<pid>-<start>-<until>.json`, so a check lists windows by
+ * name and reads only those that hold its time; any other entry goes. Never throws.
  */
 export function endAgentProcess(file: string | null): void {
   if (!file) return;
   try {
     const entry = JSON.parse(readFileSync(file, 'utf8')) as Entry;
-    if (entry.kind !== 'exec') {
-      rmSync(file, { force: true });
-      return;
-    }
-    const fd = openSync(file, 'w', 0o600);
-    try {
-      writeSync(fd, JSON.stringify({ ...entry, until: nowTicks() }));
-    } finally {
-      closeSync(fd);
-    }
+    if (entry.kind === 'exec') keepWindow(file, entry, nowTicks());
+    else rmSync(file, { force: true });
   } catch {
     // a removed entry: the other proofs still hold
   }
+}
+
+/** Rewrites an exec's live entry as its window ending at `until`. */
+function keepWindow(file: string, entry: Entry, until: number): void {
+  const windowFile = file.replace(/\.json$/, `-${until}.json`);
+  const fd = openSync(windowFile, 'w', 0o600);
+  try {
+    writeSync(fd, JSON.stringify({ ...entry, until }));
+  } finally {
+    closeSync(fd);
+  }
+  rmSync(file, { force: true });
 }
 
 /**
@@ -207,34 +212,54 @@ export function registerHookAgent(session: string | null): void {
   }
 }
 
-/** The registry's entries; entries of processes gone (and exec windows past a day) are removed. */
-function entries(): Entry[] {
+/** An exec's window as its file name gives it; the file is read only when a check needs it. */
+interface Window {
+  file: string;
+  start: number;
+  until: number;
+}
+
+/**
+ * The registry: the entries of live processes (read), and the exec windows (by name). Entries
+ * of processes gone are removed, or kept as windows for an exec; windows past a day are removed.
+ */
+function registry(): { live: Entry[]; windows: Window[] } {
   const dir = registryDir();
+  const live: Entry[] = [];
+  const windows: Window[] = [];
   let names: string[];
   try {
     names = readdirSync(dir);
   } catch {
-    return [];
+    return { live, windows };
   }
   const now = nowTicks();
-  const out: Entry[] = [];
   for (const name of names) {
     const file = path.join(dir, name);
+    const w = /^\d+-(\d+)-(\d+)\.json$/.exec(name);
+    if (w) {
+      if (now - Number(w[2]) > WINDOW_KEPT_TICKS) rmSync(file, { force: true });
+      else windows.push({ file, start: Number(w[1]), until: Number(w[2]) });
+      continue;
+    }
     let entry: Entry;
     try {
       entry = JSON.parse(readFileSync(file, 'utf8')) as Entry;
     } catch {
       continue;
     }
-    const alive = procInfo(entry.pid)?.start === entry.start;
-    const windowKept = entry.kind === 'exec' && now - (entry.until ?? now) < WINDOW_KEPT_TICKS;
-    if (!alive && !windowKept) {
-      rmSync(file, { force: true });
-      continue;
-    }
-    out.push(alive ? entry : { ...entry, until: entry.until ?? now });
+    if (procInfo(entry.pid)?.start === entry.start) live.push(entry);
+    else if (entry.kind === 'exec') {
+      // Its hagent was killed before it could end the entry: the window ends now.
+      keepWindow(file, entry, now);
+      windows.push({
+        file: file.replace(/\.json$/, `-${now}.json`),
+        start: Number(entry.start),
+        until: now,
+      });
+    } else rmSync(file, { force: true });
   }
-  return out;
+  return { live, windows };
 }
 
 /** The environment a process was started with holds a non-empty `name`. */
@@ -277,10 +302,9 @@ export function agentAncestor(
 ): AgentAncestor | null {
   const chain = ancestry(pid);
   if (chain.length === 0) return null;
-  const registered = entries();
+  const { live: registered, windows } = registry();
   for (const [i, p] of chain.entries()) {
     for (const e of registered) {
-      if (e.until !== undefined) continue;
       if (e.pid === p.pid && e.start === p.start)
         return {
           pid: p.pid,
@@ -317,14 +341,19 @@ export function agentAncestor(
   const top = chain.find((p, i) => p.ppid <= 1 || chain[i + 1]?.comm === 'systemd');
   if (top) {
     const started = Number(top.start);
-    const window = registered.find(
-      (e) =>
-        e.kind === 'exec' &&
-        repo !== null &&
-        e.repo === repo &&
-        started >= Number(e.start) &&
-        started <= (e.until ?? Infinity),
+    let window = registered.find(
+      (e) => e.kind === 'exec' && repo !== null && e.repo === repo && started >= Number(e.start),
     );
+    for (const w of window ? [] : windows) {
+      if (started < w.start || started > w.until || repo === null) continue;
+      try {
+        const e = JSON.parse(readFileSync(w.file, 'utf8')) as Entry;
+        if (e.repo === repo) window = e;
+      } catch {
+        // removed meanwhile
+      }
+      if (window) break;
+    }
     if (window)
       return {
         pid: top.pid,

@@ -42,7 +42,7 @@ export function refuseForAgent(
   if (!found) return;
   throw new HagentError(
     'HUMAN_ONLY',
-    `${what} is for the human: run it from your own shell (${found.how})`,
+    `${what} is for the human: run it from your own shell${found.kind === 'marker' && found.pid === process.pid ? '' : ` (${found.how})`}`,
     { command: what, marker: AGENT_MARKER, session: found.session, how: found.how, pid: found.pid },
     // The way round (unsetting the marker) is in the README for the human, not here for the agent.
     `nothing was changed; an agent cannot ${verbOf(what)}: tell the user the work is ready and ask them to run ${what} in their own terminal`,
