@@ -153,8 +153,41 @@ function hookOutsideSessions() {
   } catch {
     return false;
   }
+  registerHookAgent();
   if (agent === 'cursor' || agent === 'cursor-agent') writeSync(1, '{}\n');
   return true;
+}
+
+// The agent that runs this hook, registered as src/agents/ancestry.ts `registerHookAgent` does
+// (same registry, same entry), for a hook answered here outside any session: that agent cannot
+// run the human's commands either (docs/human-only.md). Kept here because the bundle does not
+// load on this path. Never throws.
+function registerHookAgent() {
+  try {
+    const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'fish', 'env', 'timeout', 'nice']);
+    const info = (pid) => {
+      const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const close = text.lastIndexOf(')');
+      const f = text.slice(close + 2).split(' ');
+      const comm = text.slice(text.indexOf('(') + 1, close);
+      return { pid, ppid: +f[1], sid: +f[3], tty: +f[4], start: f[19], comm };
+    };
+    let p = info(info(process.pid).ppid);
+    let shells = 0;
+    while (p.pid > 1 && SHELLS.has(p.comm) && (p.tty === 0 || p.sid !== p.pid)) {
+      shells++;
+      p = info(p.ppid);
+    }
+    if (shells === 0 || p.pid <= 1 || SHELLS.has(p.comm)) return;
+    const dir = path.join(os.userInfo().homedir, '.cache', 'hagent', 'agents');
+    const file = path.join(dir, `${p.pid}-${p.start}.json`);
+    if (existsSync(file)) return;
+    mkdirSync(dir, { recursive: true });
+    const entry = { pid: p.pid, start: p.start, kind: 'hook', session: null, repo: null };
+    writeFileSync(file, JSON.stringify({ ...entry, since: Number(p.start) }), { mode: 0o600 });
+  } catch {
+    // no /proc, or nothing writable: the other proofs still hold
+  }
 }
 
 if (!hookOutsideSessions()) askHookServer(loadCli);

@@ -28,6 +28,7 @@ import { agentHookFile, claudeHooks, codexConfigArgs } from './config.js';
 import { HOOK_SOCKET_ENV, startHookServer } from './hook-server.js';
 import { RUN_HOOK_SOURCE, RUN_HOOKS_ENV } from './hook.js';
 import { holdsHagentWiring } from './worktree-wiring.js';
+import { endAgentProcess, registerAgentProcess } from './ancestry.js';
 import { agentMarkerEnv } from './marker.js';
 import {
   aroundHook,
@@ -247,6 +248,11 @@ export function runAgentProcess(
       stdio: 'inherit',
       env: { ...env, ...plan.env },
     });
+    // The agent's processes cannot run the human's commands (ancestry.ts), marker or not.
+    const registered =
+      child.pid === undefined
+        ? null
+        : registerAgentProcess(child.pid, 'run', plan.env.HAGENT_SESSION ?? null);
     const ignore = () => undefined;
     process.on('SIGINT', ignore);
     child.on('error', (e) => {
@@ -262,6 +268,7 @@ export function runAgentProcess(
     });
     child.on('close', (code, signal) => {
       process.off('SIGINT', ignore);
+      endAgentProcess(registered);
       const signals: Record<string, number> = { SIGINT: 2, SIGTERM: 15, SIGKILL: 9, SIGHUP: 1 };
       resolve(code ?? 128 + (signal ? (signals[signal] ?? 1) : 1));
     });

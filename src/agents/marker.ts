@@ -5,13 +5,15 @@
  * and refuses the verbs that are the human's: approving, landing, taking a land back, ending a
  * session, changing the agents' hook or MCP configuration.
  *
- * It is a tripwire, not a lock: a process can drop a variable. The shell guard refuses commands
- * that unset or override it, and refuses the human-only verbs themselves (for Claude's Bash under
- * `hagent integrate`, where no hagent process stands between the agent and its shell). A human
- * who runs hagent from a process that carries the marker on purpose (a CI job started by an agent
- * run, say) unsets it for that command: `env -u HAGENT_AGENT hagent land`.
+ * The variable is a tripwire, not a lock: a process can drop it. The lock is the caller's process
+ * ancestry (ancestry.ts): a process that descends from an agent hagent launched, serves or saw in
+ * a hook is refused with or without the variable. The shell guard also refuses commands that
+ * unset or override it, and the human-only verbs themselves, before anything runs.
  */
+import { realpathSync } from 'node:fs';
 import { HagentError } from '../errors.js';
+import { locateWorktreeDirect } from '../git/plumbing.js';
+import { agentAncestor, type AgentAncestor } from './ancestry.js';
 
 /** The variable's name; its value is the session id. */
 export const AGENT_MARKER = 'HAGENT_AGENT';
@@ -22,20 +24,26 @@ export function agentMarkerEnv(sessionId: string): Record<string, string> {
 }
 
 /**
- * Refuses a human-only command when the environment carries the agent marker.
- * `what` names the command as typed (e.g. `hagent land`). Nothing has been read or written yet:
- * call it first. @throws HagentError HUMAN_ONLY.
+ * Refuses a human-only command when the environment carries the agent marker, or when the
+ * calling process descends from an agent's (ancestry.ts; `cwd` picks the repository whose exec
+ * windows count). `what` names the command as typed (e.g. `hagent land`). Nothing has been read
+ * or written yet: call it first. @throws HagentError HUMAN_ONLY (details `how`: the proof).
  */
 export function refuseForAgent(
   env: Readonly<Record<string, string | undefined>>,
   what: string,
+  cwd?: string,
 ): void {
   const value = env[AGENT_MARKER];
-  if (value === undefined || value === '') return;
+  const found: AgentAncestor | null =
+    value !== undefined && value !== ''
+      ? { pid: process.pid, kind: 'marker', how: `${AGENT_MARKER} is set`, session: value }
+      : agentAncestor(AGENT_MARKER, cwd === undefined ? null : repoOf(cwd));
+  if (!found) return;
   throw new HagentError(
     'HUMAN_ONLY',
-    `${what} is for the human: run it from your own shell`,
-    { command: what, marker: AGENT_MARKER, session: value },
+    `${what} is for the human: run it from your own shell${found.kind === 'marker' && found.pid === process.pid ? '' : ` (${found.how})`}`,
+    { command: what, marker: AGENT_MARKER, session: found.session, how: found.how, pid: found.pid },
     // The way round (unsetting the marker) is in docs/agents.md for the human, not here for the agent.
     `nothing was changed; an agent cannot ${verbOf(what)}: tell the user the work is ready and ask them to run ${what} in their own terminal`,
   );
@@ -48,4 +56,14 @@ function verbOf(what: string): string {
   if (/session end/.test(what)) return 'end sessions';
   if (/integrate/.test(what)) return "change the agents' hook and MCP configuration";
   return 'run it';
+}
+
+/** The git common dir around `cwd`, real; null when it cannot be found without git. */
+function repoOf(cwd: string): string | null {
+  try {
+    const common = locateWorktreeDirect(cwd)?.commonDir;
+    return common ? realpathSync(common) : null;
+  } catch {
+    return null;
+  }
 }

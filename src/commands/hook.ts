@@ -4,6 +4,7 @@
  */
 import { writeSync } from 'node:fs';
 // Not agents/index.js: the launcher and installer modules it also holds are not a hook's to load.
+import { registerHookAgent } from '../agents/ancestry.js';
 import { handleHook } from '../agents/hook.js';
 import { AGENTS, agentName, type AgentName } from '../agents/normalize.js';
 import { HagentError } from '../errors.js';
@@ -29,6 +30,8 @@ export async function runHook(argv: { agent?: string; event?: string }, io: Io):
         chunks.push(Buffer.isBuffer(c) ? c : Buffer.from(c as string));
     input = Buffer.concat(chunks).toString('utf8');
   }
+  // The agent running this hook cannot run the human's commands from its shell (ancestry.ts).
+  registerHookAgent(null);
   const answer = await handleHook(agent, argv.event, input, { cwd: io.cwd, env: io.env });
   if (answer.stdout) writeOut(io, 1, answer.stdout);
   if (answer.stderr) writeOut(io, 2, answer.stderr);

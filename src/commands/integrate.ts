@@ -27,7 +27,7 @@ type IntegrateArgs = {
 
 export async function runIntegrate(argv: IntegrateArgs, io: Io): Promise<number> {
   // Even --print: the agents' configuration is the human's to change, and to plan changing.
-  refuseForAgent(io.env, `hagent integrate ${argv.agent ?? ''}`.trimEnd());
+  refuseForAgent(io.env, `hagent integrate ${argv.agent ?? ''}`.trimEnd(), io.cwd);
   if (argv.strict && !argv.mcp)
     throw new HagentError(
       'USAGE',

@@ -28,7 +28,7 @@ export async function runLand(
   },
   io: Io,
 ): Promise<number> {
-  refuseForAgent(io.env, argv.undo ? 'hagent land --undo' : 'hagent land');
+  refuseForAgent(io.env, argv.undo ? 'hagent land --undo' : 'hagent land', io.cwd);
   const ctx = await openRepo(io.cwd);
   const session = await resolveSession(ctx, argv.session);
   if (argv.undo) return printLandUndo(await undoLand(ctx, session, io.env), argv, io);

@@ -33,7 +33,7 @@ export async function runReview(
   io: Io,
 ): Promise<number> {
   if (argv.approve !== undefined && argv.approve !== false)
-    refuseForAgent(io.env, 'hagent review --approve');
+    refuseForAgent(io.env, 'hagent review --approve', io.cwd);
   // Paths after `--` (one may start with a dash: `--approve -- -x`) arrive as positionals.
   const afterDashes = (argv._ ?? []).slice(1).map(String);
   if (afterDashes.length && (argv.approve === undefined || argv.approve === false)) {

@@ -168,7 +168,7 @@ export async function runEnd(
   argv: CommonArgs & { id?: string; force?: boolean; yes?: boolean },
   io: Io,
 ): Promise<number> {
-  refuseForAgent(io.env, 'hagent session end');
+  refuseForAgent(io.env, 'hagent session end', io.cwd);
   const ctx = await openRepo(io.cwd);
   const confirm = async (unlanded: readonly string[], uncommitted: readonly string[]) => {
     if (argv.yes) return true;

@@ -12,7 +12,7 @@ export async function runUndo(
   argv: CommonArgs & { steps?: number; redo?: boolean; land?: boolean },
   io: Io,
 ): Promise<number> {
-  if (argv.land) refuseForAgent(io.env, 'hagent undo --land');
+  if (argv.land) refuseForAgent(io.env, 'hagent undo --land', io.cwd);
   // Arguments first: a bad count is a usage error whichever session would be picked.
   const steps = argv.steps ?? 1;
   if (!Number.isInteger(steps) || steps < 1)

@@ -7,6 +7,8 @@
  * command — reviewable, and undoable with `hagent undo` like a patch.
  */
 import { HagentError, toHagentError } from '../errors.js';
+import { realpathSync } from 'node:fs';
+import { endAgentProcess, registerAgentProcess } from '../agents/ancestry.js';
 import { agentMarkerEnv } from '../agents/marker.js';
 import { guardCommand, sessionGuardContext } from '../guard/index.js';
 import { appendJournal } from '../journal/index.js';
@@ -55,10 +57,11 @@ export interface ExecOptions {
  * worktree, committed as `commit` (null when it changed nothing); `adopted` the commit of
  * outside edits found pending before the command ran (null when there were none); `skipped`
  * files it changed that the path policy keeps out of commits (they stay as outside edits);
- * `outside` null, or what changed in the user's main checkout while the command ran (its HEAD or
- * target branch moved, tracked files or the index written: see outside.ts), also journaled as
- * OUTSIDE_CHANGED — reported, never undone; `sandbox` whether the command ran in the operating-system
- * sandbox and what it stopped ({@link ExecSandbox}).
+ * `outside` null, or what changed outside the session while the command ran (the checkout's
+ * files, untracked and ignored ones too, refs, git's own files, `.hagent/config.json`: see
+ * outside.ts), also journaled as OUTSIDE_CHANGED; hagent's config and small removed files are put
+ * back, the rest reported with the commands that restore it; `sandbox` whether the command ran
+ * in the operating-system sandbox and what it stopped ({@link ExecSandbox}).
  */
 export interface ExecResult extends RunOutcome {
   ok: boolean;
@@ -153,6 +156,7 @@ export async function execInSession(
     timeoutMs: Math.round(timeoutS * 1000),
     maxOutputBytes,
     ...(sandbox.on ? { wrap: sandbox.launch.argv } : {}),
+    onSpawn: registerShell(ctx, session),
   });
   const walled = await afterSandbox(ctx, session, sandbox, command, `${run.stdout}\n${run.stderr}`);
   const end = howItEnded(run, timeoutS);
@@ -185,6 +189,24 @@ export async function execInSession(
     skipped: after.skipped,
     outside,
     sandbox: walled,
+  };
+}
+
+/**
+ * Records the command's shell as an agent's process while it runs, and its window after
+ * (agents/ancestry.ts): what it starts cannot run the human's commands.
+ */
+function registerShell(ctx: RepoContext, session: Session): (pid: number | null) => void {
+  let file: string | null = null;
+  let repo: string | null;
+  try {
+    repo = realpathSync(ctx.commonDir);
+  } catch {
+    repo = ctx.commonDir;
+  }
+  return (pid) => {
+    if (pid !== null) file = registerAgentProcess(pid, 'exec', session.id, repo);
+    else endAgentProcess(file);
   };
 }
 

@@ -5,7 +5,8 @@
  * code 0 (the shape follows execa's: every outcome is a result, not an exception).
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
+import { procInfo } from '../agents/ancestry.js';
 
 /** How a stream was cut: its full size and how many bytes of it were left out. */
 export interface Cut {
@@ -39,6 +40,8 @@ export interface RunOptions {
   maxOutputBytes: number;
   /** A program and its options the shell runs under (a sandbox's argv prefix, ending with `--`). */
   wrap?: readonly string[];
+  /** Called with the shell's pid as soon as it is spawned, and once more (null) when it ended. */
+  onSpawn?: (pid: number | null) => void;
 }
 
 /** Grace between SIGTERM and SIGKILL of a timed-out group, and how long the pipes may stay open after the shell exits. */
@@ -117,7 +120,9 @@ function shellPath(): string {
  * Runs `command` with `bash -c` (or `sh -c`) in `options.cwd`, stdin on /dev/null, in a new
  * process group (no controlling terminal, so a password prompt fails at once). After
  * `timeoutMs` the whole group gets SIGTERM, then SIGKILL 2 s later. When the shell exits while
- * background jobs still hold its pipes, their output stops being collected after 250 ms.
+ * background jobs still hold its pipes, their output stops being collected after 250 ms. Then
+ * nothing the command started outlives it: its process group and every process still in its
+ * process session (a `nohup`, a double fork) get SIGKILL.
  * Never rejects: a spawn failure is an outcome with exit code 127 and the error on stderr.
  */
 export function runShell(command: string, options: RunOptions): Promise<RunOutcome> {
@@ -135,6 +140,7 @@ export function runShell(command: string, options: RunOptions): Promise<RunOutco
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
+    if (child.pid !== undefined) options.onSpawn?.(child.pid);
     const killGroup = (signal: NodeJS.Signals): void => {
       try {
         if (child.pid !== undefined) process.kill(-child.pid, signal);
@@ -150,7 +156,9 @@ export function runShell(command: string, options: RunOptions): Promise<RunOutco
       for (const t of timers) clearTimeout(t);
       child.stdout.destroy();
       child.stderr.destroy();
-      if (timedOut) killGroup('SIGKILL');
+      killGroup('SIGKILL');
+      if (child.pid !== undefined) killSession(child.pid);
+      options.onSpawn?.(null);
       const o = out.result('stdout');
       const e = err.result('stderr');
       resolve({
@@ -183,4 +191,27 @@ export function runShell(command: string, options: RunOptions): Promise<RunOutco
       child.on('close', () => finish(code, signal));
     });
   });
+}
+
+/**
+ * SIGKILL to every process left in the process session `sid` (the shell was its leader: spawned
+ * detached, so `setsid`): background jobs that moved to a group of their own. Linux (`/proc`);
+ * a no-op elsewhere.
+ */
+function killSession(sid: number): void {
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((n) => /^\d+$/.test(n));
+  } catch {
+    return;
+  }
+  for (const name of pids) {
+    const p = procInfo(Number(name));
+    if (p?.sid !== sid) continue;
+    try {
+      process.kill(p.pid, 'SIGKILL');
+    } catch {
+      // gone already
+    }
+  }
 }

@@ -56,7 +56,16 @@ export async function firstParentLogWithNames(
 
 /** `git diff --numstat -z --no-renames` of two trees or commits: the raw output. */
 export async function diffNumstat(cwd: string, from: string, to: string): Promise<Buffer> {
-  const args = ['diff', '--numstat', '-z', '--no-renames', '--no-ext-diff', from, to];
+  const args = [
+    'diff',
+    '--numstat',
+    '-z',
+    '--no-renames',
+    '--no-ext-diff',
+    '--no-textconv',
+    from,
+    to,
+  ];
   return (await runGit(args, { cwd })).stdout;
 }
 

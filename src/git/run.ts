@@ -1,7 +1,10 @@
 /**
  * The only code in hagent that spawns git. Sets git hygiene once (design.md invariant 7):
  * no user hooks, no fsmonitor, no signing, no prompts, C messages, and no inherited
- * GIT_DIR / GIT_WORK_TREE / GIT_INDEX_FILE from a calling hook.
+ * GIT_DIR / GIT_WORK_TREE / GIT_INDEX_FILE from a calling hook. Nothing an agent could plant
+ * changes what hagent's git reads or runs: replace refs are ignored (`GIT_NO_REPLACE_OBJECTS`),
+ * and configuration, programs and object sources given through the environment are not passed on
+ * (the list, with what stays, is in docs/human-only.md).
  */
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import { statSync } from 'node:fs';
@@ -93,6 +96,20 @@ const DROPPED_ENV = [
   'GIT_EXTERNAL_DIFF',
   'GIT_PAGER',
   'PAGER',
+  // What a caller's environment could plant: configuration, programs, other objects and refs.
+  'GIT_CONFIG_PARAMETERS',
+  'GIT_CONFIG_COUNT',
+  'GIT_EXEC_PATH',
+  'GIT_SSH',
+  'GIT_SSH_COMMAND',
+  'GIT_ASKPASS',
+  'SSH_ASKPASS',
+  'GIT_REPLACE_REF_BASE',
+  'GIT_GRAFT_FILE',
+  'GIT_SHALLOW_FILE',
+  'GIT_ATTR_SOURCE',
+  'GIT_NAMESPACE',
+  'GIT_QUARANTINE_PATH',
 ];
 
 function gitEnv(
@@ -101,6 +118,8 @@ function gitEnv(
 ): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const key of DROPPED_ENV) delete env[key];
+  for (const key of Object.keys(env)) if (/^GIT_CONFIG_(KEY|VALUE)_\d+$/.test(key)) delete env[key];
+  env.GIT_NO_REPLACE_OBJECTS = '1';
   env.LC_MESSAGES = 'C';
   env.GIT_TERMINAL_PROMPT = '0';
   env.GIT_PAGER = 'cat';

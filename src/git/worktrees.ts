@@ -272,3 +272,40 @@ export async function pointWorktreeAdminAt(admin: string, dest: string): Promise
 export async function removeWorktreeAdmin(admin: string): Promise<void> {
   await fs.rm(admin, { recursive: true, force: true });
 }
+
+/** What `git status` says of a checkout's files, for the outside watch (exec/outside.ts). */
+export interface CheckoutStatus {
+  /** Tracked paths whose file differs from the index. */
+  unstaged: string[];
+  /** Untracked files (each one) and ignored files and folders (as their ignore pattern matched them: `node_modules/`). */
+  others: string[];
+}
+
+/**
+ * One `git status --porcelain -z --untracked-files=all --ignored=matching --no-renames` of the
+ * checkout at `cwd`, without optional locks (the user's index is never written). Never throws:
+ * null when git fails.
+ */
+export async function checkoutStatus(cwd: string): Promise<CheckoutStatus | null> {
+  const r = await runGit(
+    [
+      'status',
+      '--porcelain=v1',
+      '-z',
+      '--untracked-files=all',
+      '--ignored=matching',
+      '--no-renames',
+    ],
+    { cwd, allowFailure: true, noOptionalLocks: true },
+  ).catch(() => null);
+  if (!r || r.exitCode !== 0) return null;
+  const unstaged: string[] = [];
+  const others: string[] = [];
+  for (const entry of nul(r.stdout)) {
+    const xy = entry.slice(0, 2);
+    const p = entry.slice(3);
+    if (xy === '??' || xy === '!!') others.push(p);
+    else if (xy[1] !== ' ') unstaged.push(p);
+  }
+  return { unstaged, others };
+}

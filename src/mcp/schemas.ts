@@ -444,13 +444,17 @@ export const ExecOutput = z.object({
         z.object({ ref: z.string(), before: z.string().nullable(), after: z.string().nullable() }),
       ),
       paths: z.array(z.string()),
+      others: z.array(z.string()).describe('untracked or ignored files changed or removed'),
       staged: z.array(z.string()),
+      gitFiles: z.array(z.string()).describe("git's own files changed (.git/config, hooks)"),
+      restored: z.array(z.string()).describe('what hagent put back as it was'),
+      restore: z.array(z.string()).describe('commands that put the rest back (refs, .git/config)'),
       message: z.string(),
       hint: z.string(),
     })
     .nullable()
     .describe(
-      "what changed in the user's main checkout while the command ran (never undone), or null",
+      'what changed outside the session while the command ran (docs/human-only.md), or null',
     ),
   sandbox: z
     .union([

@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { agentBinary, agentEnv, hagentAsync, pathWithHagent } from '../helpers/agents.js';
+import { agentBinary, agentEnv, hagentAsync, pathWithHagent, runAsync } from '../helpers/agents.js';
 import { testOrSkip } from '../helpers/skip.js';
 import { startModelServer } from '../helpers/model-server.js';
 import { git, hagent, makeRepo, tempDir } from '../helpers/index.js';
@@ -98,6 +98,66 @@ it('Bash approve && land is refused by the guard, a hidden script by the marker 
       review.json.files.map((f: { path: string }) => f.path),
       ['b.txt'],
     );
+  } finally {
+    await server.close();
+  }
+});
+
+it('hook-wired (hagent integrate, no hagent run): a Bash land dropping the marker and a hidden script are refused, nothing lands', async () => {
+  const repo = makeRepo({ 'a.txt': 'one\n' });
+  assert.is(hagent(repo, ['integrate', 'claude']).status, 0);
+  git(repo, 'add', '.claude/settings.json');
+  git(repo, 'commit', '-q', '-m', 'hagent hooks');
+  const start = hagent(repo, ['session', 'start', '--name', 'h2', '--json']);
+  assert.is(start.status, 0, start.stderr);
+  const wt = start.json.worktree as string;
+  const applied = hagent(wt, ['apply', '--json'], {
+    input: '*** Begin Patch\n*** Add File: b.txt\n+two\n*** End Patch\n',
+  });
+  assert.is(applied.status, 0, applied.stderr);
+  assert.is(hagent(repo, ['review', '--approve', '--session', 'h2', '--json']).status, 0);
+  // No marker anywhere: claude is started as the user starts it, in the session worktree.
+  const sneak = path.join(tempDir('hagent-sneak-'), 'land.sh');
+  writeFileSync(sneak, 'hagent land --yes --json --session h2\n');
+  const server = await startModelServer([
+    {
+      calls: [
+        {
+          id: 'toolu_env',
+          name: 'Bash',
+          input: {
+            command: 'env -u HAGENT_AGENT hagent land --yes --json --session h2',
+            description: 'land',
+          },
+        },
+      ],
+    },
+    {
+      calls: [
+        {
+          id: 'toolu_script',
+          name: 'Bash',
+          input: { command: `sh ${sneak}`, description: 'land through a script' },
+        },
+      ],
+    },
+    { text: 'Done.' },
+  ]);
+  try {
+    const bin = (found as { bin: string }).bin;
+    const env = { ...agentEnv('claude', server.url, bin), PATH: pathWithHagent() };
+    const r = await runAsync(bin, ['-p', 'land it', '--dangerously-skip-permissions'], wt, env);
+    assert.is(r.status, 0, r.stderr + r.stdout);
+    const res = (id: string) => server.results.get(id);
+    assert.ok(res('toolu_env')?.isError, `refused: ${res('toolu_env')?.text}`);
+    assert.match(res('toolu_env')!.text, /GUARD_BLOCKED|HUMAN_ONLY/);
+    assert.match(
+      res('toolu_script')?.text ?? '',
+      /"code": "HUMAN_ONLY"/,
+      res('toolu_script')?.text,
+    );
+    assert.match(res('toolu_script')!.text, /an agent whose hagent hook ran/);
+    assert.is(git(repo, 'log', '-1', '--format=%s', 'main'), 'hagent hooks', 'main did not move');
   } finally {
     await server.close();
   }
