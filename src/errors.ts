@@ -77,6 +77,9 @@ export const EXIT_STATUS = {
   // agents
   OUTSIDE_WORKTREE: 1,
   AGENT_NOT_INSTALLED: 1,
+  // hagent mcp: a JSON-RPC line over the size limit, or one that is not a valid message
+  MCP_REQUEST_TOO_LARGE: 1,
+  MCP_MALFORMED_REQUEST: 1,
   // usage and bugs
   USAGE: 2,
   INTERNAL: 3,

@@ -59,6 +59,14 @@ export const ConfigSchema: z.ZodType<ConfigFile> = z.strictObject({
     .describe(
       'ignored files a pooled worktree keeps, as gitignore patterns (default: what .worktreeinclude names, plus node_modules/, .venv/, venv/, target/, vendor/)',
     ),
+  mcpMaxRequestBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .optional()
+    .describe(
+      'the largest JSON-RPC message hagent mcp serves, in bytes (default 10485760); a larger one is answered with MCP_REQUEST_TOO_LARGE',
+    ),
   guard: z
     .strictObject({
       allow: z

@@ -23,6 +23,7 @@ export interface ConfigFile {
   worktreeRoot?: string;
   pool?: number;
   recycleIgnored?: string[];
+  mcpMaxRequestBytes?: number;
   /** The shell guard's relaxations for this repository (rule names of the guard). */
   guard?: { allow?: string[] };
 }
@@ -45,6 +46,8 @@ export interface Runtime {
    * dependency folders.
    */
   recycleIgnored: string[] | null;
+  /** The largest JSON-RPC message `hagent mcp` serves, in bytes (a larger one is answered with an error). */
+  mcpMaxRequestBytes: number;
 }
 
 export const DEFAULT_RUNTIME: Runtime = {
@@ -54,6 +57,7 @@ export const DEFAULT_RUNTIME: Runtime = {
   worktreeRoot: null,
   pool: 2,
   recycleIgnored: null,
+  mcpMaxRequestBytes: 10 * 1024 * 1024,
 };
 
 /** Where a setting's value came from. */
@@ -73,6 +77,7 @@ const RUNTIME_ENV = {
   HAGENT_LOCK_TIMEOUT_MS: 'lockTimeoutMs',
   HAGENT_HOOK_TIMEOUT_MS: 'hookTimeoutMs',
   HAGENT_POOL: 'pool',
+  HAGENT_MCP_MAX_REQUEST_BYTES: 'mcpMaxRequestBytes',
 } as const;
 
 /**
@@ -102,6 +107,7 @@ export function effectiveConfig(
     'worktreeRoot',
     'pool',
     'recycleIgnored',
+    'mcpMaxRequestBytes',
     'guard',
   ])
     sources[key] = 'default';
@@ -146,6 +152,7 @@ function applyFile(
     'worktreeRoot',
     'pool',
     'recycleIgnored',
+    'mcpMaxRequestBytes',
   ] as const) {
     if (file[key] !== undefined) {
       (runtime as unknown as Record<string, unknown>)[key] = file[key];
