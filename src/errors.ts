@@ -63,6 +63,8 @@ export const EXIT_STATUS = {
   IO_FAILED: 1,
   WORKTREE_BROKEN: 1,
   GIT_FAILED: 1,
+  /** A git lock file (index.lock, HEAD.lock) in a session worktree that a live process may hold. */
+  GIT_LOCKED: 1,
   // repository kinds: content filters, submodules, sparse checkouts
   FILTER_UNAVAILABLE: 1,
   FILTER_FAILED: 1,
