@@ -69,6 +69,8 @@ export const EXIT_STATUS = {
   IO_FAILED: 1,
   WORKTREE_BROKEN: 1,
   GIT_FAILED: 1,
+  /** A git lock file (index.lock, HEAD.lock) in a session worktree that a live process may hold. */
+  GIT_LOCKED: 1,
   // repository kinds: content filters, submodules, sparse checkouts
   FILTER_UNAVAILABLE: 1,
   FILTER_FAILED: 1,
@@ -89,6 +91,9 @@ export const EXIT_STATUS = {
   /** An agent wired by `hagent integrate` wrote, or ran destructive git, in a checkout that is no hagent session. */
   MAIN_CHECKOUT: 1,
   AGENT_NOT_INSTALLED: 1,
+  // hagent mcp: a JSON-RPC line over the size limit, or one that is not a valid message
+  MCP_REQUEST_TOO_LARGE: 1,
+  MCP_MALFORMED_REQUEST: 1,
   // usage and bugs
   USAGE: 2,
   INTERNAL: 3,

@@ -246,6 +246,12 @@ export async function runUpdate(
     printLines(io, [
       `${p.green(what)}: ${short(r.parent)} → ${short(r.commit!)}`,
       ...cappedLines(r.files, (f) => `  ${f.status} ${f.path}`),
+      ...(r.leftInPlace?.length
+        ? [
+            'Left in place, untouched (hagent never commits them):',
+            ...cappedLines(r.leftInPlace, (f) => `  ${f.path}: ${f.reason}`),
+          ]
+        : []),
     ]);
   }
   return 0;

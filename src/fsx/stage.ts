@@ -8,6 +8,7 @@
 import { constants as fsConstants } from 'node:fs';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
+import { CREATE_NOFOLLOW, withAnchors, type FolderAnchors } from './anchor.js';
 import { currentFileSystem, writeAll } from './filesystem.js';
 import { assertNoSymlink } from './index.js';
 
@@ -142,38 +143,61 @@ export async function stageWrites(
     );
   }
   await beforeFirstWrite?.(tmps);
-  // The temp files are written at once: creating a file is the slow part (an inode, ~1.4 ms
-  // each on the bench machine), and the file system overlaps creations in different folders.
-  const slots: (Staged | undefined)[] = new Array(writes.length);
-  const results = await Promise.allSettled(
-    writes.map(async (w, i) => {
-      if (w.bytes === null) {
-        slots[i] = { ...w, tmp: null };
-        return;
-      }
-      const tmp = path.join(root, tmps[i]!);
-      const handle = await fsys().open(
-        tmp,
-        fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL,
-        w.mode,
-      );
-      slots[i] = { ...w, tmp };
-      try {
-        await writeAll(handle, w.bytes, tmp);
-        await handle.chmod(w.mode);
-        if (options.fsync ?? true) await handle.sync();
-      } finally {
-        await handle.close();
-      }
-    }),
-  );
-  for (const s of slots) if (s) staged.push(s);
-  const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-  if (failed) {
-    await discardStaged(staged, createdDirs);
-    throw failed.reason;
-  }
-  return { staged, createdDirs };
+  // Each temp file is created inside its folder as opened by descriptor (anchor.ts): a folder
+  // swapped for a symlink meanwhile is never followed, so no byte lands outside the worktree.
+  return withAnchors(root, async (anchors) => {
+    // The temp files are written at once: creating a file is the slow part (an inode, ~1.4 ms
+    // each on the bench machine), and the file system overlaps creations in different folders.
+    const slots: (Staged | undefined)[] = new Array(writes.length);
+    const results = await Promise.allSettled(
+      writes.map(async (w, i) => {
+        if (w.bytes === null) {
+          slots[i] = { ...w, tmp: null };
+          return;
+        }
+        const tmp = path.join(root, tmps[i]!);
+        const handle = await fsys().open(anchors.at(tmps[i]!), CREATE_NOFOLLOW, w.mode);
+        slots[i] = { ...w, tmp };
+        try {
+          await writeAll(handle, w.bytes, tmp);
+          await handle.chmod(w.mode);
+          if (options.fsync ?? true) await handle.sync();
+        } finally {
+          await handle.close();
+        }
+      }),
+    );
+    for (const s of slots) if (s) staged.push(s);
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    try {
+      if (failed) throw failed.reason;
+      // A folder moved out of the worktree (not swapped: moved, descriptor and all) meanwhile.
+      anchors.verify();
+    } catch (error) {
+      await removeTemps(root, anchors, staged);
+      await discardStaged(staged, createdDirs);
+      throw error;
+    }
+    return { staged, createdDirs };
+  });
+}
+
+/** Removes staged temp files through their opened folders (wherever those are now). Never throws. */
+async function removeTemps(
+  root: string,
+  anchors: FolderAnchors,
+  staged: readonly Staged[],
+): Promise<void> {
+  for (const s of staged)
+    if (s.tmp)
+      await Promise.resolve()
+        .then(() => fsys().rm(anchors.at(relOf(root, s.tmp!))))
+        .catch(() => undefined);
+}
+
+/** `abs` relative to `root`, `/`-separated. Pure. */
+function relOf(root: string, abs: string): string {
+  return path.relative(root, abs).split(path.sep).join('/');
 }
 
 /** Removes staged temp files and the folders staging created (when empty). Never throws. */
@@ -193,15 +217,15 @@ async function removeEmptyTree(dir: string): Promise<void> {
   await fs.rmdir(dir).catch(() => undefined);
 }
 
-async function removeEmptyParents(root: string, rel: string): Promise<void> {
-  let dir = path.dirname(rel);
+async function removeEmptyParents(anchors: FolderAnchors, rel: string): Promise<void> {
+  let dir = path.posix.dirname(rel);
   while (dir && dir !== '.') {
     try {
-      await fsys().rmdir(path.join(root, dir));
+      await anchors.rmdir(dir);
     } catch {
       break;
     }
-    dir = path.dirname(dir);
+    dir = path.posix.dirname(dir);
   }
 }
 
@@ -329,49 +353,60 @@ export async function publishStaged(
   ];
   const done: Staged[] = [];
   const fs = fsys();
-  const publishOne = async (s: Staged): Promise<void> => {
-    const abs = path.join(root, s.rel);
-    await assertNoSymlink(root, s.rel);
-    if (!(await sameBytes(abs, s.expected))) {
-      throw new HagentError(
-        'EXTERNAL_EDIT',
-        `${s.rel} changed on disk while hagent was applying the patch`,
-        { path: s.rel },
-        'another process wrote this file; its bytes were kept and nothing of the patch remains; run hagent session status and apply again',
+  // Every call names its file inside the folder as opened by descriptor (anchor.ts), so a
+  // folder swapped for a symlink meanwhile is never followed.
+  return withAnchors(root, async (anchors) => {
+    const publishOne = async (s: Staged): Promise<void> => {
+      await assertNoSymlink(root, s.rel);
+      // A new file's folders first (a delete's folder exists, else the check below refuses):
+      // the check must read the target inside them.
+      if (s.tmp !== null) {
+        await anchors.mkdirs(path.posix.dirname(s.rel), createdDirs);
+      }
+      const abs = anchors.at(s.rel);
+      if (!(await sameBytes(abs, s.expected))) {
+        throw new HagentError(
+          'EXTERNAL_EDIT',
+          `${s.rel} changed on disk while hagent was applying the patch`,
+          { path: s.rel },
+          'another process wrote this file; its bytes were kept and nothing of the patch remains; run hagent session status and apply again',
+        );
+      }
+      if (s.tmp !== null) {
+        const st = await fs.lstat(abs).catch(() => null);
+        if (st?.isDirectory()) await anchors.rmdir(s.rel); // an emptied folder left by a delete above
+      }
+      // The old file waits under this name until it is checked (recovery knows the name too).
+      const aside = anchors.at(backupNameFor(s.rel, txid, staged.indexOf(s)));
+      const tmp = s.tmp === null ? null : anchors.at(relOf(root, s.tmp));
+      const outcome = await replaceIfHolds(abs, aside, s.expected, tmp);
+      if (outcome !== 'done') throw writtenMeanwhile(s.rel);
+      // Published from here on: a failure below puts it back too.
+      done.push(s);
+      if (tmp !== null) await fs.rm(tmp);
+      else await removeEmptyParents(anchors, s.rel);
+    };
+    try {
+      // Deletes one by one, then every new file at once: each has a path of its own, and their
+      // ~10 calls each overlap in the file system instead of queuing (3 files: ~2 ms less here).
+      for (const s of ordered.filter((x) => x.bytes === null)) await publishOne(s);
+      const results = await Promise.allSettled(
+        ordered.filter((x) => x.bytes !== null).map(publishOne),
       );
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) throw failed.reason;
+      // A folder moved out of the worktree meanwhile: what was published there is taken back.
+      anchors.verify();
+    } catch (error) {
+      await restoreVia(root, anchors, done);
+      await removeTemps(root, anchors, staged);
+      await discardStaged(staged, createdDirs);
+      throw error;
     }
-    if (s.tmp !== null) {
-      const st = await fs.lstat(abs).catch(() => null);
-      if (st?.isDirectory()) await fs.rmdir(abs); // an emptied folder left by a delete above
-      const made = await fs.mkdir(path.dirname(abs));
-      if (made) (createdDirs as string[]).push(made);
-    }
-    // The old file waits under this name until it is checked (recovery knows the name too).
-    const aside = path.join(root, backupNameFor(s.rel, txid, staged.indexOf(s)));
-    const outcome = await replaceIfHolds(abs, aside, s.expected, s.tmp);
-    if (outcome !== 'done') throw writtenMeanwhile(s.rel);
-    // Published from here on: a failure below puts it back too.
-    done.push(s);
-    if (s.tmp !== null) await fs.rm(s.tmp);
-    if (s.tmp === null) await removeEmptyParents(root, s.rel);
-  };
-  try {
-    // Deletes one by one, then every new file at once: each has a path of its own, and their
-    // ~10 calls each overlap in the file system instead of queuing (3 files: ~2 ms less here).
-    for (const s of ordered.filter((x) => x.bytes === null)) await publishOne(s);
-    const results = await Promise.allSettled(
-      ordered.filter((x) => x.bytes !== null).map(publishOne),
-    );
-    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed) throw failed.reason;
-  } catch (error) {
-    await restoreIfOurs(root, done);
-    await discardStaged(staged, createdDirs);
-    throw error;
-  }
-  const dirs = [...new Set(ordered.map((s) => path.dirname(path.join(root, s.rel))))];
-  if (options.fsyncFolders ?? true) await Promise.all(dirs.map(fsyncFolder));
-  return dirs;
+    const dirs = [...new Set(ordered.map((s) => path.dirname(path.join(root, s.rel))))];
+    if (options.fsyncFolders ?? true) await Promise.all(dirs.map(fsyncFolder));
+    return dirs;
+  });
 }
 
 /**
@@ -384,27 +419,34 @@ export async function restoreIfOurs(
   root: string,
   published: readonly TargetWrite[],
 ): Promise<string[]> {
+  return withAnchors(root, (anchors) => restoreVia(root, anchors, published));
+}
+
+/** {@link restoreIfOurs} through folders opened by descriptor (anchor.ts). */
+async function restoreVia(
+  root: string,
+  anchors: FolderAnchors,
+  published: readonly TargetWrite[],
+): Promise<string[]> {
   const leftAlone: string[] = [];
   const fs = fsys();
   for (const s of [...published].reverse()) {
-    const abs = path.join(root, s.rel);
     const tag = `restore-${process.pid}`;
     let tmp: string | null = null;
     try {
+      // The folder of a file to put back may have gone with the file (an emptied folder).
+      if (s.expected !== null) await anchors.mkdirs(path.posix.dirname(s.rel));
+      const abs = anchors.at(s.rel);
       if (!(await sameBytes(abs, s.bytes))) {
         leftAlone.push(s.rel);
         continue;
       }
       if (s.expected !== null) {
-        tmp = path.join(root, tempNameFor(s.rel, tag));
-        await fs.mkdir(path.dirname(abs));
-        const handle = await fs.open(
-          tmp,
-          fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL,
-          s.expectedMode,
-        );
+        const tmpRel = tempNameFor(s.rel, tag);
+        const handle = await fs.open(anchors.at(tmpRel), CREATE_NOFOLLOW, s.expectedMode);
+        tmp = anchors.at(tmpRel);
         try {
-          await writeAll(handle, s.expected, tmp);
+          await writeAll(handle, s.expected, path.join(root, tmpRel));
           await handle.chmod(s.expectedMode);
         } finally {
           await handle.close();
@@ -412,12 +454,12 @@ export async function restoreIfOurs(
       }
       const outcome = await replaceIfHolds(
         abs,
-        path.join(root, tempNameFor(s.rel, `${tag}-aside`)),
+        anchors.at(tempNameFor(s.rel, `${tag}-aside`)),
         s.bytes,
         tmp,
       );
       if (outcome !== 'done') leftAlone.push(s.rel);
-      else if (s.expected === null) await removeEmptyParents(root, s.rel);
+      else if (s.expected === null) await removeEmptyParents(anchors, s.rel);
     } catch {
       leftAlone.push(s.rel);
     } finally {

@@ -3,7 +3,7 @@
  * when a tree change adds a path. A land (the user's checkout) and a session update (the
  * session worktree) both refuse, naming them, before writing anything.
  */
-import { lstatSync } from 'node:fs';
+import { lstatSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { dirtyPaths } from './objects.js';
 
@@ -13,7 +13,9 @@ import { dirtyPaths } from './objects.js';
  * anything at a path the change adds — an untracked or ignored file, a folder — or on the way to
  * it (a file or a symlink where the change needs a folder, unless it deletes it); and a file the
  * change changes that is missing from the checkout, when `git status` calls it deleted (a sparse checkout's files are missing and not
- * deleted). Changes to tracked files are read-tree's own refusal.
+ * deleted). Changes to tracked files are read-tree's own refusal. A folder at an added path is
+ * not in the way when it holds only files the change deletes (a folder replaced by a file or a
+ * symlink: read-tree removes them first); an untracked or ignored file in it is.
  * @returns the paths, in `files` order.
  */
 export async function pathsInTheWay(
@@ -44,7 +46,10 @@ export async function pathsInTheWay(
           blocked = !replaced;
         }
       }
-      if (blocked || (!replaced && kind(f.path) !== 'missing')) out.push(f.path);
+      const here = replaced ? 'missing' : kind(f.path);
+      if (blocked || (here === 'folder' && !onlyDeleted(worktree, f.path, deleted)))
+        out.push(f.path);
+      else if (here === 'other') out.push(f.path);
     } else if (f.status !== 'D' && kind(f.path) === 'missing') {
       missing.push(f.path);
     }
@@ -55,4 +60,19 @@ export async function pathsInTheWay(
   }
   const order = new Map(files.map((f, i) => [f.path, i]));
   return out.sort((a, b) => order.get(a)! - order.get(b)!);
+}
+
+/**
+ * Whether folder `rel` of `worktree` holds nothing but files in `deleted` (and folders of such
+ * files): what a change that puts a file in its place removes anyway. Unreadable: false.
+ */
+function onlyDeleted(worktree: string, rel: string, deleted: ReadonlySet<string>): boolean {
+  try {
+    return readdirSync(path.join(worktree, rel), { withFileTypes: true }).every((e) => {
+      const child = `${rel}/${e.name}`;
+      return e.isDirectory() ? onlyDeleted(worktree, child, deleted) : deleted.has(child);
+    });
+  } catch {
+    return false;
+  }
 }

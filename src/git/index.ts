@@ -63,6 +63,6 @@ export { restorePathsFrom, unstagePathsHolding } from './restore.js';
 export { pruneWorktrees, removeWorktree } from './worktree-remove.js';
 export * from './index-ops.js';
 export * from './merge-state.js';
-export { removeLockMadeSince } from './locks.js';
+export { removeGitLock, removeLockMadeSince } from './locks.js';
 export * from './renames.js';
 export * from './hooks-path.js';

@@ -28,3 +28,8 @@ export async function removeLockMadeSince(
     await new Promise((res) => setTimeout(res, Math.min(100, staleMs - age)));
   }
 }
+
+/** Removes git lock file `lock` now (the caller proved no live git holds it). Never throws for a missing file. */
+export async function removeGitLock(lock: string): Promise<void> {
+  await fs.rm(lock, { force: true });
+}

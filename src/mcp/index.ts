@@ -4,12 +4,13 @@
  * long-lived server keeps warm (binding.ts). It calls the library face of the other folders
  * only, and writes nothing to stdout itself: stdout carries the protocol.
  */
-import { serveStdio } from '@modelcontextprotocol/server/stdio';
+import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import { splitLargeIndex } from '../git/index.js';
 import { withSessionLock } from '../lock/index.js';
 import { openRepo, resolveSession, startSession } from '../session/index.js';
 import { SessionBinding } from './binding.js';
 import { createServer } from './tools.js';
+import { filterRequests } from './wire.js';
 
 export { createServer } from './tools.js';
 export { SessionBinding } from './binding.js';
@@ -60,8 +61,18 @@ export async function serveMcp(
     () => splitLargeIndex(session.worktree),
   ).catch(() => false);
   const binding = new SessionBinding(ctx, session.id, options.env);
-  const handle = serveStdio(() => createServer(binding, options.version));
-  process.stdin.once('end', () => {
+  // Every line is read by the filter first: a malformed or oversized request is answered there
+  // with a JSON-RPC error, and the SDK sees only messages it accepts (whole lines up to the limit).
+  const maxRequestBytes = (await binding.config()).runtime.mcpMaxRequestBytes;
+  const requests = filterRequests(process.stdin, process.stdout, {
+    maxRequestBytes,
+    ...(options.log ? { log: options.log } : {}),
+  });
+  const transport = new StdioServerTransport(requests, process.stdout, {
+    maxBufferSize: maxRequestBytes + 64 * 1024,
+  });
+  const handle = serveStdio(() => createServer(binding, options.version), { transport });
+  requests.once('end', () => {
     binding.close();
     void handle.close();
   });

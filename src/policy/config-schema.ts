@@ -66,6 +66,14 @@ export const ConfigSchema: z.ZodType<ConfigFile> = z.strictObject({
     .describe(
       'an agent wired by hagent integrate, started in a checkout that is no hagent session: "refuse" its file writes and destructive git (default), or only "warn" it and the human',
     ),
+  mcpMaxRequestBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .optional()
+    .describe(
+      'the largest JSON-RPC message hagent mcp serves, in bytes (default 10485760); a larger one is answered with MCP_REQUEST_TOO_LARGE',
+    ),
   guard: z
     .strictObject({
       allow: z

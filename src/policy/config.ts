@@ -25,6 +25,7 @@ export interface ConfigFile {
   recycleIgnored?: string[];
   /** What an agent wired by `hagent integrate` may do in a checkout that is no session (agents/main-checkout.ts). */
   mainCheckout?: 'refuse' | 'warn';
+  mcpMaxRequestBytes?: number;
   /** The shell guard's relaxations for this repository (rule names of the guard). */
   guard?: { allow?: string[] };
   /** The operating-system sandbox of the agent's shell (docs/sandbox.md). */
@@ -64,6 +65,8 @@ export interface Runtime {
    * destructive git with how to start a session, or only `warn` (the agent and the human are told).
    */
   mainCheckout: 'refuse' | 'warn';
+  /** The largest JSON-RPC message `hagent mcp` serves, in bytes (a larger one is answered with an error). */
+  mcpMaxRequestBytes: number;
 }
 
 export const DEFAULT_RUNTIME: Runtime = {
@@ -74,6 +77,7 @@ export const DEFAULT_RUNTIME: Runtime = {
   pool: 2,
   recycleIgnored: null,
   mainCheckout: 'refuse',
+  mcpMaxRequestBytes: 10 * 1024 * 1024,
 };
 
 /** Where a setting's value came from. */
@@ -95,6 +99,7 @@ const RUNTIME_ENV = {
   HAGENT_LOCK_TIMEOUT_MS: 'lockTimeoutMs',
   HAGENT_HOOK_TIMEOUT_MS: 'hookTimeoutMs',
   HAGENT_POOL: 'pool',
+  HAGENT_MCP_MAX_REQUEST_BYTES: 'mcpMaxRequestBytes',
 } as const;
 
 /**
@@ -125,6 +130,7 @@ export function effectiveConfig(
     'pool',
     'recycleIgnored',
     'mainCheckout',
+    'mcpMaxRequestBytes',
     'guard',
     'sandbox',
   ])
@@ -173,6 +179,7 @@ function applyFile(
     'pool',
     'recycleIgnored',
     'mainCheckout',
+    'mcpMaxRequestBytes',
   ] as const) {
     if (file[key] !== undefined) {
       (runtime as unknown as Record<string, unknown>)[key] = file[key];

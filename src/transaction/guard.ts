@@ -11,6 +11,7 @@ import { appendJournal, type JournalInput } from '../journal/index.js';
 import { withSessionLock } from '../lock/index.js';
 import { trace } from '../trace/index.js';
 import { clearLocksOfDeadHolder, recoverTransaction, type Recovery } from './recover.js';
+import { clearStaleWorktreeLocks } from './stale-locks.js';
 
 /** What the envelope needs to know of a session. `ref` is its branch's full ref. */
 export interface GuardTarget {
@@ -88,6 +89,8 @@ export async function guardedWrite<T>(
           target.ref,
         );
         if (recovery?.action === 'blocked' && !options.allowBlocked) throw blockedError(recovery);
+        // After recovery, which handles the locks its own transaction left.
+        await clearStaleWorktreeLocks(target.session, target.worktree);
         if (recovery?.command === 'end')
           throw new HagentError(
             'SESSION_NOT_FOUND',

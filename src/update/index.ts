@@ -48,6 +48,7 @@ import {
   commitMessageOf,
 } from '../git/index.js';
 import { loadConfig } from '../config/index.js';
+import { checkPath, type Policy } from '../policy/index.js';
 import {
   guardTarget,
   headChange,
@@ -120,6 +121,11 @@ export interface UpdateResult {
    */
   conflicts: string[];
   upToDate: boolean;
+  /**
+   * Files in the worktree hagent never commits (a symlink, a path the policy denies), left in
+   * place untouched by the update; absent when there are none.
+   */
+  leftInPlace?: { path: string; reason: string }[];
   recovery?: Recovery;
 }
 
@@ -235,7 +241,7 @@ export async function updateSession(
     options.rebase ? 'update --rebase' : 'update',
     { timeoutMs: config.runtime.lockTimeoutMs },
     async () => {
-      const r = await updateLocked(ctx, session, !!options.rebase);
+      const r = await updateLocked(ctx, session, !!options.rebase, config.policy);
       return { value: r, files: r.files.map((f) => f.path), head: r.commit ?? r.parent };
     },
   );
@@ -245,12 +251,24 @@ export async function updateSession(
 
 /**
  * Outside edits pending in the worktree get their own commit (hagent sync) before an update
- * mixes the target's changes into the files.
- * @throws HagentError STALE_FILE naming the files.
+ * mixes the target's changes into the files. What sync never commits — a symlink, a path the
+ * policy denies — cannot be synced, so it does not block: it stays in place, untouched (read-tree
+ * leaves files it does not change alone, and refuses over one it would), and is reported.
+ * @returns the pending files left in place, with why hagent never commits them.
+ * @throws HagentError STALE_FILE naming the files sync would commit.
  */
-async function assertNoPendingEdits(session: Session): Promise<void> {
-  const pending = await outsideEdits(session.worktree);
-  if (!pending.length) return;
+async function assertNoPendingEdits(
+  session: Session,
+  policy: Policy,
+): Promise<{ path: string; reason: string }[]> {
+  const left: { path: string; reason: string }[] = [];
+  const pending = [];
+  for (const p of await outsideEdits(session.worktree)) {
+    const reason = await neverCommitted(session.worktree, p.path, policy);
+    if (reason) left.push({ path: p.path, reason });
+    else pending.push(p);
+  }
+  if (!pending.length) return left;
   throw new HagentError(
     'STALE_FILE',
     `session ${session.id} has ${pending.length} outside ` +
@@ -258,6 +276,21 @@ async function assertNoPendingEdits(session: Session): Promise<void> {
     { session: session.id, path: pending[0]!.path, files: pending.map((p) => p.path) },
     `keep them first with hagent sync --session ${session.id} (or drop them), then update again`,
   );
+}
+
+/** Why sync never commits worktree path `rel` (sync/policySkips' rule), or null when it does. */
+async function neverCommitted(
+  worktree: string,
+  rel: string,
+  policy: Policy,
+): Promise<string | null> {
+  try {
+    checkPath(rel, policy);
+  } catch (e) {
+    return (e as Error).message;
+  }
+  const st = await fs.lstat(path.join(worktree, rel)).catch(() => null);
+  return st?.isSymbolicLink() ? 'a symbolic link' : null;
 }
 
 /**
@@ -286,6 +319,7 @@ async function updateLocked(
   ctx: RepoContext,
   session: Session,
   rebase: boolean,
+  policy: Policy,
 ): Promise<UpdateResult> {
   const worktree = session.worktree;
   if (!session.target)
@@ -305,7 +339,7 @@ async function updateLocked(
       { target },
       'recreate the branch, then update again',
     );
-  const base = {
+  const base: Omit<UpdateResult, 'commit' | 'upToDate'> = {
     ok: true as const,
     session: session.id,
     target,
@@ -323,7 +357,8 @@ async function updateLocked(
     );
   }
   if (await isAncestor(ctx.cwd, merged, head)) return { ...base, commit: null, upToDate: true };
-  await assertNoPendingEdits(session);
+  const left = await assertNoPendingEdits(session, policy);
+  if (left.length) base.leftInPlace = left;
   if (rebase) return rebaseLocked(ctx, session, head, merged, base);
   const { agreed, store } = await agreedBase(ctx, session, head, merged);
   const [baseTree, headTree, targetTree] = await treeIds(ctx.cwd, [agreed, head, merged]);
