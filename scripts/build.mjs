@@ -1,6 +1,5 @@
 // Bundles the CLI and the library with esbuild (start-up matters: design.md measured ~120 ms
 // bundled vs ~250 ms unbundled). Commands load lazily through code splitting.
-import { build } from 'esbuild';
 import {
   rmSync,
   chmodSync,
@@ -15,6 +14,26 @@ import os from 'node:os';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
+
+// esbuild is a dev dependency: `npm install -g .` on a clone nobody ran `npm install` in starts
+// this build (npm's prepare) without it. A bundle already built is then used as it is; without
+// one, say what to run instead of a module-resolution stack.
+let build;
+try {
+  ({ build } = await import('esbuild'));
+} catch {
+  if (existsSync('dist/hagent.cjs')) {
+    console.error(
+      'hagent build: esbuild is not installed here; using the bundle in dist/ as it is',
+    );
+    process.exit(0);
+  }
+  console.error(
+    'hagent build: esbuild (a dev dependency) is not installed in this folder, so hagent cannot be built.\n' +
+      '  hint: run `npm install` in the clone first, then `npm install -g .` (or `npm link`)',
+  );
+  process.exit(1);
+}
 
 // Build beside dist/ and swap it in, so a CLI already running keeps a whole bundle.
 const out = `dist.tmp-${process.pid}`;
