@@ -19,10 +19,15 @@ export interface ClosestRegion {
 /** Lines that occur more often than this are not used to vote (blank lines, `}`…). */
 const MAX_VOTES_PER_LINE = 200;
 
+/** How many of the best-voted starts are compared line by line. */
+const RECOUNTED = 64;
+
 /**
- * Finds the region of the file that agrees with the most lines of `pattern` (at the loosest level),
- * by letting each pattern line vote for the starts it implies. O(occurrences), capped per line.
- * Returns undefined when no pattern line occurs in the file.
+ * Finds the region of the file that agrees with the most lines of `pattern` (at the loosest level).
+ * Each distinctive pattern line votes for the starts it implies (O(occurrences), capped per line);
+ * the best-voted starts are then compared line by line, blank and common lines included, so the
+ * region named is the one with the most equal lines and `matching` counts them all. Ties go to the
+ * earliest start. Returns undefined when no pattern line occurs in the file.
  */
 export function closestRegion(
   index: LineIndex,
@@ -30,38 +35,45 @@ export function closestRegion(
 ): ClosestRegion | undefined {
   const votes = new Map<number, number>();
   const n = index.length;
+  const folded = pattern.map((l) => foldUnicode(l));
   for (let k = 0; k < pattern.length; k++) {
-    const folded = foldUnicode(pattern[k] as string);
-    if (folded === '') continue;
-    if (index.count('unicode', folded) > MAX_VOTES_PER_LINE) continue;
-    const list = index.positions('unicode', folded);
-    for (const p of list) {
+    const f = folded[k] as string;
+    if (f === '') continue;
+    if (index.count('unicode', f) > MAX_VOTES_PER_LINE) continue;
+    for (const p of index.positions('unicode', f)) {
       const s = p - k;
       if (s < -pattern.length || s > n) continue;
       votes.set(s, (votes.get(s) ?? 0) + 1);
     }
   }
-  let best: number | undefined;
-  let bestVotes = 0;
-  for (const [s, v] of votes) {
-    if (v > bestVotes || (v === bestVotes && best !== undefined && s < best)) {
+  if (votes.size === 0) return undefined;
+  const norm = index.normalized('unicode');
+  const equalLines = (s: number) => {
+    let c = 0;
+    for (let k = 0; k < pattern.length; k++) if (norm[s + k] === folded[k]) c++;
+    return c;
+  };
+  const ranked = [...votes].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, RECOUNTED);
+  let best = ranked[0]![0];
+  let bestCount = -1;
+  for (const [s] of ranked) {
+    const c = equalLines(s);
+    if (c > bestCount || (c === bestCount && s < best)) {
       best = s;
-      bestVotes = v;
+      bestCount = c;
     }
   }
-  if (best === undefined) return undefined;
   const start = Math.max(0, best);
-  const norm = index.normalized('unicode');
   let firstDiffInPattern = -1;
   for (let k = start - best; k < pattern.length; k++) {
     const fileLine = norm[best + k];
-    if (fileLine === undefined || fileLine !== foldUnicode(pattern[k] as string)) {
+    if (fileLine === undefined || fileLine !== folded[k]) {
       firstDiffInPattern = k;
       break;
     }
   }
   if (firstDiffInPattern === -1) firstDiffInPattern = 0;
-  return { start, matching: bestVotes, firstDiffInPattern, firstDiff: best + firstDiffInPattern };
+  return { start, matching: bestCount, firstDiffInPattern, firstDiff: best + firstDiffInPattern };
 }
 
 function indentOf(line: string): number {

@@ -1535,11 +1535,23 @@ function notFound(
   );
 }
 
-/** The line an anchor should name for the match at 0-based `at`: its enclosing definition, else the nearest non-blank line above. */
-function anchorFor(lines: readonly string[], at: number): number | undefined {
+/**
+ * The line an anchor should name for the match at 0-based `at`, searched after 0-based `after`
+ * (the previous candidate, or -1): its enclosing definition, else the nearest non-blank line
+ * above it; either only when it lies after `after` and no line between names the same text, so
+ * that the anchor singles this match out from the earlier ones (an anchor finds the first line of
+ * its text after the cursor: patch-language.md §3.3).
+ */
+function anchorFor(lines: readonly string[], at: number, after: number): number | undefined {
+  const firstAfter = (i: number) => {
+    const t = (lines[i] as string).trim();
+    for (let j = after + 1; j < i; j++) if ((lines[j] as string).trim() === t) return false;
+    return true;
+  };
   const e = enclosingLine(lines, at);
-  if (e !== undefined) return e;
-  for (let i = at - 1; i >= 0; i--) if ((lines[i] as string).trim() !== '') return i;
+  if (e !== undefined && e > after && firstAfter(e)) return e;
+  for (let i = at - 1; i > after; i--)
+    if ((lines[i] as string).trim() !== '' && firstAfter(i)) return i;
   return undefined;
 }
 
@@ -1584,8 +1596,8 @@ function ambiguous(
 ): HagentError {
   const candidates = candidates0.map((c) => c + 1);
   const suggestedAnchors: { candidate: number; line: number; text: string }[] = [];
-  for (const c of candidates0) {
-    const a = anchorFor(index.lines, c);
+  for (const [i, c] of candidates0.entries()) {
+    const a = anchorFor(index.lines, c, i === 0 ? -1 : (candidates0[i - 1] as number));
     if (a !== undefined)
       suggestedAnchors.push({ candidate: c + 1, line: a + 1, text: index.lines[a] as string });
   }

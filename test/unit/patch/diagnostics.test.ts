@@ -171,4 +171,70 @@ test('every plan reports the level each chunk matched and the leniencies used', 
   assert.equal(plan.leniencies, []);
 });
 
+test('CONTEXT_NOT_FOUND: the closest region is the one with the most equal lines, blank lines counted (4 of 5, not an earlier 2 of 5)', () => {
+  const file = [
+    'fn decoy() {',
+    '    let y = 1;',
+    '    done();',
+    '}',
+    'fn real() {',
+    '    let y = 1;',
+    '',
+    '    step();',
+    '',
+    '    done();',
+    '}',
+    '',
+  ].join('\n');
+  const e = errorOf(() =>
+    run(
+      codex(
+        '*** Update File: r.rs',
+        '@@',
+        '     let y = 1;',
+        ' ',
+        '-    stop();',
+        '+    go();',
+        ' ',
+        '     done();',
+      ),
+      { 'r.rs': file },
+    ),
+  );
+  assert.is(e.code, 'CONTEXT_NOT_FOUND');
+  assert.equal(e.details['closest'], { startLine: 6, endLine: 10 });
+  assert.ok(e.hint?.includes('(4 of 5 lines match)'), e.hint);
+  assert.equal(e.details['firstDifference'], {
+    line: 8,
+    file: '    step();',
+    patch: '    stop();',
+  });
+});
+
+test('AMBIGUOUS_MATCH: two matches in one function get different anchors, each one that singles its match out', () => {
+  const file = [
+    'fn main() {',
+    '    // first',
+    '    x += 1;',
+    '    // second',
+    '    x += 1;',
+    '}',
+    '',
+  ].join('\n');
+  const e = errorOf(() =>
+    run(codex('*** Update File: r.rs', '@@', '-    x += 1;', '+    x += 2;'), { 'r.rs': file }),
+  );
+  assert.is(e.code, 'AMBIGUOUS_MATCH');
+  const anchors = e.details['suggestedAnchors'] as { candidate: number; text: string }[];
+  assert.equal(
+    anchors.map((a) => a.text),
+    ['fn main() {', '    // second'],
+  );
+  const { out } = run(
+    codex('*** Update File: r.rs', `@@ ${anchors[1]!.text.trim()}`, '-    x += 1;', '+    x += 2;'),
+    { 'r.rs': file },
+  );
+  assert.is(out['r.rs'], file.replace(/x \+= 1;\n}/, 'x += 2;\n}'));
+});
+
 test.run();
