@@ -831,8 +831,11 @@ export async function endSession(
   const redo = redoRef(s);
   const landBase = landBaseRef(s);
   const approved = approvalRef(s);
+  // The head every transaction keeps beside the branch (transaction/run.ts, keptHeads): `ended`
+  // keeps what did not land, the target what did.
+  const keptHead = `refs/hagent/${s.id}/head`;
   await withSessionLock(ctx.commonDir, s.id, { command: 'session end' }, {}, async () => {
-    const now = await readRefs(ctx.cwd, ctx.commonDir, [redo, landBase, approved]);
+    const now = await readRefs(ctx.cwd, ctx.commonDir, [redo, landBase, approved, keptHead]);
     await runTransaction(
       ctx.commonDir,
       ctx.cwd,
@@ -844,7 +847,7 @@ export async function endSession(
         refs: [
           ...(keptAs ? [{ ref: keptAs, old: null, new: kept, unchecked: true }] : []),
           ...(branchHead ? [{ ref: sessionRef(s), old: branchHead, new: null }] : []),
-          ...[redo, landBase, approved].map((ref) => ({
+          ...[redo, landBase, approved, keptHead].map((ref) => ({
             ref,
             old: now.get(ref) ?? null,
             new: null,

@@ -12,7 +12,7 @@ import * as assert from 'uvu/assert';
 import { agentBinary, agentEnv, hagentAsync, pathWithHagent, runAsync } from '../helpers/agents.js';
 import { testOrSkip } from '../helpers/skip.js';
 import { startModelServer } from '../helpers/model-server.js';
-import { git, hagent, makeRepo, tempDir } from '../helpers/index.js';
+import { git, hagent, look, makeRepo, tempDir } from '../helpers/index.js';
 
 const test = suite('real Claude Code: the human-only commands');
 const found = agentBinary('claude');
@@ -115,6 +115,7 @@ it('hook-wired (hagent integrate, no hagent run): a Bash land dropping the marke
     input: '*** Begin Patch\n*** Add File: b.txt\n+two\n*** End Patch\n',
   });
   assert.is(applied.status, 0, applied.stderr);
+  look(repo, 'h2'); // the human reads the review first
   assert.is(hagent(repo, ['review', '--approve', '--session', 'h2', '--json']).status, 0);
   // No marker anywhere: claude is started as the user starts it, in the session worktree.
   const sneak = path.join(tempDir('hagent-sneak-'), 'land.sh');

@@ -11,7 +11,7 @@ import * as assert from 'uvu/assert';
 import { agentBinary, agentEnv, hagentAsync, pathWithHagent } from '../helpers/agents.js';
 import { testOrSkip } from '../helpers/skip.js';
 import { startModelServer } from '../helpers/model-server.js';
-import { git, hagent, makeRepo, tempDir } from '../helpers/index.js';
+import { git, hagent, look, makeRepo, tempDir } from '../helpers/index.js';
 
 const test = suite('real Codex CLI: the human-only commands and the outside watch');
 const found = agentBinary('codex');
@@ -26,6 +26,7 @@ it('a script dropping the marker cannot land; the notes it removed from the chec
     input: '*** Begin Patch\n*** Add File: b.txt\n+two\n*** End Patch\n',
   });
   assert.is(applied.status, 0, applied.stderr);
+  look(repo, 'x2'); // the human reads the review first
   assert.is(hagent(repo, ['review', '--approve', '--session', 'x2', '--json']).status, 0);
   const sneak = path.join(tempDir('hagent-sneak-'), 'land.sh');
   // Codex's shell gets its own PATH: the script names the hagent on the test's PATH in full.

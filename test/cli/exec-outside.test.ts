@@ -11,7 +11,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { git, hagent, makeRepo, startSession } from '../helpers/index.js';
+import { git, hagent, look, makeRepo, startSession } from '../helpers/index.js';
 
 const t = suite('exec: outside the session');
 
@@ -29,7 +29,9 @@ function setup() {
 function execScript(worktree: string, script: string) {
   const file = path.join(path.dirname(worktree), `${path.basename(worktree)}-outside.sh`);
   writeFileSync(file, script);
-  return hagent(worktree, ['exec', '--json', '--', `bash ${file}`]);
+  // Without the sandbox, which would stop these writes (test/cli/sandbox.test.ts): what an
+  // agent's shell does outside its session where no wall stands is what is watched here.
+  return hagent(worktree, ['exec', '--json', '--', `bash ${file}`], { env: { HAGENT_BWRAP: '' } });
 }
 
 /** The main checkout as a script finds it at run time (no path in the command text). */
@@ -138,6 +140,7 @@ t("hagent's own git ignores a replace ref the agent planted", () => {
     review.json.files.map((f: { path: string }) => f.path),
     ['b.txt'],
   );
+  look(repo, 'o1'); // the human reads the review first
   assert.is(hagent(repo, ['review', '--approve', '--session', 'o1', '--json']).status, 0);
   const land = hagent(repo, ['land', '--yes', '--json', '--session', 'o1']);
   assert.is(land.status, 0, land.stdout + land.stderr);

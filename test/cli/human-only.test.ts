@@ -11,7 +11,7 @@ import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { pathWithHagent } from '../helpers/agents.js';
-import { git, GIT_ENV, hagent, makeRepo, startSession, tempDir } from '../helpers/index.js';
+import { git, GIT_ENV, hagent, look, makeRepo, startSession, tempDir } from '../helpers/index.js';
 
 const t = suite('human-only steps through hagent exec');
 
@@ -25,6 +25,7 @@ function approved(): { repo: string; worktree: string; id: string } {
     input: '*** Begin Patch\n*** Add File: b.txt\n+two\n*** End Patch\n',
   });
   assert.is(applied.status, 0, applied.stdout + applied.stderr);
+  look(repo, 'h1'); // the human reads the review first
   const ok = hagent(repo, ['review', '--approve', '--session', 'h1', '--json']);
   assert.is(ok.status, 0, ok.stdout + ok.stderr);
   return { repo, worktree: s.worktree, id: s.id };

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { pathWithHagent } from '../helpers/agents.js';
-import { git, hagent, makeRepo, startSession } from '../helpers/index.js';
+import { git, hagent, look, makeRepo, startSession } from '../helpers/index.js';
 import { connectMcp } from '../helpers/mcp.js';
 
 const t = suite('hagent mcp: exec cannot reach the human-only steps');
@@ -26,6 +26,7 @@ t(
       input: '*** Begin Patch\n*** Add File: b.txt\n+two\n*** End Patch\n',
     });
     assert.is(applied.status, 0, applied.stderr);
+    look(repo, 'm1'); // the human reads the review first
     assert.is(hagent(repo, ['review', '--approve', '--session', 'm1', '--json']).status, 0);
     const script = path.join(path.dirname(s.worktree), 'm1-land.sh');
     writeFileSync(
