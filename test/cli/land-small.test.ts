@@ -5,7 +5,7 @@
  */
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { git, hagent, IDENTITY_VARS, makeRepo, startSession } from '../helpers/index.js';
+import { git, hagent, IDENTITY_VARS, look, makeRepo, startSession } from '../helpers/index.js';
 
 const test = suite('land: smaller items');
 
@@ -16,6 +16,7 @@ test('no git identity: the land says it is authored hagent <hagent@localhost> an
   const repo = makeRepo({ 'a.txt': 'one\n', 'b.txt': 'bee\n' });
   const s = startSession(repo, ['--name', 'i1']);
   assert.is(hagent(s.worktree, ['apply', '-'], { input: PATCH }).status, 0);
+  look(repo, 'i1'); // the human reads the review first
   assert.is(hagent(repo, ['review', '--session', 'i1', '--approve']).status, 0);
   // No identity anywhere: no variables, no global config, and git may not guess one.
   const noIdentity = {
@@ -47,6 +48,7 @@ test("a partial land's message names the files it lands, not the other files of 
   const repo = makeRepo({ 'a.txt': 'one\n', 'b.txt': 'bee\n' });
   const s = startSession(repo, ['--name', 'p1']);
   assert.is(hagent(s.worktree, ['apply', '-'], { input: PATCH }).status, 0);
+  look(repo, 'p1'); // the human reads the review first
   assert.is(hagent(repo, ['review', '--session', 'p1', '--approve', 'a.txt']).status, 0);
   const land = hagent(repo, ['land', '--session', 'p1', '--json']);
   assert.is(land.status, 0, land.stderr + land.stdout);

@@ -16,7 +16,7 @@ import {
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { git, hagent, makeRepo, startSession } from '../helpers/index.js';
+import { git, hagent, look, makeRepo, startSession } from '../helpers/index.js';
 
 const t = suite('land: type changes');
 
@@ -32,6 +32,7 @@ function landed(
   git(s.worktree, 'add', '-A');
   git(s.worktree, 'commit', '-q', '-m', 'type change');
   before?.(repo);
+  look(repo); // the human reads the review first
   assert.is(hagent(repo, ['review', '--approve', '--json']).status, 0);
   // Symlinks are paths the policy protects: the human lands them knowingly.
   return { repo, s, land: hagent(repo, ['land', '--yes', '--allow-denied', '--json']) };

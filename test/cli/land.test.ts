@@ -1175,8 +1175,8 @@ t('the checkout is put back, no ref moved, and the next land lands it', () => {
   assert.is(git(repo, 'rev-parse', 'main'), main);
   assert.is(
     git(repo, 'for-each-ref', '--format=%(refname)', 'refs/hagent/l1/'),
-    'refs/hagent/l1/approved',
-    'landed/<n> and land base unmoved; the approval as review --approve made it',
+    'refs/hagent/l1/approved\nrefs/hagent/l1/head',
+    'landed/<n> and land base unmoved; the approval as review --approve made it, the kept head as the apply left it',
   );
   const r = hagent(repo, ['land', '--json']);
   assert.is(r.status, 0, r.stdout + r.stderr);

@@ -209,12 +209,27 @@ test('4. a session branch deleted by the user: status says so and how, doctor re
   assert.is(git(repo, 'show', 'refs/hagent/b4/ended:a.txt'), 'two');
 });
 
-test('4. a deleted branch whose worktree reflog is gone comes back from the journal', () => {
+test('4. a deleted branch whose worktree is gone too comes back from the head hagent kept beside it', () => {
+  const repo = makeRepo({ 'a.txt': 'one\n' });
+  const { worktree: wt } = startSession(repo, ['--name', 'b6']);
+  assert.is(hagent(wt, ['apply', '-'], { input: updatePatch('a.txt', 'one', 'two') }).status, 0);
+  const head = git(repo, 'rev-parse', 'hagent/b6');
+  assert.is(git(repo, 'rev-parse', 'refs/hagent/b6/head'), head, 'kept in the same transaction');
+  git(repo, 'update-ref', '-d', 'refs/heads/hagent/b6');
+  git(repo, 'worktree', 'remove', '--force', wt);
+  const end = hagent(repo, ['session', 'end', 'b6', '--force', '--yes', '--json']);
+  assert.is(end.status, 0, end.stdout + end.stderr);
+  assert.is(end.json.recoveredFrom, 'kept-ref');
+  assert.is(git(repo, 'rev-parse', 'refs/hagent/b6/ended'), head);
+});
+
+test('4. a deleted branch whose worktree reflog and kept head are gone comes back from the journal', () => {
   const repo = makeRepo({ 'a.txt': 'one\n' });
   const { worktree: wt } = startSession(repo, ['--name', 'b5']);
   assert.is(hagent(wt, ['apply', '-'], { input: updatePatch('a.txt', 'one', 'two') }).status, 0);
   const head = git(repo, 'rev-parse', 'hagent/b5');
   git(repo, 'update-ref', '-d', 'refs/heads/hagent/b5');
+  git(repo, 'update-ref', '-d', 'refs/hagent/b5/head');
   const gitDir = git(wt, 'rev-parse', '--absolute-git-dir');
   spawnSync('rm', ['-f', path.join(gitDir, 'logs', 'HEAD')]);
   const end = hagent(repo, ['session', 'end', 'b5', '--force', '--yes', '--json']);
