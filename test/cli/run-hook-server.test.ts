@@ -98,7 +98,9 @@ function runDriver(
   const out = path.join(dir, 'out.json');
   const BIN = path.resolve('dist', 'hagent.cjs');
   writeFileSync(planFile, JSON.stringify({ bin: BIN, steps }));
-  const r = hagent(repo, ['run', 'claude', '--name', name, '--json'], {
+  // Without the sandbox: the driver records outside the worktree and signals the run itself
+  // (the hook server inside a sandboxed run: test/cli/hook-sandbox.test.ts, test/agents/).
+  const r = hagent(repo, ['run', 'claude', '--name', name, '--no-sandbox', '--json'], {
     env: { HAGENT_CLAUDE_BIN: bin, DRIVER_PLAN: planFile, DRIVER_OUT: out, ...extraEnv },
     unsetEnv,
   });
