@@ -10,6 +10,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { git, hagent, makeRepo, tempDir, TEST_CACHE } from '../helpers/index.js';
 
+// The fake agents below record what they were given in a temp folder, outside the worktree: they run
+// without the sandbox (--no-sandbox), which would stop that write (the run inside it: hook-sandbox.test.ts).
 const test = suite('hagent run');
 
 /** A stand-in agent: writes its cwd, argv and HAGENT_* env to `record`, makes a file, exits with `status`. */
@@ -28,9 +30,13 @@ function fakeAgent(status: number): { bin: string; record: string } {
 test("claude: runs in the worktree with --settings FILE (hagent's hooks), the args after --, and exits with its status", () => {
   const repo = makeRepo();
   const fake = fakeAgent(3);
-  const r = hagent(repo, ['run', 'claude', '--name', 'r1', '--', '-p', 'hello world'], {
-    env: { HAGENT_CLAUDE_BIN: fake.bin },
-  });
+  const r = hagent(
+    repo,
+    ['run', 'claude', '--name', 'r1', '--no-sandbox', '--', '-p', 'hello world'],
+    {
+      env: { HAGENT_CLAUDE_BIN: fake.bin },
+    },
+  );
   assert.is(r.status, 3, r.stderr);
   const rec = JSON.parse(readFileSync(fake.record, 'utf8'));
   assert.is(rec.session, 'r1');
@@ -52,9 +58,13 @@ test("claude: runs in the worktree with --settings FILE (hagent's hooks), the ar
 test('codex: -C WORKTREE, hook trust for this run and -c hooks.<Event>, placed after exec', () => {
   const repo = makeRepo();
   const fake = fakeAgent(0);
-  const r = hagent(repo, ['run', 'codex', '--name', 'r2', '--json', '--', 'exec', 'fix it'], {
-    env: { HAGENT_CODEX_BIN: fake.bin },
-  });
+  const r = hagent(
+    repo,
+    ['run', 'codex', '--name', 'r2', '--no-sandbox', '--json', '--', 'exec', 'fix it'],
+    {
+      env: { HAGENT_CODEX_BIN: fake.bin },
+    },
+  );
   assert.is(r.status, 0, r.stderr);
   const rec = JSON.parse(readFileSync(fake.record, 'utf8'));
   assert.is(rec.args[0], 'exec');
@@ -76,8 +86,9 @@ test('gemini: its workspace settings file inside the worktree', () => {
   const repo = makeRepo();
   const fake = fakeAgent(0);
   assert.is(
-    hagent(repo, ['run', 'gemini', '--name', 'r3'], { env: { HAGENT_GEMINI_BIN: fake.bin } })
-      .status,
+    hagent(repo, ['run', 'gemini', '--name', 'r3', '--no-sandbox'], {
+      env: { HAGENT_GEMINI_BIN: fake.bin },
+    }).status,
     0,
   );
   const rec = JSON.parse(readFileSync(fake.record, 'utf8'));
@@ -99,7 +110,9 @@ test("cursor-agent and copilot: their hook file inside the worktree, left out of
   ] as const) {
     const fake = fakeAgent(0);
     const id = name === 'copilot' ? 'r5' : 'r4';
-    const r = hagent(repo, ['run', name, '--name', id, '--json'], { env: { [env]: fake.bin } });
+    const r = hagent(repo, ['run', name, '--name', id, '--no-sandbox', '--json'], {
+      env: { [env]: fake.bin },
+    });
     assert.is(r.status, 0, r.stderr);
     const wt = r.json.worktree as string;
     assert.match(
