@@ -10,7 +10,7 @@
  * a hook is refused with or without the variable. The shell guard also refuses commands that
  * unset or override it, and the human-only verbs themselves, before anything runs.
  */
-import { realpathSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { HagentError } from '../errors.js';
 import { locateWorktreeDirect } from '../git/plumbing.js';
 import { agentAncestor, type AgentAncestor } from './ancestry.js';
@@ -35,14 +35,22 @@ export function refuseForAgent(
   cwd?: string,
 ): void {
   const value = env[AGENT_MARKER];
+  const walled = sandboxOfThisProcess();
   const found: AgentAncestor | null =
     value !== undefined && value !== ''
       ? { pid: process.pid, kind: 'marker', how: `${AGENT_MARKER} is set`, session: value }
-      : agentAncestor(AGENT_MARKER, cwd === undefined ? null : repoOf(cwd));
+      : walled !== null
+        ? {
+            pid: process.pid,
+            kind: 'marker',
+            how: `it runs inside session ${walled}'s sandbox`,
+            session: walled,
+          }
+        : agentAncestor(AGENT_MARKER, cwd === undefined ? null : repoOf(cwd));
   if (!found) return;
   throw new HagentError(
     'HUMAN_ONLY',
-    `${what} is for the human: run it from your own shell${found.kind === 'marker' && found.pid === process.pid ? '' : ` (${found.how})`}`,
+    `${what} is for the human: run it from your own shell${found.kind === 'marker' && found.pid === process.pid && walled === null ? '' : ` (${found.how})`}`,
     { command: what, marker: AGENT_MARKER, session: found.session, how: found.how, pid: found.pid },
     // The way round (unsetting the marker) is in docs/agents.md for the human, not here for the agent.
     `nothing was changed; an agent cannot ${verbOf(what)}: tell the user the work is ready and ask them to run ${what} in their own terminal`,
@@ -56,6 +64,29 @@ function verbOf(what: string): string {
   if (/session end/.test(what)) return 'end sessions';
   if (/integrate/.test(what)) return "change the agents' hook and MCP configuration";
   return 'run it';
+}
+
+/**
+ * The session whose sandbox this process runs in (sandbox/launch.ts), or null. Read from the
+ * process's own mount table, where the sandbox's private views of the git folder show as binds
+ * of `<git-common-dir>/hagent/sandbox/<id>/…`: a process inside can drop every variable and
+ * leave its process tree (the sandbox has a pid namespace of its own, so ancestry stops at its
+ * edge), but it cannot unmount those (it has no capabilities). Never throws.
+ */
+export function sandboxOfThisProcess(): string | null {
+  let table: string;
+  try {
+    table = readFileSync('/proc/self/mountinfo', 'utf8');
+  } catch {
+    return null;
+  }
+  for (const line of table.split('\n')) {
+    // Field 4 is the root of the mount within its file system.
+    const root = line.split(' ')[3] ?? '';
+    const m = /\/hagent\/sandbox\/([^/]+)\/(root|refs|branch|logs)$/.exec(root);
+    if (m) return m[1]!;
+  }
+  return null;
 }
 
 /** The git common dir around `cwd`, real; null when it cannot be found without git. */

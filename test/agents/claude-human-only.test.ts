@@ -157,7 +157,12 @@ it('hook-wired (hagent integrate, no hagent run): a Bash land dropping the marke
       /"code": "HUMAN_ONLY"/,
       res('toolu_script')?.text,
     );
-    assert.match(res('toolu_script')!.text, /an agent whose hagent hook ran/);
+    // The proof: the sandbox the rewritten command ran in (its mount table), or without one the
+    // agent whose hook ran (its process ancestry).
+    assert.match(
+      res('toolu_script')!.text,
+      /inside session h2's sandbox|an agent whose hagent hook ran/,
+    );
     assert.is(git(repo, 'log', '-1', '--format=%s', 'main'), 'hagent hooks', 'main did not move');
   } finally {
     await server.close();

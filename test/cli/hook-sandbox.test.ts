@@ -12,7 +12,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { git, hagent, makeRepo, startSession, tempDir } from '../helpers/index.js';
+import { BIN, git, hagent, makeRepo, startSession, tempDir } from '../helpers/index.js';
 import { testOrSkip } from '../helpers/skip.js';
 
 const test = suite('hagent hook: the sandbox');
@@ -206,6 +206,26 @@ it('hagent run without bwrap says so loudly on stderr and runs with the guard al
     env: { HAGENT_CLAUDE_BIN: bin, HAGENT_BWRAP: '' },
   });
   assert.match(r.stderr, /WITHOUT a sandbox.*bubblewrap/);
+});
+
+it('inside the sandbox, hagent refuses the human-only steps whatever the environment (the sandbox is in its mount table): HUMAN_ONLY, nothing lands', () => {
+  const { repo, wt } = setup();
+  writeFileSync(path.join(wt, 'x.txt'), 'x\n');
+  writeFileSync(
+    path.join(wt, 'land.sh'),
+    `env -i PATH="$PATH" '${process.execPath}' '${BIN}' land --yes --json\n`,
+  );
+  const spec = SHELL.claude(wt, 'bash land.sh');
+  const pre = hagent(wt, ['hook', 'claude'], { input: JSON.stringify(spec.payload) });
+  assert.is(pre.status, 0, pre.stderr);
+  const ran = spawnSync('sh', ['-c', spec.read(JSON.parse(pre.stdout))], {
+    cwd: wt,
+    encoding: 'utf8',
+  });
+  const out = JSON.parse(ran.stdout);
+  assert.is(out.error.code, 'HUMAN_ONLY', ran.stdout + ran.stderr);
+  assert.match(out.error.message, /inside session h1's sandbox/);
+  assert.not.ok(git(repo, 'ls-tree', '--name-only', 'main').split('\n').includes('x.txt'));
 });
 
 test.run();
