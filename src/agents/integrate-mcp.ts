@@ -288,12 +288,17 @@ function claudePlan({
   };
 }
 
+/** Seconds Codex waits for hagent's MCP server to start (`startup_timeout_sec`). */
+const CODEX_STARTUP_TIMEOUT_S = 60;
+
 /**
  * Codex: the server in config.toml; `--strict` turns its shell tool off (its apply_patch tool
  * stays: hooks gate it).
  */
 function codexPlan({ user, strict, command, args, serverFile }: PlanInput): McpPlan {
-  const entry = { command, args };
+  // Codex gives a server 10 s to start by default; hagent's first start on a loaded machine
+  // (Node, the SDK, a cold cache) can take longer, and Codex then runs without hagent's tools.
+  const entry = { command, args, startup_timeout_sec: CODEX_STARTUP_TIMEOUT_S };
   const snippet: Json = { mcp_servers: { [MCP_SERVER]: entry } };
   if (strict) snippet.features = { shell_tool: false };
   return {
@@ -457,6 +462,7 @@ export function codexSnippetToml(snippet: Json): string {
     `[mcp_servers.${MCP_SERVER}]`,
     `command = ${JSON.stringify(server.command)}`,
     `args = ${JSON.stringify(server.args)}`,
+    `startup_timeout_sec = ${CODEX_STARTUP_TIMEOUT_S}`,
   ];
   if (isObject(snippet.features)) lines.push('', '[features]', 'shell_tool = false');
   return `${lines.join('\n')}\n`;
@@ -491,7 +497,11 @@ function editCodexToml(
     `mcp_servers.${MCP_SERVER}`,
     remove
       ? null
-      : [`command = ${JSON.stringify(server.command)}`, `args = ${JSON.stringify(server.args)}`],
+      : [
+          `command = ${JSON.stringify(server.command)}`,
+          `args = ${JSON.stringify(server.args)}`,
+          `startup_timeout_sec = ${CODEX_STARTUP_TIMEOUT_S}`,
+        ],
   );
   if (strict) next = setKey(next, 'features', 'shell_tool', remove ? null : 'false');
   const after = parse(next, 'as hagent would write it');

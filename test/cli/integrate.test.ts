@@ -258,7 +258,7 @@ t(
     assert.is(r.json.action, 'added');
     assert.is(r.json.files[0].format, 'toml');
     assert.equal(r.json.snippet, {
-      mcp_servers: { hagent: SERVER },
+      mcp_servers: { hagent: { ...SERVER, startup_timeout_sec: 60 } },
       features: { shell_tool: false },
     });
     assert.is(r.json.strictMode.failsClosed, false);
@@ -271,7 +271,10 @@ t(
       text,
     );
     assert.match(text, /\[features\]\nshell_tool = false\nweb_search_request = true\n/);
-    assert.match(text, /\n\[mcp_servers\.hagent\]\ncommand = "hagent"\nargs = \["mcp"\]\n$/);
+    assert.match(
+      text,
+      /\n\[mcp_servers\.hagent\]\ncommand = "hagent"\nargs = \["mcp"\]\nstartup_timeout_sec = 60\n$/,
+    );
     assert.is(
       hagent(repo, ['integrate', 'codex', '--mcp', '--strict', '--json'], { env: { HOME: home } })
         .json.action,
@@ -299,7 +302,7 @@ t(
     assert.is(user.json.file, path.join(codexHome, 'config.toml'));
     assert.is(
       readFileSync(path.join(codexHome, 'config.toml'), 'utf8'),
-      '[mcp_servers.hagent]\ncommand = "hagent"\nargs = ["mcp"]\n',
+      '[mcp_servers.hagent]\ncommand = "hagent"\nargs = ["mcp"]\nstartup_timeout_sec = 60\n',
     );
   },
 );
@@ -444,7 +447,7 @@ t(
     const toml = hagent(repo, ['integrate', 'codex', '--mcp', '--strict', '--print']);
     assert.match(
       toml.stdout,
-      /\[mcp_servers\.hagent\]\ncommand = "hagent"\nargs = \["mcp"\]\n\n\[features\]\nshell_tool = false/,
+      /\[mcp_servers\.hagent\]\ncommand = "hagent"\nargs = \["mcp"\]\nstartup_timeout_sec = 60\n\n\[features\]\nshell_tool = false/,
     );
     for (const f of ['.mcp.json', '.claude', '.codex'])
       assert.not.ok(existsSync(path.join(repo, f)), `${f} not written`);
