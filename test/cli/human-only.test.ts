@@ -50,7 +50,11 @@ async function waitJson(file: string, ms: number): Promise<any> {
 function execScript(worktree: string, script: string) {
   const file = path.join(path.dirname(worktree), `${path.basename(worktree)}-script.sh`);
   writeFileSync(file, script);
-  return hagent(worktree, ['exec', '--json', '--', `bash ${file}`], { env: { PATH } });
+  // Without the sandbox: these are the proofs for an agent no wall stands around (inside one,
+  // the sandbox's own mount table is the proof: test/cli/hook-sandbox.test.ts).
+  return hagent(worktree, ['exec', '--json', '--', `bash ${file}`], {
+    env: { PATH, HAGENT_BWRAP: '' },
+  });
 }
 
 const LAND = 'hagent land --yes --json --session h1';
