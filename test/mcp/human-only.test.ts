@@ -35,7 +35,12 @@ t(
         'm="$(dirname "$(git rev-parse --path-format=absolute --git-common-dir)")"\n' +
         `printf '{"guard":{"allow":["hagent-human-only"]}}' > "$m/.ha""gent/config.json"\n`,
     );
-    const c = await connectMcp(repo, ['--session', 'm1'], { PATH: pathWithHagent() });
+    // Without the sandbox (which would stop the config write): the proofs for an agent no wall
+    // stands around.
+    const c = await connectMcp(repo, ['--session', 'm1'], {
+      PATH: pathWithHagent(),
+      HAGENT_BWRAP: '',
+    });
     try {
       const r = await c.call('exec', { command: `bash ${script}` });
       assert.is(r.isError, false, r.text);
