@@ -57,7 +57,8 @@ t('plain check lines', () => {
 });
 
 t('plain land lines', () => {
-  assert.equal(readFastCommand(['land']), { command: 'land', args: {} });
+  // `verify` defaults to true (--no-verify turns the user's hooks off).
+  assert.equal(readFastCommand(['land']), { command: 'land', args: { verify: true } });
   assert.equal(
     readFastCommand([
       'land',
@@ -71,7 +72,14 @@ t('plain land lines', () => {
     ]),
     {
       command: 'land',
-      args: { session: 's', merge: true, message: 'feat: x', yes: true, json: true },
+      args: {
+        session: 's',
+        merge: true,
+        message: 'feat: x',
+        yes: true,
+        json: true,
+        verify: true,
+      },
     },
   );
 });
