@@ -9,7 +9,7 @@
  * the others join, and the last to end settles it (a second preparation would replace the
  * private folders the first command is using).
  */
-import { promises as fs } from 'node:fs';
+import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { loadConfig, mainCheckoutRoot } from '../config/index.js';
 import { readJsonFile, writeJsonFile } from '../fsx/index.js';
@@ -159,6 +159,9 @@ export async function settleAfterShell(
   output: string,
 ): Promise<string[]> {
   const call = event.toolUseId;
+  // Most shell calls ran without a sandbox of hagent's: no lock, no reads for them.
+  const files = [sharedFile(bound), runSandboxFile(bound.ctx.commonDir, bound.session.id)];
+  if (!files.some((f) => existsSync(f))) return [];
   const settled = await withLock(bound, async () => {
     const shared = (await readJsonFile(sharedFile(bound))) as Shared | null;
     if (!shared) {
