@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { readRefsDirect, runGit } from '../git/index.js';
-import type { SandboxLaunch } from './launch.js';
+import { SANDBOX_GIT_CONFIG, type SandboxLaunch } from './launch.js';
 
 /** The variable that tells hagent it runs inside a session's sandbox (its value: the session id). */
 export const SANDBOX_ENV = 'HAGENT_SANDBOX';
@@ -135,14 +135,10 @@ export function sandboxedShellCommand(launch: SandboxLaunch, command: string): s
     if ((argv[i] === '--bind-try' || argv[i] === '--ro-bind-try') && !existsSync(argv[i + 1]!))
       argv.splice(i, 3);
   const setenv = Object.entries(launch.env).flatMap(([k, v]) => ['--setenv', k, v]);
-  for (const [k, v] of [
-    ['GIT_CONFIG_COUNT', '2'],
-    ['GIT_CONFIG_KEY_0', 'gc.auto'],
-    ['GIT_CONFIG_VALUE_0', '0'],
-    ['GIT_CONFIG_KEY_1', 'maintenance.auto'],
-    ['GIT_CONFIG_VALUE_1', 'false'],
-  ] as const)
-    setenv.push('--setenv', k, v);
+  setenv.push('--setenv', 'GIT_CONFIG_COUNT', String(SANDBOX_GIT_CONFIG.length));
+  SANDBOX_GIT_CONFIG.forEach(([k, v], i) =>
+    setenv.push('--setenv', `GIT_CONFIG_KEY_${i}`, k, '--setenv', `GIT_CONFIG_VALUE_${i}`, v),
+  );
   const shell = bashPath();
   return `${[...argv, ...setenv].map(quote).join(' ')} --chdir "$PWD" -- ${quote(shell)} -c ${quote(command)}`;
 }

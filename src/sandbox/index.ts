@@ -10,7 +10,7 @@
  * session, and {@link sandboxDenials} on the output to tell the agent what was stopped and why.
  */
 import { HagentError } from '../errors.js';
-import { prepareSandbox, type SandboxLaunch } from './launch.js';
+import { prepareSandbox, SANDBOX_GIT_CONFIG, type SandboxLaunch } from './launch.js';
 import { probeSandbox } from './probe.js';
 import type { SandboxSettings } from './settings.js';
 
@@ -84,10 +84,7 @@ export async function sandboxFor(
 export function sandboxedEnv(base: NodeJS.ProcessEnv, launch: SandboxLaunch): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...base, ...launch.env };
   const n = Number(base.GIT_CONFIG_COUNT ?? '0') || 0;
-  const extra: [string, string][] = [
-    ['gc.auto', '0'],
-    ['maintenance.auto', 'false'],
-  ];
+  const extra = SANDBOX_GIT_CONFIG;
   extra.forEach(([k, v], i) => {
     env[`GIT_CONFIG_KEY_${n + i}`] = k;
     env[`GIT_CONFIG_VALUE_${n + i}`] = v;

@@ -25,6 +25,16 @@ import { parseGitFile, readRefsDirect, runGit } from '../git/index.js';
 import { BWRAP_BASE } from './probe.js';
 import type { SandboxSettings } from './settings.js';
 
+/**
+ * git settings every command in a sandbox gets (through `GIT_CONFIG_*`): no automatic gc or
+ * maintenance, whose lock files are in the read-only common folder and which would pack the
+ * user's objects, not the agent's.
+ */
+export const SANDBOX_GIT_CONFIG: readonly (readonly [string, string])[] = [
+  ['gc.auto', '0'],
+  ['maintenance.auto', 'false'],
+];
+
 /** What a sandbox is built for. */
 export interface SandboxTarget {
   /** The git common folder. */
