@@ -52,6 +52,9 @@ const run = (file, args, input, env) => new Promise((resolve) => {
   child.stdout.on('data', (c) => out.push(c));
   child.stderr.on('data', (c) => err.push(c));
   child.on('close', (status) => resolve({ status, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() }));
+  // A child that exits before reading its input (git config does) closes the pipe: EPIPE here is
+  // not the agent's failure, as it is not Claude Code's.
+  child.stdin.on('error', () => {});
   child.stdin.end(input);
 });
 async function step(s, answers) {
@@ -281,18 +284,21 @@ test('fallback: a missing socket, a stale one, a server that fails before a whol
 
 test('a run killed with -9 leaves a stale socket: the next hooks fall back, the next run sweeps its folder', () => {
   const repo = makeRepo({ 'a.txt': 'a\n' });
-  const { r, record } = runDriver(repo, 'killed', [
-    ...edit('one.txt', 'toolu_1'),
-    { killRun: true },
-    ...edit('two.txt', 'toolu_2'),
-  ]);
+  // A temp folder of this test's own: any other run on the machine sweeps a dead run's folder too.
+  const own = { TMPDIR: tempDir('hagent-sockets-') };
+  const { r, record } = runDriver(
+    repo,
+    'killed',
+    [...edit('one.txt', 'toolu_1'), { killRun: true }, ...edit('two.txt', 'toolu_2')],
+    own,
+  );
   assert.is(r.status, -1, 'hagent run was killed');
   assert.is(record.answers.length, 4);
   assert.match(record.answers[1]!.stdout, /recorded this edit as commit/);
   assert.match(record.answers[3]!.stdout, /recorded this edit as commit/);
   assert.equal(commitsOf(repo, 'killed'), ['hagent: Write two.txt', 'hagent: Write one.txt']);
   assert.ok(existsSync(record.socket), 'the killed run could not remove its socket');
-  const next = runDriver(repo, 'after', edit('three.txt', 'toolu_3'));
+  const next = runDriver(repo, 'after', edit('three.txt', 'toolu_3'), own);
   assert.is(next.r.status, 0, next.r.stderr);
   assert.is(next.r.json.hooksServed, 2);
   assert.not.ok(
