@@ -13,8 +13,8 @@
 // HAGENT_ALLOWED_SKIPS (comma-separated substrings of test names) fails the run.
 // Every error code the spawned CLI prints is appended to $HAGENT_CODES_LOG (test/helpers); on a
 // run of every test file (HAGENT_ALL_TESTS=1), test/zz-error-codes.test.ts, last in sorted order,
-// checks that each code of src/errors.ts was produced. The envelope figures (lock, watcher + staleness) are printed
-// after them, for the record, and count for nothing.
+// checks that each code of src/errors.ts was produced. Figures (timing, the kill -9 sweep) are
+// bench/'s: `npm run bench`, `npm run bench:kills`; they pass or fail nothing here.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
@@ -125,37 +125,6 @@ for (const [name, args] of scripts) {
   }
   if (r.code !== 0 && (!last || Number(last[2]) === 0)) failed += 1;
   if (!last && r.code === 0) passed += 1;
-}
-// Figures of the safety envelope, printed for the record: bench/ owns them, they pass
-// or fail nothing here (timing is never a test).
-const figures =
-  only || process.env.HAGENT_QUICK
-    ? []
-    : [
-        // Printed, not counted, until it holds: land --undo is left blocked 2 times in 250
-        // kills, when the kill takes the git writing the user's checkout with it and its
-        // index.lock stays (never removed: it may be the user's git; docs/reliability.md,
-        // "kill -9 of every writing command").
-        ['kill -9 of every writing command', ['--import', 'tsx', 'bench/reliability/kills.ts']],
-        ['lock acquire + release', ['--import', 'tsx', 'bench/lock.ts', '1000']],
-        [
-          'apply with the watcher and staleness check vs neither (1k files)',
-          [
-            '--import',
-            'tsx',
-            'bench/run.ts',
-            '--sizes',
-            '1000',
-            '--only',
-            'apply,envelope',
-            '--runs',
-            '5',
-          ],
-        ],
-      ];
-for (const [name, args] of figures) {
-  process.stdout.write(`\n=== figure, not a test: ${name}: node ${args.join(' ')}\n`);
-  await run(args);
 }
 if (skipped) {
   process.stdout.write(`\n=== skipped tests (${skipped})\n`);
