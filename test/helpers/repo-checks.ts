@@ -4,7 +4,8 @@
  * `git fsck`, and git run without throwing.
  */
 import { spawnSync } from 'node:child_process';
-import { lstatSync, readdirSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { lstatSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { GIT_ENV } from './index.js';
 
@@ -120,4 +121,22 @@ export function fsckProblem(repo: string): string | null {
   return r.status === 0 && noise.length === 0
     ? null
     : `git fsck: status ${r.status}: ${noise.slice(0, 5).join(' | ')}`;
+}
+
+/**
+ * The user's checkout files (not `.git`, which hagent itself writes: its records, the session's
+ * refs), each with its content's hash: equal before and after means no byte changed.
+ */
+export function checkoutHashes(repo: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const walk = (d: string) => {
+    for (const name of readdirSync(d)) {
+      const p = path.join(d, name);
+      if (d === repo && name === '.git') continue;
+      if (statSync(p).isDirectory()) walk(p);
+      else out.set(p, createHash('sha1').update(readFileSync(p)).digest('hex'));
+    }
+  };
+  walk(repo);
+  return out;
 }
