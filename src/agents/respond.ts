@@ -62,12 +62,16 @@ export function withContext(agent: AgentName, event: AgentEvent, context: string
 
 /**
  * A post-tool warning both the model and the human must see (the user's checkout changed by a
- * shell command): Claude Code gets it as `additionalContext` and `systemMessage` (shown to the
- * user), Gemini CLI's AfterTool the same keys; the agents whose post-tool answer carries no text
- * (Codex, Cursor, Copilot) get it on stderr with exit 0, which their hook logs show.
+ * shell command, a write the sandbox stopped): Claude Code gets it as `additionalContext` and
+ * `systemMessage` (shown to the user), Gemini CLI's AfterTool and Codex's PostToolUse the same
+ * keys (Codex's post-tool-use output schema); the agents whose post-tool answer carries no text
+ * (Cursor, Copilot) get it on stderr with exit 0, which their hook logs show.
  */
 export function warnAfterTool(agent: AgentName, event: AgentEvent, text: string): HookAnswer {
-  if ((agent === 'claude' || agent === 'gemini') && event.kind === 'post-tool') {
+  if (
+    (agent === 'claude' || agent === 'gemini' || agent === 'codex') &&
+    event.kind === 'post-tool'
+  ) {
     return {
       exitCode: 0,
       stdout: `${JSON.stringify({ systemMessage: text.split('\n')[0], hookSpecificOutput: { hookEventName: event.eventName, additionalContext: text } })}\n`,

@@ -88,7 +88,12 @@ it('hagent integrate codex: the pre-tool hook rewrites each exec_command into th
     assert.ok(server.results.has('call_wipe'), 'the wipe ran');
     assert.match(res('call_wipe'), /Read-only file system/, res('call_wipe'));
     assert.match(res('call_wipe'), /sandbox=xs/, 'the command ran inside the sandbox');
-    // The post-tool hook read what the sandbox stopped (Codex shows its answer in the hook log only).
+    // The post-tool hook read what the sandbox stopped, and its teaching line reached the model
+    // (Codex's PostToolUse additionalContext, in the next request).
+    assert.ok(
+      server.requests.some((q) => JSON.stringify(q.body).includes('hagent sandbox:')),
+      'the model was told why',
+    );
     const log = hagent(repo, ['log', '--json', '--session', 'xs']);
     const denied = log.json.entries.find((e: { code?: string }) => e.code === 'SANDBOX_DENIED');
     assert.ok(denied, log.stdout);

@@ -661,8 +661,10 @@ test("gemini and codex: a shell command that changed the user's checkout is repo
   writeFileSync(path.join(repo, 'a.txt'), 'by codex\n');
   const c = cx('PostToolUse');
   assert.is(c.status, 0, c.stderr);
-  assert.is(c.stdout, '');
-  assert.match(c.stderr, /WARNING from hagent: .*tracked files changed: a\.txt/);
+  // Codex's PostToolUse output carries additionalContext (the model) and systemMessage (the user).
+  assert.match(c.json.hookSpecificOutput.additionalContext, /tracked files changed: a\.txt/);
+  assert.is(c.json.hookSpecificOutput.hookEventName, 'PostToolUse');
+  assert.match(c.json.systemMessage, /WARNING from hagent/);
 });
 
 // --- Commit identity ---

@@ -69,6 +69,8 @@ t('rm -rf and git worktree prune: status and doctor say so, and their hint recre
   // Nothing more to say of the session (a finding of the machine, such as an agent hook in the
   // tester's HOME, is not this test's).
   const after = hagent(repo, ['doctor', '--json']);
+  if (after.json.findings.length)
+    process.stderr.write(`doctor, besides the session: ${JSON.stringify(after.json.findings)}\n`);
   assert.equal(
     after.json.findings.filter((f: any) => f.session === 's1' || f.kind.startsWith('orphan')),
     [],
