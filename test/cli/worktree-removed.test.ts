@@ -66,13 +66,14 @@ t('rm -rf and git worktree prune: status and doctor say so, and their hint recre
   // The session works in it again.
   const more = hagent(s.worktree, ['apply', '-'], { input: addFile('c.txt', 'more') });
   assert.is(more.status, 0, more.stdout + more.stderr);
-  // Nothing more to say of the session (a finding of the machine, such as an agent hook in the
-  // tester's HOME, is not this test's).
+  // Nothing more to say of the session or of this repository. (Doctor also reports the pools
+  // of other, deleted repositories in the same cache folder, which an earlier test of the same
+  // run may have left: a finding of the machine, not of this repository.)
   const after = hagent(repo, ['doctor', '--json']);
-  if (after.json.findings.length)
-    process.stderr.write(`doctor, besides the session: ${JSON.stringify(after.json.findings)}\n`);
   assert.equal(
-    after.json.findings.filter((f: any) => f.session === 's1' || f.kind.startsWith('orphan')),
+    after.json.findings.filter(
+      (f: any) => !/belongs to .*, which no longer exists/.test(f.message),
+    ),
     [],
     after.stdout,
   );
