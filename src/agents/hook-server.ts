@@ -21,8 +21,18 @@
  * `{v, agent, event, input, cwd, env}`; the server answers one JSON line `{v, exitCode, stdout,
  * stderr}`, or `{v, fallback: reason}` when the client must handle the hook itself (another
  * protocol version, an unknown agent, a folder that is gone), and closes.
+ *
+ * hagent's MCP server started inside the run's sandbox asks for one instead (src/mcp/proxy.ts
+ * is the client): one JSON line `{v: MCP_PROTOCOL, mcp: {session?, new?, name?, base?}}`. The
+ * server starts the real `hagent mcp --session <the run's session>` outside the sandbox (the
+ * run's own command, folder and environment for the agent: nothing of the request but the
+ * options, which must name the run's session), answers `{v, mcp: "serving"}` once it has
+ * started, and from then on the connection is the child's stdin and stdout, byte for byte; the
+ * child's stderr is appended to the run's log file. Closing the connection kills the child, as
+ * the run's end does. `{v, fallback: reason}` and close when none is started.
  */
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -39,6 +49,9 @@ export const HOOK_SOCKET_ENV = 'HAGENT_HOOK_SOCKET';
 /** The protocol's version: a client of another version is told to fall back. */
 export const HOOK_PROTOCOL = 1;
 
+/** The version of the MCP request (module header): a client of another is told to fall back. */
+export const MCP_PROTOCOL = 1;
+
 /** The longest socket path every supported system takes (sun_path: 108 bytes on Linux, 104 on macOS). */
 const SOCKET_PATH_MAX = 103;
 
@@ -53,7 +66,10 @@ export interface HookServer {
   socket: string;
   /** Hook calls answered so far (not counting those told to fall back). */
   served(): number;
-  /** Stops accepting, waits for the requests under way, removes the socket and its folder. */
+  /**
+   * Stops accepting, waits for the requests under way, ends the MCP servers it started (and
+   * waits for them), removes the socket and its folder.
+   */
   close(): Promise<void>;
 }
 
@@ -67,13 +83,34 @@ interface HookRequest {
   env: Record<string, string>;
 }
 
+/** The options of `hagent mcp` an MCP request carries (module header). */
+export interface McpRequestOptions {
+  session?: string;
+  new?: boolean;
+  name?: string;
+  base?: string;
+}
+
+/** An MCP request, as the client sends it. */
+interface McpRequest {
+  v: number;
+  mcp: McpRequestOptions;
+}
+
 /** The request in `line`, or the reason the client must handle it itself. */
-function parseRequest(line: string): HookRequest | string {
-  let r: Partial<HookRequest>;
+function parseRequest(line: string): HookRequest | McpRequest | string {
+  let r: Partial<HookRequest> & { mcp?: unknown };
   try {
-    r = JSON.parse(line) as Partial<HookRequest>;
+    r = JSON.parse(line) as Partial<HookRequest> & { mcp?: unknown };
   } catch {
     return 'the request is not JSON';
+  }
+  if (!r || typeof r !== 'object') return 'the request is not a JSON object';
+  if ('mcp' in r) {
+    if (r.v !== MCP_PROTOCOL)
+      return `MCP protocol ${String(r.v)}, this server speaks ${MCP_PROTOCOL}`;
+    if (!r.mcp || typeof r.mcp !== 'object') return 'the MCP request lacks its options';
+    return { v: r.v, mcp: r.mcp as McpRequestOptions };
   }
   if (r.v !== HOOK_PROTOCOL) return `protocol ${String(r.v)}, this server speaks ${HOOK_PROTOCOL}`;
   if (!AGENTS.includes(r.agent as AgentName)) return `unknown agent ${JSON.stringify(r.agent)}`;
@@ -172,6 +209,90 @@ export interface HookServerOptions {
   around?: <T>(serve: () => Promise<T>) => Promise<T>;
   /** Variables of the agent's environment its hooks must not see (the sandbox's git store). */
   dropEnv?: readonly string[];
+  /** Serve MCP requests (module header) this way; without it they are told to fall back. */
+  mcp?: McpServing;
+}
+
+/** How the run starts hagent's MCP server for its agent, outside the sandbox. */
+export interface McpServing {
+  /** The run's session: the only one the server binds (`--session`). */
+  session: string;
+  /** The server's working folder: the session worktree. */
+  cwd: string;
+  /** The environment the run gave its agent ({@link HOOK_SOCKET_ENV} and `dropEnv` are left out). */
+  env: Readonly<Record<string, string | undefined>>;
+  /** This hagent's command line before its arguments: the running Node and the CLI's entry file. */
+  command: readonly [string, ...string[]];
+  /** The file the servers' stderr is appended to (their log lines); none: dropped. */
+  log?: string;
+}
+
+/** Why `mcp` cannot be served as asked (the run serves its own session only), or null. */
+function mcpRefusal(mcp: McpRequestOptions, serving: McpServing): string | null {
+  if (mcp.new || mcp.name !== undefined || mcp.base !== undefined)
+    return `the run serves its own session ${serving.session} only (no --new, --name, --base)`;
+  if (mcp.session !== undefined && mcp.session !== serving.session)
+    return `the run serves its own session ${serving.session}, not ${String(mcp.session)}`;
+  return null;
+}
+
+/**
+ * Starts the MCP server of `serving` for one connection and pipes them together (module header);
+ * `children` holds it while it lives. The child is killed when the connection closes.
+ */
+function serveMcpConnection(
+  conn: Socket,
+  serving: McpServing,
+  options: HookServerOptions,
+  children: Set<ChildProcess>,
+): void {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(serving.env)) if (v !== undefined) env[k] = v;
+  delete env[HOOK_SOCKET_ENV];
+  for (const k of options.dropEnv ?? []) delete env[k];
+  const [command, ...args] = serving.command;
+  let child: ChildProcess;
+  try {
+    child = spawn(command, [...args, 'mcp', '--session', serving.session], {
+      cwd: serving.cwd,
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+  } catch (e) {
+    return writeAnswer(conn, { fallback: `cannot start hagent mcp: ${(e as Error).message}` });
+  }
+  children.add(child);
+  let started = false;
+  const kill = () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), 3000).unref();
+  };
+  child.on('error', (e) => {
+    children.delete(child);
+    if (!started) writeAnswer(conn, { fallback: `cannot start hagent mcp: ${e.message}` });
+    else conn.destroy();
+  });
+  child.on('exit', () => children.delete(child));
+  child.stdin!.on('error', () => undefined);
+  if (serving.log) {
+    try {
+      mkdirSync(path.dirname(serving.log), { recursive: true });
+      const log = createWriteStream(serving.log, { flags: 'a' });
+      log.on('error', () => undefined);
+      child.stderr!.pipe(log);
+    } catch {
+      child.stderr!.resume();
+    }
+  } else child.stderr!.resume();
+  child.on('spawn', () => {
+    started = true;
+    if (conn.destroyed) return kill();
+    conn.write(`${JSON.stringify({ v: MCP_PROTOCOL, mcp: 'serving' })}\n`);
+    conn.pipe(child.stdin!);
+    child.stdout!.pipe(conn);
+  });
+  conn.on('close', kill);
 }
 
 /**
@@ -198,6 +319,7 @@ export async function startHookServer(options: HookServerOptions = {}): Promise<
   let closing = false;
   let served = 0;
   const open = new Set<Socket>();
+  const children = new Set<ChildProcess>();
   const server: Server = createServer((conn) => {
     open.add(conn);
     conn.on('close', () => open.delete(conn));
@@ -220,6 +342,16 @@ export async function startHookServer(options: HookServerOptions = {}): Promise<
       const request = parseRequest(Buffer.concat(chunks).toString('utf8'));
       if (typeof request === 'string') return answer({ fallback: request });
       if (closing) return answer({ fallback: 'the run is ending' });
+      if ('mcp' in request) {
+        if (!options.mcp) return answer({ fallback: 'this run serves no MCP server' });
+        const refused = mcpRefusal(request.mcp, options.mcp);
+        if (refused) return answer({ fallback: refused });
+        // The rest of the connection is the server's: bytes after the request line go to it.
+        conn.pause();
+        const rest = chunk.subarray(nl + 1);
+        if (rest.length) conn.unshift(rest);
+        return serveMcpConnection(conn, options.mcp, options, children);
+      }
       const run = queue.then(() =>
         options.around ? options.around(() => serve(request, options)) : serve(request, options),
       );
@@ -242,18 +374,23 @@ export async function startHookServer(options: HookServerOptions = {}): Promise<
     return null;
   }
   server.on('error', () => undefined);
-  // A run ended by a signal removes its folder, then dies of the signal as it did before.
-  const onSignal = (signal: NodeJS.Signals) => {
+  // A run ended by a signal removes its folder and its MCP servers, then dies of the signal as
+  // it did before.
+  const onExit = () => {
+    for (const child of children) child.kill('SIGKILL');
     removeFolder();
+  };
+  const onSignal = (signal: NodeJS.Signals) => {
+    onExit();
     detach();
     process.kill(process.pid, signal);
   };
   const detach = () => {
-    process.off('exit', removeFolder);
+    process.off('exit', onExit);
     process.off('SIGTERM', onSignal);
     process.off('SIGHUP', onSignal);
   };
-  process.on('exit', removeFolder);
+  process.on('exit', onExit);
   process.on('SIGTERM', onSignal);
   process.on('SIGHUP', onSignal);
   return {
@@ -263,8 +400,20 @@ export async function startHookServer(options: HookServerOptions = {}): Promise<
       closing = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       await queue;
-      // Requests under way are answered; a client that never sent a whole request is let go.
+      // Requests under way are answered; a client that never sent a whole request is let go,
+      // and an MCP server's connection closes, which kills the server (awaited: the run reads
+      // the session next).
+      const exited = [...children].map(
+        (child) =>
+          new Promise<void>((resolve) => {
+            child.once('exit', () => resolve());
+            child.once('error', () => resolve());
+            // SIGKILL follows SIGTERM after 3 s; a child that still has not gone is let be.
+            setTimeout(resolve, 5000).unref();
+          }),
+      );
       for (const conn of open) conn.destroy();
+      await Promise.all(exited);
       await closed;
       removeFolder();
       detach();

@@ -33,7 +33,13 @@ export {
   copilotHooks,
   HOOK_TIMEOUT_S,
 } from './config.js';
-export { HOOK_SOCKET_ENV, HOOK_PROTOCOL, startHookServer, type HookServer } from './hook-server.js';
+export {
+  HOOK_SOCKET_ENV,
+  HOOK_PROTOCOL,
+  MCP_PROTOCOL,
+  startHookServer,
+  type HookServer,
+} from './hook-server.js';
 export { AGENT_MARKER, agentMarkerEnv, refuseForAgent } from './marker.js';
 export {
   LAUNCHABLE,

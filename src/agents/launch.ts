@@ -331,6 +331,12 @@ export async function runAgent(
     sandbox?: boolean;
     /** Told once, before the agent starts, when it runs without a sandbox it could have had. */
     warn?: (text: string) => void;
+    /**
+     * This hagent's command line before its arguments (the running Node and the CLI's entry
+     * file): with it, hagent's MCP server started inside the sandbox is served by the run from
+     * outside (hook-server.ts); without it, that server runs inside, where it cannot write.
+     */
+    selfCommand?: readonly [string, ...string[]];
   },
 ): Promise<RunResult> {
   const binary = findAgentBinary(name, options.env);
@@ -370,7 +376,24 @@ export async function runAgent(
   // server (no socket could be made) each handles its own, and an inherited socket is not used.
   const launch = walled.on ? walled.launch : null;
   const server = await startHookServer(
-    launch ? { around: (serve) => aroundHook(launch, serve), dropEnv: SANDBOX_GIT_VARS } : {},
+    launch
+      ? {
+          around: (serve) => aroundHook(launch, serve),
+          dropEnv: SANDBOX_GIT_VARS,
+          // hagent's MCP server, asked for from inside, runs out here with the agent's session.
+          ...(options.selfCommand
+            ? {
+                mcp: {
+                  session: session.id,
+                  cwd: session.worktree,
+                  env: { ...options.env, ...plan.env },
+                  command: options.selfCommand,
+                  log: path.join(hagentDir(ctx.commonDir), 'agents', session.id, 'mcp.log'),
+                },
+              }
+            : {}),
+        }
+      : {},
   );
   plan.env[HOOK_SOCKET_ENV] = server?.socket ?? '';
   const started = launch ? sandboxedPlan(plan, launch, options.env) : plan;

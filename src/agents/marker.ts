@@ -69,9 +69,9 @@ function verbOf(what: string): string {
 /**
  * The session whose sandbox this process runs in (sandbox/launch.ts), or null. Read from the
  * process's own mount table, where the sandbox's private views of the git folder show as binds
- * of `<git-common-dir>/hagent/sandbox/<id>/…`: a process inside can drop every variable and
- * leave its process tree (the sandbox has a pid namespace of its own, so ancestry stops at its
- * edge), but it cannot unmount those (it has no capabilities). Never throws.
+ * of `<git-common-dir>/hagent/sandbox/<id>/…` (or `<id>/exec/…`): a process inside can drop
+ * every variable and leave its process tree (the sandbox has a pid namespace of its own, so
+ * ancestry stops at its edge), but it cannot unmount those (it has no capabilities). Never throws.
  */
 export function sandboxOfThisProcess(): string | null {
   let table: string;
@@ -83,7 +83,8 @@ export function sandboxOfThisProcess(): string | null {
   for (const line of table.split('\n')) {
     // Field 4 is the root of the mount within its file system.
     const root = line.split(' ')[3] ?? '';
-    const m = /\/hagent\/sandbox\/([^/]+)\/(root|refs|branch|logs)$/.exec(root);
+    // `<id>/exec/…`: the sandbox of an exec command beside a run's (exec/sandboxed.ts).
+    const m = /\/hagent\/sandbox\/([^/]+)\/(?:exec\/)?(root|refs|branch|logs)$/.exec(root);
     if (m) return m[1]!;
   }
   return null;

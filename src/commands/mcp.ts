@@ -1,10 +1,12 @@
 /**
  * `hagent mcp [--session ID | --new [--name N] [--base REV]]`: serves the session's tools over
  * MCP on stdio. The server lives in its own module (dist/mcp.js), loaded only here, so the
- * MCP SDK never adds to the start-up of the other commands.
+ * MCP SDK never adds to the start-up of the other commands. Inside the sandbox of a `hagent
+ * run`, the run serves it from outside and this process only passes the bytes (mcp/proxy.ts).
  */
 import { createRequire } from 'node:module';
 import { HagentError } from '../errors.js';
+import { mcpProxySocket, proxyMcp } from '../mcp/proxy.js';
 import type { Io } from '../output/index.js';
 import type { CommonArgs } from './shared.js';
 
@@ -21,6 +23,11 @@ function loadServer(): McpModule {
   return createRequire(import.meta.url)(file) as McpModule;
 }
 
+/**
+ * Serves MCP on stdio until the client closes: through the run's server when inside its sandbox
+ * (falling back to serving here when the run starts none), else here. @returns 0 once served.
+ * @throws HagentError USAGE (options that exclude each other), and serveMcp's codes.
+ */
 export async function runMcp(
   argv: CommonArgs & { new?: boolean; name?: string; base?: string },
   io: Io,
@@ -40,6 +47,21 @@ export async function runMcp(
       {},
       'e.g. hagent mcp --new --name fix-login',
     );
+  const socket = mcpProxySocket(io.env);
+  if (socket !== null) {
+    const proxied = await proxyMcp(
+      socket,
+      {
+        ...(argv.session !== undefined ? { session: argv.session } : {}),
+        ...(argv.new ? { new: true } : {}),
+        ...(argv.name !== undefined ? { name: argv.name } : {}),
+        ...(argv.base !== undefined ? { base: argv.base } : {}),
+      },
+      { input: process.stdin, output: process.stdout },
+    );
+    if (proxied.served) return 0;
+    io.stderr.write(`hagent mcp: the run serves no MCP server (${proxied.reason}): serving here\n`);
+  }
   const { serveMcp } = loadServer();
   await serveMcp({
     cwd: io.cwd,

@@ -55,6 +55,7 @@ export async function runRun(argv: RunArgs, io: Io): Promise<number> {
     ...(argv.session !== undefined ? { session: argv.session } : {}),
     args: argv.agentArgs,
     hookCommand: selfHookCommand(),
+    selfCommand: [process.execPath, process.argv[1] ?? 'hagent'],
     env: io.env,
     sandbox: argv.sandbox !== false,
     warn: (text) => io.stderr.write(`${palette(io.color).red(text)}\n`),

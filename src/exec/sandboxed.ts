@@ -4,6 +4,9 @@
  * so that hagent's commit sees the agent's own commits, and every write it stopped told to the
  * agent with the path and why, and journaled as SANDBOX_DENIED.
  */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { runSandboxFile } from '../agents/sandbox-shell.js';
 import { loadConfig } from '../config/index.js';
 import { appendJournal } from '../journal/index.js';
 import {
@@ -11,6 +14,7 @@ import {
   sandboxedEnv,
   sandboxFor,
   sandboxSettings,
+  sandboxStateDir,
   settleSandbox,
   type SandboxChoice,
 } from '../sandbox/index.js';
@@ -32,7 +36,11 @@ export type ExecSandbox =
   | { on: false; configured: boolean; reason: string; hint: string };
 
 /**
- * The sandbox of one command of `session`, per the repository's config.
+ * The sandbox of one command of `session`, per the repository's config. While a `hagent run` of
+ * the session has its whole agent in the session's sandbox (its record is there), the command
+ * gets one beside it, in `<id>/exec` (its own temp folder, object store and copy of the branch):
+ * preparing the usual one would remove what is mounted in the agent's (the MCP server the run
+ * serves from outside runs its `exec` here).
  * @throws HagentError SANDBOX_UNAVAILABLE (`"sandbox": "required"` and none can start),
  *   CONFIG_INVALID, WORKTREE_BROKEN.
  */
@@ -42,8 +50,16 @@ export async function execSandbox(
   env: NodeJS.ProcessEnv,
 ): Promise<SandboxChoice> {
   const config = await loadConfig(ctx, env);
+  const besideRun = existsSync(runSandboxFile(ctx.commonDir, session.id));
   return sandboxFor(
-    { commonDir: ctx.commonDir, session, userCheckout: config.root },
+    {
+      commonDir: ctx.commonDir,
+      session,
+      userCheckout: config.root,
+      ...(besideRun
+        ? { stateDir: path.join(sandboxStateDir(ctx.commonDir, session.id), 'exec') }
+        : {}),
+    },
     sandboxSettings(config.sandbox, env.HOME || undefined),
     env,
   );

@@ -58,6 +58,7 @@ export async function sandboxFor(
     session: { id: string; worktree: string };
     userCheckout?: string | null;
     extraWritable?: readonly string[];
+    stateDir?: string;
   },
   settings: SandboxSettings,
   env: Readonly<Record<string, string | undefined>>,

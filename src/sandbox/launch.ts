@@ -51,6 +51,11 @@ export interface SandboxTarget {
    * its own config folder and the hook server's socket folder.
    */
   extraWritable?: readonly string[];
+  /**
+   * The private folders' home, default {@link sandboxStateDir}: another one gives a sandbox
+   * beside a live one of the same session that never touches what is mounted in that one.
+   */
+  stateDir?: string;
 }
 
 /** One prepared sandbox: how to start a command in it, and what settling needs. */
@@ -71,7 +76,7 @@ export interface SandboxLaunch {
   /** The session's full branch ref, and the id it held when the sandbox was prepared. */
   branchRef: string;
   branchBefore: string | null;
-  /** `<git-common-dir>/hagent/sandbox/<id>`. */
+  /** `<git-common-dir>/hagent/sandbox/<id>` (or the target's own `stateDir`). */
   stateDir: string;
 }
 
@@ -163,7 +168,7 @@ export async function prepareSandbox(t: SandboxTarget): Promise<SandboxLaunch> {
   const worktree = real(t.session.worktree);
   const id = t.session.id;
   const admin = adminDirOf(worktree, commonDir);
-  const state = sandboxStateDir(commonDir, id);
+  const state = t.stateDir ?? sandboxStateDir(commonDir, id);
   const tmpDir = path.join(state, 'tmp');
   const objects = path.join(state, 'objects');
   for (const d of [tmpDir, path.join(objects, 'pack'), path.join(objects, 'info')])
