@@ -11,6 +11,9 @@
  *   handles, moved sessions) is forgotten before each request, the request's environment stands
  *   in for `process.env` and its folder for the working folder while it runs: git, the user's
  *   hooks and every reader of the environment see what they would in a hook process of its own.
+ *   When the agent runs in a sandbox, any process inside can reach the socket: the environment
+ *   is then the agent's own (a few per-hook variables taken from the request) and the folder must
+ *   be in the session worktree (HookServerOptions.walled).
  *   Hence one request at a time (a queue); hooks of one session wait on its lock anyway.
  * - The socket lives in a fresh folder of the temp folder only this user can enter (0700), named
  *   to the agent in {@link HOOK_SOCKET_ENV}; it is removed when the run ends, on SIGTERM or
@@ -38,7 +41,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { forgetRepoMemos } from '../git/index.js';
 import { pidAlive } from '../lock/index.js';
-import { forgetMovedSessions } from '../session/index.js';
+import { forgetMovedSessions, isInside } from '../session/index.js';
 import { handleHook } from './hook.js';
 import { AGENTS, type AgentName } from './normalize.js';
 import type { HookAnswer } from './respond.js';
@@ -156,9 +159,11 @@ async function serve(
   request: HookRequest,
   options: HookServerOptions,
 ): Promise<HookAnswer | { fallback: string }> {
-  const env = { ...request.env };
+  const env = requestEnv(request, options.walled);
   delete env[HOOK_SOCKET_ENV];
   for (const k of options.dropEnv ?? []) delete env[k];
+  if (options.walled && !isInside(options.walled.worktree, request.cwd))
+    return { fallback: `${request.cwd} is outside the run's session worktree` };
   let leave: () => void;
   try {
     leave = enter(env, request.cwd);
@@ -175,6 +180,38 @@ async function serve(
   } finally {
     leave();
   }
+}
+
+/**
+ * The variables a hook of its own may set for itself (the hook command's prefix, the commit
+ * identity and dates): the only ones a sandboxed run takes from a request.
+ */
+const PER_HOOK_VARS = new Set([
+  'HAGENT_HOOK_SOURCE',
+  'GIT_AUTHOR_NAME',
+  'GIT_AUTHOR_EMAIL',
+  'GIT_AUTHOR_DATE',
+  'GIT_COMMITTER_NAME',
+  'GIT_COMMITTER_EMAIL',
+  'GIT_COMMITTER_DATE',
+]);
+
+/**
+ * The environment a request runs with. Unwalled, the request's own (the agent's hook process
+ * could run anything itself anyway). Walled, the one the run gave its agent with only
+ * {@link PER_HOOK_VARS} taken from the request: a process inside the sandbox that reaches the
+ * socket must not choose the `PATH`, `GIT_*` or `NODE_OPTIONS` of what runs out here.
+ */
+function requestEnv(request: HookRequest, walled: WalledRun | undefined): Record<string, string> {
+  if (!walled) return { ...request.env };
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(walled.env)) if (v !== undefined) env[k] = v;
+  for (const k of PER_HOOK_VARS) {
+    const v = request.env[k];
+    if (v !== undefined) env[k] = v;
+    else delete env[k];
+  }
+  return env;
 }
 
 /**
@@ -211,6 +248,19 @@ export interface HookServerOptions {
   dropEnv?: readonly string[];
   /** Serve MCP requests (module header) this way; without it they are told to fall back. */
   mcp?: McpServing;
+  /**
+   * The agent runs in a sandbox: a request is served only for a folder inside its session
+   * worktree, with the environment the run gave the agent (see {@link requestEnv}).
+   */
+  walled?: WalledRun;
+}
+
+/** What a sandboxed run trusts instead of its requests (HookServerOptions.walled). */
+export interface WalledRun {
+  /** The run's session worktree. */
+  worktree: string;
+  /** The environment the run gave its agent. */
+  env: Readonly<Record<string, string | undefined>>;
 }
 
 /** How the run starts hagent's MCP server for its agent, outside the sandbox. */

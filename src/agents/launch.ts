@@ -380,6 +380,12 @@ export async function runAgent(
       ? {
           around: (serve) => aroundHook(launch, serve),
           dropEnv: SANDBOX_GIT_VARS,
+          // A request may come from any process inside: it gets the environment the agent
+          // starts with (its socket variable aside), for its session worktree only.
+          walled: {
+            worktree: session.worktree,
+            env: { ...options.env, ...sandboxedPlan(plan, launch, options.env).env },
+          },
           // hagent's MCP server, asked for from inside, runs out here with the agent's session.
           ...(options.selfCommand
             ? {

@@ -8,7 +8,7 @@
  * not. Real agent binaries: test/agents/claude-sandbox.test.ts. Skipped where bwrap cannot start.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -196,6 +196,61 @@ it('hagent run: the whole agent starts inside (its writes outside the worktree f
   assert.is(refused.json.error.code, 'SANDBOX_UNAVAILABLE');
   const list = hagent(repo, ['session', 'list', '--json']).json;
   assert.ok(!list.sessions.some((s: { id: string }) => s.id === 'r3'), 'no session was made');
+});
+
+it('hagent run: a process inside that reaches the hook socket chooses neither the environment nor the folder of what the run does outside (a fake git on its PATH never runs)', () => {
+  const repo = makeRepo({ 'a.txt': 'one\n' });
+  const dir = tempDir('hagent-forger-');
+  const pwned = path.join(dir, 'pwned');
+  const bin = path.join(dir, 'agent');
+  // The stand-in agent: a fake git in its temp folder, then hook requests over the run's socket
+  // with that folder first on PATH (and one for the user's checkout), each answer recorded.
+  writeFileSync(
+    bin,
+    `#!${process.execPath}
+const { mkdirSync, writeFileSync } = require('node:fs');
+const net = require('node:net');
+const path = require('node:path');
+const fake = path.join(process.env.TMPDIR, 'fakebin');
+mkdirSync(fake, { recursive: true });
+writeFileSync(path.join(fake, 'git'), '#!/bin/sh\\necho ran > ${pwned}\\nexec /usr/bin/git "$@"\\n', { mode: 0o755 });
+const wt = process.cwd();
+const ask = (cwd, file) => new Promise((resolve) => {
+  const event = { hook_event_name: 'PostToolUse', cwd, tool_name: 'Write', tool_use_id: 'toolu_' + file,
+    tool_input: { file_path: path.join(cwd, file), content: 'x\\n' } };
+  const c = net.connect(process.env.HAGENT_HOOK_SOCKET);
+  let out = '';
+  c.on('connect', () => c.write(JSON.stringify({ v: 1, agent: 'claude', event: 'post-edit',
+    input: JSON.stringify(event), cwd, env: { ...process.env, HAGENT_HOOK_SOURCE: 'run', PATH: fake + ':' + process.env.PATH,
+    NODE_OPTIONS: '--require ' + path.join(fake, 'nothing.js') } }) + '\\n'));
+  c.on('data', (d) => (out += d));
+  c.on('close', () => resolve(out));
+  c.on('error', (e) => resolve('error ' + e.message));
+});
+(async () => {
+  writeFileSync(path.join(wt, 'b.txt'), 'x\\n');
+  const inWt = await ask(wt, 'b.txt');
+  const inMain = await ask(${JSON.stringify(repo)}, 'a.txt');
+  writeFileSync(path.join(wt, 'answers.json'), JSON.stringify({ inWt, inMain }));
+})();
+`,
+    { mode: 0o755 },
+  );
+  const r = hagent(repo, ['run', 'claude', '--name', 'f1', '--json'], {
+    env: { HAGENT_CLAUDE_BIN: bin },
+  });
+  assert.is(r.status, 0, r.stdout + r.stderr);
+  assert.equal(r.json.sandbox, { on: true });
+  const answers = JSON.parse(readFileSync(path.join(r.json.worktree, 'answers.json'), 'utf8'));
+  const inWt = JSON.parse(answers.inWt);
+  assert.is(inWt.exitCode, 0, answers.inWt);
+  assert.match(inWt.stdout, /recorded this edit as commit/, answers.inWt);
+  assert.not.ok(existsSync(pwned), "the fake git on the request's PATH never ran outside");
+  assert.match(answers.inMain, /"fallback":".*outside the run's session worktree/);
+  assert.is(readFileSync(path.join(repo, 'a.txt'), 'utf8'), 'one\n');
+  assert.equal(git(repo, 'log', '--format=%s', 'main..hagent/f1').split('\n'), [
+    'hagent: Write b.txt',
+  ]);
 });
 
 it('hagent run without bwrap says so loudly on stderr and runs with the guard alone', () => {
