@@ -82,10 +82,25 @@ export async function moveRefs(
   if (r.exitCode !== 0) throw refusedMove(real, r.stderr);
 }
 
-/** The TARGET_MOVED error of a failed transaction of `real`, naming the ref git names. Pure. */
+/**
+ * The error of a failed transaction of `real`, naming the ref git names: IO_FAILED when git
+ * says the file system refused it (a full disk, a read-only or failing one), else TARGET_MOVED.
+ * Pure.
+ */
 function refusedMove(real: readonly RefMove[], stderr: string): HagentError {
   const name = failedRefOf(stderr);
   const m = real.find((x) => x.ref === name) ?? real[0]!;
+  const io =
+    /No space left on device|Disk quota exceeded|Read-only file system|Input\/output error|couldn't write '[^']+'/.exec(
+      stderr,
+    );
+  if (io)
+    return new HagentError(
+      'IO_FAILED',
+      `git could not move ${m.ref}: ${io[0]}`,
+      { ref: m.ref, path: m.ref, errno: io[0], stderr: stderr.trim() },
+      'free some space or mend the file system, then run the command again',
+    );
   return new HagentError(
     'TARGET_MOVED',
     `${m.ref} moved while hagent was working (expected ${m.old?.slice(0, 12) ?? 'no ref'})`,

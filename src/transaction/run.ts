@@ -28,8 +28,10 @@ import {
   type Staged,
 } from '../fsx/index.js';
 import {
+  moveRefs,
   openIndexUpdate,
   openRefTransaction,
+  readRefs,
   updateIndex,
   writeNoteCommit,
   type NoteWriter,
@@ -231,7 +233,14 @@ export async function runTransaction(
       trace('tx: index updated');
     }
     // 5. Refs, all at once.
-    await refTx.commit(refs);
+    try {
+      await refTx.commit(refs);
+    } catch (error) {
+      // Only a failure in git's commit phase can have moved some refs (prepare moves none).
+      const late =
+        isHagentError(error) && /^fatal: commit: /m.test(String(error.details.stderr ?? ''));
+      if (!late || !(await movedAnyway(commonDir, cwd, refs, warnings))) throw error;
+    }
     trace('tx: refs moved');
   } catch (error) {
     await Promise.all([refTx.abort(), indexTx?.abort()]);
@@ -248,6 +257,60 @@ export async function runTransaction(
   }
   await removeIntent(commonDir, plan.session);
   return { txid, warnings, durable };
+}
+
+/**
+ * After git reported a failed ref transaction: git's files backend commits ref by ref, so a
+ * failure late in its commit (a full disk while it writes a reflog) can leave some refs moved
+ * although git says none did. Reads them back. Every checked ref at its new id (the notes ref
+ * aside: it only keeps the patch text): the transaction happened (true; the refs git did not
+ * finish are completed where they can be, and a warning says so). Otherwise the refs it did move are put back (a kept head to its branch's old id), so
+ * that the refusal the caller reports holds (false).
+ */
+async function movedAnyway(
+  commonDir: string,
+  cwd: string,
+  refs: readonly RefMove[],
+  warnings: string[],
+): Promise<boolean> {
+  const moves = refs.filter((m) => m.old !== m.new && !m.verify);
+  let now: Map<string, string | null>;
+  try {
+    now = await readRefs(
+      cwd,
+      commonDir,
+      moves.map((m) => m.ref),
+    );
+  } catch {
+    return false;
+  }
+  const at = (m: RefMove) => now.get(m.ref) ?? null;
+  // The notes ref only keeps the patch text beside the commit (runTransaction step 1).
+  const checked = moves.filter((m) => !m.unchecked && !m.ref.startsWith('refs/notes/'));
+  if (checked.length && checked.every((m) => at(m) === m.new)) {
+    const rest = moves.filter((m) => at(m) !== m.new);
+    const completed = await moveRefs(cwd, rest, 'hagent: completed').then(
+      () => true,
+      () => false,
+    );
+    warnings.push(
+      completed || !rest.some((m) => m.ref.startsWith('refs/notes/'))
+        ? 'git reported an error after moving the refs (they moved)'
+        : 'the patch text could not be stored as a note',
+    );
+    return true;
+  }
+  const back: RefMove[] = [];
+  for (const m of moves) {
+    if (at(m) !== m.new || m.new === null) continue;
+    const branch = /^refs\/hagent\/(.+)\/head$/.exec(m.ref)?.[1];
+    const prior = m.unchecked
+      ? (moves.find((b) => b.ref === `refs/heads/hagent/${branch}`)?.old ?? null)
+      : m.old;
+    back.push({ ref: m.ref, old: m.new, new: prior });
+  }
+  if (back.length) await moveRefs(cwd, back, 'hagent: rolled back').catch(() => undefined);
+  return false;
 }
 
 /**
