@@ -19,7 +19,7 @@ import {
   statusRecords,
   symbolicHead,
 } from '../git/index.js';
-import { readLockHolder } from '../lock/index.js';
+import { clearDeadTargetLocks, readLockHolder } from '../lock/index.js';
 import { loadConfig, mainCheckoutRoot } from '../config/index.js';
 import { installedHooks } from '../agents/integrate.js';
 import { installedMcpServers } from '../agents/integrate-mcp.js';
@@ -175,6 +175,15 @@ export async function runDoctor(
       });
     }
   }
+  // A land killed while it held its target's lock leaves the lock file (the next land would take
+  // it over): cleared here, so nothing of the killed land stays.
+  for (const file of await clearDeadTargetLocks(ctx.commonDir))
+    findings.push({
+      kind: 'dead-lock',
+      message: `a land's target lock was held by a process that died: cleared`,
+      fixed: true,
+      paths: [file],
+    });
   findings.push(...(await sessionWiringFindings(ctx, sessions)));
   // An agent hook whose command does not resolve fails open: in Claude Code it silently disables the gate.
   for (const h of await installedHooks(await mainCheckoutRoot(ctx), env)) {

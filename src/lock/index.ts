@@ -507,6 +507,41 @@ export async function withTargetLock<T>(
 }
 
 /**
+ * Takes over and releases every land target lock (`locks/targets/*.lock`, {@link withTargetLock})
+ * whose holder died (a land or land undo killed), for `hagent doctor`: the next land would take
+ * it over anyway, this leaves no lock file behind. A live holder's lock is left alone.
+ * @returns the paths of the locks cleared.
+ */
+export async function clearDeadTargetLocks(commonDir: string): Promise<string[]> {
+  const dir = path.join(locksDir(commonDir), 'targets');
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((n) => n.endsWith('.lock'));
+  } catch {
+    return [];
+  }
+  const cleared: string[] = [];
+  for (const name of names) {
+    const file = path.join(dir, name);
+    const seen = observe(file);
+    if (!seen || judge(seen, Date.now()) !== 'dead') continue;
+    try {
+      const { holder } = await acquire(
+        file,
+        { label: `target lock ${name}`, details: {} },
+        'doctor',
+        0,
+      );
+      release(file, holder.token);
+      cleared.push(file);
+    } catch {
+      // taken meanwhile by a live land: its own
+    }
+  }
+  return cleared;
+}
+
+/**
  * How the lock was taken: `deadSince`, when it was taken over from a holder that died, is when
  * that holder took it (epoch ms): a git lock file in the session made since then is the dead
  * holder's (only hagent writes there under the lock), which recovery may clear.

@@ -3,9 +3,10 @@
  *   child.ts race <commonDir> <session> <rounds> <log>  take the lock `rounds` times; inside, append
  *                                                      `enter <pid>` and `exit <pid>` lines to <log>
  *   child.ts hold <commonDir> <session> <command>      take the lock, print `locked`, hold it until killed
+ *   child.ts hold-target <commonDir> <ref> <command>   the same with the land target lock of <ref>
  */
 import { appendFileSync } from 'node:fs';
-import { withSessionLock } from '../../../src/lock/index.js';
+import { withSessionLock, withTargetLock } from '../../../src/lock/index.js';
 
 const [mode, commonDir, session, a, b] = process.argv.slice(2) as [
   string,
@@ -31,6 +32,12 @@ if (mode === 'race') {
       },
     );
   }
+} else if (mode === 'hold-target') {
+  // <session> is the target ref here.
+  await withTargetLock(commonDir, session, { command: a }, { timeoutMs: 30_000 }, async () => {
+    process.stdout.write('locked\n');
+    await new Promise(() => setInterval(() => {}, 1000));
+  });
 } else if (mode === 'hold') {
   await withSessionLock(commonDir, session, { command: a }, { timeoutMs: 30_000 }, async () => {
     process.stdout.write('locked\n');

@@ -15,7 +15,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { isHagentError, type HagentError } from '../../../src/errors.js';
-import { readLockHolder, withSessionLock, UNPARSABLE_MAX_AGE_MS } from '../../../src/lock/index.js';
+import {
+  clearDeadTargetLocks,
+  readLockHolder,
+  withSessionLock,
+  UNPARSABLE_MAX_AGE_MS,
+} from '../../../src/lock/index.js';
 import { tempDir } from '../../helpers/index.js';
 import { guarded } from '../patch/helpers.js';
 
@@ -180,6 +185,31 @@ test('a holder killed with SIGKILL is taken over at once', async () => {
   assert.is(r, process.pid);
   assert.ok(Date.now() - t0 < 500, 'took over without waiting for the timeout');
   assert.is(await readLockHolder(dir, 's1'), null);
+});
+
+test("doctor's sweep clears a land target lock whose holder was killed, and leaves a live holder's", async () => {
+  const dir = tempDir();
+  const targets = path.join(dir, 'hagent', 'locks', 'targets');
+  const dead = child(['hold-target', dir, 'refs/heads/main', 'land']);
+  await locked(dead);
+  dead.kill('SIGKILL');
+  await exited(dead);
+  const live = child(['hold-target', dir, 'refs/heads/other', 'land']);
+  await locked(live);
+  try {
+    assert.is(readdirSync(targets).filter((n) => n.endsWith('.lock')).length, 2);
+    const cleared = await clearDeadTargetLocks(dir);
+    assert.is(cleared.length, 1);
+    assert.not.ok(existsSync(cleared[0]!), "the dead holder's lock file is gone");
+    assert.equal(
+      readdirSync(targets).filter((n) => n.endsWith('.lock')).length,
+      1,
+      'the live holder keeps its lock',
+    );
+  } finally {
+    live.kill('SIGKILL');
+    await exited(live);
+  }
 });
 
 test('a lock file with an unparsable body is taken over only once it is old', async () => {
