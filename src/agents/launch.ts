@@ -80,9 +80,7 @@ export const LAUNCHABLE = {
 export type LaunchName = keyof typeof LAUNCHABLE;
 
 /** Quotes one word for a POSIX shell (agents run hook commands through one). */
-export function shellQuote(word: string): string {
-  return /^[A-Za-z0-9_./:=@%+-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
-}
+export { shellQuote } from '../guard/quote.js';
 
 /**
  * The agent's executable: `$HAGENT_<NAME>_BIN` when set, else the first `<binary>` on PATH.

@@ -4,7 +4,12 @@
  */
 import path from 'node:path';
 import { HagentError } from '../errors.js';
-import { guardCommand, sessionGuardContext, type GuardContext } from '../guard/index.js';
+import {
+  guardCommand,
+  sessionGuardContext,
+  shellQuote,
+  type GuardContext,
+} from '../guard/index.js';
 import { openRepo, resolveSession } from '../session/index.js';
 import { palette, printError, printJson, printLines, type Io } from '../output/index.js';
 import type { CommonArgs } from './shared.js';
@@ -15,15 +20,22 @@ export interface GuardArgs extends CommonArgs {
   _?: (string | number)[];
 }
 
-/** The words after `--` (or the positional words) joined by blanks, else stdin's text. */
+/**
+ * The command after `--` (or the positional words): one word as a shell command, several as a
+ * program and its arguments, each quoted for the shell; else stdin's text.
+ * @throws HagentError USAGE when there is none.
+ */
 export async function commandText(
   argv: { command?: string[]; _?: (string | number)[] },
   io: Io,
   verb: string,
 ): Promise<string> {
-  // yargs leaves the words after -- in `_`, after the command's own name.
+  // yargs leaves the words after -- in `_`, after the command's own name. One word is a shell
+  // command (`'npm run fmt && npm test'`); several are a program and its arguments, each quoted
+  // for the shell, so `-- sh -c 'echo x > f'` or `-- touch 'a b'` mean what they say.
   const words = [...(argv.command ?? []), ...(argv._ ?? []).slice(1)].map(String);
-  if (words.length) return words.join(' ');
+  if (words.length === 1) return words[0]!;
+  if (words.length) return words.map(shellQuote).join(' ');
   if (io.stdin.isTTY)
     throw new HagentError(
       'USAGE',

@@ -77,7 +77,8 @@ const COMMAND_WORDS = {
   name: 'command',
   type: 'string',
   variadic: true,
-  description: 'the command, after -- (joined by blanks); read from stdin when none is given',
+  description:
+    'the command after --: one word is shell code, several a program and its arguments; read from stdin when none is given',
 } as const;
 
 /** The command groups, in the order `hagent --help` lists them among the commands. */

@@ -7,6 +7,7 @@
  * walked as the shell code they are.
  */
 import { AGENT_MARKER } from '../agents/marker.js';
+import { shellQuote } from './quote.js';
 import type { Run, Walker } from './walk.js';
 import type { Field } from './words.js';
 
@@ -159,7 +160,8 @@ export function checkHagent(w: Walker, args: readonly Field[], r: Run): void {
       if (sub?.value === 'end') human('hagent session end');
       return;
     case 'exec': {
-      // The words after the options are shell code, joined by blanks as hagent exec joins them.
+      // The words after the options are the command as hagent exec reads them: one word is
+      // shell code, several a program and its arguments (each quoted).
       const code = args.slice(rest);
       let start = 0;
       while (
@@ -181,7 +183,7 @@ export function checkHagent(w: Walker, args: readonly Field[], r: Run): void {
       if (dyn)
         return w.block('unresolved', `the code ${dyn.value} is only known when it runs`, r.text);
       return w.source(
-        words2.map((a) => a.value).join(' '),
+        words2.length === 1 ? words2[0]!.value : words2.map((a) => shellQuote(a.value)).join(' '),
         { cwd: r.scope.cwd, vars: new Map(r.env) },
         r.depth + 1,
       );

@@ -104,3 +104,4 @@ export function isGuardRule(name: string): name is GuardRule {
 }
 
 export { sessionGuardContext } from './session.js';
+export { shellQuote } from './quote.js';

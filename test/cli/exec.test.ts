@@ -132,6 +132,37 @@ t(
   },
 );
 
+t(
+  'one word after -- is shell code; several are a program and its arguments, each quoted (redirects, blanks and parentheses mean what they say)',
+  () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    const s = startSession(repo);
+    const inner = hagent(s.worktree, [
+      'exec',
+      '--json',
+      '--',
+      'sh',
+      '-c',
+      'echo generated > gen.txt && echo hi',
+    ]);
+    assert.is(inner.status, 0, inner.stdout + inner.stderr);
+    assert.is(inner.json.command, "sh -c 'echo generated > gen.txt && echo hi'");
+    assert.is(readFileSync(path.join(s.worktree, 'gen.txt'), 'utf8'), 'generated\n');
+    assert.is(inner.json.stdout, 'hi\n');
+    const spaced = hagent(s.worktree, ['exec', '--json', '--', 'touch', 'file with space.txt']);
+    assert.is(spaced.status, 0, spaced.stdout + spaced.stderr);
+    assert.equal(spaced.json.changed, [{ path: 'file with space.txt', status: 'A' }]);
+    const py = hagent(s.worktree, ['exec', '--json', '--', 'printf', '%s|', '(hi)', 'a b']);
+    assert.is(py.status, 0, py.stdout + py.stderr);
+    assert.is(py.json.stdout, '(hi)|a b|');
+    const shell = hagent(s.worktree, ['exec', '--json', '--', 'echo one > one.txt']);
+    assert.is(shell.status, 0, shell.stdout + shell.stderr);
+    assert.is(readFileSync(path.join(s.worktree, 'one.txt'), 'utf8'), 'one\n');
+    const judged = hagent(s.worktree, ['guard', '--json', '--', 'python3', '-c', 'print(1)']);
+    assert.is(judged.status, 0, judged.stdout + judged.stderr);
+  },
+);
+
 t('a refused command does not run: GUARD_BLOCKED with its rule, journaled as blocked', () => {
   const repo = makeRepo();
   const s = startSession(repo);

@@ -15,17 +15,8 @@ t(
   () => {
     const repo = makeRepo();
     const s = startSession(repo);
-    const ok = hagent(s.worktree, [
-      'guard',
-      '--json',
-      '--',
-      'npm',
-      'test',
-      '&&',
-      'rm',
-      '-rf',
-      'dist',
-    ]);
+    // One word after -- is shell code (several are a program and its arguments, each quoted).
+    const ok = hagent(s.worktree, ['guard', '--json', '--', 'npm test && rm -rf dist']);
     assert.is(ok.status, 0, ok.stdout + ok.stderr);
     assert.equal(ok.json, {
       ok: true,
