@@ -594,8 +594,8 @@ async function landLocked(
       `landing session ${session.id} on ${target} conflicts in ${conflicts.length} file${conflicts.length === 1 ? '' : 's'}: ${cappedList(conflicts)}`,
       { session: session.id, target, files: conflicts },
       mergeInProgress(session.worktree)
-        ? `nothing was written; the session's update is still merging ${target.replace('refs/heads/', '')}: resolve the conflict markers in ${session.worktree} and git add each file (or apply a patch that resolves them), run hagent sync --session ${session.id}, then land again`
-        : `nothing was written; run hagent session update --session ${session.id} (it merges ${target.replace('refs/heads/', '')} into the session and leaves conflict markers in its worktree), resolve them there and git add each file, run hagent sync --session ${session.id}, then land again`,
+        ? `nothing was written; the session's update is still merging ${target.replace('refs/heads/', '')}: resolve the conflict markers in ${session.worktree} and git add each file (or apply a patch that resolves them), run hagent sync --session ${session.id}, review it again (hagent review --session ${session.id}) and approve it (hagent review --session ${session.id} --approve), then land again`
+        : `nothing was written; run hagent session update --session ${session.id} (it merges ${target.replace('refs/heads/', '')} into the session and leaves conflict markers in its worktree), resolve them there and git add each file, run hagent sync --session ${session.id}, review it again (hagent review --session ${session.id}) and approve it (hagent review --session ${session.id} --approve), then land again`,
     );
   }
   // The next land base: the session's side of this merge, over the last one, with the commit
