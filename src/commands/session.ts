@@ -123,7 +123,7 @@ export async function runStatus(argv: CommonArgs & { id?: string }, io: Io): Pro
       ...(s.worktreeExists ? [] : [p.dim(`    ${missingWorktreeHint(s.id)}`)]),
       `  base:     ${short(s.base)}   head: ${short(s.head)}   patches: ${s.commits}`,
       `  target:   ${s.target ?? '-'}`,
-      `  changed:  ${s.changed.length ? '' : 'nothing yet'}`,
+      s.changed.length ? '  changed:' : '  changed:  nothing yet',
       ...cappedLines(s.changed, (c) => `    ${c.status} ${c.path}`, '    '),
       ...(s.interrupted
         ? [
