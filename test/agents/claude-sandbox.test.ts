@@ -7,45 +7,24 @@
  * and the agent's own `git commit` inside reaches the session. Skipped (and said so) when the CLI
  * or bubblewrap cannot run here.
  */
-import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { agentBinary, agentEnv, hagentAsync, pathWithHagent, runAsync } from '../helpers/agents.js';
+import { checkoutHashes } from '../helpers/repo-checks.js';
+import { integratedSession, sandboxMissing } from '../helpers/sandbox.js';
 import { testOrSkip } from '../helpers/skip.js';
 import { startModelServer, type ModelServer, type Step } from '../helpers/model-server.js';
-import { git, hagent, makeRepo } from '../helpers/index.js';
+import { git, makeRepo } from '../helpers/index.js';
 
 const test = suite('real Claude Code in the sandbox');
 const found = agentBinary('claude');
-const bwrap = spawnSync('bwrap', ['--ro-bind', '/', '/', 'true']).status === 0;
 const it = testOrSkip(
   test,
   'real Claude Code in the sandbox',
-  'skip' in found ? found.skip : bwrap ? undefined : 'bubblewrap (bwrap) cannot start here',
+  'skip' in found ? found.skip : sandboxMissing,
 );
-
-/** Every file under `dir` (its .git included) with its content's hash. */
-function hashes(dir: string): Map<string, string> {
-  const out = new Map<string, string>();
-  const walk = (d: string) => {
-    for (const name of readdirSync(d)) {
-      const p = path.join(d, name);
-      const st = statSync(p);
-      if (st.isDirectory()) walk(p);
-      else out.set(p, createHash('sha1').update(readFileSync(p)).digest('hex'));
-    }
-  };
-  walk(dir);
-  return out;
-}
-
-/** The user's checkout files only (not .git, which hagent itself writes: its records, the session's refs). */
-function checkoutHashes(repo: string): Map<string, string> {
-  return new Map([...hashes(repo)].filter(([p]) => !p.includes(`${path.sep}.git${path.sep}`)));
-}
 
 /** The script: the agent writes two scripts the guard cannot read, runs them, then commits inside. */
 function script(): Step[] {
@@ -144,15 +123,7 @@ it('hagent run claude: the whole agent inside; a hidden script wiping the checko
 });
 
 it('hagent integrate claude: the pre-tool hook rewrites each Bash command into the sandbox and the real agent runs the rewritten command; the checkout is intact', async () => {
-  const repo = realpathSync(makeRepo({ 'a.txt': 'one\n', 'b.txt': 'bee\n' }));
-  assert.is(hagent(repo, ['integrate', 'claude']).status, 0);
-  git(repo, 'add', '.claude/settings.json');
-  git(repo, 'commit', '-q', '-m', 'hagent hooks');
-  const start = hagent(repo, ['session', 'start', '--name', 'sb2', '--json']);
-  assert.is(start.status, 0, start.stderr);
-  const wt = start.json.worktree as string;
-  writeFileSync(path.join(repo, 'a.txt'), 'one\nuser edit\n');
-  const before = checkoutHashes(repo);
+  const { repo, wt, before } = integratedSession('claude', '.claude/settings.json', 'sb2');
   const server = await startModelServer(script());
   try {
     const env = {

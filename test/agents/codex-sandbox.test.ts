@@ -7,16 +7,16 @@
  * ran inside and was refused by the read-only file system; the agent's own `git commit` inside
  * reaches the session. Skipped (and said so) when the CLI or bubblewrap cannot run here.
  */
-import { readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { agentBinary, agentEnv, pathWithHagent, runAsync } from '../helpers/agents.js';
 import { checkoutHashes } from '../helpers/repo-checks.js';
 import { testOrSkip } from '../helpers/skip.js';
-import { sandboxMissing } from '../helpers/sandbox.js';
+import { integratedSession, sandboxMissing } from '../helpers/sandbox.js';
 import { startModelServer } from '../helpers/model-server.js';
-import { git, hagent, makeRepo } from '../helpers/index.js';
+import { git, hagent } from '../helpers/index.js';
 
 const test = suite('real Codex in the sandbox (hagent integrate codex)');
 const found = agentBinary('codex');
@@ -36,15 +36,7 @@ const WIPE = [
 ];
 
 it('hagent integrate codex: the pre-tool hook rewrites each exec_command into the sandbox and the real agent runs the rewritten command; the checkout is intact', async () => {
-  const repo = realpathSync(makeRepo({ 'a.txt': 'one\n', 'b.txt': 'bee\n' }));
-  assert.is(hagent(repo, ['integrate', 'codex']).status, 0);
-  git(repo, 'add', '.codex/hooks.json');
-  git(repo, 'commit', '-q', '-m', 'hagent hooks');
-  const start = hagent(repo, ['session', 'start', '--name', 'xs', '--json']);
-  assert.is(start.status, 0, start.stderr);
-  const wt = start.json.worktree as string;
-  writeFileSync(path.join(repo, 'a.txt'), 'one\nuser edit\n');
-  const before = checkoutHashes(repo);
+  const { repo, wt, before } = integratedSession('codex', '.codex/hooks.json', 'xs');
   const patch = `*** Begin Patch\n*** Add File: wipe.sh\n${WIPE.map((l) => `+${l}\n`).join('')}*** End Patch\n`;
   const server = await startModelServer([
     { calls: [{ id: 'call_write', name: 'apply_patch', input: patch }] },

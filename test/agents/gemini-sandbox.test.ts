@@ -8,16 +8,16 @@
  * agent's own `git commit` inside reaches the session. Skipped (and said so) when the CLI or
  * bubblewrap cannot run here.
  */
-import { readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { agentBinary, agentEnv, pathWithHagent, runAsync } from '../helpers/agents.js';
 import { checkoutHashes } from '../helpers/repo-checks.js';
 import { testOrSkip } from '../helpers/skip.js';
-import { sandboxMissing } from '../helpers/sandbox.js';
+import { integratedSession, sandboxMissing } from '../helpers/sandbox.js';
 import { startModelServer } from '../helpers/model-server.js';
-import { git, hagent, makeRepo } from '../helpers/index.js';
+import { git } from '../helpers/index.js';
 
 const test = suite('real Gemini CLI in the sandbox (hagent integrate gemini)');
 const found = agentBinary('gemini');
@@ -37,15 +37,7 @@ const WIPE = [
 ];
 
 it('hagent integrate gemini: the BeforeTool hook rewrites each run_shell_command into the sandbox and the real agent runs the rewritten command; the checkout is intact', async () => {
-  const repo = realpathSync(makeRepo({ 'a.txt': 'one\n', 'b.txt': 'bee\n' }));
-  assert.is(hagent(repo, ['integrate', 'gemini']).status, 0);
-  git(repo, 'add', '.gemini/settings.json');
-  git(repo, 'commit', '-q', '-m', 'hagent hooks');
-  const start = hagent(repo, ['session', 'start', '--name', 'gs', '--json']);
-  assert.is(start.status, 0, start.stderr);
-  const wt = start.json.worktree as string;
-  writeFileSync(path.join(repo, 'a.txt'), 'one\nuser edit\n');
-  const before = checkoutHashes(repo);
+  const { repo, wt, before } = integratedSession('gemini', '.gemini/settings.json', 'gs');
   const server = await startModelServer([
     {
       calls: [
