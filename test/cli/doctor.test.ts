@@ -3,7 +3,9 @@
  * and judges each session on its own. Also: doctor keeps the index of a session whose update left
  * a merge in progress.
  */
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -140,5 +142,33 @@ t('doctor keeps the index of a conflicted update, resolved part included', () =>
   assert.is(git(repo, 'show', 'hagent/m:d.txt'), 'd1\nBOTH');
   assert.is(git(repo, 'show', 'hagent/m:e.txt'), 'e on main');
 });
+
+t(
+  "a land target lock whose holder died (a killed land) is cleared; a lock of this host's live process stays",
+  () => {
+    const repo = makeRepo({ 'a.txt': 'a\n' });
+    const targets = path.join(repo, '.git', 'hagent', 'locks', 'targets');
+    mkdirSync(targets, { recursive: true });
+    const holder = (pid: number) =>
+      JSON.stringify({
+        pid,
+        hostname: os.hostname(),
+        command: 'land',
+        startedAt: new Date().toISOString(),
+        token: 'abcdef0123456789',
+      });
+    const dead = spawnSync('true').pid!; // a process that has exited
+    writeFileSync(path.join(targets, 'dead.lock'), holder(dead));
+    writeFileSync(path.join(targets, 'live.lock'), holder(process.pid));
+    const r = hagent(repo, ['doctor', '--json']);
+    assert.is(r.status, 0, r.stdout + r.stderr);
+    const f = r.json.findings.find((x: any) => x.kind === 'dead-lock');
+    assert.ok(f, r.stdout);
+    assert.equal(f.paths, [path.join(targets, 'dead.lock')]);
+    assert.is(f.fixed, true);
+    assert.not.ok(existsSync(path.join(targets, 'dead.lock')));
+    assert.ok(existsSync(path.join(targets, 'live.lock')), "the live holder's lock stays");
+  },
+);
 
 t.run();
