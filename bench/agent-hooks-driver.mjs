@@ -16,7 +16,8 @@ const settings = JSON.parse(
   readFileSync(process.argv[process.argv.indexOf('--settings') + 1], 'utf8'),
 );
 const command = settings.hooks.PreToolUse[0].hooks[0].command;
-const expected = `${process.execPath} ${plan.bin} hook claude`;
+// `hagent run` prefixes its own hooks' commands with the source marker (RUN_HOOK_SOURCE).
+const expected = `HAGENT_HOOK_SOURCE=run ${process.execPath} ${plan.bin} hook claude`;
 if (command.replace(/'/g, '') !== expected)
   throw new Error(`the settings' hook command is ${command}, not ${expected}`);
 
@@ -67,7 +68,12 @@ const subjects = plan.subjects.map((s) => ({
 const node = [];
 const nodeCpu = [];
 const hook = (s, cwd, env, event) =>
-  run([process.execPath, s.bin, 'hook', 'claude'], cwd, env, JSON.stringify(event));
+  run(
+    [process.execPath, s.bin, 'hook', 'claude'],
+    cwd,
+    { ...env, HAGENT_HOOK_SOURCE: 'run' },
+    JSON.stringify(event),
+  );
 const write = (s, i, name) => ({
   hook_event_name: name,
   cwd: s.wt,

@@ -95,7 +95,8 @@ const out = path.join(scratch, 'out.json');
 writeFileSync(planFile, JSON.stringify({ bin: BIN, repo: repo.dir, runs, out, subjects }));
 const launched = spawnSync(
   process.execPath,
-  [BIN, 'run', 'claude', '--session', 'bench-hooks', '--json'],
+  // The stand-in writes its timings outside the worktree: no sandbox (bench/sandbox.ts measures it).
+  [BIN, 'run', 'claude', '--no-sandbox', '--session', 'bench-hooks', '--json'],
   {
     cwd: repo.dir,
     env: {

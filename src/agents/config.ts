@@ -18,12 +18,32 @@ export const COPILOT_TOOLS = ['edit', 'create', 'apply_patch', 'bash'];
 /** Seconds an agent gives hagent's hook before it fails open (hooks wait on the session lock). */
 export const HOOK_TIMEOUT_S = 120;
 
+/** Where `hagent run`'s hook server answers Claude Code's HTTP hooks, and the run's token. */
+export interface HttpHookTarget {
+  url: string;
+  token: string;
+}
+
 /**
  * The `hooks` object of Claude Code's settings (`.claude/settings.json`, `--settings FILE`).
  * `worktrees` adds WorktreeCreate/WorktreeRemove, so `claude --worktree NAME` makes hagent sessions.
+ * `http`: each event is an HTTP hook (Claude Code POSTs the event's JSON) to the run's hook server
+ * with the run's token, instead of a process (agents.md §2.1; hook-http.ts).
  */
-export function claudeHooks(command: string, options: { worktrees?: boolean } = {}): Json {
-  const handler = [{ type: 'command', command, timeout: HOOK_TIMEOUT_S }];
+export function claudeHooks(
+  command: string,
+  options: { worktrees?: boolean; http?: HttpHookTarget } = {},
+): Json {
+  const handler = options.http
+    ? [
+        {
+          type: 'http',
+          url: options.http.url,
+          headers: { Authorization: `Bearer ${options.http.token}` },
+          timeout: HOOK_TIMEOUT_S,
+        },
+      ]
+    : [{ type: 'command', command, timeout: HOOK_TIMEOUT_S }];
   const hooks: Json = {
     PreToolUse: [{ matcher: CLAUDE_TOOL_MATCHER, hooks: handler }],
     PostToolUse: [{ matcher: CLAUDE_TOOL_MATCHER, hooks: handler }],

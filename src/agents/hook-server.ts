@@ -43,6 +43,7 @@ import { forgetRepoMemos } from '../git/index.js';
 import { pidAlive } from '../lock/index.js';
 import { forgetMovedSessions, isInside } from '../session/index.js';
 import { handleHook } from './hook.js';
+import { listenHttpHooks, type HttpHooks } from './hook-http.js';
 import { AGENTS, type AgentName } from './normalize.js';
 import type { HookAnswer } from './respond.js';
 
@@ -69,6 +70,8 @@ export interface HookServer {
   socket: string;
   /** Hook calls answered so far (not counting those told to fall back). */
   served(): number;
+  /** Where Claude Code's HTTP hooks go (HookServerOptions.http), or null. */
+  http: HttpHooks | null;
   /**
    * Stops accepting, waits for the requests under way, ends the MCP servers it started (and
    * waits for them), removes the socket and its folder.
@@ -253,6 +256,11 @@ export interface HookServerOptions {
    * worktree, with the environment the run gave the agent (see {@link requestEnv}).
    */
   walled?: WalledRun;
+  /**
+   * Answer Claude Code's HTTP hooks too (hook-http.ts), each run in this environment (the one
+   * the run gives its agent: an HTTP hook carries none of its own).
+   */
+  http?: { env: Readonly<Record<string, string | undefined>> };
 }
 
 /** What a sandboxed run trusts instead of its requests (HookServerOptions.walled). */
@@ -370,6 +378,17 @@ export async function startHookServer(options: HookServerOptions = {}): Promise<
   let served = 0;
   const open = new Set<Socket>();
   const children = new Set<ChildProcess>();
+  /** Runs `request` after those before it (module header), counting the ones answered. */
+  const enqueue = (request: HookRequest): Promise<HookAnswer | { fallback: string }> => {
+    const run = queue.then(() =>
+      options.around ? options.around(() => serve(request, options)) : serve(request, options),
+    );
+    queue = run.catch(() => undefined);
+    return run.then((a) => {
+      if (!('fallback' in a)) served++;
+      return a;
+    });
+  };
   const server: Server = createServer((conn) => {
     open.add(conn);
     conn.on('close', () => open.delete(conn));
@@ -402,15 +421,8 @@ export async function startHookServer(options: HookServerOptions = {}): Promise<
         if (rest.length) conn.unshift(rest);
         return serveMcpConnection(conn, options.mcp, options, children);
       }
-      const run = queue.then(() =>
-        options.around ? options.around(() => serve(request, options)) : serve(request, options),
-      );
-      queue = run.catch(() => undefined);
-      run.then(
-        (a) => {
-          if (!('fallback' in a)) served++;
-          writeAnswer(conn, a);
-        },
+      enqueue(request).then(
+        (a) => writeAnswer(conn, a),
         (e: unknown) => writeAnswer(conn, { fallback: `the server failed: ${String(e)}` }),
       );
     });
@@ -424,6 +436,24 @@ export async function startHookServer(options: HookServerOptions = {}): Promise<
     return null;
   }
   server.on('error', () => undefined);
+  const httpEnv: Record<string, string> = {};
+  for (const [k, v] of Object.entries(options.http?.env ?? {})) if (v !== undefined) httpEnv[k] = v;
+  // The run's own hook (RUN_HOOK_SOURCE), as the command form says in its prefix.
+  httpEnv.HAGENT_HOOK_SOURCE = 'run';
+  const http = options.http
+    ? await listenHttpHooks((event) =>
+        closing
+          ? Promise.resolve({ fallback: 'the run is ending' })
+          : enqueue({
+              v: HOOK_PROTOCOL,
+              agent: 'claude',
+              event: null,
+              input: event.input,
+              cwd: event.cwd,
+              env: httpEnv,
+            }),
+      )
+    : null;
   // A run ended by a signal removes its folder and its MCP servers, then dies of the signal as
   // it did before.
   const onExit = () => {
@@ -446,9 +476,11 @@ export async function startHookServer(options: HookServerOptions = {}): Promise<
   return {
     socket,
     served: () => served,
+    http,
     close: async () => {
       closing = true;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      const httpClosed = http?.close();
       await queue;
       // Requests under way are answered; a client that never sent a whole request is let go,
       // and an MCP server's connection closes, which kills the server (awaited: the run reads
@@ -465,6 +497,7 @@ export async function startHookServer(options: HookServerOptions = {}): Promise<
       for (const conn of open) conn.destroy();
       await Promise.all(exited);
       await closed;
+      await httpClosed;
       removeFolder();
       detach();
     },

@@ -24,7 +24,7 @@ import {
   type Session,
 } from '../session/index.js';
 import { ownedFilesPath } from '../sync/index.js';
-import { agentHookFile, claudeHooks, codexConfigArgs } from './config.js';
+import { agentHookFile, claudeHooks, codexConfigArgs, type HttpHookTarget } from './config.js';
 import { HOOK_SOCKET_ENV, startHookServer } from './hook-server.js';
 import { RUN_HOOK_SOURCE, RUN_HOOKS_ENV } from './hook.js';
 import { holdsHagentWiring } from './worktree-wiring.js';
@@ -155,6 +155,33 @@ export interface LaunchPlan {
   command: string;
   args: string[];
   env: Record<string, string>;
+  /** Claude Code's per-run settings file (`--settings`), which {@link useHttpHooks} rewrites. */
+  settingsFile?: string;
+}
+
+/** Set to `0`, `hagent run claude` wires command hooks (through the socket) instead of HTTP hooks. */
+export const HTTP_HOOKS_ENV = 'HAGENT_HTTP_HOOKS';
+
+/**
+ * Makes Claude Code's per-run hooks HTTP hooks to the run's hook server (hook-http.ts) instead of
+ * processes: rewrites the settings file (readable by this user only: it holds the run's token)
+ * and, when the agent's environment names a web proxy, adds the loopback address to `NO_PROXY`
+ * (Claude Code sends HTTP hooks through such a proxy otherwise).
+ */
+export async function useHttpHooks(
+  plan: LaunchPlan,
+  http: HttpHookTarget,
+  baseEnv: Readonly<Record<string, string | undefined>>,
+): Promise<void> {
+  if (!plan.settingsFile) return;
+  await writeJsonFile(plan.settingsFile, { hooks: claudeHooks('', { http }) }, { mode: 0o600 });
+  const env = { ...baseEnv, ...plan.env };
+  if (['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy'].some((k) => env[k])) {
+    for (const k of ['NO_PROXY', 'no_proxy']) {
+      const list = env[k] ?? '';
+      plan.env[k] = list ? `${list},127.0.0.1` : '127.0.0.1';
+    }
+  }
 }
 
 /**
@@ -186,7 +213,7 @@ export async function prepareLaunch(
     case 'claude': {
       const file = path.join(runDir, 'claude-settings.json');
       await writeJsonFile(file, { hooks: claudeHooks(command) });
-      return { command: binary, args: ['--settings', file, ...args], env };
+      return { command: binary, args: ['--settings', file, ...args], env, settingsFile: file };
     }
     case 'codex': {
       const own = [
@@ -373,9 +400,24 @@ export async function runAgent(
   // The agent's hook processes hand their events to this process (hook-server.ts); without a
   // server (no socket could be made) each handles its own, and an inherited socket is not used.
   const launch = walled.on ? walled.launch : null;
+  // Claude Code's hooks can be HTTP hooks the server answers in-process (hook-http.ts), unless
+  // the sandbox cuts the network (a loopback of its own): the socket still reaches out then.
+  const http =
+    agent === 'claude' &&
+    options.env[HTTP_HOOKS_ENV] !== '0' &&
+    !launch?.argv.includes('--unshare-net')
+      ? {
+          http: {
+            env: launch
+              ? { ...options.env, ...sandboxedPlan(plan, launch, options.env).env }
+              : { ...options.env, ...plan.env },
+          },
+        }
+      : {};
   const server = await startHookServer(
     launch
       ? {
+          ...http,
           around: (serve) => aroundHook(launch, serve),
           dropEnv: SANDBOX_GIT_VARS,
           // A request may come from any process inside: it gets the environment the agent
@@ -397,9 +439,11 @@ export async function runAgent(
               }
             : {}),
         }
-      : {},
+      : http,
   );
   plan.env[HOOK_SOCKET_ENV] = server?.socket ?? '';
+  // Should the settings not be rewritten, the command hooks they hold stay (through the socket).
+  if (server?.http) await useHttpHooks(plan, server.http, options.env).catch(() => undefined);
   const started = launch ? sandboxedPlan(plan, launch, options.env) : plan;
   let exitCode: number;
   try {

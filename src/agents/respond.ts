@@ -159,3 +159,52 @@ export function warnAtStart(
     };
   return noEffect(agent, humanText);
 }
+
+/** What the hook server sends back for one of Claude Code's HTTP hooks. */
+export interface HttpHookReply {
+  status: number;
+  body: string;
+}
+
+/**
+ * Claude Code's HTTP-hook form of `answer` (a command hook's exit status, stdout and stderr), for
+ * the event `eventName`. An HTTP hook has no exit status: Claude Code reads a 2xx body as it reads
+ * a command hook's stdout on exit 0 (empty = no effect), and anything else as a non-blocking
+ * error. So a block (exit 2) becomes the event's JSON form of it: PreToolUse `permissionDecision:
+ * "deny"` with the reason (the model reads it), PostToolUse, Stop and UserPromptSubmit `decision:
+ * "block"`, other events a `systemMessage`; another failing status (1, 3) becomes a
+ * `systemMessage` (the user sees it, the call goes on, as with a command hook); a non-JSON stdout
+ * becomes `additionalContext` (SessionStart, UserPromptSubmit) or a `systemMessage`. PURE.
+ */
+export function claudeHttpReply(eventName: string, answer: HookAnswer): HttpHookReply {
+  const json = (v: unknown): HttpHookReply => ({ status: 200, body: JSON.stringify(v) });
+  const err = answer.stderr.trim();
+  if (answer.exitCode === 2) {
+    const reason = err || 'blocked by hagent';
+    if (eventName === 'PreToolUse')
+      return json({
+        hookSpecificOutput: {
+          hookEventName: eventName,
+          permissionDecision: 'deny',
+          permissionDecisionReason: reason,
+        },
+      });
+    if (['PostToolUse', 'Stop', 'SubagentStop', 'UserPromptSubmit'].includes(eventName))
+      return json({ decision: 'block', reason });
+    return json({ systemMessage: reason });
+  }
+  if (answer.exitCode !== 0)
+    return json({ systemMessage: err || `hagent's hook failed (exit ${answer.exitCode})` });
+  const out = answer.stdout.trim();
+  if (out === '') return { status: 200, body: '' };
+  try {
+    const parsed: unknown = JSON.parse(out);
+    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed))
+      return { status: 200, body: out };
+  } catch {
+    // plain text: wrapped below
+  }
+  if (eventName === 'SessionStart' || eventName === 'UserPromptSubmit')
+    return json({ hookSpecificOutput: { hookEventName: eventName, additionalContext: out } });
+  return json({ systemMessage: out });
+}

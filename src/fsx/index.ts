@@ -119,6 +119,7 @@ export async function readJsonFile(file: string): Promise<unknown | null> {
  * atomically, pretty with a final newline, creating its folder: a temp file beside it
  * (`<name>.<pid>-<random>.tmp`, exclusive create), written, fsynced, renamed over `file`, then
  * the folder fsynced, so after a crash `file` holds the old record or the new one, whole.
+ * `mode` is the new file's (default 0644; 0600 for a secret).
  * With `durable: false` both fsyncs are left to the caller ({@link fsyncPaths} on the file and
  * its folder), who can then wait for them together with others: until they are done, a crash of
  * the machine (not of the process) may lose the record.
@@ -131,7 +132,7 @@ export async function readJsonFile(file: string): Promise<unknown | null> {
 export async function writeJsonFile(
   file: string,
   value: unknown,
-  options: { durable?: boolean } = {},
+  options: { durable?: boolean; mode?: number } = {},
 ): Promise<void> {
   const fs = currentFileSystem();
   const durable = options.durable ?? true;
@@ -142,7 +143,7 @@ export async function writeJsonFile(
     const fd = fs.openSync(
       tmp,
       fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL,
-      0o644,
+      options.mode ?? 0o644,
     );
     try {
       writeAllSync(fs, fd, Buffer.from(`${JSON.stringify(value, null, 2)}\n`), tmp);

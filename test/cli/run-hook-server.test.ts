@@ -17,7 +17,14 @@ const test = suite('hagent run: the hook server');
 
 /** One step of the driver's plan (see DRIVER). */
 type Step =
-  | { hook: Record<string, unknown>; socket?: string | null; env?: Record<string, string> }
+  | {
+      hook: Record<string, unknown>;
+      socket?: string | null;
+      env?: Record<string, string>;
+      /** HTTP hooks: this Authorization header, this path instead of the settings'. */
+      authorization?: string;
+      urlPath?: string;
+    }
   | { write: string; content: string }
   | { file: string; content: string }
   | { cli: string[] }
@@ -30,12 +37,13 @@ type Step =
 /** What the driver recorded: the socket it was given, and one answer per hook step. */
 interface Record_ {
   socket: string;
-  answers: { status: number; stdout: string; stderr: string }[];
+  /** With HTTP hooks, `status` is the HTTP status, `stdout` the body and `http` the URL. */
+  answers: { status: number; stdout: string; stderr: string; http?: string }[];
   folderAfterTerm?: boolean;
 }
 
 // The stand-in agent. Hook steps run the settings' command through `sh -c` with the event on
-// stdin; `socket` replaces HAGENT_HOOK_SOCKET (null: removed). `cli` runs hagent itself, as the
+// stdin, or POST it as Claude Code does when the settings hold HTTP hooks; `socket` replaces HAGENT_HOOK_SOCKET (null: removed). `cli` runs hagent itself, as the
 // human would in another terminal. `lanes` run side by side (steps in order within a lane).
 const DRIVER = `
 import { spawn } from 'node:child_process';
@@ -43,7 +51,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 const plan = JSON.parse(readFileSync(process.env.DRIVER_PLAN, 'utf8'));
 const settings = JSON.parse(readFileSync(process.argv[process.argv.indexOf('--settings') + 1], 'utf8'));
-const command = settings.hooks.PreToolUse[0].hooks[0].command;
+const handler = settings.hooks.PreToolUse[0].hooks[0];
 const wt = process.env.HAGENT_WORKTREE;
 const record = { socket: process.env.HAGENT_HOOK_SOCKET, answers: [] };
 const run = (file, args, input, env) => new Promise((resolve) => {
@@ -63,7 +71,13 @@ async function step(s, answers) {
     if (s.socket === null) delete env.HAGENT_HOOK_SOCKET;
     else if (s.socket !== undefined) env.HAGENT_HOOK_SOCKET = s.socket;
     const event = JSON.parse(JSON.stringify(s.hook).replaceAll('@WT', wt));
-    answers.push(await run('sh', ['-c', command], JSON.stringify(event), env));
+    if (handler.type === 'http') {
+      // As Claude Code sends an HTTP hook: a POST of the event with the settings' headers.
+      const headers = { ...handler.headers, 'content-type': 'application/json' };
+      if (s.authorization !== undefined) headers.Authorization = s.authorization;
+      const res = await fetch(s.urlPath ? new URL(s.urlPath, handler.url).href : handler.url, { method: 'POST', headers, body: JSON.stringify(event) });
+      answers.push({ status: res.status, stdout: await res.text(), stderr: '', http: handler.url });
+    } else answers.push(await run('sh', ['-c', handler.command], JSON.stringify(event), env));
   } else if (s.write) writeFileSync(path.join(wt, s.write), s.content);
   else if (s.file) writeFileSync(s.file, s.content);
   else if (s.cli) answers.push(await run(process.execPath, [plan.bin, ...s.cli], '', process.env));
@@ -86,7 +100,10 @@ for (const s of plan.steps) await step(s, record.answers);
 writeFileSync(process.env.DRIVER_OUT, JSON.stringify(record));
 `;
 
-/** Runs `hagent run claude` with the driver doing `steps`; returns the run and what the driver recorded. */
+/**
+ * Runs `hagent run claude` with the driver doing `steps`; returns the run and what the driver
+ * recorded. Command hooks (through the socket) unless `extraEnv` says otherwise.
+ */
 function runDriver(
   repo: string,
   name: string,
@@ -104,7 +121,13 @@ function runDriver(
   // Without the sandbox: the driver records outside the worktree and signals the run itself
   // (the hook server inside a sandboxed run: test/cli/hook-sandbox.test.ts, test/agents/).
   const r = hagent(repo, ['run', 'claude', '--name', name, '--no-sandbox', '--json'], {
-    env: { HAGENT_CLAUDE_BIN: bin, DRIVER_PLAN: planFile, DRIVER_OUT: out, ...extraEnv },
+    env: {
+      HAGENT_CLAUDE_BIN: bin,
+      DRIVER_PLAN: planFile,
+      DRIVER_OUT: out,
+      HAGENT_HTTP_HOOKS: '0',
+      ...extraEnv,
+    },
     unsetEnv,
   });
   // spawnSync waits for the driver too (it holds the run's stdout): no record means the driver
@@ -316,6 +339,44 @@ test('the socket folder is removed on SIGTERM and when the agent crashes', () =>
   assert.is(crash.r.status, 137, 'hagent run exits with the killed agent status');
   assert.is(crash.r.json.hooksServed, 2);
   assert.not.ok(existsSync(path.dirname(crash.record.socket)));
+});
+
+test("Claude Code's HTTP hooks: a refusal, a commit and a Stop answered by the run in their HTTP form; another token or path refused, nothing written", () => {
+  const repo = makeRepo({ 'a.txt': 'a\n' });
+  const refusal = { hook: writeEvent('PreToolUse', '.env', 'toolu_env', 'SECRET=1\n') };
+  const { r, record } = runDriver(
+    repo,
+    'http',
+    [
+      refusal,
+      ...edit('b.txt', 'toolu_b'),
+      { hook: { hook_event_name: 'Stop', cwd: '@WT', stop_hook_active: false } },
+      { ...refusal, authorization: 'Bearer 0123' },
+      { ...refusal, urlPath: '/hooks/other' },
+    ],
+    { HAGENT_HTTP_HOOKS: '' },
+  );
+  assert.is(r.status, 0, r.stderr);
+  const [deny, pre, post, stop, badToken, badPath] = record.answers;
+  assert.match(deny!.http!, /^http:\/\/127\.0\.0\.1:\d+\/hooks\/claude$/, 'HTTP hooks on loopback');
+  assert.is(record.socket !== '', true, 'the socket is still given (hagent mcp, other tools)');
+  assert.is(deny!.status, 200);
+  const denied = JSON.parse(deny!.stdout).hookSpecificOutput;
+  assert.is(denied.hookEventName, 'PreToolUse');
+  assert.is(denied.permissionDecision, 'deny');
+  assert.match(denied.permissionDecisionReason, /error\[PATH_DENIED\]: \.env/);
+  assert.is(pre!.status, 200);
+  assert.is(post!.status, 200);
+  assert.match(
+    JSON.parse(post!.stdout).hookSpecificOutput.additionalContext,
+    /hagent recorded this edit as commit [0-9a-f]{12}/,
+  );
+  assert.is(stop!.status, 200, stop!.stdout);
+  assert.is(badToken!.status, 401);
+  assert.is(badPath!.status, 404);
+  assert.is(r.json.hooksServed, 4, 'the refusal, pre, post and Stop; not the refused requests');
+  assert.equal(commitsOf(repo, 'http'), ['hagent: Write b.txt']);
+  assert.not.ok(existsSync(path.join(r.json.worktree, '.env')), 'nothing written');
 });
 
 test.run();

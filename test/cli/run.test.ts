@@ -4,7 +4,7 @@
  * `--`, the agent's exit status, the summary; a missing binary is AGENT_NOT_INSTALLED before any
  * session is made. The real Claude Code and Codex runs are in test/agents/.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -48,7 +48,13 @@ test("claude: runs in the worktree with --settings FILE (hagent's hooks), the ar
   assert.is(rec.args[0], '--settings');
   assert.equal(rec.args.slice(2), ['-p', 'hello world']);
   const settings = JSON.parse(readFileSync(rec.args[1], 'utf8'));
-  assert.match(settings.hooks.PreToolUse[0].hooks[0].command, / hook claude$/);
+  // HTTP hooks answered by the run (src/agents/hook-http.ts), with the run's token: the file is
+  // this user's only.
+  const handler = settings.hooks.PreToolUse[0].hooks[0];
+  assert.is(handler.type, 'http');
+  assert.match(handler.url, /^http:\/\/127\.0\.0\.1:\d+\/hooks\/claude$/);
+  assert.match(handler.headers.Authorization, /^Bearer [0-9a-f]{64}$/);
+  assert.is(statSync(rec.args[1]).mode & 0o777, 0o600);
   assert.ok(!rec.args[1].startsWith(repo + path.sep + '.claude'), "not in the user's checkout");
   assert.match(r.stdout, /hagent session r1: 0 commits/);
   assert.match(r.stdout, /not yet committed: made-by-agent\.txt/);
