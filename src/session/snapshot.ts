@@ -39,16 +39,19 @@ const NESTED_DEPTH = 8;
 /**
  * Stages every change of the worktree under `pathspecs` (default all) into its index, or into
  * `indexFile`: modified, added and deleted files, the files of nested repositories; not what
- * git ignores, not hagent's temp files, not what `policy` refuses.
+ * git ignores, not hagent's temp files, not what `policy` refuses. `changes`: the worktree's
+ * status records (`XY path`, a nested repository as `?? dir/`) the caller has just read, instead
+ * of reading them again.
  * @throws HagentError GIT_FAILED.
  */
 export async function stageWorktree(
   at: string | WorktreeAt,
   policy: Policy,
-  options: { pathspecs?: readonly string[]; indexFile?: string } = {},
+  options: { pathspecs?: readonly string[]; indexFile?: string; changes?: readonly string[] } = {},
 ): Promise<StagedWorktree> {
   const worktree = typeof at === 'string' ? at : at.worktree;
-  const records = await worktreeChanges(at, options.pathspecs ?? ['.'], options.indexFile);
+  const records =
+    options.changes ?? (await worktreeChanges(at, options.pathspecs ?? ['.'], options.indexFile));
   const deletions: string[] = [];
   const files: string[] = [];
   const nested: string[] = [];

@@ -142,9 +142,6 @@ export async function adoptPendingOutside(
   return syncSession(ctx, session, env, { ...ADOPT_OUTSIDE, ...options });
 }
 
-/** Pathspec that leaves hagent's own temp files out. */
-const EXCLUDE_TEMPS = ':(exclude,glob)**/.*.hagent-*.tmp';
-
 /**
  * Files hagent itself put in a session worktree (an agent's hook file, where the agent has no
  * per-run mechanism), listed in `<git-common-dir>/hagent/agents/<id>/owned.json`: never adopted.
@@ -153,14 +150,13 @@ export function ownedFilesPath(commonDir: string, sessionId: string): string {
   return path.join(commonDir, 'hagent', 'agents', sessionId, 'owned.json');
 }
 
-async function ownedExcludes(commonDir: string, sessionId: string): Promise<string[]> {
+/** The files of {@link ownedFilesPath} (worktree-relative); none when it is missing or unreadable. */
+async function ownedFiles(commonDir: string, sessionId: string): Promise<string[]> {
   const raw = await fs.readFile(ownedFilesPath(commonDir, sessionId), 'utf8').catch(() => null);
   if (raw === null) return [];
   try {
     const list = JSON.parse(raw) as unknown;
-    return Array.isArray(list)
-      ? list.filter((p): p is string => typeof p === 'string').map((p) => `:(exclude,literal)${p}`)
-      : [];
+    return Array.isArray(list) ? list.filter((p): p is string => typeof p === 'string') : [];
   } catch {
     return [];
   }
@@ -233,8 +229,13 @@ async function syncLocked(
   }
   // The same path policy as a patch (patch-language.md §5b): denied names are never hashed,
   // nested repositories go in as their files (session/snapshot.ts); symlinks stay out.
+  // What the status just listed is staged (no second walk of every file); a file changed since
+  // is left for the next sync, as one changed after it would be. hagent's own files stay out.
+  const owned = new Set(await ownedFiles(ctx.commonDir, session.id));
   const pre = await stageWorktree(worktree, policy, {
-    pathspecs: ['.', EXCLUDE_TEMPS, ...(await ownedExcludes(ctx.commonDir, session.id))],
+    changes: pending
+      .filter((f) => !owned.has(f.path))
+      .map((f) => `${f.status === 'D' ? ' D' : ' M'} ${f.path}`),
   });
   const staged = await stagedChanges(worktree);
   // A denied path the agent staged itself (`git add -f .env`) is in both lists.
