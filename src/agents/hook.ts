@@ -368,15 +368,20 @@ async function preTool(event: AgentEvent, bound: Bound, hc: HookContext): Promis
     // `hagent exec` does, so the post-tool commit holds only what the command changed.
     // Off the session branch nothing can be committed (the command may be the way back), and a
     // failure here must not block the command: the post-tool hook still records what it can.
-    if (!worktreeHeadDrift(bound.session))
-      await adoptPendingOutside(bound.ctx, bound.session, hc.env, {
-        lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS,
-        attribute: claimedEdits(bound, event.toolUseId),
-      }).catch(() => null);
     // What the text cannot show (a script it runs, a program's own writes) is seen afterwards:
-    // the user's main checkout as it is now, for the post-tool hook to compare.
+    // the user's main checkout as it is now, for the post-tool hook to compare. Taken while the
+    // adoption runs: the snapshot leaves the session's own refs out, and the adoption writes
+    // nothing else it reads.
     const { snapshotOutside } = await import('../exec/outside.js');
-    const snap = await snapshotOutside(bound.ctx, bound.session);
+    const [, snap] = await Promise.all([
+      worktreeHeadDrift(bound.session)
+        ? null
+        : adoptPendingOutside(bound.ctx, bound.session, hc.env, {
+            lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS,
+            attribute: claimedEdits(bound, event.toolUseId),
+          }).catch(() => null),
+      snapshotOutside(bound.ctx, bound.session),
+    ]);
     if (snap)
       await writeJsonFile(watchFile(bound, event.toolUseId), snap, { durable: false }).catch(
         () => undefined,
@@ -665,24 +670,31 @@ async function postTool(event: AgentEvent, bound: Bound, hc: HookContext): Promi
     // The commits the command made inside the sandbox first, and what the sandbox stopped.
     const { settleAfterShell } = await import('./sandbox-shell.js');
     const walled = (await settleAfterShell(event, bound, event.output)).join('\n');
-    const outside = [await outsideReport(event, bound), walled].filter(Boolean).join('\n');
-    let r;
-    try {
-      r = await syncSession(bound.ctx, bound.session, hc.env, {
-        op: 'exec',
-        title: 'exec',
-        subject: `hagent: exec ${command.split('\n')[0]}`,
-        intro: `Files changed by a shell command of ${agent} (${event.tool}):`,
-        detail: `Command:\n${command
-          .split('\n')
-          .map((l) => `    ${l}`)
-          .join('\n')}`,
-        trailers,
-        note: command,
-        lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS,
-        attribute: claimedEdits(bound, event.toolUseId),
-      });
-    } catch (error) {
+    // The commit and the comparison with the user's checkout go side by side (neither reads
+    // what the other writes: see the pre-tool hook).
+    const syncing = syncSession(bound.ctx, bound.session, hc.env, {
+      op: 'exec',
+      title: 'exec',
+      subject: `hagent: exec ${command.split('\n')[0]}`,
+      intro: `Files changed by a shell command of ${agent} (${event.tool}):`,
+      detail: `Command:\n${command
+        .split('\n')
+        .map((l) => `    ${l}`)
+        .join('\n')}`,
+      trailers,
+      note: command,
+      lockTimeoutMs: HOOK_LOCK_TIMEOUT_MS,
+      attribute: claimedEdits(bound, event.toolUseId),
+    }).then(
+      (result) => ({ result }),
+      (error: unknown) => ({ error }),
+    );
+    const outside = [await outsideReport(event, bound).finally(() => syncing), walled]
+      .filter(Boolean)
+      .join('\n');
+    const synced = await syncing;
+    if ('error' in synced) {
+      const error = synced.error;
       if (outside)
         return warnAfterTool(
           agent,
@@ -691,6 +703,7 @@ async function postTool(event: AgentEvent, bound: Bound, hc: HookContext): Promi
         );
       throw error;
     }
+    const r = synced.result;
     const recorded = r.commit
       ? `hagent recorded the files this command changed as commit ${r.commit.slice(0, 12)} (${r.files.map((f) => f.path).join(', ')})`
       : '';
