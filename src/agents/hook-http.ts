@@ -26,8 +26,14 @@ import { claudeHttpReply, type HookAnswer, type HttpHookReply } from './respond.
 /** The path Claude Code's hooks are sent to. */
 export const CLAUDE_HOOK_PATH = '/hooks/claude';
 
-/** Event bodies larger than this are refused; a hook event is far smaller. */
-const BODY_MAX_BYTES = 64 << 20;
+/**
+ * Event bodies larger than this are refused (read to their end, answered as the event's refusal);
+ * the hook socket takes as much.
+ */
+const BODY_MAX_BYTES = 256 << 20;
+
+/** How much of a refused body is kept to tell its event (Claude Code names it before the tool input). */
+const EVENT_PREFIX_BYTES = 64 << 10;
 
 /** What the HTTP listener hands the hook server: one Claude Code event to handle. */
 export interface HttpHookEvent {
@@ -110,23 +116,29 @@ async function respond(
     req.resume();
     return send(404, `hagent: hooks are POSTed to ${CLAUDE_HOOK_PATH}\n`);
   }
+  // The whole body is read, even one too large to keep (the connection stays usable), and every
+  // event gets a 200: anything else would let Claude Code run a PreToolUse's call unchecked.
   const chunks: Buffer[] = [];
   let size = 0;
   try {
     for await (const chunk of req as AsyncIterable<Buffer>) {
+      if (size <= BODY_MAX_BYTES) chunks.push(chunk);
       size += chunk.length;
-      if (size > BODY_MAX_BYTES) return send(413, 'hagent: the hook event is too large\n');
-      chunks.push(chunk);
     }
   } catch {
     return;
   }
   const input = Buffer.concat(chunks).toString('utf8');
+  if (size > BODY_MAX_BYTES)
+    return sendReply(
+      send,
+      refused(eventNameIn(input), `the hook event is larger than ${BODY_MAX_BYTES >> 20} MiB`),
+    );
   let event: { hook_event_name?: unknown; cwd?: unknown };
   try {
     event = JSON.parse(input) as typeof event;
   } catch {
-    return send(400, 'hagent: the hook event is not JSON\n');
+    return sendReply(send, refused(eventNameIn(input), 'the hook event is not JSON'));
   }
   const eventName = typeof event?.hook_event_name === 'string' ? event.hook_event_name : '';
   if (typeof event?.cwd !== 'string' || !path.isAbsolute(event.cwd))
@@ -141,6 +153,11 @@ async function respond(
     send,
     'fallback' in answer ? refused(eventName, answer.fallback) : claudeHttpReply(eventName, answer),
   );
+}
+
+/** The event a body names, read from its text (one too large or not JSON); '' when none. */
+function eventNameIn(text: string): string {
+  return /"hook_event_name"\s*:\s*"([A-Za-z]+)"/.exec(text.slice(0, EVENT_PREFIX_BYTES))?.[1] ?? '';
 }
 
 function sendReply(send: (status: number, body: string) => void, reply: HttpHookReply): void {

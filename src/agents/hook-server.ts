@@ -171,7 +171,9 @@ async function serve(
   try {
     leave = enter(env, request.cwd);
   } catch (e) {
-    return { fallback: `cannot enter ${request.cwd}: ${(e as Error).message}` };
+    // The error's code only: its message would name the run's own folder too.
+    const code = (e as NodeJS.ErrnoException).code;
+    return { fallback: `cannot enter ${request.cwd}${code ? ` (${code})` : ''}` };
   }
   try {
     forgetRepoMemos();

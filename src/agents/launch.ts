@@ -456,6 +456,8 @@ export async function runAgent(
       await endRunSandbox(ctx.commonDir, launch).catch(() => undefined);
     }
     await removeWorktreeHookFile(ctx.commonDir, session, agent);
+    // Its token is dead with the server; the command-hook form stays (nothing secret in it).
+    if (server?.http && plan.settingsFile) await fs.rm(plan.settingsFile, { force: true });
   }
   const status = await sessionStatus(ctx, session.id);
   const journal = await readJournal(ctx.commonDir, { session: session.id, failed: true });

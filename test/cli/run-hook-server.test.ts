@@ -24,6 +24,8 @@ type Step =
       /** HTTP hooks: this Authorization header, this path instead of the settings'. */
       authorization?: string;
       urlPath?: string;
+      /** HTTP hooks: this body instead of the event's JSON. */
+      rawBody?: string;
     }
   | { write: string; content: string }
   | { file: string; content: string }
@@ -75,7 +77,7 @@ async function step(s, answers) {
       // As Claude Code sends an HTTP hook: a POST of the event with the settings' headers.
       const headers = { ...handler.headers, 'content-type': 'application/json' };
       if (s.authorization !== undefined) headers.Authorization = s.authorization;
-      const res = await fetch(s.urlPath ? new URL(s.urlPath, handler.url).href : handler.url, { method: 'POST', headers, body: JSON.stringify(event) });
+      const res = await fetch(s.urlPath ? new URL(s.urlPath, handler.url).href : handler.url, { method: 'POST', headers, body: s.rawBody ?? JSON.stringify(event) });
       answers.push({ status: res.status, stdout: await res.text(), stderr: '', http: handler.url });
     } else answers.push(await run('sh', ['-c', handler.command], JSON.stringify(event), env));
   } else if (s.write) writeFileSync(path.join(wt, s.write), s.content);
@@ -353,11 +355,13 @@ test("Claude Code's HTTP hooks: a refusal, a commit and a Stop answered by the r
       { hook: { hook_event_name: 'Stop', cwd: '@WT', stop_hook_active: false } },
       { ...refusal, authorization: 'Bearer 0123' },
       { ...refusal, urlPath: '/hooks/other' },
+      { ...refusal, rawBody: '{"hook_event_name":"PreToolUse","cwd":"/", "tool_input": {' },
+      { ...refusal, rawBody: '{"hook_event_name":"Stop", "cwd": ' },
     ],
     { HAGENT_HTTP_HOOKS: '' },
   );
   assert.is(r.status, 0, r.stderr);
-  const [deny, pre, post, stop, badToken, badPath] = record.answers;
+  const [deny, pre, post, stop, badToken, badPath, brokenPre, brokenStop] = record.answers;
   assert.match(deny!.http!, /^http:\/\/127\.0\.0\.1:\d+\/hooks\/claude$/, 'HTTP hooks on loopback');
   assert.is(record.socket !== '', true, 'the socket is still given (hagent mcp, other tools)');
   assert.is(deny!.status, 200);
@@ -374,6 +378,13 @@ test("Claude Code's HTTP hooks: a refusal, a commit and a Stop answered by the r
   assert.is(stop!.status, 200, stop!.stdout);
   assert.is(badToken!.status, 401);
   assert.is(badPath!.status, 404);
+  // A body hagent cannot read is still a 200 (anything else lets Claude Code go on unchecked):
+  // a PreToolUse is denied, another event told.
+  assert.is(brokenPre!.status, 200);
+  assert.is(JSON.parse(brokenPre!.stdout).hookSpecificOutput.permissionDecision, 'deny');
+  assert.match(brokenPre!.stdout, /the hook event is not JSON/);
+  assert.is(brokenStop!.status, 200);
+  assert.match(JSON.parse(brokenStop!.stdout).systemMessage, /the hook event is not JSON/);
   assert.is(r.json.hooksServed, 4, 'the refusal, pre, post and Stop; not the refused requests');
   assert.equal(commitsOf(repo, 'http'), ['hagent: Write b.txt']);
   assert.not.ok(existsSync(path.join(r.json.worktree, '.env')), 'nothing written');

@@ -4,7 +4,7 @@
  * `--`, the agent's exit status, the summary; a missing binary is AGENT_NOT_INSTALLED before any
  * session is made. The real Claude Code and Codex runs are in test/agents/.
  */
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -21,7 +21,7 @@ function fakeAgent(status: number): { bin: string; record: string } {
   const bin = path.join(dir, 'agent');
   writeFileSync(
     bin,
-    `#!/bin/sh\nnode -e 'require("fs").writeFileSync(process.argv[1], JSON.stringify({cwd: process.cwd(), args: process.argv.slice(2), session: process.env.HAGENT_SESSION, worktree: process.env.HAGENT_WORKTREE, files: Object.fromEntries([".gemini/settings.json", ".cursor/hooks.json", ".github/hooks/hagent.json"].filter((f) => require("fs").existsSync(f)).map((f) => [f, require("fs").readFileSync(f, "utf8")]))}))' ${JSON.stringify(record)} "$@"\necho made > made-by-agent.txt\nexit ${status}\n`,
+    `#!/bin/sh\nnode -e 'require("fs").writeFileSync(process.argv[1], JSON.stringify({cwd: process.cwd(), args: process.argv.slice(2), session: process.env.HAGENT_SESSION, worktree: process.env.HAGENT_WORKTREE, settings: process.argv[2] === "--settings" ? {text: require("fs").readFileSync(process.argv[3], "utf8"), mode: require("fs").statSync(process.argv[3]).mode & 511} : null, files: Object.fromEntries([".gemini/settings.json", ".cursor/hooks.json", ".github/hooks/hagent.json"].filter((f) => require("fs").existsSync(f)).map((f) => [f, require("fs").readFileSync(f, "utf8")]))}))' ${JSON.stringify(record)} "$@"\necho made > made-by-agent.txt\nexit ${status}\n`,
     { mode: 0o755 },
   );
   return { bin, record };
@@ -47,14 +47,15 @@ test("claude: runs in the worktree with --settings FILE (hagent's hooks), the ar
   );
   assert.is(rec.args[0], '--settings');
   assert.equal(rec.args.slice(2), ['-p', 'hello world']);
-  const settings = JSON.parse(readFileSync(rec.args[1], 'utf8'));
+  const settings = JSON.parse(rec.settings.text);
   // HTTP hooks answered by the run (src/agents/hook-http.ts), with the run's token: the file is
   // this user's only.
   const handler = settings.hooks.PreToolUse[0].hooks[0];
   assert.is(handler.type, 'http');
   assert.match(handler.url, /^http:\/\/127\.0\.0\.1:\d+\/hooks\/claude$/);
   assert.match(handler.headers.Authorization, /^Bearer [0-9a-f]{64}$/);
-  assert.is(statSync(rec.args[1]).mode & 0o777, 0o600);
+  assert.is(rec.settings.mode, 0o600);
+  assert.not.ok(existsSync(rec.args[1]), 'removed when the run ends: its token is dead');
   assert.ok(!rec.args[1].startsWith(repo + path.sep + '.claude'), "not in the user's checkout");
   assert.match(r.stdout, /hagent session r1: 0 commits/);
   assert.match(r.stdout, /not yet committed: made-by-agent\.txt/);
