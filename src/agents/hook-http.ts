@@ -15,8 +15,9 @@
  * - The event's `cwd` must be an absolute folder; a sandboxed run serves only folders inside its
  *   session worktree (HookServerOptions.walled).
  * - Claude Code treats a failed HTTP hook (no answer, a non-2xx status) as a non-blocking error:
- *   the server answers every well-formed request with a 200, and a PreToolUse it cannot serve
- *   is denied with the reason, not let through unchecked (see {@link refused}).
+ *   the server answers every request that carries the token with a 200 (a body it cannot read
+ *   too), and a PreToolUse it cannot serve is denied with the reason, not let through unchecked
+ *   (see {@link refused}).
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';

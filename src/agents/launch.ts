@@ -457,7 +457,8 @@ export async function runAgent(
     }
     await removeWorktreeHookFile(ctx.commonDir, session, agent);
     // Its token is dead with the server; the command-hook form stays (nothing secret in it).
-    if (server?.http && plan.settingsFile) await fs.rm(plan.settingsFile, { force: true });
+    if (server?.http && plan.settingsFile)
+      await fs.rm(plan.settingsFile, { force: true }).catch(() => undefined);
   }
   const status = await sessionStatus(ctx, session.id);
   const journal = await readJournal(ctx.commonDir, { session: session.id, failed: true });
