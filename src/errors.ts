@@ -52,6 +52,10 @@ export const EXIT_STATUS = {
   /** A user's git hook (pre-commit, commit-msg, reference-transaction…) refused the land commit. */
   HOOK_REFUSED: 1,
   LAND_CONFLICT: 1,
+  /** The land gate (`"land": {"gate"}` of the config) failed or timed out on the tree that would land. */
+  GATE_FAILED: 1,
+  /** `hagent gate` with no gate configured. */
+  NO_GATE: 1,
   LAND_DENIED: 1,
   SESSION_DRIFTED: 1,
   MERGE_IN_PROGRESS: 1,

@@ -265,12 +265,38 @@ export const COMMANDS = {
     ],
   },
   land: {
-    description: 'bring the approved changes onto the target branch (squash by default)',
+    description:
+      'bring the approved changes onto the target branch (squash by default); several sessions land as a train',
     fast: true,
-    positionals: [],
+    positionals: [
+      {
+        name: 'sessions',
+        type: 'string',
+        variadic: true,
+        description:
+          'sessions to land in turn (a train): it stops at the first that cannot go, what landed stays',
+      },
+    ],
     options: {
       ...JSON_OPTION,
-      ...SESSION_OPTION,
+      session: { ...SESSION_OPTION.session, conflicts: ['all'] },
+      all: {
+        type: 'boolean',
+        description:
+          'land every approved, unlanded session onto this branch, in the order they were approved',
+      },
+      'dry-run': {
+        type: 'boolean',
+        description:
+          'predict the land (or train) without writing: clean or conflicting, with the paths',
+        conflicts: ['undo'],
+      },
+      gate: {
+        type: 'boolean',
+        default: true,
+        description:
+          'run the configured gate ("land": {"gate"}) on the tree that would land (--no-gate skips it; recorded in the land commit)',
+      },
       squash: {
         type: 'boolean',
         description: 'one commit on the target (default)',
@@ -301,11 +327,18 @@ export const COMMANDS = {
       undo: {
         type: 'boolean',
         description:
-          'take the last land of the session off the target (while the target still points at it)',
+          'take the last land off the target (right after a train: the whole train), while the target still points at it',
+        conflicts: ['all'],
       },
     },
     examples: [
-      ['$0 land --undo', 'take the last land back; hagent land lands it again'],
+      ['$0 land --undo', 'take the last land (or train) back; hagent land lands it again'],
+      [
+        '$0 land s1 s2 s3',
+        'land three sessions in turn, each gated, stopping at the first that cannot go',
+      ],
+      ['$0 land --all --dry-run', 'which approved sessions would land cleanly, in order'],
+      ['$0 land --undo --session s2', "take back only s2's land (when it is on top)"],
       ['$0 land', 'squash the approved work onto your branch'],
       [
         '$0 land --allow-denied',
@@ -313,6 +346,23 @@ export const COMMANDS = {
       ],
       ['$0 land --merge -m "feat: login" --json', ''],
       ['$0 land --no-verify', 'skip your pre-commit and commit-msg hooks, as git commit does'],
+    ],
+  },
+  gate: {
+    description:
+      'run the land gate ("land": {"gate"} of .hagent/config.json) on the tree a land of the session would bring, without landing',
+    positionals: [{ ...ID_POSITIONAL, description: 'session id (default: as --session)' }],
+    options: {
+      ...JSON_OPTION,
+      session: { ...SESSION_OPTION.session, conflicts: ['id'] },
+      rerun: {
+        type: 'boolean',
+        description: 'run it even when it passed on the same tree already',
+      },
+    },
+    examples: [
+      ['$0 gate', 'the gate on what the session here would land'],
+      ['$0 gate s2 --json', 'exit code, output and tree as JSON'],
     ],
   },
   undo: {

@@ -23,14 +23,8 @@ export async function runUndo(
       argv.redo ? 'e.g. hagent undo --redo 2' : 'e.g. hagent undo 2',
     );
   const ctx = await openRepo(io.cwd);
+  if (argv.land) return (await import('./land.js')).runLandUndo(ctx, argv, io);
   const session = await resolveSession(ctx, argv.session);
-  if (argv.land) {
-    const [{ undoLand }, { printLandUndo }] = await Promise.all([
-      import('../land/index.js'),
-      import('./land.js'),
-    ]);
-    return printLandUndo(await undoLand(ctx, session, io.env), argv, io);
-  }
   const r = argv.redo
     ? await redo(ctx, session, steps, io.env)
     : await undo(ctx, session, steps, io.env);

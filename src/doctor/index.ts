@@ -574,7 +574,11 @@ async function orphans(
     const p = path.resolve(w.path);
     if (
       roots.some(
-        (r) => p.startsWith(r + path.sep) && !p.startsWith(path.join(r, '.pool') + path.sep),
+        (r) =>
+          p.startsWith(r + path.sep) &&
+          !p.startsWith(path.join(r, '.pool') + path.sep) &&
+          // the land gate's scratch worktrees (gate/index.ts)
+          !p.startsWith(path.join(r, '.gate') + path.sep),
       ) &&
       !known.has(p) &&
       !ids.has(path.basename(w.path))

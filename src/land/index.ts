@@ -6,7 +6,7 @@
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { HagentError, isHagentError, toHagentError } from '../errors.js';
+import { HagentError, isHagentError, toHagentError, type ErrorCode } from '../errors.js';
 import { cappedList, shellWord } from '../output/index.js';
 import { mergeInProgress } from '../update/index.js';
 import {
@@ -65,7 +65,10 @@ import { loadConfig } from '../config/index.js';
 import { deniedReason, type Policy } from '../policy/index.js';
 import { trace } from '../trace/index.js';
 import { withLandTarget } from './target-lock.js';
+import { gateCommandLine, gateFailure, runGate, type GateSubject } from '../gate/index.js';
+import type { GateCommand } from '../policy/config.js';
 import {
+  withTrailer,
   findLandHooks,
   runCommitHooks,
   runPostCommit,
@@ -114,6 +117,23 @@ export interface LandOptions {
   allowDenied?: boolean;
   /** `--no-verify`: skip the user's pre-commit and commit-msg hooks, as git commit does (land/hooks.ts). */
   noVerify?: boolean;
+  /** `--no-gate` (false): land without running the configured gate; recorded in the land commit's message. */
+  gate?: boolean;
+  /** The caller holds the target's lock already (a train: land/train.ts). */
+  targetLocked?: boolean;
+}
+
+/** What the gate did for a land (`gate` of {@link LandResult}); null there when none is configured. */
+export interface LandGate {
+  command: GateCommand;
+  /** `--no-gate`: not run. */
+  skipped: boolean;
+  /** An earlier pass on the same tree with the same command was used. */
+  reused: boolean;
+  /** The tree it checked: the landed commit's tree. */
+  tree: string;
+  durationMs: number | null;
+  worktree: string | null;
 }
 
 /** JSON of `hagent land`. */
@@ -142,6 +162,8 @@ export interface LandResult {
   coverage: ApprovalCoverage;
   /** The user's git hooks run for the land commit (land/hooks.ts). */
   hooks: LandHooksReport;
+  /** The gate on the tree that landed (gate/index.ts); null when the config names none. */
+  gate: LandGate | null;
 }
 
 /** A path of a land that the policy refuses, and why. */
@@ -330,6 +352,100 @@ async function mergeOnTarget(
   return { merged, changed: () => diffTrees(cwd, previous, merged.tree) };
 }
 
+/** What landing a session onto a given target tree would do, predicted without writing (see {@link predictLand}). */
+export interface LandPrediction {
+  session: string;
+  /**
+   * `clean`: it lands (`tree` is the result); `conflict`: `conflicts` lists the paths;
+   * `refused`: a land would refuse before merging (`code`, `message`, `hint`); `nothing`: every
+   * approved change is on the target already.
+   */
+  outcome: 'clean' | 'conflict' | 'refused' | 'nothing';
+  /** The tree the land would put on the target (clean only). */
+  tree: string | null;
+  /** The files it would change on the target (clean), or the conflicted paths. */
+  files: { path: string; status: string }[];
+  conflicts: string[];
+  code?: ErrorCode;
+  message?: string;
+  hint?: string;
+}
+
+/**
+ * Predicts the land of `session` onto `onto` (a commit or tree of the target, or a tree a
+ * train's earlier steps would leave): the approval as land reads it (an outdated or missing
+ * approval is `refused`), the same merge (`git merge-tree --write-tree`: objects only, no
+ * checkout, no ref), the policy's denied paths. A user's dirty files and git hooks are checked
+ * by the land itself. Never throws a refusal: it is the outcome.
+ * @throws HagentError GIT_FAILED.
+ */
+export async function predictLand(
+  ctx: RepoContext,
+  session: Session,
+  onto: string,
+  policy: Policy,
+): Promise<LandPrediction> {
+  const cwd = ctx.cwd;
+  const none = { tree: null, files: [], conflicts: [] };
+  const refused = (e: HagentError): LandPrediction => ({
+    session: session.id,
+    outcome: e.code === 'NOTHING_TO_LAND' ? 'nothing' : 'refused',
+    ...none,
+    code: e.code,
+    message: e.message,
+    ...(e.hint ? { hint: e.hint } : {}),
+  });
+  const head = await sessionHead(ctx, session);
+  const { approval } = await readApproval(ctx, session);
+  if (!approval)
+    return refused(
+      new HagentError(
+        'NOT_APPROVED',
+        `nothing in session ${session.id} is approved`,
+        { session: session.id },
+        `review it with hagent review --session ${session.id}, then approve it with hagent review --session ${session.id} --approve`,
+      ),
+    );
+  if (approval.head !== head)
+    return refused(
+      new HagentError(
+        'APPROVAL_OUTDATED',
+        `session ${session.id} moved after its approval (approved ${approval.head.slice(0, 12)}, head ${head.slice(0, 12)})`,
+        { session: session.id },
+        `review the new patches and approve again (hagent review --session ${session.id} --approve)`,
+      ),
+    );
+  let plan: LandMerge;
+  try {
+    plan = await planMerge(ctx, session, head, approval.paths, onto);
+  } catch (e) {
+    if (isHagentError(e) && e.code === 'NOTHING_TO_LAND') return refused(e);
+    throw e;
+  }
+  const denied = await notOnTarget(cwd, onto, plan.pending, deniedChanges(plan.pending, policy));
+  if (denied.length)
+    return refused(
+      new HagentError(
+        'LAND_DENIED',
+        `session ${session.id} changes ${denied.length} path${denied.length === 1 ? '' : 's'} the policy protects: ${denied.map((d) => d.path).join(', ')}`,
+        { session: session.id },
+        'land it alone with --allow-denied once you have reviewed them',
+      ),
+    );
+  const { merged, changed } = await mergeOnTarget(cwd, null, plan, onto, approval.paths === null);
+  if (!merged.clean)
+    return {
+      session: session.id,
+      outcome: 'conflict',
+      tree: null,
+      files: [],
+      conflicts: merged.conflicts,
+    };
+  const files = (await changed()).map((c) => ({ path: c.path, status: c.status }));
+  if (files.length === 0) return { session: session.id, outcome: 'nothing', ...none };
+  return { session: session.id, outcome: 'clean', tree: merged.tree, files, conflicts: [] };
+}
+
 /**
  * Refuses while any worktree is rebasing the target branch (its HEAD is detached then, so the
  * branch shows in no worktree): `<git dir>/rebase-{merge,apply}/head-name` names it.
@@ -401,6 +517,45 @@ async function assertNoOperationInProgress(
 }
 
 /**
+ * The gate of a land (gate/index.ts) on `subject.tree`: null when none is configured, skipped
+ * with `--no-gate`, else run (or an earlier pass on the same tree reused).
+ * @throws HagentError GATE_FAILED (the land stops, nothing written); GIT_FAILED.
+ */
+async function landGate(
+  ctx: RepoContext,
+  config: Awaited<ReturnType<typeof loadConfig>>,
+  options: LandOptions,
+  subject: GateSubject,
+): Promise<LandGate | null> {
+  const command = config.land.gate;
+  if (!command) return null;
+  if (options.gate === false)
+    return {
+      command,
+      skipped: true,
+      reused: false,
+      tree: subject.tree,
+      durationMs: null,
+      worktree: null,
+    };
+  const r = await runGate(
+    ctx,
+    { ...config.land, worktreeRoot: config.runtime.worktreeRoot, mainRoot: config.root },
+    subject,
+    options.env ?? process.env,
+  );
+  if (!r.passed) throw gateFailure(r, subject.session);
+  return {
+    command,
+    skipped: false,
+    reused: r.reused,
+    tree: r.tree,
+    durationMs: r.durationMs,
+    worktree: r.worktree,
+  };
+}
+
+/**
  * Lands the approved changes of a session on its target branch, under the session lock;
  * journaled.
  * @throws HagentError NOTHING_TO_LAND, NOT_APPROVED, APPROVAL_OUTDATED (head moved after
@@ -412,9 +567,11 @@ export async function landSession(
   session: Session,
   options: LandOptions = {},
 ): Promise<LandResult> {
-  const config = await loadConfig(ctx, options.env ?? {});
+  const config = await loadConfig(ctx, options.env ?? {}, session.target);
   const timeoutMs = config.runtime.lockTimeoutMs;
-  const { value } = await withLandTarget(ctx.commonDir, session, 'land', timeoutMs, () =>
+  const underTarget = <T>(fn: () => Promise<T>): Promise<T> =>
+    options.targetLocked ? fn() : withLandTarget(ctx.commonDir, session, 'land', timeoutMs, fn);
+  const { value } = await underTarget(() =>
     guardedWrite(
       guardTarget(ctx, session),
       'land',
@@ -428,7 +585,7 @@ export async function landSession(
           ctx,
           await readSession(ctx.commonDir, session.id),
           options,
-          config.policy,
+          config,
         );
         return {
           value: recovered ? { ...r, recovered } : r,
@@ -491,8 +648,9 @@ async function landLocked(
   ctx: RepoContext,
   session: Session,
   options: LandOptions,
-  policy: Policy,
+  config: Awaited<ReturnType<typeof loadConfig>>,
 ): Promise<LandResult> {
+  const policy = config.policy;
   const cwd = ctx.cwd;
   const mode = options.mode ?? 'squash';
   const head = await sessionHead(ctx, session);
@@ -651,7 +809,7 @@ async function landLocked(
     );
   }
 
-  const message = options.message ?? squashMessage(session, head, subjects, files, approval.paths);
+  let message = options.message ?? squashMessage(session, head, subjects, files, approval.paths);
 
   const checkouts = worktrees.filter((w) => w.branch === target);
   if (checkouts.length > 1) {
@@ -665,6 +823,18 @@ async function landLocked(
   const checkout = checkouts[0];
   await assertNoRebaseOf(ctx.commonDir, target);
   if (checkout) await assertNoOperationInProgress(ctx, checkout.path, target);
+  // The gate on the exact tree that lands, before any hook or write (gate/index.ts).
+  const gate = await landGate(ctx, config, options, {
+    tree,
+    previous,
+    target,
+    session: session.id,
+  });
+  if (gate)
+    message = withTrailer(
+      message,
+      `Hagent-Gate: ${gate.skipped ? 'skipped (--no-gate)' : `passed (${gateCommandLine(gate.command)})`}`,
+    );
   // The user's own hooks, as git commit would run them for this commit (land/hooks.ts).
   // Without a checkout of the target, the main worktree's: never a session worktree's.
   const hooks = await findLandHooks(
@@ -771,6 +941,7 @@ async function landLocked(
     backupRef,
     ...(denied.length ? { allowedDenied: denied } : {}),
     hooks: hooks.report,
+    gate,
     coverage: approvalCoverage(
       approval,
       head,

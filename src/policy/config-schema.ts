@@ -109,6 +109,26 @@ export const ConfigSchema: z.ZodType<ConfigFile> = z.strictObject({
     .describe(
       'the operating-system sandbox of hagent exec and the MCP exec tool: "auto" (default: on where one can start), "required" (refuse where none can), "off", or {mode, writable, network}',
     ),
+  land: z
+    .strictObject({
+      gate: z
+        .union([
+          z.array(z.string().min(1)).min(1),
+          z.strictObject({ shell: z.string().min(1).describe('a bash line') }),
+        ])
+        .optional()
+        .describe(
+          'the command every land runs on the exact tree that would land, in a scratch worktree (argv, e.g. ["npm", "test"], or {"shell": "…"}); a failure refuses the land with GATE_FAILED',
+        ),
+      gateTimeoutS: z
+        .number()
+        .int()
+        .min(1)
+        .optional()
+        .describe('seconds before the gate is killed and counted as failed (default 900)'),
+    })
+    .optional()
+    .describe('what a land checks before it moves the target branch'),
 });
 
 /**

@@ -30,7 +30,24 @@ export interface ConfigFile {
   guard?: { allow?: string[] };
   /** The operating-system sandbox of the agent's shell (docs/sandbox.md). */
   sandbox?: SandboxConfig;
+  /** What a land checks before it moves the target (docs/commands.md, "The gate"). */
+  land?: { gate?: GateCommand; gateTimeoutS?: number };
 }
+
+/**
+ * The land gate's command: an argv run without a shell (`["npm", "test"]`), or a shell line
+ * (`{"shell": "make check && npm test"}`).
+ */
+export type GateCommand = string[] | { shell: string };
+
+/** The land gate as configured: the command (null: no gate) and its timeout in seconds. */
+export interface LandGateConfig {
+  gate: GateCommand | null;
+  gateTimeoutS: number;
+}
+
+/** The gate's timeout when the file names none: 15 minutes. */
+export const DEFAULT_GATE_TIMEOUT_S = 900;
 
 /**
  * `"sandbox"` of the config file: a mode (`auto` default, `required`, `off`), or the object form
@@ -91,6 +108,8 @@ export interface EffectiveConfig {
   guard: { allow: string[] };
   /** The config file's `"sandbox"` as written; null when absent (the sandbox's defaults). */
   sandbox: SandboxConfig | null;
+  /** The land gate (`"land"` of the config file); read from the user's checkout only, like the rest. */
+  land: LandGateConfig;
   sources: Record<string, Source>;
   file: string | null;
 }
@@ -133,6 +152,7 @@ export function effectiveConfig(
     'mcpMaxRequestBytes',
     'guard',
     'sandbox',
+    'land',
   ])
     sources[key] = 'default';
   const guard = { allow: [] as string[] };
@@ -140,7 +160,12 @@ export function effectiveConfig(
   applyEnv(env, policy, runtime, sources);
   const sandbox = file?.sandbox ?? null;
   if (sandbox !== null) sources.sandbox = 'config';
-  return { policy, runtime, guard, sandbox, sources, file: fileName };
+  const land: LandGateConfig = {
+    gate: file?.land?.gate ?? null,
+    gateTimeoutS: file?.land?.gateTimeoutS ?? DEFAULT_GATE_TIMEOUT_S,
+  };
+  if (file?.land !== undefined) sources.land = 'config';
+  return { policy, runtime, guard, sandbox, land, sources, file: fileName };
 }
 
 /** The config file's settings over the defaults; `deniedPaths` adds to the built-in ones. */

@@ -75,6 +75,14 @@ t('every command takes --json and prints one JSON object with ok', () => {
     undo: { cwd: wt, args: [] },
     sync: { cwd: wt, args: [], before: () => writeFileSync(path.join(wt(), 'b.txt'), 'outside\n') },
     review: { cwd: () => repo, args: ['--approve'], before: () => look(repo) },
+    gate: {
+      cwd: () => repo,
+      args: [],
+      before: () => {
+        mkdirSync(path.join(repo, '.hagent'), { recursive: true });
+        writeFileSync(path.join(repo, '.hagent', 'config.json'), '{"land": {"gate": ["true"]}}\n');
+      },
+    },
     land: { cwd: () => repo, args: ['--yes'] },
     'session update': { cwd: () => repo, args: [] },
     log: { cwd: () => repo, args: [] },
