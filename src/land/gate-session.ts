@@ -1,6 +1,7 @@
 /**
  * `hagent gate [SESSION]`: the land gate on the tree a land of the session would put on its
- * target now, without landing. It writes nothing but the gate's recorded result (and objects of
+ * target now, without landing: of its approved paths when its head is approved, else of its whole
+ * head (so the agent can check its work before the human approves it). It writes nothing but the gate's recorded result (and objects of
  * the predicted merge), so a later land of the same tree reuses the pass.
  */
 import { HagentError } from '../errors.js';
@@ -22,8 +23,8 @@ export interface SessionGateResult extends GateResult {
  * scratch worktree is the target's). A failure is returned (`ok: false`), with `error` the
  * refusal a land would give.
  * @throws HagentError NO_GATE (none configured); DETACHED_TARGET; TARGET_MOVED (the branch is
- *   gone); the predicted land's refusal (NOT_APPROVED, APPROVAL_OUTDATED, LAND_CONFLICT,
- *   LAND_DENIED, NOTHING_TO_LAND): there is no tree to check; LOCKED.
+ *   gone); the predicted land's refusal (LAND_CONFLICT, LAND_DENIED, NOTHING_TO_LAND): there is
+ *   no tree to check; LOCKED.
  */
 export async function gateSession(
   ctx: RepoContext,
@@ -57,7 +58,7 @@ export async function gateSession(
         { target },
         'recreate the branch',
       );
-    const p = await predictLand(ctx, session, previous, config.policy);
+    const p = await predictLand(ctx, session, previous, config.policy, { wholeHead: true });
     if (p.outcome === 'conflict')
       throw new HagentError(
         'LAND_CONFLICT',

@@ -376,7 +376,8 @@ export interface LandPrediction {
  * train's earlier steps would leave): the approval as land reads it (an outdated or missing
  * approval is `refused`), the same merge (`git merge-tree --write-tree`: objects only, no
  * checkout, no ref), the policy's denied paths. A user's dirty files and git hooks are checked
- * by the land itself. Never throws a refusal: it is the outcome.
+ * by the land itself. Never throws a refusal: it is the outcome. `wholeHead`: a head the
+ * approval does not cover is taken whole, as `land --yes` would (the gate of work not yet approved).
  * @throws HagentError GIT_FAILED.
  */
 export async function predictLand(
@@ -384,6 +385,7 @@ export async function predictLand(
   session: Session,
   onto: string,
   policy: Policy,
+  options: { wholeHead?: boolean } = {},
 ): Promise<LandPrediction> {
   const cwd = ctx.cwd;
   const none = { tree: null, files: [], conflicts: [] };
@@ -396,7 +398,10 @@ export async function predictLand(
     ...(e.hint ? { hint: e.hint } : {}),
   });
   const head = await sessionHead(ctx, session);
-  const { approval } = await readApproval(ctx, session);
+  const stored = (await readApproval(ctx, session)).approval;
+  // `wholeHead`: the head as a land --yes would take it when the approval does not cover it.
+  const approval =
+    options.wholeHead && stored?.head !== head ? { head, paths: null, at: '' } : stored;
   if (!approval)
     return refused(
       new HagentError(

@@ -222,6 +222,23 @@ test('the gate runs on the exact tree that lands: a failure stops the train with
   assert.is(slow.json.passed, false);
 });
 
+test('hagent gate on work not approved yet checks the whole head; the land after approval reuses that pass', () => {
+  const repo = makeRepo(FILES);
+  gate(repo, ['true']);
+  const s = startSession(repo, ['--name', 'w1']);
+  assert.is(hagent(s.worktree, ['apply', '-'], { input: addFile('w.txt', 'w') }).status, 0);
+  // The agent asks from its worktree, before any approval.
+  const g = hagent(s.worktree, ['gate', '--json']);
+  assert.is(g.status, 0, g.stderr + g.stdout);
+  assert.is(g.json.passed, true);
+  look(repo, 'w1');
+  assert.is(hagent(repo, ['review', '--session', 'w1', '--approve']).status, 0);
+  const land = hagent(repo, ['land', 'w1', '--json']);
+  assert.is(land.status, 0, land.stderr + land.stdout);
+  assert.is(land.json.gate.reused, true);
+  assert.is(land.json.gate.tree, g.json.tree);
+});
+
 test('hagent gate with no gate configured is NO_GATE', () => {
   const repo = makeRepo(FILES);
   approved(repo, 'n1', addFile('x.txt', 'x'));
