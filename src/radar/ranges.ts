@@ -80,10 +80,10 @@ export function parseZeroContextDiff(text: string): FileHunks {
       oldPath = null;
       current = null;
     } else if (current === null && line.startsWith('--- ')) {
-      const p = line.slice(4);
+      const p = headerPath(line);
       oldPath = p === '/dev/null' ? null : unquoteGitPath(p).replace(/^a\//, '');
     } else if (current === null && line.startsWith('+++ ')) {
-      const p = line.slice(4);
+      const p = headerPath(line);
       const name = p === '/dev/null' ? oldPath : unquoteGitPath(p).replace(/^b\//, '');
       if (name !== null) {
         current = out.get(name) ?? [];
@@ -101,6 +101,12 @@ export function parseZeroContextDiff(text: string): FileHunks {
     }
   }
   return out;
+}
+
+/** The path of a `---`/`+++` line: git ends one holding a space with a tab, which is not part of it. */
+function headerPath(line: string): string {
+  const p = line.slice(4);
+  return p.endsWith('\t') ? p.slice(0, -1) : p;
 }
 
 /** The old-side range of a hunk: `[s, s + n - 1]`, or `[s + 1, s]` for a pure insertion after line `s`. */
