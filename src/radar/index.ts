@@ -435,14 +435,20 @@ async function findEditOverlaps(
   const self = sessions.find((s) => s.id === session.id) ?? session;
   const all = sessions.some((s) => s.id === session.id) ? sessions : [...sessions, session];
   const [refs, cache] = await Promise.all([readSessionRefs(ctx, all), readCache(ctx.commonDir)]);
-  const { changes, dirty } = await changesOf(ctx, all, refs, cache);
-  if (dirty)
+  const others = all.filter((s) => s.id !== self.id);
+  const { changes, dirty } = await changesOf(ctx, others, refs, cache);
+  // The session's own change (its head moves with every edit, so it is rarely cached) is read
+  // only when another session changes a file of the edit: it maps the edit's lines to the land base.
+  const shared = edits.some((e) => [...changes.values()].some((c) => e.path in c.files));
+  const mine = shared ? await changesOf(ctx, [self], refs, cache) : null;
+  if (dirty || mine?.dirty)
     await writeCache(
       ctx.commonDir,
       cache,
       all.map((s) => s.id),
     );
-  const own = changes.get(self.id);
+  if (!shared) return [];
+  const own = mine!.changes.get(self.id);
   const out: EditOverlap[] = [];
   for (const e of edits) {
     const ownHunks = own?.files[e.path] ?? [];
