@@ -94,6 +94,8 @@ export const EXIT_STATUS = {
   OUTSIDE_WORKTREE: 1,
   /** An agent wired by `hagent integrate` wrote, or ran destructive git, in a checkout that is no hagent session. */
   MAIN_CHECKOUT: 1,
+  /** `"overlap": "refuse"`: the edit touches lines another unlanded session changed (src/radar/). */
+  OVERLAP: 1,
   AGENT_NOT_INSTALLED: 1,
   // hagent mcp: a JSON-RPC line over the size limit, or one that is not a valid message
   MCP_REQUEST_TOO_LARGE: 1,

@@ -43,6 +43,7 @@ import {
   noEffect,
   warnAfterTool,
   warnAtStart,
+  warnBeforeTool,
   withContext,
   type HookAnswer,
 } from './respond.js';
@@ -234,9 +235,14 @@ const posix = (p: string) => p.split(path.sep).join('/');
  * checkout is named as such), allowed by the path policy, no symlink on the way.
  * @throws HagentError OUTSIDE_WORKTREE, PATH_DENIED.
  */
-async function checkedPaths(event: AgentEvent, bound: Bound, hc: HookContext): Promise<string[]> {
+async function checkedPaths(
+  event: AgentEvent,
+  bound: Bound,
+  hc: HookContext,
+  loaded?: Awaited<ReturnType<typeof loadConfig>>,
+): Promise<string[]> {
   const { ctx, session } = bound;
-  const config = await loadConfig(ctx, hc.env);
+  const config = loaded ?? (await loadConfig(ctx, hc.env));
   const base = event.cwd ?? session.worktree;
   const out: string[] = [];
   for (const raw of event.paths) {
@@ -321,7 +327,8 @@ async function preTool(event: AgentEvent, bound: Bound, hc: HookContext): Promis
   const { agent } = event;
   if (event.action === 'edit') {
     refuseWhileOffBranch(bound);
-    const rels = await checkedPaths(event, bound, hc);
+    const config = await loadConfig(bound.ctx, hc.env);
+    const rels = await checkedPaths(event, bound, hc, config);
     trace('hook: paths checked');
     // A target changed outside the session is adopted first (its own outside commit), so the
     // agent's commit holds only the agent's edit.
@@ -346,6 +353,14 @@ async function preTool(event: AgentEvent, bound: Bound, hc: HookContext): Promis
         } satisfies Claim,
         { durable: false },
       ).catch(() => undefined);
+    // The overlap radar (src/radar/): told before the write, refused with OVERLAP in `refuse`.
+    const overlap = config.runtime.overlap;
+    if (overlap !== 'off' && rels.length === 1) {
+      const warnings = await nativeEditOverlap(bound, rels[0]!, event.input, overlap);
+      trace('hook: overlap checked');
+      if (warnings.length)
+        return warnBeforeTool(agent, event, `hagent: ${warnings.join('\nhagent: ')}`);
+    }
     return noEffect(agent);
   }
   if (event.action === 'patch' && event.patch) return applyForAgent(event, bound, hc);
@@ -392,6 +407,51 @@ async function preTool(event: AgentEvent, bound: Bound, hc: HookContext): Promis
     if (rewritten) return rewritten;
   }
   return noEffect(agent);
+}
+
+/**
+ * The overlap check of a native edit of `rel`: its text now (the session head's, once stale
+ * edits are adopted) and after the tool's input ({@link nativeEditResult}).
+ * @throws HagentError OVERLAP in `refuse`.
+ */
+async function nativeEditOverlap(
+  bound: Bound,
+  rel: string,
+  input: unknown,
+  mode: 'warn' | 'refuse',
+): Promise<string[]> {
+  const entry = await readEntry(bound.session.worktree, rel);
+  const before = entry.kind === 'file' ? Buffer.from(entry.bytes).toString('utf8') : null;
+  const { checkOverlap } = await import('../radar/index.js');
+  return checkOverlap(
+    bound.ctx,
+    bound.session,
+    [{ path: rel, before, after: nativeEditResult(before, input) }],
+    mode,
+  );
+}
+
+/**
+ * A native edit's result on `before`, from the tool's input: `content` (a whole-file write),
+ * `old_string`/`new_string` (with `replace_all`), or `edits` (a list of those, applied in turn).
+ * An input of another shape, or an `old_string` not found, gives null: the edit's lines are
+ * unknown, and the check treats the whole file as touched. PURE.
+ */
+export function nativeEditResult(before: string | null, input: unknown): string | null {
+  const args = (input && typeof input === 'object' ? input : {}) as Record<string, unknown>;
+  if (typeof args.content === 'string') return args.content;
+  const edits = Array.isArray(args.edits) ? (args.edits as unknown[]) : [args];
+  let text = before ?? '';
+  for (const raw of edits) {
+    const e = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
+    const from = e.old_string ?? e.oldString;
+    const to = e.new_string ?? e.newString;
+    if (typeof from !== 'string' || typeof to !== 'string') return null;
+    if (from === '') return to;
+    if (!text.includes(from)) return null;
+    text = e.replace_all === true ? text.split(from).join(to) : text.replace(from, () => to);
+  }
+  return text;
 }
 
 /**

@@ -82,6 +82,29 @@ export function warnAfterTool(agent: AgentName, event: AgentEvent, text: string)
 }
 
 /**
+ * A pre-tool warning that lets the call go (the overlap radar): Claude Code and Codex get it as
+ * `additionalContext` (the model reads it beside the tool's result) with a `systemMessage` for
+ * the human, Gemini CLI the same keys of its BeforeTool output; Cursor and Copilot CLI, whose
+ * pre-tool answer carries no text but a decision, get the plain no-effect answer with the text on
+ * stderr (their hook logs). No permission decision is given: the agent's own rules still apply.
+ */
+export function warnBeforeTool(agent: AgentName, event: AgentEvent, text: string): HookAnswer {
+  if (agent === 'claude' || agent === 'codex' || agent === 'gemini')
+    return {
+      exitCode: 0,
+      stdout: `${JSON.stringify({
+        systemMessage: text.split('\n')[0],
+        hookSpecificOutput: {
+          hookEventName: event.eventName || (agent === 'gemini' ? 'BeforeTool' : 'PreToolUse'),
+          additionalContext: text,
+        },
+      })}\n`,
+      stderr: '',
+    };
+  return noEffect(agent, text);
+}
+
+/**
  * Lets a shell call go with its command replaced (the sandbox's rewrite), in each agent's
  * input-rewriting form (agents.md §1.1 "Rewrite input"): Claude Code and Codex
  * `hookSpecificOutput.updatedInput` (the whole input, with `allow`: Codex takes it only so, and

@@ -868,6 +868,14 @@ async function applyLocked(
   const size = changeSize(plan);
   checkLimits(size, policy);
   const files = plan.files.map(fileResult);
+  // The overlap radar (src/radar/): lines another unlanded session changed, before anything is written.
+  const overlapWarnings =
+    config.runtime.overlap === 'off'
+      ? []
+      : await (
+          await import('../radar/index.js')
+        ).checkOverlap(ctx, session, editedFiles(plan, snapshot), config.runtime.overlap);
+  trace('apply: overlap checked');
   await confirmOrRefuse(options, confirmationReasons(size, policy), files, plan, snapshot);
   const result: ApplyResult = {
     ok: true,
@@ -878,7 +886,7 @@ async function applyLocked(
     format: parsed.format,
     files,
     leniencies: plan.leniencies,
-    warnings: plan.warnings,
+    warnings: [...plan.warnings, ...overlapWarnings],
     watched: watch !== null,
   };
   if (options.reportBlobs) result.blobs = blobsOf(plan, format);
@@ -933,6 +941,24 @@ async function applyLocked(
   if (hooksDir)
     await runPostApply(hooksDir, { ...hookInput, commit: result.commit }, hookEnv, config, result);
   return { result, patchText };
+}
+
+/** Each planned file's text before and after (null: absent or deleted), for the overlap check. Pure. */
+function editedFiles(
+  plan: Plan,
+  snapshot: ReadonlyMap<string, FileState>,
+): { path: string; before: string | null; after: string | null }[] {
+  const text = (b: Uint8Array | undefined) => (b ? Buffer.from(b).toString('utf8') : null);
+  return plan.files
+    .filter((f) => !f.noop)
+    .map((f) => {
+      const prior = snapshot.get(f.from ?? f.path);
+      return {
+        path: f.from ?? f.path,
+        before: f.op === 'add' || prior?.kind !== 'file' ? null : text(prior.bytes),
+        after: f.op === 'delete' ? null : text(f.bytes),
+      };
+    });
 }
 
 /**

@@ -19,7 +19,8 @@ import {
   type Io,
   type Palette,
 } from '../output/index.js';
-import { driftLines, type CommonArgs } from './shared.js';
+import { driftLines, radarJson, radarLines, type CommonArgs } from './shared.js';
+import { radarOf } from '../radar/index.js';
 import { HagentError, isHagentError } from '../errors.js';
 
 export async function runReview(
@@ -85,14 +86,17 @@ export async function runReview(
         )
       : null;
   if (seenNote) io.stderr.write(`${seenNote}\n`);
+  const radar = (await radarOf(ctx, [r.session])).get(r.session);
   if (argv.json) {
-    printJson(io, r);
+    printJson(io, { ...r, ...radarJson(radar) });
     return 0;
   }
-  printLines(
-    io,
-    r.approvedNow && approve ? approvedLines(r, approve, io.color) : reviewLines(r, argv, io.color),
-  );
+  printLines(io, [
+    ...(r.approvedNow && approve
+      ? approvedLines(r, approve, io.color)
+      : reviewLines(r, argv, io.color)),
+    ...radarLines(radar, palette(io.color), '', true),
+  ]);
   return 0;
 }
 

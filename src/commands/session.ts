@@ -25,7 +25,8 @@ import {
   short,
   type Io,
 } from '../output/index.js';
-import { askYesNo, driftLines, type CommonArgs } from './shared.js';
+import { askYesNo, driftLines, radarJson, radarLines, type CommonArgs } from './shared.js';
+import { radarOf } from '../radar/index.js';
 import { carrySessionWiring, notCarriedWarning } from '../agents/worktree-wiring.js';
 
 export async function runStart(
@@ -71,14 +72,15 @@ export async function runStart(
 
 export async function runList(argv: CommonArgs, io: Io): Promise<number> {
   const ctx = await openRepo(io.cwd);
-  const [list, broken] = await Promise.all([
+  const [list, broken, radar] = await Promise.all([
     listSessionSummaries(ctx),
     listBrokenSessions(ctx.commonDir),
+    radarOf(ctx),
   ]);
   if (argv.json)
     printJson(io, {
       ok: true,
-      sessions: list,
+      sessions: list.map((s) => ({ ...s, ...radarJson(radar.get(s.id)) })),
       broken: broken.map((b) => ({ ...b, hint: corruptHint(b) })),
     });
   else if (list.length === 0 && broken.length === 0)
@@ -94,10 +96,10 @@ export async function runList(argv: CommonArgs, io: Io): Promise<number> {
     } as const;
     printLines(
       io,
-      list.map(
-        (s) =>
-          `${p.bold(s.id.padEnd(18))} ${String(s.commits).padStart(3)} patch${s.commits === 1 ? ' ' : 'es'}  ${label[s.state]}  → ${s.target?.replace('refs/heads/', '') ?? '-'}  ${p.dim(s.worktree)}${s.drift ? p.yellow(`  (moved outside hagent: ${s.drift.kind})`) : ''}`,
-      ),
+      list.flatMap((s) => [
+        `${p.bold(s.id.padEnd(18))} ${String(s.commits).padStart(3)} patch${s.commits === 1 ? ' ' : 'es'}  ${label[s.state]}  → ${s.target?.replace('refs/heads/', '') ?? '-'}  ${p.dim(s.worktree)}${s.drift ? p.yellow(`  (moved outside hagent: ${s.drift.kind})`) : ''}`,
+        ...radarLines(radar.get(s.id), p, ' '.repeat(19), false),
+      ]),
     );
     printLines(
       io,
@@ -114,7 +116,8 @@ export async function runStatus(argv: CommonArgs & { id?: string }, io: Io): Pro
   const ctx = await openRepo(io.cwd);
   const { sessionStatusWithMerge } = await import('../update/index.js');
   const { merge, ...s } = await sessionStatusWithMerge(ctx, argv.id ?? argv.session);
-  if (argv.json) printJson(io, { ok: true, ...s, merge });
+  const radar = (await radarOf(ctx, [s.id])).get(s.id);
+  if (argv.json) printJson(io, { ok: true, ...s, merge, ...radarJson(radar) });
   else {
     const p = palette(io.color);
     printLines(io, [
@@ -155,6 +158,7 @@ export async function runStatus(argv: CommonArgs & { id?: string }, io: Io): Pro
           ]
         : []),
       ...(s.drift ? driftLines(s.drift, p) : []),
+      ...radarLines(radar, p, '  ', true),
       ...s.outsideChanged.flatMap((o) => [
         p.red(`  your checkout changed during ${o.command} (${o.time}): ${o.message}`),
         p.dim(`    hint: ${o.hint}`),

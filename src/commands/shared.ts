@@ -7,6 +7,7 @@ import { createInterface } from 'node:readline/promises';
 import { HagentError } from '../errors.js';
 import { cappedList, type Io, type palette } from '../output/index.js';
 import type { Drift } from '../session/index.js';
+import { formatRanges, type SessionRadar } from '../radar/index.js';
 
 /** Options every command accepts. */
 export interface CommonArgs {
@@ -115,4 +116,52 @@ export function driftLines(d: Drift, p: ReturnType<typeof palette>): string[] {
           ? `${d.commits.length} commit${d.commits.length === 1 ? ' on the branch was' : 's on the branch were'} made outside hagent`
           : `its branch was moved outside hagent, dropping ${d.dropped} commit${d.dropped === 1 ? '' : 's'}${d.pastBase ? ', past the session base' : ''}`;
   return [p.yellow(`  moved outside hagent: ${what}`), p.dim(`    ${d.hint}`)];
+}
+
+/**
+ * The overlap radar of one session as text (src/radar/): one short line per overlap with another
+ * session and per file the target changed under it, then the predicted land outcome (`always`:
+ * also when clean, else only a conflict). Coloured only through `p` (a TTY's palette).
+ */
+export function radarLines(
+  r: SessionRadar | undefined,
+  p: ReturnType<typeof palette>,
+  indent: string,
+  always: boolean,
+): string[] {
+  if (!r || !r.unlanded) return [];
+  const lines: string[] = [];
+  for (const o of r.overlaps)
+    lines.push(
+      o.linesOverlap
+        ? p.yellow(
+            `${indent}overlap: session ${o.session} also changes ${o.path} (${formatRanges(o.lines)} here, ${formatRanges(o.otherLines)} there): landing both will conflict`,
+          )
+        : p.dim(
+            `${indent}overlap: session ${o.session} also changes ${o.path}, other lines (${formatRanges(o.lines)} here, ${formatRanges(o.otherLines)} there)`,
+          ),
+    );
+  for (const t of r.targetOverlaps)
+    lines.push(
+      (t.linesOverlap ? p.yellow : p.dim)(
+        `${indent}target: ${t.path} changed on the target since the land base (${formatRanges(t.targetLines)}; ${t.commits.length} commit${t.commits.length === 1 ? '' : 's'})${t.linesOverlap ? ', on lines this session changes' : ''}`,
+      ),
+    );
+  if (r.prediction?.outcome === 'conflict')
+    lines.push(p.red(`${indent}landing now: conflict in ${cappedList(r.prediction.paths)}`));
+  else if (r.prediction && always) lines.push(p.green(`${indent}landing now: clean`));
+  return lines;
+}
+
+/** A session's radar fields for its `--json` (added beside the existing fields, which stay as they were). */
+export function radarJson(r: SessionRadar | undefined): {
+  overlaps: SessionRadar['overlaps'];
+  targetOverlaps: SessionRadar['targetOverlaps'];
+  prediction: SessionRadar['prediction'];
+} {
+  return {
+    overlaps: r?.overlaps ?? [],
+    targetOverlaps: r?.targetOverlaps ?? [],
+    prediction: r?.prediction ?? null,
+  };
 }

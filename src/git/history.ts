@@ -273,3 +273,45 @@ export async function remoteBranchesContaining(cwd: string, commit: string): Pro
 export async function writeTreeOfIndex(cwd: string, indexFile: string): Promise<string> {
   return gitText(['write-tree', '--missing-ok'], { cwd, env: { GIT_INDEX_FILE: indexFile } });
 }
+
+/**
+ * `git diff -U0` between two trees or commits (no renames, no external diff or textconv, no
+ * colour), optionally limited to `paths`: the raw patch text, whose hunk headers
+ * (`@@ -a,b +c,d @@`) say which lines changed. Binary files show no hunk.
+ * @throws HagentError GIT_FAILED.
+ */
+export async function diffZeroContext(
+  cwd: string,
+  from: string,
+  to: string,
+  paths: readonly string[] = [],
+): Promise<string> {
+  const args = [
+    '-c',
+    'core.quotePath=false',
+    'diff',
+    '-U0',
+    '--no-color',
+    '--no-ext-diff',
+    '--no-textconv',
+    '--no-renames',
+    '--src-prefix=a/',
+    '--dst-prefix=b/',
+    from,
+    to,
+  ];
+  if (paths.length) args.push('--', ...paths.map(literalPathspec));
+  return (await runGit(args, { cwd })).stdout.toString('utf8');
+}
+
+/** Commits of `range` (`A..B`) touching any of `paths`, newest first (`git log --format=%H`). */
+export async function commitsTouching(
+  cwd: string,
+  range: string,
+  paths: readonly string[],
+): Promise<string[]> {
+  const out = await gitText(['log', '--format=%H', range, '--', ...paths.map(literalPathspec)], {
+    cwd,
+  });
+  return out.split('\n').filter(Boolean);
+}

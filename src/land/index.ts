@@ -451,6 +451,58 @@ export async function predictLand(
   return { session: session.id, outcome: 'clean', tree: merged.tree, files, conflicts: [] };
 }
 
+/** What landing a session now would give, as {@link landOutlook} computes it (the radar's prediction). */
+export interface LandOutlook {
+  /** `clean`: the merge has no conflict; `conflict`: `paths` conflict. */
+  outcome: 'clean' | 'conflict';
+  /** The conflicting paths (empty when clean). */
+  paths: string[];
+  /** The target commit the prediction merged onto. */
+  target: string;
+  /** The session head it merged. */
+  head: string;
+}
+
+/**
+ * The outcome of landing `session` now, for the radar (src/radar/), with land's own merge ({@link planMerge} and
+ * {@link mergeOnTarget}: the session's change since its land base, limited to the approved paths
+ * when the approval is of the current head, merged onto the target by `git merge-tree
+ * --write-tree`). Reads only: no lock, no checkout, no ref moves; the only writes are objects no
+ * ref points at (merge-tree's scaffolding), as land itself leaves on a refused land.
+ * @returns null when there is nothing to predict: no target branch, the target is gone, or
+ *   every change has landed.
+ * @throws HagentError SESSION_NOT_FOUND (the session branch is gone), GIT_FAILED.
+ */
+export async function landOutlook(
+  ctx: RepoContext,
+  session: Session,
+  head?: string,
+): Promise<LandOutlook | null> {
+  if (!session.target) return null;
+  const [tip, previous, stored] = await Promise.all([
+    head ?? sessionHead(ctx, session),
+    readRefPreferDirect(ctx.cwd, ctx.commonDir, session.target),
+    readApproval(ctx, session),
+  ]);
+  if (!previous) return null;
+  const paths = stored.approval?.head === tip ? stored.approval.paths : null;
+  const [plan, store] = await Promise.all([
+    planMerge(ctx, session, tip, paths, previous).catch((e: unknown) => {
+      if (isHagentError(e) && e.code === 'NOTHING_TO_LAND') return null;
+      throw e;
+    }),
+    looseObjectStore(ctx.commonDir, previous),
+  ]);
+  if (!plan) return null;
+  const { merged } = await mergeOnTarget(ctx.cwd, store, plan, previous, paths === null);
+  return {
+    outcome: merged.clean ? 'clean' : 'conflict',
+    paths: merged.clean ? [] : merged.conflicts,
+    target: previous,
+    head: tip,
+  };
+}
+
 /**
  * Refuses while any worktree is rebasing the target branch (its HEAD is detached then, so the
  * branch shows in no worktree): `<git dir>/rebase-{merge,apply}/head-name` names it.

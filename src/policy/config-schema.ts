@@ -74,6 +74,12 @@ export const ConfigSchema: z.ZodType<ConfigFile> = z.strictObject({
     .describe(
       'the largest JSON-RPC message hagent mcp serves, in bytes (default 10485760); a larger one is answered with MCP_REQUEST_TOO_LARGE',
     ),
+  overlap: z
+    .enum(['warn', 'refuse', 'off'])
+    .optional()
+    .describe(
+      'an edit touching lines another unlanded session changed: "warn" in the tool result (default), "refuse" it with OVERLAP, or "off"',
+    ),
   guard: z
     .strictObject({
       allow: z

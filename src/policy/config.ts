@@ -26,6 +26,8 @@ export interface ConfigFile {
   /** What an agent wired by `hagent integrate` may do in a checkout that is no session (agents/main-checkout.ts). */
   mainCheckout?: 'refuse' | 'warn';
   mcpMaxRequestBytes?: number;
+  /** What an edit that touches lines another unlanded session changed gets (src/radar/): a warning (default), a refusal (OVERLAP), or nothing. */
+  overlap?: 'warn' | 'refuse' | 'off';
   /** The shell guard's relaxations for this repository (rule names of the guard). */
   guard?: { allow?: string[] };
   /** The operating-system sandbox of the agent's shell (docs/sandbox.md). */
@@ -84,6 +86,11 @@ export interface Runtime {
   mainCheckout: 'refuse' | 'warn';
   /** The largest JSON-RPC message `hagent mcp` serves, in bytes (a larger one is answered with an error). */
   mcpMaxRequestBytes: number;
+  /**
+   * An edit (hook, MCP edit/write/apply_patch, apply) touching lines another unlanded session
+   * changed: `warn` in the result (default), `refuse` with OVERLAP, or `off` (no check at all).
+   */
+  overlap: 'warn' | 'refuse' | 'off';
 }
 
 export const DEFAULT_RUNTIME: Runtime = {
@@ -95,6 +102,7 @@ export const DEFAULT_RUNTIME: Runtime = {
   recycleIgnored: null,
   mainCheckout: 'refuse',
   mcpMaxRequestBytes: 10 * 1024 * 1024,
+  overlap: 'warn',
 };
 
 /** Where a setting's value came from. */
@@ -150,6 +158,7 @@ export function effectiveConfig(
     'recycleIgnored',
     'mainCheckout',
     'mcpMaxRequestBytes',
+    'overlap',
     'guard',
     'sandbox',
     'land',
@@ -205,6 +214,7 @@ function applyFile(
     'recycleIgnored',
     'mainCheckout',
     'mcpMaxRequestBytes',
+    'overlap',
   ] as const) {
     if (file[key] !== undefined) {
       (runtime as unknown as Record<string, unknown>)[key] = file[key];

@@ -171,8 +171,12 @@ export async function unlandedPaths(
   const pending = await diffTrees(ctx.cwd, base.treeish, head);
   if (pending.length === 0) return [];
   const paths = pending.map((c) => c.path);
-  const target = session.target ? await readRef(ctx.cwd, session.target) : null;
+  const target = session.target ? await Repo.of(ctx).readRef(session.target) : null;
   if (!target) return paths;
+  // The target is the land base itself (nothing landed on it since, the usual case): it holds
+  // the land base's version of every pending path, which the head changed, and the merge below
+  // would be the head's tree. Every pending path differs; no git call needed to say so.
+  if (target === base.treeish) return paths;
   const [inHead, inTarget] = await Promise.all([
     lsTree(ctx.cwd, head, paths),
     lsTree(ctx.cwd, target, paths),

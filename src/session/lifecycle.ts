@@ -493,7 +493,8 @@ export async function listSessionSummaries(ctx: RepoContext): Promise<SessionSum
   const sessions = await listSessions(ctx.commonDir);
   return Promise.all(
     sessions.map(async (s) => {
-      const head = await readRef(ctx.cwd, sessionRef(s));
+      // In-process where git's ref files allow (git/repo.ts): a spawn per session saved.
+      const head = await Repo.of(ctx).readRef(sessionRef(s));
       const [commits, state, drift, approved] = await Promise.all([
         head ? firstParentChain(ctx.cwd, s.base, head).then((c) => c.length) : 0,
         sessionState(ctx, s, head),
