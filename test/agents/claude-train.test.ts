@@ -1,6 +1,7 @@
 /**
  * Three agents on one repository, as a user runs them: three `hagent run claude` sessions of the
- * real Claude Code (scripted model on loopback), two of them editing the same lines. A gated
+ * real Claude Code (scripted model on loopback), two of them editing the same lines: the radar
+ * warns the second agent before its edit. A gated
  * train lands the two that go cleanly and stops at the conflict; `session update` brings the
  * third up to the new branch, the agent's resolution is approved, and a land finishes it;
  * `land --undo` then takes the last train back. Skipped (and said so) when the CLI cannot run here.
