@@ -66,3 +66,11 @@ export * from './merge-state.js';
 export { removeGitLock, removeLockMadeSince } from './locks.js';
 export * from './renames.js';
 export * from './hooks-path.js';
+export {
+  changedPathsOfPairs,
+  listRefs,
+  parseDiffTreeStdin,
+  parseRefListing,
+  type CommitPair,
+  type ListedRef,
+} from './ref-listing.js';
