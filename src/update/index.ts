@@ -99,6 +99,12 @@ export {
   type Unresolved,
 } from './resolve.js';
 import { writeUnmerged } from './resolve.js';
+export {
+  updateAllSessions,
+  type SessionUpdateReport,
+  type UpdateAllResult,
+  type UpdateOutcome,
+} from './all.js';
 
 /** JSON of `hagent session update`. */
 export interface UpdateResult {

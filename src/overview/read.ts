@@ -1,0 +1,225 @@
+/**
+ * The repository's overview: one row per session, read with as few git processes as the answer
+ * allows — one `git for-each-ref` for every session's refs (head, approval, land base, landed
+ * refs) and the targets, one `git diff-tree --stdin` for every session's changed files, then per
+ * session only what is left: its commit count and, unless it is empty, what it has not landed
+ * yet (session/landed.ts, the answer `hagent land` and `review` use).
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import {
+  changedPathsOfPairs,
+  diffTrees,
+  firstParentChain,
+  listRefs,
+  type ListedRef,
+} from '../git/index.js';
+import {
+  approvalRef,
+  isInside,
+  landBaseRef,
+  listBrokenSessions,
+  listSessions,
+  parseApprovalCommit,
+  readDrift,
+  sessionRef,
+  unlandedPaths,
+  type Approval,
+  type BrokenSession,
+  type Drift,
+  type RepoContext,
+  type Session,
+} from '../session/index.js';
+
+/**
+ * A session's land state in the overview:
+ * - `landed`: it has landed at least once (a land recorded, or its land-base ref) and nothing is
+ *   left to land since its land base (session/landed.ts `unlandedPaths`);
+ * - `empty`: it never landed and has nothing to land (no change since its base, or only what its
+ *   target holds already, e.g. the target merged in by `session update`);
+ * - `approved`: the approval recorded for its **current head** (`review --approve`) covers at
+ *   least one path left to land, so `hagent land` would land now (`approval` says whether it
+ *   covers all of them);
+ * - `open`: anything else: work not approved, an approval of an older head, or its branch gone.
+ */
+export type OverviewState = 'empty' | 'open' | 'approved' | 'landed';
+
+/**
+ * One row of `hagent status` (and one object of its `--json` `sessions`). New columns are new
+ * fields here and a new entry of render.ts's column table; existing names never change.
+ */
+export interface OverviewRow {
+  session: string;
+  /** The session whose worktree holds the current folder. */
+  current: boolean;
+  /** The agent `hagent run` last launched in it (`claude`, `codex`, …); null when none is recorded. */
+  agent: string | null;
+  state: OverviewState;
+  /**
+   * What the approval of the current head covers of the paths left to land: `all`, `partial`,
+   * or null (no approval of this head, or nothing left to land).
+   */
+  approval: 'all' | 'partial' | null;
+  /** Commits on the session branch since its base (first parent; an update's merge counts). */
+  commits: number;
+  /**
+   * Files left to land: what the session changed since its land base that its target does not
+   * hold yet (`hagent review` lists them); 0 for an empty or landed session.
+   */
+  files: number;
+  /** Paths that differ between the session's base and its head (a target merged in counts). */
+  changedSinceBase: number;
+  /** Lands recorded in the session record. */
+  lands: number;
+  /** How the branch or its worktree moved without hagent (session/drift.ts), or null. */
+  drift: Drift | null;
+  worktree: string;
+  worktreeExists: boolean;
+  branch: string;
+  /** Full ref of the land target, or null (started on a detached HEAD). */
+  target: string | null;
+  base: string;
+  /** The session branch's commit; null when the branch is gone. */
+  head: string | null;
+  createdAt: string;
+}
+
+/** The whole overview: `{repository, sessions, broken}` (the `--json` of `hagent status` adds `ok`). */
+export interface Overview {
+  /** The repository's main folder (the git common dir for a bare repository). */
+  repository: string;
+  sessions: OverviewRow[];
+  /** Session records that cannot be read (as `hagent session list` reports them). */
+  broken: BrokenSession[];
+}
+
+/**
+ * Reads the overview of every session of the repository, oldest first.
+ * @throws HagentError GIT_FAILED.
+ */
+export async function readOverview(ctx: RepoContext): Promise<Overview> {
+  const [sessions, broken] = await Promise.all([
+    listSessions(ctx.commonDir),
+    listBrokenSessions(ctx.commonDir),
+  ]);
+  const targets = [...new Set(sessions.flatMap((s) => (s.target ? [s.target] : [])))];
+  const refs = new Map<string, ListedRef>(
+    sessions.length
+      ? (await listRefs(ctx.cwd, ['refs/heads/hagent/', 'refs/hagent/', ...targets])).map((r) => [
+          r.ref,
+          r,
+        ])
+      : [],
+  );
+  const heads = sessions.map((s) => refs.get(sessionRef(s))?.oid ?? null);
+  const changed = await changedFiles(
+    ctx,
+    sessions.map((s, i) => ({ from: s.base, to: heads[i] ?? s.base })),
+  );
+  const top = ctx.location.topLevel;
+  const rows = await Promise.all(
+    sessions.map((s, i) =>
+      readRow(
+        ctx,
+        s,
+        heads[i] ?? null,
+        changed[i] ?? [],
+        refs,
+        top !== null && isInside(s.worktree, top),
+      ),
+    ),
+  );
+  return { repository: repositoryFolder(ctx.commonDir), sessions: rows, broken };
+}
+
+/** The main folder of a repository whose git common dir is `commonDir`. */
+function repositoryFolder(commonDir: string): string {
+  return path.basename(commonDir) === '.git' ? path.dirname(commonDir) : commonDir;
+}
+
+/**
+ * The changed paths of each pair in one git process; should that fail (an object gone), each
+ * pair alone, an unreadable one counting as no change.
+ */
+async function changedFiles(
+  ctx: RepoContext,
+  pairs: { from: string; to: string }[],
+): Promise<string[][]> {
+  const todo = pairs.map((p, i) => ({ ...p, i })).filter((p) => p.from !== p.to);
+  const out: string[][] = pairs.map(() => []);
+  try {
+    const lists = await changedPathsOfPairs(ctx.cwd, todo);
+    todo.forEach((p, k) => (out[p.i] = lists[k] ?? []));
+  } catch {
+    await Promise.all(
+      todo.map(async (p) => {
+        out[p.i] = await diffTrees(ctx.cwd, p.from, p.to).then(
+          (c) => c.map((x) => x.path),
+          () => [],
+        );
+      }),
+    );
+  }
+  return out;
+}
+
+/** The approval of a session: its ref's commit (one read already), else its record's (older sessions). */
+function approvalOf(s: Session, refs: ReadonlyMap<string, ListedRef>): Approval | null {
+  const ref = refs.get(approvalRef(s));
+  if (!ref) return s.approval ?? null;
+  return parseApprovalCommit(`${ref.parents.map((p) => `parent ${p}\n`).join('')}\n${ref.message}`);
+}
+
+/** One session's row, from its refs and changed files. @throws HagentError GIT_FAILED. */
+async function readRow(
+  ctx: RepoContext,
+  s: Session,
+  head: string | null,
+  files: string[],
+  refs: ReadonlyMap<string, ListedRef>,
+  current: boolean,
+): Promise<OverviewRow> {
+  const everLanded = s.lands.length > 0 || refs.has(landBaseRef(s));
+  // Nothing changed since the base and never landed: empty, without asking git more. Otherwise
+  // what is left to land is land's own answer (the land base, what the target holds already).
+  const [commits, drift, toLand] = await Promise.all([
+    head && head !== s.base ? firstParentChain(ctx.cwd, s.base, head).then((c) => c.length) : 0,
+    head ? readDrift(ctx, s, head) : null,
+    head && (everLanded || files.length) ? unlandedPaths(ctx, s, head) : Promise.resolve([]),
+  ]);
+  const approval = head ? approvalOf(s, refs) : null;
+  let covered: 'all' | 'partial' | null = null;
+  if (approval && approval.head === head && toLand.length) {
+    const paths = approval.paths;
+    const n = paths === null ? toLand.length : toLand.filter((p) => paths.includes(p)).length;
+    covered = n === toLand.length ? 'all' : n > 0 ? 'partial' : null;
+  }
+  const state: OverviewState = !head
+    ? 'open'
+    : toLand.length === 0
+      ? everLanded
+        ? 'landed'
+        : 'empty'
+      : covered
+        ? 'approved'
+        : 'open';
+  return {
+    session: s.id,
+    current,
+    agent: s.agent ?? null,
+    state,
+    approval: covered,
+    commits,
+    files: toLand.length,
+    changedSinceBase: files.length,
+    lands: s.lands.length,
+    drift,
+    worktree: s.worktree,
+    worktreeExists: existsSync(s.worktree),
+    branch: s.branch,
+    target: s.target,
+    base: s.base,
+    head,
+    createdAt: s.createdAt,
+  };
+}
