@@ -1,17 +1,20 @@
 /**
  * The repository's overview: one row per session, read with as few git processes as the answer
  * allows — one `git for-each-ref` for every session's refs (head, approval, land base, landed
- * refs) and the targets, one `git diff-tree --stdin` for every session's changed files, then per
- * session only what is left: its commit count and, unless it is empty, what it has not landed
- * yet (session/landed.ts, the answer `hagent land` and `review` use).
+ * refs) and the targets, one `git diff-tree --stdin` for every session's changed files, and per
+ * session one `rev-list` (its commits; a merge of its target among them costs a `merge-base`
+ * more). Only a session that has landed before asks land's own question of what is left
+ * (session/landed.ts `unlandedPaths`, a few git calls); an empty one asks nothing more.
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import {
   changedPathsOfPairs,
   diffTrees,
-  firstParentChain,
+  firstParentChainWithParents,
+  isAncestor,
   listRefs,
+  mergeBase,
   type ListedRef,
 } from '../git/index.js';
 import {
@@ -63,8 +66,9 @@ export interface OverviewRow {
   /** Commits on the session branch since its base (first parent; an update's merge counts). */
   commits: number;
   /**
-   * Files left to land: what the session changed since its land base that its target does not
-   * hold yet (`hagent review` lists them); 0 for an empty or landed session.
+   * Files left to land: for a session that landed before, what it changed since its land base
+   * that its target does not hold yet (as `hagent land` decides); for one that never landed, what
+   * it changed since its base or since the target commit it last merged in. 0 when empty or landed.
    */
   files: number;
   /** Paths that differ between the session's base and its head (a target merged in counts). */
@@ -93,6 +97,16 @@ export interface Overview {
   broken: BrokenSession[];
 }
 
+/** What the overview reads of a session's history before its changed files: one `rev-list` each. */
+interface History {
+  commits: number;
+  /**
+   * Where the session's own changes start for a session that never landed: its base, or the
+   * target commit it last merged in (`session update`), as session/landed.ts `readLandBase` says.
+   */
+  from: string;
+}
+
 /**
  * Reads the overview of every session of the repository, oldest first.
  * @throws HagentError GIT_FAILED.
@@ -112,24 +126,59 @@ export async function readOverview(ctx: RepoContext): Promise<Overview> {
       : [],
   );
   const heads = sessions.map((s) => refs.get(sessionRef(s))?.oid ?? null);
-  const changed = await changedFiles(
-    ctx,
-    sessions.map((s, i) => ({ from: s.base, to: heads[i] ?? s.base })),
+  const histories = await Promise.all(
+    sessions.map((s, i) => readHistory(ctx, s, heads[i] ?? null, refs)),
   );
+  // One diff-tree for all: each session's change since its base, and since `from` where it differs.
+  const pairs = sessions.flatMap((s, i) => {
+    const head = heads[i] ?? s.base;
+    const from = histories[i]!.from;
+    return from === s.base
+      ? [{ from: s.base, to: head }]
+      : [
+          { from: s.base, to: head },
+          { from, to: head },
+        ];
+  });
+  const lists = await changedFiles(ctx, pairs);
+  let k = 0;
   const top = ctx.location.topLevel;
   const rows = await Promise.all(
-    sessions.map((s, i) =>
-      readRow(
-        ctx,
-        s,
-        heads[i] ?? null,
-        changed[i] ?? [],
-        refs,
-        top !== null && isInside(s.worktree, top),
-      ),
-    ),
+    sessions.map((s, i) => {
+      const sinceBase = lists[k++]!;
+      const own = histories[i]!.from === s.base ? sinceBase : lists[k++]!;
+      return readRow(ctx, s, heads[i] ?? null, histories[i]!, sinceBase, own, refs, {
+        current: top !== null && isInside(s.worktree, top),
+      });
+    }),
   );
   return { repository: repositoryFolder(ctx.commonDir), sessions: rows, broken };
+}
+
+/** True when the session has landed at least once: a land recorded, or its land-base ref. */
+function everLanded(s: Session, refs: ReadonlyMap<string, ListedRef>): boolean {
+  return s.lands.length > 0 || refs.has(landBaseRef(s));
+}
+
+/**
+ * A session's commit count since its base (one `rev-list --first-parent --parents`) and, for
+ * one that never landed and merged its target in, the target commit it merged last (one
+ * `merge-base` and one `--is-ancestor`, only then). @throws HagentError GIT_FAILED.
+ */
+async function readHistory(
+  ctx: RepoContext,
+  s: Session,
+  head: string | null,
+  refs: ReadonlyMap<string, ListedRef>,
+): Promise<History> {
+  if (!head || head === s.base) return { commits: 0, from: s.base };
+  const chain = await firstParentChainWithParents(ctx.cwd, head, s.base);
+  const target = s.target ? refs.get(s.target)?.oid : undefined;
+  if (everLanded(s, refs) || !target || !chain.some((c) => c.length > 2))
+    return { commits: chain.length, from: s.base };
+  const mb = await mergeBase(ctx.cwd, head, target);
+  const from = mb && mb !== s.base && (await isAncestor(ctx.cwd, s.base, mb)) ? mb : s.base;
+  return { commits: chain.length, from };
 }
 
 /** The main folder of a repository whose git common dir is `commonDir`. */
@@ -170,22 +219,26 @@ function approvalOf(s: Session, refs: ReadonlyMap<string, ListedRef>): Approval 
   return parseApprovalCommit(`${ref.parents.map((p) => `parent ${p}\n`).join('')}\n${ref.message}`);
 }
 
-/** One session's row, from its refs and changed files. @throws HagentError GIT_FAILED. */
+/**
+ * One session's row. What is left to land: for a session that landed before, land's own answer
+ * (session/landed.ts `unlandedPaths`: its land base, what the target holds already); for one that
+ * never landed, what it changed since `history.from` (`own`) — the same paths unless the user
+ * brought them onto the target by hand. @throws HagentError GIT_FAILED.
+ */
 async function readRow(
   ctx: RepoContext,
   s: Session,
   head: string | null,
-  files: string[],
+  history: History,
+  sinceBase: string[],
+  own: string[],
   refs: ReadonlyMap<string, ListedRef>,
-  current: boolean,
+  where: { current: boolean },
 ): Promise<OverviewRow> {
-  const everLanded = s.lands.length > 0 || refs.has(landBaseRef(s));
-  // Nothing changed since the base and never landed: empty, without asking git more. Otherwise
-  // what is left to land is land's own answer (the land base, what the target holds already).
-  const [commits, drift, toLand] = await Promise.all([
-    head && head !== s.base ? firstParentChain(ctx.cwd, s.base, head).then((c) => c.length) : 0,
+  const landed = everLanded(s, refs);
+  const [drift, toLand] = await Promise.all([
     head ? readDrift(ctx, s, head) : null,
-    head && (everLanded || files.length) ? unlandedPaths(ctx, s, head) : Promise.resolve([]),
+    !head ? [] : landed ? unlandedPaths(ctx, s, head) : own,
   ]);
   const approval = head ? approvalOf(s, refs) : null;
   let covered: 'all' | 'partial' | null = null;
@@ -197,7 +250,7 @@ async function readRow(
   const state: OverviewState = !head
     ? 'open'
     : toLand.length === 0
-      ? everLanded
+      ? landed
         ? 'landed'
         : 'empty'
       : covered
@@ -205,13 +258,13 @@ async function readRow(
         : 'open';
   return {
     session: s.id,
-    current,
+    current: where.current,
     agent: s.agent ?? null,
     state,
     approval: covered,
-    commits,
+    commits: history.commits,
     files: toLand.length,
-    changedSinceBase: files.length,
+    changedSinceBase: sinceBase.length,
     lands: s.lands.length,
     drift,
     worktree: s.worktree,
