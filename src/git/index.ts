@@ -74,3 +74,10 @@ export {
   type CommitPair,
   type ListedRef,
 } from './ref-listing.js';
+export {
+  firstParentChains,
+  parseCommitParents,
+  splitBatchCommits,
+  type ChainRange,
+  type ChainSummary,
+} from './first-parents.js';

@@ -1,17 +1,17 @@
 /**
  * The repository's overview: one row per session, read with as few git processes as the answer
  * allows — one `git for-each-ref` for every session's refs (head, approval, land base, landed
- * refs) and the targets, one `git diff-tree --stdin` for every session's changed files, and per
- * session one `rev-list` (its commits; a merge of its target among them costs a `merge-base`
- * more). Only a session that has landed before asks land's own question of what is left
- * (session/landed.ts `unlandedPaths`, a few git calls); an empty one asks nothing more.
+ * refs) and the targets, one `git cat-file --batch-command` walking every session's commits, one
+ * `git diff-tree --stdin` for every session's changed files (a merge of its target among its
+ * commits costs a `merge-base` more). Only a session that has landed before asks land's own
+ * question of what is left (session/landed.ts `unlandedPaths`, a few git calls).
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import {
   changedPathsOfPairs,
   diffTrees,
-  firstParentChainWithParents,
+  firstParentChains,
   isAncestor,
   listRefs,
   mergeBase,
@@ -97,7 +97,7 @@ export interface Overview {
   broken: BrokenSession[];
 }
 
-/** What the overview reads of a session's history before its changed files: one `rev-list` each. */
+/** What the overview reads of a session's history before its changed files. */
 interface History {
   commits: number;
   /**
@@ -126,9 +126,7 @@ export async function readOverview(ctx: RepoContext): Promise<Overview> {
       : [],
   );
   const heads = sessions.map((s) => refs.get(sessionRef(s))?.oid ?? null);
-  const histories = await Promise.all(
-    sessions.map((s, i) => readHistory(ctx, s, heads[i] ?? null, refs)),
-  );
+  const histories = await readHistories(ctx, sessions, heads, refs);
   // One diff-tree for all: each session's change since its base, and since `from` where it differs.
   const pairs = sessions.flatMap((s, i) => {
     const head = heads[i] ?? s.base;
@@ -161,24 +159,31 @@ function everLanded(s: Session, refs: ReadonlyMap<string, ListedRef>): boolean {
 }
 
 /**
- * A session's commit count since its base (one `rev-list --first-parent --parents`) and, for
+ * Each session's commit count since its base (every chain walked in one git process) and, for
  * one that never landed and merged its target in, the target commit it merged last (one
  * `merge-base` and one `--is-ancestor`, only then). @throws HagentError GIT_FAILED.
  */
-async function readHistory(
+async function readHistories(
   ctx: RepoContext,
-  s: Session,
-  head: string | null,
+  sessions: readonly Session[],
+  heads: readonly (string | null)[],
   refs: ReadonlyMap<string, ListedRef>,
-): Promise<History> {
-  if (!head || head === s.base) return { commits: 0, from: s.base };
-  const chain = await firstParentChainWithParents(ctx.cwd, head, s.base);
-  const target = s.target ? refs.get(s.target)?.oid : undefined;
-  if (everLanded(s, refs) || !target || !chain.some((c) => c.length > 2))
-    return { commits: chain.length, from: s.base };
-  const mb = await mergeBase(ctx.cwd, head, target);
-  const from = mb && mb !== s.base && (await isAncestor(ctx.cwd, s.base, mb)) ? mb : s.base;
-  return { commits: chain.length, from };
+): Promise<History[]> {
+  const chains = await firstParentChains(
+    ctx.cwd,
+    sessions.map((s, i) => ({ head: heads[i] ?? s.base, base: s.base })),
+  );
+  return Promise.all(
+    sessions.map(async (s, i) => {
+      const head = heads[i] ?? null;
+      const { commits, merges } = chains[i]!;
+      const target = s.target ? refs.get(s.target)?.oid : undefined;
+      if (!head || !merges || !target || everLanded(s, refs)) return { commits, from: s.base };
+      const mb = await mergeBase(ctx.cwd, head, target);
+      const from = mb && mb !== s.base && (await isAncestor(ctx.cwd, s.base, mb)) ? mb : s.base;
+      return { commits, from };
+    }),
+  );
 }
 
 /** The main folder of a repository whose git common dir is `commonDir`. */
