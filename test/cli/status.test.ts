@@ -213,8 +213,10 @@ t('status --watch --json prints one line of JSON per frame', async () => {
     writeFileSync(path.join(repo, 'a.txt'), 'user\n');
     git(repo, 'commit', '-qam', 'user');
     hagent(repo, ['session', 'end', 'w2', '--json']);
-    for (let i = 0; i < 200 && out.split('\n').filter(Boolean).length < 2; i++)
-      await new Promise((r) => setTimeout(r, 50));
+    // Frames of the end's steps may come between (its worktree detached for the pool): the
+    // last one shows no session.
+    const last = () => JSON.parse(out.trimEnd().split('\n').pop()!).sessions.length;
+    for (let i = 0; i < 200 && last() > 0; i++) await new Promise((r) => setTimeout(r, 50));
   } finally {
     child.kill('SIGTERM');
   }
