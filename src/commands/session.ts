@@ -277,15 +277,13 @@ async function runUpdateAll(
   // Another session's worktree is not an agent's to change.
   refuseForAgent(io.env, 'hagent session update --all', io.cwd);
   const ctx = await openRepo(io.cwd);
-  const { updateAllSessions } = await import('../update/index.js');
+  const { updateAllSessions, updateAllRefusal } = await import('../update/index.js');
   const r = await updateAllSessions(ctx, { rebase: !!argv.rebase, env: io.env });
   const needs = r.sessions.filter((s) => s.outcome === 'conflict' || s.outcome === 'refused');
   if (argv.json) {
-    printJson(io, {
-      ...r,
-      ...(needs.length ? { error: updateAllError(needs).toJSON() } : {}),
-    });
-    return needs.length ? 1 : 0;
+    const refusal = updateAllRefusal(r);
+    printJson(io, { ...r, ...(refusal ? { error: refusal.toJSON() } : {}) });
+    return refusal ? 1 : 0;
   }
   const p = palette(io.color);
   if (r.sessions.length === 0) {
@@ -321,17 +319,4 @@ async function runUpdateAll(
       ...needs.map((s) => `  ${s.session}: ${p.dim(s.hint ?? s.message ?? '')}`),
     ]);
   return needs.length ? 1 : 0;
-}
-
-/** The `error` of an `--all` that left sessions needing the user: the first one's code and hint. */
-function updateAllError(
-  needs: readonly { session: string; outcome: string; code?: string; hint?: string }[],
-): HagentError {
-  const first = needs[0]!;
-  return new HagentError(
-    (first.code ?? 'INTERNAL') as HagentError['code'],
-    `${needs.length} session${needs.length === 1 ? '' : 's'} need${needs.length === 1 ? 's' : ''} you: ${needs.map((s) => `${s.session} (${s.outcome === 'conflict' ? 'conflict' : s.code})`).join(', ')}`,
-    { sessions: needs.map((s) => s.session) },
-    `${first.session}: ${first.hint ?? 'see its entry in sessions'}`,
-  );
 }

@@ -4,7 +4,7 @@
  * lock), never stopping at the first that cannot be: after a land train the rest of the sessions
  * catch up in one command, and each one's outcome is reported.
  */
-import { toHagentError } from '../errors.js';
+import { HagentError, toHagentError } from '../errors.js';
 import { listSessions, type ChangedFile, type RepoContext } from '../session/index.js';
 import { conflictsRefusal, updateSession, type UpdateOptions } from './index.js';
 
@@ -100,4 +100,22 @@ export async function updateAllSessions(
     ok: reports.every((r) => r.outcome === 'updated' || r.outcome === 'up-to-date'),
     sessions: reports,
   };
+}
+
+/**
+ * The `error` of an `--all` that left sessions needing the user (a `conflict` or a `refused`
+ * outcome), or null when none did: the first such session's code and hint, every such session's
+ * id in `details.sessions` (each one's own entry says the rest). The command exits 1 with it.
+ */
+export function updateAllRefusal(result: UpdateAllResult): HagentError | null {
+  const needs = result.sessions.filter((s) => s.outcome === 'conflict' || s.outcome === 'refused');
+  const first = needs[0];
+  if (!first) return null;
+  const n = needs.length;
+  return new HagentError(
+    (first.code ?? 'INTERNAL') as HagentError['code'],
+    `${n} session${n === 1 ? '' : 's'} need${n === 1 ? 's' : ''} you: ${needs.map((s) => `${s.session} (${s.outcome === 'conflict' ? 'conflict' : s.code})`).join(', ')}`,
+    { sessions: needs.map((s) => s.session) },
+    `${first.session}: ${first.hint ?? first.message ?? 'see its entry in sessions'}`,
+  );
 }

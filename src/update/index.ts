@@ -100,6 +100,7 @@ export {
 } from './resolve.js';
 import { writeUnmerged } from './resolve.js';
 export {
+  updateAllRefusal,
   updateAllSessions,
   type SessionUpdateReport,
   type UpdateAllResult,
