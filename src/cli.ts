@@ -119,6 +119,7 @@ const RUNNERS: Record<CommandName, () => Promise<Runner>> = {
   review: async () => (await import('./commands/review.js')).runReview,
   land: async () => (await import('./commands/land.js')).runLand,
   gate: async () => (await import('./commands/land.js')).runGate,
+  status: async () => (await import('./commands/status.js')).runStatus,
   undo: async () => (await import('./commands/undo.js')).runUndo,
   'config show': async () => (await import('./commands/config.js')).runConfigShow,
   'config schema': async () => (await import('./commands/config.js')).runConfigSchema,

@@ -17,6 +17,7 @@ import {
   endSession,
   hagentDir,
   readSession,
+  recordSessionAgent,
   sessionStatus,
   startSession,
   type Drift,
@@ -376,6 +377,8 @@ export async function runAgent(
     });
     session = await readSession(ctx.commonDir, started.id);
   }
+  // Which agent works in the session, for `hagent status` (the name the user typed: cursor-agent).
+  session = await recordSessionAgent(ctx, session.id, name);
   const since = new Date().toISOString();
   const plan = await prepareLaunch(
     ctx.commonDir,

@@ -62,6 +62,7 @@ function verbOf(what: string): string {
   if (/land --undo|undo --land/.test(what)) return 'take a land back';
   if (/\bland\b/.test(what)) return 'land its own work';
   if (/session end/.test(what)) return 'end sessions';
+  if (/session update --all/.test(what)) return 'update other sessions than its own';
   if (/integrate/.test(what)) return "change the agents' hook and MCP configuration";
   return 'run it';
 }

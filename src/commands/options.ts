@@ -166,8 +166,20 @@ export const COMMANDS = {
           "replay the session's patches on the target instead of merging it (refused on a " +
           'conflict)',
       },
+      all: {
+        type: 'boolean',
+        description:
+          'every session with a target, in turn, never stopping at a conflict; one line each ' +
+          '(exit 1 when any conflicted or was refused)',
+        conflicts: ['session', 'id'],
+      },
     },
     examples: [
+      [
+        '$0 session update --all',
+        'after a land: bring every session up to its target; conflicts wait in their worktrees',
+      ],
+      ['$0 session update --all --json', '{ok, sessions: [{session, outcome, …}]}'],
       [
         '$0 session update --rebase',
         'the session on top of the current target, one commit per patch as before',
@@ -382,6 +394,26 @@ export const COMMANDS = {
       ['$0 undo', 'drop the last patch'],
       ['$0 undo 2 --json', ''],
       ['$0 undo --redo', 'bring it back'],
+    ],
+  },
+  status: {
+    description:
+      "the repository's overview: every session's agent, state, commits, files, drift and " +
+      'worktree, one line each',
+    positionals: [],
+    options: {
+      ...JSON_OPTION,
+      watch: {
+        type: 'boolean',
+        description:
+          'redraw whenever a session, its refs or a target branch changes (Ctrl-C ends it; in a ' +
+          'pipe one frame per change, with --json one line of JSON each)',
+      },
+    },
+    examples: [
+      ['$0 status', 'one line per session; * marks the one you are in'],
+      ['$0 status --json', '{ok, repository, sessions: [{session, agent, state, …}]}'],
+      ['$0 status --watch', 'a live view while agents work and you land'],
     ],
   },
   'config show': {

@@ -3,6 +3,7 @@
  */
 import path from 'node:path';
 import { refuseForAgent } from '../agents/marker.js';
+import { HagentError } from '../errors.js';
 import {
   openRepo,
   resolveSession,
@@ -216,9 +217,10 @@ function keptWhat(r: { unlanded: string[]; uncommitted: string[] }): string {
 }
 
 export async function runUpdate(
-  argv: CommonArgs & { id?: string; rebase?: boolean },
+  argv: CommonArgs & { id?: string; rebase?: boolean; all?: boolean },
   io: Io,
 ): Promise<number> {
+  if (argv.all) return runUpdateAll(argv, io);
   const ctx = await openRepo(io.cwd);
   const session = await resolveSession(ctx, argv.id ?? argv.session);
   const { updateSession, conflictsRefusal } = await import('../update/index.js');
@@ -259,4 +261,66 @@ export async function runUpdate(
     ]);
   }
   return 0;
+}
+
+/**
+ * `hagent session update --all`: each session's outcome on one line; exit 1 when any conflicted
+ * or was refused (something needs the user), 0 otherwise.
+ */
+async function runUpdateAll(
+  argv: CommonArgs & { id?: string; rebase?: boolean },
+  io: Io,
+): Promise<number> {
+  if (argv.id !== undefined || argv.session !== undefined)
+    throw new HagentError(
+      'USAGE',
+      '--all updates every session: it takes no session id',
+      {},
+      'hagent session update --all, or hagent session update ID for one',
+    );
+  // Another session's worktree is not an agent's to change.
+  refuseForAgent(io.env, 'hagent session update --all', io.cwd);
+  const ctx = await openRepo(io.cwd);
+  const { updateAllSessions, updateAllRefusal } = await import('../update/index.js');
+  const r = await updateAllSessions(ctx, { rebase: !!argv.rebase, env: io.env });
+  const needs = r.sessions.filter((s) => s.outcome === 'conflict' || s.outcome === 'refused');
+  if (argv.json) {
+    const refusal = updateAllRefusal(r);
+    printJson(io, { ...r, ...(refusal ? { error: refusal.toJSON() } : {}) });
+    return refusal ? 1 : 0;
+  }
+  const p = palette(io.color);
+  if (r.sessions.length === 0) {
+    printLines(io, ['No session with a target branch to update.']);
+    return 0;
+  }
+  const width = Math.max(...r.sessions.map((s) => s.session.length));
+  const style = {
+    updated: p.green,
+    'up-to-date': p.dim,
+    conflict: p.yellow,
+    refused: p.red,
+  } as const;
+  printLines(
+    io,
+    r.sessions.map((s) => {
+      const branch = s.target.replace('refs/heads/', '');
+      const what =
+        s.outcome === 'updated'
+          ? `merged ${branch} (${short(s.merged)}): ${short(s.commit)}, ${s.files!.length} file${s.files!.length === 1 ? '' : 's'}`
+          : s.outcome === 'up-to-date'
+            ? `already holds ${branch} (${short(s.merged)})`
+            : s.outcome === 'conflict'
+              ? `${s.conflicts!.length} file${s.conflicts!.length === 1 ? '' : 's'} with conflicts, left in its worktree: ${cappedList(s.conflicts!, 5)}`
+              : `${s.code}: ${s.message}`;
+      return `${p.bold(s.session.padEnd(width))}  ${style[s.outcome](s.outcome.padEnd(10))}  ${what}`;
+    }),
+  );
+  if (needs.length)
+    printLines(io, [
+      '',
+      p.yellow(`${needs.length} of ${r.sessions.length} need you:`),
+      ...needs.map((s) => `  ${s.session}: ${p.dim(s.hint ?? s.message ?? '')}`),
+    ]);
+  return needs.length ? 1 : 0;
 }

@@ -66,3 +66,18 @@ export * from './merge-state.js';
 export { removeGitLock, removeLockMadeSince } from './locks.js';
 export * from './renames.js';
 export * from './hooks-path.js';
+export {
+  changedPathsOfPairs,
+  listRefs,
+  parseDiffTreeStdin,
+  parseRefListing,
+  type CommitPair,
+  type ListedRef,
+} from './ref-listing.js';
+export {
+  firstParentChains,
+  parseCommitParents,
+  splitBatchCommits,
+  type ChainRange,
+  type ChainSummary,
+} from './first-parents.js';

@@ -120,8 +120,8 @@ function flagSet(args: readonly Field[], name: string): boolean {
 
 /**
  * Checks `hagent ARGS…` (after its launcher was unwrapped).
- * Refuses with `hagent-human-only` for review --approve, land (and --undo), undo --land, session end
- * and integrate; with `agent-marker` when the command line's environment dropped the marker
+ * Refuses with `hagent-human-only` for review --approve, land (and --undo), undo --land, session end,
+ * session update --all and integrate; with `agent-marker` when the command line's environment dropped the marker
  * (`env -i hagent …`); with `unresolved` when the verb is only known when it runs.
  */
 export function checkHagent(w: Walker, args: readonly Field[], r: Run): void {
@@ -158,6 +158,8 @@ export function checkHagent(w: Walker, args: readonly Field[], r: Run): void {
           r.text,
         );
       if (sub?.value === 'end') human('hagent session end');
+      // Every session, not the agent's own: its own is `hagent session update`.
+      if (sub?.value === 'update' && flagSet(args, 'all')) human('hagent session update --all');
       return;
     case 'exec': {
       // The words after the options are the command as hagent exec reads them: one word is

@@ -29,7 +29,7 @@ export const GUARD_RULES = {
   'git-history-rewrite':
     'rewrites history of every branch or of the target branch (filter-branch, filter-repo, replace refs, rebasing the target)',
   'hagent-human-only':
-    "runs one of hagent's human-only commands (review --approve, land, land --undo, undo --land, session end, integrate)",
+    "runs one of hagent's human-only commands (review --approve, land, land --undo, undo --land, session end, session update --all, integrate)",
   'agent-marker':
     'unsets or overrides HAGENT_AGENT, the marker that tells hagent it runs for an agent',
 } as const;

@@ -36,6 +36,7 @@ import { type RepoContext, resolveSession } from './context.js';
 import { isInside, worktreeRootFor } from './where.js';
 import {
   listSessions,
+  readSession,
   removeSession,
   SESSION_ID,
   sessionFilePath,
@@ -152,6 +153,29 @@ function newSessionId(): string {
   const d = new Date();
   const stamp = `${d.getUTCFullYear()}${String(d.getUTCMonth() + 1).padStart(2, '0')}${String(d.getUTCDate()).padStart(2, '0')}`;
   return `${stamp}-${randomBytes(3).toString('hex')}`;
+}
+
+/**
+ * Records in the session's record which agent `hagent run` launches in it (`agent`, e.g.
+ * `claude`), read afresh and written under the session lock so that a land's write of the record
+ * at the same moment is not lost. An agent already recorded is replaced: the field names the last
+ * one. Additive: older versions of hagent read the record as before (they drop the field when
+ * they write it). @returns the session as recorded.
+ * @throws HagentError SESSION_NOT_FOUND, SESSION_CORRUPT, LOCKED.
+ */
+export async function recordSessionAgent(
+  ctx: RepoContext,
+  id: string,
+  agent: string,
+  options: { timeoutMs?: number } = {},
+): Promise<Session> {
+  return withSessionLock(ctx.commonDir, id, { command: 'run' }, options, async () => {
+    const fresh = await readSession(ctx.commonDir, id);
+    if (fresh.agent === agent) return fresh;
+    const next = { ...fresh, agent };
+    await writeSession(ctx.commonDir, next, { durable: false });
+    return next;
+  });
 }
 
 /** Options of {@link startSession}. */

@@ -37,6 +37,12 @@ export const SessionSchema = z.object({
   createdAt: z.string(),
   approval: z._default(z.nullable(ApprovalSchema), null),
   lands: z._default(z.array(LandRecordSchema), []),
+  /**
+   * The agent `hagent run` last launched in the session (`claude`, `codex`, `gemini`,
+   * `cursor-agent`, `copilot`), recorded when the run starts; absent for a session no run has
+   * launched an agent in (started by `session start`, an agent's own hook, `mcp --new`).
+   */
+  agent: z.optional(z.string()),
 });
 
 export type Session = z.infer<typeof SessionSchema>;

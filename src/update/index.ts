@@ -99,6 +99,13 @@ export {
   type Unresolved,
 } from './resolve.js';
 import { writeUnmerged } from './resolve.js';
+export {
+  updateAllRefusal,
+  updateAllSessions,
+  type SessionUpdateReport,
+  type UpdateAllResult,
+  type UpdateOutcome,
+} from './all.js';
 
 /** JSON of `hagent session update`. */
 export interface UpdateResult {

@@ -68,6 +68,7 @@ t('every command takes --json and prints one JSON object with ok', () => {
     'session start': { cwd: () => repo, args: ['--name', 'j1'] },
     'session list': { cwd: () => repo, args: [] },
     'session status': { cwd: () => repo, args: [] },
+    status: { cwd: () => repo, args: [] },
     guard: { cwd: wt, args: ['--', 'ls'] },
     check: { cwd: wt, args: ['-'], input: updatePatch('a.txt', 'two', 'TWO') },
     apply: { cwd: wt, args: ['-'], input: updatePatch('a.txt', 'two', 'TWO') },

@@ -22,6 +22,8 @@ test('the human-only verbs are refused under hagent-human-only, the reason namin
     'hagent land --undo',
     'hagent undo --land',
     'hagent session end other --force --yes',
+    'hagent session update --all',
+    'hagent session update --all --json',
     'hagent integrate gemini',
     'hagent -- land',
     'npx hagent land --yes',
