@@ -52,6 +52,9 @@ export interface GateResult {
   worktree: string;
   /** The session whose land it checked, when one. */
   session: string | null;
+  /** The session's head and the target commit it was checked over (a later check of either differs). */
+  head: string | null;
+  previous: string;
   at: string;
   /** true when this is an earlier run's pass for the same tree and command, not a new run. */
   reused: boolean;
@@ -99,6 +102,8 @@ export interface GateSubject {
   /** Full ref of the target branch: names the scratch worktree. */
   target: string;
   session: string | null;
+  /** The session head whose change the tree holds, when known. */
+  head: string | null;
 }
 
 /**
@@ -141,6 +146,8 @@ export async function runGate(
     truncated: outcome.truncated,
     worktree,
     session: subject.session,
+    head: subject.head,
+    previous: subject.previous,
     at: new Date().toISOString(),
     reused: false,
   };
@@ -148,7 +155,25 @@ export async function runGate(
   await writeJsonFile(resultFile(ctx.commonDir, subject.tree, command), record, {
     durable: false,
   });
+  if (subject.session)
+    await writeJsonFile(lastFile(ctx.commonDir, subject.session), record, { durable: false });
   return result;
+}
+
+function lastFile(commonDir: string, session: string): string {
+  return path.join(hagentDir(commonDir), 'gates', 'sessions', `${session}.json`);
+}
+
+/**
+ * The last gate run for `session` (by a land or `hagent gate`), or null: for `hagent status`,
+ * which tells a result of the session's current head over the target's current commit from an
+ * older one by its `head` and `previous`.
+ */
+export async function lastGate(commonDir: string, session: string): Promise<GateResult | null> {
+  const raw = (await readJsonFile(lastFile(commonDir, session)).catch(
+    () => null,
+  )) as GateResult | null;
+  return raw && typeof raw.tree === 'string' ? { ...raw, reused: true } : null;
 }
 
 /**

@@ -76,7 +76,7 @@ export async function gateSession(
     const r = await runGate(
       ctx,
       { ...config.land, worktreeRoot: config.runtime.worktreeRoot, mainRoot: config.root },
-      { tree: p.tree, previous, target, session: session.id },
+      { tree: p.tree, previous, target, session: session.id, head: p.head ?? null },
       env,
       options,
     );

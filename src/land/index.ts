@@ -363,6 +363,8 @@ export interface LandPrediction {
   outcome: 'clean' | 'conflict' | 'refused' | 'nothing';
   /** The tree the land would put on the target (clean only). */
   tree: string | null;
+  /** The session head the prediction merged (null when it did not get that far). */
+  head?: string;
   /** The files it would change on the target (clean), or the conflicted paths. */
   files: { path: string; status: string }[];
   conflicts: string[];
@@ -448,7 +450,7 @@ export async function predictLand(
     };
   const files = (await changed()).map((c) => ({ path: c.path, status: c.status }));
   if (files.length === 0) return { session: session.id, outcome: 'nothing', ...none };
-  return { session: session.id, outcome: 'clean', tree: merged.tree, files, conflicts: [] };
+  return { session: session.id, outcome: 'clean', tree: merged.tree, head, files, conflicts: [] };
 }
 
 /** What landing a session now would give, as {@link landOutlook} computes it (the radar's prediction). */
@@ -886,6 +888,7 @@ async function landLocked(
     previous,
     target,
     session: session.id,
+    head,
   });
   if (gate)
     message = withTrailer(

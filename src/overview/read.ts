@@ -8,6 +8,8 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { lastGate } from '../gate/index.js';
+import { radarOf, type SessionRadar } from '../radar/index.js';
 import {
   changedPathsOfPairs,
   diffTrees,
@@ -86,6 +88,18 @@ export interface OverviewRow {
   /** The session branch's commit; null when the branch is gone. */
   head: string | null;
   createdAt: string;
+  /**
+   * The other unlanded sessions changing a file this one changes (radar/): per session, the
+   * shared paths and whether some changed lines meet (then landing both will most likely conflict).
+   */
+  overlaps: { session: string; paths: string[]; lines: boolean }[];
+  /** The predicted outcome of landing it now (land's own merge, nothing written); null: nothing to land. */
+  prediction: 'clean' | 'conflict' | null;
+  /**
+   * The last gate run for it (a land or `hagent gate`): passed or not, and `current` when it ran
+   * on the session's current head over the target's current commit. Null: never run.
+   */
+  gate: { passed: boolean; current: boolean; tree: string; at: string } | null;
 }
 
 /** The whole overview: `{repository, sessions, broken}` (the `--json` of `hagent status` adds `ok`). */
@@ -141,15 +155,41 @@ export async function readOverview(ctx: RepoContext): Promise<Overview> {
   const lists = await changedFiles(ctx, pairs);
   let k = 0;
   const top = ctx.location.topLevel;
-  const rows = await Promise.all(
-    sessions.map((s, i) => {
-      const sinceBase = lists[k++]!;
-      const own = histories[i]!.from === s.base ? sinceBase : lists[k++]!;
-      return readRow(ctx, s, heads[i] ?? null, histories[i]!, sinceBase, own, refs, {
-        current: top !== null && isInside(s.worktree, top),
-      });
-    }),
-  );
+  const [rows, radar, gates] = await Promise.all([
+    Promise.all(
+      sessions.map((s, i) => {
+        const sinceBase = lists[k++]!;
+        const own = histories[i]!.from === s.base ? sinceBase : lists[k++]!;
+        return readRow(ctx, s, heads[i] ?? null, histories[i]!, sinceBase, own, refs, {
+          current: top !== null && isInside(s.worktree, top),
+        });
+      }),
+    ),
+    sessions.length ? radarOf(ctx) : new Map<string, SessionRadar>(),
+    Promise.all(sessions.map((s) => lastGate(ctx.commonDir, s.id))),
+  ]);
+  for (const [i, row] of rows.entries()) {
+    const r = radar.get(row.session);
+    const byOther = new Map<string, { session: string; paths: string[]; lines: boolean }>();
+    for (const o of r?.overlaps ?? []) {
+      const e = byOther.get(o.session) ?? { session: o.session, paths: [], lines: false };
+      e.paths.push(o.path);
+      e.lines ||= o.linesOverlap;
+      byOther.set(o.session, e);
+    }
+    row.overlaps = [...byOther.values()];
+    row.prediction = r?.prediction?.outcome ?? null;
+    const g = gates[i];
+    const tip = row.target ? (refs.get(row.target)?.oid ?? null) : null;
+    row.gate = g
+      ? {
+          passed: g.passed,
+          current: g.head === row.head && g.previous === tip,
+          tree: g.tree,
+          at: g.at,
+        }
+      : null;
+  }
   return { repository: repositoryFolder(ctx.commonDir), sessions: rows, broken };
 }
 
@@ -279,5 +319,8 @@ async function readRow(
     base: s.base,
     head,
     createdAt: s.createdAt,
+    overlaps: [],
+    prediction: null,
+    gate: null,
   };
 }

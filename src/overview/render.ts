@@ -51,6 +51,26 @@ export const COLUMNS: readonly Column[] = [
     style: (r, p) => (r.drift || !r.head ? p.yellow : p.dim),
   },
   {
+    header: 'OVERLAPS',
+    text: (r) =>
+      r.overlaps.length
+        ? r.overlaps.map((o) => `${o.session}${o.lines ? '(lines)' : ''}`).join(',')
+        : '-',
+    style: (r, p) =>
+      r.overlaps.some((o) => o.lines) ? p.yellow : r.overlaps.length ? (s) => s : p.dim,
+  },
+  {
+    header: 'LAND',
+    text: (r) => r.prediction ?? '-',
+    style: (r, p) => (r.prediction === 'conflict' ? p.red : r.prediction ? p.green : p.dim),
+  },
+  {
+    header: 'GATE',
+    text: (r) =>
+      r.gate ? `${r.gate.passed ? 'passed' : 'failed'}${r.gate.current ? '' : '(old)'}` : '-',
+    style: (r, p) => (!r.gate ? p.dim : !r.gate.current ? p.dim : r.gate.passed ? p.green : p.red),
+  },
+  {
     header: 'WORKTREE',
     text: (r) => `${r.worktree}${r.worktreeExists ? '' : ' (missing)'}`,
     style: (r, p) => (r.worktreeExists ? p.dim : p.red),

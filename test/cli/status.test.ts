@@ -4,7 +4,7 @@
  * and `--watch` in a pipe printing a new frame after a session changes.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -82,6 +82,9 @@ t('status --json gives every session its state, commits, files, drift and worktr
       'base',
       'head',
       'createdAt',
+      'overlaps',
+      'prediction',
+      'gate',
     ],
     'stable field names, in this order',
   );
@@ -120,11 +123,18 @@ t('status prints one aligned line per session, the current one marked, no colour
   assert.not.match(r.stdout, /\u001b\[/, 'no ANSI codes in a pipe');
   const lines = r.stdout.trimEnd().split('\n');
   assert.is(lines[0], `${repo}: 4 sessions`);
-  assert.match(lines[1]!, /^ {2}SESSION +AGENT +STATE +COMMITS +FILES +TARGET +DRIFT +WORKTREE$/);
+  assert.match(
+    lines[1]!,
+    /^ {2}SESSION +AGENT +STATE +COMMITS +FILES +TARGET +DRIFT +OVERLAPS +LAND +GATE +WORKTREE$/,
+  );
   const rows = lines.slice(2);
   assert.is(rows.length, 4);
-  assert.match(rows[0]!, /^ {2}em +- +empty +0 +0 +main +- +\//);
-  assert.match(rows[1]!, /^\* op +- +open +1 +1 +main +- +\//, 'the session you are in, marked');
+  assert.match(rows[0]!, /^ {2}em +- +empty +0 +0 +main +- +- +- +- +\//);
+  assert.match(
+    rows[1]!,
+    /^\* op +- +open +1 +1 +main +- +- +clean +- +\//,
+    'the session you are in, marked',
+  );
   assert.match(rows[2]!, /^ {2}ap +- +approved +1 +1 +main/);
   assert.match(rows[3]!, /^ {2}la +- +landed +1 +0 +main/);
   // Aligned: every column starts at the same place on every line.
@@ -226,5 +236,53 @@ t('status --watch --json prints one line of JSON per frame', async () => {
   assert.is(JSON.parse(lines[0]!).sessions[0].session, 'w2');
   assert.equal(JSON.parse(lines[lines.length - 1]!).sessions, [], 'the ended session is gone');
 });
+
+t(
+  'the overview shows which sessions overlap, the predicted land and the last gate (current or old)',
+  () => {
+    const repo = makeRepo({ 'a.txt': 'a\n', 'b.txt': 'b\n' });
+    mkdirSync(path.join(repo, '.hagent'), { recursive: true });
+    writeFileSync(path.join(repo, '.hagent', 'config.json'), '{"land": {"gate": ["true"]}}\n');
+    for (const [id, to] of [
+      ['x1', 'X1'],
+      ['x2', 'X2'],
+    ] as const) {
+      startSession(repo, ['--name', id]);
+      const r = hagent(repo, ['apply', '-', '--session', id], {
+        input: updatePatch('a.txt', 'a', to),
+      });
+      assert.is(r.status, 0, r.stderr);
+    }
+    startSession(repo, ['--name', 'x3']);
+    assert.is(
+      hagent(repo, ['apply', '-', '--session', 'x3'], { input: updatePatch('b.txt', 'b', 'B3') })
+        .status,
+      0,
+    );
+    assert.is(hagent(repo, ['gate', 'x3']).status, 0);
+    let st = hagent(repo, ['status', '--json']);
+    assert.is(st.status, 0, st.stderr);
+    let by = Object.fromEntries(st.json.sessions.map((r: { session: string }) => [r.session, r]));
+    assert.equal(by.x1.overlaps, [{ session: 'x2', paths: ['a.txt'], lines: true }]);
+    assert.equal(by.x3.overlaps, []);
+    assert.is(by.x1.prediction, 'clean');
+    assert.is(by.x3.gate.passed, true);
+    assert.is(by.x3.gate.current, true);
+    assert.is(by.x1.gate, null);
+    // x1 lands: x2 now predicts a conflict, and x3's gate ran over an older target commit.
+    look(repo, 'x1');
+    assert.is(hagent(repo, ['review', '--session', 'x1', '--approve']).status, 0);
+    assert.is(hagent(repo, ['land', 'x1']).status, 0);
+    st = hagent(repo, ['status', '--json']);
+    by = Object.fromEntries(st.json.sessions.map((r: { session: string }) => [r.session, r]));
+    assert.is(by.x2.prediction, 'conflict');
+    assert.is(by.x3.gate.current, false);
+    assert.is(by.x1.gate.passed, true, "the land's own gate run is recorded");
+    const text = hagent(repo, ['status']);
+    assert.match(text.stdout, /OVERLAPS +LAND +GATE/);
+    assert.match(text.stdout, /x2 .* conflict /);
+    assert.match(text.stdout, /x3 .* passed\(old\)/);
+  },
+);
 
 t.run();
