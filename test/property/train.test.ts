@@ -47,9 +47,11 @@ const test = suite('property: land trains');
 process.env.XDG_CACHE_HOME = TEST_CACHE;
 
 const SEED = process.env.FC_SEED ? Number(process.env.FC_SEED) : 0x7a11;
-// 1,000 is the figure of issue 24: HAGENT_TRAINS=1000. The default keeps the file within the suite's
-// time (each land is ~9 git processes; see the report in the commit adding this file).
+// 1,000 is the figure of issue 24: HAGENT_TRAINS=1000. The default keeps the file near the suite's
+// budget: a train costs ~35 git processes (a land ~9, its undo ~10, the checks ~6, a gated land
+// ~6 more), and a session made for the pool ~25.
 const TRAINS = Number(process.env.HAGENT_TRAINS ?? 120);
+const CLI_TRAINS = Number(process.env.HAGENT_CLI_TRAINS ?? 50);
 const REPOS = 4;
 const SLOTS = 20;
 const TARGET = 'refs/heads/main';
@@ -569,8 +571,9 @@ test(`through the library: ${TRAINS} randomized trains, stop at k, undo restores
   assert.ok(s.undone > TRAINS / 3, 'undone');
 });
 
-test('through the CLI: 50 randomized trains (land S1 S2 … --json, land --undo --json)', async () => {
-  const s = await runTrains(viaCli, 1, 50, 8, SEED + 1);
+test(`through the CLI: ${CLI_TRAINS} randomized trains (land S1 S2 … --json, land --undo --json)`, async () => {
+  const s = await runTrains(viaCli, 1, CLI_TRAINS, 8, SEED + 1);
+  if (CLI_TRAINS < 50) return;
   assert.ok(s.stops.GATE_FAILED! >= 3 && s.stops.LAND_CONFLICT! >= 3, JSON.stringify(s.stops));
   assert.ok(s.undone >= 20, 'undone');
 });
