@@ -28,7 +28,7 @@ import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { applyPatch, openRepo, readSession, reviewSession, startSession } from '../../src/index.js';
-import { forgetTrain, landTrain, readTrain } from '../../src/land/train.js';
+import { forgetTrain, landTrain, predictTrain, readTrain } from '../../src/land/train.js';
 import { undoTrain } from '../../src/land/undo.js';
 import type { RepoContext } from '../../src/session/index.js';
 import {
@@ -76,6 +76,8 @@ interface UndoOutcome {
 
 /** Lands and undoes trains: in process, or through the built CLI. */
 interface Driver {
+  /** `--dry-run`: the sessions it would land, and where it would stop (a gate is not predicted). */
+  predict?(y: Yard, ids: string[]): Promise<{ wouldLand: string[]; wouldStopAt: string | null }>;
   train(y: Yard, ids: string[]): Promise<TrainOutcome>;
   undo(y: Yard): Promise<UndoOutcome>;
 }
@@ -359,6 +361,13 @@ async function oneTrain(
   const snap0 = snapshotTree(y.repo);
   const context = `train ${index} in ${y.repo}: ${order.join(' ')} (inject ${inject} at ${k}${gateOn ? ', gate on' : ''})`;
 
+  if (driver.predict) {
+    // The dry run foresees the conflict (not the gate: that needs the gate run), writing nothing.
+    const p = await driver.predict(y, order);
+    const conflictAt = inject === 'conflict' ? k : null;
+    assert.equal(p.wouldLand, order.slice(0, conflictAt ?? n), `${context}: dry run`);
+    assert.is(p.wouldStopAt, conflictAt === null ? null : stopAt, `${context}: dry run`);
+  }
   const res = await driver.train(y, order);
   stats.trains++;
   stats.maxN = Math.max(stats.maxN, n);
@@ -485,6 +494,10 @@ async function oneTrain(
 }
 
 const library: Driver = {
+  async predict(y, ids) {
+    const sessions = await Promise.all(ids.map((id) => readSession(y.commonDir, id)));
+    return predictTrain(y.ctx, sessions, process.env);
+  },
   async train(y, ids) {
     const sessions = await Promise.all(ids.map((id) => readSession(y.commonDir, id)));
     return landTrain(y.ctx, sessions, { env: process.env });
@@ -540,6 +553,7 @@ const viaCli: Driver = {
 
 async function runTrains(driver: Driver, repos: number, count: number, maxN: number, seed: number) {
   const stats: Stats = { trains: 0, landed: 0, undone: 0, kept: 0, stops: {}, maxN: 0, gated: 0 };
+  if (count === 0) return stats;
   const t0 = Date.now();
   // The repositories' trains run side by side (each repository's one after the other), each
   // with its own seeded PRNG: the same seed gives the same trains.
