@@ -50,9 +50,10 @@ const SEED = process.env.FC_SEED ? Number(process.env.FC_SEED) : 0x7a11;
 // 1,000 is the figure of issue 24: HAGENT_TRAINS=1000. The default keeps the file near the suite's
 // budget: a train costs ~35 git processes (a land ~9, its undo ~10, the checks ~6, a gated land
 // ~6 more), and a session made for the pool ~25.
-const TRAINS = Number(process.env.HAGENT_TRAINS ?? 120);
+const TRAINS = Number(process.env.HAGENT_TRAINS ?? 40);
 const CLI_TRAINS = Number(process.env.HAGENT_CLI_TRAINS ?? 50);
-const REPOS = 4;
+/** Repositories landing side by side: each one's pool of 27 sessions is made first (~25 git processes each). */
+const REPOS = TRAINS >= 200 ? 4 : 2;
 const SLOTS = 20;
 const TARGET = 'refs/heads/main';
 const GATE = JSON.stringify({ land: { gate: { shell: 'test ! -e FAIL' } } });
