@@ -249,7 +249,7 @@ export function gateFailure(result: GateResult, session: string | null): HagentE
   const how = result.timedOut
     ? `timed out after ${Math.round(result.durationMs / 1000)} s`
     : `exit ${result.exitCode ?? result.signal}`;
-  const tail = tailLines(result.stderr.trim() ? result.stderr : result.stdout, 5);
+  const tail = failureTail(result.stderr.trim() ? result.stderr : result.stdout, 5);
   return new HagentError(
     'GATE_FAILED',
     `the gate (${line}) failed on the tree that would land${session ? ` session ${session}` : ''}: ${how}${tail ? `\n${tail}` : ''}`,
@@ -269,12 +269,25 @@ export function gateFailure(result: GateResult, session: string | null): HagentE
   );
 }
 
-/** The last `n` non-empty lines of `text`, indented. Pure. */
-function tailLines(text: string, n: number): string {
-  return text
-    .split('\n')
-    .filter((l) => l.trim())
-    .slice(-n)
-    .map((l) => `  ${l}`)
-    .join('\n');
+/**
+ * Lines naming what failed, as test runners print them (TAP's `not ok`, node --test's and
+ * mocha's `✖`/`✗`, jest's and vitest's `FAIL` and `●`): the last lines of a run are often a
+ * summary of counts that names no test. Pure.
+ */
+const FAILED_LINE = /^\s*(not ok\b|[✖✗×●]\s|FAIL\b)/;
+
+/**
+ * The output's tail for a gate's refusal: the first (up to 3) lines naming a failed test when the
+ * last `n` lines name none, then the last `n` non-empty lines, indented. Pure.
+ */
+function failureTail(text: string, n: number): string {
+  const lines = text.split('\n').filter((l) => l.trim());
+  const last = lines.slice(-n);
+  const named = last.some((l) => FAILED_LINE.test(l))
+    ? []
+    : lines
+        .slice(0, -n)
+        .filter((l) => FAILED_LINE.test(l))
+        .slice(0, 3);
+  return [...named, ...(named.length ? ['…'] : []), ...last].map((l) => `  ${l}`).join('\n');
 }
