@@ -186,10 +186,10 @@ async function printTrain(
   }
   const p = palette(io.color);
   const branch = r.target.replace('refs/heads/', '');
-  printLines(
-    io,
-    r.landed.flatMap((l) => landLines(l, p)),
-  );
+  printLines(io, [
+    ...r.landed.flatMap((l) => landLines(l, p)),
+    ...r.skipped.map((k) => p.dim(`skipped ${k.session}: ${k.message}`)),
+  ]);
   if (r.stopped) {
     const s = r.stopped;
     printError(
@@ -241,7 +241,7 @@ function printPrediction(r: TrainPrediction, argv: CommonArgs, io: Io): number {
       ? p.yellow(
           `would land ${r.wouldLand.length ? r.wouldLand.join(' ') : 'nothing'}, then stop at ${r.wouldStopAt}`,
         )
-      : p.green(`would land all ${r.wouldLand.length}`),
+      : p.green(`would land ${r.wouldLand.join(' ') || 'nothing'}`),
   );
   printLines(io, lines);
   return code;
@@ -258,19 +258,25 @@ export async function runLandUndo(ctx: RepoContext, argv: CommonArgs, io: Io): P
     if (target) {
       const train = await readTrain(ctx.commonDir, target);
       const tip = await readRef(ctx.cwd, target);
-      const last = train?.lands[train.lands.length - 1];
-      if (train && last && tip === last.commit) {
+      const trainTip = train?.lands[train.lands.length - 1];
+      if (train && trainTip && tip === trainTip.commit) {
         const r = await undoTrain(ctx, train, io.env);
         await forgetTrain(ctx.commonDir, target);
         return printTrainUndo(r, argv, io);
       }
-      const onTop = tip
-        ? (await listSessions(ctx.commonDir)).filter(
-            (s) => s.target === target && s.lands[s.lands.length - 1]?.commit === tip,
-          )
-        : [];
+      const landedHere = (await listSessions(ctx.commonDir)).filter(
+        (s) => s.target === target && s.lands.length > 0,
+      );
+      const lastLand = (s: Session) => s.lands[s.lands.length - 1]!;
+      const onTop = landedHere.filter((s) => lastLand(s).commit === tip);
       if (onTop.length === 1)
         return printLandUndo(await undoLand(ctx, onTop[0]!, io.env), argv, io);
+      // Nothing of hagent's at the tip (the user committed on top): the last train, or the
+      // newest land, is the one meant; its undo refuses, naming what is on top.
+      const newest = landedHere.sort((a, b) => lastLand(b).at.localeCompare(lastLand(a).at))[0];
+      if (train && trainTip && newest && lastLand(newest).commit === trainTip.commit)
+        return printTrainUndo(await undoTrain(ctx, train, io.env), argv, io);
+      if (newest) return printLandUndo(await undoLand(ctx, newest, io.env), argv, io);
     }
   }
   const session = await resolveSession(ctx, argv.session);
@@ -292,7 +298,7 @@ function printTrainUndo(r: TrainUndoResult, argv: CommonArgs, io: Io): number {
         `  ${f.status} ${f.path}${r.untouched.includes(f.path) ? p.yellow('  (changed since the land: left as it is)') : ''}`,
     ),
     p.dim(
-      `the sessions are approved and not landed again; land them again with: hagent land ${r.sessions.join(' ')}`,
+      `the sessions are not landed any more; land them again with: hagent land ${r.sessions.join(' ')}`,
     ),
   ]);
   return 0;
@@ -338,7 +344,7 @@ export function printLandUndo(r: LandUndoResult, argv: CommonArgs, io: Io): numb
         `  ${f.status} ${f.path}${r.untouched.includes(f.path) ? p.yellow('  (changed since the land: left as it is)') : ''}`,
     ),
     p.dim(
-      `the session is approved and not landed again; land it again with: hagent land --session ${r.session}`,
+      `the session is not landed any more; land it again with: hagent land --session ${r.session}`,
     ),
   ]);
   return 0;

@@ -127,11 +127,33 @@ export async function runGate(
   }
   const worktree = await scratchWorktree(ctx, config, subject);
   const line = gateCommandLine(command);
+  // The gate runs in a process group of its own (so a timeout kills it whole); a Ctrl-C or kill
+  // of hagent must end it too, or a 15-minute suite would run on with nobody waiting.
+  let group: number | null = null;
+  const stop = (signal: NodeJS.Signals) => () => {
+    if (group !== null)
+      try {
+        process.kill(-group, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  };
+  const onInt = stop('SIGINT');
+  const onTerm = stop('SIGTERM');
+  process.once('SIGINT', onInt);
+  process.once('SIGTERM', onTerm);
   const outcome = await runShell(Array.isArray(command) ? `exec ${line}` : line, {
     cwd: worktree,
     env: gateEnv(env, subject),
     timeoutMs: config.gateTimeoutS * 1000,
     maxOutputBytes: GATE_OUTPUT_BYTES,
+    onSpawn: (pid) => {
+      group = pid;
+    },
+  }).finally(() => {
+    process.off('SIGINT', onInt);
+    process.off('SIGTERM', onTerm);
   });
   const result: GateResult = {
     tree: subject.tree,
@@ -249,7 +271,13 @@ export function gateFailure(result: GateResult, session: string | null): HagentE
   const how = result.timedOut
     ? `timed out after ${Math.round(result.durationMs / 1000)} s`
     : `exit ${result.exitCode ?? result.signal}`;
-  const tail = failureTail(result.stderr.trim() ? result.stderr : result.stdout, 5);
+  // Both streams: test runners report failures on stdout and warnings on stderr, or the reverse.
+  const tail = [
+    result.stdout.trim() ? failureTail(result.stdout, 5) : '',
+    result.stderr.trim() ? failureTail(result.stderr, 3) : '',
+  ]
+    .filter(Boolean)
+    .join('\n');
   return new HagentError(
     'GATE_FAILED',
     `the gate (${line}) failed on the tree that would land${session ? ` session ${session}` : ''}: ${how}${tail ? `\n${tail}` : ''}`,
@@ -265,7 +293,7 @@ export function gateFailure(result: GateResult, session: string | null): HagentE
       stderr: result.stderr,
       worktree: result.worktree,
     },
-    `nothing was landed; run it by hand where it ran: cd ${shellWord(result.worktree)} && ${byHand}; fix the session${session ? ` (${session})` : ''}, approve it again and land again${result.timedOut ? ', or raise "land": {"gateTimeoutS"} in .hagent/config.json' : ''}; hagent land --no-gate lands without the gate`,
+    `nothing was landed; run it by hand where it ran: cd ${shellWord(result.worktree)} && ${byHand}; fix the session${session ? ` (${session})` : ''}, approve its new head and land again${result.timedOut ? ', or raise "land": {"gateTimeoutS"} in .hagent/config.json' : ''}; hagent land --no-gate lands without the gate`,
   );
 }
 

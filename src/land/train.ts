@@ -52,6 +52,8 @@ export interface TrainResult {
   target: string;
   /** The lands made, in order (each as `hagent land --json` prints one). */
   landed: LandResult[];
+  /** Sessions with nothing left to land (landed already, or on the target by content): passed over. */
+  skipped: { session: string; message: string }[];
   /** The session the train stopped at, or null. */
   stopped: TrainStop | null;
   /** The sessions after the stop, never tried. */
@@ -171,7 +173,8 @@ export async function approvedSessions(ctx: RepoContext, target: string): Promis
 
 /**
  * Lands `sessions` in turn onto their common target, holding the target's lock throughout;
- * stops at the first refusal (what landed stays landed, the rest is `notTried`). Each land
+ * passes over a session with nothing left to land (`skipped`); stops at the first other refusal
+ * (what landed stays landed, the rest is `notTried`). Each land
  * rewrites the train's record.
  * @throws HagentError USAGE / DETACHED_TARGET for a train that cannot start (nothing touched);
  *   LOCKED when another land holds the target; an error that is no refusal (GIT_FAILED…).
@@ -190,12 +193,19 @@ export async function landTrain(
     { timeoutMs: config.runtime.lockTimeoutMs },
     async () => {
       const landed: LandResult[] = [];
+      const skipped: TrainResult['skipped'] = [];
       const record: TrainRecord = { version: 1, target, at: new Date().toISOString(), lands: [] };
       for (const [i, s] of sessions.entries()) {
         let r: LandResult;
         try {
           r = await landSession(ctx, s, { ...options, targetLocked: true });
         } catch (e) {
+          // A session with nothing left to land is passed over: stopping there would ask the
+          // user to run the same train again.
+          if (isHagentError(e) && e.code === 'NOTHING_TO_LAND') {
+            skipped.push({ session: s.id, message: e.message });
+            continue;
+          }
           // A refusal stops the train; anything else is thrown, unless lands were made: they
           // are reported with the stop.
           if (!isHagentError(e) && landed.length === 0) throw e;
@@ -204,6 +214,7 @@ export async function landTrain(
             ok: false,
             target,
             landed,
+            skipped,
             stopped: {
               session: s.id,
               code: err?.code ?? 'INTERNAL',
@@ -218,7 +229,7 @@ export async function landTrain(
         record.lands.push({ session: s.id, previous: r.previous, commit: r.commit });
         await writeJsonFile(trainFile(ctx.commonDir, target), record);
       }
-      return { ok: true, target, landed, stopped: null, notTried: [] };
+      return { ok: true, target, landed, skipped, stopped: null, notTried: [] };
     },
   );
 }
@@ -251,8 +262,8 @@ export interface TrainPrediction {
 /**
  * Predicts a train without writing a ref, a file or the checkout: each session's land onto the
  * chain of results before it (`git merge-tree --write-tree`; a session that would not land is
- * left out of the chain, so the later steps are still predicted; like any refusal, a session
- * with nothing left to land stops the train).
+ * left out of the chain, so the later steps are still predicted; a session with nothing left to
+ * land is passed over, as the train passes it over).
  * @throws HagentError USAGE / DETACHED_TARGET as {@link landTrain}; TARGET_MOVED when the target is gone.
  */
 export async function predictTrain(
@@ -285,7 +296,7 @@ export async function predictTrain(
     if (p.outcome === 'clean' && p.tree) {
       onto = p.tree;
       if (wouldStopAt === null) wouldLand.push(s.id);
-    } else if (wouldStopAt === null) wouldStopAt = s.id;
+    } else if (p.outcome !== 'nothing' && wouldStopAt === null) wouldStopAt = s.id;
   }
   return { ok: true, dryRun: true, target, steps, wouldLand, wouldStopAt };
 }

@@ -5,11 +5,21 @@
  * after a train takes the whole train back, the user's checkout byte for byte; the gate runs on
  * the exact tree that lands, its pass reused for the same tree, `--no-gate` recorded.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { git, hagent, look, makeRepo, startSession } from '../helpers/index.js';
+import {
+  BIN,
+  git,
+  GIT_ENV,
+  hagent,
+  look,
+  makeRepo,
+  startSession,
+  tempDir,
+} from '../helpers/index.js';
 
 const test = suite('land train');
 
@@ -133,18 +143,51 @@ test('land --undo right after a train takes the whole train back in one step; a 
   assert.match(git(repo, 'log', '-1', '--format=%s', 'main'), /user: n2/);
 });
 
-test('a train whose target moved on is not undone: TARGET_MOVED, nothing touched', () => {
+test('a train whose target moved on is not undone: land --undo names the commit on top and the revert of the whole train, nothing touched', () => {
   const repo = makeRepo(FILES);
   approved(repo, 'm1', updateF('a', 'A1'));
   approved(repo, 'm2', addFile('n2.txt', 'two'));
-  assert.is(hagent(repo, ['land', 'm1', 'm2']).status, 0);
+  approved(repo, 'm3', addFile('n3.txt', 'three'));
+  const before = git(repo, 'rev-parse', 'main');
+  assert.is(hagent(repo, ['land', 'm1', 'm2', 'm3']).status, 0);
+  const trainTip = git(repo, 'rev-parse', 'main');
   writeFileSync(path.join(repo, 'g.txt'), 'user\n');
   git(repo, 'commit', '-qam', 'user on top');
   const tip = git(repo, 'rev-parse', 'main');
-  const r = hagent(repo, ['land', '--undo', '--session', 'm2', '--json']);
-  assert.is(r.status, 1);
+  // Several sessions exist and none is at the tip: the train is the one meant.
+  const r = hagent(repo, ['land', '--undo', '--json']);
+  assert.is(r.status, 1, r.stdout + r.stderr);
   assert.is(r.json.error.code, 'TARGET_MOVED');
+  assert.match(r.json.error.message, /user on top/);
+  assert.ok(
+    r.json.error.hint.includes(`git revert ${before.slice(0, 12)}..${trainTip.slice(0, 12)}`),
+    r.json.error.hint,
+  );
   assert.is(git(repo, 'rev-parse', 'main'), tip);
+  const one = hagent(repo, ['land', '--undo', '--session', 'm2', '--json']);
+  assert.is(one.status, 1);
+  assert.is(one.json.error.code, 'TARGET_MOVED');
+});
+
+test('a session in a train with nothing left to land is passed over, not a stop', () => {
+  const repo = makeRepo(FILES);
+  approved(repo, 'k1', addFile('k1.txt', 'one'));
+  approved(repo, 'k2', addFile('k2.txt', 'two'));
+  assert.is(hagent(repo, ['land', 'k1']).status, 0);
+  const dry = hagent(repo, ['land', 'k1', 'k2', '--dry-run', '--json']);
+  assert.is(dry.status, 0, dry.stdout);
+  assert.equal(dry.json.wouldLand, ['k2']);
+  assert.is(dry.json.wouldStopAt, null);
+  const r = hagent(repo, ['land', 'k1', 'k2', '--json']);
+  assert.is(r.status, 0, r.stdout + r.stderr);
+  assert.equal(
+    r.json.landed.map((l: { session: string }) => l.session),
+    ['k2'],
+  );
+  assert.equal(
+    r.json.skipped.map((k: { session: string }) => k.session),
+    ['k1'],
+  );
 });
 
 test('--all lands the approved sessions in the order they were approved; sessions not approved are left', () => {
@@ -246,6 +289,35 @@ test('hagent gate with no gate configured is NO_GATE', () => {
   assert.is(r.status, 1);
   assert.is(r.json.error.code, 'NO_GATE');
   assert.match(r.json.error.hint, /"land": \{"gate"/);
+});
+
+test('a Ctrl-C of hagent while the gate runs ends the gate too (its own process group)', async () => {
+  const repo = makeRepo(FILES);
+  const dir = tempDir();
+  const pidFile = path.join(dir, 'gate.pid');
+  gate(repo, { shell: `echo $$ > ${pidFile}; exec sleep 60` });
+  approved(repo, 'c1', addFile('c.txt', 'c'));
+  const child = spawn(process.execPath, [BIN, 'gate', 'c1'], {
+    cwd: repo,
+    env: { ...process.env, ...GIT_ENV },
+    stdio: 'ignore',
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  for (let i = 0; i < 200 && !existsSync(pidFile); i++) await new Promise((r) => setTimeout(r, 50));
+  const pid = Number(readFileSync(pidFile, 'utf8').trim());
+  assert.ok(pid > 0);
+  child.kill('SIGINT');
+  assert.is(await exited, 130);
+  let alive = true;
+  for (let i = 0; i < 40 && alive; i++) {
+    try {
+      process.kill(pid, 0);
+      await new Promise((r) => setTimeout(r, 50));
+    } catch {
+      alive = false;
+    }
+  }
+  assert.not.ok(alive, 'the gate was killed with hagent');
 });
 
 test.run();
