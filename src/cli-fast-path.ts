@@ -90,7 +90,9 @@ export function readFastCommand(argv: readonly string[]): FastCommand | null {
   } catch {
     return null;
   }
-  if (spec.positionals.some((p) => p.variadic || p.required)) return null;
+  if (spec.positionals.some((p) => p.required)) return null;
+  // A list of words (`land s1 s2`) is yargs's to read; a line naming none reads here.
+  if (spec.positionals.some((p) => p.variadic) && parsed.positionals.length) return null;
   if (parsed.positionals.length > spec.positionals.length) return null;
   const seen = new Set<string>();
   for (const t of parsed.tokens) {

@@ -57,8 +57,13 @@ t('plain check lines', () => {
 });
 
 t('plain land lines', () => {
-  // `verify` defaults to true (--no-verify turns the user's hooks off).
-  assert.equal(readFastCommand(['land']), { command: 'land', args: { verify: true } });
+  // `verify` and `gate` default to true (--no-verify, --no-gate turn them off).
+  assert.equal(readFastCommand(['land']), {
+    command: 'land',
+    args: { gate: true, verify: true },
+  });
+  // Sessions named (a train) are yargs's to read.
+  assert.is(readFastCommand(['land', 's1', 's2']), null);
   assert.equal(
     readFastCommand([
       'land',
@@ -78,6 +83,7 @@ t('plain land lines', () => {
         message: 'feat: x',
         yes: true,
         json: true,
+        gate: true,
         verify: true,
       },
     },
