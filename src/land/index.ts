@@ -386,8 +386,8 @@ export async function predictLand(
   ctx: RepoContext,
   session: Session,
   onto: string,
-  policy: Policy,
-  options: { wholeHead?: boolean } = {},
+  policy: Policy | null,
+  options: { wholeHead?: boolean; head?: string } = {},
 ): Promise<LandPrediction> {
   const cwd = ctx.cwd;
   const none = { tree: null, files: [], conflicts: [] };
@@ -399,8 +399,10 @@ export async function predictLand(
     message: e.message,
     ...(e.hint ? { hint: e.hint } : {}),
   });
-  const head = await sessionHead(ctx, session);
-  const stored = (await readApproval(ctx, session)).approval;
+  const [head, { approval: stored }] = await Promise.all([
+    options.head ?? sessionHead(ctx, session),
+    readApproval(ctx, session),
+  ]);
   // `wholeHead`: the head as a land --yes would take it when the approval does not cover it.
   const approval =
     options.wholeHead && stored?.head !== head ? { head, paths: null, at: '' } : stored;
@@ -429,7 +431,9 @@ export async function predictLand(
     if (isHagentError(e) && e.code === 'NOTHING_TO_LAND') return refused(e);
     throw e;
   }
-  const denied = await notOnTarget(cwd, onto, plan.pending, deniedChanges(plan.pending, policy));
+  const denied = policy
+    ? await notOnTarget(cwd, onto, plan.pending, deniedChanges(plan.pending, policy))
+    : [];
   if (denied.length)
     return refused(
       new HagentError(
@@ -439,12 +443,14 @@ export async function predictLand(
         'land it alone with --allow-denied once you have reviewed them',
       ),
     );
-  const { merged, changed } = await mergeOnTarget(cwd, null, plan, onto, approval.paths === null);
+  const store = onto.length === 40 ? await looseObjectStore(ctx.commonDir, onto) : null;
+  const { merged, changed } = await mergeOnTarget(cwd, store, plan, onto, approval.paths === null);
   if (!merged.clean)
     return {
       session: session.id,
       outcome: 'conflict',
       tree: null,
+      head,
       files: [],
       conflicts: merged.conflicts,
     };
@@ -466,13 +472,11 @@ export interface LandOutlook {
 }
 
 /**
- * The outcome of landing `session` now, for the radar (src/radar/), with land's own merge ({@link planMerge} and
- * {@link mergeOnTarget}: the session's change since its land base, limited to the approved paths
- * when the approval is of the current head, merged onto the target by `git merge-tree
- * --write-tree`). Reads only: no lock, no checkout, no ref moves; the only writes are objects no
- * ref points at (merge-tree's scaffolding), as land itself leaves on a refused land.
+ * The outcome of landing `session` now, for the radar (src/radar/): {@link predictLand} onto the
+ * target's commit, the approved paths when the approval is of the current head, else the whole
+ * head, the policy left to the land. Reads only (objects aside, as a refused land leaves).
  * @returns null when there is nothing to predict: no target branch, the target is gone, or
- *   every change has landed.
+ *   nothing is left to land.
  * @throws HagentError SESSION_NOT_FOUND (the session branch is gone), GIT_FAILED.
  */
 export async function landOutlook(
@@ -481,27 +485,18 @@ export async function landOutlook(
   head?: string,
 ): Promise<LandOutlook | null> {
   if (!session.target) return null;
-  const [tip, previous, stored] = await Promise.all([
-    head ?? sessionHead(ctx, session),
-    readRefPreferDirect(ctx.cwd, ctx.commonDir, session.target),
-    readApproval(ctx, session),
-  ]);
+  const previous = await readRefPreferDirect(ctx.cwd, ctx.commonDir, session.target);
   if (!previous) return null;
-  const paths = stored.approval?.head === tip ? stored.approval.paths : null;
-  const [plan, store] = await Promise.all([
-    planMerge(ctx, session, tip, paths, previous).catch((e: unknown) => {
-      if (isHagentError(e) && e.code === 'NOTHING_TO_LAND') return null;
-      throw e;
-    }),
-    looseObjectStore(ctx.commonDir, previous),
-  ]);
-  if (!plan) return null;
-  const { merged } = await mergeOnTarget(ctx.cwd, store, plan, previous, paths === null);
+  const p = await predictLand(ctx, session, previous, null, {
+    wholeHead: true,
+    ...(head ? { head } : {}),
+  });
+  if (p.outcome !== 'clean' && p.outcome !== 'conflict') return null;
   return {
-    outcome: merged.clean ? 'clean' : 'conflict',
-    paths: merged.clean ? [] : merged.conflicts,
+    outcome: p.outcome,
+    paths: p.conflicts,
     target: previous,
-    head: tip,
+    head: p.head!,
   };
 }
 
