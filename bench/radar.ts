@@ -3,7 +3,7 @@
  * files each on a generated repository (default 20,000 files), neighbouring sessions sharing a
  * file (half of them on the same lines), then:
  *   - `hagent session list --json` (the radar of every session: overlaps, target overlaps and the
- *     land prediction), cold (the radar cache removed before each round) and warm (cached);
+ *     land prediction), cold (the radar and summary caches removed before each round) and warm (cached);
  *     target ≤ 300 ms warm;
  *   - the hot-path check an edit goes through (`checkOverlap`, in-process as the MCP server and
  *     the hook server run it), warm and with one other session's head moved;
@@ -101,7 +101,9 @@ for (let i = 0; i < sessions; i++) {
 }
 console.log(`  setup ${((performance.now() - setupStarted) / 1000).toFixed(1)} s`);
 
-const cache = path.join(repo.dir, '.git', 'hagent', 'radar-cache.json');
+const caches = ['radar-cache.json', 'summary-cache.json'].map((f) =>
+  path.join(repo.dir, '.git', 'hagent', f),
+);
 const ctx = await openRepo(worktrees[1]!);
 const list = await listSessions(ctx.commonDir);
 const me = list.find((s) => s.id === 'r1')!;
@@ -126,12 +128,14 @@ const checkMoved: number[] = [];
 const applyOff: number[] = [];
 const applyWarn: number[] = [];
 const baseList: number[] = [];
+const floor: number[] = [];
 let summary = '';
 for (let r = 0; r < rounds; r++) {
-  rmSync(cache, { force: true });
+  for (const c of caches) rmSync(c, { force: true });
   cold.push(hagent(repo.dir, ['session', 'list', '--json']).wallMs);
   const w = hagent(repo.dir, ['session', 'list', '--json']);
   warm.push(w.wallMs);
+  floor.push(hagent(repo.dir, ['--version']).wallMs);
   if (baseBin) baseList.push(hagent(repo.dir, ['session', 'list', '--json'], '', baseBin).wallMs);
   if (r === 0) {
     const s = JSON.parse(w.out).sessions as {
@@ -171,6 +175,7 @@ console.log(
   `  warm (radar cached):  ${ms(median(warm))}   target ≤ 300 ms: ${median(warm) <= 300 ? 'met' : 'NOT met'}`,
 );
 console.log(`  cold (cache removed): ${ms(median(cold))}`);
+console.log(`  hagent --version, the process's floor: ${ms(median(floor))}`);
 if (baseBin) console.log(`  the build at ${baseBin} (no radar): ${ms(median(baseList))}`);
 console.log(`hot-path check (checkOverlap, in-process, ${sessions - 1} other sessions):`);
 console.log(

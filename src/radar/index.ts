@@ -30,6 +30,7 @@ import {
   listSessions,
   readLandBase,
   sessionRef,
+  summaryRefNames,
   type RepoContext,
   type Session,
 } from '../session/index.js';
@@ -162,14 +163,7 @@ async function readSessionRefs(
   ctx: RepoContext,
   sessions: readonly Session[],
 ): Promise<Map<string, SessionRefs>> {
-  const names = new Set<string>();
-  for (const s of sessions) {
-    names.add(sessionRef(s));
-    names.add(landBaseRef(s));
-    names.add(approvalRef(s));
-    if (s.target) names.add(s.target);
-  }
-  const refs = await Repo.of(ctx).readRefs([...names]);
+  const refs = await Repo.of(ctx).readRefs(summaryRefNames(sessions));
   const out = new Map<string, SessionRefs>();
   for (const s of sessions) {
     const head = refs.get(sessionRef(s)) ?? null;

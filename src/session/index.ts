@@ -5,6 +5,7 @@
 export * from './context.js';
 export * from './store.js';
 export * from './lifecycle.js';
+export * from './summary.js';
 export * from './landed.js';
 export * from './approval.js';
 export * from './drift.js';

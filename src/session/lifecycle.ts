@@ -39,6 +39,8 @@ import {
   readSession,
   removeSession,
   SESSION_ID,
+  sessionBranch,
+  sessionRef,
   sessionFilePath,
   writeSession,
   type Session,
@@ -57,21 +59,12 @@ import {
   type ApprovalCoverage,
 } from './approval.js';
 import { readDrift, worktreeHeadDrift, type Drift } from './drift.js';
+import { sessionState, summaryOf, type SessionSummary } from './summary.js';
 import { loadConfig } from '../config/index.js';
 import { deniedReason, type Policy } from '../policy/index.js';
 import { commitWorktreeBytes, DEPENDENCY_FOLDERS, enterPool, takeFromPool } from './pool.js';
 import { nestedRepositories } from './snapshot.js';
 import { recoverSessionHead } from './recover-head.js';
-
-/** Branch of a session: `hagent/<id>`; its full ref is `refs/heads/hagent/<id>`. */
-export function sessionBranch(id: string): string {
-  return `hagent/${id}`;
-}
-
-/** Full ref of a session's branch. */
-export function sessionRef(session: Pick<Session, 'id'>): string {
-  return `refs/heads/${sessionBranch(session.id)}`;
-}
 
 /** What the writing envelope (lock, recovery, journal) needs to know of a session. */
 export function guardTarget(
@@ -461,88 +454,6 @@ export async function copyWorktreeIncludes(
 }
 
 /** One line of `hagent session list`. */
-export interface SessionSummary {
-  id: string;
-  worktree: string;
-  branch: string;
-  base: string;
-  head: string | null;
-  target: string | null;
-  commits: number;
-  createdAt: string;
-  approved: boolean;
-  /** Every change of the session is on its target ({@link unlandedPaths}); false for an empty session. */
-  landed: boolean;
-  /**
-   * `empty`: no change was ever made (nothing to land); `landed`: every change is on the target;
-   * `approved`: the approval of the head covers work that has not landed; `open`: work not approved yet;
-   * `drifted`: the worktree is off the session branch (another branch or a detached HEAD checked
-   * out, see `drift`), so work may sit where hagent does not see it: never `empty` or `landed` then.
-   */
-  state: SessionState;
-  /** How the branch or its worktree moved without hagent (session/drift.ts), or null. */
-  drift: Drift | null;
-}
-
-/** The land state of a session, as {@link SessionSummary.state} says. */
-export type SessionState = 'empty' | 'open' | 'approved' | 'landed' | 'drifted';
-
-/**
- * The land state of a session whose branch is at `head` (null: the branch is gone, `open`);
- * `drifted` while its worktree is off the session branch.
- * @throws HagentError GIT_FAILED.
- */
-export async function sessionState(
-  ctx: RepoContext,
-  s: Session,
-  head: string | null,
-): Promise<SessionState> {
-  if (!head) return 'open';
-  // Commits and edits on another branch are not on the session branch: what it holds says nothing.
-  if (worktreeHeadDrift(s)) return 'drifted';
-  if (head === s.base && s.lands.length === 0) return 'empty';
-  const unlanded = await unlandedPaths(ctx, s, head);
-  if (unlanded.length === 0)
-    return s.lands.length === 0 && (await diffTrees(ctx.cwd, s.base, head)).length === 0
-      ? 'empty'
-      : 'landed';
-  // Approved: the approval of this head covers work that has not landed yet.
-  const { approval } = await readApproval(ctx, s);
-  const paths = approval?.head === head ? approval.paths : undefined;
-  return paths === null || (paths && unlanded.some((p) => paths.includes(p))) ? 'approved' : 'open';
-}
-
-/** Summaries of every session, oldest first. */
-export async function listSessionSummaries(ctx: RepoContext): Promise<SessionSummary[]> {
-  const sessions = await listSessions(ctx.commonDir);
-  return Promise.all(
-    sessions.map(async (s) => {
-      // In-process where git's ref files allow (git/repo.ts): a spawn per session saved.
-      const head = await Repo.of(ctx).readRef(sessionRef(s));
-      const [commits, state, drift, approved] = await Promise.all([
-        head ? firstParentChain(ctx.cwd, s.base, head).then((c) => c.length) : 0,
-        sessionState(ctx, s, head),
-        head ? readDrift(ctx, s, head) : null,
-        readApproval(ctx, s).then((a) => !!head && a.approval?.head === head),
-      ]);
-      return {
-        id: s.id,
-        worktree: s.worktree,
-        branch: s.branch,
-        base: s.base,
-        head,
-        target: s.target,
-        commits,
-        createdAt: s.createdAt,
-        approved,
-        landed: state === 'landed',
-        state,
-        drift,
-      };
-    }),
-  );
-}
-
 /** A changed file of a session against its base. `status` is git's letter (A, M, D, T). */
 export interface ChangedFile {
   path: string;
@@ -601,18 +512,12 @@ export async function sessionStatus(ctx: RepoContext, id?: string): Promise<Stat
             files: intent.record.worktrees.flatMap((w) => w.files.map((f) => f.rel)),
           };
   return {
-    id: s.id,
-    worktree: s.worktree,
-    branch: s.branch,
-    base: s.base,
-    head,
-    target: s.target,
-    commits: chain.length,
-    createdAt: s.createdAt,
-    approved: approval.approval?.head === head,
-    landed: state === 'landed',
-    state,
-    drift,
+    ...summaryOf(s, head, {
+      commits: chain.length,
+      approved: approval.approval?.head === head,
+      state,
+      drift,
+    }),
     changed: changes.map((c) => ({ path: c.path, status: c.status })),
     outsideEdits: outside,
     worktreeExists,

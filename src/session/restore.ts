@@ -11,7 +11,8 @@ import { listWorktrees, worktreeAddBranch } from '../git/index.js';
 import { withSessionLock } from '../lock/index.js';
 import { mainCheckoutRoot } from '../config/index.js';
 import type { RepoContext } from './context.js';
-import { copyWorktreeIncludes, sessionHead, sessionRef } from './lifecycle.js';
+import { copyWorktreeIncludes, sessionHead } from './lifecycle.js';
+import { sessionRef } from './store.js';
 import { isInside } from './where.js';
 import type { Session } from './store.js';
 

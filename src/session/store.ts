@@ -265,3 +265,13 @@ async function scanSessions(
   }
   return { sessions: sessions.sort((a, b) => a.createdAt.localeCompare(b.createdAt)), broken };
 }
+
+/** Branch of a session: `hagent/<id>`; its full ref is `refs/heads/hagent/<id>`. */
+export function sessionBranch(id: string): string {
+  return `hagent/${id}`;
+}
+
+/** Full ref of a session's branch. */
+export function sessionRef(session: Pick<Session, 'id'>): string {
+  return `refs/heads/${sessionBranch(session.id)}`;
+}
