@@ -19,14 +19,11 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { BENCH_ENV, ensureRepo, filePaths, resetRepo } from './gen-repo.js';
+import { BENCH_ENV, ensureRepo, HAGENT_BIN, numberArg, filePaths, resetRepo } from './gen-repo.js';
 
 const ROOT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
-const BIN = path.join(ROOT, 'dist', 'hagent.cjs');
-const arg = (name: string, def: number) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : def;
-};
+const BIN = HAGENT_BIN;
+const arg = numberArg;
 const files = arg('files', 20_000);
 const runs = arg('runs', 15);
 const againstAt = process.argv.indexOf('--against');

@@ -380,3 +380,16 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     );
   }
 }
+
+/** The built CLI every bench spawns (`npm run build` first). */
+export const HAGENT_BIN = path.join(
+  path.resolve(path.dirname(new URL(import.meta.url).pathname), '..'),
+  'dist',
+  'hagent.cjs',
+);
+
+/** The number after `--<name>` on the bench's command line, or `def`. */
+export function numberArg(name: string, def: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : def;
+}

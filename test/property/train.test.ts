@@ -35,6 +35,7 @@ import {
   BIN,
   diffSnapshots,
   GIT_ENV,
+  hagent,
   makeRepo,
   snapshotTree,
   TEST_CACHE,
@@ -513,20 +514,8 @@ const library: Driver = {
 };
 
 function cli(cwd: string, args: string[]): { status: number; json: any; out: string } {
-  const r = spawnSync(process.execPath, [BIN, ...args], {
-    cwd,
-    env: { ...process.env, ...GIT_ENV },
-    encoding: 'utf8',
-    input: '',
-  });
-  recordCodes(r.stdout, r.stderr);
-  let json: any = null;
-  try {
-    json = JSON.parse(r.stdout);
-  } catch {
-    json = null;
-  }
-  return { status: r.status ?? -1, json, out: r.stdout + r.stderr };
+  const r = hagent(cwd, args);
+  return { status: r.status, json: r.json, out: r.stdout + r.stderr };
 }
 
 const viaCli: Driver = {
