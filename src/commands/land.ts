@@ -313,7 +313,7 @@ export async function runGate(
   const session = await resolveSession(ctx, argv.id ?? argv.session);
   const { result, error } = await gateSession(ctx, session, io.env, { rerun: !!argv.rerun });
   if (argv.json) {
-    printJson(io, result);
+    printJson(io, error ? { ...result, error: error.toJSON() } : result);
     return result.ok ? 0 : 1;
   }
   const p = palette(io.color);

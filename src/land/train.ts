@@ -249,7 +249,8 @@ export interface TrainPredictionStep extends LandPrediction {
 
 /** JSON of `hagent land … --dry-run`. */
 export interface TrainPrediction {
-  ok: true;
+  /** False when the train would stop (`wouldStopAt`): the exit code is 1 then. */
+  ok: boolean;
   dryRun: true;
   target: string;
   steps: TrainPredictionStep[];
@@ -298,5 +299,5 @@ export async function predictTrain(
       if (wouldStopAt === null) wouldLand.push(s.id);
     } else if (p.outcome !== 'nothing' && wouldStopAt === null) wouldStopAt = s.id;
   }
-  return { ok: true, dryRun: true, target, steps, wouldLand, wouldStopAt };
+  return { ok: wouldStopAt === null, dryRun: true, target, steps, wouldLand, wouldStopAt };
 }

@@ -69,6 +69,8 @@ test('a train lands the clean sessions in order and stops at the conflict; the r
   assert.equal(dry.json.steps[2].conflicts, ['f.txt']);
   assert.equal(dry.json.wouldLand, ['t1', 't2']);
   assert.is(dry.json.wouldStopAt, 't3');
+  assert.is(dry.json.ok, false, 'a train that would stop: ok false, exit 1');
+  assert.is(dry.status, 1);
   assert.is(git(repo, 'rev-parse', 'main'), before, 'a dry run writes no ref');
 
   const r = hagent(repo, ['land', 't1', 't2', 't3', 't4', '--json']);
@@ -178,6 +180,7 @@ test('a session in a train with nothing left to land is passed over, not a stop'
   assert.is(dry.status, 0, dry.stdout);
   assert.equal(dry.json.wouldLand, ['k2']);
   assert.is(dry.json.wouldStopAt, null);
+  assert.is(dry.json.ok, true);
   const r = hagent(repo, ['land', 'k1', 'k2', '--json']);
   assert.is(r.status, 0, r.stdout + r.stderr);
   assert.equal(
@@ -263,6 +266,9 @@ test('the gate runs on the exact tree that lands: a failure stops the train with
   assert.is(slow.status, 1);
   assert.is(slow.json.timedOut, true);
   assert.is(slow.json.passed, false);
+  assert.is(slow.json.ok, false);
+  assert.is(slow.json.error.code, 'GATE_FAILED');
+  assert.ok(slow.json.error.hint, 'the refusal teaches');
 });
 
 test('hagent gate on work not approved yet checks the whole head; the land after approval reuses that pass', () => {
