@@ -4,9 +4,9 @@
  * out of step, a lock whose holder died, and worktrees or branches no session owns
  * (docs/architecture.md, the transaction).
  */
-import { promises as fs, realpathSync } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { isTempName } from '../fsx/index.js';
+import { isTempName, realOrResolved } from '../fsx/index.js';
 import {
   createRef,
   isAncestor,
@@ -561,13 +561,7 @@ async function orphans(
   current: string | null,
 ): Promise<Finding[]> {
   const found: Finding[] = [];
-  const real = (p: string): string => {
-    try {
-      return realpathSync(p);
-    } catch {
-      return path.resolve(p);
-    }
-  };
+  const real = realOrResolved;
   const roots = [gitDirWorktreeRoot(ctx.commonDir), ...(current ? [current] : [])].map(real);
   const known = new Set(sessions.map((s) => path.resolve(s.worktree)));
   for (const w of await listWorktrees(ctx.cwd)) {

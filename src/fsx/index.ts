@@ -6,7 +6,7 @@
  * Owns no policy: callers decide which paths are allowed. Every call goes through the
  * {@link FileSystem} of filesystem.ts, so a test can run one operation on a faulty one.
  */
-import { constants as fsConstants } from 'node:fs';
+import { constants as fsConstants, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
 import { currentFileSystem, writeAllSync } from './filesystem.js';
@@ -196,3 +196,15 @@ export {
   type FileSystem,
   type Stat,
 } from './filesystem.js';
+
+/**
+ * `p` with every symlink resolved, or — when it does not exist (yet, or any more) — made absolute
+ * as it is: paths compared across worktrees, sandboxes and records must meet whatever the links.
+ */
+export function realOrResolved(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return path.resolve(p);
+  }
+}

@@ -6,7 +6,7 @@
 
 import { TextLines, type LineSource } from './lines.js';
 import { HagentError } from '../errors.js';
-import { classifyMarker, EXPECTED, isFenceLine } from './markers.js';
+import { classifyMarker, EXPECTED, isFenceLine, syntax } from './markers.js';
 import type { Leniency } from './types.js';
 
 /** The unwrapped text as lines (no terminators). `lines.at(i)` is line `i + 1` of the text (§6 numbering). */
@@ -316,19 +316,4 @@ function addLeniency(intake: Intake, l: Leniency): void {
 
 function dedupe(list: Leniency[]): Leniency[] {
   return [...new Set(list)];
-}
-
-/** PATCH_SYNTAX at 0-based `index`; `parsePatch` adds the line's `text`. */
-function syntax(
-  index: number,
-  message: string,
-  hint: string,
-  expected: readonly string[],
-): HagentError {
-  return new HagentError(
-    'PATCH_SYNTAX',
-    `line ${index + 1}: ${message}`,
-    { line: index + 1, expected: [...expected] },
-    hint,
-  );
 }

@@ -3,6 +3,7 @@
  * `*** End of File`, `*** End Patch`) with the leniencies of patch-language.md §2.1, 2.6, 2.9, 2.10.
  */
 
+import { HagentError } from '../errors.js';
 import type { Leniency } from './types.js';
 
 /** What a marker line is: Begin/End Patch, End of File, an op header, Move to, or `***` + unknown text. */
@@ -171,3 +172,21 @@ export const EXPECTED = {
   hunk: ['@@ -L,N +L,N @@'],
   newFileHunk: ['+ADDED'],
 } as const satisfies Record<string, readonly string[]>;
+
+/**
+ * PATCH_SYNTAX at 0-based `index` (patch-language.md, error codes); `parsePatch` adds the line's
+ * `text`. The one constructor of the three parsers' syntax errors.
+ */
+export function syntax(
+  index: number,
+  message: string,
+  hint: string,
+  expected: readonly string[],
+): HagentError {
+  return new HagentError(
+    'PATCH_SYNTAX',
+    `line ${index + 1}: ${message}`,
+    { line: index + 1, expected: [...expected] },
+    hint,
+  );
+}

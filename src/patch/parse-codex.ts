@@ -6,7 +6,7 @@
 
 import { joinLines, type LineSource } from './lines.js';
 import { HagentError } from '../errors.js';
-import { classifyMarker, EXPECTED, type Marker } from './markers.js';
+import { classifyMarker, EXPECTED, syntax, type Marker } from './markers.js';
 import type { Chunk, Leniency, PatchOp } from './types.js';
 
 const UDIFF_HUNK = /^@@+\s*-\d+(?:,\d+)?\s+\+\d+(?:,\d+)?\s*@@+(.*)$/;
@@ -456,19 +456,4 @@ function readAnchor(line: string, note: (l: Leniency) => void): string {
 function quote(line: string): string {
   const shown = line.length > 60 ? `${line.slice(0, 57)}...` : line;
   return JSON.stringify(shown);
-}
-
-/** PATCH_SYNTAX at 0-based `index`; `parsePatch` adds the line's `text`. */
-function syntax(
-  index: number,
-  message: string,
-  hint: string,
-  expected: readonly string[],
-): HagentError {
-  return new HagentError(
-    'PATCH_SYNTAX',
-    `line ${index + 1}: ${message}`,
-    { line: index + 1, expected: [...expected] },
-    hint,
-  );
 }

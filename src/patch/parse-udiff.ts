@@ -6,7 +6,7 @@
 
 import type { LineSource } from './lines.js';
 import { HagentError } from '../errors.js';
-import { EXPECTED, isFenceLine } from './markers.js';
+import { EXPECTED, isFenceLine, syntax } from './markers.js';
 import type { Chunk, FileMode, Leniency, PatchOp } from './types.js';
 
 const HUNK = /^@@+ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@+/;
@@ -629,19 +629,4 @@ function toOp(s: Section): PatchOp {
   if (newMode) op.newMode = newMode;
   if (altPath !== undefined) op.altPath = altPath;
   return op;
-}
-
-/** PATCH_SYNTAX at 0-based `index`; `parsePatch` adds the line's `text`. */
-function syntax(
-  index: number,
-  message: string,
-  hint: string,
-  expected: readonly string[],
-): HagentError {
-  return new HagentError(
-    'PATCH_SYNTAX',
-    `line ${index + 1}: ${message}`,
-    { line: index + 1, expected: [...expected] },
-    hint,
-  );
 }

@@ -17,13 +17,14 @@
  * Everything lives under `<git-common-dir>/hagent/sandbox/<id>/` (same file system as the
  * object store, so objects move by rename).
  */
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
 import { parseGitFile, readRefsDirect, runGit } from '../git/index.js';
 import { BWRAP_BASE } from './probe.js';
 import type { SandboxSettings } from './settings.js';
+import { realOrResolved } from '../fsx/index.js';
 
 /**
  * git settings every command in a sandbox gets (through `GIT_CONFIG_*`): no automatic gc or
@@ -85,13 +86,7 @@ export function sandboxStateDir(commonDir: string, id: string): string {
   return path.join(commonDir, 'hagent', 'sandbox', id);
 }
 
-function real(p: string): string {
-  try {
-    return realpathSync(p);
-  } catch {
-    return path.resolve(p);
-  }
-}
+const real = realOrResolved;
 
 /** The names in `dir`; none when it cannot be read. Never throws. */
 export function entries(dir: string): string[] {

@@ -11,7 +11,7 @@
  * take the same one.
  */
 import { randomBytes } from 'node:crypto';
-import { promises as fs, realpathSync } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import {
   commitTree,
@@ -30,6 +30,7 @@ import {
 } from '../git/index.js';
 import { DEFAULT_POLICY, type Policy } from '../policy/index.js';
 import { stageWorktree, type StagedWorktree } from './snapshot.js';
+import { realOrResolved } from '../fsx/index.js';
 
 /** Ignored folders a pooled worktree keeps by default (with what `.worktreeinclude` names). */
 export const DEPENDENCY_FOLDERS: readonly string[] = [
@@ -73,13 +74,7 @@ export function poolDir(root: string): string {
   return path.join(root, '.pool');
 }
 
-function real(p: string): string {
-  try {
-    return realpathSync(p);
-  } catch {
-    return path.resolve(p);
-  }
-}
+const real = realOrResolved;
 
 async function readText(file: string): Promise<string | null> {
   try {

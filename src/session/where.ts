@@ -4,24 +4,18 @@
  * Existing sessions are never moved: each session record names its own worktree.
  */
 import { createHash } from 'node:crypto';
-import { realpathSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { HagentError } from '../errors.js';
 import { hagentDir } from './store.js';
+import { realOrResolved } from '../fsx/index.js';
 
 /** `<git-common-dir>/hagent/worktrees`: where sessions were put before `worktreeRoot`, and `worktreeRoot: "git-dir"`. */
 export function gitDirWorktreeRoot(commonDir: string): string {
   return path.join(hagentDir(commonDir), 'worktrees');
 }
 
-function real(p: string): string {
-  try {
-    return realpathSync(p);
-  } catch {
-    return path.resolve(p);
-  }
-}
+const real = realOrResolved;
 
 /** True when `child` is `parent` or inside it (after resolving symlinks). */
 export function isInside(parent: string, child: string): boolean {

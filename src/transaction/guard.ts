@@ -3,7 +3,7 @@
  * lock, recovery of an interrupted transaction, and one journal line per attempt — applied or
  * refused — whatever the command.
  */
-import { promises as fs, realpathSync } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { HagentError, toHagentError } from '../errors.js';
 import { parseGitFile, revParseLines } from '../git/index.js';
@@ -12,6 +12,7 @@ import { withSessionLock } from '../lock/index.js';
 import { trace } from '../trace/index.js';
 import { clearLocksOfDeadHolder, recoverTransaction, type Recovery } from './recover.js';
 import { clearStaleWorktreeLocks } from './stale-locks.js';
+import { realOrResolved } from '../fsx/index.js';
 
 /** What the envelope needs to know of a session. `ref` is its branch's full ref. */
 export interface GuardTarget {
@@ -163,13 +164,7 @@ function worktreeFolderExists(worktree: string): Promise<boolean> {
   );
 }
 
-const real = (p: string) => {
-  try {
-    return realpathSync(p);
-  } catch {
-    return path.resolve(p);
-  }
-};
+const real = realOrResolved;
 
 /**
  * The check of {@link assertWorktreeIntact} without a spawn, from the files `git worktree`
