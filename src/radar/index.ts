@@ -130,6 +130,8 @@ interface SessionRefs {
   key: string;
   /** Key of the target side: the change's key and the approval ref. */
   targetKey: string;
+  /** Whether an approval ref exists (of any head). */
+  approvalRef: boolean;
 }
 
 /** In-process copy of the cache (a long-lived MCP server or hook server reads the file once). */
@@ -171,7 +173,14 @@ async function readSessionRefs(
     const key = [s.base, head, refs.get(landBaseRef(s)) ?? '-', target ?? '-', s.lands.length].join(
       ' ',
     );
-    out.set(s.id, { head, target, key, targetKey: `${key} ${refs.get(approvalRef(s)) ?? '-'}` });
+    const approval = refs.get(approvalRef(s)) ?? null;
+    out.set(s.id, {
+      head,
+      target,
+      key,
+      targetKey: `${key} ${approval ?? '-'}`,
+      approvalRef: approval !== null,
+    });
   }
   return out;
 }
@@ -257,6 +266,11 @@ async function computeTargetSide(
   r: SessionRefs,
   change: Change,
 ): Promise<TargetSide> {
+  // The target still at the land base and nothing approved (the usual state while agents work):
+  // the target changed nothing under the session, and land's merge of the whole head onto its
+  // own land base is clean — what landOutlook would answer, without its git calls.
+  if (r.target === change.landBase && !r.approvalRef && !s.approval)
+    return { key: r.targetKey, targetOverlaps: [], prediction: { outcome: 'clean', paths: [] } };
   // Land is loaded only here: the hot path (checkOverlap) never predicts.
   const { landOutlook } = await import('../land/index.js');
   const paths = Object.keys(change.files);
