@@ -180,8 +180,17 @@ async function printTrain(
   io: Io,
 ): Promise<number> {
   for (const l of r.landed) await warnFallbackIdentity(ctx, l);
+  const stop = r.stopped
+    ? new HagentError(
+        r.stopped.code as never,
+        `the train stopped at session ${r.stopped.session}: ${r.stopped.message}`,
+        r.stopped.details,
+        r.stopped.hint,
+      )
+    : null;
   if (argv.json) {
-    printJson(io, r);
+    // A stop is a refusal: `error` as every refusal has it, beside what landed.
+    printJson(io, stop ? { ...r, error: stop.toJSON() } : r);
     return r.ok ? 0 : 1;
   }
   const p = palette(io.color);
@@ -190,18 +199,8 @@ async function printTrain(
     ...r.landed.flatMap((l) => landLines(l, p)),
     ...r.skipped.map((k) => p.dim(`skipped ${k.session}: ${k.message}`)),
   ]);
-  if (r.stopped) {
-    const s = r.stopped;
-    printError(
-      io,
-      new HagentError(
-        s.code as never,
-        `the train stopped at session ${s.session}: ${s.message}`,
-        s.details,
-        s.hint,
-      ),
-      false,
-    );
+  if (stop) {
+    printError(io, stop, false);
     if (r.notTried.length)
       io.stderr.write(`${p.dim(`not tried: ${r.notTried.join(' ')}`)}
 `);

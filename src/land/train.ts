@@ -219,7 +219,7 @@ export async function landTrain(
               session: s.id,
               code: err?.code ?? 'INTERNAL',
               message: err?.message ?? String(e),
-              hint: trainHint(err?.hint ?? '', sessions.slice(i)),
+              hint: trainHint(err?.hint ?? '', sessions.slice(i), landed.length > 0),
               details: err?.details ?? {},
             },
             notTried: sessions.slice(i + 1).map((x) => x.id),
@@ -235,10 +235,17 @@ export async function landTrain(
 }
 
 /** The stop's own hint, then how to land the rest once it is mended. Pure. */
-function trainHint(hint: string, rest: readonly Session[]): string {
-  if (rest.length <= 1) return hint;
-  const ids = rest.map((s) => s.id).join(' ');
-  return `${hint.replace(/[.;\s]+$/, '')}; then land it and the rest: hagent land ${ids}`;
+function trainHint(hint: string, rest: readonly Session[], landedBefore: boolean): string {
+  const [stopped, ...after] = rest;
+  let h = hint.replace(/[.;\s]+$/, '');
+  // The land's own hint speaks of that land alone: the train's lands before it stay.
+  if (landedBefore)
+    h = h.replace(
+      /^nothing was (written|touched)/,
+      `nothing of session ${stopped!.id} was written`,
+    );
+  if (after.length === 0) return `${h}; then land it: hagent land ${stopped!.id}`;
+  return `${h}; then land it and the rest: hagent land ${rest.map((s) => s.id).join(' ')}`;
 }
 
 /** One step of a predicted train (`hagent land … --dry-run`). */
@@ -264,7 +271,8 @@ export interface TrainPrediction {
  * Predicts a train without writing a ref, a file or the checkout: each session's land onto the
  * chain of results before it (`git merge-tree --write-tree`; a session that would not land is
  * left out of the chain, so the later steps are still predicted; a session with nothing left to
- * land is passed over, as the train passes it over).
+ * land is passed over, as the train passes it over; a clean step whose tree already failed the
+ * gate counts as the stop).
  * @throws HagentError USAGE / DETACHED_TARGET as {@link landTrain}; TARGET_MOVED when the target is gone.
  */
 export async function predictTrain(
@@ -294,7 +302,8 @@ export async function predictTrain(
           )
         : null;
     steps.push({ ...p, gate });
-    if (p.outcome === 'clean' && p.tree) {
+    // A gate that failed on this very tree will most likely fail again when the land reruns it.
+    if (p.outcome === 'clean' && p.tree && gate !== 'failed') {
       onto = p.tree;
       if (wouldStopAt === null) wouldLand.push(s.id);
     } else if (p.outcome !== 'nothing' && wouldStopAt === null) wouldStopAt = s.id;

@@ -84,6 +84,9 @@ test('a train lands the clean sessions in order and stops at the conflict; the r
   assert.is(r.json.stopped.code, 'LAND_CONFLICT');
   assert.match(r.json.stopped.hint, /hagent session update --session t3/);
   assert.match(r.json.stopped.hint, /hagent land t3 t4/);
+  // The stop is a refusal like any other; the hint speaks of the stopped session's land alone.
+  assert.is(r.json.error.code, 'LAND_CONFLICT');
+  assert.match(r.json.error.hint, /^nothing of session t3 was written/);
   assert.equal(r.json.notTried, ['t4']);
   // The target is the chain of the two land commits; the checkout holds them, nothing staged.
   assert.is(git(repo, 'rev-parse', 'main~2'), before);
@@ -248,6 +251,12 @@ test('the gate runs on the exact tree that lands: a failure stops the train with
   const failed = hagent(repo, ['gate', 'g2']);
   assert.is(failed.status, 1);
   assert.match(failed.stderr, /error\[GATE_FAILED\]/);
+  // A dry run counts the failure recorded on g2's tree as where the train would stop.
+  const dry = hagent(repo, ['land', 'g2', 'g3', '--dry-run', '--json']);
+  assert.is(dry.status, 1, dry.stdout);
+  assert.is(dry.json.steps[0].gate, 'failed');
+  assert.is(dry.json.wouldStopAt, 'g2');
+  assert.equal(dry.json.wouldLand, []);
   // --no-gate lands it anyway and says so in the land commit.
   const forced = hagent(repo, ['land', 'g2', '--no-gate', '--json']);
   assert.is(forced.status, 0, forced.stderr + forced.stdout);
