@@ -277,6 +277,14 @@ export async function runLandUndo(ctx: RepoContext, argv: CommonArgs, io: Io): P
         return printTrainUndo(await undoTrain(ctx, train, io.env), argv, io);
       if (newest) return printLandUndo(await undoLand(ctx, newest, io.env), argv, io);
     }
+    const all = await listSessions(ctx.commonDir);
+    if (all.length > 1 && all.every((s) => s.lands.length === 0))
+      throw new HagentError(
+        'NOTHING_TO_LAND',
+        'no session has landed: there is no land to take back',
+        {},
+        'hagent land --undo takes back a land or a train; hagent session list shows what each session holds',
+      );
   }
   const session = await resolveSession(ctx, argv.session);
   return printLandUndo(await undoLand(ctx, session, io.env), argv, io);

@@ -306,6 +306,16 @@ test('hagent gate with no gate configured is NO_GATE', () => {
   assert.match(r.json.error.hint, /"land": \{"gate"/);
 });
 
+test('land --undo before any land says there is nothing to take back, not which session', () => {
+  const repo = makeRepo(FILES);
+  approved(repo, 'u1', addFile('x.txt', 'x'));
+  approved(repo, 'u2', addFile('y.txt', 'y'));
+  const r = hagent(repo, ['land', '--undo', '--yes', '--json']);
+  assert.is(r.status, 1, r.stdout + r.stderr);
+  assert.is(r.json.error.code, 'NOTHING_TO_LAND');
+  assert.match(r.json.error.message, /no land to take back/);
+});
+
 test('a Ctrl-C of hagent while the gate runs ends the gate too (its own process group)', async () => {
   const repo = makeRepo(FILES);
   const dir = tempDir();
