@@ -98,7 +98,7 @@ export async function runList(argv: CommonArgs, io: Io): Promise<number> {
     printLines(
       io,
       list.flatMap((s) => [
-        `${p.bold(s.id.padEnd(18))} ${String(s.commits).padStart(3)} patch${s.commits === 1 ? ' ' : 'es'}  ${label[s.state]}  → ${s.target?.replace('refs/heads/', '') ?? '-'}  ${p.dim(s.worktree)}${s.drift ? p.yellow(`  (moved outside hagent: ${s.drift.kind})`) : ''}`,
+        `${p.bold(s.id.padEnd(18))} ${String(s.commits).padStart(3)} patch${s.commits === 1 ? '  ' : 'es'}  ${label[s.state]}  → ${s.target?.replace('refs/heads/', '') ?? '-'}  ${p.dim(s.worktree)}${s.worktreeExists ? '' : p.red('  (worktree missing: hagent doctor)')}${s.drift ? p.yellow(`  (moved outside hagent: ${s.drift.kind})`) : ''}`,
         ...radarLines(radar.get(s.id), p, ' '.repeat(19), false),
       ]),
     );

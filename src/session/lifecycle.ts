@@ -465,7 +465,6 @@ export interface StatusResult extends SessionSummary {
   changed: ChangedFile[];
   /** Files in the worktree that differ from the session head (edits made outside hagent). */
   outsideEdits: ChangedFile[];
-  worktreeExists: boolean;
   /**
    * An apply, undo or redo that was interrupted (killed) and not yet finished or undone: the next
    * writing command or `hagent doctor` does it. Its files may show as outside edits until then.

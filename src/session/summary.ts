@@ -7,6 +7,7 @@
  * under a key of those; a list asks git only for a session whose key changed. Drift is read each
  * time (in-process; the reflog and the worktree's HEAD file).
  */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { readJsonFile, writeJsonFile } from '../fsx/index.js';
 import { diffTrees, firstParentChain, Repo } from '../git/index.js';
@@ -37,6 +38,8 @@ export interface SessionSummary {
   state: SessionState;
   /** How the branch or its worktree moved without hagent (session/drift.ts), or null. */
   drift: Drift | null;
+  /** Whether the session's worktree folder exists (`hagent doctor` deals with a missing one). */
+  worktreeExists: boolean;
 }
 
 /** The land state of a session, as {@link SessionSummary.state} says. */
@@ -110,6 +113,7 @@ export function summaryOf(
     landed: read.state === 'landed',
     state: read.state,
     drift: read.drift,
+    worktreeExists: existsSync(s.worktree),
   };
 }
 
