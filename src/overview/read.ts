@@ -177,7 +177,7 @@ export async function readOverview(ctx: RepoContext): Promise<Overview> {
       e.lines ||= o.linesOverlap;
       byOther.set(o.session, e);
     }
-    row.overlaps = [...byOther.values()];
+    row.overlaps = [...byOther.values()].sort((a, b) => a.session.localeCompare(b.session));
     row.prediction = r?.prediction?.outcome ?? null;
     const g = gates[i];
     const tip = row.target ? (refs.get(row.target)?.oid ?? null) : null;
