@@ -54,6 +54,9 @@ t('rm -rf and git worktree prune: status and doctor say so, and their hint recre
   assert.is(status.status, 0, status.stderr);
   assert.match(status.stdout, /\(missing\)/);
   assert.match(status.stdout, /hagent doctor --session s1 --restore-worktree/);
+  const list = hagent(repo, ['session', 'list', '--json']);
+  assert.is(list.json.sessions[0].worktreeExists, false, list.stdout);
+  assert.match(hagent(repo, ['session', 'list']).stdout, /worktree missing: hagent doctor/);
   const doctor = hagent(repo, ['doctor', '--json']);
   const finding = doctor.json.findings.find((f: any) => f.kind === 'missing-worktree');
   assert.ok(finding, doctor.stdout);
